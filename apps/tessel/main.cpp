@@ -1,0 +1,69 @@
+// tessel: discrete-event architecture exploration for AI accelerators.
+#include <systemc>
+
+#include <algorithm>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+
+#include "apps/tessel/command.h"
+#include "models/core/error.h"
+#include "models/core/registry.h"
+#include "models/core/sim_context.h"
+
+namespace tessel {
+
+std::vector<command>& commands() {
+    static std::vector<command> c;
+    return c;
+}
+
+bool register_command(command c) {
+    commands().push_back(std::move(c));
+    return true;
+}
+
+}  // namespace tessel
+
+// Our main() takes precedence over libsystemc's: it silences the banner before SystemC prints it, then lets
+// SystemC set up its kernel and call sc_main.
+int main(int argc, char** argv) {
+    setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
+    return sc_core::sc_elab_and_sim(argc, argv);
+}
+
+int sc_main(int argc, char** argv) {
+    using namespace tessel;
+    for (const auto& e : kind_registry::instance().errors()) {
+        std::cerr << "tessel: internal error: " << e << "\n";
+        return 1;
+    }
+    CLI::App app{"tessel: discrete-event architecture exploration for AI accelerators (SystemC/TLM-2.0)"};
+    app.set_version_flag("--version", std::string("tessel ") + TESSEL_VERSION);
+    app.require_subcommand(1);
+    auto& cmds = commands();
+    std::stable_sort(cmds.begin(), cmds.end(), [](const command& a, const command& b) { return a.order < b.order; });
+    std::vector<std::pair<CLI::App*, const command*>> subs;
+    for (const auto& c : cmds) subs.emplace_back(c.setup(app), &c);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int rc = app.exit(e);
+        return rc == 0 ? 0 : 2;
+    }
+    try {
+        sim_context::init_systemc();
+        for (const auto& [sub, c] : subs)
+            if (sub->parsed()) return c->run();
+        return 2;
+    } catch (const input_error& e) {
+        std::cerr << "tessel: error: " << e.what() << "\n";
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "tessel: internal error: " << e.what() << "\n";
+        return 1;
+    } catch (...) {
+        std::cerr << "tessel: internal error: unknown exception\n";
+        return 1;
+    }
+}

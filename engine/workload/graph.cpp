@@ -1,0 +1,184 @@
+#include "engine/workload/graph.h"
+
+#include <algorithm>
+#include <queue>
+
+namespace tessel {
+
+const char* tensor_role_name(tensor_role r) {
+    switch (r) {
+        case tensor_role::activation: return "activation";
+        case tensor_role::input: return "input";
+        case tensor_role::output: return "output";
+        case tensor_role::weight: return "weight";
+        case tensor_role::state: return "state";
+        case tensor_role::constant: return "constant";
+    }
+    return "?";
+}
+
+const char* op_kind_name(op_kind k) {
+    switch (k) {
+        case op_kind::matmul: return "matmul";
+        case op_kind::conv2d: return "conv2d";
+        case op_kind::pool: return "pool";
+        case op_kind::elementwise: return "elementwise";
+        case op_kind::reduce: return "reduce";
+        case op_kind::softmax: return "softmax";
+        case op_kind::layernorm: return "layernorm";
+        case op_kind::batchnorm: return "batchnorm";
+        case op_kind::attention: return "attention";
+        case op_kind::embedding: return "embedding";
+        case op_kind::gather: return "gather";
+        case op_kind::reshape: return "reshape";
+        case op_kind::transpose: return "transpose";
+        case op_kind::concat: return "concat";
+        case op_kind::split: return "split";
+        case op_kind::slice: return "slice";
+        case op_kind::collective: return "collective";
+        case op_kind::optimizer: return "optimizer";
+        case op_kind::generic: return "generic";
+        case op_kind::shape_only: return "shape_only";
+    }
+    return "?";
+}
+
+std::int64_t tensor_info::elements() const {
+    std::int64_t n = 1;
+    for (auto d : shape) n *= d;
+    return n;
+}
+
+std::string tensor_info::shape_str() const {
+    std::string s;
+    for (size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
+    return s.empty() ? "scalar" : s;
+}
+
+double op_cost::intensity() const {
+    const double b = bytes_read() + bytes_written();
+    return b > 0 ? flops / b : 0;
+}
+
+work op_node::to_work() const {
+    work w;
+    w.macs = cost.macs;
+    w.vector_ops = std::max(0.0, cost.flops - 2 * cost.macs);
+    w.bytes_in = cost.bytes_in;
+    w.bytes_weight = cost.bytes_weight;
+    w.bytes_out = cost.bytes_out;
+    w.type = compute_type;
+    w.cls = cost.cls;
+    w.batch = cost.batch;
+    w.m = cost.m;
+    w.n = cost.n;
+    w.k = cost.k;
+    return w;
+}
+
+int workload_graph::add_tensor(tensor_info t) {
+    const int id = static_cast<int>(m_tensors.size());
+    m_tensor_index[t.name] = id;
+    m_tensors.push_back(std::move(t));
+    return id;
+}
+
+int workload_graph::find_tensor(const std::string& n) const {
+    const auto it = m_tensor_index.find(n);
+    return it == m_tensor_index.end() ? -1 : it->second;
+}
+
+int workload_graph::add_op(op_node op) {
+    const int id = static_cast<int>(m_ops.size());
+    for (int t : op.inputs) m_tensors[static_cast<size_t>(t)].consumers.push_back(id);
+    for (int t : op.outputs) m_tensors[static_cast<size_t>(t)].producer = id;
+    m_ops.push_back(std::move(op));
+    return id;
+}
+
+void workload_graph::rebuild() {
+    m_g = graph_storage(m_ops.size());
+    for (size_t v = 0; v < m_ops.size(); ++v) m_g[v] = static_cast<int>(v);
+    for (size_t t = 0; t < m_tensors.size(); ++t) {
+        const auto& ti = m_tensors[t];
+        if (ti.producer < 0) continue;
+        for (int c : ti.consumers) {
+            auto e = boost::add_edge(static_cast<size_t>(ti.producer), static_cast<size_t>(c), m_g).first;
+            m_g[e] = static_cast<int>(t);
+        }
+    }
+}
+
+std::vector<int> workload_graph::topological_order() const {
+    const size_t n = m_ops.size();
+    std::vector<int> indeg(n, 0);
+    std::vector<std::vector<int>> succ(n);
+    for (const auto& t : m_tensors) {
+        if (t.producer < 0) continue;
+        for (int c : t.consumers) {
+            succ[static_cast<size_t>(t.producer)].push_back(c);
+            ++indeg[static_cast<size_t>(c)];
+        }
+    }
+    std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+    for (size_t i = 0; i < n; ++i)
+        if (indeg[i] == 0) ready.push(static_cast<int>(i));
+    std::vector<int> order;
+    order.reserve(n);
+    while (!ready.empty()) {
+        const int v = ready.top();
+        ready.pop();
+        order.push_back(v);
+        for (int s : succ[static_cast<size_t>(v)])
+            if (--indeg[static_cast<size_t>(s)] == 0) ready.push(s);
+    }
+    if (order.size() != n) {
+        // Name one cycle: walk from a remaining op along remaining edges until an op repeats.
+        std::vector<int> on_path(n, -1), path;
+        int v = -1;
+        for (size_t i = 0; i < n; ++i)
+            if (indeg[i] > 0) {
+                v = static_cast<int>(i);
+                break;
+            }
+        while (on_path[static_cast<size_t>(v)] < 0) {
+            on_path[static_cast<size_t>(v)] = static_cast<int>(path.size());
+            path.push_back(v);
+            int next = -1;
+            for (int s : succ[static_cast<size_t>(v)])
+                if (indeg[static_cast<size_t>(s)] > 0) {
+                    next = s;
+                    break;
+                }
+            v = next;
+        }
+        std::string cycle;
+        for (size_t i = static_cast<size_t>(on_path[static_cast<size_t>(v)]); i < path.size(); ++i)
+            cycle += m_ops[static_cast<size_t>(path[i])].name + " -> ";
+        cycle += m_ops[static_cast<size_t>(v)].name;
+        throw input_error("workload graph '" + name + "' has a cycle: " + cycle, m_ops[static_cast<size_t>(v)].where);
+    }
+    return order;
+}
+
+op_cost workload_graph::total() const {
+    op_cost c;
+    for (const auto& o : m_ops) {
+        c.macs += o.cost.macs;
+        c.flops += o.cost.flops;
+        c.bytes_in += o.cost.bytes_in;
+        c.bytes_weight += o.cost.bytes_weight;
+        c.bytes_out += o.cost.bytes_out;
+        c.params += o.cost.params;
+    }
+    return c;
+}
+
+double workload_graph::parameter_count() const {
+    double p = 0;
+    for (const auto& t : m_tensors)
+        if (t.role == tensor_role::weight) p += static_cast<double>(t.elements());
+    return p;
+}
+
+}  // namespace tessel

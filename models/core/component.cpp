@@ -1,0 +1,102 @@
+#include "models/core/component.h"
+
+#include "models/core/registry.h"
+#include "models/core/sim_context.h"
+
+namespace tessel {
+
+const char* resource_class_name(resource_class c) {
+    switch (c) {
+        case resource_class::compute: return "compute";
+        case resource_class::memory: return "memory";
+        case resource_class::network: return "network";
+        case resource_class::sync: return "sync";
+    }
+    return "?";
+}
+
+component::component(sc_core::sc_module_name n, const component_args& a)
+    : sc_core::sc_module(n), in("in"), m_sim(a.sim), m_kind(a.kind), m_index(a.index) {
+    m_id = m_sim->add_component(this);
+    m_stats.set_path(name());
+    m_sim->stats.add(&m_stats);
+    in.register_b_transport(this, &component::b_transport);
+}
+
+component::~component() { m_sim->remove_component(m_id); }
+
+const std::string& component::kind_name() const {
+    static const std::string none = "?";
+    return m_kind ? m_kind->name : none;
+}
+
+std::uint32_t component::unit_count() const {
+    std::uint32_t n = 1;
+    for (int d : unit_shape()) n *= static_cast<std::uint32_t>(d);
+    return n;
+}
+
+std::string component::unit_suffix(std::uint32_t unit) const {
+    const std::vector<int> shape = unit_shape();
+    if (shape.empty()) return {};
+    std::vector<int> coords(shape.size());
+    for (size_t i = 0; i < shape.size(); ++i) {
+        coords[i] = static_cast<int>(unit % static_cast<std::uint32_t>(shape[i]));
+        unit /= static_cast<std::uint32_t>(shape[i]);
+    }
+    std::string s = "[";
+    for (size_t i = 0; i < coords.size(); ++i) s += (i ? "," : "") + std::to_string(coords[i]);
+    return s + "]";
+}
+
+int component::unit_at(const std::vector<int>& coords) const {
+    const std::vector<int> shape = unit_shape();
+    if (shape.empty()) return coords.empty() || (coords.size() == 1 && coords[0] == 0) ? 0 : -1;
+    if (coords.size() != shape.size()) return -1;
+    int idx = 0, stride = 1;
+    for (size_t i = 0; i < shape.size(); ++i) {
+        if (coords[i] < 0 || coords[i] >= shape[i]) return -1;
+        idx += coords[i] * stride;
+        stride *= shape[i];
+    }
+    return idx;
+}
+
+int component::trace_track(const std::string& sub) const {
+    const std::string full = sub.empty() ? path() : path() + "." + sub;
+    // One Perfetto process per top-level component (the replica for replicated ones).
+    const component* top = this;
+    while (top->m_owner) top = top->m_owner;
+    return m_sim->trace.track(top->path(), full);
+}
+
+tick component::now() const { return sc_core::sc_time_stamp().value(); }
+
+void component::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+    txn* t = gp.get_extension<txn>();
+    if (!t) {
+        gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+        return;
+    }
+    transport(*t);
+    const tick n = now();
+    delay = sc_core::sc_time::from_value(t->tail > n ? t->tail - n : 0);
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+void send(tlm::tlm_fw_transport_if<>& target, tlm::tlm_generic_payload& gp, txn& t, tick now) {
+    sc_core::sc_time delay = sc_core::sc_time::from_value(t.head > now ? t.head - now : 0);
+    target.b_transport(gp, delay);
+    (void)t;
+}
+
+txn_payload::txn_payload() {
+    m_gp.set_command(tlm::TLM_IGNORE_COMMAND);
+    m_gp.set_data_ptr(nullptr);
+    m_gp.set_data_length(0);
+    m_gp.set_extension(&m_txn);
+}
+
+txn_payload::~txn_payload() { m_gp.clear_extension(&m_txn); }
+
+}  // namespace tessel

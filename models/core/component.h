@@ -1,0 +1,123 @@
+// The base of every SystemC component tessel simulates. A component is a sc_module with a TLM-2.0 target
+// socket `in`; its timing model is `transport(txn&)`. It owns one or more units (an HBM's channels, a
+// data-oriented PE array's PEs), its statistics (named from the module hierarchy) and its trace tracks.
+#pragma once
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_target_socket.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/core/param.h"
+#include "models/core/reservation.h"
+#include "models/core/stats.h"
+#include "models/core/transaction.h"
+
+namespace tessel {
+
+class sim_context;
+struct kind_info;
+
+/// Everything a component needs at construction (it reads its own parameters from `params`).
+struct component_args {
+    sim_context* sim = nullptr;
+    const kind_info* kind = nullptr;
+    yaml_node params;             // the `params:` map (may be undefined)
+    param_context* ctx = nullptr;  // overrides, variables, resolved values
+    std::string config_path;      // dotted path for --set ("noc", "tile.pe")
+    const std::vector<std::pair<std::string, std::string>>* preset = nullptr;
+    std::vector<int> index;       // position in a replicate grid, if replicated
+    source_location where;        // where the component is declared
+};
+
+class component : public sc_core::sc_module {
+public:
+    tlm_utils::simple_target_socket<component> in;
+
+    component(sc_core::sc_module_name name, const component_args& args);
+    ~component() override;
+
+    const std::string& kind_name() const;
+    /// The hierarchical name ("mesh4x4.tile[1,2].pe").
+    std::string path() const { return name(); }
+    sim_context& sim() const { return *m_sim; }
+    std::uint32_t id() const { return m_id; }
+    const std::vector<int>& replica_index() const { return m_index; }
+
+    /// Units inside this component: {} for one, {4} for four channels, {x, y} for a grid.
+    virtual std::vector<int> unit_shape() const { return {}; }
+    std::uint32_t unit_count() const;
+    /// "[2]" or "[3,4]" for a unit, "" when the component is a single unit.
+    std::string unit_suffix(std::uint32_t unit) const;
+    /// Unit index from coordinates within unit_shape(); -1 if out of range.
+    int unit_at(const std::vector<int>& coords) const;
+
+    enum class role { compute, memory, interconnect, sync, composite };
+    virtual bool has_role(role r) const = 0;
+    /// For memories: the unit that serves `address` (HBM channel interleaving).
+    virtual int unit_for_address(std::uint64_t /*address*/) const { return 0; }
+    /// For memories: capacity in bytes of one unit (0 = unbounded).
+    virtual std::uint64_t capacity_bytes() const { return 0; }
+
+    /// The timing model: updates `t.head`/`t.tail` (and `t.unit` when the component picks it).
+    virtual void transport(txn& t) = 0;
+
+    /// Work, peak rates and busy time of this component's resources.
+    virtual void usage(std::vector<resource_usage>& out) const {}
+
+    stat_group& stats() { return m_stats; }
+    const clock_domain& clock() const { return m_clock; }
+
+    /// A sub-component's view of its owner, when it is part of a composite.
+    component* owner() const { return m_owner; }
+
+protected:
+    /// Reads this component's parameters (call from the derived constructor).
+    template <class P>
+    void load_params(P& p, const component_args& a) {
+        param_decl d(a.params, a.ctx, a.config_path, "component '" + a.config_path + "' (" + kind_name() + ")");
+        d.set_preset(a.preset);
+        p.declare(d);
+        d.finish();
+    }
+    void set_clock(const frequency& f) { m_clock = f.clock(); }
+    /// A trace track for a unit or a sub-resource ("link[1,2].east").
+    int trace_track(const std::string& sub) const;
+    void set_owner(component* o) { m_owner = o; }
+    tick now() const;
+
+private:
+    void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+
+    sim_context* m_sim;
+    const kind_info* m_kind;
+    std::uint32_t m_id;
+    std::vector<int> m_index;
+    stat_group m_stats;
+    clock_domain m_clock;
+    component* m_owner = nullptr;
+};
+
+/// Sends a transaction through a TLM socket and returns when done (loosely timed: no wait).
+/// Used by the executor and by composites to reach their parts.
+void send(tlm::tlm_fw_transport_if<>& target, tlm::tlm_generic_payload& gp, txn& t, tick now);
+
+/// A reusable generic payload carrying a txn extension.
+class txn_payload {
+public:
+    txn_payload();
+    ~txn_payload();
+    txn_payload(const txn_payload&) = delete;
+    txn_payload& operator=(const txn_payload&) = delete;
+    tlm::tlm_generic_payload& gp() { return m_gp; }
+    txn& ext() { return m_txn; }
+
+private:
+    tlm::tlm_generic_payload m_gp;
+    txn m_txn;
+};
+
+}  // namespace tessel

@@ -1,0 +1,355 @@
+#include "models/core/param.h"
+
+#include <cmath>
+
+#include "models/core/expr.h"
+
+namespace tessel {
+
+const char* param_type_name(param_type t) {
+    switch (t) {
+        case param_type::integer: return "integer";
+        case param_type::real: return "real";
+        case param_type::boolean: return "bool";
+        case param_type::text: return "text";
+        case param_type::choice: return "choice";
+        case param_type::time: return "time";
+        case param_type::frequency: return "frequency";
+        case param_type::size: return "size";
+        case param_type::bandwidth: return "bandwidth";
+        case param_type::rate_table: return "rate table";
+        case param_type::group: return "group";
+    }
+    return "?";
+}
+
+double rate_table::at(dtype t) const {
+    const auto it = by_type.find(t);
+    return it == by_type.end() ? 0.0 : it->second;
+}
+
+// ---- param_context ---------------------------------------------------------------------------------------
+
+void param_context::add_override(const std::string& path, const std::string& value) { m_overrides[path] = {value, false}; }
+
+const param_context::override_value* param_context::find_override(const std::string& path) const {
+    const auto it = m_overrides.find(path);
+    if (it == m_overrides.end()) return nullptr;
+    it->second.used = true;
+    return &it->second;
+}
+
+std::vector<std::string> param_context::unused_overrides() const {
+    std::vector<std::string> out;
+    for (const auto& [path, v] : m_overrides)
+        if (!v.used) out.push_back(path);
+    return out;
+}
+
+std::string param_context::substitute(const std::string& text, const source_location& where) const {
+    if (text.find("${") == std::string::npos) return text;
+    std::string out;
+    size_t pos = 0;
+    while (pos < text.size()) {
+        const size_t open = text.find("${", pos);
+        if (open == std::string::npos) {
+            out += text.substr(pos);
+            break;
+        }
+        out += text.substr(pos, open - pos);
+        const size_t close = text.find('}', open);
+        if (close == std::string::npos) throw input_error("unterminated ${ in '" + text + "'", where);
+        const std::string inner = text.substr(open + 2, close - open - 2);
+        const auto var = m_variables.find(inner);
+        if (var != m_variables.end()) {
+            out += var->second;  // a lone variable keeps its text and unit ("32B/cycle")
+        } else {
+            try {
+                const expression e = expression::parse(inner);
+                const expr_value v = e.eval([this](std::string_view name) -> std::optional<expr_value> {
+                    const auto it = m_variables.find(std::string(name));
+                    if (it == m_variables.end()) return std::nullopt;
+                    try {
+                        return parse_quantity(it->second).value;
+                    } catch (const input_error&) {
+                        return it->second;
+                    }
+                });
+                out += expr_value_str(v);
+            } catch (const expr_error& e) {
+                std::vector<std::string> names;
+                for (const auto& [k, _] : m_variables) names.push_back(k);
+                throw input_error(std::string("in '${") + inner + "}': " + e.what() +
+                                      (names.empty() ? "" : " (platform parameters: " + join(names) + ")"),
+                                  where);
+            }
+        }
+        pos = close + 1;
+    }
+    return out;
+}
+
+void param_context::record(const std::string& path, const std::string& value) {
+    const auto it = m_resolved_index.find(path);
+    if (it != m_resolved_index.end()) {
+        m_resolved[it->second].second = value;
+        return;
+    }
+    m_resolved_index[path] = m_resolved.size();
+    m_resolved.emplace_back(path, value);
+}
+
+// ---- param_decl ------------------------------------------------------------------------------------------
+
+param_decl::param_decl(std::vector<param_spec>* out, std::string prefix) : m_specs(out), m_prefix(std::move(prefix)) {}
+
+param_decl::param_decl(const yaml_node& node, param_context* ctx, std::string path, std::string what)
+    : m_node(node), m_ctx(ctx), m_path(std::move(path)), m_what(std::move(what)) {
+    if (m_node.defined()) m_node.expect_map("parameters of " + m_what);
+}
+
+bool param_decl::declare_only(std::string_view name, param_type type, std::string_view def, std::string_view desc,
+                              std::vector<std::string> choices) {
+    if (!describing()) return false;
+    param_spec s;
+    s.name = m_prefix + std::string(name);
+    s.type = type;
+    s.is_required = def == required;
+    if (!s.is_required) s.default_text = std::string(def);
+    s.desc = std::string(desc);
+    s.choices = std::move(choices);
+    m_specs->push_back(std::move(s));
+    return true;
+}
+
+param_decl::raw_value param_decl::fetch(std::string_view name, param_type type, std::string_view def,
+                                        std::string_view desc) {
+    raw_value v;
+    if (describing()) {
+        if (def == required) return v;
+        v.text = std::string(def);
+        v.where.file = "default of '" + m_prefix + std::string(name) + "'";
+        v.present = true;
+        return v;
+    }
+    m_known.emplace_back(name);
+    const std::string full = m_path + "." + std::string(name);
+    if (m_ctx) {
+        if (const auto* o = m_ctx->find_override(full)) {
+            v.text = o->text;
+            v.where.file = "--set " + full + "=" + o->text;
+            v.from_override = true;
+            v.present = true;
+        }
+    }
+    if (!v.present) {
+        const yaml_node n = m_node[name];
+        if (n.defined()) {
+            v.text = n.scalar("parameter '" + std::string(name) + "' of " + m_what);
+            v.where = n.where();
+            v.present = true;
+        }
+    }
+    if (!v.present && m_preset) {
+        const std::string key = m_preset_prefix + std::string(name);
+        for (const auto& [k, val] : *m_preset)
+            if (k == key) {
+                v.text = val;
+                v.where.file = "preset value of " + full;
+                v.present = true;
+            }
+    }
+    if (!v.present) {
+        if (def == required)
+            throw input_error("missing required parameter '" + std::string(name) + "' of " + m_what + " (" +
+                                  param_type_name(type) + ": " + std::string(desc) + ")",
+                              m_node.defined() ? m_node.where() : source_location{});
+        v.text = std::string(def);
+        v.where.file = "default of " + full;
+        v.present = true;
+    }
+    if (m_ctx) {
+        v.text = m_ctx->substitute(v.text, v.where);
+        m_ctx->record(full, v.text);
+    }
+    return v;
+}
+
+void param_decl::bad(const raw_value& v, std::string_view name, const std::string& msg) const {
+    throw input_error("parameter '" + std::string(name) + "' of " + (m_what.empty() ? m_prefix : m_what) + ": " + msg,
+                      v.where);
+}
+
+quantity param_decl::parse(const raw_value& v, std::string_view name, std::initializer_list<dimension> dims,
+                           std::string_view example) const {
+    quantity q;
+    try {
+        q = parse_quantity(v.text);
+    } catch (const input_error& e) {
+        bad(v, name, e.message());
+    }
+    for (dimension d : dims)
+        if (q.dim == d) return q;
+    std::string expected;
+    for (dimension d : dims) expected += std::string(expected.empty() ? "" : " or ") + dimension_name(d);
+    bad(v, name,
+        "expected a " + expected + " (e.g. " + std::string(example) + "), got '" + v.text + "' (a " +
+            dimension_name(q.dim) + ")");
+}
+
+void param_decl::check_bound(double x, bound b, const raw_value& raw, std::string_view name) const {
+    if (b == bound::positive && !(x > 0)) bad(raw, name, "must be greater than zero, got '" + raw.text + "'");
+    if (b == bound::non_negative && x < 0) bad(raw, name, "must not be negative, got '" + raw.text + "'");
+}
+
+void param_decl::operator()(std::int64_t& f, std::string_view name, std::string_view def, std::string_view desc,
+                            bound b) {
+    declare_only(name, param_type::integer, def, desc);
+    const raw_value v = fetch(name, param_type::integer, def, desc);
+    if (!v.present) return;
+    const quantity q = parse(v, name, {dimension::scalar}, "16");
+    if (std::floor(q.value) != q.value) bad(v, name, "expected a whole number, got '" + v.text + "'");
+    check_bound(q.value, b, v, name);
+    f = static_cast<std::int64_t>(q.value);
+}
+
+void param_decl::operator()(double& f, std::string_view name, std::string_view def, std::string_view desc, bound b) {
+    declare_only(name, param_type::real, def, desc);
+    const raw_value v = fetch(name, param_type::real, def, desc);
+    if (!v.present) return;
+    const quantity q = parse(v, name, {dimension::scalar}, "0.85");
+    check_bound(q.value, b, v, name);
+    f = q.value;
+}
+
+void param_decl::operator()(bool& f, std::string_view name, std::string_view def, std::string_view desc) {
+    declare_only(name, param_type::boolean, def, desc);
+    const raw_value v = fetch(name, param_type::boolean, def, desc);
+    if (!v.present) return;
+    if (v.text == "true" || v.text == "yes" || v.text == "on") f = true;
+    else if (v.text == "false" || v.text == "no" || v.text == "off") f = false;
+    else bad(v, name, "expected true or false, got '" + v.text + "'");
+}
+
+void param_decl::operator()(std::string& f, std::string_view name, std::string_view def, std::string_view desc) {
+    declare_only(name, param_type::text, def, desc);
+    const raw_value v = fetch(name, param_type::text, def, desc);
+    if (v.present) f = v.text;
+}
+
+void param_decl::choice(std::string& f, std::string_view name, std::string_view def, std::vector<std::string> choices,
+                        std::string_view desc) {
+    declare_only(name, param_type::choice, def, desc, choices);
+    const raw_value v = fetch(name, param_type::choice, def, desc);
+    if (!v.present) return;
+    for (const auto& c : choices)
+        if (c == v.text) {
+            f = v.text;
+            return;
+        }
+    bad(v, name, "'" + v.text + "' is not one of: " + join(choices) + did_you_mean(v.text, choices));
+}
+
+void param_decl::operator()(duration& f, std::string_view name, std::string_view def, std::string_view desc) {
+    declare_only(name, param_type::time, def, desc);
+    const raw_value v = fetch(name, param_type::time, def, desc);
+    if (!v.present) return;
+    quantity q = parse(v, name, {dimension::time, dimension::cycles, dimension::scalar}, "30ns or 2cycles");
+    if (q.dim == dimension::scalar) {
+        if (q.value != 0) bad(v, name, "a time needs a unit, e.g. " + v.text + "ns or " + v.text + "cycles");
+        q.dim = dimension::time;
+    }
+    if (q.value < 0) bad(v, name, "must not be negative, got '" + v.text + "'");
+    f.q = q;
+}
+
+void param_decl::operator()(frequency& f, std::string_view name, std::string_view def, std::string_view desc) {
+    declare_only(name, param_type::frequency, def, desc);
+    const raw_value v = fetch(name, param_type::frequency, def, desc);
+    if (!v.present) return;
+    const quantity q = parse(v, name, {dimension::frequency}, "1.1GHz");
+    check_bound(q.value, bound::positive, v, name);
+    f.q = q;
+}
+
+void param_decl::operator()(byte_size& f, std::string_view name, std::string_view def, std::string_view desc,
+                            bound b) {
+    declare_only(name, param_type::size, def, desc);
+    const raw_value v = fetch(name, param_type::size, def, desc);
+    if (!v.present) return;
+    quantity q = parse(v, name, {dimension::size, dimension::scalar}, "48KiB");
+    if (q.dim == dimension::scalar && q.value != 0) bad(v, name, "a size needs a unit, e.g. " + v.text + "B or " + v.text + "KiB");
+    q.dim = dimension::size;
+    if (std::floor(q.value) != q.value) bad(v, name, "must be a whole number of bytes, got '" + v.text + "'");
+    check_bound(q.value, b, v, name);
+    f.q = q;
+}
+
+void param_decl::operator()(bandwidth& f, std::string_view name, std::string_view def, std::string_view desc) {
+    declare_only(name, param_type::bandwidth, def, desc);
+    const raw_value v = fetch(name, param_type::bandwidth, def, desc);
+    if (!v.present) return;
+    const quantity q = parse(v, name, {dimension::bandwidth, dimension::size_per_cycle}, "3.35TB/s or 32B/cycle");
+    check_bound(q.value, bound::positive, v, name);
+    f.q = q;
+}
+
+void param_decl::operator()(rate_table& f, std::string_view name, std::string_view def, std::string_view desc) {
+    declare_only(name, param_type::rate_table, def, desc);
+    const std::string full = m_path + "." + std::string(name);
+    auto fill = [&](const yaml_node& table, bool is_default) {
+        table.expect_map("parameter '" + std::string(name) + "' of " + m_what + " (a table such as {fp16: 256, fp32: 64})");
+        f.by_type.clear();
+        for (const auto& e : table.entries()) {
+            const auto t = parse_dtype(e.key);
+            if (!t)
+                throw input_error("unknown data type '" + e.key + "' in '" + std::string(name) + "'; expected one of: " +
+                                      dtype_list(),
+                                  e.key_where);
+            raw_value rv{e.value.scalar(std::string(name) + "." + e.key), e.value.where(), false, true};
+            if (m_ctx) rv.text = m_ctx->substitute(rv.text, rv.where);
+            const quantity q = parse(rv, std::string(name) + "." + e.key, {dimension::scalar}, "256");
+            check_bound(q.value, bound::non_negative, rv, name);
+            f.by_type[*t] = q.value;
+        }
+        (void)is_default;
+    };
+    if (describing()) {
+        if (def != required) fill(yaml_node::load_string(std::string(def), "default of " + std::string(name)), true);
+        return;
+    }
+    m_known.emplace_back(name);
+    const yaml_node n = m_node[name];
+    const std::string* preset_text = nullptr;
+    if (m_preset)
+        for (const auto& [k, val] : *m_preset)
+            if (k == m_preset_prefix + std::string(name)) preset_text = &val;
+    if (n.defined()) fill(n, false);
+    else if (preset_text) fill(yaml_node::load_string(*preset_text, "preset value of " + full), true);
+    else if (def != required) fill(yaml_node::load_string(std::string(def), "default of " + full), true);
+    else
+        throw input_error("missing required parameter '" + std::string(name) + "' of " + m_what + " (" +
+                              std::string(desc) + ")",
+                          m_node.where());
+    // Overrides address single entries: --set tile.pe.macs_per_cycle.fp16=512
+    if (m_ctx) {
+        for (int i = 0; i < dtype_count; ++i) {
+            const dtype t = static_cast<dtype>(i);
+            if (const auto* o = m_ctx->find_override(full + "." + dtype_name(t))) {
+                raw_value rv{o->text, source_location{"--set " + full + "." + dtype_name(t) + "=" + o->text, 0, 0}, true, true};
+                const quantity q = parse(rv, name, {dimension::scalar}, "256");
+                f.by_type[t] = q.value;
+            }
+        }
+        std::string text = "{";
+        for (const auto& [t, r] : f.by_type) text += std::string(text.size() > 1 ? ", " : "") + dtype_name(t) + ": " + format_number(r, 12);
+        m_ctx->record(full, text + "}");
+    }
+}
+
+void param_decl::finish() const {
+    if (describing() || !m_node.defined()) return;
+    m_node.check_keys(m_known, "parameters of " + m_what);
+}
+
+}  // namespace tessel

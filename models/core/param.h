@@ -1,0 +1,162 @@
+// Parameters, declared once. A kind lists its parameters in one function, `declare(param_decl&)`, with name,
+// type (from the field's C++ type), default (or `required`) and meaning. The same function serves three readers:
+// `tessel describe KIND` (which records the declarations), the YAML loader (which fills the fields from a
+// component's `params:` map, `--set` overrides and defaults, strictly), and the resolved-configuration writer.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/core/dtype.h"
+#include "models/core/units.h"
+#include "models/core/yaml_node.h"
+
+namespace tessel {
+
+/// Default value meaning "the user must give this".
+inline constexpr std::string_view required = "\x01required";
+
+enum class param_type { integer, real, boolean, text, choice, time, frequency, size, bandwidth, rate_table, group };
+
+const char* param_type_name(param_type t);
+
+struct param_spec {
+    std::string name;  // dotted path within the kind ("pe.clock")
+    param_type type;
+    std::string default_text;  // empty when required
+    bool is_required = false;
+    std::string desc;
+    std::vector<std::string> choices;
+};
+
+/// A table of rates by data type, e.g. MACs per cycle {fp16: 1024, fp32: 256}.
+struct rate_table {
+    std::map<dtype, double> by_type;
+    bool has(dtype t) const { return by_type.count(t) != 0; }
+    double at(dtype t) const;  // 0 when absent
+};
+
+/// Lower bound checks for numeric parameters.
+enum class bound { none, non_negative, positive };
+
+/// What surrounds one platform load: --set overrides, platform variables for ${...}, and the resolved values.
+class param_context {
+public:
+    struct override_value {
+        std::string text;
+        bool used = false;
+    };
+    void add_override(const std::string& path, const std::string& value);
+    const override_value* find_override(const std::string& path) const;
+    /// Overrides nobody consumed: each is a typo or a parameter that does not exist.
+    std::vector<std::string> unused_overrides() const;
+
+    void set_variable(const std::string& name, const std::string& value) { m_variables[name] = value; }
+    const std::map<std::string, std::string>& variables() const { return m_variables; }
+    /// Replaces each ${expr} in text by its value (a lone ${name} by the variable's text).
+    std::string substitute(const std::string& text, const source_location& where) const;
+
+    void record(const std::string& path, const std::string& value);
+    const std::vector<std::pair<std::string, std::string>>& resolved() const { return m_resolved; }
+
+private:
+    mutable std::map<std::string, override_value> m_overrides;
+    std::map<std::string, std::string> m_variables;
+    std::vector<std::pair<std::string, std::string>> m_resolved;
+    std::map<std::string, size_t> m_resolved_index;
+};
+
+class param_decl {
+public:
+    /// Describe mode: only records what is declared.
+    explicit param_decl(std::vector<param_spec>* out, std::string prefix = {});
+    /// Load mode: fills fields from `node` (a map, may be undefined), overrides and defaults.
+    /// `path` names the component ("chip.noc") for overrides, messages and the resolved configuration.
+    param_decl(const yaml_node& node, param_context* ctx, std::string path, std::string what);
+
+    bool describing() const { return m_specs != nullptr; }
+
+    void operator()(std::int64_t& f, std::string_view name, std::string_view def, std::string_view desc,
+                    bound b = bound::non_negative);
+    void operator()(double& f, std::string_view name, std::string_view def, std::string_view desc,
+                    bound b = bound::non_negative);
+    void operator()(bool& f, std::string_view name, std::string_view def, std::string_view desc);
+    void operator()(std::string& f, std::string_view name, std::string_view def, std::string_view desc);
+    void operator()(duration& f, std::string_view name, std::string_view def, std::string_view desc);
+    void operator()(frequency& f, std::string_view name, std::string_view def, std::string_view desc);
+    void operator()(byte_size& f, std::string_view name, std::string_view def, std::string_view desc,
+                    bound b = bound::non_negative);
+    void operator()(bandwidth& f, std::string_view name, std::string_view def, std::string_view desc);
+    void operator()(rate_table& f, std::string_view name, std::string_view def, std::string_view desc);
+    void choice(std::string& f, std::string_view name, std::string_view def, std::vector<std::string> choices,
+                std::string_view desc);
+
+    /// A nested parameter map (a sub-component's parameters): `sub.declare(child)` fills it.
+    template <class P>
+    void group(P& sub, std::string_view name, std::string_view desc) {
+        if (describing()) {
+            m_specs->push_back(param_spec{m_prefix + std::string(name), param_type::group, {}, false, std::string(desc), {}});
+            param_decl child(m_specs, m_prefix + std::string(name) + ".");
+            sub.declare(child);
+            return;
+        }
+        m_known.emplace_back(name);
+        param_decl child(m_node[name], m_ctx, m_path + "." + std::string(name), m_what + "." + std::string(name));
+        child.set_preset(m_preset, m_preset_prefix + std::string(name) + ".");
+        sub.declare(child);
+        child.finish();
+    }
+
+    /// Strict check: every key in the YAML map was declared.
+    void finish() const;
+
+    /// Named preset values (a kind's preset, e.g. hbm3_stack) that stand between the YAML and the defaults.
+    using preset_values = std::vector<std::pair<std::string, std::string>>;
+    void set_preset(const preset_values* p, std::string prefix = {}) {
+        m_preset = p;
+        m_preset_prefix = std::move(prefix);
+    }
+
+    const std::string& path() const { return m_path; }
+
+private:
+    struct raw_value {
+        std::string text;
+        source_location where;
+        bool from_override = false;
+        bool present = false;
+    };
+    raw_value fetch(std::string_view name, param_type type, std::string_view def, std::string_view desc);
+    bool declare_only(std::string_view name, param_type type, std::string_view def, std::string_view desc,
+                      std::vector<std::string> choices = {});
+    quantity parse(const raw_value& v, std::string_view name, std::initializer_list<dimension> dims,
+                   std::string_view example) const;
+    [[noreturn]] void bad(const raw_value& v, std::string_view name, const std::string& msg) const;
+    void check_bound(double v, bound b, const raw_value& raw, std::string_view name) const;
+
+    std::vector<param_spec>* m_specs = nullptr;
+    std::string m_prefix;
+    yaml_node m_node;
+    param_context* m_ctx = nullptr;
+    std::string m_path;
+    std::string m_what;
+    std::vector<std::string> m_known;
+    const preset_values* m_preset = nullptr;
+    std::string m_preset_prefix;
+};
+
+/// Describes a params struct (one with `void declare(param_decl&)`).
+template <class P>
+std::vector<param_spec> describe_params() {
+    std::vector<param_spec> specs;
+    P p;
+    param_decl d(&specs);
+    p.declare(d);
+    return specs;
+}
+
+}  // namespace tessel

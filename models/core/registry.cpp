@@ -1,0 +1,37 @@
+#include "models/core/registry.h"
+
+namespace tessel {
+
+const preset* kind_info::find_preset(const std::string& n) const {
+    for (const auto& p : presets)
+        if (p.name == n) return &p;
+    return nullptr;
+}
+
+kind_registry& kind_registry::instance() {
+    static kind_registry r;
+    return r;
+}
+
+bool kind_registry::add(kind_info k) {
+    if (m_kinds.count(k.name)) {
+        m_errors.push_back("component kind '" + k.name + "' is registered twice");
+        return false;
+    }
+    const std::string n = k.name;
+    m_kinds.emplace(n, std::move(k));
+    return true;
+}
+
+const kind_info* kind_registry::find(const std::string& name) const {
+    const auto it = m_kinds.find(name);
+    return it == m_kinds.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> kind_registry::names() const {
+    std::vector<std::string> out;
+    for (const auto& [n, _] : m_kinds) out.push_back(n);
+    return out;
+}
+
+}  // namespace tessel

@@ -1,0 +1,71 @@
+// The kind registry: every component kind registers itself under the name the YAML uses
+// (`TESSEL_REGISTER_KIND(mesh_noc)`), with its parameter declarations, presets and factory. A duplicate name is
+// a hard error. Models are linked as a CMake OBJECT library so no registration is dropped by the linker.
+#pragma once
+
+#include <array>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "models/core/component.h"
+#include "models/core/param.h"
+
+namespace tessel {
+
+/// A named set of parameter values for a common part (an HBM3 stack, a DDR4 channel), with its source.
+struct preset {
+    std::string name;
+    std::string desc;
+    std::string source;
+    std::vector<std::pair<std::string, std::string>> values;
+};
+
+struct kind_info {
+    std::string name;
+    std::string category;  // compute, memory, interconnect, sync, composite
+    std::string brief;     // what it models and what it deliberately leaves out
+    std::function<std::vector<param_spec>()> describe;
+    std::function<component*(sc_core::sc_module_name, const component_args&)> make;
+    std::vector<preset> presets;
+    /// Statistics it reports: name, unit, meaning (for `tessel describe`).
+    std::vector<std::array<std::string, 3>> stats;
+
+    const preset* find_preset(const std::string& n) const;
+};
+
+class kind_registry {
+public:
+    static kind_registry& instance();
+    /// Registers a kind; a second kind with the same name is recorded as an error (see errors()).
+    bool add(kind_info k);
+    const kind_info* find(const std::string& name) const;
+    std::vector<std::string> names() const;
+    /// Problems found while registering (duplicates); tessel refuses to run while any exist.
+    const std::vector<std::string>& errors() const { return m_errors; }
+
+private:
+    std::map<std::string, kind_info> m_kinds;
+    std::vector<std::string> m_errors;
+};
+
+/// Builds the kind_info of a component class C with a nested `params` struct and static `brief()`.
+template <class C>
+kind_info make_kind(std::string name, std::string category, std::string brief) {
+    kind_info k;
+    k.name = std::move(name);
+    k.category = std::move(category);
+    k.brief = std::move(brief);
+    k.describe = [] { return describe_params<typename C::params>(); };
+    k.make = [](sc_core::sc_module_name n, const component_args& a) -> component* { return new C(n, a); };
+    return k;
+}
+
+}  // namespace tessel
+
+#define TESSEL_CONCAT_(a, b) a##b
+#define TESSEL_CONCAT(a, b) TESSEL_CONCAT_(a, b)
+/// Registers a kind at static initialisation; `expr` yields a kind_info.
+#define TESSEL_REGISTER_KIND(expr) \
+    static const bool TESSEL_CONCAT(tessel_kind_registered_, __LINE__) = ::tessel::kind_registry::instance().add(expr)

@@ -1,0 +1,254 @@
+#include "models/core/tracer.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+
+#include "models/core/error.h"
+
+namespace tessel {
+
+bool tracer::glob_match(const std::string& pattern, const std::string& path) {
+    size_t p = 0, s = 0, star = std::string::npos, mark = 0;
+    while (s < path.size()) {
+        if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == path[s])) {
+            ++p;
+            ++s;
+        } else if (p < pattern.size() && pattern[p] == '*') {
+            star = p++;
+            mark = s;
+        } else if (star != std::string::npos) {
+            p = star + 1;
+            s = ++mark;
+        } else {
+            return false;
+        }
+    }
+    while (p < pattern.size() && pattern[p] == '*') ++p;
+    return p == pattern.size();
+}
+
+int tracer::track(const std::string& group, const std::string& path) {
+    if (!enabled()) return -1;
+    if (!m_opt.scopes.empty()) {
+        bool hit = false;
+        for (const auto& pat : m_opt.scopes)
+            if (glob_match(pat, path) || glob_match(pat + ".*", path) || glob_match(pat + "*", path)) hit = true;
+        if (!hit) return -1;
+    }
+    if (m_tracks.size() >= m_opt.max_tracks) return -1;
+    m_tracks.push_back(track_rec{group, path, -1});
+    return static_cast<int>(m_tracks.size() - 1);
+}
+
+void tracer::add(int track, tick start, tick end, std::uint32_t op, std::uint64_t step) {
+    start = std::max(start, m_opt.from);
+    end = std::min(end, m_opt.to);
+    track_rec& t = m_tracks[static_cast<size_t>(track)];
+    if (t.last >= 0) {
+        slice_rec& prev = m_slices[static_cast<size_t>(t.last)];
+        // Packets of one transfer arrive back to back: one slice, not thousands.
+        if (prev.step == step && start <= prev.end && start >= prev.start) {
+            prev.end = std::max(prev.end, end);
+            return;
+        }
+    }
+    t.last = static_cast<std::int64_t>(m_slices.size());
+    m_slices.push_back(slice_rec{start, end, op, static_cast<std::uint32_t>(track), step});
+}
+
+const std::string& tracer::op_name(std::uint32_t op) const {
+    static const std::string unnamed = "step";
+    return op < m_op_names.size() ? m_op_names[op] : unnamed;
+}
+
+void tracer::write() const {
+    if (!m_opt.vcd_path.empty()) write_vcd(m_opt.vcd_path);
+    if (!m_opt.perfetto_path.empty()) write_perfetto(m_opt.perfetto_path);
+}
+
+namespace {
+
+std::string vcd_id(size_t n) {
+    // Printable identifier codes '!'..'~'.
+    std::string id;
+    do {
+        id += static_cast<char>('!' + n % 94);
+        n /= 94;
+    } while (n);
+    return id;
+}
+
+std::string vcd_name(const std::string& s) {
+    std::string o;
+    for (char c : s) o += (c == ' ' || c == '.' ) ? '_' : c;
+    return o;
+}
+
+std::string binary(std::uint32_t v) {
+    if (v == 0) return "0";
+    std::string s;
+    while (v) {
+        s += static_cast<char>('0' + (v & 1));
+        v >>= 1;
+    }
+    std::reverse(s.begin(), s.end());
+    return s;
+}
+
+std::string json_str(const std::string& s) {
+    std::string o = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') o += '\\';
+        if (static_cast<unsigned char>(c) < 0x20) continue;
+        o += c;
+    }
+    return o + "\"";
+}
+
+// Microseconds with femtosecond precision, printed identically on every run.
+std::string micros(tick t) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%llu.%09llu", static_cast<unsigned long long>(t / 1000000000ULL),
+                  static_cast<unsigned long long>(t % 1000000000ULL));
+    return buf;
+}
+
+}  // namespace
+
+void tracer::write_vcd(const std::string& path) const {
+    std::ofstream os(path);
+    if (!os) fail("cannot write VCD trace '" + path + "'");
+    os << "$comment tessel activity trace: per track, busy = 1 while a step runs, op = index of its op $end\n";
+    if (!m_op_names.empty()) {
+        os << "$comment op indices:";
+        for (size_t i = 0; i < m_op_names.size(); ++i) os << " " << i << "=" << m_op_names[i];
+        os << " $end\n";
+    }
+    os << "$timescale 1fs $end\n";
+
+    // Scopes follow the dotted path; the last element holds the track's two variables.
+    struct var_ids {
+        std::string busy, op;
+    };
+    std::vector<var_ids> ids(m_tracks.size());
+    std::vector<std::string> open;
+    std::vector<size_t> order(m_tracks.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return m_tracks[a].path < m_tracks[b].path; });
+    size_t next_id = 0;
+    for (size_t i : order) {
+        std::vector<std::string> parts;
+        std::string cur;
+        int depth = 0;
+        for (char c : m_tracks[i].path) {
+            if (c == '[') ++depth;
+            if (c == ']') --depth;
+            if (c == '.' && depth == 0) {
+                parts.push_back(cur);
+                cur.clear();
+            } else {
+                cur += c;
+            }
+        }
+        parts.push_back(cur);
+        size_t common = 0;
+        while (common < open.size() && common < parts.size() && open[common] == parts[common]) ++common;
+        while (open.size() > common) {
+            os << "$upscope $end\n";
+            open.pop_back();
+        }
+        for (size_t k = common; k < parts.size(); ++k) {
+            os << "$scope module " << vcd_name(parts[k]) << " $end\n";
+            open.push_back(parts[k]);
+        }
+        ids[i].busy = vcd_id(next_id++);
+        ids[i].op = vcd_id(next_id++);
+        os << "$var wire 1 " << ids[i].busy << " busy $end\n";
+        os << "$var wire 32 " << ids[i].op << " op $end\n";
+    }
+    while (!open.empty()) {
+        os << "$upscope $end\n";
+        open.pop_back();
+    }
+    os << "$enddefinitions $end\n";
+
+    struct change {
+        tick t;
+        std::uint32_t track;
+        int kind;  // 0 = end, 1 = start (ends first at equal times so back-to-back slices stay busy)
+        std::uint32_t op;
+    };
+    std::vector<change> changes;
+    changes.reserve(m_slices.size() * 2);
+    for (const auto& s : m_slices) {
+        changes.push_back({s.start, s.track, 1, s.op});
+        changes.push_back({s.end, s.track, 0, s.op});
+    }
+    std::stable_sort(changes.begin(), changes.end(), [](const change& a, const change& b) {
+        if (a.t != b.t) return a.t < b.t;
+        if (a.track != b.track) return a.track < b.track;
+        return a.kind < b.kind;
+    });
+    os << "#0\n$dumpvars\n";
+    for (size_t i = 0; i < m_tracks.size(); ++i) os << "0" << ids[i].busy << "\nb0 " << ids[i].op << "\n";
+    os << "$end\n";
+    std::vector<int> active(m_tracks.size(), 0);
+    tick last_t = 0;
+    for (size_t i = 0; i < changes.size();) {
+        const tick t = changes[i].t;
+        if (t != last_t) os << "#" << t << "\n";
+        last_t = t;
+        // Apply all changes at time t, then print the final state of each touched track.
+        std::map<std::uint32_t, std::uint32_t> touched;  // track -> op
+        for (; i < changes.size() && changes[i].t == t; ++i) {
+            const change& c = changes[i];
+            active[c.track] += c.kind ? 1 : -1;
+            if (c.kind) touched[c.track] = c.op;
+            else touched.emplace(c.track, c.op);
+        }
+        for (const auto& [tr, op] : touched) {
+            os << (active[tr] > 0 ? "1" : "0") << ids[tr].busy << "\n";
+            if (active[tr] > 0) os << "b" << binary(op) << " " << ids[tr].op << "\n";
+        }
+    }
+    if (!os) fail("error writing VCD trace '" + path + "'");
+}
+
+void tracer::write_perfetto(const std::string& path) const {
+    std::ofstream os(path);
+    if (!os) fail("cannot write trace '" + path + "'");
+    std::map<std::string, int> pids;
+    for (const auto& t : m_tracks) pids.emplace(t.group, 0);
+    int next = 1;
+    for (auto& [g, pid] : pids) pid = next++;
+    os << "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
+    bool first = true;
+    auto sep = [&]() -> std::ostream& {
+        os << (first ? "" : ",\n");
+        first = false;
+        return os;
+    };
+    for (const auto& [g, pid] : pids)
+        sep() << "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " << pid << ", \"args\": {\"name\": " << json_str(g) << "}}";
+    for (size_t i = 0; i < m_tracks.size(); ++i) {
+        const int pid = pids[m_tracks[i].group];
+        std::string name = m_tracks[i].path;
+        if (name.rfind(m_tracks[i].group + ".", 0) == 0) name = name.substr(m_tracks[i].group.size() + 1);
+        sep() << "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": " << pid << ", \"tid\": " << i + 1
+              << ", \"args\": {\"name\": " << json_str(name) << "}}";
+        sep() << "{\"ph\": \"M\", \"name\": \"thread_sort_index\", \"pid\": " << pid << ", \"tid\": " << i + 1
+              << ", \"args\": {\"sort_index\": " << i << "}}";
+    }
+    for (const auto& s : m_slices) {
+        const int pid = pids[m_tracks[s.track].group];
+        sep() << "{\"ph\": \"X\", \"name\": " << json_str(op_name(s.op)) << ", \"pid\": " << pid << ", \"tid\": " << s.track + 1
+              << ", \"ts\": " << micros(s.start) << ", \"dur\": " << micros(s.end - s.start) << ", \"args\": {\"step\": " << s.step
+              << "}}";
+    }
+    os << "\n]}\n";
+    if (!os) fail("error writing trace '" + path + "'");
+}
+
+}  // namespace tessel

@@ -1,0 +1,69 @@
+// Activity traces: every unit that does work (a compute pipe, a memory channel, a link) is a track; every
+// piece of work is a slice [start, end) on it, named by the op of the workload it belongs to.
+// Written as VCD (GTKWave: a `busy` wire and an `op` number per track) and as Chrome trace-event JSON
+// (Perfetto: a process per component, a thread per unit). A scope filter (glob patterns on track paths) and a
+// time window keep files small; back-to-back slices of one step on one track are merged as they arrive.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/core/units.h"
+
+namespace tessel {
+
+struct trace_options {
+    std::string vcd_path;
+    std::string perfetto_path;
+    std::vector<std::string> scopes;  // glob patterns ("*.tile[0,*].pe"); empty = everything
+    tick from = 0;
+    tick to = max_tick;
+    size_t max_tracks = 20000;  // a guard against tracing a whole wafer by accident
+};
+
+class tracer {
+public:
+    void configure(const trace_options& o) { m_opt = o; }
+    bool enabled() const { return !m_opt.vcd_path.empty() || !m_opt.perfetto_path.empty(); }
+
+    /// Registers a track; returns -1 when tracing is off or the path is outside the scope filter.
+    /// `group` is the component that owns the track (one Perfetto process per group).
+    int track(const std::string& group, const std::string& path);
+
+    void slice(int track, tick start, tick end, std::uint32_t op, std::uint64_t step) {
+        if (track < 0 || end <= m_opt.from || start >= m_opt.to) return;
+        add(track, start, end, op, step);
+    }
+
+    void set_op_names(std::vector<std::string> names) { m_op_names = std::move(names); }
+    /// Writes the files asked for; throws input_error if a file cannot be written.
+    void write() const;
+    size_t slice_count() const { return m_slices.size(); }
+
+    /// True when `path` matches glob `pattern` (* any run of characters, ? one character).
+    static bool glob_match(const std::string& pattern, const std::string& path);
+
+private:
+    struct slice_rec {
+        tick start, end;
+        std::uint32_t op;
+        std::uint32_t track;
+        std::uint64_t step;
+    };
+    struct track_rec {
+        std::string group, path;
+        std::int64_t last = -1;  // index of the last slice, for merging
+    };
+    void add(int track, tick start, tick end, std::uint32_t op, std::uint64_t step);
+    void write_vcd(const std::string& path) const;
+    void write_perfetto(const std::string& path) const;
+    const std::string& op_name(std::uint32_t op) const;
+
+    trace_options m_opt;
+    std::vector<track_rec> m_tracks;
+    std::vector<slice_rec> m_slices;
+    std::vector<std::string> m_op_names;
+};
+
+}  // namespace tessel

@@ -1,0 +1,59 @@
+// What travels over tessel's TLM-2.0 sockets. Every transaction is a tlm_generic_payload carrying a `txn`
+// extension with the timing state: loosely timed, the target computes when the request starts and ends from
+// its busy-until reservations and writes the times back (the annotated delay mirrors `tail - now`).
+#pragma once
+
+#include <tlm>
+
+#include <cstdint>
+
+#include "models/core/dtype.h"
+#include "models/core/units.h"
+
+namespace tessel {
+
+/// The class of an operation, for models that time kernels by kind (GPU, TPU) and for reports.
+enum class op_class : std::uint8_t {
+    gemm, conv, elementwise, reduction, softmax, norm, attention, pooling, data_movement, embedding, collective, other
+};
+const char* op_class_name(op_class c);
+
+/// The work of one compute step. MACs are multiply-accumulates (2 FLOPs each); vector_ops are element
+/// operations on the vector/SIMD path; bytes_* are the step's traffic to the unit's memory.
+struct work {
+    double macs = 0;
+    double vector_ops = 0;
+    double bytes_in = 0;      // activations read
+    double bytes_weight = 0;  // parameters read
+    double bytes_out = 0;     // results written
+    dtype type = dtype::fp16;
+    op_class cls = op_class::other;
+    // Matrix-product view (batch x M x K times K x N), when the work is one: systolic and GPU tile timing.
+    std::int64_t batch = 0, m = 0, n = 0, k = 0;
+
+    double flops() const { return 2 * macs + vector_ops; }
+    double local_bytes() const { return bytes_in + bytes_weight + bytes_out; }
+    bool is_matmul() const { return m > 0 && n > 0 && k > 0; }
+};
+
+enum class txn_kind : std::uint8_t { compute, read, write, route, sync };
+
+struct txn : tlm::tlm_extension<txn> {
+    txn_kind kind = txn_kind::compute;
+    std::int32_t unit = 0;        // unit within the target; -1: the target picks it from the address
+    std::uint64_t address = 0;
+    std::uint64_t bytes = 0;      // payload bytes of this packet or access
+    std::uint32_t src_port = 0;   // interconnect ports, for route transactions
+    std::uint32_t dst_port = 0;
+    std::uint32_t participants = 0;  // sync
+    const work* w = nullptr;      // compute
+    tick head = 0;                // in: first byte (or request) arrives; out: first byte leaves
+    tick tail = 0;                // in: last byte arrives; out: last byte leaves (compute: end)
+    std::uint32_t op = 0;         // op index, for trace names
+    std::uint64_t step = 0;       // step id, for traces
+
+    tlm::tlm_extension_base* clone() const override { return new txn(*this); }
+    void copy_from(const tlm::tlm_extension_base& other) override { *this = static_cast<const txn&>(other); }
+};
+
+}  // namespace tessel

@@ -1,0 +1,83 @@
+// Physical quantities with their units, as they appear in YAML ("1.1GHz", "48KiB", "3.35TB/s", "32B/cycle",
+// "30ns", "2cycles"), and simulated time. Time inside the simulator is an integer count of femtoseconds (the
+// SystemC time resolution tessel sets), so every run is exact and deterministic; durations round up, so a
+// simulated transfer or computation is never faster than its physical bound.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace tessel {
+
+/// Simulated time in femtoseconds. 2^64 fs is about 5.1 hours of simulated time.
+using tick = std::uint64_t;
+constexpr double ticks_per_second = 1e15;
+constexpr tick max_tick = ~tick{0};
+
+/// Seconds to ticks, rounding up (values within 1e-9 relative of an integer count are taken as exact).
+tick seconds_to_ticks(double seconds);
+double ticks_to_seconds(tick t);
+
+/// What a number measures. Cycles and per-cycle values need a clock to become absolute.
+enum class dimension : std::uint8_t { scalar, time, cycles, frequency, size, bandwidth, size_per_cycle };
+
+const char* dimension_name(dimension d);
+
+/// A number with its dimension, in canonical units: seconds, cycles, hertz, bytes, bytes/s, bytes/cycle.
+struct quantity {
+    double value = 0;
+    dimension dim = dimension::scalar;
+};
+
+/// Parses "1.1GHz", "48 KiB", "3.35TB/s", "32B/cycle", "30ns", "2cycles", "1.5M" (scalar with SI prefix).
+/// Throws input_error (without a location; callers add it) naming the bad unit and what would be valid.
+quantity parse_quantity(std::string_view text);
+
+/// Formats with a readable prefix: "1.1 GHz", "48 KiB", "3.35 TB/s", "30 ns".
+std::string format_quantity(const quantity& q);
+std::string format_time(double seconds);
+std::string format_bytes(double bytes);
+std::string format_rate(double per_second, std::string_view unit);  // "312 TFLOP/s" style
+std::string format_number(double v, int significant = 4);
+
+/// A clock: converts cycle counts into ticks.
+struct clock_domain {
+    double hz = 1e9;
+    double period_seconds() const { return 1.0 / hz; }
+    /// Ticks for n cycles, rounded up.
+    tick cycles(double n) const;
+    /// Cycles elapsed in t ticks (fractional).
+    double to_cycles(tick t) const;
+};
+
+/// A time parameter: absolute ("30ns") or in cycles of the owner's clock ("2cycles").
+struct duration {
+    quantity q{0, dimension::time};
+    tick to_ticks(const clock_domain& clk) const;
+    double to_cycles(const clock_domain& clk) const;
+};
+
+/// A bandwidth parameter: absolute ("3.35TB/s") or per cycle of the owner's clock ("32B/cycle").
+struct bandwidth {
+    quantity q{0, dimension::bandwidth};
+    double bytes_per_second(const clock_domain& clk) const;
+};
+
+/// A clock frequency parameter ("1.1GHz").
+struct frequency {
+    quantity q{1e9, dimension::frequency};
+    double hz() const { return q.value; }
+    clock_domain clock() const { return clock_domain{q.value}; }
+};
+
+/// A size parameter ("48KiB"); a whole number of bytes.
+struct byte_size {
+    quantity q{0, dimension::size};
+    std::uint64_t bytes() const { return static_cast<std::uint64_t>(q.value); }
+};
+
+/// Ticks to move `bytes` at `bytes_per_second`, rounded up.
+tick transfer_ticks(double bytes, double bytes_per_second);
+
+}  // namespace tessel

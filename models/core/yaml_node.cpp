@@ -1,0 +1,172 @@
+#include "models/core/yaml_node.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "models/core/units.h"
+
+namespace tessel {
+
+namespace {
+source_location location_of(const YAML::Mark& m, const std::shared_ptr<const std::string>& file) {
+    source_location loc;
+    loc.file = file ? *file : std::string();
+    if (m.line >= 0) {
+        loc.line = m.line + 1;
+        loc.column = m.column + 1;
+    }
+    return loc;
+}
+}  // namespace
+
+yaml_node yaml_node::load_file(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) tessel::fail("cannot open '" + path + "': no such file or not readable");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return load_string(ss.str(), path);
+}
+
+yaml_node yaml_node::load_string(const std::string& text, const std::string& name) {
+    auto file = std::make_shared<const std::string>(name);
+    try {
+        return yaml_node(YAML::Load(text), file);
+    } catch (const YAML::Exception& e) {
+        throw input_error("YAML syntax error: " + e.msg, location_of(e.mark, file));
+    }
+}
+
+source_location yaml_node::where() const {
+    static const std::string none;
+    if (!m_node.IsDefined()) return source_location{m_file ? *m_file : none, 0, 0};
+    return location_of(m_node.Mark(), m_file);
+}
+
+const std::string& yaml_node::file() const {
+    static const std::string none;
+    return m_file ? *m_file : none;
+}
+
+yaml_node yaml_node::operator[](std::string_view key) const {
+    if (!m_node.IsMap()) return yaml_node(YAML::Node(YAML::NodeType::Undefined), m_file);
+    // Const lookup does not insert.
+    const YAML::Node& cn = m_node;
+    return yaml_node(cn[std::string(key)], m_file);
+}
+
+bool yaml_node::has(std::string_view key) const { return (*this)[key].m_node.IsDefined(); }
+
+std::vector<yaml_node::entry> yaml_node::entries() const {
+    std::vector<entry> out;
+    if (!m_node.IsMap()) return out;
+    for (auto it = m_node.begin(); it != m_node.end(); ++it)
+        out.push_back(entry{it->first.as<std::string>(), location_of(it->first.Mark(), m_file), yaml_node(it->second, m_file)});
+    return out;
+}
+
+std::vector<yaml_node> yaml_node::items() const {
+    std::vector<yaml_node> out;
+    if (!m_node.IsSequence()) return out;
+    for (const auto& n : m_node) out.emplace_back(n, m_file);
+    return out;
+}
+
+void yaml_node::fail(const std::string& message) const { throw input_error(message, where()); }
+
+std::string yaml_node::scalar(std::string_view what) const {
+    if (!m_node.IsScalar()) {
+        const char* got = m_node.IsMap() ? "a map" : m_node.IsSequence() ? "a list" : "nothing";
+        fail(std::string(what) + ": expected a single value, got " + got);
+    }
+    return m_node.Scalar();
+}
+
+double yaml_node::as_number(std::string_view what) const {
+    const std::string s = scalar(what);
+    quantity q;
+    try {
+        q = parse_quantity(s);
+    } catch (const input_error& e) {
+        fail(std::string(what) + ": " + e.message());
+    }
+    if (q.dim != dimension::scalar) fail(std::string(what) + ": expected a plain number, got '" + s + "' (a " + dimension_name(q.dim) + ")");
+    return q.value;
+}
+
+std::int64_t yaml_node::as_int(std::string_view what) const {
+    const double v = as_number(what);
+    if (std::floor(v) != v || std::fabs(v) > 9.0e18) fail(std::string(what) + ": expected a whole number, got '" + scalar(what) + "'");
+    return static_cast<std::int64_t>(v);
+}
+
+bool yaml_node::as_bool(std::string_view what) const {
+    const std::string s = scalar(what);
+    if (s == "true" || s == "yes" || s == "on") return true;
+    if (s == "false" || s == "no" || s == "off") return false;
+    fail(std::string(what) + ": expected true or false, got '" + s + "'");
+}
+
+void yaml_node::expect_map(std::string_view what) const {
+    if (!m_node.IsMap()) fail(std::string(what) + ": expected a map of key: value");
+}
+
+void yaml_node::expect_seq(std::string_view what) const {
+    if (!m_node.IsSequence()) fail(std::string(what) + ": expected a list");
+}
+
+void yaml_node::check_keys(std::initializer_list<std::string_view> allowed, std::string_view what) const {
+    std::vector<std::string> v;
+    for (auto a : allowed) v.emplace_back(a);
+    check_keys(v, what);
+}
+
+void yaml_node::check_keys(const std::vector<std::string>& allowed, std::string_view what) const {
+    for (const auto& e : entries()) {
+        if (std::find(allowed.begin(), allowed.end(), e.key) != allowed.end()) continue;
+        throw input_error("unknown key '" + e.key + "' in " + std::string(what) + did_you_mean(e.key, allowed) +
+                              "; expected one of: " + join(allowed),
+                          e.key_where);
+    }
+}
+
+namespace {
+size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        cur[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j)
+            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        std::swap(prev, cur);
+    }
+    return prev[b.size()];
+}
+}  // namespace
+
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+    std::string best;
+    size_t best_d = ~size_t{0};
+    for (const auto& c : candidates) {
+        const size_t d = edit_distance(word, c);
+        if (d < best_d) {
+            best_d = d;
+            best = c;
+        }
+    }
+    const size_t limit = std::max<size_t>(2, word.size() / 3);
+    if (!best.empty() && best_d <= limit) return " (did you mean '" + best + "'?)";
+    return {};
+}
+
+std::string join(const std::vector<std::string>& words, std::string_view sep) {
+    std::string s;
+    for (size_t i = 0; i < words.size(); ++i) {
+        if (i) s += sep;
+        s += words[i];
+    }
+    return s;
+}
+
+}  // namespace tessel
