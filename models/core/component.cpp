@@ -72,7 +72,7 @@ int component::trace_track(const std::string& sub) const {
 
 tick component::now() const { return sc_core::sc_time_stamp().value(); }
 
-void component::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+void component::b_transport(int /*from*/, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     txn* t = gp.get_extension<txn>();
     if (!t) {
         gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);

@@ -5,7 +5,7 @@
 
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_target_socket.h>
+#include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include <cstdint>
 #include <string>
@@ -35,7 +35,8 @@ struct component_args {
 
 class component : public sc_core::sc_module {
 public:
-    tlm_utils::simple_target_socket<component> in;
+    /// Requests for this component; several initiators may bind (the executor, an owning composite).
+    tlm_utils::multi_passthrough_target_socket<component> in;
 
     component(sc_core::sc_module_name name, const component_args& args);
     ~component() override;
@@ -73,6 +74,7 @@ public:
 
     /// A sub-component's view of its owner, when it is part of a composite.
     component* owner() const { return m_owner; }
+    void set_owner(component* o) { m_owner = o; }
 
 protected:
     /// Reads this component's parameters (call from the derived constructor).
@@ -86,11 +88,10 @@ protected:
     void set_clock(const frequency& f) { m_clock = f.clock(); }
     /// A trace track for a unit or a sub-resource ("link[1,2].east").
     int trace_track(const std::string& sub) const;
-    void set_owner(component* o) { m_owner = o; }
     tick now() const;
 
 private:
-    void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    void b_transport(int from, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
 
     sim_context* m_sim;
     const kind_info* m_kind;

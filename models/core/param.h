@@ -113,6 +113,8 @@ public:
 
     /// Strict check: every key in the YAML map was declared.
     void finish() const;
+    /// Accepts a key that someone else reads (a mapper's `impl`).
+    void allow(std::string_view key) { m_known.emplace_back(key); }
 
     /// Named preset values (a kind's preset, e.g. hbm3_stack) that stand between the YAML and the defaults.
     using preset_values = std::vector<std::pair<std::string, std::string>>;

@@ -50,17 +50,19 @@ const std::string& yaml_node::file() const {
 }
 
 yaml_node yaml_node::operator[](std::string_view key) const {
-    if (!m_node.IsMap()) return yaml_node(YAML::Node(YAML::NodeType::Undefined), m_file);
-    // Const lookup does not insert.
+    if (!m_node.IsDefined() || !m_node.IsMap()) return yaml_node(YAML::Node(YAML::NodeType::Undefined), m_file);
+    // Const lookup does not insert; a missing key gives yaml-cpp's invalid node, which we normalise.
     const YAML::Node& cn = m_node;
-    return yaml_node(cn[std::string(key)], m_file);
+    YAML::Node child = cn[std::string(key)];
+    if (!child.IsDefined()) return yaml_node(YAML::Node(YAML::NodeType::Undefined), m_file);
+    return yaml_node(child, m_file);
 }
 
 bool yaml_node::has(std::string_view key) const { return (*this)[key].m_node.IsDefined(); }
 
 std::vector<yaml_node::entry> yaml_node::entries() const {
     std::vector<entry> out;
-    if (!m_node.IsMap()) return out;
+    if (!is_map()) return out;
     for (auto it = m_node.begin(); it != m_node.end(); ++it)
         out.push_back(entry{it->first.as<std::string>(), location_of(it->first.Mark(), m_file), yaml_node(it->second, m_file)});
     return out;
@@ -68,7 +70,7 @@ std::vector<yaml_node::entry> yaml_node::entries() const {
 
 std::vector<yaml_node> yaml_node::items() const {
     std::vector<yaml_node> out;
-    if (!m_node.IsSequence()) return out;
+    if (!is_seq()) return out;
     for (const auto& n : m_node) out.emplace_back(n, m_file);
     return out;
 }
@@ -76,8 +78,8 @@ std::vector<yaml_node> yaml_node::items() const {
 void yaml_node::fail(const std::string& message) const { throw input_error(message, where()); }
 
 std::string yaml_node::scalar(std::string_view what) const {
-    if (!m_node.IsScalar()) {
-        const char* got = m_node.IsMap() ? "a map" : m_node.IsSequence() ? "a list" : "nothing";
+    if (!is_scalar()) {
+        const char* got = is_map() ? "a map" : is_seq() ? "a list" : "nothing";
         fail(std::string(what) + ": expected a single value, got " + got);
     }
     return m_node.Scalar();
@@ -109,11 +111,11 @@ bool yaml_node::as_bool(std::string_view what) const {
 }
 
 void yaml_node::expect_map(std::string_view what) const {
-    if (!m_node.IsMap()) fail(std::string(what) + ": expected a map of key: value");
+    if (!is_map()) fail(std::string(what) + ": expected a map of key: value");
 }
 
 void yaml_node::expect_seq(std::string_view what) const {
-    if (!m_node.IsSequence()) fail(std::string(what) + ": expected a list");
+    if (!is_seq()) fail(std::string(what) + ": expected a list");
 }
 
 void yaml_node::check_keys(std::initializer_list<std::string_view> allowed, std::string_view what) const {

@@ -26,9 +26,9 @@ public:
     static yaml_node load_string(const std::string& text, const std::string& name);
 
     bool defined() const { return m_node.IsDefined() && !m_node.IsNull(); }
-    bool is_map() const { return m_node.IsMap(); }
-    bool is_seq() const { return m_node.IsSequence(); }
-    bool is_scalar() const { return m_node.IsScalar(); }
+    bool is_map() const { return m_node.IsDefined() && m_node.IsMap(); }
+    bool is_seq() const { return m_node.IsDefined() && m_node.IsSequence(); }
+    bool is_scalar() const { return m_node.IsDefined() && m_node.IsScalar(); }
     source_location where() const;
     const std::string& file() const;
 
@@ -39,7 +39,7 @@ public:
     struct entry;
     std::vector<entry> entries() const;
     std::vector<yaml_node> items() const;
-    size_t size() const { return m_node.size(); }
+    size_t size() const { return m_node.IsDefined() ? m_node.size() : 0; }
 
     /// The scalar text; an error naming `what` if the node is a map or list.
     std::string scalar(std::string_view what) const;

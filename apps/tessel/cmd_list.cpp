@@ -1,0 +1,52 @@
+// tessel list: component kinds, mappers, bundled platforms and workloads.
+#include <iomanip>
+#include <iostream>
+
+#include "apps/tessel/command.h"
+#include "apps/tessel/paths.h"
+#include "engine/mappers/mapper.h"
+#include "engine/workload/load.h"
+#include "models/core/registry.h"
+
+namespace tessel {
+namespace {
+
+std::string g_what;
+
+CLI::App* setup(CLI::App& app) {
+    auto* c = app.add_subcommand("list", "list component kinds, mappers, platforms and workloads");
+    c->add_option("what", g_what, "kinds | mappers | platforms | workloads (default: all)")
+        ->check(CLI::IsMember({"kinds", "mappers", "platforms", "workloads"}));
+    return c;
+}
+
+int run() {
+    const bool all = g_what.empty();
+    if (all || g_what == "kinds") {
+        std::cout << "component kinds (tessel describe KIND):\n";
+        for (const auto& n : kind_registry::instance().names()) {
+            const kind_info* k = kind_registry::instance().find(n);
+            std::cout << "  " << std::left << std::setw(14) << n << std::setw(14) << k->category << k->brief << "\n";
+        }
+    }
+    if (all || g_what == "mappers") {
+        std::cout << (all ? "\n" : "") << "mappers (platform `mapper: {impl: NAME}`):\n";
+        for (const auto& n : mapper_registry::instance().names())
+            std::cout << "  " << std::left << std::setw(14) << n << mapper_registry::instance().find(n)->brief << "\n";
+    }
+    if (all || g_what == "platforms") {
+        std::cout << (all ? "\n" : "") << "platforms (--platform NAME, from " << data_root() << "/platforms):\n";
+        for (const auto& p : bundled_platforms()) std::cout << "  " << p << "\n";
+    }
+    if (all || g_what == "workloads") {
+        std::cout << (all ? "\n" : "") << "workloads (--workload NAME, or a .yaml/.onnx file):\n";
+        for (const auto& w : builtin_workloads()) std::cout << "  " << w << "\n";
+    }
+    return 0;
+}
+
+}  // namespace
+
+TESSEL_REGISTER_COMMAND(command{"list", 30, setup, run});
+
+}  // namespace tessel

@@ -1,0 +1,48 @@
+// tessel run: simulate a workload (or a hand-written program) on a platform and print the summary.
+#include <iostream>
+
+#include "apps/tessel/command.h"
+#include "apps/tessel/paths.h"
+#include "engine/run/session.h"
+
+namespace tessel {
+namespace {
+
+session_options g_opt;
+bool g_json = false, g_quiet = false;
+
+CLI::App* setup(CLI::App& app) {
+    auto* c = app.add_subcommand("run", "simulate a workload or a program on a platform");
+    c->add_option("-p,--platform", g_opt.platform, "platform YAML file, or a bundled platform name (tessel list)")->required();
+    c->add_option("-w,--workload", g_opt.workload, "workload: a .yaml or .onnx file, or a built-in model name");
+    c->add_option("-g,--program", g_opt.program, "program YAML: steps bound to platform resources");
+    c->add_option("-s,--set", g_opt.sets, "override a parameter: PATH=VALUE (repeatable), e.g. noc.link_bandwidth=64B/cycle");
+    c->add_option("--stats", g_opt.stats_json, "write statistics as JSON");
+    c->add_option("--csv", g_opt.stats_csv, "write statistics as CSV");
+    c->add_option("--vcd", g_opt.vcd, "write a VCD activity trace (GTKWave)");
+    c->add_option("--trace", g_opt.trace, "write a Chrome/Perfetto trace-event JSON (ui.perfetto.dev)");
+    c->add_option("--trace-scope", g_opt.trace_scopes, "only trace units whose path matches this glob (repeatable)");
+    c->add_option("--trace-from", g_opt.trace_from, "trace window start, e.g. 10us");
+    c->add_option("--trace-to", g_opt.trace_to, "trace window end, e.g. 20us");
+    c->add_option("-o,--out", g_opt.out_dir, "write summary.json, stats.json, stats.csv and resolved.yaml into DIR");
+    c->add_flag("--stats-per-unit", g_opt.per_unit_stats, "include per-unit arrays (per link, per PE) in stats JSON");
+    c->add_flag("--json", g_json, "print the summary as JSON instead of a table");
+    c->add_flag("-q,--quiet", g_quiet, "print nothing on success");
+    return c;
+}
+
+int run() {
+    g_opt.platform = find_platform(g_opt.platform);
+    session s(g_opt);
+    const run_summary sum = s.run();
+    if (g_quiet) return 0;
+    if (g_json) std::cout << sum.to_json().dump(2) << "\n";
+    else sum.print(std::cout);
+    return 0;
+}
+
+}  // namespace
+
+TESSEL_REGISTER_COMMAND(command{"run", 10, setup, run});
+
+}  // namespace tessel

@@ -1,0 +1,78 @@
+// Mappers lower a workload graph onto a platform as a program, one mapper per execution style (mesh tiling,
+// spatial pipeline, wafer-scale, bulk-synchronous, static schedule, kernel-by-kernel). A platform names its
+// mapper and options in its `mapper:` section (`impl: mesh`); options are declared like component parameters,
+// so they are strict, documented by `tessel describe`, and overridable with --set mapper.NAME=VALUE.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/netlist/platform.h"
+#include "engine/program/program.h"
+#include "engine/workload/graph.h"
+#include "models/core/registry.h"
+
+namespace tessel {
+
+/// What a mapper hands back: the program and what it decided.
+struct mapping {
+    program prog;
+    std::vector<std::string> notes;  // decisions a user should see (tiling, spills, fallbacks), one line each
+    nlohmann::json details;          // per-op placement and plan, written into the run summary
+    double samples = 1;              // items (images, sequences) one run of the program processes
+};
+
+class mapper {
+public:
+    virtual ~mapper() = default;
+    virtual mapping map(const workload_graph& g, platform& plat) = 0;
+};
+
+struct mapper_info {
+    std::string name;
+    std::string brief;
+    std::function<std::vector<param_spec>()> describe;
+    /// Builds the mapper, reading its options (the platform's `mapper:` map) through `d`.
+    std::function<std::unique_ptr<mapper>(param_decl& d)> make;
+};
+
+class mapper_registry {
+public:
+    static mapper_registry& instance();
+    bool add(mapper_info m);
+    const mapper_info* find(const std::string& name) const;
+    std::vector<std::string> names() const;
+    const std::vector<std::string>& errors() const { return m_errors; }
+
+private:
+    std::vector<mapper_info> m_mappers;
+    std::vector<std::string> m_errors;
+};
+
+/// Builds a mapper info for class M with a nested `options` struct (declare) and a constructor M(options).
+template <class M>
+mapper_info make_mapper(std::string name, std::string brief) {
+    mapper_info i;
+    i.name = std::move(name);
+    i.brief = std::move(brief);
+    i.describe = [] { return describe_params<typename M::options>(); };
+    i.make = [](param_decl& d) -> std::unique_ptr<mapper> {
+        typename M::options o;
+        o.declare(d);
+        d.finish();
+        return std::make_unique<M>(o);
+    };
+    return i;
+}
+
+/// Creates the platform's mapper from its `mapper:` section; `ctx` supplies --set mapper.* overrides.
+std::unique_ptr<mapper> create_mapper(const platform& plat, param_context& ctx);
+
+}  // namespace tessel
+
+#define TESSEL_REGISTER_MAPPER(...) \
+    static const bool TESSEL_CONCAT(tessel_mapper_registered_, __LINE__) = ::tessel::mapper_registry::instance().add(__VA_ARGS__)

@@ -1,0 +1,499 @@
+#include "engine/mappers/mesh_mapper.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "models/composite/tile.h"
+#include "models/composite/tile_array.h"
+#include "models/interconnect/interconnect.h"
+#include "models/memory/hbm.h"
+
+namespace tessel {
+
+void mesh_mapper::options::declare(param_decl& d) {
+    d(tiles, "tiles", "", "the group of compute tiles to use (default: the first group that computes)");
+    d(memory, "memory", "", "the off-chip memory holding weights and spilled tensors (default: the first memory "
+                            "group that does not compute)");
+    d(resident_fraction, "resident_fraction", "0.5",
+      "share of each scratchpad that may keep op outputs on chip for the next op (the rest holds working buffers)");
+    d(double_buffer, "double_buffer", "true", "load the next K chunk while computing the current one");
+}
+
+namespace {
+
+/// A rectangle of a tensor's 2D view (rows = all but the last dimension, cols = the last), as fractions.
+struct rect {
+    double r0 = 0, r1 = 1, c0 = 0, c1 = 1;
+    double area() const { return std::max(0.0, r1 - r0) * std::max(0.0, c1 - c0); }
+};
+
+rect overlap(const rect& a, const rect& b) {
+    return rect{std::max(a.r0, b.r0), std::min(a.r1, b.r1), std::max(a.c0, b.c0), std::min(a.c1, b.c1)};
+}
+
+struct piece {
+    int tile;
+    rect area;
+    std::vector<std::uint32_t> ready;  // steps after which the piece is complete
+};
+
+struct placement {
+    bool resident = false;               // pieces in tile scratchpads, else in memory at `address`
+    std::uint64_t address = 0;
+    std::vector<piece> pieces;           // resident pieces, or the pieces being stored
+    std::vector<std::uint32_t> mem_ready;  // stores that must finish before memory holds the tensor
+    bool allocated = false;
+};
+
+class planner {
+public:
+    planner(const workload_graph& g, platform& plat, const mesh_mapper::options& o) : m_g(g), m_plat(plat), m_opt(o) {
+        find_tiles();
+        find_memory();
+        m_place.resize(g.tensors().size());
+        m_resident.assign(m_tiles.size(), 0.0);
+        m_last.assign(m_tiles.size(), {});
+        m_out.prog.name = g.name;
+        m_consumers_left.resize(g.tensors().size());
+        for (size_t t = 0; t < g.tensors().size(); ++t) m_consumers_left[t] = g.tensors()[t].consumers.size();
+    }
+
+    mapping run() {
+        const auto order = m_g.topological_order();
+        nlohmann::json ops = nlohmann::json::array();
+        for (int o : order) {
+            const op_node& op = m_g.op(o);
+            nlohmann::json d;
+            if (op.kind == op_kind::shape_only || (op.cost.flops == 0 && op.cost.macs == 0 && op.cost.bytes_out == 0))
+                alias(o);
+            else if (op.cost.m > 0 && op.cost.n > 0 && op.cost.k > 0)
+                d = map_gemm(o);
+            else
+                d = map_even(o);
+            if (!d.is_null()) ops.push_back(d);
+            release_inputs(o);
+        }
+        store_outputs();
+        m_out.details["mapper"] = "mesh";
+        m_out.details["tiles"] = m_tiles.size();
+        m_out.details["ops"] = ops;
+        const auto it = m_g.parameters.find("batch");
+        m_out.samples = it != m_g.parameters.end() ? std::max(1.0, std::atof(it->second.c_str())) : 1.0;
+        return std::move(m_out);
+    }
+
+private:
+    const workload_graph& m_g;
+    platform& m_plat;
+    const mesh_mapper::options& m_opt;
+    std::vector<endpoint> m_tiles;
+    std::uint64_t m_capacity = 0;
+    const pe::timing* m_pe = nullptr;
+    endpoint m_mem;
+    double m_mem_bw = 0;
+    std::uint64_t m_next_addr = 0;
+    std::vector<placement> m_place;
+    std::vector<double> m_resident;
+    std::vector<std::vector<std::uint32_t>> m_last;
+    std::vector<size_t> m_consumers_left;
+    mapping m_out;
+
+    void find_tiles() {
+        const platform::group* g = nullptr;
+        if (!m_opt.tiles.empty()) {
+            g = m_plat.find_group(m_opt.tiles);
+            if (!g) throw input_error("mesh mapper: no component group '" + m_opt.tiles + "' (option mapper.tiles)");
+        } else {
+            for (const auto* c : m_plat.groups_with(component::role::compute))
+                if (m_plat.comp(c->ids.front()).has_role(component::role::memory)) {
+                    g = c;
+                    break;
+                }
+            if (!g) throw input_error("mesh mapper: platform '" + m_plat.title() + "' has no compute tiles (kind tile or tile_array)");
+        }
+        component& first = m_plat.comp(g->ids.front());
+        if (auto* t = dynamic_cast<tile*>(&first)) {
+            m_pe = &t->compute_unit().model();
+            for (std::uint32_t id : g->ids) m_tiles.push_back(endpoint{id, 0, 0});
+        } else if (auto* a = dynamic_cast<tile_array*>(&first)) {
+            m_pe = &a->pe_model();
+            for (std::uint32_t u = 0; u < a->unit_count(); ++u) m_tiles.push_back(endpoint{a->id(), static_cast<std::int32_t>(u), 0});
+        } else {
+            throw input_error("mesh mapper: '" + g->name + "' (" + g->kind + ") is not a tile or tile_array");
+        }
+        m_capacity = first.capacity_bytes();
+    }
+
+    void find_memory() {
+        const platform::group* g = nullptr;
+        if (!m_opt.memory.empty()) {
+            g = m_plat.find_group(m_opt.memory);
+            if (!g) throw input_error("mesh mapper: no component group '" + m_opt.memory + "' (option mapper.memory)");
+        } else {
+            for (const auto* c : m_plat.groups_with(component::role::memory))
+                if (!m_plat.comp(c->ids.front()).has_role(component::role::compute)) {
+                    g = c;
+                    break;
+                }
+            if (!g) throw input_error("mesh mapper: platform '" + m_plat.title() + "' has no off-chip memory for weights");
+        }
+        component& mem = m_plat.comp(g->ids.front());
+        m_mem = endpoint{mem.id(), mem.unit_count() > 1 ? -1 : 0, 0};
+        // Bandwidth into the tiles: the memory's peak, capped by the network ports it attaches to.
+        double ports_bw = 0;
+        for (std::uint32_t u = 0; u < mem.unit_count(); ++u) {
+            const attach_point ap = m_plat.attachment(mem.id(), static_cast<std::int32_t>(u));
+            if (ap.valid()) ports_bw += m_plat.net(ap.net).link_bytes_per_second();
+        }
+        if (ports_bw == 0)
+            throw input_error("mesh mapper: memory '" + g->name + "' is not connected to the network");
+        const auto* h = dynamic_cast<const hbm*>(&mem);
+        m_mem_bw = h ? std::min(h->peak_bytes_per_second(), ports_bw) : ports_bw;
+    }
+
+    std::uint32_t op_id(int o) { return m_out.prog.intern_op(m_g.op(o).name); }
+
+    std::uint64_t alloc(std::uint64_t bytes) {
+        const std::uint64_t a = m_next_addr;
+        m_next_addr += (bytes + 4095) / 4096 * 4096;
+        if (m_mem.valid() && m_plat.comp(m_mem.comp).capacity_bytes() > 0 && m_next_addr > m_plat.comp(m_mem.comp).capacity_bytes())
+            throw input_error("workload '" + m_g.name + "' needs more than the " +
+                              format_bytes(static_cast<double>(m_plat.comp(m_mem.comp).capacity_bytes())) +
+                              " of off-chip memory on '" + m_plat.title() + "' (weights and spilled activations: " +
+                              format_bytes(static_cast<double>(m_next_addr)) + ")");
+        return a;
+    }
+
+    placement& in_memory(int t) {
+        placement& p = m_place[static_cast<size_t>(t)];
+        if (!p.allocated) {
+            p.address = alloc(m_g.tensor(t).bytes());
+            p.allocated = true;
+        }
+        return p;
+    }
+
+    /// Steps to wait for until `area` of tensor `t` (or `bytes` of it, when given) is in tile `tile`.
+    std::vector<std::uint32_t> fetch(int t, const rect& area, int tile, const std::vector<std::uint32_t>& after,
+                                     std::uint32_t op, double bytes_override = -1) {
+        const tensor_info& ti = m_g.tensor(t);
+        std::vector<std::uint32_t> out;
+        if (ti.role == tensor_role::constant) return out;
+        const double total = static_cast<double>(ti.bytes());
+        placement& p = m_place[static_cast<size_t>(t)];
+        if (p.resident) {
+            for (const piece& pc : p.pieces) {
+                const double share = overlap(pc.area, area).area();
+                if (share <= 0) continue;
+                if (pc.tile == tile) {
+                    out.insert(out.end(), pc.ready.begin(), pc.ready.end());
+                    continue;
+                }
+                const auto bytes = static_cast<std::uint64_t>(std::ceil(share * total));
+                if (bytes == 0) continue;
+                std::vector<std::uint32_t> deps = after;
+                deps.insert(deps.end(), pc.ready.begin(), pc.ready.end());
+                out.push_back(m_out.prog.add_transfer(op, m_tiles[static_cast<size_t>(pc.tile)],
+                                                      m_tiles[static_cast<size_t>(tile)], bytes, deps));
+            }
+            return out;
+        }
+        placement& mp = in_memory(t);
+        const double want = bytes_override >= 0 ? bytes_override : area.area() * total;
+        const auto bytes = static_cast<std::uint64_t>(std::ceil(want));
+        if (bytes == 0) return out;
+        std::vector<std::uint32_t> deps = after;
+        deps.insert(deps.end(), mp.mem_ready.begin(), mp.mem_ready.end());
+        endpoint src = m_mem;
+        src.address = mp.address + static_cast<std::uint64_t>(area.r0 * total);
+        out.push_back(m_out.prog.add_transfer(op, src, m_tiles[static_cast<size_t>(tile)], bytes, deps));
+        return out;
+    }
+
+    /// Records where an op's output lives: kept in the tiles when it fits, else stored to memory.
+    void place_output(int t, const std::vector<std::pair<int, rect>>& parts,
+                      const std::vector<std::vector<std::uint32_t>>& done, std::uint32_t op, nlohmann::json& d) {
+        const tensor_info& ti = m_g.tensor(t);
+        const double total = static_cast<double>(ti.bytes());
+        const bool graph_output = ti.consumers.empty() || ti.role == tensor_role::output;
+        bool fits = !graph_output;
+        for (const auto& [tile, r] : parts)
+            if (m_resident[static_cast<size_t>(tile)] + r.area() * total > m_opt.resident_fraction * static_cast<double>(m_capacity))
+                fits = false;
+        placement& p = m_place[static_cast<size_t>(t)];
+        p.pieces.clear();
+        if (fits) {
+            p.resident = true;
+            for (size_t i = 0; i < parts.size(); ++i) {
+                p.pieces.push_back(piece{parts[i].first, parts[i].second, done[i]});
+                m_resident[static_cast<size_t>(parts[i].first)] += parts[i].second.area() * total;
+            }
+            d["output"] = "kept on chip";
+            return;
+        }
+        p.resident = false;
+        placement& mp = in_memory(t);
+        for (size_t i = 0; i < parts.size(); ++i) {
+            const auto bytes = static_cast<std::uint64_t>(std::ceil(parts[i].second.area() * total));
+            if (bytes == 0) continue;
+            endpoint dst = m_mem;
+            dst.address = mp.address + static_cast<std::uint64_t>(parts[i].second.r0 * total);
+            const std::uint32_t s = m_out.prog.add_transfer(op, m_tiles[static_cast<size_t>(parts[i].first)], dst, bytes, done[i]);
+            mp.mem_ready.push_back(s);
+            m_last[static_cast<size_t>(parts[i].first)] = {s};
+        }
+        d["output"] = graph_output ? "stored (graph output)" : "stored (does not fit on chip)";
+    }
+
+    void release_inputs(int o) {
+        for (int t : m_g.op(o).inputs) {
+            if (m_consumers_left[static_cast<size_t>(t)] > 0) --m_consumers_left[static_cast<size_t>(t)];
+            if (m_consumers_left[static_cast<size_t>(t)] == 0 && m_place[static_cast<size_t>(t)].resident) {
+                const double total = static_cast<double>(m_g.tensor(t).bytes());
+                for (const piece& pc : m_place[static_cast<size_t>(t)].pieces)
+                    m_resident[static_cast<size_t>(pc.tile)] -= pc.area.area() * total;
+            }
+        }
+    }
+
+    void alias(int o) {
+        // Views (reshape, flatten) and shape-only ops move nothing: the output is where the input is.
+        const op_node& op = m_g.op(o);
+        int src = -1;
+        for (int t : op.inputs)
+            if (m_g.tensor(t).role != tensor_role::constant && m_g.tensor(t).role != tensor_role::weight) {
+                src = t;
+                break;
+            }
+        for (int t : op.outputs) {
+            if (src >= 0) {
+                m_place[static_cast<size_t>(t)] = m_place[static_cast<size_t>(src)];
+                if (m_place[static_cast<size_t>(src)].resident) {
+                    // The alias shares the pieces; count its consumers against the source's residency.
+                    m_consumers_left[static_cast<size_t>(src)] += m_g.tensor(t).consumers.size();
+                    m_place[static_cast<size_t>(t)].resident = true;
+                }
+            }
+        }
+    }
+
+    double macs_per_second(dtype type) const { return m_pe->peak_macs_per_cycle(type) * m_pe->clk.hz; }
+
+    nlohmann::json map_gemm(int o) {
+        const op_node& op = m_g.op(o);
+        const std::uint32_t opi = op_id(o);
+        m_pe->check(op.to_work(), "tiles of '" + m_plat.title() + "'");
+        const double eb = dtype_bits(op.compute_type) / 8.0;
+        const std::int64_t batch = std::max<std::int64_t>(1, op.cost.batch);
+        const std::int64_t M = batch * op.cost.m, N = op.cost.n, K = op.cost.k;
+        const int T = static_cast<int>(m_tiles.size());
+        // Choose pm x pn tiles for the output (batched products split rows only: each batch has its own B).
+        int best_pm = 1, best_pn = 1;
+        double best = -1, best_traffic = 0;
+        const double rate = macs_per_second(op.compute_type);
+        for (int pm = 1; pm <= T; ++pm) {
+            const int pn = batch > 1 ? 1 : T / pm;
+            if (pm > M || pn < 1 || pn > N) continue;
+            const double per_tile = std::ceil(static_cast<double>(M) / pm) * std::ceil(static_cast<double>(N) / pn) *
+                                    static_cast<double>(K) / rate;
+            const double traffic = (static_cast<double>(M) * K * pn + static_cast<double>(K) * N * (batch > 1 ? 1 : pm)) * eb;
+            const double score = std::max(per_tile, traffic / m_mem_bw);
+            if (best < 0 || score < best * (1 - 1e-12) || (std::fabs(score - best) <= best * 1e-12 && traffic < best_traffic)) {
+                best = score;
+                best_traffic = traffic;
+                best_pm = pm;
+                best_pn = pn;
+            }
+        }
+        const int pm = best_pm, pn = best_pn;
+        const double work_budget = (1.0 - m_opt.resident_fraction) * static_cast<double>(m_capacity);
+        const int buffers = m_opt.double_buffer ? 2 : 1;
+        const double extra_vector = std::max(0.0, op.cost.flops - 2 * op.cost.macs);
+        int a_in = op.inputs.empty() ? -1 : op.inputs[0];
+        int b_in = op.inputs.size() > 1 ? op.inputs[1] : -1;
+        std::vector<std::pair<int, rect>> parts;
+        std::vector<std::vector<std::uint32_t>> done;
+        int chunks_used = 0, subblocks_used = 0;
+        std::int64_t kc_used = 0;
+        for (int i = 0; i < pm; ++i)
+            for (int j = 0; j < pn; ++j) {
+                const int t = i * pn + j;
+                const std::int64_t r0 = M * i / pm, r1 = M * (i + 1) / pm, n0 = N * j / pn, n1 = N * (j + 1) / pn;
+                // Sub-blocks so that the fp32 accumulators take at most half of the working budget.
+                std::int64_t mb = r1 - r0, nb = n1 - n0;
+                int sm = 1, sn = 1;
+                while (static_cast<double>((mb + sm - 1) / sm) * static_cast<double>((nb + sn - 1) / sn) * 4 > work_budget / 2) {
+                    if ((mb + sm - 1) / sm >= (nb + sn - 1) / sn) sm *= 2;
+                    else sn *= 2;
+                }
+                const std::int64_t smb = (mb + sm - 1) / sm, snb = (nb + sn - 1) / sn;
+                const double avail = work_budget - static_cast<double>(smb * snb) * 4;
+                std::int64_t kc = static_cast<std::int64_t>(avail / (buffers * static_cast<double>(smb + snb) * eb));
+                kc = std::clamp<std::int64_t>(kc, 1, K);
+                const std::int64_t chunks = (K + kc - 1) / kc;
+                chunks_used = static_cast<int>(chunks);
+                subblocks_used = sm * sn;
+                kc_used = kc;
+                std::vector<std::uint32_t> computes;
+                const std::vector<std::uint32_t> base = m_last[static_cast<size_t>(t)];
+                std::uint32_t last = ~0u;
+                for (int bi = 0; bi < sm; ++bi)
+                    for (int bj = 0; bj < sn; ++bj) {
+                        const std::int64_t sr0 = r0 + mb * bi / sm, sr1 = r0 + mb * (bi + 1) / sm;
+                        const std::int64_t sn0 = n0 + nb * bj / sn, sn1 = n0 + nb * (bj + 1) / sn;
+                        if (sr1 <= sr0 || sn1 <= sn0) continue;
+                        for (std::int64_t c = 0; c < chunks; ++c) {
+                            const std::int64_t k0 = K * c / chunks, k1 = K * (c + 1) / chunks;
+                            const size_t idx = computes.size();
+                            std::vector<std::uint32_t> wait =
+                                idx >= static_cast<size_t>(buffers) ? std::vector<std::uint32_t>{computes[idx - static_cast<size_t>(buffers)]} : base;
+                            const rect ra{static_cast<double>(sr0) / M, static_cast<double>(sr1) / M,
+                                          static_cast<double>(k0) / K, static_cast<double>(k1) / K};
+                            rect rb{static_cast<double>(k0) / K, static_cast<double>(k1) / K,
+                                    static_cast<double>(sn0) / N, static_cast<double>(sn1) / N};
+                            if (batch > 1)  // this tile's batches, this K slice of each
+                                rb = rect{ra.r0 + (ra.r1 - ra.r0) * static_cast<double>(k0) / K,
+                                          ra.r0 + (ra.r1 - ra.r0) * static_cast<double>(k1) / K, 0, 1};
+                            std::vector<std::uint32_t> deps;
+                            if (a_in >= 0) {
+                                auto f = fetch(a_in, ra, t, wait, opi);
+                                deps.insert(deps.end(), f.begin(), f.end());
+                            }
+                            if (b_in >= 0) {
+                                auto f = fetch(b_in, rb, t, wait, opi);
+                                deps.insert(deps.end(), f.begin(), f.end());
+                            }
+                            if (c == 0)  // bias and other inputs: this tile's columns
+                                for (size_t x = 2; x < op.inputs.size(); ++x) {
+                                    auto f = fetch(op.inputs[x], rect{0, 1, static_cast<double>(sn0) / N, static_cast<double>(sn1) / N}, t, wait, opi);
+                                    deps.insert(deps.end(), f.begin(), f.end());
+                                }
+                            if (last != ~0u) deps.push_back(last);
+                            if (deps.empty()) deps = base;
+                            work w;
+                            w.type = op.compute_type;
+                            w.cls = op.cost.cls;
+                            w.m = sr1 - sr0;
+                            w.n = sn1 - sn0;
+                            w.k = k1 - k0;
+                            w.batch = 1;
+                            w.macs = static_cast<double>(w.m) * static_cast<double>(w.n) * static_cast<double>(w.k);
+                            w.bytes_in = static_cast<double>(w.m * w.k) * eb;
+                            w.bytes_weight = static_cast<double>(w.k * w.n) * eb;
+                            if (c == chunks - 1) {
+                                w.bytes_out = static_cast<double>(w.m * w.n) * eb;
+                                w.vector_ops = extra_vector * static_cast<double>(w.m * w.n) / (static_cast<double>(M) * N);
+                            }
+                            last = m_out.prog.add_compute(opi, m_tiles[static_cast<size_t>(t)], m_out.prog.add_work(w), deps);
+                            computes.push_back(last);
+                        }
+                    }
+                m_last[static_cast<size_t>(t)] = {last};
+                parts.emplace_back(t, rect{static_cast<double>(r0) / M, static_cast<double>(r1) / M,
+                                           static_cast<double>(n0) / N, static_cast<double>(n1) / N});
+                done.push_back({last});
+            }
+        nlohmann::json d;
+        d["op"] = op.name;
+        d["kind"] = op_kind_name(op.kind);
+        d["tiles"] = pm * pn;
+        d["split"] = std::to_string(pm) + "x" + std::to_string(pn);
+        d["k_chunk"] = kc_used;
+        d["k_chunks"] = chunks_used;
+        d["sub_blocks"] = subblocks_used;
+        for (int t : op.outputs) place_output(t, parts, done, opi, d);
+        m_out.notes.push_back(op.name + ": " + op_kind_name(op.kind) + " " + std::to_string(M) + "x" + std::to_string(N) +
+                              "x" + std::to_string(K) + " on " + std::to_string(pm) + "x" + std::to_string(pn) +
+                              " tiles, K in " + std::to_string(chunks_used) + " chunk(s) of " + std::to_string(kc_used) +
+                              (subblocks_used > 1 ? ", " + std::to_string(subblocks_used) + " sub-blocks per tile" : "") +
+                              ", output " + d["output"].get<std::string>());
+        return d;
+    }
+
+    nlohmann::json map_even(int o) {
+        const op_node& op = m_g.op(o);
+        const std::uint32_t opi = op_id(o);
+        const work whole = op.to_work();
+        if (whole.macs > 0) m_pe->check(whole, "tiles of '" + m_plat.title() + "'");
+        const int T = static_cast<int>(m_tiles.size());
+        std::vector<std::pair<int, rect>> parts;
+        std::vector<std::vector<std::uint32_t>> done;
+        for (int t = 0; t < T; ++t) {
+            const rect share{static_cast<double>(t) / T, static_cast<double>(t + 1) / T, 0, 1};
+            std::vector<std::uint32_t> deps;
+            const std::vector<std::uint32_t> base = m_last[static_cast<size_t>(t)];
+            for (int in : op.inputs) {
+                const tensor_info& ti = m_g.tensor(in);
+                std::vector<std::uint32_t> f;
+                if (ti.role == tensor_role::weight || ti.role == tensor_role::state) {
+                    // Parameters: this tile's share of what the op reads (a gather reads a few rows of a table).
+                    const double share_bytes = op.cost.bytes_weight > 0 ? op.cost.bytes_weight / T : static_cast<double>(ti.bytes());
+                    f = fetch(in, share, t, base, opi, std::min(share_bytes, static_cast<double>(ti.bytes())));
+                } else {
+                    f = fetch(in, share, t, base, opi);
+                }
+                deps.insert(deps.end(), f.begin(), f.end());
+            }
+            if (deps.empty()) deps = base;
+            work w = whole;
+            w.macs /= T;
+            w.vector_ops /= T;
+            w.bytes_in /= T;
+            w.bytes_weight /= T;
+            w.bytes_out /= T;
+            w.m = w.n = w.k = w.batch = 0;
+            const std::uint32_t s = m_out.prog.add_compute(opi, m_tiles[static_cast<size_t>(t)], m_out.prog.add_work(w), deps);
+            m_last[static_cast<size_t>(t)] = {s};
+            parts.emplace_back(t, share);
+            done.push_back({s});
+        }
+        nlohmann::json d;
+        d["op"] = op.name;
+        d["kind"] = op_kind_name(op.kind);
+        d["tiles"] = T;
+        d["split"] = "even";
+        for (int t : op.outputs) place_output(t, parts, done, opi, d);
+        return d;
+    }
+
+    void store_outputs() {
+        // Graph outputs were stored when produced; nothing stays only on chip at the end.
+        for (size_t t = 0; t < m_g.tensors().size(); ++t) {
+            const tensor_info& ti = m_g.tensors()[t];
+            if (ti.role != tensor_role::output || !m_place[t].resident) continue;
+            nlohmann::json d;
+            std::vector<std::pair<int, rect>> parts;
+            std::vector<std::vector<std::uint32_t>> done;
+            for (const piece& pc : m_place[t].pieces) {
+                parts.emplace_back(pc.tile, pc.area);
+                done.push_back(pc.ready);
+            }
+            m_place[t].resident = false;
+            const std::uint32_t op = m_out.prog.intern_op(ti.name + ".store");
+            placement& mp = in_memory(static_cast<int>(t));
+            for (size_t i = 0; i < parts.size(); ++i) {
+                endpoint dst = m_mem;
+                dst.address = mp.address;
+                m_out.prog.add_transfer(op, m_tiles[static_cast<size_t>(parts[i].first)], dst,
+                                        static_cast<std::uint64_t>(std::ceil(parts[i].second.area() * static_cast<double>(ti.bytes()))),
+                                        done[i]);
+            }
+        }
+    }
+};
+
+}  // namespace
+
+mapping mesh_mapper::map(const workload_graph& g, platform& plat) {
+    if (m_opt.resident_fraction < 0 || m_opt.resident_fraction >= 1)
+        throw input_error("mapper.resident_fraction must be at least 0 and below 1");
+    planner p(g, plat, m_opt);
+    return p.run();
+}
+
+TESSEL_REGISTER_MAPPER(make_mapper<mesh_mapper>(
+    "mesh", "op after op on a grid of tiles: output-tiled GEMMs streaming K chunks from memory, double buffered; "
+            "outputs kept on chip when they fit"));
+
+}  // namespace tessel

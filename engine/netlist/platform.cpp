@@ -1,0 +1,602 @@
+#include "engine/netlist/platform.h"
+
+#include <algorithm>
+#include <cctype>
+#include <deque>
+#include <set>
+#include <sstream>
+
+#include "models/core/expr.h"
+#include "models/core/registry.h"
+#include "models/interconnect/interconnect.h"
+
+namespace tessel {
+
+namespace {
+
+bool is_identifier(const std::string& s) {
+    if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+    for (char c : s)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+    return true;
+}
+
+std::vector<std::string> split_top(const std::string& s, char sep) {
+    std::vector<std::string> out;
+    std::string cur;
+    int depth = 0;
+    for (char c : s) {
+        if (c == '(' || c == '[') ++depth;
+        if (c == ')' || c == ']') --depth;
+        if (c == sep && depth == 0) {
+            out.push_back(cur);
+            cur.clear();
+        } else {
+            cur += c;
+        }
+    }
+    out.push_back(cur);
+    for (auto& p : out) {
+        while (!p.empty() && std::isspace(static_cast<unsigned char>(p.back()))) p.pop_back();
+        size_t b = 0;
+        while (b < p.size() && std::isspace(static_cast<unsigned char>(p[b]))) ++b;
+        p = p.substr(b);
+    }
+    return out;
+}
+
+std::string coords_str(const std::vector<int>& c) {
+    std::string s = "[";
+    for (size_t i = 0; i < c.size(); ++i) s += (i ? "," : "") + std::to_string(c[i]);
+    return s + "]";
+}
+
+std::string shape_str(const std::vector<int>& c) {
+    std::string s;
+    for (size_t i = 0; i < c.size(); ++i) s += (i ? " x " : "") + std::to_string(c[i]);
+    return s;
+}
+
+}  // namespace
+
+platform::platform(sc_core::sc_module_name n, const yaml_node& root, param_context& ctx, sim_context& sim)
+    : sc_core::sc_module(n), m_sim(sim), m_root(root) {
+    m_file = root.file();
+    root.expect_map("platform file");
+    root.check_keys({"platform", "description", "clock", "quantum", "parameters", "components", "connections", "mapper",
+                     "source", "notes"},
+                    "platform file");
+    m_title = root["platform"].scalar("platform (the platform's name)");
+    if (root.has("description")) m_description = root["description"].scalar("description");
+
+    auto top_value = [&](const std::string& key, const std::string& def) -> std::pair<std::string, source_location> {
+        if (const auto* o = ctx.find_override(key)) return {o->text, source_location{"--set " + key + "=" + o->text, 0, 0}};
+        const yaml_node v = root[key];
+        if (v.defined()) return {v.scalar(key), v.where()};
+        return {def, source_location{m_file, 0, 0}};
+    };
+    // Platform parameters are variables for ${...} in component parameters; --set NAME=value overrides them.
+    const yaml_node params = root["parameters"];
+    if (params.defined()) {
+        params.expect_map("parameters");
+        for (const auto& e : params.entries()) {
+            if (!is_identifier(e.key)) throw input_error("parameter name '" + e.key + "' must be an identifier", e.key_where);
+            const auto [text, where] = top_value_param(ctx, params, e);
+            ctx.set_variable(e.key, ctx.substitute(text, where));
+            ctx.record(e.key, ctx.variables().at(e.key));
+        }
+    }
+    {
+        const auto [text, where] = top_value("clock", "");
+        if (text.empty()) throw input_error("platform file needs a 'clock:' (e.g. clock: 1GHz), the default clock of its components", root.where());
+        quantity q;
+        try {
+            q = parse_quantity(ctx.substitute(text, where));
+        } catch (const input_error& e) {
+            throw input_error("clock: " + e.message(), where);
+        }
+        if (q.dim != dimension::frequency || q.value <= 0)
+            throw input_error("clock: expected a frequency such as 1GHz, got '" + text + "'", where);
+        m_clock.hz = q.value;
+        ctx.set_variable("clock", text);
+        ctx.record("clock", text);
+    }
+    {
+        const auto [text, where] = top_value("quantum", "0ns");
+        quantity q;
+        try {
+            q = parse_quantity(ctx.substitute(text, where));
+        } catch (const input_error& e) {
+            throw input_error("quantum: " + e.message(), where);
+        }
+        if (q.dim == dimension::cycles) m_quantum = m_clock.cycles(q.value);
+        else if (q.dim == dimension::time || (q.dim == dimension::scalar && q.value == 0)) m_quantum = seconds_to_ticks(q.value);
+        else throw input_error("quantum: expected a time such as 100ns or 64cycles, got '" + text + "'", where);
+        ctx.record("quantum", text);
+    }
+    const yaml_node comps = root["components"];
+    if (!comps.defined()) throw input_error("platform file needs a 'components:' map", root.where());
+    build_components(comps, ctx);
+    build_connections(root["connections"]);
+    m_mapper = root["mapper"];
+}
+
+platform::~platform() = default;
+
+std::pair<std::string, source_location> platform::top_value_param(param_context& ctx, const yaml_node& params,
+                                                                  const yaml_node::entry& e) {
+    (void)params;
+    if (const auto* o = ctx.find_override(e.key)) return {o->text, source_location{"--set " + e.key + "=" + o->text, 0, 0}};
+    return {e.value.scalar("parameter '" + e.key + "'"), e.value.where()};
+}
+
+std::unique_ptr<platform> platform::load(const std::string& path, param_context& ctx, sim_context& sim) {
+    const yaml_node root = yaml_node::load_file(path);
+    root.expect_map("platform file");
+    const yaml_node name = root["platform"];
+    if (!name.defined()) throw input_error("platform file needs a 'platform:' key with the platform's name", root.where());
+    const std::string n = name.scalar("platform");
+    if (!is_identifier(n)) throw input_error("platform name '" + n + "' must be an identifier (letters, digits, _)", name.where());
+    return std::make_unique<platform>(n.c_str(), root, ctx, sim);
+}
+
+void platform::build_components(const yaml_node& comps, param_context& ctx) {
+    comps.expect_map("components (a map of name: {kind: ..., params: ...})");
+    std::set<std::string> seen;
+    for (const auto& e : comps.entries()) {
+        if (!is_identifier(e.key))
+            throw input_error("component name '" + e.key + "' must be an identifier (letters, digits, _)", e.key_where);
+        if (!seen.insert(e.key).second) throw input_error("component '" + e.key + "' is declared twice", e.key_where);
+        const yaml_node& spec = e.value;
+        spec.expect_map("component '" + e.key + "'");
+        spec.check_keys({"kind", "params", "preset", "replicate", "source", "notes"}, "component '" + e.key + "'");
+        const yaml_node kind_node = spec["kind"];
+        if (!kind_node.defined()) throw input_error("component '" + e.key + "' needs a 'kind:'", spec.where());
+        const std::string kind = kind_node.scalar("kind");
+        const kind_info* k = kind_registry::instance().find(kind);
+        if (!k)
+            throw input_error("unknown component kind '" + kind + "'" + did_you_mean(kind, kind_registry::instance().names()) +
+                                  "; known kinds: " + join(kind_registry::instance().names()),
+                              kind_node.where());
+        const preset* pre = nullptr;
+        if (spec.has("preset")) {
+            const std::string pn = spec["preset"].scalar("preset");
+            pre = k->find_preset(pn);
+            if (!pre) {
+                std::vector<std::string> names;
+                for (const auto& p : k->presets) names.push_back(p.name);
+                throw input_error("kind '" + kind + "' has no preset '" + pn + "'" + did_you_mean(pn, names) +
+                                      (names.empty() ? std::string("; it has no presets") : "; presets: " + join(names)),
+                                  spec["preset"].where());
+            }
+        }
+        group g;
+        g.name = e.key;
+        g.kind = kind;
+        g.where = e.key_where;
+        if (spec.has("replicate")) {
+            const yaml_node rep = spec["replicate"];
+            rep.expect_map("replicate (a map of dimension: count, e.g. {x: 4, y: 4})");
+            long long total = 1;
+            for (const auto& d : rep.entries()) {
+                const std::string text = ctx.substitute(d.value.scalar("replicate." + d.key), d.value.where());
+                double v = 0;
+                try {
+                    v = parse_quantity(text).value;
+                } catch (const input_error& err) {
+                    throw input_error("replicate." + d.key + ": " + err.message(), d.value.where());
+                }
+                if (v < 1 || v != static_cast<double>(static_cast<long long>(v)))
+                    throw input_error("replicate." + d.key + ": expected a positive whole number, got '" + text + "'",
+                                      d.value.where());
+                g.dims.push_back(d.key);
+                g.shape.push_back(static_cast<int>(v));
+                total *= static_cast<long long>(v);
+            }
+            if (total > 65536)
+                throw input_error("component '" + e.key + "' replicates " + std::to_string(total) +
+                                      " modules; large arrays must be data-oriented (use kind tile_array, or a "
+                                      "component whose units form the grid)",
+                                  rep.where());
+        }
+        component_args args;
+        args.sim = &m_sim;
+        args.kind = k;
+        args.params = spec["params"];
+        args.ctx = &ctx;
+        args.config_path = e.key;
+        args.preset = pre ? &pre->values : nullptr;
+        args.where = e.key_where;
+        const long long count = [&] {
+            long long c = 1;
+            for (int s : g.shape) c *= s;
+            return c;
+        }();
+        for (long long i = 0; i < count; ++i) {
+            std::vector<int> idx;
+            long long rest = i;
+            for (int s : g.shape) {
+                idx.push_back(static_cast<int>(rest % s));
+                rest /= s;
+            }
+            const std::string inst = g.shape.empty() ? e.key : e.key + coords_str(idx);
+            args.index = idx;
+            component* c = k->make(inst.c_str(), args);
+            m_owned.emplace_back(c);
+            g.ids.push_back(c->id());
+            m_top.push_back(c->id());
+        }
+        m_groups.push_back(std::move(g));
+    }
+}
+
+const platform::group* platform::find_group(const std::string& name) const {
+    for (const auto& g : m_groups)
+        if (g.name == name) return &g;
+    return nullptr;
+}
+
+std::vector<const platform::group*> platform::groups_with(component::role r) const {
+    std::vector<const group*> out;
+    for (const auto& g : m_groups)
+        if (comp(g.ids.front()).has_role(r)) out.push_back(&g);
+    return out;
+}
+
+component& platform::comp(std::uint32_t id) const { return *m_sim.components().at(id); }
+
+interconnect& platform::net(std::uint32_t id) const { return static_cast<interconnect&>(comp(id)); }
+
+platform::parsed_side platform::parse_side(const std::string& text, const source_location& where) const {
+    parsed_side s;
+    size_t i = 0;
+    while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_')) ++i;
+    s.name = text.substr(0, i);
+    if (s.name.empty()) throw input_error("'" + text + "': expected a component name", where);
+    int groups = 0;
+    while (i < text.size() && text[i] == '[') {
+        const size_t close = text.find(']', i);
+        if (close == std::string::npos) throw input_error("'" + text + "': missing ']'", where);
+        auto parts = split_top(text.substr(i + 1, close - i - 1), ',');
+        (groups == 0 ? s.replica_idx : s.unit_idx) = parts;
+        ++groups;
+        i = close + 1;
+        if (groups > 2) throw input_error("'" + text + "': at most two index groups (replica, then unit)", where);
+    }
+    if (i < text.size()) {
+        if (text[i] != '.') throw input_error("'" + text + "': unexpected '" + text.substr(i) + "'", where);
+        s.sub = text.substr(i + 1);
+        if (!is_identifier(s.sub)) throw input_error("'" + text + "': '" + s.sub + "' is not a part name", where);
+    }
+    return s;
+}
+
+void platform::build_connections(const yaml_node& conns) {
+    if (!conns.defined()) return;
+    conns.expect_seq("connections (a list of 'from -> to')");
+    for (const auto& item : conns.items()) {
+        std::string text;
+        if (item.is_map()) {
+            item.check_keys({"from", "to"}, "connection");
+            text = item["from"].scalar("from") + " -> " + item["to"].scalar("to");
+        } else {
+            text = item.scalar("connection");
+        }
+        connect(text, item.where());
+    }
+}
+
+void platform::connect(const std::string& text, const source_location& where) {
+    const size_t arrow = text.find("->");
+    if (arrow == std::string::npos)
+        throw input_error("connection '" + text + "': expected 'from -> to', e.g. 'tile[x,y] -> noc[x,y]'", where);
+    std::string lt = text.substr(0, arrow), rt = text.substr(arrow + 2);
+    auto trim = [](std::string s) {
+        while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+        size_t b = 0;
+        while (b < s.size() && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+        return s.substr(b);
+    };
+    const parsed_side L = parse_side(trim(lt), where), R = parse_side(trim(rt), where);
+    auto need_group = [&](const parsed_side& s) -> const group& {
+        const group* g = find_group(s.name);
+        if (!g) {
+            std::vector<std::string> names;
+            for (const auto& gg : m_groups) names.push_back(gg.name);
+            throw input_error("connection '" + text + "': no component named '" + s.name + "'" + did_you_mean(s.name, names) +
+                                  "; components: " + join(names),
+                              where);
+        }
+        return *g;
+    };
+    const group& lg = need_group(L);
+    const group& rg = need_group(R);
+    const component& rfirst = comp(rg.ids.front());
+    if (!rfirst.has_role(component::role::interconnect))
+        throw input_error("connection '" + text + "': '" + R.name + "' (" + rg.kind +
+                              ") is not a network; the right side names a network port, e.g. noc[x,y]",
+                          where);
+    if (!L.sub.empty() || !R.sub.empty())
+        throw input_error("connection '" + text + "': connect whole components (a tile attaches with its parts)", where);
+
+    // Index positions on the left that are bare names are loop variables over that dimension's extent.
+    const bool l_rep = !lg.shape.empty();
+    const std::vector<int> l_units = comp(lg.ids.front()).unit_shape();
+    std::vector<std::string> l_rep_idx = l_rep ? L.replica_idx : std::vector<std::string>{};
+    std::vector<std::string> l_unit_idx = l_rep ? L.unit_idx : L.replica_idx;
+    if (l_rep && l_rep_idx.size() != lg.shape.size())
+        throw input_error("connection '" + text + "': '" + L.name + "' is a " + shape_str(lg.shape) + " grid; index it with " +
+                              std::to_string(lg.shape.size()) + " values, e.g. " + L.name + "[" +
+                              join(lg.dims) + "]",
+                          where);
+    if (!l_unit_idx.empty() && l_unit_idx.size() != l_units.size())
+        throw input_error("connection '" + text + "': '" + L.name + "' has " +
+                              (l_units.empty() ? std::string("a single unit") : shape_str(l_units) + " units") +
+                              "; its unit index needs " + std::to_string(l_units.size()) + " values",
+                          where);
+    struct loop_var {
+        std::string name;
+        int extent;
+    };
+    std::vector<loop_var> vars;
+    auto collect = [&](const std::vector<std::string>& idx, const std::vector<int>& extent) {
+        for (size_t i = 0; i < idx.size(); ++i)
+            if (is_identifier(idx[i])) {
+                bool dup = false;
+                for (const auto& v : vars) dup = dup || v.name == idx[i];
+                if (!dup) vars.push_back({idx[i], extent[i]});
+            }
+    };
+    collect(l_rep_idx, lg.shape);
+    collect(l_unit_idx, l_units);
+
+    std::vector<int> val(vars.size(), 0);
+    auto scope = [&](std::string_view n) -> std::optional<expr_value> {
+        for (size_t i = 0; i < vars.size(); ++i)
+            if (vars[i].name == n) return static_cast<double>(val[i]);
+        return std::nullopt;
+    };
+    auto eval_idx = [&](const std::vector<std::string>& idx) {
+        std::vector<int> out;
+        for (const auto& e : idx) {
+            try {
+                out.push_back(static_cast<int>(expression::parse(e).eval_number(scope)));
+            } catch (const expr_error& err) {
+                throw input_error("connection '" + text + "': index '" + e + "': " + err.what(), where);
+            }
+        }
+        return out;
+    };
+    long long combos = 1;
+    for (const auto& v : vars) combos *= v.extent;
+    for (long long c = 0; c < combos; ++c) {
+        long long rest = c;
+        for (size_t i = 0; i < vars.size(); ++i) {
+            val[i] = static_cast<int>(rest % vars[i].extent);
+            rest /= vars[i].extent;
+        }
+        // Left: a component (and unit, or all units).
+        std::uint32_t lc = lg.ids.front();
+        if (l_rep) {
+            const std::vector<int> ri = eval_idx(l_rep_idx);
+            long long flat = 0, stride = 1;
+            for (size_t i = 0; i < ri.size(); ++i) {
+                if (ri[i] < 0 || ri[i] >= lg.shape[i])
+                    throw input_error("connection '" + text + "': " + L.name + coords_str(ri) + " is outside its " +
+                                          shape_str(lg.shape) + " grid",
+                                      where);
+                flat += ri[i] * stride;
+                stride *= lg.shape[i];
+            }
+            lc = lg.ids[static_cast<size_t>(flat)];
+        }
+        component& lcomp = comp(lc);
+        int lunit = -1;  // all units
+        if (!l_unit_idx.empty()) {
+            const std::vector<int> ui = eval_idx(l_unit_idx);
+            lunit = lcomp.unit_at(ui);
+            if (lunit < 0)
+                throw input_error("connection '" + text + "': unit " + coords_str(ui) + " is outside " + L.name + "'s " +
+                                      shape_str(l_units) + " units",
+                                  where);
+        }
+        // Right: a network port.
+        std::uint32_t rc = rg.ids.front();
+        std::vector<std::string> r_port_idx = R.replica_idx;
+        if (!rg.shape.empty()) {
+            const std::vector<int> ri = eval_idx(R.replica_idx);
+            long long flat = 0, stride = 1;
+            for (size_t i = 0; i < ri.size() && i < rg.shape.size(); ++i) {
+                flat += ri[i] * stride;
+                stride *= rg.shape[i];
+            }
+            rc = rg.ids.at(static_cast<size_t>(flat));
+            r_port_idx = R.unit_idx;
+        }
+        interconnect& rnet = net(rc);
+        if (r_port_idx.empty())
+            throw input_error("connection '" + text + "': name the port of '" + R.name + "', e.g. " + R.name + "[" +
+                                  std::string(rnet.port_shape().size() == 2 ? "0,0" : "0") + "]",
+                              where);
+        const std::vector<int> pi = eval_idx(r_port_idx);
+        const int port = rnet.unit_at(pi);
+        if (port < 0)
+            throw input_error("connection '" + text + "': port " + coords_str(pi) + " is outside " + R.name + "'s " +
+                                  shape_str(rnet.port_shape()) + " ports",
+                              where);
+        const attach_point ap{rc, static_cast<std::uint32_t>(port)};
+        if (lcomp.has_role(component::role::interconnect)) {
+            if (lunit < 0) throw input_error("connection '" + text + "': name the port of network '" + L.name + "'", where);
+            m_bridges.push_back({attach_point{lc, static_cast<std::uint32_t>(lunit)}, ap});
+            continue;
+        }
+        auto& slots = m_attach[lc];
+        const size_t units = lcomp.unit_count();
+        if (slots.empty()) slots.assign(lunit < 0 ? 1 : units, attach_point{});
+        if (lunit < 0) {
+            if (slots.size() != 1 || slots[0].valid())
+                throw input_error("connection '" + text + "': " + lcomp.path() + " is already connected", where);
+            slots[0] = ap;
+        } else {
+            if (slots.size() == 1 && units > 1) slots.assign(units, slots[0]);
+            if (slots[static_cast<size_t>(lunit)].valid() && slots.size() > 1)
+                throw input_error("connection '" + text + "': " + L.name + lcomp.unit_suffix(static_cast<std::uint32_t>(lunit)) +
+                                      " is already connected",
+                                  where);
+            slots[static_cast<size_t>(lunit)] = ap;
+        }
+    }
+}
+
+attach_point platform::attachment(std::uint32_t c, std::int32_t unit) const {
+    const auto it = m_attach.find(c);
+    if (it != m_attach.end()) {
+        const auto& slots = it->second;
+        if (slots.size() == 1) return slots[0];
+        if (unit >= 0 && static_cast<size_t>(unit) < slots.size()) return slots[static_cast<size_t>(unit)];
+        return attach_point{};
+    }
+    const component& k = comp(c);
+    if (k.owner()) return attachment(k.owner()->id(), 0);
+    return attach_point{};
+}
+
+std::vector<route_segment> platform::route(const attach_point& from, const attach_point& to) const {
+    if (from.net == to.net) return {route_segment{from.net, from.port, to.port}};
+    // Breadth-first over networks joined by bridges; the first bridge found per network wins (stable order).
+    struct prev_t {
+        std::uint32_t net;
+        size_t bridge;
+        bool forward;
+    };
+    std::map<std::uint32_t, prev_t> prev;
+    std::deque<std::uint32_t> q{from.net};
+    prev[from.net] = {from.net, ~size_t{0}, true};
+    while (!q.empty() && !prev.count(to.net)) {
+        const std::uint32_t n = q.front();
+        q.pop_front();
+        for (size_t b = 0; b < m_bridges.size(); ++b) {
+            const bridge& br = m_bridges[b];
+            if (br.a.net == n && !prev.count(br.b.net)) {
+                prev[br.b.net] = {n, b, true};
+                q.push_back(br.b.net);
+            } else if (br.b.net == n && !prev.count(br.a.net)) {
+                prev[br.a.net] = {n, b, false};
+                q.push_back(br.a.net);
+            }
+        }
+    }
+    if (!prev.count(to.net))
+        throw input_error("no route from " + comp(from.net).path() + " to " + comp(to.net).path() +
+                          ": the networks are not connected (add a chip_link between them)");
+    std::vector<route_segment> rev;
+    std::uint32_t cur = to.net, port_out = to.port;
+    while (cur != from.net) {
+        const prev_t p = prev[cur];
+        const bridge& br = m_bridges[p.bridge];
+        const attach_point here = p.forward ? br.b : br.a, there = p.forward ? br.a : br.b;
+        rev.push_back({cur, here.port, port_out});
+        cur = p.net;
+        port_out = there.port;
+    }
+    rev.push_back({from.net, from.port, port_out});
+    std::reverse(rev.begin(), rev.end());
+    return rev;
+}
+
+endpoint platform::resolve(const std::string& path, const source_location& where) const {
+    const parsed_side s = parse_side(path, where);
+    const group* g = find_group(s.name);
+    if (!g) {
+        std::vector<std::string> names;
+        for (const auto& gg : m_groups) names.push_back(gg.name);
+        throw input_error("'" + path + "': no component named '" + s.name + "'" + did_you_mean(s.name, names) +
+                              "; components: " + join(names),
+                          where);
+    }
+    auto numbers = [&](const std::vector<std::string>& idx) {
+        std::vector<int> out;
+        for (const auto& e : idx) {
+            try {
+                out.push_back(static_cast<int>(expression::parse(e).eval_number(nullptr)));
+            } catch (const expr_error& err) {
+                throw input_error("'" + path + "': index '" + e + "': " + err.what(), where);
+            }
+        }
+        return out;
+    };
+    endpoint ep;
+    ep.comp = g->ids.front();
+    std::vector<std::string> unit_idx = s.replica_idx;
+    if (!g->shape.empty()) {
+        if (s.replica_idx.size() != g->shape.size())
+            throw input_error("'" + path + "': '" + g->name + "' is a " + shape_str(g->shape) + " grid; name one, e.g. " +
+                                  g->name + "[" + std::string(g->shape.size() == 2 ? "0,0" : "0") + "]",
+                              where);
+        const std::vector<int> ri = numbers(s.replica_idx);
+        long long flat = 0, stride = 1;
+        for (size_t i = 0; i < ri.size(); ++i) {
+            if (ri[i] < 0 || ri[i] >= g->shape[i])
+                throw input_error("'" + path + "': outside the " + shape_str(g->shape) + " grid of '" + g->name + "'", where);
+            flat += ri[i] * stride;
+            stride *= g->shape[i];
+        }
+        ep.comp = g->ids[static_cast<size_t>(flat)];
+        unit_idx = s.unit_idx;
+    }
+    component* c = &comp(ep.comp);
+    if (!s.sub.empty()) {
+        auto* obj = sc_core::sc_find_object((c->path() + "." + s.sub).c_str());
+        auto* part = dynamic_cast<component*>(obj);
+        if (!part) {
+            std::vector<std::string> parts;
+            for (auto* ch : c->get_child_objects())
+                if (dynamic_cast<component*>(ch)) parts.push_back(ch->basename());
+            throw input_error("'" + path + "': " + c->path() + " has no part '" + s.sub + "'" +
+                                  (parts.empty() ? std::string(" (it has no parts)") : "; parts: " + join(parts)),
+                              where);
+        }
+        c = part;
+        ep.comp = part->id();
+    }
+    const std::vector<int> shape = c->unit_shape();
+    if (!unit_idx.empty()) {
+        const std::vector<int> ui = numbers(unit_idx);
+        ep.unit = c->unit_at(ui);
+        if (ep.unit < 0)
+            throw input_error("'" + path + "': unit " + coords_str(ui) + " is outside " + c->path() + "'s " +
+                                  (shape.empty() ? std::string("single unit") : shape_str(shape) + " units"),
+                              where);
+    } else if (!shape.empty() && c->unit_count() > 1) {
+        if (!c->has_role(component::role::memory) || c->has_role(component::role::compute))
+            throw input_error("'" + path + "': " + c->path() + " has " + shape_str(shape) + " units; name one, e.g. " + s.name +
+                                  "[" + std::string(shape.size() == 2 ? "0,0" : "0") + "]",
+                              where);
+        ep.unit = -1;  // a memory spread over its units by address
+    }
+    return ep;
+}
+
+std::string platform::name_of(const endpoint& e) const {
+    const component& c = comp(e.comp);
+    std::string n = c.path();
+    const std::string prefix = std::string(name()) + ".";
+    if (n.rfind(prefix, 0) == 0) n = n.substr(prefix.size());
+    if (e.unit >= 0 && c.unit_count() > 1) n += c.unit_suffix(static_cast<std::uint32_t>(e.unit));
+    return n;
+}
+
+std::string platform::resolved_yaml(const param_context& ctx) const {
+    std::ostringstream os;
+    os << "# Resolved configuration of platform '" << m_title << "' (" << m_file << ")\n"
+       << "# Every parameter's final value (YAML, presets, defaults and --set applied); each line works as --set.\n";
+    os << "platform: " << m_title << "\n";
+    for (const auto& [path, value] : ctx.resolved()) {
+        YAML::Emitter e;
+        e << YAML::DoubleQuoted << value;
+        os << path << ": " << e.c_str() << "\n";
+    }
+    return os.str();
+}
+
+}  // namespace tessel

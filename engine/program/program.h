@@ -1,0 +1,72 @@
+// A program: steps bound to platform resources, with dependencies. Mappers produce programs from workload
+// graphs; course exercises and microbenchmarks write them by hand in YAML (program_yaml.h). The executor runs
+// them. Steps are plain data in flat arrays (a wafer-scale program has millions).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/core/error.h"
+#include "models/core/transaction.h"
+#include "models/core/units.h"
+
+namespace tessel {
+
+/// A place a step reads, writes or runs on: a component, one of its units (-1: chosen by address), an address.
+struct endpoint {
+    std::uint32_t comp = ~0u;
+    std::int32_t unit = 0;
+    std::uint64_t address = 0;
+    bool valid() const { return comp != ~0u; }
+};
+
+enum class step_kind : std::uint8_t {
+    compute,   // work on a compute unit
+    transfer,  // bytes from one endpoint to another (load, store, send), packet by packet
+    sync,      // a barrier: released after the last dependency plus the barrier's latency
+    delay      // a fixed time with no resource (reconfiguration, launch overhead)
+};
+const char* step_kind_name(step_kind k);
+
+struct step {
+    step_kind kind = step_kind::compute;
+    std::uint32_t op = 0;        // index into program::op_names (what the step belongs to)
+    endpoint at;                 // compute/sync target; transfer source
+    endpoint to;                 // transfer destination
+    std::uint64_t bytes = 0;     // transfer size
+    std::uint32_t work = 0;      // index into program::works (compute)
+    tick not_before = 0;         // earliest start (static schedules)
+    tick length = 0;             // delay steps
+    std::uint32_t dep_begin = 0, dep_count = 0;
+};
+
+class program {
+public:
+    std::string name;
+    std::vector<step> steps;
+    std::vector<std::uint32_t> deps;  // steps[i]'s dependencies are deps[dep_begin, dep_begin + dep_count)
+    std::vector<work> works;
+    std::vector<std::string> op_names;
+    std::vector<std::string> step_labels;  // optional user-facing names (program YAML ids); may be empty
+    /// Static schedule: a step that cannot start exactly at its not_before is an error naming the conflict.
+    bool strict_schedule = false;
+
+    std::uint32_t intern_op(const std::string& op);
+    std::uint32_t add_work(const work& w);
+    std::uint32_t add_compute(std::uint32_t op, endpoint at, std::uint32_t work, const std::vector<std::uint32_t>& after);
+    std::uint32_t add_transfer(std::uint32_t op, endpoint from, endpoint to, std::uint64_t bytes,
+                               const std::vector<std::uint32_t>& after);
+    std::uint32_t add_sync(std::uint32_t op, endpoint barrier, const std::vector<std::uint32_t>& after);
+    std::uint32_t add_delay(std::uint32_t op, tick length, const std::vector<std::uint32_t>& after);
+
+    size_t size() const { return steps.size(); }
+    const std::uint32_t* deps_of(std::uint32_t s) const { return deps.data() + steps[s].dep_begin; }
+    /// "step 12 'load_a'" or "step 12 (transfer of op 'fc1')" for messages.
+    std::string describe(std::uint32_t s) const;
+
+private:
+    std::uint32_t push(step st, const std::vector<std::uint32_t>& after);
+};
+
+}  // namespace tessel

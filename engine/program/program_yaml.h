@@ -1,0 +1,18 @@
+// Programs written by hand (course exercises, microbenchmarks): a YAML list of steps bound to platform
+// resources by path, with ids and dependencies. `for:` repeats a step over index ranges with {expr}
+// substitution. See docs/program-yaml.md.
+#pragma once
+
+#include <string>
+
+#include "engine/netlist/platform.h"
+#include "engine/program/program.h"
+
+namespace tessel {
+
+/// Loads a program; paths resolve against `plat`. Unknown ids, keys, units and paths are input_errors with
+/// file:line:column.
+program load_program(const std::string& path, const platform& plat);
+program parse_program(const yaml_node& root, const platform& plat);
+
+}  // namespace tessel

@@ -1,0 +1,146 @@
+#include "engine/report/summary.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <ostream>
+
+namespace tessel {
+
+std::string group_name(const std::string& path) {
+    std::string out;
+    for (size_t i = 0; i < path.size(); ++i) {
+        if (path[i] == '[') {
+            const size_t close = path.find(']', i);
+            if (close == std::string::npos) return out + path.substr(i);
+            out += "[*]";
+            i = close;
+        } else {
+            out += path[i];
+        }
+    }
+    return out;
+}
+
+run_summary summarise(const platform& plat, const executor::result& r, const program& p, double flops, double samples) {
+    run_summary s;
+    s.platform = plat.title();
+    s.workload = p.name;
+    s.sim_seconds = ticks_to_seconds(r.duration());
+    s.samples = samples;
+    s.flops = flops;
+    s.steps = p.steps.size();
+    s.packets = r.packets;
+    s.activations = r.activations;
+
+    std::vector<resource_usage> all;
+    for (component* c : plat.sim().components())
+        if (c) c->usage(all);
+    const std::string prefix = std::string(plat.name()) + ".";
+    std::map<std::string, size_t> index;
+    for (auto u : all) {
+        if (u.name.rfind(prefix, 0) == 0) u.name = u.name.substr(prefix.size());
+        // Physical bound, per resource: no unit finishes its work faster than at peak rate.
+        const double bound = std::max(u.ideal_max, u.units > 0 ? u.ideal_seconds / u.units : 0.0);
+        if (bound > s.bound_seconds && u.cls != resource_class::sync) {
+            s.bound_seconds = bound;
+            s.bound_resource = u.name;
+        }
+        const std::string g = group_name(u.name);
+        const auto it = index.find(g);
+        if (it == index.end()) {
+            u.name = g;
+            index[g] = s.resources.size();
+            s.resources.push_back(u);
+        } else {
+            resource_usage& a = s.resources[it->second];
+            a.work += u.work;
+            a.units += u.units;
+            a.ideal_seconds += u.ideal_seconds;
+            a.ideal_max = std::max(a.ideal_max, u.ideal_max);
+            a.busy_seconds += u.busy_seconds;
+            a.busy_max = std::max(a.busy_max, u.busy_max);
+        }
+    }
+    for (const auto& u : s.resources)
+        if (u.cls == resource_class::compute) s.peak_flops += u.peak_rate * u.units;
+    // A simulated time below the physical bound would mean a model ran faster than its hardware.
+    if (s.sim_seconds + 1e-15 < s.bound_seconds * (1 - 1e-9))
+        throw std::logic_error("physical bound violated: simulated " + format_time(s.sim_seconds) + " but " +
+                               s.bound_resource + " alone needs " + format_time(s.bound_seconds) + " at peak rate");
+    std::stable_sort(s.resources.begin(), s.resources.end(),
+                     [](const resource_usage& a, const resource_usage& b) { return a.busy_max > b.busy_max; });
+    if (!s.resources.empty() && s.resources.front().busy_max > 0) s.bound_by = resource_class_name(s.resources.front().cls);
+    else s.bound_by = "latency";
+    return s;
+}
+
+nlohmann::json run_summary::to_json() const {
+    nlohmann::json j;
+    j["platform"] = platform;
+    j["workload"] = workload;
+    j["sim_time_s"] = sim_seconds;
+    j["samples"] = samples;
+    j["throughput_per_s"] = throughput();
+    j["flops"] = flops;
+    j["achieved_flops_per_s"] = achieved_flops();
+    j["peak_flops_per_s"] = peak_flops;
+    j["fraction_of_peak"] = peak_flops > 0 ? achieved_flops() / peak_flops : 0.0;
+    j["physical_bound_s"] = bound_seconds;
+    j["physical_bound_resource"] = bound_resource;
+    j["bound_by"] = bound_by;
+    j["steps"] = steps;
+    j["packets"] = packets;
+    nlohmann::json res = nlohmann::json::array();
+    for (const auto& u : resources) {
+        nlohmann::json r;
+        r["name"] = u.name;
+        r["kind"] = u.kind;
+        r["class"] = resource_class_name(u.cls);
+        r["units"] = u.units;
+        r["work"] = u.work;
+        r["work_unit"] = u.work_unit;
+        r["busy_max_s"] = u.busy_max;
+        r["utilisation_max"] = sim_seconds > 0 ? u.busy_max / sim_seconds : 0.0;
+        r["utilisation_mean"] = sim_seconds > 0 && u.units > 0 ? u.busy_seconds / (u.units * sim_seconds) : 0.0;
+        r["fraction_of_peak"] = sim_seconds > 0 && u.units > 0 && u.peak_rate > 0 ? u.work / (u.peak_rate * u.units * sim_seconds) : 0.0;
+        res.push_back(r);
+    }
+    j["resources"] = res;
+    j["notes"] = notes;
+    if (!details.is_null()) j["mapping"] = details;
+    return j;
+}
+
+void run_summary::print(std::ostream& os, size_t top) const {
+    char line[256];
+    os << "platform   " << platform << "\n";
+    os << "workload   " << workload << "\n";
+    os << "simulated  " << format_time(sim_seconds) << "  (" << steps << " steps, " << packets << " packets)\n";
+    if (samples > 0 && sim_seconds > 0) os << "throughput " << format_number(throughput(), 4) << " samples/s (" << format_number(samples) << " per run)\n";
+    if (flops > 0)
+        os << "compute    " << format_rate(achieved_flops(), "FLOP/s") << " of " << format_rate(peak_flops, "FLOP/s") << " peak ("
+           << format_number(peak_flops > 0 ? 100 * achieved_flops() / peak_flops : 0, 3) << "%)\n";
+    os << "bound by   " << bound_by;
+    if (bound_seconds > 0)
+        os << "; physical lower bound " << format_time(bound_seconds) << " (" << bound_resource << "), run is "
+           << format_number(sim_seconds / bound_seconds, 3) << "x that";
+    os << "\n\n";
+    std::snprintf(line, sizeof line, "%-28s %-12s %-8s %8s %9s %10s\n", "busiest resources", "kind", "class", "units",
+                  "max busy", "mean busy");
+    os << line;
+    for (size_t i = 0; i < resources.size() && i < top; ++i) {
+        const auto& u = resources[i];
+        const double mx = sim_seconds > 0 ? 100 * u.busy_max / sim_seconds : 0;
+        const double mean = sim_seconds > 0 && u.units > 0 ? 100 * u.busy_seconds / (u.units * sim_seconds) : 0;
+        std::snprintf(line, sizeof line, "%-28s %-12s %-8s %8.0f %8.1f%% %9.1f%%\n", u.name.c_str(), u.kind.c_str(),
+                      resource_class_name(u.cls), u.units, mx, mean);
+        os << line;
+    }
+    if (!notes.empty()) {
+        os << "\nmapping\n";
+        for (const auto& n : notes) os << "  " << n << "\n";
+    }
+}
+
+}  // namespace tessel

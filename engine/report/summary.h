@@ -1,0 +1,46 @@
+// The run summary: what a user reads first. Simulated time, throughput, achieved against peak FLOP/s, the
+// physical lower bound (the largest work / peak rate over all resources) and how close the run came to it,
+// the busiest resources with their utilisation, and whether the run was bound by compute, memory, network or
+// sync. Printed as a table and written as summary.json (the metrics sweeps collect).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "engine/exec/executor.h"
+#include "engine/netlist/platform.h"
+#include "models/core/reservation.h"
+
+namespace tessel {
+
+struct run_summary {
+    std::string platform, workload;
+    double sim_seconds = 0;
+    double samples = 1;
+    double flops = 0;               // useful work of the workload (or of the program's compute steps)
+    double peak_flops = 0;          // sum of the compute resources' peaks
+    double bound_seconds = 0;       // physical lower bound
+    std::string bound_resource;     // the resource that sets it
+    std::string bound_by;           // compute | memory | network | sync: class of the busiest resource
+    std::uint64_t steps = 0, packets = 0, activations = 0;
+    std::vector<resource_usage> resources;  // grouped over replicas, busiest first
+    std::vector<std::string> notes;
+    nlohmann::json details;
+
+    double throughput() const { return sim_seconds > 0 ? samples / sim_seconds : 0; }
+    double achieved_flops() const { return sim_seconds > 0 ? flops / sim_seconds : 0; }
+    nlohmann::json to_json() const;
+    void print(std::ostream& os, size_t top = 8) const;
+};
+
+/// Collects usage from every component, groups replicas ("tile[*].pe"), and checks the physical bound:
+/// a run shorter than any resource's work at peak rate is a modelling bug and throws std::logic_error.
+run_summary summarise(const platform& plat, const executor::result& r, const program& p, double flops, double samples);
+
+/// "tile[3,2].pe" -> "tile[*].pe"
+std::string group_name(const std::string& path);
+
+}  // namespace tessel

@@ -1,0 +1,167 @@
+#include "engine/run/session.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "engine/program/program_yaml.h"
+#include "engine/workload/load.h"
+
+namespace tessel {
+
+std::pair<std::string, std::string> split_set(const std::string& arg) {
+    const size_t eq = arg.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size())
+        throw input_error("--set '" + arg + "': expected PATH=VALUE, e.g. --set noc.link_bandwidth=64B/cycle");
+    return {arg.substr(0, eq), arg.substr(eq + 1)};
+}
+
+namespace {
+
+tick parse_time_arg(const std::string& text, const std::string& what) {
+    if (text.empty()) return 0;
+    quantity q;
+    try {
+        q = parse_quantity(text);
+    } catch (const input_error& e) {
+        throw input_error(what + ": " + e.message());
+    }
+    if (q.dim != dimension::time && !(q.dim == dimension::scalar && q.value == 0))
+        throw input_error(what + ": expected a time such as 10us, got '" + text + "'");
+    return seconds_to_ticks(q.value);
+}
+
+void write_file(const std::string& path, const std::string& text) {
+    const std::filesystem::path p(path);
+    if (p.has_parent_path()) {
+        std::error_code ec;
+        std::filesystem::create_directories(p.parent_path(), ec);
+    }
+    std::ofstream os(path, std::ios::binary);
+    if (!os) throw input_error("cannot write '" + path + "'");
+    os << text;
+    if (!os) throw input_error("error writing '" + path + "'");
+}
+
+std::uint64_t fnv1a(const std::string& s) {
+    std::uint64_t h = 1469598103934665603ULL;
+    for (unsigned char c : s) {
+        h ^= c;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+}  // namespace
+
+session::session(session_options o) : m_opt(std::move(o)) {}
+session::~session() = default;
+
+run_summary session::run() {
+    if (m_opt.platform.empty()) throw input_error("no platform given (--platform FILE.yaml)");
+    if (m_opt.workload.empty() == m_opt.program.empty())
+        throw input_error("give either --workload (a workload to map) or --program (a program to run), not both");
+    for (const auto& s : m_opt.sets) {
+        auto [k, v] = split_set(s);
+        if (k.rfind("workload.", 0) == 0) m_workload_sets[k.substr(9)] = v;
+        else m_ctx.add_override(k, v);
+    }
+    trace_options to;
+    to.vcd_path = m_opt.vcd;
+    to.perfetto_path = m_opt.trace;
+    to.scopes = m_opt.trace_scopes;
+    to.from = parse_time_arg(m_opt.trace_from, "--trace-from");
+    to.to = m_opt.trace_to.empty() ? max_tick : parse_time_arg(m_opt.trace_to, "--trace-to");
+    if (to.to <= to.from) throw input_error("--trace-to must be later than --trace-from");
+    m_sim.trace.configure(to);
+
+    m_platform = platform::load(m_opt.platform, m_ctx, m_sim);
+    double flops = 0;
+    std::string workload_name;
+    if (!m_opt.program.empty()) {
+        m_mapping.prog = load_program(m_opt.program, *m_platform);
+        for (const step& st : m_mapping.prog.steps)
+            if (st.kind == step_kind::compute) flops += m_mapping.prog.works[st.work].flops();
+        if (!m_workload_sets.empty())
+            throw input_error("--set workload." + m_workload_sets.begin()->first + ": a program run has no workload");
+    } else {
+        const workload_graph g = load_workload(m_opt.workload, m_workload_sets);
+        std::unique_ptr<mapper> mp = create_mapper(*m_platform, m_ctx);
+        const auto unused = m_ctx.unused_overrides();
+        if (!unused.empty()) {
+            std::vector<std::string> known;
+            for (const auto& [k, _] : m_ctx.resolved()) known.push_back(k);
+            throw input_error("--set " + unused.front() + ": no such parameter" + did_you_mean(unused.front(), known) +
+                              " (platform parameters are COMPONENT.PARAM, e.g. noc.link_bandwidth; mapper options "
+                              "mapper.NAME; workload parameters workload.NAME)");
+        }
+        m_mapping = mp->map(g, *m_platform);
+        flops = g.total().flops;
+        for (const auto& [k, v] : g.parameters) m_workload_resolved += "workload." + k + ": \"" + v + "\"\n";
+        workload_name = g.name;
+    }
+    const auto unused = m_ctx.unused_overrides();
+    if (!unused.empty()) {
+        std::vector<std::string> known;
+        for (const auto& [k, _] : m_ctx.resolved()) known.push_back(k);
+        throw input_error("--set " + unused.front() + ": no such parameter" + did_you_mean(unused.front(), known) +
+                          " (platform parameters are COMPONENT.PARAM, e.g. noc.link_bandwidth)");
+    }
+    if (!workload_name.empty()) m_mapping.prog.name = workload_name;
+    m_sim.trace.set_op_names(m_mapping.prog.op_names);
+    m_exec = std::make_unique<executor>("executor", *m_platform);
+    m_result = m_exec->run(m_mapping.prog);
+    run_summary s = summarise(*m_platform, m_result, m_mapping.prog, flops, m_mapping.samples);
+    s.notes = m_mapping.notes;
+    s.details = m_mapping.details;
+    write_outputs(s);
+    return s;
+}
+
+std::string session::resolved() const {
+    return m_platform->resolved_yaml(m_ctx) + m_workload_resolved;
+}
+
+void session::write_outputs(const run_summary& s) const {
+    const std::string resolved_text = resolved();
+    nlohmann::json j = s.to_json();
+    j["tessel_version"] = TESSEL_VERSION;
+    char hash[32];
+    std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(fnv1a(resolved_text)));
+    j["config_hash"] = hash;
+    const double secs = s.sim_seconds;
+    auto stats_json = [&] {
+        std::ostringstream os;
+        m_sim.stats.write_json(os, secs, m_opt.per_unit_stats);
+        return os.str();
+    };
+    auto stats_csv = [&] {
+        std::ostringstream os;
+        m_sim.stats.write_csv(os, secs);
+        return os.str();
+    };
+    if (!m_opt.out_dir.empty()) {
+        const std::string d = m_opt.out_dir + "/";
+        write_file(d + "summary.json", j.dump(2) + "\n");
+        write_file(d + "stats.json", stats_json());
+        write_file(d + "stats.csv", stats_csv());
+        write_file(d + "resolved.yaml", resolved_text);
+    }
+    if (!m_opt.stats_json.empty()) write_file(m_opt.stats_json, stats_json());
+    if (!m_opt.stats_csv.empty()) write_file(m_opt.stats_csv, stats_csv());
+    // The resolved configuration goes next to the results wherever they are.
+    if (m_opt.out_dir.empty()) {
+        const std::string first = !m_opt.stats_json.empty() ? m_opt.stats_json
+                                  : !m_opt.stats_csv.empty() ? m_opt.stats_csv
+                                  : !m_opt.trace.empty()     ? m_opt.trace
+                                                             : m_opt.vcd;
+        if (!first.empty()) {
+            std::filesystem::path p(first);
+            write_file((p.parent_path() / (p.stem().string() + ".resolved.yaml")).string(), resolved_text);
+        }
+    }
+    m_sim.trace.write();
+}
+
+}  // namespace tessel

@@ -1,0 +1,62 @@
+// One simulation run, from files to results: load the platform (with --set overrides), build the program
+// (a hand-written program YAML, or a workload mapped by the platform's mapper), run it on the executor, then
+// summarise and write the outputs asked for. `tessel run` and the tests both go through here.
+#pragma once
+
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/exec/executor.h"
+#include "engine/mappers/mapper.h"
+#include "engine/report/summary.h"
+#include "models/core/tracer.h"
+
+namespace tessel {
+
+struct session_options {
+    std::string platform;                // platform YAML path
+    std::string workload;                // workload spec (file or built-in name), or
+    std::string program;                 // program YAML path
+    std::vector<std::string> sets;       // "path=value"
+    std::string out_dir;                 // writes summary.json, stats.json, stats.csv, resolved.yaml there
+    std::string stats_json, stats_csv;   // explicit paths
+    std::string vcd, trace;              // trace files
+    std::vector<std::string> trace_scopes;
+    std::string trace_from, trace_to;    // time window ("10us")
+    bool per_unit_stats = false;
+};
+
+class session {
+public:
+    explicit session(session_options o);
+    ~session();
+
+    /// Loads everything and runs; throws input_error for bad input.
+    run_summary run();
+
+    platform& plat() { return *m_platform; }
+    const program& prog() const { return m_mapping.prog; }
+    const executor::result& result() const { return m_result; }
+    const param_context& context() const { return m_ctx; }
+    /// The resolved configuration text (platform parameters, mapper options, workload parameters).
+    std::string resolved() const;
+
+private:
+    void write_outputs(const run_summary& s) const;
+    session_options m_opt;
+    sim_context m_sim;
+    param_context m_ctx;
+    std::unique_ptr<platform> m_platform;
+    std::unique_ptr<executor> m_exec;
+    mapping m_mapping;
+    executor::result m_result;
+    std::map<std::string, std::string> m_workload_sets;
+    std::string m_workload_resolved;
+};
+
+/// Splits "a.b=c" into {"a.b", "c"}; throws input_error naming the bad argument.
+std::pair<std::string, std::string> split_set(const std::string& arg);
+
+}  // namespace tessel

@@ -1,0 +1,67 @@
+#include "models/composite/tile.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/core/registry.h"
+
+namespace tessel {
+
+void tile::params::declare(param_decl& d) {
+    d.group(compute, "pe", "the processing element (see `tessel describe pe`)");
+    d.group(scratchpad, "sram", "the scratchpad (see `tessel describe sram_bank`)");
+}
+
+tile::tile(sc_core::sc_module_name n, const component_args& a) : component(n, a) {
+    load_params(m_p, a);
+    component_args sub = a;
+    sub.config_path = a.config_path + ".pe";
+    m_pe = std::make_unique<class pe>("pe", sub, m_p.compute);
+    sub.config_path = a.config_path + ".sram";
+    m_sram = std::make_unique<sram_bank>("sram", sub, m_p.scratchpad);
+    m_pe->set_owner(this);
+    m_sram->set_owner(this);
+    set_clock(m_p.compute.clock);
+    m_to_pe.bind(m_pe->in);
+    m_to_sram.bind(m_sram->in);
+}
+
+void tile::transport(txn& t) {
+    if (t.kind != txn_kind::compute) {
+        tlm::tlm_generic_payload gp;
+        gp.set_extension(&t);
+        sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+        m_to_sram->b_transport(gp, delay);
+        gp.clear_extension(&t);
+        return;
+    }
+    // The datapath and the operand stream run together; the step ends when both are done.
+    tlm::tlm_generic_payload gp;
+    gp.set_extension(&t);
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    m_to_pe->b_transport(gp, delay);
+    gp.clear_extension(&t);
+    const double bytes = t.w ? t.w->local_bytes() : 0.0;
+    if (bytes > 0) {
+        txn& o = m_operands.ext();
+        o.kind = txn_kind::read;
+        o.unit = 0;
+        o.address = 0;
+        o.bytes = static_cast<std::uint64_t>(std::ceil(bytes));
+        o.head = t.head;
+        o.tail = t.head;
+        o.op = t.op;
+        o.step = t.step;
+        m_to_sram->b_transport(m_operands.gp(), delay);
+        t.tail = std::max(t.tail, o.tail);
+    }
+}
+
+TESSEL_REGISTER_KIND([] {
+    auto k = make_kind<tile>("tile", "composite",
+                             "a processing element plus its scratchpad and a network port; compute overlaps its "
+                             "operand stream from the scratchpad");
+    return k;
+}());
+
+}  // namespace tessel

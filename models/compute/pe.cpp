@@ -1,0 +1,154 @@
+#include "models/compute/pe.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/core/registry.h"
+#include "models/core/sim_context.h"
+
+namespace tessel {
+
+void pe::params::declare(param_decl& d) {
+    d(clock, "clock", "${clock}", "clock of the MAC datapath and issue logic (default: the platform clock)");
+    d(macs_per_cycle, "macs_per_cycle", "{fp32: 64, bf16: 256, fp16: 256, int8: 512}",
+      "multiply-accumulates per cycle at peak, per data type (SIMD mode; illustrative teaching defaults)");
+    d(vector_lanes, "vector_lanes", "16", "element operations per cycle on the vector path (activations, norms)",
+      bound::positive);
+    d(issue_overhead, "issue_overhead", "4cycles", "fixed cost to start one step (decode, address setup)");
+    d.choice(mode, "mode", "simd", {"simd", "systolic"},
+             "simd: MACs at macs_per_cycle; systolic: a rows x cols array timed per fold with fill and drain");
+    d(rows, "rows", "16", "systolic array rows (systolic mode)", bound::positive);
+    d(cols, "cols", "16", "systolic array columns (systolic mode)", bound::positive);
+    d.choice(dataflow, "dataflow", "ws", {"os", "ws", "is"},
+             "systolic dataflow: output-, weight- or input-stationary (which operand stays in the array)");
+}
+
+double pe::timing::peak_macs_per_cycle(dtype t) const {
+    const bool supported = p.macs_per_cycle.has(t) ||
+                           (t == dtype::bf16 && p.macs_per_cycle.has(dtype::fp16)) ||
+                           (t == dtype::fp16 && p.macs_per_cycle.has(dtype::bf16));
+    if (!supported) return 0;
+    if (p.mode == "systolic") return static_cast<double>(p.rows * p.cols);
+    if (p.macs_per_cycle.has(t)) return p.macs_per_cycle.at(t);
+    return p.macs_per_cycle.at(t == dtype::bf16 ? dtype::fp16 : dtype::bf16);
+}
+
+void pe::timing::check(const work& w, const std::string& who) const {
+    if (w.macs > 0 && peak_macs_per_cycle(w.type) <= 0) {
+        std::string have;
+        for (const auto& [t, r] : p.macs_per_cycle.by_type) have += std::string(have.empty() ? "" : ", ") + dtype_name(t);
+        throw input_error(who + " cannot compute in " + dtype_name(w.type) + " (macs_per_cycle lists: " + have +
+                          "); set the workload precision to one of those or add a rate for it");
+    }
+}
+
+double pe::timing::cycles(const work& w) const {
+    double c = p.issue_overhead.to_cycles(clk);
+    if (w.macs > 0) {
+        const double peak = peak_macs_per_cycle(w.type);
+        if (peak <= 0) throw input_error("processing element cannot compute in " + std::string(dtype_name(w.type)));
+        if (p.mode == "systolic" && w.is_matmul()) {
+            // Map (M x K) . (K x N) onto the R x C array; T is the streamed (temporal) dimension.
+            const double R = static_cast<double>(p.rows), C = static_cast<double>(p.cols);
+            double spatial_r, spatial_c, temporal;
+            if (p.dataflow == "os") {
+                spatial_r = static_cast<double>(w.m), spatial_c = static_cast<double>(w.n), temporal = static_cast<double>(w.k);
+            } else if (p.dataflow == "ws") {
+                spatial_r = static_cast<double>(w.k), spatial_c = static_cast<double>(w.n), temporal = static_cast<double>(w.m);
+            } else {
+                spatial_r = static_cast<double>(w.k), spatial_c = static_cast<double>(w.m), temporal = static_cast<double>(w.n);
+            }
+            const double folds = std::ceil(spatial_r / R) * std::ceil(spatial_c / C);
+            const double batch = static_cast<double>(std::max<std::int64_t>(1, w.batch));
+            c += batch * folds * (2 * R + C + temporal - 2);
+        } else {
+            c += std::ceil(w.macs / peak);
+        }
+    }
+    if (w.vector_ops > 0) c += std::ceil(w.vector_ops / static_cast<double>(p.vector_lanes));
+    return c;
+}
+
+double pe::timing::ideal_seconds(const work& w) const {
+    double s = 0;
+    if (w.macs > 0) {
+        const double peak = peak_macs_per_cycle(w.type);
+        if (peak > 0) s += w.macs / (peak * clk.hz);
+    }
+    if (w.vector_ops > 0) s += w.vector_ops / (static_cast<double>(p.vector_lanes) * clk.hz);
+    return s;
+}
+
+pe::pe(sc_core::sc_module_name n, const component_args& a)
+    : component(n, a),
+      m_timing((load_params(m_p, a), m_p)),
+      m_macs(stats().scalar("macs", "MAC", "multiply-accumulates performed")),
+      m_vector_ops(stats().scalar("vector_ops", "op", "element operations on the vector path")),
+      m_steps(stats().scalar("steps", "step", "compute steps executed")) {
+    init();
+}
+
+pe::pe(sc_core::sc_module_name n, const component_args& a, const params& p)
+    : component(n, a),
+      m_p(p),
+      m_timing(p),
+      m_macs(stats().scalar("macs", "MAC", "multiply-accumulates performed")),
+      m_vector_ops(stats().scalar("vector_ops", "op", "element operations on the vector path")),
+      m_steps(stats().scalar("steps", "step", "compute steps executed")) {
+    init();
+}
+
+void pe::init() {
+    set_clock(m_p.clock);
+    m_track = trace_track("");
+    stats().formula("busy", "s", "time the datapath was occupied", [this](double) { return ticks_to_seconds(m_pipe.busy); });
+    stats().formula("utilisation", "1", "busy time over simulated time",
+                    [this](double s) { return s > 0 ? ticks_to_seconds(m_pipe.busy) / s : 0.0; });
+    stats().formula("efficiency", "1", "time at peak rate for the work done over simulated time",
+                    [this](double s) { return s > 0 ? m_ideal / s : 0.0; });
+}
+
+void pe::transport(txn& t) {
+    const work& w = *t.w;
+    const tick dur = m_timing.ticks(w);
+    const tick start = m_pipe.reserve(t.head, dur);
+    t.head = start;
+    t.tail = start + dur;
+    m_macs += w.macs;
+    m_vector_ops += w.vector_ops;
+    m_steps += 1;
+    m_ideal += m_timing.ideal_seconds(w);
+    sim().trace.slice(m_track, start, start + dur, t.op, t.step);
+}
+
+void pe::usage(std::vector<resource_usage>& out) const {
+    resource_usage u;
+    u.name = path();
+    u.kind = kind_name();
+    u.cls = resource_class::compute;
+    u.work = 2 * m_macs + m_vector_ops;
+    u.work_unit = "FLOP";
+    double best = 0;
+    for (const auto& [t, r] : m_p.macs_per_cycle.by_type) best = std::max(best, m_timing.peak_macs_per_cycle(t));
+    u.peak_rate = 2 * best * clock().hz;
+    u.ideal_seconds = m_ideal;
+    u.ideal_max = m_ideal;
+    u.busy_seconds = ticks_to_seconds(m_pipe.busy);
+    u.busy_max = u.busy_seconds;
+    out.push_back(u);
+}
+
+TESSEL_REGISTER_KIND([] {
+    auto k = make_kind<pe>("pe", "compute",
+                           "processing element: MAC datapath (SIMD rate per data type, or an R x C systolic array "
+                           "with os/ws/is dataflow, fill/drain and tile quantisation) plus vector lanes");
+    k.stats = {{"macs", "MAC", "multiply-accumulates performed"},
+               {"vector_ops", "op", "element operations"},
+               {"steps", "step", "compute steps executed"},
+               {"busy", "s", "time the datapath was occupied"},
+               {"utilisation", "1", "busy / simulated time"},
+               {"efficiency", "1", "time at peak for the work done / simulated time"}};
+    return k;
+}());
+
+}  // namespace tessel

@@ -1,0 +1,64 @@
+// `pe`: a processing element. A MAC datapath with a rate per data type plus vector lanes for element-wise work,
+// and a fixed issue overhead per step. In systolic mode the MACs are an R x C array with output-, weight- or
+// input-stationary dataflow, timed per fold as 2R + C + T - 2 cycles (fill, stream, drain; Samajdar et al.,
+// "A Systematic Methodology for Characterizing Scalability of DNN Accelerators using SCALE-Sim", ISPASS 2020),
+// so tile quantisation and fill/drain show. Leaves out: register files, instruction fetch, data hazards.
+#pragma once
+
+#include "models/core/component.h"
+
+namespace tessel {
+
+class pe : public component {
+public:
+    struct params {
+        frequency clock;
+        rate_table macs_per_cycle;
+        std::int64_t vector_lanes = 0;
+        duration issue_overhead;
+        std::string mode;
+        std::int64_t rows = 0, cols = 0;
+        std::string dataflow;
+        void declare(param_decl& d);
+    };
+
+    /// The timing rules, usable without a module (tile_array and mappers use them directly).
+    struct timing {
+        params p;
+        clock_domain clk;
+        explicit timing(const params& prm) : p(prm), clk(prm.clock.clock()) {}
+        /// MACs per cycle at peak for a data type (0 when the PE does not support it).
+        double peak_macs_per_cycle(dtype t) const;
+        /// Cycles a step of work occupies the PE (issue overhead included).
+        double cycles(const work& w) const;
+        /// The same, in ticks.
+        tick ticks(const work& w) const { return clk.cycles(cycles(w)); }
+        /// Seconds the work would take at peak rate (the physical bound).
+        double ideal_seconds(const work& w) const;
+        /// Throws input_error when the PE cannot run the data type of `w`.
+        void check(const work& w, const std::string& who) const;
+    };
+
+    pe(sc_core::sc_module_name name, const component_args& args);
+    /// As part of a composite whose parameters were already read.
+    pe(sc_core::sc_module_name name, const component_args& args, const params& p);
+
+    bool has_role(role r) const override { return r == role::compute; }
+    void transport(txn& t) override;
+    void usage(std::vector<resource_usage>& out) const override;
+
+    const timing& model() const { return m_timing; }
+
+private:
+    void init();
+    params m_p;
+    timing m_timing;
+    reservation m_pipe;
+    int m_track = -1;
+    double& m_macs;
+    double& m_vector_ops;
+    double& m_steps;
+    double m_ideal = 0;
+};
+
+}  // namespace tessel

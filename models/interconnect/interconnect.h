@@ -1,0 +1,49 @@
+// The base of every network (mesh_noc, ring, crossbar, chip_link): a component whose units are its ports.
+// Route transactions carry a packet from one port to another; each link on the way is a busy-until
+// reservation, so two flows on one link share its bandwidth and disjoint flows do not slow each other.
+// Packetisation: the executor splits a transfer into packets of packet_bytes payload (plus header_bytes on the
+// wire) and keeps at most max_outstanding packets of one transfer in flight, the way a network interface
+// with finite buffers would.
+#pragma once
+
+#include "models/core/component.h"
+
+namespace tessel {
+
+class interconnect : public component {
+public:
+    using component::component;
+
+    bool has_role(role r) const override { return r == role::interconnect; }
+    /// Ports of the network: {x, y} for a mesh, {n} for a ring or a crossbar.
+    virtual std::vector<int> port_shape() const = 0;
+    std::vector<int> unit_shape() const override { return port_shape(); }
+
+    virtual std::uint64_t packet_bytes() const = 0;
+    virtual std::uint64_t header_bytes() const = 0;
+    virtual std::uint32_t max_outstanding() const = 0;
+    /// Router-to-router hops between two ports (placement distance for mappers).
+    virtual int hops(std::uint32_t from, std::uint32_t to) const = 0;
+    /// Bandwidth of one link in bytes per second (payload and header).
+    virtual double link_bytes_per_second() const = 0;
+};
+
+/// The shared per-link rule: a packet whose first byte reaches the link's router at `head` and last byte at
+/// `tail` waits `pipeline` (router latency), takes the link for `ser`, and reaches the far end after `wire`.
+/// Cut-through: the far end sees the head before the tail has left, but the tail never leaves before it came.
+struct link_hop {
+    static void pass(reservation& link, double& link_bytes, std::uint64_t wire_bytes, tick ser, tick pipeline,
+                     tick wire, tick& head, tick& tail) {
+        const tick start = link.reserve(head + pipeline, ser);
+        tick end = start + ser;
+        if (tail + pipeline > end) {
+            end = tail + pipeline;
+            link.free_at = end;
+        }
+        link_bytes += static_cast<double>(wire_bytes);
+        head = start + wire;
+        tail = end + wire;
+    }
+};
+
+}  // namespace tessel

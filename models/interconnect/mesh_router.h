@@ -1,0 +1,39 @@
+// One router of a mesh_noc built as modules (representation: modules): a sc_module with a TLM target socket
+// and one initiator socket per neighbour. A packet walks the mesh as a chain of b_transport calls, each router
+// reserving its own output link with the same rule (link_hop) that the data-oriented representation applies
+// to its arrays, so both give identical timings. Used for small meshes, teaching and the equivalence test.
+#pragma once
+
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include <array>
+#include <memory>
+
+#include "models/core/reservation.h"
+#include "models/core/transaction.h"
+
+namespace tessel {
+
+class mesh_noc;
+
+class mesh_router : public sc_core::sc_module {
+public:
+    enum direction { east = 0, west = 1, north = 2, south = 3, local = 4 };
+
+    tlm_utils::simple_target_socket<mesh_router> in;
+    std::array<std::unique_ptr<tlm_utils::simple_initiator_socket<mesh_router>>, 4> out;
+
+    mesh_router(sc_core::sc_module_name name, mesh_noc& noc, int x, int y);
+
+    std::array<reservation, 5> links;
+    std::array<double, 5> link_bytes{};
+    std::array<int, 5> tracks{-2, -2, -2, -2, -2};
+
+private:
+    void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    mesh_noc& m_noc;
+    int m_x, m_y;
+};
+
+}  // namespace tessel

@@ -1,0 +1,91 @@
+#include "models/interconnect/ring.h"
+
+#include <algorithm>
+
+#include "models/core/registry.h"
+#include "models/core/sim_context.h"
+
+namespace tessel {
+
+void ring::params::declare(param_decl& d) {
+    d(clock, "clock", "${clock}", "router clock (default: the platform clock)");
+    d(nodes, "nodes", required, "nodes on the ring", bound::positive);
+    d(bidirectional, "bidirectional", "true", "links in both directions (else clockwise only)");
+    d(link_bandwidth, "link_bandwidth", "32B/cycle", "bandwidth of one link in one direction");
+    d(router_latency, "router_latency", "1cycle", "router latency per hop");
+    d(link_latency, "link_latency", "1cycle", "wire latency per hop");
+    d(packet_bytes, "packet_bytes", "256B", "largest payload of one packet", bound::positive);
+    d(header_bytes, "header_bytes", "16B", "header added to every packet on the wire");
+    d(max_outstanding, "max_outstanding", "8", "packets of one transfer in flight at once", bound::positive);
+}
+
+ring::ring(sc_core::sc_module_name n, const component_args& a)
+    : interconnect(n, a), m_packets(stats().scalar("packets", "packet", "packets delivered")) {
+    load_params(m_p, a);
+    set_clock(m_p.clock);
+    m_bps = m_p.link_bandwidth.bytes_per_second(clock());
+    m_router = m_p.router_latency.to_ticks(clock());
+    m_wire = m_p.link_latency.to_ticks(clock());
+    m_links.resize(static_cast<size_t>(m_p.nodes) * 4);
+    m_bytes.assign(m_links.size(), 0.0);
+    m_tracks.assign(m_links.size(), -2);
+}
+
+int ring::hops(std::uint32_t from, std::uint32_t to) const {
+    const int n = static_cast<int>(m_p.nodes);
+    const int cw = (static_cast<int>(to) - static_cast<int>(from) + n) % n;
+    return m_p.bidirectional ? std::min(cw, n - cw) : cw;
+}
+
+void ring::transport(txn& t) {
+    static const char* names[4] = {"cw", "ccw", "inject", "eject"};
+    const int n = static_cast<int>(m_p.nodes);
+    const std::uint64_t wire = t.bytes + m_p.header_bytes.bytes();
+    const tick ser = transfer_ticks(static_cast<double>(wire), m_bps);
+    auto hop = [&](int node, int which, tick pipeline) {
+        const size_t l = static_cast<size_t>(node * 4 + which);
+        link_hop::pass(m_links[l], m_bytes[l], wire, ser, pipeline, m_wire, t.head, t.tail);
+        if (sim().trace.enabled()) {
+            if (m_tracks[l] == -2) m_tracks[l] = trace_track("link[" + std::to_string(node) + "]." + names[which]);
+            sim().trace.slice(m_tracks[l], t.head - m_wire, t.tail - m_wire, t.op, t.step);
+        }
+    };
+    int at = static_cast<int>(t.src_port);
+    const int to = static_cast<int>(t.dst_port);
+    hop(at, 2, 0);
+    const int cw = (to - at + n) % n;
+    const bool clockwise = !m_p.bidirectional || cw <= n - cw;
+    while (at != to) {
+        hop(at, clockwise ? 0 : 1, m_router);
+        at = clockwise ? (at + 1) % n : (at - 1 + n) % n;
+    }
+    hop(at, 3, m_router);
+    m_packets += 1;
+}
+
+void ring::usage(std::vector<resource_usage>& out) const {
+    resource_usage u;
+    u.name = path();
+    u.kind = kind_name();
+    u.cls = resource_class::network;
+    u.work_unit = "B";
+    u.peak_rate = m_bps;
+    u.units = static_cast<double>(m_links.size());
+    for (size_t i = 0; i < m_links.size(); ++i) {
+        u.work += m_bytes[i];
+        u.ideal_max = std::max(u.ideal_max, m_bytes[i] / m_bps);
+        u.busy_seconds += ticks_to_seconds(m_links[i].busy);
+        u.busy_max = std::max(u.busy_max, ticks_to_seconds(m_links[i].busy));
+    }
+    u.ideal_seconds = u.work / m_bps;
+    out.push_back(u);
+}
+
+TESSEL_REGISTER_KIND([] {
+    auto k = make_kind<ring>("ring", "interconnect",
+                             "ring network: shortest-direction routing, per-hop latency, busy-until links");
+    k.stats = {{"packets", "packet", "packets delivered"}};
+    return k;
+}());
+
+}  // namespace tessel

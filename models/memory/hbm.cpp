@@ -1,0 +1,284 @@
+#include "models/memory/hbm.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/core/registry.h"
+#include "models/core/sim_context.h"
+
+namespace tessel {
+
+void hbm::params::declare(param_decl& d) {
+    d(clock, "clock", "${clock}", "memory controller clock (timings below may be given in its cycles)");
+    d(channels, "channels", "8", "independent channels (an HBM3 stack has 16, an HBM2e stack 8)", bound::positive);
+    d(pseudo_channels, "pseudo_channels", "2", "pseudo-channels per channel, each with its own data bus and banks",
+      bound::positive);
+    d(bank_groups, "bank_groups", "4", "bank groups per pseudo-channel", bound::positive);
+    d(banks_per_group, "banks_per_group", "4", "banks per bank group", bound::positive);
+    d(pin_rate, "pin_rate", "3.2Gb/s", "data rate of one data pin");
+    d(width, "width", "64", "data bus width of one pseudo-channel, in bits", bound::positive);
+    d(burst_length, "burst_length", "4", "beats per burst (bytes per burst = width / 8 x burst_length)",
+      bound::positive);
+    d(row_bytes, "row_bytes", "1KiB", "row (page) size of one bank", bound::positive);
+    d(interleave, "interleave", "256B", "consecutive bytes mapped to one channel before the next", bound::positive);
+    d(capacity, "capacity", "16GiB", "capacity of the whole device");
+    d(tCL, "tCL", "14ns", "column access (CAS) latency: column command to first data");
+    d(tRCD, "tRCD", "14ns", "activate to column command");
+    d(tRP, "tRP", "14ns", "precharge to activate");
+    d(tRAS, "tRAS", "34ns", "activate to precharge, minimum");
+    d(tRRD, "tRRD", "4ns", "activate to activate in one pseudo-channel, minimum");
+    d(tFAW, "tFAW", "30ns", "window in which at most four activations may start");
+    d(tREFI, "tREFI", "3.9us", "refresh interval");
+    d(tRFC, "tRFC", "260ns", "time one all-bank refresh blocks the channel");
+    d.choice(page_policy, "page_policy", "open", {"open", "closed"},
+             "open: keep a row open after an access (row hits); closed: precharge after every access");
+}
+
+hbm::hbm(sc_core::sc_module_name n, const component_args& a)
+    : component(n, a),
+      m_read_bytes(stats().scalar("read_bytes", "B", "bytes read")),
+      m_write_bytes(stats().scalar("write_bytes", "B", "bytes written")),
+      m_hits(stats().scalar("row_hits", "access", "accesses to an already open row")),
+      m_misses(stats().scalar("row_misses", "access", "accesses that closed another row first")),
+      m_empty(stats().scalar("row_empty", "access", "accesses to a bank with no open row")),
+      m_refresh_stall(stats().scalar("refresh_stall", "s", "time accesses waited for a refresh to finish")) {
+    load_params(m_p, a);
+    set_clock(m_p.clock);
+    const clock_domain& clk = clock();
+    m_pc_bps = m_p.pin_rate.bytes_per_second(clk) * static_cast<double>(m_p.width);
+    m_burst_bytes = static_cast<std::uint64_t>(m_p.width / 8 * m_p.burst_length);
+    if (m_burst_bytes == 0) throw input_error("component '" + a.config_path + "' (hbm): width must be at least 8 bits", a.where);
+    m_burst = transfer_ticks(static_cast<double>(m_burst_bytes), m_pc_bps);
+    m_cl = m_p.tCL.to_ticks(clk);
+    m_rcd = m_p.tRCD.to_ticks(clk);
+    m_rp = m_p.tRP.to_ticks(clk);
+    m_ras = m_p.tRAS.to_ticks(clk);
+    m_rrd = m_p.tRRD.to_ticks(clk);
+    m_faw = m_p.tFAW.to_ticks(clk);
+    m_refi = m_p.tREFI.to_ticks(clk);
+    m_rfc = m_p.tRFC.to_ticks(clk);
+    if (m_refi > 0 && m_rfc >= m_refi)
+        throw input_error("component '" + a.config_path + "' (hbm): tRFC must be shorter than tREFI", a.where);
+    if (m_p.interleave.bytes() > m_p.row_bytes.bytes())
+        throw input_error("component '" + a.config_path + "' (hbm): interleave (" + format_bytes(static_cast<double>(m_p.interleave.bytes())) +
+                              ") must not exceed row_bytes (" + format_bytes(static_cast<double>(m_p.row_bytes.bytes())) + ")",
+                          a.where);
+    const size_t pcs = static_cast<size_t>(m_p.channels * m_p.pseudo_channels);
+    m_pcs.resize(pcs);
+    for (auto& pc : m_pcs) pc.banks.resize(static_cast<size_t>(m_p.bank_groups * m_p.banks_per_group));
+    for (std::int64_t c = 0; c < m_p.channels; ++c) m_tracks.push_back(trace_track("channel[" + std::to_string(c) + "]"));
+    stats().formula("bandwidth", "B/s", "bytes moved per simulated second",
+                    [this](double s) { return s > 0 ? (m_read_bytes + m_write_bytes) / s : 0.0; });
+    stats().formula("peak_bandwidth", "B/s", "pins x pin rate over all pseudo-channels",
+                    [this](double) { return peak_bytes_per_second(); });
+    stats().formula("utilisation", "1", "bandwidth over peak bandwidth", [this](double s) {
+        return s > 0 ? (m_read_bytes + m_write_bytes) / s / peak_bytes_per_second() : 0.0;
+    });
+    stats().formula("row_hit_rate", "1", "row hits over all accesses", [this](double) {
+        const double all = m_hits + m_misses + m_empty;
+        return all > 0 ? m_hits / all : 0.0;
+    });
+}
+
+int hbm::unit_for_address(std::uint64_t address) const {
+    return static_cast<int>((address / m_p.interleave.bytes()) % static_cast<std::uint64_t>(m_p.channels));
+}
+
+hbm::location hbm::map(std::uint64_t address, int forced_channel) const {
+    // Row : bank : (column block) : pseudo-channel : channel : offset, from most to least significant.
+    std::uint64_t block = address / m_p.interleave.bytes();
+    location loc{};
+    if (forced_channel < 0) {
+        loc.channel = static_cast<std::uint32_t>(block % static_cast<std::uint64_t>(m_p.channels));
+        block /= static_cast<std::uint64_t>(m_p.channels);
+    } else {
+        loc.channel = static_cast<std::uint32_t>(forced_channel);
+    }
+    loc.pc = static_cast<std::uint32_t>(block % static_cast<std::uint64_t>(m_p.pseudo_channels));
+    block /= static_cast<std::uint64_t>(m_p.pseudo_channels);
+    const std::uint64_t blocks_per_row = m_p.row_bytes.bytes() / m_p.interleave.bytes();
+    block /= blocks_per_row;
+    const std::uint64_t banks = static_cast<std::uint64_t>(m_p.bank_groups * m_p.banks_per_group);
+    // Consecutive rows go to different bank groups first, so streaming activations overlap.
+    const std::uint64_t b = block % banks;
+    const std::uint64_t bg = b % static_cast<std::uint64_t>(m_p.bank_groups), within = b / static_cast<std::uint64_t>(m_p.bank_groups);
+    loc.bank = static_cast<std::uint32_t>(bg * static_cast<std::uint64_t>(m_p.banks_per_group) + within);
+    loc.row = block / banks;
+    return loc;
+}
+
+tick hbm::after_refresh(std::uint32_t channel, tick t, std::uint64_t* epoch) const {
+    if (m_refi == 0) {
+        *epoch = 0;
+        return t;
+    }
+    // Channels refresh staggered across the interval so they do not all stall at once; channel c first
+    // refreshes at (c + 1) / channels of the interval.
+    const tick offset = m_refi / static_cast<tick>(m_p.channels) * (channel + 1);
+    if (t < offset) {
+        *epoch = 0;
+        return t;
+    }
+    const tick k = (t - offset) / m_refi;
+    const tick window = offset + k * m_refi;
+    *epoch = k + 1;
+    if (t < window + m_rfc) return window + m_rfc;
+    return t;
+}
+
+std::pair<tick, tick> hbm::access_pc(const location& loc, std::uint64_t bytes, tick at, tick tail) {
+    pc_state& pc = m_pcs[loc.channel * static_cast<size_t>(m_p.pseudo_channels) + loc.pc];
+    bank_state& bank = pc.banks[loc.bank];
+    // The controller issues a request's commands as it nears the head of the queue: no earlier than the data
+    // bus could take its data, counting back the commands it needs (so rows are not opened long before use).
+    const tick free = pc.bus.free_at;
+    auto back = [free](tick lead) { return free > lead ? free - lead : tick{0}; };
+    const bool hit_candidate = bank.open_row == static_cast<std::int64_t>(loc.row);
+    const tick lead = hit_candidate ? m_cl : bank.open_row >= 0 ? m_rp + m_rcd + m_cl : m_rcd + m_cl;
+    const tick t_cmd = std::max(at, back(lead));
+    std::uint64_t epoch = 0;
+    const tick t0 = after_refresh(loc.channel, t_cmd, &epoch);
+    m_refresh_stall += ticks_to_seconds(t0 - t_cmd);
+    if (epoch != bank.epoch) {  // a refresh since the last access closed every row
+        bank.open_row = -1;
+        bank.epoch = epoch;
+    }
+    tick col;
+    if (bank.open_row == static_cast<std::int64_t>(loc.row)) {
+        m_hits += 1;
+        col = std::max(t0, bank.col_ready);
+    } else {
+        tick act;
+        if (bank.open_row >= 0) {
+            m_misses += 1;
+            const tick pre = std::max({t0, bank.act_at + m_ras, bank.data_end});
+            act = pre + m_rp;
+        } else {
+            m_empty += 1;
+            act = std::max(t0, bank.pre_ready);
+        }
+        if (pc.any_act) act = std::max(act, pc.last_act + m_rrd);
+        if (pc.act_count >= 4) act = std::max(act, pc.acts[pc.act_next] + m_faw);  // the 5th in a tFAW window waits
+        pc.acts[pc.act_next] = act;
+        pc.act_next = (pc.act_next + 1) % 4;
+        ++pc.act_count;
+        pc.last_act = act;
+        pc.any_act = true;
+        bank.act_at = act;
+        bank.open_row = static_cast<std::int64_t>(loc.row);
+        col = act + m_rcd;
+    }
+    const std::uint64_t bursts = (bytes + m_burst_bytes - 1) / m_burst_bytes;
+    const tick dur = m_burst * bursts;
+    tick data_start = std::max(col + m_cl, pc.bus.free_at);
+    // A refresh between the row's activation and this data closed the row: activate again after it.
+    std::uint64_t ep_data = 0;
+    const tick shifted = after_refresh(loc.channel, data_start, &ep_data);
+    if (ep_data != bank.epoch || shifted != data_start) {
+        const tick offset = m_refi / static_cast<tick>(m_p.channels) * (loc.channel + 1);
+        const tick window_end = offset + (ep_data - 1) * m_refi + m_rfc;
+        const tick act = std::max(window_end, bank.pre_ready);
+        const tick redone = std::max(act + m_rcd + m_cl, pc.bus.free_at);
+        m_refresh_stall += ticks_to_seconds(redone > data_start ? redone - data_start : 0);
+        bank.act_at = act;
+        bank.open_row = static_cast<std::int64_t>(loc.row);
+        bank.epoch = ep_data;
+        data_start = redone;
+    }
+    data_start = pc.bus.reserve(data_start, dur);
+    tick data_end = data_start + dur;
+    if (tail > data_end) {  // write data still arriving: the bus waits for it
+        pc.bus.free_at = tail;
+        data_end = tail;
+    }
+    bank.col_ready = data_start - m_cl + dur;
+    bank.data_end = data_end;
+    pc.bytes += static_cast<double>(bytes);
+    if (m_p.page_policy == "closed") {
+        bank.pre_ready = std::max(data_end, bank.act_at + m_ras) + m_rp;
+        bank.open_row = -1;
+    }
+    return {data_start, data_end};
+}
+
+void hbm::transport(txn& t) {
+    const std::uint64_t il = m_p.interleave.bytes();
+    std::uint64_t addr = t.address, left = t.bytes;
+    tick first = max_tick, last = 0;
+    std::uint32_t channel = 0;
+    bool any = false;
+    while (left > 0 || !any) {
+        const std::uint64_t chunk = std::min(left, il - addr % il);
+        const location loc = map(addr, t.unit);
+        const auto [s, e] = access_pc(loc, std::max<std::uint64_t>(chunk, 1), t.head, t.tail);
+        sim().trace.slice(m_tracks[loc.channel], s, e, t.op, t.step);
+        first = std::min(first, s);
+        last = std::max(last, e);
+        if (!any) channel = loc.channel;
+        any = true;
+        addr += chunk;
+        left -= chunk;
+        if (chunk == 0) break;
+    }
+    (t.kind == txn_kind::write ? m_write_bytes : m_read_bytes) += static_cast<double>(t.bytes);
+    t.head = first;
+    t.tail = last;
+    t.unit = static_cast<std::int32_t>(channel);
+}
+
+void hbm::usage(std::vector<resource_usage>& out) const {
+    resource_usage u;
+    u.name = path();
+    u.kind = kind_name();
+    u.cls = resource_class::memory;
+    u.work = m_read_bytes + m_write_bytes;
+    u.work_unit = "B";
+    u.peak_rate = m_pc_bps;
+    u.units = static_cast<double>(m_pcs.size());
+    for (const auto& pc : m_pcs) {
+        u.ideal_max = std::max(u.ideal_max, pc.bytes / m_pc_bps);
+        u.busy_seconds += ticks_to_seconds(pc.bus.busy);
+        u.busy_max = std::max(u.busy_max, ticks_to_seconds(pc.bus.busy));
+    }
+    u.ideal_seconds = u.work / m_pc_bps;
+    out.push_back(u);
+}
+
+TESSEL_REGISTER_KIND([] {
+    auto k = make_kind<hbm>("hbm", "memory",
+                            "DRAM (HBM2e, HBM3, DDR4) with channels, pseudo-channels, banks, row-buffer hits and "
+                            "misses from tRCD/tCL/tRP/tRAS, activation limits (tRRD, tFAW) and refresh");
+    // Timings in ns: DRAMsim3 configs/HBM2_8Gb_x128.ini (CL=tRCD=tRP=14, tRAS=34, tRRD_S=4, tFAW=30 at tCK=1ns,
+    // tREFI=3900, tRFC=260) and configs/DDR4_8Gb_x8_3200.ini (tCK=0.63ns: CL=tRCD=tRP=22, tRAS=52, tRRD_S=4,
+    // tFAW=34, tREFI=12480, tRFC=560); organisation and pin rates from JEDEC JESD235 (HBM2/2e) and JESD238 (HBM3).
+    k.presets = {
+        {"hbm2e_stack", "one HBM2e stack: 8 channels x 2 pseudo-channels of 64 bits at 3.2 Gb/s/pin (409.6 GB/s)",
+         "JEDEC JESD235D; timings DRAMsim3 HBM2_8Gb_x128",
+         {{"channels", "8"}, {"pseudo_channels", "2"}, {"bank_groups", "4"}, {"banks_per_group", "4"},
+          {"pin_rate", "3.2Gb/s"}, {"width", "64"}, {"burst_length", "4"}, {"row_bytes", "1KiB"},
+          {"capacity", "16GiB"}, {"tCL", "14ns"}, {"tRCD", "14ns"}, {"tRP", "14ns"}, {"tRAS", "34ns"},
+          {"tRRD", "4ns"}, {"tFAW", "30ns"}, {"tREFI", "3.9us"}, {"tRFC", "350ns"}}},
+        {"hbm3_stack", "one HBM3 stack: 16 channels x 2 pseudo-channels of 32 bits at 6.4 Gb/s/pin (819.2 GB/s)",
+         "JEDEC JESD238; timings as HBM2e (DRAMsim3 HBM2_8Gb_x128), tRFC for 16 Gb dies",
+         {{"channels", "16"}, {"pseudo_channels", "2"}, {"bank_groups", "4"}, {"banks_per_group", "4"},
+          {"pin_rate", "6.4Gb/s"}, {"width", "32"}, {"burst_length", "8"}, {"row_bytes", "1KiB"},
+          {"capacity", "16GiB"}, {"tCL", "14ns"}, {"tRCD", "14ns"}, {"tRP", "14ns"}, {"tRAS", "34ns"},
+          {"tRRD", "4ns"}, {"tFAW", "30ns"}, {"tREFI", "3.9us"}, {"tRFC", "450ns"}}},
+        {"ddr4_3200", "one DDR4-3200 channel: 64 bits at 3.2 Gb/s/pin (25.6 GB/s), 16 banks, 8 KiB rows",
+         "JEDEC JESD79-4; timings DRAMsim3 DDR4_8Gb_x8_3200",
+         {{"channels", "1"}, {"pseudo_channels", "1"}, {"bank_groups", "4"}, {"banks_per_group", "4"},
+          {"pin_rate", "3.2Gb/s"}, {"width", "64"}, {"burst_length", "8"}, {"row_bytes", "8KiB"},
+          {"interleave", "256B"}, {"capacity", "64GiB"}, {"tCL", "13.75ns"}, {"tRCD", "13.75ns"},
+          {"tRP", "13.75ns"}, {"tRAS", "32.5ns"}, {"tRRD", "2.5ns"}, {"tFAW", "21.25ns"}, {"tREFI", "7.8us"},
+          {"tRFC", "350ns"}}},
+    };
+    k.stats = {{"read_bytes", "B", "bytes read"}, {"write_bytes", "B", "bytes written"},
+               {"row_hits", "access", "row-buffer hits"}, {"row_misses", "access", "row-buffer misses"},
+               {"row_empty", "access", "accesses to a precharged bank"},
+               {"refresh_stall", "s", "time accesses waited for refresh"},
+               {"bandwidth", "B/s", "bytes per simulated second"}, {"utilisation", "1", "bandwidth / peak"},
+               {"row_hit_rate", "1", "hits / accesses"}};
+    return k;
+}());
+
+}  // namespace tessel

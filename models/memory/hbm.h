@@ -1,0 +1,90 @@
+// `hbm`: DRAM behind a memory controller, with HBM's organisation (channels, pseudo-channels, bank groups, banks)
+// and timing (tRCD, tCL, tRP, tRAS, tRRD, tFAW, refresh tREFI/tRFC). Each access is mapped to a channel,
+// pseudo-channel, bank and row; an open row gives a row-buffer hit (tCL), another open row a miss
+// (precharge + activate + tCL), and the pseudo-channel's data bus is a busy-until reservation for the bursts.
+// Streaming therefore reaches most of peak (rows stay open, activations overlap data) while random access is
+// limited by activations (tRRD, tFAW, tRC). A DDR4 channel is the same model with one channel and 8 KiB rows
+// (preset ddr4_3200). Leaves out: command-bus conflicts, read/write turnaround, scheduler reordering (FR-FCFS),
+// per-bank refresh.
+#pragma once
+
+#include "models/core/component.h"
+
+namespace tessel {
+
+class hbm : public component {
+public:
+    struct params {
+        frequency clock;
+        std::int64_t channels = 0;
+        std::int64_t pseudo_channels = 0;
+        std::int64_t bank_groups = 0;
+        std::int64_t banks_per_group = 0;
+        bandwidth pin_rate;
+        std::int64_t width = 0;
+        std::int64_t burst_length = 0;
+        byte_size row_bytes;
+        byte_size interleave;
+        byte_size capacity;
+        duration tCL, tRCD, tRP, tRAS, tRRD, tFAW, tREFI, tRFC;
+        std::string page_policy;
+        void declare(param_decl& d);
+    };
+
+    hbm(sc_core::sc_module_name name, const component_args& args);
+
+    bool has_role(role r) const override { return r == role::memory; }
+    std::vector<int> unit_shape() const override { return {static_cast<int>(m_p.channels)}; }
+    int unit_for_address(std::uint64_t address) const override;
+    std::uint64_t capacity_bytes() const override { return m_p.capacity.bytes(); }
+    void transport(txn& t) override;
+    void usage(std::vector<resource_usage>& out) const override;
+
+    /// Peak bandwidth of the whole device.
+    double peak_bytes_per_second() const { return m_pc_bps * static_cast<double>(m_pcs.size()); }
+
+    struct location {
+        std::uint32_t channel, pc, bank;
+        std::uint64_t row;
+    };
+    location map(std::uint64_t address, int forced_channel) const;
+
+private:
+    struct bank_state {
+        std::int64_t open_row = -1;
+        tick act_at = 0;       // last activation
+        tick col_ready = 0;    // earliest next column command
+        tick data_end = 0;     // last data transfer of this bank ends
+        tick pre_ready = 0;    // closed-page policy: bank precharged and ready to activate
+        std::uint64_t epoch = 0;
+    };
+    struct pc_state {
+        reservation bus;
+        tick acts[4] = {0, 0, 0, 0};  // last four activations (tFAW window)
+        unsigned act_next = 0;
+        unsigned act_count = 0;
+        bool any_act = false;
+        tick last_act = 0;
+        double bytes = 0;
+        std::vector<bank_state> banks;
+    };
+    /// One access to one pseudo-channel; returns {data start, data end}.
+    std::pair<tick, tick> access_pc(const location& loc, std::uint64_t bytes, tick at, tick tail);
+    tick after_refresh(std::uint32_t channel, tick t, std::uint64_t* epoch) const;
+
+    params m_p;
+    std::vector<pc_state> m_pcs;
+    std::vector<int> m_tracks;
+    double m_pc_bps = 0;
+    tick m_burst = 0;
+    std::uint64_t m_burst_bytes = 0;
+    tick m_cl = 0, m_rcd = 0, m_rp = 0, m_ras = 0, m_rrd = 0, m_faw = 0, m_refi = 0, m_rfc = 0;
+    double& m_read_bytes;
+    double& m_write_bytes;
+    double& m_hits;
+    double& m_misses;
+    double& m_empty;
+    double& m_refresh_stall;
+};
+
+}  // namespace tessel

@@ -1,0 +1,162 @@
+#include "models/memory/sram_bank.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/core/registry.h"
+#include "models/core/sim_context.h"
+
+namespace tessel {
+
+void sram_bank::params::declare(param_decl& d) {
+    d(clock, "clock", "${clock}", "clock of the banks (default: the platform clock)");
+    d(capacity, "capacity", "256KiB", "total capacity over all banks", bound::positive);
+    d(banks, "banks", "4", "independent banks", bound::positive);
+    d(ports, "ports", "1", "ports per bank (accesses one bank serves at once)", bound::positive);
+    d(bank_bandwidth, "bank_bandwidth", "16B/cycle", "bytes per cycle through one port of one bank");
+    d(latency, "latency", "1cycle", "access latency added to every access");
+    d(interleave, "interleave", "64B", "bytes mapped to one bank before the next (address interleaving)",
+      bound::positive);
+}
+
+sram_bank::timing::timing(const params& p)
+    : m_banks(static_cast<size_t>(p.banks)),
+      m_ports(static_cast<size_t>(p.ports)),
+      m_interleave(p.interleave.bytes()),
+      m_capacity(p.capacity.bytes()),
+      m_bank_bps(p.bank_bandwidth.bytes_per_second(p.clock.clock())),
+      m_latency(p.latency.to_ticks(p.clock.clock())) {}
+
+sram_bank::state sram_bank::timing::make_state() const {
+    state s;
+    s.ports.resize(m_banks * m_ports);
+    s.bank_bytes.assign(m_banks, 0.0);
+    return s;
+}
+
+tick sram_bank::timing::reserve_bank(state& s, size_t bank, double bytes, tick at) const {
+    // The port that frees first serves the access (ties: the lowest port).
+    size_t best = bank * m_ports;
+    for (size_t p = 1; p < m_ports; ++p)
+        if (s.ports[bank * m_ports + p].free_at < s.ports[best].free_at) best = bank * m_ports + p;
+    const tick dur = transfer_ticks(bytes, m_bank_bps);
+    const tick start = s.ports[best].reserve(at, dur);
+    s.bank_bytes[bank] += bytes;
+    return start + dur;
+}
+
+std::pair<tick, tick> sram_bank::timing::access(state& s, std::uint64_t address, std::uint64_t bytes, tick head,
+                                                tick tail) const {
+    if (bytes == 0) return {head + m_latency, std::max(head, tail) + m_latency};
+    // Bytes per bank: exact for short accesses, an even share when the access wraps all banks at least twice.
+    std::vector<double> per_bank(m_banks, 0.0);
+    const std::uint64_t first = address / m_interleave, last = (address + bytes - 1) / m_interleave;
+    if (last - first + 1 <= 2 * m_banks) {
+        for (std::uint64_t st = first; st <= last; ++st) {
+            const std::uint64_t lo = std::max(address, st * m_interleave);
+            const std::uint64_t hi = std::min(address + bytes, (st + 1) * m_interleave);
+            per_bank[static_cast<size_t>(st % m_banks)] += static_cast<double>(hi - lo);
+        }
+    } else {
+        const double share = static_cast<double>(bytes) / static_cast<double>(m_banks);
+        for (auto& b : per_bank) b = share;
+    }
+    tick end = 0;
+    for (size_t b = 0; b < m_banks; ++b)
+        if (per_bank[b] > 0) end = std::max(end, reserve_bank(s, b, per_bank[b], head));
+    end = std::max(end, tail);
+    return {head + m_latency, end + m_latency};
+}
+
+tick sram_bank::timing::busy_total(const state& s) const {
+    tick t = 0;
+    for (const auto& r : s.ports) t += r.busy;
+    return t;
+}
+
+tick sram_bank::timing::busy_max(const state& s) const {
+    tick t = 0;
+    for (const auto& r : s.ports) t = std::max(t, r.busy);
+    return t;
+}
+
+double sram_bank::timing::ideal_max_seconds(const state& s) const {
+    double worst = 0;
+    for (double b : s.bank_bytes) worst = std::max(worst, b / (m_bank_bps * static_cast<double>(m_ports)));
+    return worst;
+}
+
+sram_bank::sram_bank(sc_core::sc_module_name n, const component_args& a)
+    : component(n, a),
+      m_read_bytes(stats().scalar("read_bytes", "B", "bytes read")),
+      m_write_bytes(stats().scalar("write_bytes", "B", "bytes written")),
+      m_accesses(stats().scalar("accesses", "access", "accesses served")) {
+    load_params(m_p, a);
+    init(a);
+}
+
+sram_bank::sram_bank(sc_core::sc_module_name n, const component_args& a, const params& p)
+    : component(n, a),
+      m_p(p),
+      m_read_bytes(stats().scalar("read_bytes", "B", "bytes read")),
+      m_write_bytes(stats().scalar("write_bytes", "B", "bytes written")),
+      m_accesses(stats().scalar("accesses", "access", "accesses served")) {
+    init(a);
+}
+
+void sram_bank::init(const component_args& a) {
+    set_clock(m_p.clock);
+    if (m_p.capacity.bytes() % static_cast<std::uint64_t>(m_p.banks) != 0)
+        throw input_error("component '" + a.config_path + "' (sram_bank): capacity " +
+                              format_bytes(static_cast<double>(m_p.capacity.bytes())) + " does not divide into " +
+                              std::to_string(m_p.banks) + " equal banks",
+                          a.where);
+    m_timing = std::make_unique<timing>(m_p);
+    m_state = m_timing->make_state();
+    m_track = trace_track("");
+    stats().formula("busy", "s", "port time reserved, summed over banks and ports",
+                    [this](double) { return ticks_to_seconds(m_timing->busy_total(m_state)); });
+    stats().formula("bandwidth", "B/s", "bytes moved per simulated second",
+                    [this](double s) { return s > 0 ? (m_read_bytes + m_write_bytes) / s : 0.0; });
+    stats().formula("utilisation", "1", "average port occupancy over simulated time", [this](double s) {
+        return s > 0 ? ticks_to_seconds(m_timing->busy_total(m_state)) / (s * static_cast<double>(m_timing->port_count())) : 0.0;
+    });
+}
+
+void sram_bank::transport(txn& t) {
+    const auto [head, tail] = m_timing->access(m_state, t.address, t.bytes, t.head, t.tail);
+    (t.kind == txn_kind::write ? m_write_bytes : m_read_bytes) += static_cast<double>(t.bytes);
+    m_accesses += 1;
+    sim().trace.slice(m_track, t.head, tail, t.op, t.step);
+    t.head = head;
+    t.tail = tail;
+    t.unit = 0;
+}
+
+void sram_bank::usage(std::vector<resource_usage>& out) const {
+    resource_usage u;
+    u.name = path();
+    u.kind = kind_name();
+    u.cls = resource_class::memory;
+    u.work = m_read_bytes + m_write_bytes;
+    u.work_unit = "B";
+    u.units = static_cast<double>(m_timing->port_count());
+    u.peak_rate = m_timing->port_bytes_per_second();
+    u.ideal_seconds = u.work / u.peak_rate;
+    u.ideal_max = m_timing->ideal_max_seconds(m_state);
+    u.busy_seconds = ticks_to_seconds(m_timing->busy_total(m_state));
+    u.busy_max = ticks_to_seconds(m_timing->busy_max(m_state));
+    out.push_back(u);
+}
+
+TESSEL_REGISTER_KIND([] {
+    auto k = make_kind<sram_bank>("sram_bank", "memory",
+                                  "banked on-chip SRAM: capacity, banks x ports of a given width, address "
+                                  "interleaving and latency; bank conflicts serialise");
+    k.stats = {{"read_bytes", "B", "bytes read"}, {"write_bytes", "B", "bytes written"},
+               {"accesses", "access", "accesses served"}, {"bandwidth", "B/s", "bytes per simulated second"},
+               {"utilisation", "1", "average port occupancy"}};
+    return k;
+}());
+
+}  // namespace tessel

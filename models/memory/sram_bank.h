@@ -1,0 +1,76 @@
+// `sram_bank`: an on-chip scratchpad of several banks, each with a number of ports of a given width.
+// Addresses interleave across banks every `interleave` bytes; an access occupies, in each bank it touches, one
+// port for (its bytes in that bank) / (bank bandwidth), so two accesses to one bank serialise (a bank conflict)
+// while accesses to different banks proceed together. Leaves out: read/write turnaround, ECC.
+#pragma once
+
+#include <memory>
+
+#include "models/core/component.h"
+
+namespace tessel {
+
+class sram_bank : public component {
+public:
+    struct params {
+        frequency clock;
+        byte_size capacity;
+        std::int64_t banks = 0;
+        std::int64_t ports = 0;
+        bandwidth bank_bandwidth;
+        duration latency;
+        byte_size interleave;
+        void declare(param_decl& d);
+    };
+
+    /// The state of one scratchpad: a reservation per bank port and bytes per bank.
+    struct state {
+        std::vector<reservation> ports;  // banks x ports
+        std::vector<double> bank_bytes;
+    };
+
+    /// The timing rules, shared by every scratchpad with the same parameters (sram_bank owns one state,
+    /// tile_array one per tile).
+    class timing {
+    public:
+        explicit timing(const params& p);
+        state make_state() const;
+        /// Reserves banks for `bytes` at `address`, first byte at `head`, last at `tail`.
+        /// Returns {first byte out, last byte out}.
+        std::pair<tick, tick> access(state& s, std::uint64_t address, std::uint64_t bytes, tick head, tick tail) const;
+        tick busy_total(const state& s) const;
+        tick busy_max(const state& s) const;
+        double ideal_max_seconds(const state& s) const;  // the busiest bank's bytes at its peak
+        double port_bytes_per_second() const { return m_bank_bps; }
+        std::size_t port_count() const { return m_banks * m_ports; }
+        std::uint64_t capacity() const { return m_capacity; }
+
+    private:
+        tick reserve_bank(state& s, std::size_t bank, double bytes, tick at) const;
+        std::size_t m_banks, m_ports;
+        std::uint64_t m_interleave, m_capacity;
+        double m_bank_bps;
+        tick m_latency;
+    };
+
+    sram_bank(sc_core::sc_module_name name, const component_args& args);
+    /// As part of a composite whose parameters were already read.
+    sram_bank(sc_core::sc_module_name name, const component_args& args, const params& p);
+
+    bool has_role(role r) const override { return r == role::memory; }
+    std::uint64_t capacity_bytes() const override { return m_p.capacity.bytes(); }
+    void transport(txn& t) override;
+    void usage(std::vector<resource_usage>& out) const override;
+
+private:
+    void init(const component_args& a);
+    params m_p;
+    std::unique_ptr<timing> m_timing;
+    state m_state;
+    int m_track = -1;
+    double& m_read_bytes;
+    double& m_write_bytes;
+    double& m_accesses;
+};
+
+}  // namespace tessel

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# tessel setup: installs what tessel needs from the distribution's packages (Debian/Ubuntu), builds it, and runs
+# a real example (an MLP on the 4x4 teaching mesh). Safe to run again.
+#   scripts/setup.sh                 install, build, run the example
+#   scripts/setup.sh --no-example    install and build only (CI)
+#   scripts/setup.sh --with-viewers  also install GTKWave (to open VCD traces)
+#   scripts/setup.sh --with-torch    also install PyTorch (only to re-export the ONNX fixtures)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+example=1
+extra=()
+for arg in "$@"; do
+  case "$arg" in
+    --no-example) example=0 ;;
+    --with-viewers) extra+=(gtkwave) ;;
+    --with-torch) extra+=(python3-torch python3-torchvision python3-onnx) ;;
+    *) echo "setup.sh: unknown option '$arg'" >&2; exit 2 ;;
+  esac
+done
+
+packages=(
+  build-essential cmake pkg-config
+  libsystemc-dev            # SystemC 2.3 + TLM-2.0 (found with pkg-config: systemc, tlm)
+  libyaml-cpp-dev libboost-graph-dev nlohmann-json3-dev libcli11-dev
+  libonnx-dev libprotobuf-dev
+  libgtest-dev
+  python3 python3-yaml python3-matplotlib python3-numpy   # sweep scripts and plots
+  slurm-wlm munge           # the Slurm sweep backend and its test (a local single-node cluster)
+  valgrind                  # bench/: instruction counts
+  "${extra[@]}"
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  echo "setup: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake --build build -j"$(nproc)"
+
+if [ "$example" = 1 ]; then
+  echo
+  echo "setup: running an example: a 4-layer MLP on the 4x4 teaching mesh"
+  build/bin/tessel run --platform platforms/teaching/mesh4x4.yaml --workload workloads/mlp.yaml --out out/mlp \
+    --trace out/mlp/trace.json --vcd out/mlp/trace.vcd
+  echo
+  echo "setup: done. Results in out/mlp (open trace.json in https://ui.perfetto.dev, trace.vcd in GTKWave)."
+fi

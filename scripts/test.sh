@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# tessel test suite: builds and runs every test, then builds the tests with AddressSanitizer + UBSan and runs
+# them again. Exit status is non-zero if anything fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake --build build -j"$jobs"
+ctest --test-dir build --output-on-failure -j"$jobs"
+
+# Sanitizer pass: the same C++ tests (script tests and benchmarks-as-tests are labelled and left out).
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DTESSEL_SANITIZE=ON
+cmake --build build-asan -j"$jobs"
+ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=0:abort_on_error=1 \
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE 'scripts|slow'
+echo "test.sh: all tests passed (normal and sanitizer builds)"
