@@ -159,10 +159,11 @@ void executor::process() {
             }
             if (m_ready.empty()) break;
             // Steps that became ready at this instant start in step-id order.
-            std::vector<std::uint32_t> ready;
-            ready.swap(m_ready);
-            std::sort(ready.begin(), ready.end());
-            for (std::uint32_t s : ready) issue(s, now);
+            m_issuing.swap(m_ready);
+            m_ready.clear();
+            std::sort(m_issuing.begin(), m_issuing.end());
+            for (std::uint32_t s : m_issuing) issue(s, now);
+            m_issuing.clear();
         }
         if (!m_heap.empty()) m_wake.notify(sc_core::sc_time::from_value(m_heap.front().time - now));
     } catch (...) {
@@ -256,7 +257,9 @@ void executor::start_flow(std::uint32_t s, tick now) {
         m_flows.emplace_back();
     }
     flow& f = m_flows[fi];
-    f = flow{};
+    // Reset field by field: the vectors keep their storage from the flow that used this slot before.
+    f.sent = f.count = 0;
+    f.local = false;
     f.step = s;
     f.total = st.bytes;
     f.next_at = now;
@@ -272,7 +275,7 @@ void executor::start_flow(std::uint32_t s, tick now) {
         const std::int32_t du = f.dst_by_address ? m_plat.comp(st.to.comp).unit_for_address(st.to.address) : st.to.unit;
         f.src_ap = attach_or_fail(st.at, su, s);
         f.dst_ap = attach_or_fail(st.to, du, s);
-        f.route = m_plat.route(f.src_ap, f.dst_ap);
+        m_plat.route_into(f.src_ap, f.dst_ap, f.route);
         f.packet = ~std::uint64_t{0};
         f.window = ~0u;
         for (const auto& seg : f.route) {
@@ -324,8 +327,8 @@ void executor::inject(std::uint32_t fi, tick now) {
                 dap = attach_or_fail(st.to, m_plat.comp(st.to.comp).unit_for_address(st.to.address + f.sent), f.step);
                 reroute = reroute || dap.net != f.dst_ap.net || dap.port != f.dst_ap.port;
             }
-            const std::vector<route_segment> other = reroute ? m_plat.route(sap, dap) : std::vector<route_segment>{};
-            const std::vector<route_segment>& route = reroute ? other : f.route;
+            if (reroute) m_plat.route_into(sap, dap, m_reroute);
+            const std::vector<route_segment>& route = reroute ? m_reroute : f.route;
             for (const route_segment& seg : route) {
                 t.kind = txn_kind::route;
                 t.src_port = seg.in;

@@ -85,6 +85,8 @@ private:
     std::vector<std::uint32_t> m_remaining;
     std::vector<std::uint32_t> m_succ_begin, m_succ;
     std::vector<std::uint32_t> m_ready;
+    std::vector<std::uint32_t> m_issuing;
+    std::vector<route_segment> m_reroute;
     std::vector<event> m_heap;
     std::uint64_t m_seq = 0;
     std::vector<flow> m_flows;

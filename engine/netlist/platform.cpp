@@ -461,6 +461,15 @@ attach_point platform::attachment(std::uint32_t c, std::int32_t unit) const {
     return attach_point{};
 }
 
+void platform::route_into(const attach_point& from, const attach_point& to, std::vector<route_segment>& out) const {
+    if (from.net == to.net) {
+        out.resize(1);
+        out[0] = route_segment{from.net, from.port, to.port};
+        return;
+    }
+    out = route(from, to);
+}
+
 std::vector<route_segment> platform::route(const attach_point& from, const attach_point& to) const {
     if (from.net == to.net) return {route_segment{from.net, from.port, to.port}};
     // Breadth-first over networks joined by bridges; the first bridge found per network wins (stable order).

@@ -78,6 +78,8 @@ public:
     attach_point attachment(std::uint32_t comp, std::int32_t unit) const;
     /// Networks a packet crosses from one port to another (across bridges); throws if unreachable.
     std::vector<route_segment> route(const attach_point& from, const attach_point& to) const;
+    /// The same, into `out` (reusing its storage: called once per packet when routes vary).
+    void route_into(const attach_point& from, const attach_point& to, std::vector<route_segment>& out) const;
     interconnect& net(std::uint32_t id) const;
 
     /// The `mapper:` section (may be undefined).

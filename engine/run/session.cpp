@@ -112,7 +112,9 @@ run_summary session::run() {
     m_sim.trace.set_op_names(m_mapping.prog.op_names);
     m_exec = std::make_unique<executor>("executor", *m_platform);
     m_result = m_exec->run(m_mapping.prog);
-    run_summary s = summarise(*m_platform, m_result, m_mapping.prog, flops, m_mapping.samples);
+    // A hand-written program processes no samples; only a mapped workload has a throughput.
+    const double samples = m_opt.program.empty() ? m_mapping.samples : 0.0;
+    run_summary s = summarise(*m_platform, m_result, m_mapping.prog, flops, samples);
     s.notes = m_mapping.notes;
     s.details = m_mapping.details;
     write_outputs(s);

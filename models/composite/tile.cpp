@@ -16,8 +16,10 @@ tile::tile(sc_core::sc_module_name n, const component_args& a) : component(n, a)
     load_params(m_p, a);
     component_args sub = a;
     sub.config_path = a.config_path + ".pe";
+    sub.kind = kind_registry::instance().find("pe");
     m_pe = std::make_unique<class pe>("pe", sub, m_p.compute);
     sub.config_path = a.config_path + ".sram";
+    sub.kind = kind_registry::instance().find("sram_bank");
     m_sram = std::make_unique<sram_bank>("sram", sub, m_p.scratchpad);
     m_pe->set_owner(this);
     m_sram->set_owner(this);

@@ -68,6 +68,7 @@ void tile_array::transport(txn& t) {
     t.head = start;
     t.tail = start + dur;
     m_macs += w.macs;
+    m_macs_by_type[static_cast<size_t>(w.type)] += w.macs;
     m_vector_ops += w.vector_ops;
     m_ideal[u] += m_pe.ideal_seconds(w);
     sim().trace.slice(m_tracks[u], start, start + dur, t.op, t.step);
@@ -88,9 +89,7 @@ void tile_array::usage(std::vector<resource_usage>& out) const {
     c.cls = resource_class::compute;
     c.work = 2 * m_macs + m_vector_ops;
     c.work_unit = "FLOP";
-    double best = 0;
-    for (const auto& [t, r] : m_p.compute.macs_per_cycle.by_type) best = std::max(best, m_pe.peak_macs_per_cycle(t));
-    c.peak_rate = 2 * best * clock().hz;
+    c.peak_rate = m_pe.peak_flops(m_macs_by_type);
     c.units = static_cast<double>(m_pipe.size());
     for (size_t i = 0; i < m_pipe.size(); ++i) {
         c.ideal_seconds += m_ideal[i];

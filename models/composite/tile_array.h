@@ -41,6 +41,7 @@ private:
     double& m_macs;
     double& m_vector_ops;
     double& m_bytes;
+    std::array<double, dtype_count> m_macs_by_type{};
 };
 
 }  // namespace tessel

@@ -23,12 +23,19 @@ void pe::params::declare(param_decl& d) {
              "systolic dataflow: output-, weight- or input-stationary (which operand stays in the array)");
 }
 
-double pe::timing::peak_macs_per_cycle(dtype t) const {
+pe::timing::timing(const params& prm)
+    : p(prm), clk(prm.clock.clock()), systolic(prm.mode == "systolic"), dataflow(prm.dataflow.empty() ? 'w' : prm.dataflow[0]) {
+    for (int i = 0; i < dtype_count; ++i) peak[static_cast<size_t>(i)] = lookup_peak(static_cast<dtype>(i));
+}
+
+double pe::timing::peak_macs_per_cycle(dtype t) const { return peak[static_cast<size_t>(t)]; }
+
+double pe::timing::lookup_peak(dtype t) const {
     const bool supported = p.macs_per_cycle.has(t) ||
                            (t == dtype::bf16 && p.macs_per_cycle.has(dtype::fp16)) ||
                            (t == dtype::fp16 && p.macs_per_cycle.has(dtype::bf16));
     if (!supported) return 0;
-    if (p.mode == "systolic") return static_cast<double>(p.rows * p.cols);
+    if (systolic) return static_cast<double>(p.rows * p.cols);
     if (p.macs_per_cycle.has(t)) return p.macs_per_cycle.at(t);
     return p.macs_per_cycle.at(t == dtype::bf16 ? dtype::fp16 : dtype::bf16);
 }
@@ -47,13 +54,13 @@ double pe::timing::cycles(const work& w) const {
     if (w.macs > 0) {
         const double peak = peak_macs_per_cycle(w.type);
         if (peak <= 0) throw input_error("processing element cannot compute in " + std::string(dtype_name(w.type)));
-        if (p.mode == "systolic" && w.is_matmul()) {
+        if (systolic && w.is_matmul()) {
             // Map (M x K) . (K x N) onto the R x C array; T is the streamed (temporal) dimension.
             const double R = static_cast<double>(p.rows), C = static_cast<double>(p.cols);
             double spatial_r, spatial_c, temporal;
-            if (p.dataflow == "os") {
+            if (dataflow == 'o') {
                 spatial_r = static_cast<double>(w.m), spatial_c = static_cast<double>(w.n), temporal = static_cast<double>(w.k);
-            } else if (p.dataflow == "ws") {
+            } else if (dataflow == 'w') {
                 spatial_r = static_cast<double>(w.k), spatial_c = static_cast<double>(w.n), temporal = static_cast<double>(w.m);
             } else {
                 spatial_r = static_cast<double>(w.k), spatial_c = static_cast<double>(w.m), temporal = static_cast<double>(w.n);
@@ -67,6 +74,13 @@ double pe::timing::cycles(const work& w) const {
     }
     if (w.vector_ops > 0) c += std::ceil(w.vector_ops / static_cast<double>(p.vector_lanes));
     return c;
+}
+
+double pe::timing::peak_flops(const std::array<double, dtype_count>& macs_by_type) const {
+    size_t best = static_cast<size_t>(dtype::fp16);
+    for (size_t i = 0; i < macs_by_type.size(); ++i)
+        if (macs_by_type[i] > macs_by_type[best]) best = i;
+    return 2 * peak_macs_per_cycle(static_cast<dtype>(best)) * clk.hz;
 }
 
 double pe::timing::ideal_seconds(const work& w) const {
@@ -115,6 +129,7 @@ void pe::transport(txn& t) {
     t.head = start;
     t.tail = start + dur;
     m_macs += w.macs;
+    m_macs_by_type[static_cast<size_t>(w.type)] += w.macs;
     m_vector_ops += w.vector_ops;
     m_steps += 1;
     m_ideal += m_timing.ideal_seconds(w);
@@ -128,9 +143,7 @@ void pe::usage(std::vector<resource_usage>& out) const {
     u.cls = resource_class::compute;
     u.work = 2 * m_macs + m_vector_ops;
     u.work_unit = "FLOP";
-    double best = 0;
-    for (const auto& [t, r] : m_p.macs_per_cycle.by_type) best = std::max(best, m_timing.peak_macs_per_cycle(t));
-    u.peak_rate = 2 * best * clock().hz;
+    u.peak_rate = m_timing.peak_flops(m_macs_by_type);
     u.ideal_seconds = m_ideal;
     u.ideal_max = m_ideal;
     u.busy_seconds = ticks_to_seconds(m_pipe.busy);

@@ -5,6 +5,8 @@
 // so tile quantisation and fill/drain show. Leaves out: register files, instruction fetch, data hazards.
 #pragma once
 
+#include <array>
+
 #include "models/core/component.h"
 
 namespace tessel {
@@ -26,9 +28,13 @@ public:
     struct timing {
         params p;
         clock_domain clk;
-        explicit timing(const params& prm) : p(prm), clk(prm.clock.clock()) {}
+        bool systolic;
+        char dataflow;  // 'o', 'w' or 'i'
+        std::array<double, dtype_count> peak{};  // MACs per cycle by data type, 0 = unsupported
+        explicit timing(const params& prm);
         /// MACs per cycle at peak for a data type (0 when the PE does not support it).
         double peak_macs_per_cycle(dtype t) const;
+        double lookup_peak(dtype t) const;
         /// Cycles a step of work occupies the PE (issue overhead included).
         double cycles(const work& w) const;
         /// The same, in ticks.
@@ -37,6 +43,8 @@ public:
         double ideal_seconds(const work& w) const;
         /// Throws input_error when the PE cannot run the data type of `w`.
         void check(const work& w, const std::string& who) const;
+        /// Peak FLOP/s at the data type that did most of `macs_by_type` (fp16 when nothing ran).
+        double peak_flops(const std::array<double, dtype_count>& macs_by_type) const;
     };
 
     pe(sc_core::sc_module_name name, const component_args& args);
@@ -59,6 +67,7 @@ private:
     double& m_vector_ops;
     double& m_steps;
     double m_ideal = 0;
+    std::array<double, dtype_count> m_macs_by_type{};
 };
 
 }  // namespace tessel

@@ -16,9 +16,9 @@ tick seconds_to_ticks(double seconds) {
     const double fs = seconds * ticks_per_second;
     if (fs >= 1.8e19) throw input_error("simulated time " + format_time(seconds) +
                                         " exceeds what tessel can represent (about 5.1 hours at femtosecond resolution)");
-    const double nearest = std::round(fs);
-    if (std::fabs(fs - nearest) <= 1e-9 * std::max(1.0, nearest)) return static_cast<tick>(nearest);
-    return static_cast<tick>(std::ceil(fs));
+    // Round up, but take a value within 1e-9 (relative) of a whole count as that count: 3 cycles of 1 ns
+    // are 3000000 fs, not 3000001 after floating-point noise.
+    return fs_to_ticks(fs);
 }
 
 double ticks_to_seconds(tick t) { return static_cast<double>(t) / ticks_per_second; }

@@ -80,4 +80,14 @@ struct byte_size {
 /// Ticks to move `bytes` at `bytes_per_second`, rounded up.
 tick transfer_ticks(double bytes, double bytes_per_second);
 
+/// Femtoseconds to ticks, rounded up, exact for whole counts (the hot-path form of seconds_to_ticks:
+/// callers precompute femtoseconds per byte or per cycle once).
+inline tick fs_to_ticks(double fs) {
+    if (!(fs > 0)) return 0;
+    const tick below = static_cast<tick>(fs);
+    const double frac = fs - static_cast<double>(below);
+    const double tol = 1e-9 * (fs > 1.0 ? fs : 1.0);
+    return frac <= tol ? below : below + 1;
+}
+
 }  // namespace tessel

@@ -34,7 +34,10 @@ yaml_node yaml_node::load_string(const std::string& text, const std::string& nam
     try {
         return yaml_node(YAML::Load(text), file);
     } catch (const YAML::Exception& e) {
-        throw input_error("YAML syntax error: " + e.msg, location_of(e.mark, file));
+        std::string hint;
+        if (e.msg.find("flow") != std::string::npos)
+            hint = " (inside { } or [ ], quote values that contain brackets or commas: from: \"tile[0,0]\")";
+        throw input_error("YAML syntax error: " + e.msg + hint, location_of(e.mark, file));
     }
 }
 

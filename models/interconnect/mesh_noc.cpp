@@ -37,6 +37,7 @@ mesh_noc::mesh_noc(sc_core::sc_module_name n, const component_args& a)
     m_bps = m_p.link_bandwidth.bytes_per_second(clock());
     m_router = m_p.router_latency.to_ticks(clock());
     m_wire = m_p.link_latency.to_ticks(clock());
+    m_x_first = m_p.routing.impl == "xy";
     const size_t nodes = static_cast<size_t>(m_p.width * m_p.height);
     if (nodes > 100000000) throw input_error("component '" + a.config_path + "' (mesh_noc): mesh too large", a.where);
     m_inject.resize(nodes);
@@ -96,8 +97,7 @@ int mesh_noc::hops(std::uint32_t from, std::uint32_t to) const {
 }
 
 int mesh_noc::next_direction(int x, int y, int dx, int dy) const {
-    const bool x_first = m_p.routing.impl == "xy";
-    if (x_first) {
+    if (m_x_first) {
         if (dx > x) return mesh_router::east;
         if (dx < x) return mesh_router::west;
     }

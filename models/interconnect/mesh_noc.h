@@ -47,7 +47,13 @@ public:
 
     /// The next direction from node (x, y) towards (dx, dy); mesh_router::local when there.
     int next_direction(int x, int y, int dx, int dy) const;
-    tick ser_ticks(std::uint64_t wire_bytes) const { return transfer_ticks(static_cast<double>(wire_bytes), m_bps); }
+    tick ser_ticks(std::uint64_t wire_bytes) {
+        if (wire_bytes != m_ser_bytes) {
+            m_ser_bytes = wire_bytes;
+            m_ser_ticks = transfer_ticks(static_cast<double>(wire_bytes), m_bps);
+        }
+        return m_ser_ticks;
+    }
     tick router_ticks() const { return m_router; }
     tick wire_ticks() const { return m_wire; }
     int link_track(int node, int dir);
@@ -59,6 +65,9 @@ private:
     params m_p;
     double m_bps = 0;
     tick m_router = 0, m_wire = 0;
+    bool m_x_first = true;
+    std::uint64_t m_ser_bytes = ~std::uint64_t{0};  // last serialisation computed (most packets are the same size)
+    tick m_ser_ticks = 0;
     // Data-oriented state (representation: arrays).
     std::vector<reservation> m_links;  // node * 5 + direction
     std::vector<double> m_link_bytes;

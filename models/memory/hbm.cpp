@@ -32,6 +32,9 @@ void hbm::params::declare(param_decl& d) {
     d(tRFC, "tRFC", "260ns", "time one all-bank refresh blocks the channel");
     d.choice(page_policy, "page_policy", "open", {"open", "closed"},
              "open: keep a row open after an access (row hits); closed: precharge after every access");
+    d.choice(bank_hash, "bank_hash", "xor", {"xor", "none"},
+             "xor: bank index XOR low row bits, so streams at power-of-two strides spread over banks "
+             "(permutation-based interleaving, Zhang et al., MICRO 2000); none: plain bank bits");
 }
 
 hbm::hbm(sc_core::sc_module_name n, const component_args& a)
@@ -46,6 +49,8 @@ hbm::hbm(sc_core::sc_module_name n, const component_args& a)
     set_clock(m_p.clock);
     const clock_domain& clk = clock();
     m_pc_bps = m_p.pin_rate.bytes_per_second(clk) * static_cast<double>(m_p.width);
+    m_xor_hash = m_p.bank_hash == "xor";
+    m_closed_page = m_p.page_policy == "closed";
     m_burst_bytes = static_cast<std::uint64_t>(m_p.width / 8 * m_p.burst_length);
     if (m_burst_bytes == 0) throw input_error("component '" + a.config_path + "' (hbm): width must be at least 8 bits", a.where);
     m_burst = transfer_ticks(static_cast<double>(m_burst_bytes), m_pc_bps);
@@ -100,7 +105,8 @@ hbm::location hbm::map(std::uint64_t address, int forced_channel) const {
     block /= blocks_per_row;
     const std::uint64_t banks = static_cast<std::uint64_t>(m_p.bank_groups * m_p.banks_per_group);
     // Consecutive rows go to different bank groups first, so streaming activations overlap.
-    const std::uint64_t b = block % banks;
+    std::uint64_t b = block % banks;
+    if (m_xor_hash) b ^= (block / banks) % banks;
     const std::uint64_t bg = b % static_cast<std::uint64_t>(m_p.bank_groups), within = b / static_cast<std::uint64_t>(m_p.bank_groups);
     loc.bank = static_cast<std::uint32_t>(bg * static_cast<std::uint64_t>(m_p.banks_per_group) + within);
     loc.row = block / banks;
@@ -194,7 +200,7 @@ std::pair<tick, tick> hbm::access_pc(const location& loc, std::uint64_t bytes, t
     bank.col_ready = data_start - m_cl + dur;
     bank.data_end = data_end;
     pc.bytes += static_cast<double>(bytes);
-    if (m_p.page_policy == "closed") {
+    if (m_closed_page) {
         bank.pre_ready = std::max(data_end, bank.act_at + m_ras) + m_rp;
         bank.open_row = -1;
     }

@@ -28,6 +28,7 @@ public:
         byte_size capacity;
         duration tCL, tRCD, tRP, tRAS, tRRD, tFAW, tREFI, tRFC;
         std::string page_policy;
+        std::string bank_hash;
         void declare(param_decl& d);
     };
 
@@ -76,6 +77,7 @@ private:
     std::vector<pc_state> m_pcs;
     std::vector<int> m_tracks;
     double m_pc_bps = 0;
+    bool m_xor_hash = true, m_closed_page = false;
     tick m_burst = 0;
     std::uint64_t m_burst_bytes = 0;
     tick m_cl = 0, m_rcd = 0, m_rp = 0, m_ras = 0, m_rrd = 0, m_faw = 0, m_refi = 0, m_rfc = 0;

@@ -1,6 +1,7 @@
 #include "models/memory/sram_bank.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "models/core/registry.h"
@@ -25,6 +26,7 @@ sram_bank::timing::timing(const params& p)
       m_interleave(p.interleave.bytes()),
       m_capacity(p.capacity.bytes()),
       m_bank_bps(p.bank_bandwidth.bytes_per_second(p.clock.clock())),
+      m_fs_per_byte(ticks_per_second / m_bank_bps),
       m_latency(p.latency.to_ticks(p.clock.clock())) {}
 
 sram_bank::state sram_bank::timing::make_state() const {
@@ -39,7 +41,7 @@ tick sram_bank::timing::reserve_bank(state& s, size_t bank, double bytes, tick a
     size_t best = bank * m_ports;
     for (size_t p = 1; p < m_ports; ++p)
         if (s.ports[bank * m_ports + p].free_at < s.ports[best].free_at) best = bank * m_ports + p;
-    const tick dur = transfer_ticks(bytes, m_bank_bps);
+    const tick dur = fs_to_ticks(bytes * m_fs_per_byte);
     const tick start = s.ports[best].reserve(at, dur);
     s.bank_bytes[bank] += bytes;
     return start + dur;
@@ -49,21 +51,35 @@ std::pair<tick, tick> sram_bank::timing::access(state& s, std::uint64_t address,
                                                 tick tail) const {
     if (bytes == 0) return {head + m_latency, std::max(head, tail) + m_latency};
     // Bytes per bank: exact for short accesses, an even share when the access wraps all banks at least twice.
-    std::vector<double> per_bank(m_banks, 0.0);
+    tick end = 0;
     const std::uint64_t first = address / m_interleave, last = (address + bytes - 1) / m_interleave;
-    if (last - first + 1 <= 2 * m_banks) {
+    if (last - first + 1 <= m_banks) {
+        // Each stripe in its own bank: reserve them one by one.
+        for (std::uint64_t st = first; st <= last; ++st) {
+            const std::uint64_t lo = std::max(address, st * m_interleave);
+            const std::uint64_t hi = std::min(address + bytes, (st + 1) * m_interleave);
+            end = std::max(end, reserve_bank(s, static_cast<size_t>(st % m_banks), static_cast<double>(hi - lo), head));
+        }
+    } else if (last - first + 1 <= 2 * m_banks) {
+        // Wraps at most twice: per-bank byte counts on the stack (or in a reused buffer for many banks).
+        std::array<double, 64> small{};
+        thread_local std::vector<double> large;
+        double* per_bank = small.data();
+        if (m_banks > small.size()) {
+            large.assign(m_banks, 0.0);
+            per_bank = large.data();
+        }
         for (std::uint64_t st = first; st <= last; ++st) {
             const std::uint64_t lo = std::max(address, st * m_interleave);
             const std::uint64_t hi = std::min(address + bytes, (st + 1) * m_interleave);
             per_bank[static_cast<size_t>(st % m_banks)] += static_cast<double>(hi - lo);
         }
+        for (size_t b = 0; b < m_banks; ++b)
+            if (per_bank[b] > 0) end = std::max(end, reserve_bank(s, b, per_bank[b], head));
     } else {
         const double share = static_cast<double>(bytes) / static_cast<double>(m_banks);
-        for (auto& b : per_bank) b = share;
+        for (size_t b = 0; b < m_banks; ++b) end = std::max(end, reserve_bank(s, b, share, head));
     }
-    tick end = 0;
-    for (size_t b = 0; b < m_banks; ++b)
-        if (per_bank[b] > 0) end = std::max(end, reserve_bank(s, b, per_bank[b], head));
     end = std::max(end, tail);
     return {head + m_latency, end + m_latency};
 }

@@ -50,6 +50,7 @@ public:
         std::size_t m_banks, m_ports;
         std::uint64_t m_interleave, m_capacity;
         double m_bank_bps;
+        double m_fs_per_byte;
         tick m_latency;
     };
 

@@ -75,8 +75,9 @@ TEST(hbm, row_hit_is_faster_than_a_miss) {
     h->transport(b);
     EXPECT_EQ(b.head, 114 * ns);
     EXPECT_EQ(b.tail, 124 * ns);
-    // Another row of bank 0 (block 256 -> row-block 64 -> bank 64 % 16 = 0, row 4): precharge, activate, column.
-    txn c = test::request(txn_kind::read, 200 * ns, 256, 65536);
+    // Another row of bank 0: address 17408 is 256 B block 68, row-block 68 / 4 = 17, row 17 / 16 = 1, and bank
+    // (17 % 16) XOR (row % 16) = 0 with the default XOR bank hash. Precharge, activate, column.
+    txn c = test::request(txn_kind::read, 200 * ns, 256, 17408);
     h->transport(c);
     EXPECT_EQ(c.head, 242 * ns) << "tRP + tRCD + tCL = 42 ns after arrival";
     EXPECT_EQ(c.tail, 252 * ns);
@@ -87,7 +88,7 @@ TEST(hbm, activations_wait_for_tRAS) {
     auto h = one_pc(sim, "h2");
     txn a = test::request(txn_kind::read, 0, 32, 0);
     h->transport(a);  // activate at 0
-    txn b = test::request(txn_kind::read, 10 * ns, 32, 65536);  // same bank, other row, before tRAS = 34 ns
+    txn b = test::request(txn_kind::read, 10 * ns, 32, 17408);  // same bank, other row, before tRAS = 34 ns
     h->transport(b);
     // Precharge no earlier than 34 ns, then tRP + tRCD + tCL = 42 ns: data at 76 ns.
     EXPECT_EQ(b.head, 76 * ns);

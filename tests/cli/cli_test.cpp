@@ -1,0 +1,174 @@
+// The command line end to end: every bundled example runs, respects the physical bound and is
+// deterministic; bad input exits 2 with one clear message; describe and list work.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct result {
+    int code;
+    std::string out;  // stdout and stderr together
+};
+
+std::string bin() {
+    const char* b = std::getenv("TESSEL_BIN");
+    return b ? b : "build/bin/tessel";
+}
+
+result tessel(const std::string& args) {
+    const std::string cmd = bin() + " " + args + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    result r{-1, {}};
+    if (!p) return r;
+    std::array<char, 4096> buf{};
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+    const int status = pclose(p);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return r;
+}
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+fs::path scratch(const std::string& name) {
+    const fs::path d = fs::temp_directory_path() / ("tessel_cli_test_" + std::to_string(getpid())) / name;
+    fs::remove_all(d);
+    fs::create_directories(d);
+    return d;
+}
+
+}  // namespace
+
+TEST(cli, every_example_runs_and_never_beats_physics) {
+    struct example {
+        std::string platform, what;
+    };
+    std::vector<example> examples;
+    for (const char* w : {"workloads/gemm.yaml", "workloads/mlp.yaml"}) examples.push_back({"platforms/teaching/mesh4x4.yaml", std::string("-w ") + w});
+    for (const auto& e : fs::directory_iterator("workloads/programs"))
+        if (e.path().extension() == ".yaml") examples.push_back({"platforms/teaching/mesh4x4.yaml", "-g " + e.path().string()});
+    ASSERT_GE(examples.size(), 5u);
+    int i = 0;
+    for (const auto& ex : examples) {
+        const fs::path out = scratch("example" + std::to_string(i++));
+        const result r = tessel("run -p " + ex.platform + " " + ex.what + " --out " + out.string());
+        ASSERT_EQ(r.code, 0) << ex.what << "\n" << r.out;
+        const auto j = nlohmann::json::parse(slurp(out / "summary.json"));
+        const double t = j["sim_time_s"], bound = j["physical_bound_s"];
+        EXPECT_GT(t, 0) << ex.what;
+        EXPECT_GE(t, bound) << ex.what << ": simulated time below the largest work / peak rate";
+        EXPECT_TRUE(fs::exists(out / "resolved.yaml"));
+        EXPECT_TRUE(fs::exists(out / "stats.csv"));
+    }
+}
+
+TEST(cli, identical_runs_give_byte_identical_outputs) {
+    const fs::path a = scratch("det_a"), b = scratch("det_b");
+    const std::string args = "run -p platforms/teaching/mesh4x4.yaml -w workloads/mlp.yaml ";
+    ASSERT_EQ(tessel(args + "--out " + a.string() + " --trace " + (a / "t.json").string()).code, 0);
+    ASSERT_EQ(tessel(args + "--out " + b.string() + " --trace " + (b / "t.json").string()).code, 0);
+    for (const char* f : {"stats.json", "stats.csv", "summary.json", "resolved.yaml", "t.json"})
+        EXPECT_EQ(slurp(a / f), slurp(b / f)) << f << " differs between identical runs";
+}
+
+TEST(cli, traces_are_written_and_well_formed) {
+    const fs::path d = scratch("traces");
+    const result r = tessel("run -p mesh4x4 -g workloads/programs/two_senders.yaml --vcd " + (d / "t.vcd").string() +
+                            " --trace " + (d / "t.json").string());
+    ASSERT_EQ(r.code, 0) << r.out;
+    const auto j = nlohmann::json::parse(slurp(d / "t.json"));
+    int slices = 0;
+    bool named = false;
+    for (const auto& e : j["traceEvents"]) {
+        if (e["ph"] == "X") {
+            ++slices;
+            named = named || e["name"] == "from_00";
+        }
+    }
+    EXPECT_GT(slices, 10);
+    EXPECT_TRUE(named) << "slices are named by the op (step id) they belong to";
+    const std::string vcd = slurp(d / "t.vcd");
+    EXPECT_NE(vcd.find("$timescale 1fs $end"), std::string::npos);
+    EXPECT_NE(vcd.find("$enddefinitions $end"), std::string::npos);
+    EXPECT_NE(vcd.find("$var wire 1"), std::string::npos);
+    EXPECT_TRUE(fs::exists(d / "t.resolved.yaml")) << "the resolved configuration goes next to the results";
+    // A scope filter keeps only what matches.
+    const result s = tessel("run -p mesh4x4 -g workloads/programs/two_senders.yaml --trace-scope '*tile[3,0]*' --trace " +
+                            (d / "s.json").string());
+    ASSERT_EQ(s.code, 0) << s.out;
+    const std::string scoped = slurp(d / "s.json");
+    EXPECT_NE(scoped.find("tile[3,0]"), std::string::npos);
+    EXPECT_EQ(scoped.find("tile[0,0]"), std::string::npos);
+}
+
+TEST(cli, bad_input_exits_2_with_one_clear_message) {
+    struct bad {
+        std::string args, expect;
+    };
+    const std::vector<bad> cases = {
+        {"run -p no_such_platform -w mlp", "cannot open platform 'no_such_platform'"},
+        {"run -p mesh4x4 -w mlp --set noc.link_bandwith=64B/cycle", "--set noc.link_bandwith: no such parameter (did you mean 'noc.link_bandwidth'?)"},
+        {"run -p mesh4x4 -w mlp --set noc.link_bandwidth=64GHz", "--set noc.link_bandwidth=64GHz: parameter 'link_bandwidth'"},
+        {"run -p mesh4x4 -w mlp --set noc.link_bandwidth", "expected PATH=VALUE"},
+        {"run -p mesh4x4 -g no/such/program.yaml", "cannot open 'no/such/program.yaml'"},
+        {"run -p mesh4x4", "give either --workload"},
+        {"describe no_such_kind", "no component kind or mapper named 'no_such_kind'"},
+        {"run -p mesh4x4 -w mlp --trace-from 10GHz", "--trace-from: expected a time"},
+    };
+    for (const auto& c : cases) {
+        const result r = tessel(c.args);
+        EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;
+        EXPECT_NE(r.out.find(c.expect), std::string::npos) << c.args << "\n" << r.out;
+        EXPECT_EQ(r.out.find("internal error"), std::string::npos) << r.out;
+    }
+}
+
+TEST(cli, program_errors_have_file_line_column) {
+    const fs::path d = scratch("prog");
+    std::ofstream(d / "p.yaml") << "program: p\nsteps:\n  - id: a\n    transfer: {from: \"tile[0,0]\", to: \"tile[9,0]\", bytes: 1KiB}\n";
+    result r = tessel("run -p mesh4x4 -g " + (d / "p.yaml").string());
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.out.find("p.yaml:4:39:"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("outside the 4 x 4 grid of 'tile'"), std::string::npos) << r.out;
+    std::ofstream(d / "q.yaml") << "program: q\nsteps:\n  - id: a\n    delay: 1us\n    after: [b]\n";
+    r = tessel("run -p mesh4x4 -g " + (d / "q.yaml").string());
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.out.find("q.yaml:5:13: after: no step with id 'b'"), std::string::npos) << r.out;
+    std::ofstream(d / "c.yaml") << "program: c\nsteps:\n  - {id: a, delay: 1us, after: [b]}\n  - {id: b, delay: 1us, after: [a]}\n";
+    r = tessel("run -p mesh4x4 -g " + (d / "c.yaml").string());
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.out.find("can never finish"), std::string::npos) << r.out;
+    std::ofstream(d / "u.yaml") << "program: u\nsteps:\n  - id: a\n    delay: 1 parsec\n";
+    r = tessel("run -p mesh4x4 -g " + (d / "u.yaml").string());
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.out.find("u.yaml:4:12: delay: unknown unit 'parsec'"), std::string::npos) << r.out;
+}
+
+TEST(cli, describe_and_list) {
+    const result d = tessel("describe mesh_noc");
+    EXPECT_EQ(d.code, 0);
+    EXPECT_NE(d.out.find("link_bandwidth"), std::string::npos);
+    EXPECT_NE(d.out.find("32B/cycle"), std::string::npos);
+    const result h = tessel("describe hbm");
+    EXPECT_NE(h.out.find("hbm3_stack"), std::string::npos);
+    const result l = tessel("list");
+    EXPECT_EQ(l.code, 0);
+    for (const char* k : {"pe", "sram_bank", "hbm", "mesh_noc", "ring", "crossbar", "chip_link", "barrier", "tile", "mesh"})
+        EXPECT_NE(l.out.find(k), std::string::npos) << k << " missing from tessel list: a registration was dropped";
+}
