@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/exec/executor.h"
 #include "engine/netlist/platform.h"
 #include "engine/program/program.h"
 #include "engine/workload/graph.h"
@@ -26,10 +27,16 @@ struct mapping {
     double samples = 1;              // items (images, sequences) one run of the program processes
 };
 
+struct run_summary;
+
 class mapper {
 public:
     virtual ~mapper() = default;
     virtual mapping map(const workload_graph& g, platform& plat) = 0;
+    /// After the run: add what this execution style explains best to the summary (time per superstep split
+    /// into compute, sync and exchange; per pipeline section; predicted against simulated cycles), as notes
+    /// and as `summary.details`. `r` has every step's start and end.
+    virtual void explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const {}
 };
 
 struct mapper_info {

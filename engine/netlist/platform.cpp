@@ -597,7 +597,7 @@ std::string platform::name_of(const endpoint& e) const {
 
 std::string platform::resolved_yaml(const param_context& ctx) const {
     std::ostringstream os;
-    os << "# Resolved configuration of platform '" << m_title << "' (" << m_file << ")\n"
+    os << "# Resolved configuration of platform '" << m_title << "'\n"
        << "# Every parameter's final value (YAML, presets, defaults and --set applied); each line works as --set.\n";
     os << "platform: " << m_title << "\n";
     for (const auto& [path, value] : ctx.resolved()) {

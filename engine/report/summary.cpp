@@ -117,7 +117,13 @@ void run_summary::print(std::ostream& os, size_t top) const {
     os << "platform   " << platform << "\n";
     os << "workload   " << workload << "\n";
     os << "simulated  " << format_time(sim_seconds) << "  (" << steps << " steps, " << packets << " packets)\n";
-    if (samples > 0 && sim_seconds > 0) os << "throughput " << format_number(throughput(), 4) << " samples/s (" << format_number(samples) << " per run)\n";
+    if (samples > 0 && sim_seconds > 0) {
+        const double tp = throughput();
+        char buf[64];
+        if (tp >= 1000) std::snprintf(buf, sizeof buf, "%.0f", tp);
+        else std::snprintf(buf, sizeof buf, "%.4g", tp);
+        os << "throughput " << buf << " samples/s (" << format_number(samples) << " per run)\n";
+    }
     if (flops > 0)
         os << "compute    " << format_rate(achieved_flops(), "FLOP/s") << " of " << format_rate(peak_flops, "FLOP/s") << " peak ("
            << format_number(peak_flops > 0 ? 100 * achieved_flops() / peak_flops : 0, 3) << "%)\n";

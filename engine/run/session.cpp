@@ -87,7 +87,8 @@ run_summary session::run() {
             throw input_error("--set workload." + m_workload_sets.begin()->first + ": a program run has no workload");
     } else {
         const workload_graph g = load_workload(m_opt.workload, m_workload_sets);
-        std::unique_ptr<mapper> mp = create_mapper(*m_platform, m_ctx);
+        m_mapper = create_mapper(*m_platform, m_ctx);
+        mapper* mp = m_mapper.get();
         const auto unused = m_ctx.unused_overrides();
         if (!unused.empty()) {
             std::vector<std::string> known;
@@ -117,6 +118,7 @@ run_summary session::run() {
     run_summary s = summarise(*m_platform, m_result, m_mapping.prog, flops, samples);
     s.notes = m_mapping.notes;
     s.details = m_mapping.details;
+    if (m_mapper) m_mapper->explain(m_mapping, *m_platform, m_result, s);
     write_outputs(s);
     return s;
 }

@@ -50,6 +50,7 @@ private:
     param_context m_ctx;
     std::unique_ptr<platform> m_platform;
     std::unique_ptr<executor> m_exec;
+    std::unique_ptr<mapper> m_mapper;
     mapping m_mapping;
     executor::result m_result;
     std::map<std::string, std::string> m_workload_sets;

@@ -172,3 +172,10 @@ TEST(cli, describe_and_list) {
     for (const char* k : {"pe", "sram_bank", "hbm", "mesh_noc", "ring", "crossbar", "chip_link", "barrier", "tile", "mesh"})
         EXPECT_NE(l.out.find(k), std::string::npos) << k << " missing from tessel list: a registration was dropped";
 }
+
+TEST(cli, components_doc_matches_the_code) {
+    const result r = tessel("describe --all --markdown");
+    ASSERT_EQ(r.code, 0);
+    EXPECT_EQ(slurp("docs/components.md"), r.out)
+        << "docs/components.md is out of date: run  build/bin/tessel describe --all --markdown > docs/components.md";
+}
