@@ -23,7 +23,7 @@ packages=(
   build-essential cmake pkg-config
   libsystemc-dev            # SystemC 2.3 + TLM-2.0 (found with pkg-config: systemc, tlm)
   libyaml-cpp-dev libboost-graph-dev nlohmann-json3-dev libcli11-dev
-  libonnx-dev libprotobuf-dev
+  libonnx-dev libprotobuf-dev zlib1g-dev
   libgtest-dev
   python3 python3-yaml python3-matplotlib python3-numpy   # sweep scripts and plots
   slurm-wlm munge           # the Slurm sweep backend and its test (a local single-node cluster)

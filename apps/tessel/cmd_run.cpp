@@ -25,6 +25,7 @@ CLI::App* setup(CLI::App& app) {
     c->add_option("--trace-from", g_opt.trace_from, "trace window start, e.g. 10us");
     c->add_option("--trace-to", g_opt.trace_to, "trace window end, e.g. 20us");
     c->add_option("-o,--out", g_opt.out_dir, "write summary.json, stats.json, stats.csv and resolved.yaml into DIR");
+    c->add_option("--floorplan", g_opt.floorplan, "draw the grid of compute units coloured by how busy each was (.svg or .png)");
     c->add_flag("--stats-per-unit", g_opt.per_unit_stats, "include per-unit arrays (per link, per PE) in stats JSON");
     c->add_flag("--json", g_json, "print the summary as JSON instead of a table");
     c->add_flag("-q,--quiet", g_quiet, "print nothing on success");

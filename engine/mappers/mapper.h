@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/exec/executor.h"
+#include "engine/report/floorplan.h"
 #include "engine/netlist/platform.h"
 #include "engine/program/program.h"
 #include "engine/workload/graph.h"
@@ -25,6 +26,8 @@ struct mapping {
     std::vector<std::string> notes;  // decisions a user should see (tiling, spills, fallbacks), one line each
     nlohmann::json details;          // per-op placement and plan, written into the run summary
     double samples = 1;              // items (images, sequences) one run of the program processes
+    /// Where ops were placed on 2D grids of units, for floorplans: (group or component name, region).
+    std::vector<std::pair<std::string, floorplan_region>> regions;
 };
 
 struct run_summary;

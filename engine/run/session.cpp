@@ -166,6 +166,58 @@ void session::write_outputs(const run_summary& s) const {
         }
     }
     m_sim.trace.write();
+    if (!m_opt.floorplan.empty()) write_floorplans(s.sim_seconds);
+}
+
+void session::write_floorplans(double sim_seconds) const {
+    std::vector<std::pair<std::string, floorplan>> grids;
+    auto regions_of = [&](const std::string& name, floorplan& fp) {
+        for (const auto& [g, r] : m_mapping.regions)
+            if (g == name) fp.regions.push_back(r);
+    };
+    const double T = sim_seconds > 0 ? sim_seconds : 1;
+    // Replicated grids of single-unit compute components (tile[x,y]).
+    for (const auto& g : m_platform->groups()) {
+        if (g.shape.size() != 2) continue;
+        if (m_platform->comp(g.ids.front()).unit_busy().size() != 1) continue;
+        floorplan fp;
+        fp.title = m_platform->title() + ": " + g.name + "[x,y] busy fraction";
+        fp.width = g.shape[0];
+        fp.height = g.shape[1];
+        for (std::uint32_t id : g.ids) fp.value.push_back(m_platform->comp(id).unit_busy()[0] / T);
+        regions_of(g.name, fp);
+        grids.emplace_back(g.name, std::move(fp));
+    }
+    // Components whose units form a 2D grid (tile_array, a wafer's PE array).
+    for (const auto& g : m_platform->groups()) {
+        if (!g.shape.empty()) continue;
+        const component& c = m_platform->comp(g.ids.front());
+        const std::vector<int> shape = c.unit_shape();
+        const std::vector<double> busy = c.unit_busy();
+        if (shape.size() != 2 || busy.size() != c.unit_count()) continue;
+        floorplan fp;
+        fp.title = m_platform->title() + ": " + g.name + " busy fraction";
+        fp.width = shape[0];
+        fp.height = shape[1];
+        for (double b : busy) fp.value.push_back(b / T);
+        regions_of(g.name, fp);
+        grids.emplace_back(g.name, std::move(fp));
+    }
+    if (grids.empty())
+        throw input_error("--floorplan: platform '" + m_platform->title() + "' has no 2D grid of compute units to draw");
+    for (size_t i = 0; i < grids.size(); ++i) {
+        std::string path = m_opt.floorplan;
+        if (i > 0) {
+            const auto dot = path.rfind('.');
+            path = path.substr(0, dot) + "-" + grids[i].first + path.substr(dot);
+        }
+        const std::filesystem::path p(path);
+        if (p.has_parent_path()) {
+            std::error_code ec;
+            std::filesystem::create_directories(p.parent_path(), ec);
+        }
+        write_floorplan(grids[i].second, path);
+    }
 }
 
 }  // namespace tessel

@@ -26,6 +26,7 @@ struct session_options {
     std::vector<std::string> trace_scopes;
     std::string trace_from, trace_to;    // time window ("10us")
     bool per_unit_stats = false;
+    std::string floorplan;               // .svg or .png of the busiest 2D grid(s) of compute units
 };
 
 class session {
@@ -45,6 +46,7 @@ public:
 
 private:
     void write_outputs(const run_summary& s) const;
+    void write_floorplans(double sim_seconds) const;
     session_options m_opt;
     sim_context m_sim;
     param_context m_ctx;

@@ -26,6 +26,7 @@ public:
     bool has_role(role r) const override { return r == role::composite || r == role::compute || r == role::memory; }
     std::uint64_t capacity_bytes() const override { return m_p.scratchpad.capacity.bytes(); }
     void transport(txn& t) override;
+    std::vector<double> unit_busy() const override { return m_pe->unit_busy(); }
 
     class pe& compute_unit() { return *m_pe; }
     sram_bank& memory() { return *m_sram; }

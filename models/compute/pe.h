@@ -54,6 +54,7 @@ public:
     bool has_role(role r) const override { return r == role::compute; }
     void transport(txn& t) override;
     void usage(std::vector<resource_usage>& out) const override;
+    std::vector<double> unit_busy() const override { return {ticks_to_seconds(m_pipe.busy)}; }
 
     const timing& model() const { return m_timing; }
 

@@ -68,6 +68,8 @@ public:
 
     /// Work, peak rates and busy time of this component's resources.
     virtual void usage(std::vector<resource_usage>& out) const {}
+    /// Seconds each compute unit was busy (one value per unit), for floorplans; empty if it has no compute.
+    virtual std::vector<double> unit_busy() const { return {}; }
 
     stat_group& stats() { return m_stats; }
     const clock_domain& clock() const { return m_clock; }

@@ -13,7 +13,7 @@ mesh_router::mesh_router(sc_core::sc_module_name n, mesh_noc& noc, int x, int y)
     in.register_b_transport(this, &mesh_router::b_transport);
 }
 
-void mesh_router::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+void mesh_router::b_transport(int /*from*/, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     txn& t = *gp.get_extension<txn>();
     const int w = static_cast<int>(m_noc.port_shape()[0]);
     const int dx = static_cast<int>(t.dst_port % static_cast<std::uint32_t>(w));

@@ -5,7 +5,7 @@
 #pragma once
 
 #include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
+#include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include <array>
 #include <memory>
@@ -21,7 +21,8 @@ class mesh_router : public sc_core::sc_module {
 public:
     enum direction { east = 0, west = 1, north = 2, south = 3, local = 4 };
 
-    tlm_utils::simple_target_socket<mesh_router> in;
+    /// Packets from the four neighbours and from the network interface.
+    tlm_utils::multi_passthrough_target_socket<mesh_router> in;
     std::array<std::unique_ptr<tlm_utils::simple_initiator_socket<mesh_router>>, 4> out;
 
     mesh_router(sc_core::sc_module_name name, mesh_noc& noc, int x, int y);
@@ -31,7 +32,7 @@ public:
     std::array<int, 5> tracks{-2, -2, -2, -2, -2};
 
 private:
-    void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    void b_transport(int from, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     mesh_noc& m_noc;
     int m_x, m_y;
 };

@@ -51,35 +51,36 @@ std::pair<tick, tick> sram_bank::timing::access(state& s, std::uint64_t address,
                                                 tick tail) const {
     if (bytes == 0) return {head + m_latency, std::max(head, tail) + m_latency};
     // Bytes per bank: exact for short accesses, an even share when the access wraps all banks at least twice.
-    tick end = 0;
-    const std::uint64_t first = address / m_interleave, last = (address + bytes - 1) / m_interleave;
-    if (last - first + 1 <= m_banks) {
-        // Each stripe in its own bank: reserve them one by one.
-        for (std::uint64_t st = first; st <= last; ++st) {
-            const std::uint64_t lo = std::max(address, st * m_interleave);
-            const std::uint64_t hi = std::min(address + bytes, (st + 1) * m_interleave);
-            end = std::max(end, reserve_bank(s, static_cast<size_t>(st % m_banks), static_cast<double>(hi - lo), head));
-        }
-    } else if (last - first + 1 <= 2 * m_banks) {
-        // Wraps at most twice: per-bank byte counts on the stack (or in a reused buffer for many banks).
-        std::array<double, 64> small{};
-        thread_local std::vector<double> large;
-        double* per_bank = small.data();
-        if (m_banks > small.size()) {
-            large.assign(m_banks, 0.0);
-            per_bank = large.data();
-        }
-        for (std::uint64_t st = first; st <= last; ++st) {
-            const std::uint64_t lo = std::max(address, st * m_interleave);
-            const std::uint64_t hi = std::min(address + bytes, (st + 1) * m_interleave);
-            per_bank[static_cast<size_t>(st % m_banks)] += static_cast<double>(hi - lo);
-        }
-        for (size_t b = 0; b < m_banks; ++b)
-            if (per_bank[b] > 0) end = std::max(end, reserve_bank(s, b, per_bank[b], head));
+    // Bytes falling in each bank, in closed form (no loop over stripes): the partial first and last stripes
+    // exactly, the whole stripes between them dealt round-robin from the bank after the first.
+    double small[64];
+    thread_local std::vector<double> large;
+    double* per_bank = small;
+    if (m_banks > 64) {
+        large.assign(m_banks, 0.0);
+        per_bank = large.data();
     } else {
-        const double share = static_cast<double>(bytes) / static_cast<double>(m_banks);
-        for (size_t b = 0; b < m_banks; ++b) end = std::max(end, reserve_bank(s, b, share, head));
+        std::fill_n(small, m_banks, 0.0);
     }
+    const std::uint64_t il = m_interleave, nb = m_banks;
+    const std::uint64_t first = address / il, last = (address + bytes - 1) / il;
+    if (first == last) {
+        per_bank[first % nb] += static_cast<double>(bytes);
+    } else {
+        per_bank[first % nb] += static_cast<double>((first + 1) * il - address);
+        per_bank[last % nb] += static_cast<double>(address + bytes - last * il);
+        const std::uint64_t whole = last - first - 1;  // stripes first+1 .. last-1
+        if (whole > 0) {
+            const std::uint64_t rounds = whole / nb, extra = whole % nb;
+            for (std::uint64_t k = 0; k < nb; ++k) {
+                const std::uint64_t bank = (first + 1 + k) % nb;
+                per_bank[bank] += static_cast<double>((rounds + (k < extra ? 1 : 0)) * il);
+            }
+        }
+    }
+    tick end = 0;
+    for (size_t b = 0; b < m_banks; ++b)
+        if (per_bank[b] > 0) end = std::max(end, reserve_bank(s, b, per_bank[b], head));
     end = std::max(end, tail);
     return {head + m_latency, end + m_latency};
 }
