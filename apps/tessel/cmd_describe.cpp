@@ -22,8 +22,9 @@ CLI::App* setup(CLI::App& app) {
     return c;
 }
 
-std::string type_text(const param_spec& p) {
-    if (p.type == param_type::choice) return "one of " + join(p.choices, " | ");
+std::string type_text(const param_spec& p, bool md = false) {
+    // A '|' would split a Markdown table cell.
+    if (p.type == param_type::choice) return "one of " + join(p.choices, md ? ", " : " | ");
     return param_type_name(p.type);
 }
 
@@ -32,7 +33,7 @@ void print_params(const std::vector<param_spec>& specs, std::ostream& os, bool m
         os << "| parameter | type | default | meaning |\n|---|---|---|---|\n";
         for (const auto& p : specs) {
             if (p.type == param_type::group) continue;
-            os << "| `" << p.name << "` | " << type_text(p) << " | "
+            os << "| `" << p.name << "` | " << type_text(p, true) << " | "
                << (p.is_required ? "**required**" : "`" + p.default_text + "`") << " | " << p.desc << " |\n";
         }
         return;

@@ -76,6 +76,12 @@ work op_node::to_work() const {
     return w;
 }
 
+size_t op_node::own_inputs() const {
+    size_t extra = 0;
+    for (const auto& f : fused) extra += static_cast<size_t>(f.extra_inputs);
+    return inputs.size() >= extra ? inputs.size() - extra : 0;
+}
+
 int workload_graph::add_tensor(tensor_info t) {
     const int id = static_cast<int>(m_tensors.size());
     m_tensor_index[t.name] = id;
@@ -107,6 +113,61 @@ void workload_graph::rebuild() {
             m_g[e] = static_cast<int>(t);
         }
     }
+}
+
+void workload_graph::relink() {
+    for (auto& t : m_tensors) {
+        t.producer = -1;
+        t.consumers.clear();
+    }
+    for (size_t i = 0; i < m_ops.size(); ++i) {
+        for (int t : m_ops[i].inputs) {
+            auto& c = m_tensors[static_cast<size_t>(t)].consumers;
+            // An op reading a tensor twice (x * x) is one consumer.
+            if (c.empty() || c.back() != static_cast<int>(i)) c.push_back(static_cast<int>(i));
+        }
+        for (int t : m_ops[i].outputs) m_tensors[static_cast<size_t>(t)].producer = static_cast<int>(i);
+    }
+    rebuild();
+}
+
+void workload_graph::compact(const std::vector<bool>& keep) {
+    std::vector<char> used(m_tensors.size(), 0);
+    for (size_t i = 0; i < m_ops.size(); ++i) {
+        if (!keep[i]) continue;
+        for (int t : m_ops[i].inputs) used[static_cast<size_t>(t)] = 1;
+        for (int t : m_ops[i].outputs) used[static_cast<size_t>(t)] = 1;
+    }
+    std::vector<int> remap(m_tensors.size(), -1);
+    std::vector<tensor_info> tensors;
+    for (size_t t = 0; t < m_tensors.size(); ++t) {
+        if (!used[t]) continue;
+        remap[t] = static_cast<int>(tensors.size());
+        tensors.push_back(std::move(m_tensors[t]));
+    }
+    // An alias whose original went away now holds the parameters itself.
+    for (auto& t : tensors)
+        if (t.alias_of >= 0) t.alias_of = remap[static_cast<size_t>(t.alias_of)];
+    std::vector<op_node> ops;
+    for (size_t i = 0; i < m_ops.size(); ++i) {
+        if (!keep[i]) continue;
+        op_node o = std::move(m_ops[i]);
+        for (int& t : o.inputs) t = remap[static_cast<size_t>(t)];
+        for (int& t : o.outputs) t = remap[static_cast<size_t>(t)];
+        ops.push_back(std::move(o));
+    }
+    m_tensors = std::move(tensors);
+    m_ops = std::move(ops);
+    m_tensor_index.clear();
+    for (size_t t = 0; t < m_tensors.size(); ++t) m_tensor_index[m_tensors[t].name] = static_cast<int>(t);
+    relink();
+}
+
+std::vector<int> workload_graph::graph_outputs() const {
+    std::vector<int> out;
+    for (size_t t = 0; t < m_tensors.size(); ++t)
+        if (m_tensors[t].role == tensor_role::output) out.push_back(static_cast<int>(t));
+    return out;
 }
 
 std::vector<int> workload_graph::topological_order() const {
@@ -177,7 +238,7 @@ op_cost workload_graph::total() const {
 double workload_graph::parameter_count() const {
     double p = 0;
     for (const auto& t : m_tensors)
-        if (t.role == tensor_role::weight) p += static_cast<double>(t.elements());
+        if (t.role == tensor_role::weight && t.alias_of < 0) p += static_cast<double>(t.elements());
     return p;
 }
 

@@ -34,6 +34,9 @@ struct tensor_info {
     tensor_role role = tensor_role::activation;
     int producer = -1;            // op index, -1 for inputs, weights and constants
     std::vector<int> consumers;   // op indices
+    /// A weight stored in another layout (an ONNX Transpose or Reshape of an initializer): the tensor index
+    /// whose parameters it holds, so they are counted once. -1 for an ordinary tensor.
+    int alias_of = -1;
 
     std::int64_t elements() const;
     std::uint64_t bytes() const { return dtype_bytes(type, static_cast<std::uint64_t>(elements())); }
@@ -85,6 +88,14 @@ struct op_cost {
     double intensity() const;  // FLOPs per byte moved
 };
 
+/// An elementwise op folded into the epilogue of the op that produces its input (see fuse_elementwise()).
+/// It applies to the host op's output; its other inputs are appended to the host's inputs.
+struct fused_op {
+    std::string name;
+    std::string type;          // elementwise type: "relu", "add", ...
+    int extra_inputs = 0;      // how many of the host's trailing inputs belong to this fused op
+};
+
 struct op_node {
     std::string name;
     op_kind kind = op_kind::generic;
@@ -98,9 +109,12 @@ struct op_node {
     op_cost cost;
     dtype compute_type = dtype::fp16;
     source_location where;      // the YAML node or ONNX node it came from
+    std::vector<fused_op> fused;  // epilogue ops merged in by the fusion pass, applied in order
 
     /// The compute step a mapper issues for this op (or a share of it).
     work to_work() const;
+    /// Inputs of the op itself, before those of fused epilogue ops.
+    size_t own_inputs() const;
 };
 
 /// Vertex = op index, edge = tensor index.
@@ -110,6 +124,8 @@ class workload_graph {
 public:
     std::string name;
     std::map<std::string, std::string> parameters;  // batch, seq, precision... as resolved
+    /// Things the user should know about how the graph was built (ops imported as generic, defaults taken).
+    std::vector<std::string> notes;
 
     int add_tensor(tensor_info t);
     /// Adds an op; links it to its input/output tensors and records producer/consumers.
@@ -125,6 +141,13 @@ public:
 
     /// Rebuilds the Boost.Graph view from ops and tensors (after passes edit them).
     void rebuild();
+    /// Recomputes every tensor's producer and consumers from the ops' inputs and outputs, then rebuild().
+    void relink();
+    /// Keeps the ops with keep[i] true and only the tensors they read or write (a weight no kept op reads
+    /// goes too); renumbers ops and tensors in their old order and relinks. Used by passes that remove ops.
+    void compact(const std::vector<bool>& keep);
+    /// Tensors with role output, in tensor order.
+    std::vector<int> graph_outputs() const;
     const graph_storage& storage() const { return m_g; }
 
     /// Ops in a topological order (stable: ties by op index); throws input_error naming a cycle.

@@ -187,8 +187,12 @@ std::string format_bytes(double bytes) {
     const std::vector<std::pair<double, const char*>> binary = {
         {1125899906842624.0, "PiB"}, {1099511627776.0, "TiB"}, {1073741824.0, "GiB"},
         {1048576.0, "MiB"},          {1024.0, "KiB"},          {1, "B"}};
+    // The largest binary unit that fits; used when the value is a whole number of it, else decimal units.
     for (const auto& [factor, name] : binary)
-        if (a >= factor && std::fmod(a, factor) == 0 && factor > 1) return format_number(bytes / factor) + " " + name;
+        if (a >= factor && factor > 1) {
+            if (std::fmod(a, factor) == 0) return format_number(bytes / factor, 6) + " " + name;
+            break;
+        }
     return scaled(bytes, {{1e15, "PB"}, {1e12, "TB"}, {1e9, "GB"}, {1e6, "MB"}, {1e3, "KB"}, {1, "B"}});
 }
 

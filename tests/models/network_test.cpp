@@ -62,24 +62,6 @@ TEST(mesh_noc, yx_routing_takes_the_other_path) {
     EXPECT_EQ(yx->next_direction(0, 0, 3, 3), mesh_router::north);
 }
 
-TEST(mesh_noc, arrays_and_modules_give_identical_timings) {
-    sim_context sim;
-    auto arrays = test::make<mesh_noc>(sim, "mesh_noc", "arr", mesh_params);
-    auto modules = test::make<mesh_noc>(sim, "mesh_noc", "mod",
-                                        "{width: 4, height: 4, link_bandwidth: 32B/cycle, router_latency: 2cycles, link_latency: 1cycle, header_bytes: 16B, representation: modules}");
-    std::mt19937 rng(7);
-    for (int i = 0; i < 5000; ++i) {
-        const std::uint32_t from = rng() % 16, to = rng() % 16;
-        const std::uint64_t bytes = 1 + rng() % 256;
-        const tick at = (rng() % 2000) * ns / 4;
-        txn a = packet(from, to, bytes, at), b = packet(from, to, bytes, at);
-        arrays->transport(a);
-        modules->transport(b);
-        ASSERT_EQ(a.head, b.head) << "packet " << i;
-        ASSERT_EQ(a.tail, b.tail) << "packet " << i;
-    }
-}
-
 TEST(ring, shortest_direction_and_latency) {
     sim_context sim;
     auto r = test::make<ring>(sim, "ring", "r1",

@@ -1,0 +1,178 @@
+// Generators against published model sizes, and against parameter and MAC counts worked out by hand from
+// each architecture's definition.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "engine/workload/generators.h"
+#include "engine/workload/load.h"
+#include "workload_test_util.h"
+
+using namespace tessel;
+
+namespace {
+
+workload_graph gen(const std::string& name, const std::map<std::string, std::string>& overrides = {}) {
+    return load_workload(name, overrides);
+}
+
+double rel(double a, double b) { return std::fabs(a - b) / std::fabs(b); }
+
+/// BERT with the Hugging Face layout, counted by hand: embeddings + LayerNorm, per layer Q, K, V and output
+/// projections with biases, two LayerNorms, the feed-forward pair, and the pooler.
+double bert_params(double vocab, double hidden, double layers, double ffn, double max_pos = 512, double types = 2) {
+    const double embeddings = (vocab + max_pos + types) * hidden + 2 * hidden;
+    const double layer = 4 * (hidden * hidden + hidden) + 2 * (2 * hidden) + (hidden * ffn + ffn) + (ffn * hidden + hidden);
+    const double pooler = hidden * hidden + hidden;
+    return embeddings + layers * layer + pooler;
+}
+
+}  // namespace
+
+TEST(generators, resnet_matches_torchvision_and_published_sizes) {
+    // torchvision's model table: parameters and GFLOPS (which are multiply-accumulates) at 224x224.
+    struct published {
+        const char* name;
+        double params, macs;
+    };
+    for (const auto& p : {published{"resnet18", 11689512, 1.81e9}, published{"resnet34", 21797672, 3.66e9},
+                          published{"resnet50", 25557032, 4.09e9}, published{"resnet101", 44549160, 7.80e9}}) {
+        const auto g = gen(p.name);
+        EXPECT_DOUBLE_EQ(g.parameter_count(), p.params) << p.name;
+        EXPECT_LT(rel(g.total().macs, p.macs), 0.01) << p.name << ": " << g.total().macs;
+    }
+    // The figures for ResNet-50: 25.56 M parameters, about 4.1 G MACs per image.
+    const auto r50 = gen("resnet50");
+    EXPECT_NEAR(r50.parameter_count() / 1e6, 25.56, 0.005);
+    EXPECT_LT(rel(r50.total().macs, 4.1e9), 0.01);
+    // MACs scale with the batch.
+    EXPECT_DOUBLE_EQ(gen("resnet50", {{"batch", "8"}}).total().macs, 8 * r50.total().macs);
+}
+
+TEST(generators, resnet18_by_hand) {
+    // conv1 7x7/2: 112x112x64 outputs of 3*49 taps; four stages of basic blocks on 56, 28, 14, 7; fc 512->1000.
+    double macs = 112.0 * 112 * 64 * 3 * 49;
+    const double sizes[4] = {56, 28, 14, 7};
+    double in = 64;
+    for (int s = 0; s < 4; ++s) {
+        const double c = 64 << s, hw = sizes[s] * sizes[s];
+        for (int b = 0; b < 2; ++b) {
+            macs += hw * c * in * 9 + hw * c * c * 9;                  // two 3x3 convolutions
+            if (b == 0 && s > 0) macs += hw * c * in;                   // 1x1 downsample
+            in = c;
+        }
+    }
+    macs += 512.0 * 1000;
+    EXPECT_DOUBLE_EQ(gen("resnet18").total().macs, macs);
+}
+
+TEST(generators, mobilenet_v2_matches_torchvision) {
+    const auto g = gen("mobilenet_v2");
+    EXPECT_DOUBLE_EQ(g.parameter_count(), 3504872);     // torchvision
+    EXPECT_LT(rel(g.total().macs, 300.8e6), 0.01);      // torchvision: 0.30 GFLOPS (MACs)
+}
+
+TEST(generators, bert_base_and_large) {
+    const auto base = gen("bert-base");
+    const auto large = gen("bert-large");
+    EXPECT_DOUBLE_EQ(base.parameter_count(), bert_params(30522, 768, 12, 3072));
+    EXPECT_DOUBLE_EQ(large.parameter_count(), bert_params(30522, 1024, 24, 4096));
+    // Published (Devlin et al.): 110 M and 340 M, both rounded; the exact counts are 109.5 M and 335.1 M.
+    EXPECT_LT(rel(base.parameter_count(), 110e6), 0.01);
+    EXPECT_LT(rel(large.parameter_count(), 340e6), 0.02);
+    // A forward pass is about 2 FLOPs per parameter per token, plus attention: MACs of the encoder's
+    // projections are 12 * 128 tokens * (4*768^2 + 2*768*3072).
+    const double proj = 12.0 * 128 * (4.0 * 768 * 768 + 2.0 * 768 * 3072);
+    const double attn = 12.0 * 12 * 2 * 128 * 128 * 64;  // scores and context per head
+    const double pooler = 768.0 * 768;
+    EXPECT_DOUBLE_EQ(base.total().macs, proj + attn + pooler);
+    // Sequence length and batch are parameters.
+    EXPECT_DOUBLE_EQ(gen("bert-base", {{"batch", "4"}}).total().macs, 4 * (proj + attn + pooler));
+}
+
+TEST(generators, gpt2_small_124m) {
+    const auto g = gen("gpt2");
+    // wte + wpe + 12 layers (2 LayerNorms, c_attn, c_proj, c_fc, mlp proj) + ln_f; the LM head is wte again.
+    const double h = 768, layer = 2 * 2 * h + (h * 3 * h + 3 * h) + (h * h + h) + (h * 4 * h + 4 * h) + (4 * h * h + h);
+    EXPECT_DOUBLE_EQ(g.parameter_count(), 50257 * h + 1024 * h + 12 * layer + 2 * h);
+    EXPECT_LT(rel(g.parameter_count(), 124e6), 0.01);  // published: 124 M
+    const auto medium = gen("gpt2", {{"variant", "medium"}});
+    EXPECT_LT(rel(medium.parameter_count(), 355e6), 0.01);  // published: 355 M
+}
+
+TEST(generators, llama2_7b_prefill_and_decode) {
+    const auto g = gen("llama2-7b");
+    // 32 layers of 4 4096x4096 projections, the 3 SwiGLU matrices and 2 RMSNorm scales; embeddings, final
+    // norm and the untied LM head.
+    const double h = 4096, f = 11008, v = 32000;
+    const double params = v * h + 32 * (4 * h * h + 3 * h * f + 2 * h) + h + h * v;
+    EXPECT_DOUBLE_EQ(g.parameter_count(), params);
+    EXPECT_NEAR(g.parameter_count() / 1e9, 6.74, 0.005);  // published: 6.74 B
+
+    // Decode: one token over a 2048-token cache. Every matrix is used once per token; attention reads
+    // 2049 keys and values in each of 32 heads of 128.
+    const auto d = gen("llama2-7b", {{"mode", "decode"}});
+    const double weights = 32 * (4 * h * h + 3 * h * f) + h * v;
+    const double attention = 32 * 32 * 2 * 2049.0 * 128;
+    EXPECT_DOUBLE_EQ(d.total().macs, weights + attention);
+    // A longer cache costs only attention.
+    const auto d4k = gen("llama2-7b", {{"mode", "decode"}, {"kv_cache", "4096"}});
+    EXPECT_DOUBLE_EQ(d4k.total().macs - d.total().macs, 32 * 32 * 2 * 2048.0 * 128);
+    // The KV cache is state, not parameters: 2 x 32 layers x 2048 x 4096 values.
+    double cache = 0;
+    for (const auto& t : d.tensors())
+        if (t.role == tensor_role::state) cache += static_cast<double>(t.elements());
+    EXPECT_DOUBLE_EQ(cache, 2 * 32 * 2048 * h);
+    // Prefill of 2048 tokens: the weights once per token, causal attention counted dense.
+    EXPECT_DOUBLE_EQ(g.total().macs, 2048 * weights + 32 * 32 * 2 * 2048.0 * 2048 * 128);
+    // Llama-2-70B has grouped-query attention with 8 key/value heads: 68.98 B parameters.
+    EXPECT_NEAR(gen("llama", {{"variant", "70b"}}).parameter_count() / 1e9, 68.98, 0.01);
+}
+
+TEST(generators, gemm_mlp_and_stencil_by_hand) {
+    const auto gemm = gen("gemm");  // workloads/gemm.yaml
+    EXPECT_DOUBLE_EQ(gemm.total().macs, 512.0 * 512 * 512);
+    EXPECT_EQ(gemm.ops().size(), 1u);
+    const auto mlp = gen("mlp");  // workloads/mlp.yaml: 4 layers of 1024 on 64 rows
+    EXPECT_DOUBLE_EQ(mlp.total().macs, 4 * 64.0 * 1024 * 1024);
+    EXPECT_DOUBLE_EQ(mlp.parameter_count(), 4 * (1024.0 * 1024 + 1024));
+    // The mlp generator (not the file) with its own sizes.
+    workload_params p("mlp");
+    const auto* info = find_generator("mlp");
+    declare_generator_params(*info, p);
+    p.apply_overrides({{"layers", "3"}, {"input", "784"}, {"hidden", "256"}, {"output", "10"}, {"batch", "32"}});
+    const auto g = run_generator(*info, p);
+    EXPECT_DOUBLE_EQ(g.total().macs, 32.0 * (784 * 256 + 256 * 256 + 256 * 10));
+    // BiCGStab on 64^3: two 13-FLOP stencils, four 2-FLOP dot products and six 2-FLOP updates per point.
+    const auto st = gen("stencil");
+    const double points = 64.0 * 64 * 64;
+    double grid_flops = 0;
+    for (const auto& op : st.ops())
+        if (st.tensor(op.outputs[0]).elements() > 1 || op.type == "dot") grid_flops += op.cost.flops;
+    EXPECT_DOUBLE_EQ(grid_flops, points * (2 * 13 + 4 * 2 + 6 * 2));
+    const auto sweeps = gen("stencil", {{"solver", "none"}, {"iterations", "10"}});
+    EXPECT_DOUBLE_EQ(sweeps.total().flops, 10 * 13 * points);
+}
+
+TEST(generators, every_generator_builds_with_defaults_and_documents_its_parameters) {
+    const std::string doc = test::read_file(std::string(TESSEL_SOURCE_DIR) + "/docs/workload-yaml.md");
+    for (const auto& g : generators()) {
+        const auto graph = gen(g.name);
+        EXPECT_GT(graph.ops().size(), 0u) << g.name;
+        for (const auto& op : graph.ops()) EXPECT_EQ(op.compute_type, graph.parameters.at("precision") == "fp32" ? dtype::fp32 : dtype::fp16);
+        EXPECT_NE(doc.find("`" + g.name + "`"), std::string::npos) << "docs/workload-yaml.md does not describe generator " << g.name;
+        for (const auto& p : g.params)
+            EXPECT_NE(doc.find("`" + p.name + "`"), std::string::npos) << "docs/workload-yaml.md does not describe " << g.name << "." << p.name;
+    }
+}
+
+TEST(generators, bad_parameters_are_clear_errors) {
+    EXPECT_NE(test::error_of([] { gen("resnet", {{"depth", "51"}}); }).find("depth must be 18, 34, 50, 101 or 152"), std::string::npos);
+    EXPECT_NE(test::error_of([] { gen("bert", {{"variant", "larg"}}); }).find("did you mean 'large'"), std::string::npos);
+    EXPECT_NE(test::error_of([] { gen("bert", {{"heads", "7"}}); }).find("multiple of heads"), std::string::npos);
+    const std::string e = test::error_of([] { gen("bert-base", {{"sequence", "512"}}); });
+    EXPECT_NE(e.find("has no parameter 'sequence'"), std::string::npos) << e;
+    EXPECT_NE(test::error_of([] { gen("gpt2", {{"seq", "4096"}}); }).find("exceeds the context"), std::string::npos);
+    EXPECT_NE(test::error_of([] { gen("llama", {{"batch", "0"}}); }).find("must be at least 1"), std::string::npos);
+    EXPECT_NE(test::error_of([] { gen("resnt"); }).find("did you mean 'resnet'"), std::string::npos);
+}
