@@ -1,5 +1,7 @@
 #include "models/core/stats.h"
 
+#include "models/core/text.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -62,47 +64,11 @@ std::string exact_number(double v) {
 
 namespace {
 
-std::string json_escape(const std::string& s) {
-    std::string o;
-    for (char c : s) {
-        if (c == '"' || c == '\\') {
-            o += '\\';
-            o += c;
-        } else if (static_cast<unsigned char>(c) < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            o += buf;
-        } else {
-            o += c;
-        }
-    }
-    return o;
-}
-
 std::string csv_field(const std::string& s) {
     if (s.find_first_of(",\"\n") == std::string::npos) return s;
     std::string o = "\"";
     for (char c : s) o += (c == '"') ? std::string("\"\"") : std::string(1, c);
     return o + "\"";
-}
-
-// Splits "a.b[1,2].c" at dots outside brackets.
-std::vector<std::string> split_path(const std::string& p) {
-    std::vector<std::string> parts;
-    std::string cur;
-    int depth = 0;
-    for (char c : p) {
-        if (c == '[') ++depth;
-        if (c == ']') --depth;
-        if (c == '.' && depth == 0) {
-            parts.push_back(cur);
-            cur.clear();
-        } else {
-            cur += c;
-        }
-    }
-    parts.push_back(cur);
-    return parts;
 }
 
 struct json_tree {

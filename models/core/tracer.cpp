@@ -6,6 +6,7 @@
 #include <map>
 
 #include "models/core/error.h"
+#include "models/core/text.h"
 
 namespace tessel {
 
@@ -97,15 +98,7 @@ std::string binary(std::uint32_t v) {
     return s;
 }
 
-std::string json_str(const std::string& s) {
-    std::string o = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') o += '\\';
-        if (static_cast<unsigned char>(c) < 0x20) continue;
-        o += c;
-    }
-    return o + "\"";
-}
+std::string json_str(const std::string& s) { return "\"" + json_escape(s) + "\""; }
 
 // Microseconds with femtosecond precision, printed identically on every run.
 std::string micros(tick t) {
@@ -139,20 +132,7 @@ void tracer::write_vcd(const std::string& path) const {
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return m_tracks[a].path < m_tracks[b].path; });
     size_t next_id = 0;
     for (size_t i : order) {
-        std::vector<std::string> parts;
-        std::string cur;
-        int depth = 0;
-        for (char c : m_tracks[i].path) {
-            if (c == '[') ++depth;
-            if (c == ']') --depth;
-            if (c == '.' && depth == 0) {
-                parts.push_back(cur);
-                cur.clear();
-            } else {
-                cur += c;
-            }
-        }
-        parts.push_back(cur);
+        const std::vector<std::string> parts = split_path(m_tracks[i].path);
         size_t common = 0;
         while (common < open.size() && common < parts.size() && open[common] == parts[common]) ++common;
         while (open.size() > common) {

@@ -12,14 +12,13 @@ void chip_link::params::declare(param_decl& d) {
     d(lanes, "lanes", "1", "lanes (or links) ganged together", bound::positive);
     d(lane_bandwidth, "lane_bandwidth", "64GB/s", "bandwidth of one lane in one direction");
     d(latency, "latency", "500ns", "one-way latency");
-    d(packet_bytes, "packet_bytes", "4KiB", "largest payload of one packet", bound::positive);
-    d(header_bytes, "header_bytes", "64B", "protocol overhead per packet");
-    d(max_outstanding, "max_outstanding", "16", "packets of one transfer in flight at once", bound::positive);
+    packets.declare(d, "4KiB", "64B", "16");
 }
 
 chip_link::chip_link(sc_core::sc_module_name n, const component_args& a) : interconnect(n, a) {
     load_params(m_p, a);
     set_clock(m_p.clock);
+    set_packets(m_p.packets);
     m_bps = m_p.lane_bandwidth.bytes_per_second(clock()) * static_cast<double>(m_p.lanes);
     m_latency = m_p.latency.to_ticks(clock());
     m_tracks[0] = trace_track("a_to_b");
@@ -30,26 +29,14 @@ chip_link::chip_link(sc_core::sc_module_name n, const component_args& a) : inter
 
 void chip_link::transport(txn& t) {
     const int d = t.src_port == 0 ? 0 : 1;
-    const std::uint64_t wire = t.bytes + m_p.header_bytes.bytes();
+    const std::uint64_t wire = t.bytes + header_bytes();
     link_hop::pass(m_dir[d], m_bytes[d], wire, transfer_ticks(static_cast<double>(wire), m_bps), 0, m_latency, t.head, t.tail);
     sim().trace.slice(m_tracks[d], t.head - m_latency, t.tail - m_latency, t.op, t.step);
 }
 
 void chip_link::usage(std::vector<resource_usage>& out) const {
-    resource_usage u;
-    u.name = path();
-    u.kind = kind_name();
-    u.cls = resource_class::network;
-    u.work_unit = "B";
-    u.peak_rate = m_bps;
-    u.units = 2;
-    for (int d = 0; d < 2; ++d) {
-        u.work += m_bytes[d];
-        u.ideal_max = std::max(u.ideal_max, m_bytes[d] / m_bps);
-        u.busy_seconds += ticks_to_seconds(m_dir[d].busy);
-        u.busy_max = std::max(u.busy_max, ticks_to_seconds(m_dir[d].busy));
-    }
-    u.ideal_seconds = u.work / m_bps;
+    resource_usage u = link_usage(m_bps);
+    for (int d = 0; d < 2; ++d) add_link(u, m_bytes[d], m_dir[d].busy);
     out.push_back(u);
 }
 

@@ -12,15 +12,14 @@ void crossbar::params::declare(param_decl& d) {
     d(ports, "ports", required, "ports (each both an input and an output)", bound::positive);
     d(port_bandwidth, "port_bandwidth", "64B/cycle", "bandwidth of one port in one direction");
     d(latency, "latency", "4cycles", "traversal latency, input to output");
-    d(packet_bytes, "packet_bytes", "256B", "largest payload of one packet", bound::positive);
-    d(header_bytes, "header_bytes", "16B", "header added to every packet");
-    d(max_outstanding, "max_outstanding", "8", "packets of one transfer in flight at once", bound::positive);
+    packets.declare(d, "256B", "16B", "8");
 }
 
 crossbar::crossbar(sc_core::sc_module_name n, const component_args& a)
     : interconnect(n, a), m_packets(stats().scalar("packets", "packet", "packets delivered")) {
     load_params(m_p, a);
     set_clock(m_p.clock);
+    set_packets(m_p.packets);
     m_bps = m_p.port_bandwidth.bytes_per_second(clock());
     m_latency = m_p.latency.to_ticks(clock());
     const size_t n_ports = static_cast<size_t>(m_p.ports);
@@ -32,7 +31,7 @@ crossbar::crossbar(sc_core::sc_module_name n, const component_args& a)
 }
 
 void crossbar::transport(txn& t) {
-    const std::uint64_t wire = t.bytes + m_p.header_bytes.bytes();
+    const std::uint64_t wire = t.bytes + header_bytes();
     const tick ser = transfer_ticks(static_cast<double>(wire), m_bps);
     link_hop::pass(m_in[t.src_port], m_in_bytes[t.src_port], wire, ser, 0, 0, t.head, t.tail);
     link_hop::pass(m_out[t.dst_port], m_out_bytes[t.dst_port], wire, ser, m_latency, 0, t.head, t.tail);
@@ -44,21 +43,11 @@ void crossbar::transport(txn& t) {
 }
 
 void crossbar::usage(std::vector<resource_usage>& out) const {
-    resource_usage u;
-    u.name = path();
-    u.kind = kind_name();
-    u.cls = resource_class::network;
-    u.work_unit = "B";
-    u.peak_rate = m_bps;
-    u.units = static_cast<double>(2 * m_in.size());
-    for (size_t i = 0; i < m_in.size(); ++i)
-        for (const auto& [r, b] : {std::make_pair(&m_in[i], m_in_bytes[i]), std::make_pair(&m_out[i], m_out_bytes[i])}) {
-            u.work += b;
-            u.ideal_max = std::max(u.ideal_max, b / m_bps);
-            u.busy_seconds += ticks_to_seconds(r->busy);
-            u.busy_max = std::max(u.busy_max, ticks_to_seconds(r->busy));
-        }
-    u.ideal_seconds = u.work / m_bps;
+    resource_usage u = link_usage(m_bps);
+    for (size_t i = 0; i < m_in.size(); ++i) {
+        add_link(u, m_in_bytes[i], m_in[i].busy);
+        add_link(u, m_out_bytes[i], m_out[i].busy);
+    }
     out.push_back(u);
 }
 

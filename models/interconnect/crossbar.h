@@ -14,17 +14,13 @@ public:
         std::int64_t ports = 0;
         bandwidth port_bandwidth;
         duration latency;
-        byte_size packet_bytes, header_bytes;
-        std::int64_t max_outstanding = 0;
+        packet_params packets;
         void declare(param_decl& d);
     };
 
     crossbar(sc_core::sc_module_name name, const component_args& args);
 
     std::vector<int> port_shape() const override { return {static_cast<int>(m_p.ports)}; }
-    std::uint64_t packet_bytes() const override { return m_p.packet_bytes.bytes(); }
-    std::uint64_t header_bytes() const override { return m_p.header_bytes.bytes(); }
-    std::uint32_t max_outstanding() const override { return static_cast<std::uint32_t>(m_p.max_outstanding); }
     int hops(std::uint32_t from, std::uint32_t to) const override { return from == to ? 0 : 1; }
     double link_bytes_per_second() const override { return m_bps; }
     void transport(txn& t) override;

@@ -10,6 +10,13 @@
 
 namespace tessel {
 
+/// Packetisation: the same three parameters on every network (each kind has its own defaults).
+struct packet_params {
+    byte_size packet_bytes, header_bytes;
+    std::int64_t max_outstanding = 0;
+    void declare(param_decl& d, std::string_view packet, std::string_view header, std::string_view outstanding);
+};
+
 class interconnect : public component {
 public:
     using component::component;
@@ -19,13 +26,23 @@ public:
     virtual std::vector<int> port_shape() const = 0;
     std::vector<int> unit_shape() const override { return port_shape(); }
 
-    virtual std::uint64_t packet_bytes() const = 0;
-    virtual std::uint64_t header_bytes() const = 0;
-    virtual std::uint32_t max_outstanding() const = 0;
+    std::uint64_t packet_bytes() const { return m_packets->packet_bytes.bytes(); }
+    std::uint64_t header_bytes() const { return m_packets->header_bytes.bytes(); }
+    std::uint32_t max_outstanding() const { return static_cast<std::uint32_t>(m_packets->max_outstanding); }
     /// Router-to-router hops between two ports (placement distance for mappers).
     virtual int hops(std::uint32_t from, std::uint32_t to) const = 0;
     /// Bandwidth of one link in bytes per second (payload and header).
     virtual double link_bytes_per_second() const = 0;
+
+protected:
+    /// The derived kind's packetisation parameters (called once its parameters are read).
+    void set_packets(const packet_params& p) { m_packets = &p; }
+    /// A network resource_usage with this component's identity and per-link peak, links added with add_link.
+    resource_usage link_usage(double bytes_per_second) const;
+    static void add_link(resource_usage& u, double bytes, tick busy);
+
+private:
+    const packet_params* m_packets = nullptr;
 };
 
 /// The shared per-link rule: a packet whose first byte reaches the link's router at `head` and last byte at

@@ -19,10 +19,7 @@ void mesh_noc::params::declare(param_decl& d) {
     d(link_bandwidth, "link_bandwidth", "32B/cycle", "bandwidth of one link in one direction");
     d(router_latency, "router_latency", "2cycles", "router pipeline latency per hop");
     d(link_latency, "link_latency", "1cycle", "wire latency per hop");
-    d(packet_bytes, "packet_bytes", "256B", "largest payload of one packet", bound::positive);
-    d(header_bytes, "header_bytes", "16B", "header added to every packet on the wire");
-    d(max_outstanding, "max_outstanding", "8", "packets of one transfer in flight at once (network interface buffers)",
-      bound::positive);
+    packets.declare(d, "256B", "16B", "8");
     d.group(routing, "routing", "routing policy");
     d.choice(representation, "representation", "arrays", {"arrays", "modules"},
              "arrays: link state in flat arrays (any size); modules: one router sc_module per node (small meshes)");
@@ -34,6 +31,7 @@ mesh_noc::mesh_noc(sc_core::sc_module_name n, const component_args& a)
       m_bytes(stats().scalar("payload_bytes", "B", "payload bytes delivered")) {
     load_params(m_p, a);
     set_clock(m_p.clock);
+    set_packets(m_p.packets);
     m_bps = m_p.link_bandwidth.bytes_per_second(clock());
     m_router = m_p.router_latency.to_ticks(clock());
     m_wire = m_p.link_latency.to_ticks(clock());
@@ -136,7 +134,7 @@ void mesh_noc::route_arrays(txn& t, std::uint64_t wire) {
 }
 
 void mesh_noc::transport(txn& t) {
-    const std::uint64_t wire = t.bytes + m_p.header_bytes.bytes();
+    const std::uint64_t wire = t.bytes + header_bytes();
     const size_t src = t.src_port;
     // Network interface to router: the injection link.
     link_hop::pass(m_inject[src], m_inject_bytes[src], wire, ser_ticks(wire), 0, m_wire, t.head, t.tail);
@@ -151,11 +149,9 @@ void mesh_noc::transport(txn& t) {
     if (m_routers.empty()) {
         route_arrays(t, wire);
     } else {
-        tlm::tlm_generic_payload gp;
-        gp.set_extension(&t);
+        borrowed_payload p(t);
         sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-        (*m_to_router[src])->b_transport(gp, delay);
-        gp.clear_extension(&t);
+        (*m_to_router[src])->b_transport(p.gp(), delay);
     }
     m_packets += 1;
     m_bytes += static_cast<double>(t.bytes);
@@ -170,28 +166,14 @@ std::vector<double> mesh_noc::link_bytes() const {
 }
 
 void mesh_noc::usage(std::vector<resource_usage>& out) const {
-    resource_usage u;
-    u.name = path();
-    u.kind = kind_name();
-    u.cls = resource_class::network;
-    u.work_unit = "B";
-    u.peak_rate = m_bps;
-    const std::vector<double> b = link_bytes();
-    u.units = static_cast<double>(b.size() + m_inject.size());
-    auto add = [&](double bytes, tick busy) {
-        u.work += bytes;
-        u.ideal_max = std::max(u.ideal_max, bytes / m_bps);
-        u.busy_seconds += ticks_to_seconds(busy);
-        u.busy_max = std::max(u.busy_max, ticks_to_seconds(busy));
-    };
-    for (size_t i = 0; i < m_inject.size(); ++i) add(m_inject_bytes[i], m_inject[i].busy);
+    resource_usage u = link_usage(m_bps);
+    for (size_t i = 0; i < m_inject.size(); ++i) add_link(u, m_inject_bytes[i], m_inject[i].busy);
     if (m_routers.empty()) {
-        for (size_t i = 0; i < m_links.size(); ++i) add(m_link_bytes[i], m_links[i].busy);
+        for (size_t i = 0; i < m_links.size(); ++i) add_link(u, m_link_bytes[i], m_links[i].busy);
     } else {
         for (const auto& r : m_routers)
-            for (size_t d = 0; d < 5; ++d) add(r->link_bytes[d], r->links[d].busy);
+            for (size_t d = 0; d < 5; ++d) add_link(u, r->link_bytes[d], r->links[d].busy);
     }
-    u.ideal_seconds = u.work / m_bps;
     out.push_back(u);
 }
 

@@ -22,7 +22,7 @@ public:
     enum direction { east = 0, west = 1, north = 2, south = 3, local = 4 };
 
     /// Packets from the four neighbours and from the network interface.
-    tlm_utils::multi_passthrough_target_socket<mesh_router> in;
+    tlm_utils::multi_passthrough_target_socket<mesh_router, 32, tlm::tlm_base_protocol_types, 0, sc_core::SC_ZERO_OR_MORE_BOUND> in;
     std::array<std::unique_ptr<tlm_utils::simple_initiator_socket<mesh_router>>, 4> out;
 
     mesh_router(sc_core::sc_module_name name, mesh_noc& noc, int x, int y);

@@ -14,15 +14,14 @@ void ring::params::declare(param_decl& d) {
     d(link_bandwidth, "link_bandwidth", "32B/cycle", "bandwidth of one link in one direction");
     d(router_latency, "router_latency", "1cycle", "router latency per hop");
     d(link_latency, "link_latency", "1cycle", "wire latency per hop");
-    d(packet_bytes, "packet_bytes", "256B", "largest payload of one packet", bound::positive);
-    d(header_bytes, "header_bytes", "16B", "header added to every packet on the wire");
-    d(max_outstanding, "max_outstanding", "8", "packets of one transfer in flight at once", bound::positive);
+    packets.declare(d, "256B", "16B", "8");
 }
 
 ring::ring(sc_core::sc_module_name n, const component_args& a)
     : interconnect(n, a), m_packets(stats().scalar("packets", "packet", "packets delivered")) {
     load_params(m_p, a);
     set_clock(m_p.clock);
+    set_packets(m_p.packets);
     m_bps = m_p.link_bandwidth.bytes_per_second(clock());
     m_router = m_p.router_latency.to_ticks(clock());
     m_wire = m_p.link_latency.to_ticks(clock());
@@ -40,7 +39,7 @@ int ring::hops(std::uint32_t from, std::uint32_t to) const {
 void ring::transport(txn& t) {
     static const char* names[4] = {"cw", "ccw", "inject", "eject"};
     const int n = static_cast<int>(m_p.nodes);
-    const std::uint64_t wire = t.bytes + m_p.header_bytes.bytes();
+    const std::uint64_t wire = t.bytes + header_bytes();
     const tick ser = transfer_ticks(static_cast<double>(wire), m_bps);
     auto hop = [&](int node, int which, tick pipeline) {
         const size_t l = static_cast<size_t>(node * 4 + which);
@@ -64,20 +63,8 @@ void ring::transport(txn& t) {
 }
 
 void ring::usage(std::vector<resource_usage>& out) const {
-    resource_usage u;
-    u.name = path();
-    u.kind = kind_name();
-    u.cls = resource_class::network;
-    u.work_unit = "B";
-    u.peak_rate = m_bps;
-    u.units = static_cast<double>(m_links.size());
-    for (size_t i = 0; i < m_links.size(); ++i) {
-        u.work += m_bytes[i];
-        u.ideal_max = std::max(u.ideal_max, m_bytes[i] / m_bps);
-        u.busy_seconds += ticks_to_seconds(m_links[i].busy);
-        u.busy_max = std::max(u.busy_max, ticks_to_seconds(m_links[i].busy));
-    }
-    u.ideal_seconds = u.work / m_bps;
+    resource_usage u = link_usage(m_bps);
+    for (size_t i = 0; i < m_links.size(); ++i) add_link(u, m_bytes[i], m_links[i].busy);
     out.push_back(u);
 }
 

@@ -1,0 +1,15 @@
+// Small text helpers shared by the writers of statistics, traces and reports.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tessel {
+
+/// Splits a hierarchical name at dots outside brackets: "chip.tile[1,2].pe" -> {chip, tile[1,2], pe}.
+std::vector<std::string> split_path(const std::string& path);
+
+/// Escapes a string for use inside JSON double quotes (control characters dropped as \uXXXX).
+std::string json_escape(const std::string& s);
+
+}  // namespace tessel

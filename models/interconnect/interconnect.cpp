@@ -1,0 +1,34 @@
+#include "models/interconnect/interconnect.h"
+
+#include <algorithm>
+
+namespace tessel {
+
+void packet_params::declare(param_decl& d, std::string_view packet, std::string_view header, std::string_view outstanding) {
+    d(packet_bytes, "packet_bytes", packet, "largest payload of one packet", bound::positive);
+    d(header_bytes, "header_bytes", header, "header added to every packet on the wire");
+    d(max_outstanding, "max_outstanding", outstanding,
+      "packets of one transfer in flight at once (the network interface's buffers)", bound::positive);
+}
+
+resource_usage interconnect::link_usage(double bytes_per_second) const {
+    resource_usage u;
+    u.name = path();
+    u.kind = kind_name();
+    u.cls = resource_class::network;
+    u.work_unit = "B";
+    u.peak_rate = bytes_per_second;
+    u.units = 0;
+    return u;
+}
+
+void interconnect::add_link(resource_usage& u, double bytes, tick busy) {
+    u.units += 1;
+    u.work += bytes;
+    u.ideal_max = std::max(u.ideal_max, bytes / u.peak_rate);
+    u.ideal_seconds += bytes / u.peak_rate;
+    u.busy_seconds += ticks_to_seconds(busy);
+    u.busy_max = std::max(u.busy_max, ticks_to_seconds(busy));
+}
+
+}  // namespace tessel
