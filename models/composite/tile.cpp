@@ -29,20 +29,17 @@ tile::tile(sc_core::sc_module_name n, const component_args& a) : component(n, a)
 }
 
 void tile::transport(txn& t) {
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
     if (t.kind != txn_kind::compute) {
-        tlm::tlm_generic_payload gp;
-        gp.set_extension(&t);
-        sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-        m_to_sram->b_transport(gp, delay);
-        gp.clear_extension(&t);
+        borrowed_payload p(t);
+        m_to_sram->b_transport(p.gp(), delay);
         return;
     }
     // The datapath and the operand stream run together; the step ends when both are done.
-    tlm::tlm_generic_payload gp;
-    gp.set_extension(&t);
-    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-    m_to_pe->b_transport(gp, delay);
-    gp.clear_extension(&t);
+    {
+        borrowed_payload p(t);
+        m_to_pe->b_transport(p.gp(), delay);
+    }
     const double bytes = t.w ? t.w->local_bytes() : 0.0;
     if (bytes > 0) {
         txn& o = m_operands.ext();

@@ -35,8 +35,9 @@ struct component_args {
 
 class component : public sc_core::sc_module {
 public:
-    /// Requests for this component; several initiators may bind (the executor, an owning composite).
-    tlm_utils::multi_passthrough_target_socket<component> in;
+    /// Requests for this component; several initiators may bind (the executor, an owning composite), and a
+    /// component nobody drives may stay unbound.
+    tlm_utils::multi_passthrough_target_socket<component, 32, tlm::tlm_base_protocol_types, 0, sc_core::SC_ZERO_OR_MORE_BOUND> in;
 
     component(sc_core::sc_module_name name, const component_args& args);
     ~component() override;
@@ -107,6 +108,21 @@ private:
 /// Sends a transaction through a TLM socket and returns when done (loosely timed: no wait).
 /// Used by the executor and by composites to reach their parts.
 void send(tlm::tlm_fw_transport_if<>& target, tlm::tlm_generic_payload& gp, txn& t, tick now);
+
+/// A generic payload that carries someone else's txn for one forwarding call (a composite reaching its part, a
+/// router its neighbour); the extension is detached again even if the call throws.
+class borrowed_payload {
+public:
+    explicit borrowed_payload(txn& t) : m_t(t) { m_gp.set_extension(&m_t); }
+    ~borrowed_payload() { m_gp.clear_extension(&m_t); }
+    borrowed_payload(const borrowed_payload&) = delete;
+    borrowed_payload& operator=(const borrowed_payload&) = delete;
+    tlm::tlm_generic_payload& gp() { return m_gp; }
+
+private:
+    txn& m_t;
+    tlm::tlm_generic_payload m_gp;
+};
 
 /// A reusable generic payload carrying a txn extension.
 class txn_payload {
