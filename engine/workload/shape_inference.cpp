@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 
 #include "engine/workload/op_types.h"
@@ -71,9 +72,10 @@ struct out_desc {
 };
 
 std::int64_t product(const shape_t& s, size_t from = 0, size_t to = ~size_t{0}) {
-    std::int64_t p = 1;
-    for (size_t i = from; i < std::min(to, s.size()); ++i) p *= s[i];
-    return p;
+    const size_t end = std::min(to, s.size());
+    if (from >= end) return 1;
+    return std::accumulate(s.begin() + static_cast<std::ptrdiff_t>(from), s.begin() + static_cast<std::ptrdiff_t>(end),
+                           std::int64_t{1}, std::multiplies<>());
 }
 
 bool is_integer_type(dtype t) {

@@ -1,0 +1,203 @@
+#include "engine/sweep/results.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "models/core/error.h"
+
+namespace tessel::sweep {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+[[noreturn]] void sys_fail(const std::string& what) {
+    throw std::runtime_error(what + ": " + std::strerror(errno));
+}
+
+int open_append(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) sys_fail("cannot open '" + path + "'");
+    return fd;
+}
+
+void fsync_dir(const std::string& dir) {
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return;
+    ::fsync(fd);
+    ::close(fd);
+}
+
+const char* fixed_columns_before[] = {"point", "key", "status", "exit_code"};
+const char* fixed_columns_after[] = {"config_hash", "tessel_version", "wall_s", "host", "finished", "backend", "slurm_job", "error", "dir"};
+
+}  // namespace
+
+void write_line(int fd, const std::string& text, const std::string& what) {
+    size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            sys_fail("cannot write " + what);
+        }
+        done += size_t(n);
+    }
+    if (::fsync(fd) != 0) sys_fail("cannot sync " + what);
+}
+
+void write_file_atomic(const std::string& path, const std::string& text) {
+    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) sys_fail("cannot write '" + tmp + "'");
+    try {
+        write_line(fd, text, "'" + tmp + "'");
+    } catch (...) {
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        throw;
+    }
+    ::close(fd);
+    if (::rename(tmp.c_str(), path.c_str()) != 0) sys_fail("cannot rename '" + tmp + "'");
+    const fs::path p(path);
+    fsync_dir(p.has_parent_path() ? p.parent_path().string() : ".");
+}
+
+std::string csv_field(const std::string& s) {
+    const bool quote = s.find_first_of(",\"\n\r") != std::string::npos || (!s.empty() && (s.front() == ' ' || s.back() == ' '));
+    if (!quote) return s;
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"') out += '"';
+        out += c;
+    }
+    return out + "\"";
+}
+
+std::string csv_cell(const nlohmann::ordered_json& v) {
+    if (v.is_null()) return {};
+    if (v.is_string()) return csv_field(v.get<std::string>());
+    return csv_field(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+results_store::results_store(std::string dir, bool writer) : m_dir(std::move(dir)), m_writer(writer) {
+    if (m_writer) {
+        std::error_code ec;
+        fs::create_directories(m_dir, ec);
+        if (ec) throw input_error("cannot create results folder '" + m_dir + "': " + ec.message());
+        const std::string lock = m_dir + "/.lock";
+        m_lock_fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (m_lock_fd < 0) sys_fail("cannot open '" + lock + "'");
+        if (::flock(m_lock_fd, LOCK_EX | LOCK_NB) != 0) {
+            std::ifstream in(lock);
+            std::string pid;
+            std::getline(in, pid);
+            ::close(m_lock_fd);
+            throw input_error("another tessel sweep (pid " + (pid.empty() ? std::string("?") : pid) + ") is writing to '" +
+                              m_dir + "'; wait for it, or use another --out");
+        }
+        const std::string pid = std::to_string(::getpid()) + "\n";
+        if (::ftruncate(m_lock_fd, 0) == 0 && ::write(m_lock_fd, pid.data(), pid.size()) < 0) {
+            // The pid is only informative; the lock is what matters.
+        }
+    }
+    std::string text;
+    {
+        std::ifstream in(jsonl_path(), std::ios::binary);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        text = ss.str();
+    }
+    // Everything after the last newline is a line a crash cut short.
+    const size_t end = text.rfind('\n');
+    const size_t complete = end == std::string::npos ? 0 : end + 1;
+    if (complete < text.size()) {
+        m_torn = 1;
+        if (m_writer && ::truncate(jsonl_path().c_str(), off_t(complete)) != 0) sys_fail("cannot truncate '" + jsonl_path() + "'");
+    }
+    size_t start = 0;
+    while (start < complete) {
+        const size_t nl = text.find('\n', start);
+        const std::string line = text.substr(start, nl - start);
+        start = nl + 1;
+        if (line.empty()) continue;
+        ++m_lines;
+        row r = row::parse(line, nullptr, false);
+        if (r.is_discarded() || !r.is_object() || !r.contains("key") || !r["key"].is_string()) {
+            ++m_bad;
+            continue;
+        }
+        const std::string key = r["key"].get<std::string>();
+        if (m_latest.count(key)) m_order.erase(std::find(m_order.begin(), m_order.end(), key));
+        m_order.push_back(key);
+        m_latest[key] = std::move(r);
+    }
+    if (m_writer) m_jsonl_fd = open_append(jsonl_path());
+}
+
+results_store::~results_store() {
+    for (int fd : {m_jsonl_fd, m_csv_fd, m_lock_fd})
+        if (fd >= 0) ::close(fd);
+}
+
+void results_store::rewrite_csv(const std::vector<std::string>& params, const std::vector<std::string>& metrics,
+                                const std::set<std::string>& rerun) {
+    m_params = params;
+    m_metrics = metrics;
+    for (const auto& key : m_order) {
+        const row& r = m_latest.at(key);
+        auto add = [](std::vector<std::string>& cols, const row& obj) {
+            if (!obj.is_object()) return;
+            for (auto it = obj.begin(); it != obj.end(); ++it)
+                if (std::find(cols.begin(), cols.end(), it.key()) == cols.end()) cols.push_back(it.key());
+        };
+        if (r.contains("params")) add(m_params, r["params"]);
+        if (r.contains("metrics")) add(m_metrics, r["metrics"]);
+    }
+    std::string header;
+    for (const char* c : fixed_columns_before) header += std::string(header.empty() ? "" : ",") + c;
+    for (const auto& p : m_params) header += "," + csv_field(p);
+    for (const auto& m : m_metrics) header += "," + csv_field(m);
+    for (const char* c : fixed_columns_after) header += std::string(",") + c;
+    std::string text = header + "\n";
+    for (const auto& key : m_order)
+        if (!rerun.count(key)) text += csv_line(m_latest.at(key));
+    write_file_atomic(csv_path(), text);
+    if (m_csv_fd >= 0) ::close(m_csv_fd);
+    m_csv_fd = open_append(csv_path());
+}
+
+std::string results_store::csv_line(const row& r) const {
+    auto field = [&](const char* k) { return r.contains(k) ? csv_cell(r[k]) : std::string(); };
+    auto nested = [&](const char* obj, const std::string& k) {
+        return r.contains(obj) && r[obj].is_object() && r[obj].contains(k) ? csv_cell(r[obj][k]) : std::string();
+    };
+    std::string line;
+    for (const char* c : fixed_columns_before) line += (line.empty() ? "" : ",") + field(c);
+    for (const auto& p : m_params) line += "," + nested("params", p);
+    for (const auto& m : m_metrics) line += "," + nested("metrics", m);
+    for (const char* c : fixed_columns_after) line += "," + field(c);
+    return line + "\n";
+}
+
+void results_store::append(const row& r) {
+    if (!m_writer) throw std::logic_error("results_store::append on a reader");
+    const std::string key = r.at("key").get<std::string>();
+    write_line(m_jsonl_fd, r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", "'" + jsonl_path() + "'");
+    if (m_csv_fd >= 0) write_line(m_csv_fd, csv_line(r), "'" + csv_path() + "'");
+    if (m_latest.count(key)) m_order.erase(std::find(m_order.begin(), m_order.end(), key));
+    m_order.push_back(key);
+    m_latest[key] = r;
+}
+
+}  // namespace tessel::sweep

@@ -1,0 +1,63 @@
+// The expression language used by connections, program loops, ${...} and sweep filters.
+#include <gtest/gtest.h>
+
+#include "models/core/expr.h"
+
+using namespace tessel;
+
+namespace {
+double eval(const std::string& text, std::map<std::string, double> vars = {}) {
+    return expression::parse(text).eval_number([&](std::string_view n) -> std::optional<expr_value> {
+        const auto it = vars.find(std::string(n));
+        if (it == vars.end()) return std::nullopt;
+        return it->second;
+    });
+}
+}  // namespace
+
+TEST(expr, arithmetic_precedence_and_functions) {
+    EXPECT_DOUBLE_EQ(eval("1 + 2 * 3"), 7);
+    EXPECT_DOUBLE_EQ(eval("(1 + 2) * 3"), 9);
+    EXPECT_DOUBLE_EQ(eval("2 ** 3 ** 2"), 512);  // right associative
+    EXPECT_DOUBLE_EQ(eval("-2 ** 2"), -4);
+    EXPECT_DOUBLE_EQ(eval("7 // 2"), 3);
+    EXPECT_DOUBLE_EQ(eval("-7 % 3"), 2);  // floored, like Python
+    EXPECT_DOUBLE_EQ(eval("max(1, x * 4, 3)", {{"x", 2}}), 8);
+    EXPECT_DOUBLE_EQ(eval("log2(1024) + ceil(0.2) + floor(1.8) + abs(-2) + sqrt(16) + pow(2, 5) + round(2.5)"), 10 + 1 + 1 + 2 + 4 + 32 + 3);
+    EXPECT_DOUBLE_EQ(eval("48KiB / 1KiB"), 48) << "numbers may carry units, in canonical units";
+    EXPECT_DOUBLE_EQ(eval("2cycles"), 2);
+}
+
+TEST(expr, logic_and_comparisons) {
+    EXPECT_DOUBLE_EQ(eval("x > 2 and y <= 3", {{"x", 3}, {"y", 3}}), 1);
+    EXPECT_DOUBLE_EQ(eval("not (x == 3) or false", {{"x", 3}}), 0);
+    EXPECT_DOUBLE_EQ(eval("x != 3 || y == 1", {{"x", 3}, {"y", 1}}), 1);
+    const expression e = expression::parse("platform == \"sn10\" and batch >= 8");
+    const auto v = e.eval([](std::string_view n) -> std::optional<expr_value> {
+        if (n == "platform") return std::string("sn10");
+        if (n == "batch") return 16.0;
+        return std::nullopt;
+    });
+    EXPECT_EQ(std::get<double>(v), 1);
+    EXPECT_EQ(e.variables(), (std::vector<std::string>{"platform", "batch"}));
+}
+
+TEST(expr, errors_name_the_position) {
+    try {
+        expression::parse("1 + * 2");
+        FAIL();
+    } catch (const expr_error& e) {
+        EXPECT_EQ(e.offset, 4u);
+    }
+    try {
+        eval("x + 1");
+        FAIL();
+    } catch (const expr_error& e) {
+        EXPECT_NE(std::string(e.what()).find("unknown variable 'x'"), std::string::npos);
+        EXPECT_EQ(e.offset, 0u);
+    }
+    EXPECT_THROW(eval("1 / 0"), expr_error);
+    EXPECT_THROW(expression::parse("foo(1)"), expr_error);
+    EXPECT_THROW(expression::parse("(1 + 2"), expr_error);
+    EXPECT_THROW(expression::parse("max()"), expr_error);
+}
