@@ -279,11 +279,16 @@ def number(v):
 
 
 def group_by(rows, name):
-    """{value: [rows]} in the order values first appear."""
+    """{value: [rows]} in ascending order of value (quantities as numbers, so 16 comes before 64 and 64KiB
+    before 1MiB), whatever order the points finished in."""
     out = {}
     for r in rows:
         out.setdefault(value(r, name), []).append(r)
-    return out
+
+    def order(v):
+        x = number(v)
+        return (0, x, "") if x is not None else (1, 0.0, str(v))
+    return {v: out[v] for v in sorted(out, key=order)}
 
 
 def varying(rows):

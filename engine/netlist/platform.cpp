@@ -90,16 +90,18 @@ platform::platform(sc_core::sc_module_name n, const yaml_node& root, param_conte
         const auto [text, where] = top_value("clock", "");
         if (text.empty()) throw input_error("platform file needs a 'clock:' (e.g. clock: 1GHz), the default clock of its components", root.where());
         quantity q;
+        std::string value;  // the clock with its ${...} substituted: components' ${clock} defaults use this text
         try {
-            q = parse_quantity(ctx.substitute(text, where));
+            value = ctx.substitute(text, where);
+            q = parse_quantity(value);
         } catch (const input_error& e) {
             throw input_error("clock: " + e.message(), where);
         }
         if (q.dim != dimension::frequency || q.value <= 0)
             throw input_error("clock: expected a frequency such as 1GHz, got '" + text + "'", where);
         m_clock.hz = q.value;
-        ctx.set_variable("clock", text);
-        ctx.record("clock", text);
+        ctx.set_variable("clock", value);
+        ctx.record("clock", value);
     }
     {
         const auto [text, where] = top_value("quantum", "0ns");

@@ -61,7 +61,9 @@ class module(unittest.TestCase):
         self.assertEqual(r[0]["metrics"]["sim_time_s"], s["sim_time_s"])
         self.assertEqual(ts.value(r[0], "bound_by"), s["bound_by"])
         self.assertEqual(ts.varying(self.rows), ["noc.link_bandwidth", "workload.batch"])
+        # Ascending by value whatever order the points finished in.
         self.assertEqual(list(ts.group_by(self.rows, "workload.batch")), ["16", "64"])
+        self.assertEqual(list(ts.group_by(list(reversed(self.rows)), "workload.batch")), ["16", "64"])
         with self.assertRaises(ts.TesselError) as e:
             ts.sweep({"platform": "mesh4x4", "workload": "mlp", "axes": {"workload.batch": []}}, out=os.path.join(self.dir, "bad"))
         self.assertEqual(e.exception.code, 2)
