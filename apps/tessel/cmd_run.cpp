@@ -3,6 +3,7 @@
 
 #include "apps/tessel/command.h"
 #include "apps/tessel/paths.h"
+#include "engine/program/program_yaml.h"
 #include "engine/run/session.h"
 
 namespace tessel {
@@ -13,7 +14,7 @@ bool g_json = false, g_quiet = false;
 
 CLI::App* setup(CLI::App& app) {
     auto* c = app.add_subcommand("run", "simulate a workload or a program on a platform");
-    c->add_option("-p,--platform", g_opt.platform, "platform YAML file, or a bundled platform name (tessel list)")->required();
+    c->add_option("-p,--platform", g_opt.platform, "platform YAML file, or a bundled platform name (tessel list); a program's own platform: by default");
     c->add_option("-w,--workload", g_opt.workload, "workload: a .yaml or .onnx file, or a built-in model name");
     c->add_option("-g,--program", g_opt.program, "program YAML: steps bound to platform resources");
     c->add_option("-s,--set", g_opt.sets, "override a parameter: PATH=VALUE (repeatable), e.g. noc.link_bandwidth=64B/cycle");
@@ -33,6 +34,11 @@ CLI::App* setup(CLI::App& app) {
 }
 
 int run() {
+    if (g_opt.platform.empty() && !g_opt.program.empty()) g_opt.platform = program_platform(g_opt.program);
+    if (g_opt.platform.empty())
+        throw input_error(g_opt.program.empty() ? "tessel run needs --platform"
+                                                : "tessel run needs --platform: " + g_opt.program +
+                                                      " names no platform (add 'platform: NAME' to it, or pass -p)");
     g_opt.platform = find_platform(g_opt.platform);
     session s(g_opt);
     const run_summary sum = s.run();

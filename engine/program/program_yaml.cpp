@@ -91,9 +91,15 @@ program load_program(const std::string& path, const platform& plat) {
     return parse_program(yaml_node::load_file(path), plat);
 }
 
+std::string program_platform(const std::string& path) {
+    const yaml_node root = yaml_node::load_file(path);
+    root.expect_map("program file");
+    return root.has("platform") ? root["platform"].scalar("platform") : std::string();
+}
+
 program parse_program(const yaml_node& root, const platform& plat) {
     root.expect_map("program file");
-    root.check_keys({"program", "description", "strict", "steps"}, "program file");
+    root.check_keys({"program", "description", "platform", "strict", "steps"}, "program file");
     program prog;
     if (!root.has("program")) throw input_error("program file needs a 'program:' key with its name", root.where());
     prog.name = root["program"].scalar("program");

@@ -15,4 +15,8 @@ namespace tessel {
 program load_program(const std::string& path, const platform& plat);
 program parse_program(const yaml_node& root, const platform& plat);
 
+/// The platform a program file names with `platform:` (a bundled name or a path), or "" when it names none:
+/// `tessel run -g FILE` uses it when no --platform is given.
+std::string program_platform(const std::string& path);
+
 }  // namespace tessel

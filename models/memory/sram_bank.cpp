@@ -36,52 +36,51 @@ sram_bank::state sram_bank::timing::make_state() const {
     return s;
 }
 
-tick sram_bank::timing::reserve_bank(state& s, size_t bank, double bytes, tick at) const {
+tick sram_bank::timing::reserve_bank(state& s, size_t bank, std::uint64_t bytes, tick dur, tick at) const {
     // The port that frees first serves the access (ties: the lowest port).
     size_t best = bank * m_ports;
     for (size_t p = 1; p < m_ports; ++p)
         if (s.ports[bank * m_ports + p].free_at < s.ports[best].free_at) best = bank * m_ports + p;
-    const tick dur = fs_to_ticks(bytes * m_fs_per_byte);
     const tick start = s.ports[best].reserve(at, dur);
-    s.bank_bytes[bank] += bytes;
+    s.bank_bytes[bank] += static_cast<double>(bytes);
     return start + dur;
 }
 
 std::pair<tick, tick> sram_bank::timing::access(state& s, std::uint64_t address, std::uint64_t bytes, tick head,
                                                 tick tail) const {
     if (bytes == 0) return {head + m_latency, std::max(head, tail) + m_latency};
-    // Bytes per bank: exact for short accesses, an even share when the access wraps all banks at least twice.
     // Bytes falling in each bank, in closed form (no loop over stripes): the partial first and last stripes
-    // exactly, the whole stripes between them dealt round-robin from the bank after the first.
-    double small[64];
-    thread_local std::vector<double> large;
-    double* per_bank = small;
-    if (m_banks > 64) {
-        large.assign(m_banks, 0.0);
-        per_bank = large.data();
-    } else {
-        std::fill_n(small, m_banks, 0.0);
-    }
+    // exactly, the whole stripes between them dealt round-robin from the bank after the first. Most banks of
+    // a long access get the same byte count, so its duration is converted once.
     const std::uint64_t il = m_interleave, nb = m_banks;
     const std::uint64_t first = address / il, last = (address + bytes - 1) / il;
+    tick end = tail;
+    std::uint64_t dur_bytes = 0;
+    tick dur = 0;
+    auto reserve = [&](size_t bank, std::uint64_t b) {
+        if (b != dur_bytes) {
+            dur_bytes = b;
+            dur = fs_to_ticks(static_cast<double>(b) * m_fs_per_byte);
+        }
+        end = std::max(end, reserve_bank(s, bank, b, dur, head));
+    };
     if (first == last) {
-        per_bank[first % nb] += static_cast<double>(bytes);
+        reserve(static_cast<size_t>(first % nb), bytes);
     } else {
-        per_bank[first % nb] += static_cast<double>((first + 1) * il - address);
-        per_bank[last % nb] += static_cast<double>(address + bytes - last * il);
+        const std::uint64_t first_bank = first % nb, last_bank = last % nb;
+        const std::uint64_t head_bytes = (first + 1) * il - address, tail_bytes = address + bytes - last * il;
         const std::uint64_t whole = last - first - 1;  // stripes first+1 .. last-1
-        if (whole > 0) {
-            const std::uint64_t rounds = whole / nb, extra = whole % nb;
-            for (std::uint64_t k = 0; k < nb; ++k) {
-                const std::uint64_t bank = (first + 1 + k) % nb;
-                per_bank[bank] += static_cast<double>((rounds + (k < extra ? 1 : 0)) * il);
-            }
+        const std::uint64_t rounds = whole / nb, extra = whole % nb;
+        // k counts banks from the one after the first stripe's; it gets a whole stripe more while k < extra.
+        std::uint64_t bank = first_bank + 1 == nb ? 0 : first_bank + 1;
+        for (std::uint64_t k = 0; k < nb; ++k) {
+            std::uint64_t b = (rounds + (k < extra ? 1 : 0)) * il;
+            if (bank == first_bank) b += head_bytes;
+            if (bank == last_bank) b += tail_bytes;
+            if (b > 0) reserve(static_cast<size_t>(bank), b);
+            bank = bank + 1 == nb ? 0 : bank + 1;
         }
     }
-    tick end = 0;
-    for (size_t b = 0; b < m_banks; ++b)
-        if (per_bank[b] > 0) end = std::max(end, reserve_bank(s, b, per_bank[b], head));
-    end = std::max(end, tail);
     return {head + m_latency, end + m_latency};
 }
 
