@@ -1,0 +1,512 @@
+#include "engine/mappers/kernel_mapper.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "engine/report/summary.h"
+#include "engine/workload/op_types.h"
+
+namespace tessel {
+
+void kernel_mapper::options::declare(param_decl& d) {
+    d(device, "device", "", "the component group that runs the kernels (default: the first gpu or tpu)");
+    d.choice(fuse, "fuse", "none", {"none", "elementwise"},
+             "none: one kernel per op (eager PyTorch); elementwise: elementwise ops and inference batchnorm run in "
+             "the epilogue of the kernel producing their input (torch.compile, XLA)");
+    d(strided_views, "strided_views", "true",
+      "transposes, slices and splits that only feed matrix products are read in place (strided operands), not copied");
+    d(float16_as, "float16_as", "",
+      "run fp16 ops in this type instead (bf16 on TPUs, whose MXUs multiply bf16); empty: as the workload says");
+}
+
+namespace {
+
+/// Transcendental evaluations per element of an elementwise op type.
+double special_per_element(const std::string& type) {
+    static const std::set<std::string> one = {"gelu", "silu", "sigmoid", "tanh", "erf", "exp", "log", "sqrt", "rsqrt",
+                                              "sin", "cos", "reciprocal", "div", "pow"};
+    if (one.count(type)) return 1;
+    if (type == "softplus") return 2;
+    return 0;
+}
+
+double elements(const tensor_info& t) { return static_cast<double>(t.elements()); }
+
+bool is_view(const op_node& op) { return op.kind == op_kind::reshape || op.kind == op_kind::shape_only; }
+
+bool costs_nothing(const op_node& op) {
+    return op.cost.macs == 0 && op.cost.flops == 0 && op.cost.bytes_in + op.cost.bytes_weight + op.cost.bytes_out == 0;
+}
+
+bool is_product(const op_node& op) { return op.kind == op_kind::matmul || op.kind == op_kind::attention; }
+
+/// Whether every reader of tensor t (through views) is a matrix product that can take it strided.
+bool feeds_only_products(const workload_graph& g, int t, int depth = 0) {
+    const tensor_info& ti = g.tensor(t);
+    if (ti.consumers.empty() || ti.role == tensor_role::output || depth > 8) return false;
+    for (int c : ti.consumers) {
+        const op_node& op = g.op(c);
+        if (is_product(op)) continue;
+        if (is_view(op) || op.kind == op_kind::transpose) {
+            for (int o : op.outputs)
+                if (!feeds_only_products(g, o, depth + 1)) return false;
+            continue;
+        }
+        return false;
+    }
+    return true;
+}
+
+void add_row_info(const workload_graph& g, const op_node& op, kernel_desc& d) {
+    if (op.outputs.empty() || op.inputs.empty()) return;
+    const tensor_info& x = g.tensor(op.inputs[0]);
+    if (x.shape.empty()) return;
+    int passes = 0;
+    double special_rows = 0, special_elems = 0;
+    switch (op.kind) {
+        case op_kind::softmax: passes = 2; special_elems = 1; break;        // max, then sum of exp
+        case op_kind::layernorm: passes = 1; special_rows = 1; break;       // mean and variance in one (Welford); rsqrt
+        case op_kind::reduce: passes = 1; break;
+        default: return;
+    }
+    std::int64_t axis = static_cast<std::int64_t>(x.shape.size()) - 1;
+    if (op.kind == op_kind::softmax && has_attr(op, "axis")) {
+        axis = attr_int(op, "axis", -1);
+        if (axis < 0) axis += static_cast<std::int64_t>(x.shape.size());
+    }
+    std::int64_t cols = 1;
+    if (op.kind == op_kind::reduce) {
+        // The reduced axes (all when none are named) form the row.
+        const auto axes = attr_ints(op, "axes");
+        if (axes.empty()) cols = x.elements();
+        const auto rank = static_cast<std::int64_t>(x.shape.size());
+        for (auto a : axes) {
+            const std::int64_t ax = a < 0 ? a + rank : a;
+            if (ax >= 0 && ax < rank) cols *= x.shape[static_cast<size_t>(ax)];  // shape inference rejects others
+        }
+    } else {
+        cols = x.shape[static_cast<size_t>(std::clamp<std::int64_t>(axis, 0, static_cast<std::int64_t>(x.shape.size()) - 1))];
+    }
+    cols = std::max<std::int64_t>(1, cols);
+    d.rows = std::max<std::int64_t>(1, x.elements() / cols);
+    d.cols = cols;
+    d.passes = passes;
+    d.special_ops += special_elems * elements(x) + special_rows * static_cast<double>(d.rows);
+}
+
+/// Bytes op `o` reads of its input number i (index-based reads touch only what they select).
+double read_bytes(const workload_graph& g, const op_node& op, size_t i) {
+    const tensor_info& ti = g.tensor(op.inputs[i]);
+    const double whole = static_cast<double>(ti.bytes());
+    if ((op.kind == op_kind::embedding || op.kind == op_kind::gather || op.kind == op_kind::slice) && i == 0) {
+        double others = 0;
+        for (size_t j = 1; j < op.inputs.size(); ++j)
+            if (g.tensor(op.inputs[j]).role != tensor_role::constant) others += static_cast<double>(g.tensor(op.inputs[j]).bytes());
+        return std::clamp(op.cost.bytes_in + op.cost.bytes_weight - others, 0.0, whole);
+    }
+    return whole;
+}
+
+}  // namespace
+
+lowered_kernel lower_op(const workload_graph& g, int o, const address_fn& address_of, std::optional<dtype> compute_type) {
+    const op_node& op = g.op(o);
+    lowered_kernel k;
+    k.ops = {o};
+    k.w = op.to_work();
+    if (compute_type) k.w.type = *compute_type;
+    k.desc.name = op.name;
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+        const int t = op.inputs[i];
+        if (g.tensor(t).role == tensor_role::constant) continue;
+        const double b = read_bytes(g, op, i);
+        if (b > 0) k.desc.operands.push_back(kernel_operand{address_of(t), b, false});
+    }
+    for (int t : op.outputs) {
+        const double b = static_cast<double>(g.tensor(t).bytes());
+        if (b > 0) k.desc.operands.push_back(kernel_operand{address_of(t), b, true});
+    }
+    if (!op.outputs.empty()) {
+        const double out = elements(g.tensor(op.outputs[0]));
+        if (op.kind == op_kind::elementwise) k.desc.special_ops += special_per_element(op.type) * out;
+        for (const auto& f : op.fused) k.desc.special_ops += special_per_element(f.type) * out;
+    }
+    add_row_info(g, op, k.desc);
+    if (op.kind == op_kind::attention) k.desc.causal = attr_int(op, "causal", 0) != 0;
+    return k;
+}
+
+std::string layer_of(const std::string& name) {
+    size_t pos = 0;
+    bool first = true;
+    while (pos < name.size()) {
+        size_t dot = name.find('.', pos);
+        if (dot == std::string::npos) dot = name.size();
+        const std::string seg = name.substr(pos, dot - pos);
+        const bool numeric = !seg.empty() && std::all_of(seg.begin(), seg.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+        if (numeric && !first) return name.substr(0, dot);
+        first = false;
+        pos = dot + 1;
+    }
+    const size_t dot = name.find('.');
+    return dot == std::string::npos ? name : name.substr(0, dot);
+}
+
+std::uint32_t kernel_mapper::find_device(const platform& plat, const std::string& group) {
+    if (!group.empty()) {
+        const platform::group* g = plat.find_group(group);
+        if (!g) throw input_error("kernels mapper: no component group '" + group + "' (option mapper.device)");
+        if (!dynamic_cast<kernel_device*>(&plat.comp(g->ids.front())))
+            throw input_error("kernels mapper: '" + group + "' (" + g->kind + ") does not run kernels (use a gpu or tpu)");
+        return g->ids.front();
+    }
+    for (const auto& g : plat.groups())
+        if (dynamic_cast<kernel_device*>(&plat.comp(g.ids.front()))) return g.ids.front();
+    throw input_error("kernels mapper: platform '" + plat.title() + "' has no device that runs kernels (kind gpu or tpu)");
+}
+
+namespace {
+
+/// Device memory: best fit over free ranges, coalescing on free (a caching allocator without size classes).
+class device_allocator {
+public:
+    explicit device_allocator(std::uint64_t capacity) : m_capacity(capacity) {}
+    std::uint64_t alloc(std::uint64_t bytes) {
+        bytes = std::max<std::uint64_t>(1, (bytes + align - 1) / align * align);
+        auto best = m_free.end();
+        for (auto it = m_free.begin(); it != m_free.end(); ++it)
+            if (it->second >= bytes && (best == m_free.end() || it->second < best->second)) best = it;
+        std::uint64_t at;
+        if (best != m_free.end()) {
+            at = best->first;
+            const std::uint64_t rest = best->second - bytes;
+            m_free.erase(best);
+            if (rest > 0) m_free[at + bytes] = rest;
+        } else {
+            at = m_top;
+            m_top += bytes;
+        }
+        m_used += bytes;
+        m_peak = std::max(m_peak, m_used);
+        m_size[at] = bytes;
+        return at;
+    }
+    void free(std::uint64_t at) {
+        const auto s = m_size.find(at);
+        if (s == m_size.end()) return;
+        std::uint64_t bytes = s->second;
+        m_size.erase(s);
+        m_used -= bytes;
+        auto next = m_free.find(at + bytes);
+        if (next != m_free.end()) {
+            bytes += next->second;
+            m_free.erase(next);
+        }
+        auto it = m_free.lower_bound(at);
+        if (it != m_free.begin()) {
+            auto prev = std::prev(it);
+            if (prev->first + prev->second == at) {
+                prev->second += bytes;
+                return;
+            }
+        }
+        m_free[at] = bytes;
+    }
+    std::uint64_t high_water() const { return m_top; }
+    std::uint64_t peak() const { return m_peak; }
+    std::uint64_t capacity() const { return m_capacity; }
+    static constexpr std::uint64_t align = 512;
+
+private:
+    std::uint64_t m_capacity;
+    std::uint64_t m_top = 0, m_used = 0, m_peak = 0;
+    std::map<std::uint64_t, std::uint64_t> m_free;
+    std::map<std::uint64_t, std::uint64_t> m_size;
+};
+
+}  // namespace
+
+mapping kernel_mapper::map(const workload_graph& g, platform& plat) {
+    const std::uint32_t dev_id = find_device(plat, m_opt.device);
+    auto* dev = dynamic_cast<kernel_device*>(&plat.comp(dev_id));
+    std::optional<dtype> half_as;
+    if (!m_opt.float16_as.empty()) {
+        half_as = parse_dtype(m_opt.float16_as);
+        if (!half_as) throw input_error("mapper.float16_as: unknown data type '" + m_opt.float16_as + "' (" + dtype_list() + ")");
+    }
+    const bool fuse = m_opt.fuse == "elementwise";
+    const size_t nt = g.tensors().size();
+    mapping out;
+    program& prog = out.prog;
+    prog.name = g.name;
+
+    // Storage: every tensor lives in its root's allocation (views alias their input).
+    std::vector<int> root(nt);
+    for (size_t t = 0; t < nt; ++t) root[t] = static_cast<int>(t);
+    std::vector<long> refs(nt, 0);
+    std::vector<bool> pinned(nt, false), allocated(nt, false);
+    std::vector<std::uint64_t> addr(nt, 0);
+    for (size_t t = 0; t < nt; ++t) {
+        const tensor_info& ti = g.tensors()[t];
+        refs[t] = static_cast<long>(ti.consumers.size());
+        pinned[t] = ti.role != tensor_role::activation;
+    }
+    device_allocator mem(dev->memory_capacity());
+    auto ensure = [&](int t) {
+        const int r = root[static_cast<size_t>(t)];
+        if (!allocated[static_cast<size_t>(r)]) {
+            addr[static_cast<size_t>(r)] = mem.alloc(g.tensor(r).bytes());
+            allocated[static_cast<size_t>(r)] = true;
+        }
+        return addr[static_cast<size_t>(r)];
+    };
+    // Parameters, state and graph inputs are in device memory before the first kernel.
+    for (size_t t = 0; t < nt; ++t) {
+        const tensor_role r = g.tensors()[t].role;
+        if (r == tensor_role::weight || r == tensor_role::state || r == tensor_role::input) {
+            if (g.tensors()[t].alias_of >= 0) continue;
+            ensure(static_cast<int>(t));
+        }
+    }
+    for (size_t t = 0; t < nt; ++t)
+        if (g.tensors()[t].alias_of >= 0) {
+            root[t] = root[static_cast<size_t>(g.tensors()[t].alias_of)];
+            ensure(static_cast<int>(t));
+        }
+    auto release = [&](int t) {
+        const int r = root[static_cast<size_t>(t)];
+        if (--refs[static_cast<size_t>(r)] <= 0 && !pinned[static_cast<size_t>(r)] && allocated[static_cast<size_t>(r)]) {
+            mem.free(addr[static_cast<size_t>(r)]);
+            allocated[static_cast<size_t>(r)] = false;
+        }
+    };
+    auto alias = [&](int to, int from) {
+        const int r = root[static_cast<size_t>(from)];
+        root[static_cast<size_t>(to)] = r;
+        refs[static_cast<size_t>(r)] += static_cast<long>(g.tensor(to).consumers.size());
+        if (g.tensor(to).role != tensor_role::activation) pinned[static_cast<size_t>(r)] = true;
+    };
+    const address_fn address_of = [&](int t) { return ensure(t); };
+
+    std::unordered_map<std::uint64_t, kernel_desc> descs;
+    std::vector<lowered_kernel> kernels;
+    std::vector<std::uint32_t> kernel_step;
+    int views = 0, fused = 0;
+    std::vector<int> pending_release;  // inputs of the last kernel, released when it is closed
+    auto close_kernel = [&] {
+        if (kernels.empty()) return;
+        lowered_kernel& k = kernels.back();
+        if (kernel_step.size() < kernels.size()) {
+            const std::uint32_t opi = prog.intern_op(g.op(k.ops.front()).name);
+            std::vector<std::uint32_t> after;
+            if (!kernel_step.empty()) after.push_back(kernel_step.back());
+            const std::uint32_t s = prog.add_compute(opi, endpoint{dev_id, 0, 0}, prog.add_work(k.w), after);
+            kernel_step.push_back(s);
+            descs[s] = k.desc;
+        }
+        for (int t : pending_release) release(t);
+        pending_release.clear();
+    };
+
+    std::optional<dtype> no_type;
+    auto type_for = [&](const op_node& op) -> std::optional<dtype> {
+        if (half_as && op.compute_type == dtype::fp16) return half_as;
+        return no_type;
+    };
+
+    for (int o : g.topological_order()) {
+        const op_node& op = g.op(o);
+        // Views and free ops: the output is the input's storage.
+        const bool strided = m_opt.strided_views &&
+                             (op.kind == op_kind::transpose || op.kind == op_kind::slice || op.kind == op_kind::split) &&
+                             [&] {
+                                 for (int t : op.outputs)
+                                     if (!feeds_only_products(g, t)) return false;
+                                 return true;
+                             }();
+        if (is_view(op) || costs_nothing(op) || strided) {
+            int src = -1;
+            for (int t : op.inputs)
+                if (g.tensor(t).role != tensor_role::constant) {
+                    src = t;
+                    break;
+                }
+            for (int t : op.outputs) {
+                if (src >= 0) alias(t, src);
+                else ensure(t);
+            }
+            for (int t : op.inputs) release(t);
+            ++views;
+            continue;
+        }
+        // Epilogue fusion into the kernel just before.
+        if (fuse && !kernels.empty() && (op.kind == op_kind::elementwise || op.kind == op_kind::batchnorm) &&
+            op.phase != op_phase::backward && !op.inputs.empty() && op.outputs.size() == 1) {
+            lowered_kernel& k = kernels.back();
+            const op_node& host = g.op(k.ops.back());
+            const int x = op.inputs[0];
+            const tensor_info& xi = g.tensor(x);
+            const bool from_last = xi.producer == k.ops.back() && host.outputs.size() == 1 && host.outputs[0] == x;
+            if (from_last && xi.consumers.size() == 1 && xi.role == tensor_role::activation &&
+                xi.elements() == g.tensor(op.outputs[0]).elements()) {
+                // The host no longer writes x; the kernel writes op's output and reads op's other inputs.
+                auto& ops = k.desc.operands;
+                ops.erase(std::remove_if(ops.begin(), ops.end(),
+                                         [&](const kernel_operand& e) { return e.write && e.address == addr[static_cast<size_t>(root[static_cast<size_t>(x)])]; }),
+                          ops.end());
+                if (allocated[static_cast<size_t>(root[static_cast<size_t>(x)])] && root[static_cast<size_t>(x)] == x) {
+                    mem.free(addr[static_cast<size_t>(x)]);
+                    allocated[static_cast<size_t>(x)] = false;
+                }
+                refs[static_cast<size_t>(x)] = 0;
+                double extra_bytes = 0;
+                for (size_t i = 1; i < op.inputs.size(); ++i) {
+                    const int t = op.inputs[i];
+                    if (g.tensor(t).role == tensor_role::constant) continue;
+                    const double b = read_bytes(g, op, i);
+                    ops.push_back(kernel_operand{ensure(t), b, false});
+                    extra_bytes += b;
+                    pending_release.push_back(t);
+                }
+                const int y = op.outputs[0];
+                ops.push_back(kernel_operand{ensure(y), static_cast<double>(g.tensor(y).bytes()), true});
+                k.w.vector_ops += op.cost.flops;
+                k.w.bytes_in += extra_bytes;
+                k.w.bytes_out += static_cast<double>(g.tensor(y).bytes()) - static_cast<double>(xi.bytes());
+                k.desc.special_ops += special_per_element(op.type) * elements(g.tensor(y));
+                k.desc.name += "+" + op.name;
+                k.ops.push_back(o);
+                ++fused;
+                continue;
+            }
+        }
+        close_kernel();
+        kernels.push_back(lower_op(g, o, address_of, type_for(op)));
+        for (int t : op.inputs) pending_release.push_back(t);
+    }
+    close_kernel();
+    dev->set_kernels(std::move(descs));
+
+    if (mem.high_water() > mem.capacity() && mem.capacity() > 0)
+        throw input_error("workload '" + g.name + "' needs " + format_bytes(static_cast<double>(mem.high_water())) +
+                          " of device memory (weights, state, inputs and live activations) but '" + plat.title() +
+                          "' has " + format_bytes(static_cast<double>(mem.capacity())));
+
+    nlohmann::json ks = nlohmann::json::array();
+    for (size_t i = 0; i < kernels.size(); ++i) {
+        nlohmann::json k;
+        k["step"] = kernel_step[i];
+        k["name"] = kernels[i].desc.name;
+        std::vector<std::string> names;
+        for (int o : kernels[i].ops) names.push_back(g.op(o).name);
+        k["ops"] = names;
+        k["class"] = op_class_name(kernels[i].w.cls);
+        ks.push_back(k);
+    }
+    out.details["mapper"] = "kernels";
+    out.details["device"] = dev->summary();
+    out.details["kernels"] = ks;
+    out.details["device_memory_bytes"] = mem.high_water();
+    out.notes.push_back(dev->summary());
+    out.notes.push_back(std::to_string(kernels.size()) + " kernels for " + std::to_string(g.ops().size()) + " ops (" +
+                        std::to_string(views) + " views or free ops, " + std::to_string(fused) +
+                        " fused into epilogues); device memory " + format_bytes(static_cast<double>(mem.high_water())));
+    if (half_as) out.notes.push_back("fp16 ops run in " + std::string(dtype_name(*half_as)) + " (mapper.float16_as)");
+    const auto it = g.parameters.find("batch");
+    out.samples = it != g.parameters.end() ? std::max(1.0, std::atof(it->second.c_str())) : 1.0;
+    return out;
+}
+
+void kernel_mapper::explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const {
+    const std::uint32_t dev_id = find_device(plat, m_opt.device);
+    auto* dev = dynamic_cast<kernel_device*>(&plat.comp(dev_id));
+    std::unordered_map<std::uint64_t, const kernel_record*> by_step;
+    for (const auto& rec : dev->records()) by_step[rec.step] = &rec;
+    nlohmann::json ks = nlohmann::json::array();
+    std::map<std::string, double> by_bound, by_class;
+    std::vector<std::pair<std::string, double>> layers;  // in first-seen order
+    std::unordered_map<std::string, size_t> layer_index;
+    std::vector<std::pair<double, std::string>> longest;
+    const nlohmann::json& planned = m.details.contains("kernels") ? m.details["kernels"] : nlohmann::json::array();
+    for (const auto& k : planned) {
+        const std::uint64_t step = k["step"].get<std::uint64_t>();
+        const auto it = by_step.find(step);
+        if (it == by_step.end()) continue;
+        const kernel_record& rec = *it->second;
+        const double t = ticks_to_seconds(r.step_end[step] - r.step_start[step]);
+        nlohmann::json e = k;
+        e["time_s"] = t;
+        e["plan"] = rec.plan;
+        e["bound"] = rec.bound;
+        e["compute_s"] = rec.compute_s;
+        e["cache_s"] = rec.cache_s;
+        e["dram_s"] = rec.dram_s;
+        e["overhead_s"] = rec.overhead_s;
+        e["dram_bytes"] = rec.dram_bytes;
+        e["cache_hit_bytes"] = rec.hit_bytes;
+        ks.push_back(e);
+        by_bound[rec.bound] += t;
+        by_class[k["class"].get<std::string>()] += t;
+        const std::string layer = layer_of(k["name"].get<std::string>());
+        const auto li = layer_index.find(layer);
+        if (li == layer_index.end()) {
+            layer_index[layer] = layers.size();
+            layers.emplace_back(layer, t);
+        } else {
+            layers[li->second].second += t;
+        }
+        longest.emplace_back(t, k["name"].get<std::string>() + " (" + rec.plan + ", " + rec.bound + " bound)");
+    }
+    s.details["kernels"] = ks;
+    nlohmann::json lj = nlohmann::json::array();
+    for (const auto& [name, t] : layers) lj.push_back({{"layer", name}, {"time_s", t}});
+    s.details["layers"] = lj;
+    s.details["time_by_bound"] = by_bound;
+    s.details["time_by_class"] = by_class;
+    const double total = ticks_to_seconds(r.duration());
+    auto pct = [&](double t) { return format_number(total > 0 ? 100 * t / total : 0, 3) + "%"; };
+    std::string line = "time by what bounds each kernel:";
+    for (const auto& [b, t] : by_bound) line += " " + b + " " + pct(t);
+    s.notes.push_back(line);
+    line = "time by op class:";
+    for (const auto& [c, t] : by_class) line += " " + c + " " + pct(t);
+    s.notes.push_back(line);
+    // Layers: repeated blocks ("h.0" .. "h.11") summarised by their common stem.
+    std::map<std::string, std::vector<double>> stems;
+    std::vector<std::string> stem_order;
+    for (const auto& [name, t] : layers) {
+        const size_t dot = name.rfind('.');
+        const bool numbered = dot != std::string::npos && dot + 1 < name.size() &&
+                              std::all_of(name.begin() + static_cast<long>(dot) + 1, name.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+        const std::string stem = numbered ? name.substr(0, dot) + ".N" : name;
+        if (!stems.count(stem)) stem_order.push_back(stem);
+        stems[stem].push_back(t);
+    }
+    for (const auto& stem : stem_order) {
+        const auto& v = stems[stem];
+        double sum = 0, lo = v.front(), hi = v.front();
+        for (double x : v) {
+            sum += x;
+            lo = std::min(lo, x);
+            hi = std::max(hi, x);
+        }
+        if (v.size() == 1)
+            s.notes.push_back("layer " + stem + ": " + format_time(sum) + " (" + pct(sum) + ")");
+        else
+            s.notes.push_back("layer " + stem + ": " + std::to_string(v.size()) + " layers, " + format_time(sum / static_cast<double>(v.size())) +
+                              " each (" + format_time(lo) + " to " + format_time(hi) + "), " + pct(sum) + " in all");
+    }
+    std::stable_sort(longest.begin(), longest.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (size_t i = 0; i < longest.size() && i < 5; ++i)
+        s.notes.push_back("kernel " + format_time(longest[i].first) + ": " + longest[i].second);
+}
+
+TESSEL_REGISTER_MAPPER(make_mapper<kernel_mapper>(
+    "kernels", "kernel after kernel on a GPU or TPU (eager frameworks, XLA): views not launched, optional epilogue "
+               "fusion, a caching allocator for device memory; per-kernel and per-layer times"));
+
+}  // namespace tessel

@@ -1,0 +1,90 @@
+// What the kernel-by-kernel baselines (the `gpu` and `tpu` kinds) share with the `kernels` mapper and with
+// `tessel calibrate`. Such a device receives one compute transaction per kernel. A transaction carries the
+// kernel's `work` (MACs, element operations, bytes, GEMM view) but not where its operands live, which the
+// device's cache needs; so the mapper hands the device one descriptor per compute step before the run
+// (`set_kernels`), the way a runtime passes tensor pointers with a kernel launch. After the run the device
+// reports how each kernel ran (`records`), and it lists the few parameters a calibration may fit
+// (`tunables`), which the calibrator changes between runs without rebuilding the platform.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "models/core/units.h"
+
+namespace tessel {
+
+/// A range of device memory a kernel reads or writes.
+struct kernel_operand {
+    std::uint64_t address = 0;  // first byte
+    double bytes = 0;           // bytes touched (each once: reuse inside the kernel is the device's business)
+    bool write = false;
+};
+
+/// Everything about a kernel that its `work` does not say.
+struct kernel_desc {
+    std::string name;                     // the op (or the fused ops) it runs
+    std::vector<kernel_operand> operands;  // reads and writes, in the order the kernel touches them
+    std::int64_t rows = 0, cols = 0;      // row-wise kernels (softmax, norms, reductions): rows x reduced length
+    int passes = 0;                       // dependent passes over each row (softmax: max, then sum)
+    double special_ops = 0;               // transcendental evaluations (exp, erf, tanh, rsqrt)
+    bool causal = false;                  // attention: keys after the query position are skipped
+};
+
+/// How one kernel ran.
+struct kernel_record {
+    std::uint64_t step = 0;
+    std::uint32_t op = 0;
+    tick start = 0, end = 0;
+    std::string plan;          // "128x256 tiles, 512 CTAs in 4 waves" and the like
+    double compute_s = 0;      // compute pipeline (waves of CTAs, MXU folds, element operations)
+    double cache_s = 0;        // on-chip cache or buffer streaming
+    double dram_s = 0;         // from the first DRAM request to the last byte
+    double overhead_s = 0;     // launch and fixed latencies
+    double flops = 0;
+    double cache_bytes = 0;    // bytes between the compute units and the on-chip cache
+    double hit_bytes = 0;      // operand bytes found in the cache
+    double dram_bytes = 0;     // DRAM reads and write-backs
+    std::string bound;         // compute | cache | dram | overhead
+};
+
+/// A parameter `tessel calibrate` may fit.
+struct tunable {
+    std::string name;   // parameter path below the component, e.g. "kernel.tensor_efficiency"
+    std::string unit;   // "" for a plain number, "s" for a time
+    double lower = 0, upper = 1;
+    bool log_scale = false;
+    std::string affects;  // which measurements it explains: "gemm", "stream", "rowwise", "attention", "all"
+    std::function<double()> get;
+    std::function<void(double)> set;
+};
+
+class kernel_device {
+public:
+    virtual ~kernel_device() = default;
+    /// Descriptors of the coming program's kernels, by step id (steps without one are run with their work only).
+    virtual void set_kernels(std::unordered_map<std::uint64_t, kernel_desc> by_step) = 0;
+    /// Kernels run since the last clear, in order.
+    virtual const std::vector<kernel_record>& records() const = 0;
+    virtual void clear_records() = 0;
+    /// Forgets what the caches hold (without write-backs): the calibrator starts every measurement cold.
+    virtual void reset_caches() = 0;
+    /// Updates what the caches (and address translation) hold as if `d` had run, without timing it: the
+    /// steady state of a kernel replayed back to back, reached without simulating the warm-up replay.
+    virtual void warm(const kernel_desc& d) = 0;
+    virtual std::vector<tunable> tunables() = 0;
+    /// Device memory for weights and activations.
+    virtual std::uint64_t memory_capacity() const = 0;
+    /// Bytes the on-chip cache (L2, CMEM) holds; 0 when it keeps nothing between kernels.
+    virtual double cache_capacity() const = 0;
+    /// "GPU: 132 SMs ..." for notes.
+    virtual std::string summary() const = 0;
+};
+
+/// Formats a tunable's value for YAML ("1.45us", "0.812").
+std::string format_tunable(const tunable& t, double v);
+
+}  // namespace tessel
