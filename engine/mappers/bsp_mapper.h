@@ -1,0 +1,61 @@
+// `bsp` mapper: runs a workload on a Graphcore IPU as bulk-synchronous supersteps. Every op is one superstep (two
+// when its matrix product splits K): an exchange phase that brings each tile the operands it lacks (from the
+// tiles that hold them, or from streaming memory), a compute phase on every tile that owns a piece of the op,
+// and a global sync. Tensors live spread over tiles in rectangular pieces of their 2D view (rows = all axes but
+// the last, columns = the last); tiles only compute on their own memory.
+//
+// Matrix products (linear layers, convolutions as implicit GEMMs, attention's products) are split over tiles in
+// batch x M x N x K, the split chosen, as the vendor's planner does, to minimise the estimated compute +
+// exchange (+ partial-sum reduction) time among the splits whose working set fits each tile's memory. A K split
+// leaves fp32 partial sums that a second superstep reduce-scatters. Weights stay resident, spread over the tiles
+// of their product's split, when all of them fit next to the activations; otherwise (or with weights:
+// streaming) every weight and state tensor comes from streaming memory in the exchange phase of the op that uses
+// it, which the notes report. A working set that does not fit runs as serial slices of N; an op that does not fit
+// even so, or a model whose weights do not fit a platform without streaming memory, is an input_error that says
+// by how much and which tensors. Elementwise ops run where their input lies; row-wise ops (softmax, norms) on
+// whole rows; other ops on an even spread. Broadcast sends (one piece to many tiles) go out once (multicast).
+// Left out: host I/O (inputs start on the tiles, outputs stay there), halo exchange of convolutions, pipelining
+// over several IPUs, recomputation, in-place updates.
+#pragma once
+
+#include "engine/mappers/mapper.h"
+
+namespace tessel {
+
+class bsp_mapper : public mapper {
+public:
+    struct options {
+        std::string tiles;
+        std::string sync;
+        std::string streaming_memory;
+        double code_reserve = 0.25;
+        std::string weights;
+        std::string partials;
+        byte_size min_piece;
+        std::string matmul_split;
+        void declare(param_decl& d);
+    };
+
+    /// One superstep of the mapped program: its exchange steps are [first, compute), its compute steps
+    /// [compute, sync), then the sync step.
+    struct superstep {
+        std::string name;
+        std::uint32_t first = 0, compute = 0, sync = 0;
+        double exchange_bytes = 0;   // tile to tile
+        double streamed_bytes = 0;   // from streaming memory
+        std::uint32_t tiles = 0;     // tiles computing
+        double predicted_compute = 0;  // planner's estimate of the busiest tile, seconds
+    };
+
+    explicit bsp_mapper(options o) : m_opt(std::move(o)) {}
+    mapping map(const workload_graph& g, platform& plat) override;
+    void explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const override;
+
+    const std::vector<superstep>& supersteps() const { return m_steps; }
+
+private:
+    options m_opt;
+    std::vector<superstep> m_steps;
+};
+
+}  // namespace tessel

@@ -1,0 +1,705 @@
+#include "engine/mappers/tsp_mapper.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+
+#include "engine/report/summary.h"
+#include "models/streaming/tsp.h"
+
+namespace tessel {
+
+void tsp_mapper::options::declare(param_decl& d) {
+    d(chip, "chip", "", "the tsp component to schedule (default: the first)");
+    d(fuse_epilogues, "fuse_epilogues", "true",
+      "fuse elementwise and batchnorm ops whose only input is a matrix product into that product's VXM epilogue");
+}
+
+namespace {
+
+using instr = tsp::instruction;
+using okind = tsp::op_kind;
+
+/// Stream register bands (per direction), one owner each, so that flows never collide (see the header). With P
+/// planes per hemisphere and W weight streams per plane (GroqChip 1: P = 2, W = 4, 30 of its 32 streams):
+///   activations into the west planes: westward [act_w, +P); into the east planes: eastward [act_e, +P);
+///   results of the west planes to the VXM: eastward [res_w, +P); of the east planes: westward [res_e, +P);
+///   weight rows into plane q of a side: [weights + q W, +W) (westward for the west planes, eastward for the east);
+///   epilogue outputs of plane p (of 2P) to MEM: [epilogue + p]; element-op chain c: inputs [vec_in + 2c, +2),
+///   output [vec_out + c]; switch-unit chains (west, east): [sxm_flow, +2).
+struct stream_bands {
+    static constexpr int vector_chains = 4;  // parallel MEM -> VXM -> MEM chains for element-wise ops
+    std::int16_t act_w = 0, act_e = 0, res_w = 0, res_e = 0, weights = 0, epilogue = 0, vec_in = 0, vec_out = 0, sxm_flow = 0;
+    std::int64_t needed = 0;  // stream registers per direction
+    std::int64_t alus = 0;    // VXM ALUs: one per element-op chain and one per plane's epilogue
+
+    explicit stream_bands(const tsp::timing& tm) {
+        const std::int64_t P = tm.p.mxm.planes, W = tm.p.mxm.weight_streams;
+        act_w = 0;
+        act_e = static_cast<std::int16_t>(P);
+        res_w = 0;
+        res_e = static_cast<std::int16_t>(P);
+        weights = static_cast<std::int16_t>(2 * P);
+        epilogue = static_cast<std::int16_t>(2 * P + P * W);
+        vec_in = static_cast<std::int16_t>(epilogue + 2 * P);
+        vec_out = static_cast<std::int16_t>(vec_in + 2 * vector_chains);
+        sxm_flow = static_cast<std::int16_t>(vec_out + vector_chains);
+        needed = sxm_flow + 2;
+        alus = vector_chains + 2 * P;
+    }
+};
+
+struct rec {
+    instr in;
+    work w;
+    std::uint32_t op = 0;
+};
+
+struct tensor_store {
+    std::vector<std::uint32_t> slices;  // MEM units holding it, evenly
+    double bytes = 0;
+    std::int64_t ready = 0;             // cycle its last write ends
+    std::uint32_t writer = ~0u;         // the instruction that ends last
+    bool live = false;
+};
+
+class scheduler {
+public:
+    scheduler(const workload_graph& g, const tsp& chip, const tsp_mapper::options& o) : m_g(g), m_chip(chip), m_tm(chip.model()), m_opt(o), m_bands(m_tm) {
+        m_free.assign(m_tm.units, {0, 0});
+        m_slice_used.assign(m_tm.units, 0.0);
+        m_store.resize(g.tensors().size());
+        m_alias.resize(g.tensors().size());
+        std::iota(m_alias.begin(), m_alias.end(), 0);
+        m_left.resize(g.tensors().size());
+        for (size_t t = 0; t < g.tensors().size(); ++t) m_left[t] = g.tensors()[t].consumers.size();
+        m_vector_bytes = static_cast<double>(m_tm.p.superlanes * m_tm.p.lanes);
+        m_capacity = static_cast<double>(m_tm.p.mem.slice_capacity.bytes());
+        m_plane_passes.assign(m_tm.mxm_units.size(), {});
+    }
+
+    std::vector<rec> records;
+    std::vector<std::string> op_names;
+    std::vector<std::string> notes;
+    nlohmann::json details;
+    std::vector<std::tuple<std::string, std::int64_t, std::int64_t, std::string>> spans;
+
+    void run(const std::string& platform_name) {
+        m_platform = platform_name;
+        if (m_tm.p.streams < m_bands.needed || m_tm.p.vxm.alus < m_bands.alus)
+            throw input_error("tsp mapper: '" + m_platform + "' has " + std::to_string(m_tm.p.streams) + " stream registers per direction and " +
+                              std::to_string(m_tm.p.vxm.alus) + " VXM ALUs; its schedules need " + std::to_string(m_bands.needed) +
+                              " and " + std::to_string(m_bands.alus) + " (with " + std::to_string(m_tm.p.mxm.planes) +
+                              " MXM planes per hemisphere and " + std::to_string(m_tm.p.mxm.weight_streams) + " weight streams per plane)");
+        place_persistent();
+        plan_fusion();
+        for (int o : m_g.topological_order()) {
+            const op_node& op = m_g.op(o);
+            if (m_fused_into[static_cast<size_t>(o)] >= 0) {
+                alias_output(o, m_fused_into[static_cast<size_t>(o)]);
+            } else if (op.kind == op_kind::shape_only || op.kind == op_kind::reshape ||
+                       (op.cost.flops == 0 && op.cost.macs == 0 && op.cost.bytes_out == 0 && op.cost.bytes_in == 0)) {
+                alias_view(o);
+            } else if (op.cost.m > 0 && op.cost.n > 0 && op.cost.k > 0 && op.inputs.size() >= 2) {
+                gemm(o);
+            } else {
+                stream_op(o);
+            }
+            release(o);
+        }
+        if (m_fused > 0) notes.push_back(std::to_string(m_fused) + " elementwise/batchnorm op(s) fused into matrix-product epilogues on the VXM");
+        details["peak_mem_bytes"] = m_peak_mem;
+    }
+
+private:
+    const workload_graph& m_g;
+    const tsp& m_chip;
+    const tsp::timing& m_tm;
+    const tsp_mapper::options& m_opt;
+    stream_bands m_bands;
+    std::string m_platform;
+    std::vector<std::array<std::int64_t, 2>> m_free;  // per unit and port
+    std::vector<double> m_slice_used;
+    std::vector<tensor_store> m_store;
+    std::vector<int> m_alias;
+    std::vector<size_t> m_left;
+    std::vector<int> m_fused_into;               // op -> the gemm op whose epilogue runs it (-1)
+    std::vector<double> m_epilogue_ops;          // per gemm op: extra element ops per output element
+    std::vector<std::vector<std::int64_t>> m_plane_passes;  // per plane: end cycle of each matmul pass
+    double m_vector_bytes = 320, m_capacity = 0, m_live = 0, m_peak_mem = 0;
+    std::uint32_t m_cursor = 0;
+    int m_fused = 0;
+
+    int root(int t) const { return m_alias[static_cast<size_t>(t)]; }
+    const tensor_info& ti(int t) const { return m_g.tensor(t); }
+    bool persistent(int t) const {
+        const auto r = ti(root(t)).role;
+        return r == tensor_role::weight || r == tensor_role::state;
+    }
+    std::int64_t vectors(double bytes) const { return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(bytes / m_vector_bytes))); }
+    std::int32_t pos(std::uint32_t u) const { return m_tm.position[u]; }
+    std::int32_t dist(std::uint32_t a, std::int32_t p) const { return m_tm.distance(pos(a), p); }
+
+    std::uint32_t op_id(const std::string& name) {
+        op_names.push_back(name);
+        return static_cast<std::uint32_t>(op_names.size() - 1);
+    }
+
+    std::uint32_t add(const instr& i, const work& w, std::uint32_t op) {
+        records.push_back(rec{i, w, op});
+        return static_cast<std::uint32_t>(records.size() - 1);
+    }
+
+    // ---- memory ---------------------------------------------------------------------------------------------
+    std::string largest_live(size_t n) const {
+        std::vector<std::pair<double, std::string>> v;
+        for (size_t t = 0; t < m_store.size(); ++t)
+            if (m_store[t].live) v.emplace_back(m_store[t].bytes, ti(static_cast<int>(t)).name);
+        std::sort(v.rbegin(), v.rend());
+        std::string s;
+        for (size_t i = 0; i < v.size() && i < n; ++i) s += (i ? ", " : "") + v[i].second + " " + format_bytes(v[i].first);
+        return s;
+    }
+
+    /// Spreads a tensor over MEM slices with room, `want` of them at most.
+    void allocate(int t, size_t want) {
+        tensor_store& s = m_store[static_cast<size_t>(t)];
+        s.bytes = static_cast<double>(ti(t).bytes());
+        const size_t n_mem = m_tm.mem_units.size();
+        want = std::clamp<size_t>(want, 1, n_mem);
+        for (;;) {
+            s.slices.clear();
+            const double share = s.bytes / static_cast<double>(want);
+            for (size_t k = 0; k < n_mem && s.slices.size() < want; ++k) {
+                const std::uint32_t u = m_tm.mem_units[(m_cursor + k) % n_mem];
+                if (m_slice_used[u] + share <= m_capacity) s.slices.push_back(u);
+            }
+            if (s.slices.size() == want) break;
+            if (want == n_mem) {
+                double used = 0;
+                for (std::uint32_t u : m_tm.mem_units) used += m_slice_used[u];
+                const double total = m_capacity * static_cast<double>(n_mem);
+                throw input_error("workload '" + m_g.name + "' does not fit on '" + m_platform + "': tensor '" + ti(t).name +
+                                  "' (" + format_bytes(s.bytes) + ") finds no room next to " + format_bytes(used) +
+                                  " of live tensors in the " + std::to_string(n_mem) + " MEM slices (" + format_bytes(total) +
+                                  "); short by " + format_bytes(used + s.bytes - total) + "; largest live: " + largest_live(5) +
+                                  ". A TSP has no off-chip memory");
+            }
+            want = n_mem;  // spread thinner
+        }
+        m_cursor = (m_cursor + static_cast<std::uint32_t>(want)) % static_cast<std::uint32_t>(n_mem);
+        for (std::uint32_t u : s.slices) m_slice_used[u] += s.bytes / static_cast<double>(s.slices.size());
+        s.live = true;
+        m_live += s.bytes;
+        m_peak_mem = std::max(m_peak_mem, m_live);
+    }
+
+    void free_tensor(int t) {
+        tensor_store& s = m_store[static_cast<size_t>(t)];
+        if (!s.live) return;
+        for (std::uint32_t u : s.slices) m_slice_used[u] -= s.bytes / static_cast<double>(s.slices.size());
+        s.live = false;
+        m_live -= s.bytes;
+    }
+
+    void place_persistent() {
+        double total = 0;
+        std::vector<std::pair<double, std::string>> big;
+        for (size_t t = 0; t < m_g.tensors().size(); ++t) {
+            const tensor_info& x = m_g.tensors()[t];
+            if (x.alias_of >= 0 && x.producer < 0) m_alias[t] = root(x.alias_of);
+        }
+        for (size_t t = 0; t < m_g.tensors().size(); ++t) {
+            const tensor_info& x = m_g.tensors()[t];
+            if (x.producer >= 0 || x.consumers.empty() || x.alias_of >= 0 || x.role == tensor_role::constant) continue;
+            if (x.role == tensor_role::weight || x.role == tensor_role::state) {
+                total += static_cast<double>(x.bytes());
+                big.emplace_back(static_cast<double>(x.bytes()), x.name);
+            }
+        }
+        const double cap = m_capacity * static_cast<double>(m_tm.mem_units.size());
+        if (total > cap) {
+            std::sort(big.rbegin(), big.rend());
+            std::string list;
+            for (size_t i = 0; i < big.size() && i < 5; ++i) list += (i ? ", " : "") + big[i].second + " " + format_bytes(big[i].first);
+            throw input_error("workload '" + m_g.name + "' does not fit on '" + m_platform + "': its weights and state need " +
+                              format_bytes(total) + " but the " + std::to_string(m_tm.mem_units.size()) + " MEM slices hold " +
+                              format_bytes(cap) + ": short by " + format_bytes(total - cap) + " (largest: " + list +
+                              "). A TSP has no off-chip memory: it needs at least " +
+                              std::to_string(static_cast<int>(std::ceil(total / cap))) +
+                              " chips (chip-to-chip links are not modelled), or a narrower precision (--set workload.precision=int8)");
+        }
+        for (size_t t = 0; t < m_g.tensors().size(); ++t) {
+            const tensor_info& x = m_g.tensors()[t];
+            if (x.producer >= 0 || x.consumers.empty() || x.alias_of >= 0 || x.role == tensor_role::constant) continue;
+            allocate(static_cast<int>(t), static_cast<size_t>(vectors(static_cast<double>(x.bytes())) / 64 + 1));
+        }
+    }
+
+    void release(int o) {
+        for (int t : m_g.op(o).inputs) {
+            const int r = root(t);
+            size_t& left = m_left[static_cast<size_t>(r)];
+            if (left > 0) --left;
+            if (left == 0 && !persistent(r) && ti(r).role != tensor_role::output) free_tensor(r);
+        }
+    }
+
+    void alias_view(int o) {
+        const op_node& op = m_g.op(o);
+        int src = -1;
+        for (int t : op.inputs)
+            if (ti(t).role != tensor_role::constant) {
+                src = t;
+                break;
+            }
+        for (int t : op.outputs) {
+            if (src < 0) continue;
+            m_alias[static_cast<size_t>(t)] = root(src);
+            m_left[static_cast<size_t>(root(src))] += ti(t).consumers.size();
+        }
+    }
+
+    void alias_output(int o, int host) {
+        const op_node& op = m_g.op(o);
+        const int host_out = root(m_g.op(host).outputs.front());
+        for (int t : op.outputs) {
+            m_alias[static_cast<size_t>(t)] = host_out;
+            m_left[static_cast<size_t>(host_out)] += ti(t).consumers.size();
+        }
+    }
+
+    /// Elementwise and batchnorm ops that read only a matrix product's result (and weights) run in its epilogue.
+    void plan_fusion() {
+        const size_t n = m_g.ops().size();
+        m_fused_into.assign(n, -1);
+        m_epilogue_ops.assign(n, 0.0);
+        if (!m_opt.fuse_epilogues) return;
+        for (int o : m_g.topological_order()) {
+            const op_node& op = m_g.op(o);
+            if (op.kind != op_kind::elementwise && op.kind != op_kind::batchnorm) continue;
+            int act = -1, acts = 0;
+            for (int t : op.inputs) {
+                const auto role = ti(t).role;
+                if (role == tensor_role::weight || role == tensor_role::state || role == tensor_role::constant) continue;
+                if (ti(t).elements() < ti(op.outputs.front()).elements()) continue;  // a broadcast operand
+                act = t;
+                ++acts;
+            }
+            if (acts != 1 || ti(act).producer < 0 || ti(act).consumers.size() != 1) continue;
+            int host = ti(act).producer;
+            if (m_fused_into[static_cast<size_t>(host)] >= 0) host = m_fused_into[static_cast<size_t>(host)];
+            const op_node& h = m_g.op(host);
+            if (!(h.cost.m > 0 && h.cost.n > 0 && h.cost.k > 0)) continue;
+            if (ti(op.outputs.front()).elements() != ti(h.outputs.front()).elements()) continue;
+            m_fused_into[static_cast<size_t>(o)] = host;
+            const double elems = static_cast<double>(std::max<std::int64_t>(1, ti(op.outputs.front()).elements()));
+            m_epilogue_ops[static_cast<size_t>(host)] += std::max(1.0, std::round(op.cost.flops / elems));
+            ++m_fused;
+        }
+    }
+
+    std::uint32_t slice_of(int t, std::int64_t chunk, std::uint32_t avoid = ~0u) const {
+        const tensor_store& s = m_store[static_cast<size_t>(root(t))];
+        if (s.slices.empty()) throw std::logic_error("tsp mapper: tensor '" + ti(t).name + "' has no storage");
+        const size_t n = s.slices.size();
+        std::uint32_t u = s.slices[static_cast<size_t>(chunk) % n];
+        if (u == avoid && n > 1) u = s.slices[static_cast<size_t>(chunk + 1) % n];
+        return u;
+    }
+
+    void produced(int t, std::uint32_t write, std::int64_t end) {
+        tensor_store& s = m_store[static_cast<size_t>(root(t))];
+        if (end >= s.ready) {
+            s.ready = end;
+            s.writer = write;
+        }
+    }
+
+    // ---- matrix products -------------------------------------------------------------------------------------
+    void gemm(int o) {
+        const op_node& op = m_g.op(o);
+        const dtype type = op.compute_type;
+        const std::int64_t dim = m_tm.array_dim(type);
+        if (dim <= 0)
+            throw input_error("the MXM of '" + m_platform + "' cannot multiply in " + std::string(dtype_name(type)) +
+                              " (mxm.macs_per_cycle lists the types it can); --set workload.precision=int8 or fp16");
+        const std::int64_t batch = std::max<std::int64_t>(1, op.cost.batch), M = op.cost.m, N = op.cost.n, K = op.cost.k;
+        const std::int64_t kb = (K + dim - 1) / dim, nb = (N + dim - 1) / dim;
+        const std::int64_t planes = static_cast<std::int64_t>(m_tm.mxm_units.size());
+        const std::int64_t mchunks = std::clamp<std::int64_t>((planes + batch * nb - 1) / (batch * nb), 1, M);
+        const int a_in = op.inputs[0], b_in = op.inputs[1];
+        const int out = op.outputs.front();
+        allocate(out, static_cast<size_t>(std::min<std::int64_t>(batch * nb * mchunks, 88)));
+        const double f = 1 + m_epilogue_ops[static_cast<size_t>(o)];  // requantise/round, plus fused ops
+        const std::int64_t ops_per = static_cast<std::int64_t>(f);
+        const std::int64_t spacing = (ops_per + m_tm.p.vxm.chain - 1) / m_tm.p.vxm.chain;
+        const std::uint32_t opi = op_id(op.name);
+        const tensor_store& A = m_store[static_cast<size_t>(root(a_in))];
+        const tensor_store& B = m_store[static_cast<size_t>(root(b_in))];
+        const std::int64_t first_cycle = std::max(A.ready, B.ready);
+        std::int64_t last = first_cycle;
+        const double out_elems = static_cast<double>(batch) * static_cast<double>(M) * static_cast<double>(N);
+        std::int64_t passes = 0;
+        for (std::int64_t bi = 0; bi < batch; ++bi)
+            for (std::int64_t j = 0; j < nb; ++j)
+                for (std::int64_t mc = 0; mc < mchunks; ++mc) {
+                    // The earliest free plane takes the item.
+                    size_t pi = 0;
+                    for (size_t q = 1; q < m_tm.mxm_units.size(); ++q)
+                        if (m_free[m_tm.mxm_units[q]][0] < m_free[m_tm.mxm_units[pi]][0]) pi = q;
+                    const std::uint32_t plane = m_tm.mxm_units[pi];
+                    const bool west = pos(plane) < m_tm.vxm_position;
+                    const int q = static_cast<int>(pi % static_cast<size_t>(m_tm.p.mxm.planes));
+                    const std::int64_t m0 = M * mc / mchunks, m1 = M * (mc + 1) / mchunks, rows = m1 - m0;
+                    const std::int64_t ncols = std::min(dim, N - j * dim);
+                    const std::uint32_t alu = m_tm.vxm_units[static_cast<size_t>(stream_bands::vector_chains) + pi];
+                    const std::uint32_t wslice = slice_of(out, (bi * nb + j) * mchunks + mc);
+                    for (std::int64_t l = 0; l < kb; ++l) {
+                        const std::int64_t krows = std::min(dim, K - l * dim);
+                        const bool emit = l == kb - 1;
+                        const std::int64_t sp = emit ? spacing : 1;
+                        auto& ends = m_plane_passes[pi];
+                        // Install the weight block (double buffered: after the pass two back has finished).
+                        instr wi;
+                        wi.kind = okind::mxm_weights;
+                        wi.unit = plane;
+                        wi.rows = krows;
+                        const std::uint32_t bsl = slice_of(b_in, (bi * nb + j) * kb + l);
+                        wi.in[0] = tsp::stream_use{static_cast<std::int16_t>(m_bands.weights + m_tm.p.mxm.weight_streams * q), static_cast<std::int16_t>(m_tm.p.mxm.weight_streams),
+                                                   !west, pos(bsl), pos(plane), 0};
+                        std::int64_t wstart = std::max({m_free[plane][1], ends.size() >= 2 ? ends[ends.size() - 2] : std::int64_t{0}, B.ready});
+                        // Weight rows must not reach the plane before cycle 0 has them leave their slice.
+                        wstart = std::max<std::int64_t>(wstart, dist(bsl, pos(plane)));
+                        wi.cycle = wstart;
+                        wi.after = B.writer;
+                        wi.name = op.name + " weights b" + std::to_string(bi) + " n" + std::to_string(j) + " k" + std::to_string(l) +
+                                  " on " + m_tm.unit_name(plane);
+                        const std::int64_t wend = wstart + m_tm.busy(wi);
+                        work ww;
+                        ww.type = type;
+                        ww.cls = op.cost.cls;
+                        ww.bytes_in = static_cast<double>(krows) * m_vector_bytes;
+                        const std::uint32_t wrec = add(wi, ww, opi);
+                        m_free[plane][1] = wend;
+                        // Activation rows from their slice; the plane, the epilogue ALU and the write slice in lockstep.
+                        const std::uint32_t asl = slice_of(a_in, (bi * mchunks + mc) * kb + l);
+                        const std::int32_t d_in = dist(asl, pos(plane));
+                        std::int64_t cm = std::max({m_free[plane][0], wend, A.ready + m_tm.mem_latency + d_in,
+                                                    m_free[asl][0] + m_tm.mem_latency + d_in});
+                        const std::int32_t d_res = m_tm.distance(pos(plane), m_tm.vxm_position);
+                        const std::int32_t d_out = m_tm.distance(m_tm.vxm_position, pos(wslice));
+                        if (emit) {
+                            cm = std::max(cm, m_free[alu][0] - m_tm.mxm_latency - d_res);
+                            cm = std::max(cm, m_free[wslice][1] - m_tm.vxm_latency - d_out - m_tm.mxm_latency - d_res);
+                        }
+                        const std::int64_t cr = cm - m_tm.mem_latency - d_in;
+                        instr rd;
+                        rd.kind = okind::mem_read;
+                        rd.unit = asl;
+                        rd.cycle = cr;
+                        rd.vectors = rows;
+                        rd.spacing = sp;
+                        rd.after = A.writer;
+                        rd.out = tsp::stream_use{static_cast<std::int16_t>((west ? m_bands.act_w : m_bands.act_e) + q), 1, !west, pos(asl), pos(plane), 0};
+                        rd.name = op.name + " rows b" + std::to_string(bi) + " m" + std::to_string(mc) + " k" + std::to_string(l) +
+                                  " from " + m_tm.unit_name(asl);
+                        work rw;
+                        rw.type = type;
+                        rw.cls = op_class::data_movement;
+                        rw.bytes_in = static_cast<double>(rows) * m_vector_bytes;
+                        const std::uint32_t rrec = add(rd, rw, opi);
+                        m_free[asl][0] = cr + rows * sp;
+                        instr mm;
+                        mm.kind = okind::mxm_matmul;
+                        mm.unit = plane;
+                        mm.cycle = cm;
+                        mm.vectors = rows;
+                        mm.spacing = sp;
+                        mm.in[0] = rd.out;
+                        mm.producer[0] = rrec;
+                        mm.after = wrec;
+                        if (emit)
+                            mm.out = tsp::stream_use{static_cast<std::int16_t>(west ? m_bands.res_w + q : m_bands.res_e + q), 1, west, pos(plane),
+                                                     m_tm.vxm_position, 0};
+                        mm.name = op.name + " pass b" + std::to_string(bi) + " n" + std::to_string(j) + " m" + std::to_string(mc) +
+                                  " k" + std::to_string(l) + " on " + m_tm.unit_name(plane);
+                        work mw;
+                        mw.type = type;
+                        mw.cls = op.cost.cls;
+                        mw.macs = static_cast<double>(rows) * static_cast<double>(krows) * static_cast<double>(ncols);
+                        mw.m = rows;
+                        mw.n = ncols;
+                        mw.k = krows;
+                        mw.batch = 1;
+                        const std::uint32_t mrec = add(mm, mw, opi);
+                        m_free[plane][0] = cm + rows * sp;
+                        ends.push_back(cm + rows * sp);
+                        ++passes;
+                        if (!emit) continue;
+                        // Epilogue on the VXM, then the write.
+                        const std::int64_t cv = cm + m_tm.mxm_latency + d_res;
+                        instr vx;
+                        vx.kind = okind::vxm;
+                        vx.unit = alu;
+                        vx.cycle = cv;
+                        vx.vectors = rows;
+                        vx.spacing = sp;
+                        vx.ops = ops_per;
+                        vx.in[0] = mm.out;
+                        vx.producer[0] = mrec;
+                        vx.out = tsp::stream_use{static_cast<std::int16_t>(m_bands.epilogue + static_cast<std::int64_t>(pi)), 1, pos(wslice) > m_tm.vxm_position,
+                                                 m_tm.vxm_position, pos(wslice), 0};
+                        vx.name = op.name + " epilogue b" + std::to_string(bi) + " n" + std::to_string(j) + " m" + std::to_string(mc);
+                        work vw;
+                        vw.type = type;
+                        vw.cls = op_class::elementwise;
+                        vw.vector_ops = static_cast<double>(rows) * static_cast<double>(ncols) * f;
+                        const std::uint32_t vrec = add(vx, vw, opi);
+                        m_free[alu][0] = cv + rows * sp;
+                        const std::int64_t cw = cv + m_tm.vxm_latency + d_out;
+                        instr wr;
+                        wr.kind = okind::mem_write;
+                        wr.unit = wslice;
+                        wr.cycle = cw;
+                        wr.vectors = rows;
+                        wr.spacing = sp;
+                        wr.in[0] = vx.out;
+                        wr.producer[0] = vrec;
+                        wr.name = op.name + " result b" + std::to_string(bi) + " n" + std::to_string(j) + " m" + std::to_string(mc) +
+                                  " to " + m_tm.unit_name(wslice);
+                        work ow;
+                        ow.type = type;
+                        ow.cls = op_class::data_movement;
+                        ow.bytes_out = static_cast<double>(rows) * m_vector_bytes;
+                        const std::uint32_t wrrec = add(wr, ow, opi);
+                        m_free[wslice][1] = cw + rows * sp;
+                        produced(out, wrrec, cw + rows * sp);
+                        last = std::max(last, cw + rows * sp);
+                    }
+                }
+        (void)out_elems;
+        spans.emplace_back(op.name, first_cycle, last, "MXM");
+        char line[256];
+        std::snprintf(line, sizeof line, "%s: %s %lldx%lldx%lld%s in %lld plane passes (%lldx%lld blocks of %lld, %lld row chunk(s)), "
+                      "cycles %lld-%lld",
+                      op.name.c_str(), op_kind_name(op.kind), static_cast<long long>(M), static_cast<long long>(N),
+                      static_cast<long long>(K), batch > 1 ? (" x" + std::to_string(batch)).c_str() : "", static_cast<long long>(passes),
+                      static_cast<long long>(kb), static_cast<long long>(nb), static_cast<long long>(dim),
+                      static_cast<long long>(mchunks), static_cast<long long>(first_cycle), static_cast<long long>(last));
+        notes.push_back(line);
+    }
+
+    // ---- everything else: MEM -> VXM or SXM -> MEM ---------------------------------------------------------------
+    void stream_op(int o) {
+        const op_node& op = m_g.op(o);
+        const int out = op.outputs.front();
+        double out_bytes = 0;
+        for (int t : op.outputs) out_bytes += static_cast<double>(ti(t).bytes());
+        const bool arithmetic = op.cost.flops > 0;
+        // Operands that stream: for arithmetic the (at most two) largest inputs at least as large as the result
+        // (broadcast operands such as a bias stay in the VXM's registers), for data movement the largest input.
+        std::vector<int> ins;
+        for (int t : op.inputs)
+            if (ti(t).role != tensor_role::constant && (!arithmetic || ti(t).elements() >= ti(out).elements())) ins.push_back(t);
+        if (ins.empty())
+            for (int t : op.inputs)
+                if (ti(t).role != tensor_role::constant) ins.push_back(t);
+        std::stable_sort(ins.begin(), ins.end(), [&](int a, int b) { return ti(a).bytes() > ti(b).bytes(); });
+        if (ins.size() > (arithmetic ? 2u : 1u)) ins.resize(arithmetic ? 2 : 1);
+        double in_bytes = 0;
+        for (int t : ins) in_bytes += static_cast<double>(ti(t).bytes());
+        const std::int64_t V = vectors(std::max({out_bytes, in_bytes / std::max<size_t>(1, ins.size()), m_vector_bytes}));
+        const double elems = static_cast<double>(std::max<std::int64_t>(1, ti(out).elements()));
+        const std::int64_t f = arithmetic ? std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(op.cost.flops / elems))) : 1;
+        const std::int64_t sp = arithmetic ? (f + m_tm.p.vxm.chain - 1) / m_tm.p.vxm.chain : 1;
+        for (int t : op.outputs) allocate(t, static_cast<size_t>(std::min<std::int64_t>(V, 88)));
+        const std::uint32_t opi = op_id(op.name);
+        std::int64_t first = 0;
+        for (int t : ins) first = std::max(first, m_store[static_cast<size_t>(root(t))].ready);
+        std::int64_t last = first;
+        const int chains = arithmetic ? stream_bands::vector_chains : static_cast<int>(m_tm.sxm_units.size());
+        const std::int64_t n = std::min<std::int64_t>(chains, V);
+        for (std::int64_t c = 0; c < n; ++c) {
+            const std::int64_t v0 = V * c / n, v1 = V * (c + 1) / n, vc = v1 - v0;
+            if (vc <= 0) continue;
+            std::vector<std::uint32_t> src;
+            for (size_t k = 0; k < ins.size(); ++k) src.push_back(slice_of(ins[k], c + 7 * static_cast<std::int64_t>(k), k ? src[0] : ~0u));
+            std::uint32_t unit;
+            std::int16_t in_id, out_id;
+            if (arithmetic) {
+                unit = m_tm.vxm_units[static_cast<size_t>(c)];
+                in_id = static_cast<std::int16_t>(m_bands.vec_in + 2 * c);
+                out_id = static_cast<std::int16_t>(m_bands.vec_out + c);
+            } else {
+                // The switch unit on the side of the (first) operand.
+                const bool west = src.empty() || pos(src[0]) < m_tm.vxm_position;
+                unit = m_tm.sxm_units[west ? 0 : m_tm.sxm_units.size() - 1];
+                in_id = static_cast<std::int16_t>(m_bands.sxm_flow + (west ? 0 : 1));
+                out_id = in_id;
+            }
+            const std::uint32_t wslice = slice_of(out, c);
+            const std::int32_t up = pos(unit);
+            const std::int64_t lat = arithmetic ? m_tm.vxm_latency : m_tm.sxm_latency;
+            const std::int32_t d_out = m_tm.distance(up, pos(wslice));
+            std::int64_t cu = std::max(m_free[unit][0], m_free[wslice][1] - lat - d_out);
+            for (size_t k = 0; k < src.size(); ++k) {
+                const tensor_store& s = m_store[static_cast<size_t>(root(ins[k]))];
+                cu = std::max({cu, s.ready + m_tm.mem_latency + dist(src[k], up), m_free[src[k]][0] + m_tm.mem_latency + dist(src[k], up)});
+            }
+            // Weight operands of a switch op (a table lookup) start at cycle 0 at the earliest.
+            for (size_t k = 0; k < src.size(); ++k) cu = std::max<std::int64_t>(cu, m_tm.mem_latency + dist(src[k], up));
+            instr ui;
+            ui.kind = arithmetic ? okind::vxm : okind::sxm;
+            ui.unit = unit;
+            ui.cycle = cu;
+            ui.vectors = vc;
+            ui.spacing = sp;
+            ui.ops = f;
+            for (size_t k = 0; k < src.size(); ++k) {
+                const std::int64_t cr = cu - m_tm.mem_latency - dist(src[k], up);
+                instr rd;
+                rd.kind = okind::mem_read;
+                rd.unit = src[k];
+                rd.cycle = cr;
+                rd.vectors = vc;
+                rd.spacing = sp;
+                rd.after = m_store[static_cast<size_t>(root(ins[k]))].writer;
+                rd.out = tsp::stream_use{static_cast<std::int16_t>(in_id + (arithmetic ? static_cast<std::int16_t>(k) : 0)), 1,
+                                         pos(src[k]) < up, pos(src[k]), up, 0};
+                if (!arithmetic) rd.out.east = pos(src[k]) < up;
+                rd.name = op.name + " operand " + std::to_string(k) + " chunk " + std::to_string(c) + " from " + m_tm.unit_name(src[k]);
+                work rw;
+                rw.type = ti(ins[k]).type;
+                rw.cls = op_class::data_movement;
+                rw.bytes_in = static_cast<double>(vc) * m_vector_bytes;
+                const std::uint32_t r = add(rd, rw, opi);
+                m_free[src[k]][0] = cr + vc * sp;
+                ui.in[k] = rd.out;
+                ui.producer[k] = r;
+            }
+            ui.out = tsp::stream_use{out_id, 1, pos(wslice) > up, up, pos(wslice), 0};
+            ui.name = op.name + " chunk " + std::to_string(c) + " on " + m_tm.unit_name(unit);
+            work uw = op.to_work();
+            const double share = static_cast<double>(vc) / static_cast<double>(V);
+            uw.macs = 0;
+            uw.vector_ops = arithmetic ? op.cost.flops * share : 0;
+            uw.bytes_in = uw.bytes_weight = uw.bytes_out = 0;
+            uw.batch = uw.m = uw.n = uw.k = 0;
+            const std::uint32_t urec = add(ui, uw, opi);
+            m_free[unit][0] = cu + vc * sp;
+            const std::int64_t cw = cu + lat + d_out;
+            instr wr;
+            wr.kind = okind::mem_write;
+            wr.unit = wslice;
+            wr.cycle = cw;
+            wr.vectors = vc;
+            wr.spacing = sp;
+            wr.in[0] = ui.out;
+            wr.producer[0] = urec;
+            wr.name = op.name + " chunk " + std::to_string(c) + " to " + m_tm.unit_name(wslice);
+            work ow;
+            ow.type = ti(out).type;
+            ow.cls = op_class::data_movement;
+            ow.bytes_out = static_cast<double>(vc) * m_vector_bytes;
+            const std::uint32_t wrec = add(wr, ow, opi);
+            m_free[wslice][1] = cw + vc * sp;
+            for (int t : op.outputs) produced(t, wrec, cw + vc * sp);
+            last = std::max(last, cw + vc * sp);
+        }
+        spans.emplace_back(op.name, first, last, arithmetic ? "VXM" : "SXM");
+    }
+};
+
+}  // namespace
+
+mapping tsp_mapper::map(const workload_graph& g, platform& plat) {
+    const platform::group* cg = nullptr;
+    if (!m_opt.chip.empty()) {
+        cg = plat.find_group(m_opt.chip);
+        if (!cg) throw input_error("tsp mapper: no component '" + m_opt.chip + "' (option mapper.chip)");
+    } else {
+        for (const auto& gr : plat.groups())
+            if (gr.kind == "tsp") {
+                cg = &gr;
+                break;
+            }
+        if (!cg) throw input_error("tsp mapper: platform '" + plat.title() + "' has no tsp component");
+    }
+    auto* chip = dynamic_cast<tsp*>(&plat.comp(cg->ids.front()));
+    if (!chip) throw input_error("tsp mapper: '" + cg->name + "' (" + cg->kind + ") is not a tsp");
+    scheduler sch(g, *chip, m_opt);
+    sch.run(plat.title());
+
+    // Steps in order of their cycle (producers before consumers at equal cycles), each fixed to its cycle.
+    std::vector<std::uint32_t> order(sch.records.size());
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return sch.records[a].in.cycle < sch.records[b].in.cycle; });
+    std::vector<std::uint32_t> step_of(order.size());
+    for (std::uint32_t s = 0; s < order.size(); ++s) step_of[order[s]] = s;
+    mapping m;
+    m.prog.name = g.name;
+    m.prog.strict_schedule = true;
+    for (const auto& n : sch.op_names) m.prog.intern_op(n);
+    const tick origin = sc_core::sc_time_stamp().value();
+    const tsp::timing& tm = chip->model();
+    std::unordered_map<std::uint64_t, tsp::instruction> by_step;
+    by_step.reserve(order.size());
+    std::int64_t predicted = 0;
+    for (std::uint32_t s = 0; s < order.size(); ++s) {
+        rec r = sch.records[order[s]];
+        for (auto& p : r.in.producer)
+            if (p != ~0u) p = step_of[p];
+        if (r.in.after != ~0u) r.in.after = step_of[r.in.after];
+        if (r.in.cycle < 0) throw std::logic_error("tsp mapper: instruction '" + r.in.name + "' scheduled before cycle 0");
+        const std::uint32_t id = m.prog.add_compute(m.prog.intern_op(sch.op_names[r.op]), endpoint{chip->id(), static_cast<std::int32_t>(r.in.unit), 0},
+                                                    m.prog.add_work(r.w), {});
+        m.prog.steps[id].not_before = origin + tm.clk.cycles(static_cast<double>(r.in.cycle));
+        predicted = std::max(predicted, r.in.cycle + tm.busy(r.in) + tm.skew);
+        by_step.emplace(id, std::move(r.in));
+    }
+    chip->set_schedule(origin, std::move(by_step));
+    m_predicted = predicted;
+    m_hz = tm.clk.hz;
+    m_spans.clear();
+    for (const auto& [n, a, b, u] : sch.spans) m_spans.push_back(op_span{n, a, b, u});
+    m.notes.push_back("static schedule: " + std::to_string(order.size()) + " instructions, predicted " + std::to_string(predicted) +
+                      " cycles (" + format_time(static_cast<double>(predicted) / tm.clk.hz) + " at " +
+                      format_quantity(quantity{tm.clk.hz, dimension::frequency}) + ")");
+    for (auto& n : sch.notes) m.notes.push_back(std::move(n));
+    m.details = sch.details;
+    m.details["mapper"] = "tsp";
+    m.details["instructions"] = order.size();
+    m.details["predicted_cycles"] = predicted;
+    const auto it = g.parameters.find("batch");
+    m.samples = it != g.parameters.end() ? std::max(1.0, std::atof(it->second.c_str())) : 1.0;
+    return m;
+}
+
+void tsp_mapper::explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const {
+    const double simulated = ticks_to_seconds(r.duration()) * m_hz;
+    const auto sim_cycles = static_cast<std::int64_t>(std::llround(simulated));
+    const bool equal = sim_cycles == m_predicted && std::fabs(simulated - static_cast<double>(sim_cycles)) < 1e-6;
+    s.notes.push_back("simulated " + std::to_string(sim_cycles) + " cycles; the schedule predicted " + std::to_string(m_predicted) +
+                      (equal ? " (equal)" : " (MISMATCH: a modelling bug)"));
+    s.details["tsp"] = {{"predicted_cycles", m_predicted}, {"simulated_cycles", sim_cycles}, {"equal", equal}};
+    // Time by unit kind over the op spans (ops may overlap; each op counts from its first to its last cycle).
+    double mxm = 0, vxm = 0, sxm = 0;
+    nlohmann::json ops = nlohmann::json::array();
+    for (const auto& sp : m_spans) {
+        const double c = static_cast<double>(sp.last - sp.first);
+        (sp.unit == "MXM" ? mxm : sp.unit == "VXM" ? vxm : sxm) += c;
+        ops.push_back({{"op", sp.name}, {"unit", sp.unit}, {"first_cycle", sp.first}, {"last_cycle", sp.last}});
+    }
+    s.details["tsp"]["ops"] = ops;
+    s.notes.push_back("op spans: matrix products " + format_number(mxm, 6) + " cycles, vector ops " + format_number(vxm, 6) +
+                      " cycles, data movement " + format_number(sxm, 6) + " cycles");
+}
+
+TESSEL_REGISTER_MAPPER(make_mapper<tsp_mapper>(
+    "tsp", "Groq TSP: a cycle-exact static schedule of MXM passes, VXM and SXM streams between MEM slices; the "
+           "simulation must end at the predicted cycle"));
+
+}  // namespace tessel

@@ -1,0 +1,107 @@
+#include "models/bsp/ipu_exchange.h"
+
+#include <algorithm>
+
+#include "models/core/registry.h"
+#include "models/core/sim_context.h"
+
+namespace tessel {
+
+void ipu_exchange::params::declare(param_decl& d) {
+    d(clock, "clock", "${clock}", "exchange clock (default: the platform clock)");
+    d(tiles, "tiles", required, "tile ports: port t belongs to tile t", bound::positive);
+    d(external_ports, "external_ports", "0",
+      "ports after the tile ports, for IPU-Links and the gateway to streaming memory");
+    d(tile_bandwidth, "tile_bandwidth", "4B/cycle", "bandwidth of one tile's send side, and of its receive side");
+    d(external_bandwidth, "external_bandwidth", "64B/cycle", "bandwidth of one external port in each direction");
+    d(latency, "latency", "30cycles", "from a word leaving the sender to it reaching the receiver");
+    packets.declare(d, "1KiB", "0B", "4");
+}
+
+ipu_exchange::ipu_exchange(sc_core::sc_module_name n, const component_args& a)
+    : interconnect(n, a),
+      m_packets(stats().scalar("packets", "packet", "messages (packets) delivered")),
+      m_bytes(stats().scalar("bytes", "B", "payload bytes exchanged")),
+      m_multicast(stats().scalar("multicast_packets", "packet", "packets that reused a send already on the exchange")) {
+    load_params(m_p, a);
+    set_clock(m_p.clock);
+    set_packets(m_p.packets);
+    m_tile_bps = m_p.tile_bandwidth.bytes_per_second(clock());
+    m_ext_bps = m_p.external_bandwidth.bytes_per_second(clock());
+    if (m_tile_bps <= 0 || (m_p.external_ports > 0 && m_ext_bps <= 0))
+        throw input_error("component '" + a.config_path + "' (ipu_exchange): bandwidths must be positive", a.where);
+    m_latency = m_p.latency.to_ticks(clock());
+    const size_t ports = static_cast<size_t>(m_p.tiles + m_p.external_ports);
+    m_send.resize(ports);
+    m_recv.resize(ports);
+    m_send_bytes.assign(ports, 0.0);
+    m_recv_bytes.assign(ports, 0.0);
+    m_tracks.assign(ports, -2);
+    m_last.resize(ports);
+    stats().formula("bandwidth", "B/s", "payload bytes exchanged per simulated second",
+                    [this](double s) { return s > 0 ? m_bytes / s : 0.0; });
+    stats().vector("received", "B", "bytes received per port", [this](double) { return m_recv_bytes; });
+}
+
+void ipu_exchange::transport(txn& t) {
+    const std::uint32_t ports = static_cast<std::uint32_t>(m_send.size());
+    if (t.src_port >= ports || t.dst_port >= ports) throw std::logic_error(path() + ": port out of range");
+    const std::uint64_t wire = t.bytes + header_bytes();
+    const tick ser_out = transfer_ticks(static_cast<double>(wire), port_bps(t.src_port));
+    const tick ser_in = transfer_ticks(static_cast<double>(wire), port_bps(t.dst_port));
+    last_send& ls = m_last[t.src_port];
+    if (ls.address == t.address && ls.bytes == t.bytes && ls.head_in == t.head && ls.tail_in == t.tail) {
+        t.head = ls.head;  // another receiver of the same message: the send side is already taken
+        t.tail = ls.tail;
+        m_multicast += 1;
+    } else {
+        ls.address = t.address;
+        ls.bytes = t.bytes;
+        ls.head_in = t.head;
+        ls.tail_in = t.tail;
+        link_hop::pass(m_send[t.src_port], m_send_bytes[t.src_port], wire, ser_out, 0, 0, t.head, t.tail);
+        ls.head = t.head;
+        ls.tail = t.tail;
+    }
+    link_hop::pass(m_recv[t.dst_port], m_recv_bytes[t.dst_port], wire, ser_in, m_latency, 0, t.head, t.tail);
+    if (sim().trace.enabled()) {
+        int& tr = m_tracks[t.dst_port];
+        if (tr == -2) tr = trace_track("rx[" + std::to_string(t.dst_port) + "]");
+        sim().trace.slice(tr, t.head, t.tail, t.op, t.step);
+    }
+    m_packets += 1;
+    m_bytes += static_cast<double>(t.bytes);
+}
+
+void ipu_exchange::usage(std::vector<resource_usage>& out) const {
+    resource_usage u = link_usage(m_tile_bps);
+    u.name = path() + ".tiles";
+    for (std::uint32_t p = 0; p < m_p.tiles; ++p) {
+        add_link(u, m_send_bytes[p], m_send[p].busy);
+        add_link(u, m_recv_bytes[p], m_recv[p].busy);
+    }
+    out.push_back(u);
+    if (m_p.external_ports > 0) {
+        resource_usage e = link_usage(m_ext_bps);
+        e.name = path() + ".external";
+        for (size_t p = static_cast<size_t>(m_p.tiles); p < m_send.size(); ++p) {
+            add_link(e, m_send_bytes[p], m_send[p].busy);
+            add_link(e, m_recv_bytes[p], m_recv[p].busy);
+        }
+        out.push_back(e);
+    }
+}
+
+TESSEL_REGISTER_KIND([] {
+    auto k = make_kind<ipu_exchange>("ipu_exchange", "interconnect",
+                                     "IPU exchange: all-to-all, one send and one receive side per tile, plus external "
+                                     "ports for IPU-Links and streaming memory");
+    k.stats = {{"packets", "packet", "messages delivered"},
+               {"multicast_packets", "packet", "packets that reused a send already on the exchange"},
+               {"bytes", "B", "payload bytes exchanged"},
+               {"bandwidth", "B/s", "bytes per simulated second"},
+               {"received", "B", "bytes received per port (per unit)"}};
+    return k;
+}());
+
+}  // namespace tessel

@@ -1,0 +1,180 @@
+// The BSP mapper on a tiny IPU (4 tiles), checked against supersteps computed by hand: one matrix product split
+// 2 x 2 over the tiles (exchange, compute, sync), the planner's choice of a K split for a matrix-vector product,
+// a model too large for the tiles (the error says by how much and which tensor), and the fallback to streaming
+// memory when the platform has some.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "engine/mappers/bsp_mapper.h"
+#include "engine/report/summary.h"
+#include "engine/workload/load.h"
+#include "tests/support/harness.h"
+
+using namespace tessel;
+using test::ns;
+
+namespace {
+
+// 1 GHz; tiles as in components_test; the exchange moves 4 B/cycle per tile with a 10-cycle latency and one
+// packet per message; a sync takes 100 cycles. 64 KiB per tile, 48 KiB for tensors after the 25% code reserve.
+const std::string tiles_yaml = R"(
+  tiles:
+    kind: ipu_tiles
+    params: {width: 2, height: 2, threads: 6, amp_macs_per_cycle: {fp32: 16, fp16: 64},
+             vector_ops_per_cycle: {fp32: 2, fp16: 4}, memory: 64KiB, load_bandwidth: 16B/cycle,
+             store_bandwidth: 8B/cycle, memory_latency: 0cycles}
+  exchange:
+    kind: ipu_exchange
+    params: {tiles: 4, external_ports: 1, tile_bandwidth: 4B/cycle, external_bandwidth: 64B/cycle, latency: 10cycles,
+             packet_bytes: 64KiB, header_bytes: 0B, max_outstanding: 4}
+  sync:
+    kind: barrier
+    params: {latency: 100cycles}
+)";
+
+const std::string tiny_yaml = "platform: tiny\nclock: 1GHz\ncomponents:" + tiles_yaml +
+                              "connections:\n  - tiles[x,y] -> exchange[x + 2 * y]\nmapper:\n  impl: bsp\n";
+
+const std::string stream_yaml = "platform: tiny_stream\nclock: 1GHz\ncomponents:" + tiles_yaml + R"(
+  link:
+    kind: chip_link
+    params: {lanes: 1, lane_bandwidth: 8GB/s, latency: 100ns, packet_bytes: 4KiB, header_bytes: 0B, max_outstanding: 16}
+  ddr:
+    kind: hbm
+    preset: ddr4_3200
+    params: {channels: 1, capacity: 1GiB}
+connections:
+  - tiles[x,y] -> exchange[x + 2 * y]
+  - link[0] -> exchange[4]
+  - ddr -> link[1]
+mapper:
+  impl: bsp
+)";
+
+// SystemC elaborates once per process: both platforms are built before the first run.
+struct benches {
+    test::bench tiny{tiny_yaml, "tiny"};
+    test::bench streaming{stream_yaml, "tiny_stream"};
+};
+benches& b() {
+    static benches x;
+    return x;
+}
+
+std::string workload_file(const std::string& name, const std::string& text) {
+    const auto dir = std::filesystem::temp_directory_path() / "tessel_ipu_test";
+    std::filesystem::create_directories(dir);
+    const auto path = dir / (name + ".yaml");
+    std::ofstream(path) << text;
+    return path.string();
+}
+
+bsp_mapper make_mapper(const std::string& opts) {
+    param_context ctx;
+    bsp_mapper::options o;
+    param_decl d(yaml_node::load_string(opts, "mapper"), &ctx, "mapper", "mapper 'bsp'");
+    o.declare(d);
+    d.finish();
+    return bsp_mapper(o);
+}
+
+struct outcome {
+    mapping m;
+    executor::result r;
+    run_summary s;
+};
+
+outcome run(test::bench& bench, bsp_mapper& mp, const std::string& workload) {
+    const workload_graph g = load_workload(workload, {});
+    outcome o;
+    o.m = mp.map(g, *bench.plat);
+    o.r = bench.exec->run(o.m.prog);
+    o.s = summarise(*bench.plat, o.r, o.m.prog, g.total().flops, o.m.samples);
+    mp.explain(o.m, *bench.plat, o.r, o.s);
+    return o;
+}
+
+}  // namespace
+
+TEST(bsp_mapper, one_matmul_on_four_tiles_matches_the_supersteps_by_hand) {
+    benches& bb = b();
+    // C[48,64] = A[48,64] . B[64,64] in fp16, split 2 x 2 (M x N). A starts spread by rows over the 4 tiles (12 rows
+    // each); B's home is this split's blocks, each halved along K between the two tiles that use it.
+    // Tile (i,j) = tile 2i + j needs A rows 24i..24i+23 (12 of them from its neighbour: 1536 B) and B columns
+    // 32j..32j+31 (half from the tile holding the other K half: 2048 B). Each tile sends 1536 B and 2048 B.
+    // The mapper emits the A messages first (1->0, 0->1, 3->2, 2->3), then the B messages (2->0, 0->2, 3->1, 1->3),
+    // all ready at time 0, so every tile sends its A piece, then its B piece.
+    // Exchange, per message: send side at 4 B/cycle (the sender's SRAM reads 16 B/cycle, faster), 10 cycles of
+    // latency, receive side at 4 B/cycle, cut through:
+    //   A: every send side 0..384; every receive side 10..394.
+    //   B: every send side 384..896; it reaches its receiver at 394, whose receive side is free then: 394..906.
+    // Compute: 24 x 32 x 64 per tile; the 32 columns over 6 workers, the busiest gets 6: 6 x 24 x 64 = 9216 MACs
+    // x 6 / 64 = 864 cycles (operand loads 7168 B / 16 = 448 cycles, hidden). Every tile ends at 906 + 864 = 1770.
+    // The sync releases 100 cycles after the last: 1870.
+    bsp_mapper mp = make_mapper("{matmul_split: 2x2x1}");
+    const auto o = run(bb.tiny, mp,
+                       workload_file("mm", "workload: mm\ntensors:\n  a: {shape: [48, 64], role: input}\n"
+                                           "  b: {shape: [64, 64], role: weight}\nops:\n  - {name: c, op: matmul, inputs: [a, b]}\n"));
+    EXPECT_EQ(o.r.duration(), 1870 * ns);
+    ASSERT_EQ(mp.supersteps().size(), 1u);
+    const auto& st = o.s.details["supersteps"][0];
+    EXPECT_NEAR(st["exchange_s"].get<double>(), 906e-9, 1e-15);
+    EXPECT_NEAR(st["compute_s"].get<double>(), 864e-9, 1e-15);
+    EXPECT_NEAR(st["sync_s"].get<double>(), 100e-9, 1e-15);
+    EXPECT_DOUBLE_EQ(st["exchange_bytes"].get<double>(), 4 * (1536 + 2048));
+}
+
+TEST(bsp_mapper, a_matrix_vector_product_splits_k) {
+    benches& bb = b();
+    // y[1,64] = x[1,1024] . W[1024,64]: every split over the 4 tiles reads the same 32 KiB of weights per tile
+    // (2048 cycles at 16 B/cycle), so the split that moves the fewest bytes wins. Splitting N sends each tile all of
+    // x (2048 B, 512 cycles); splitting K sends it a quarter (512 B, 128 cycles) and costs a reduce-scatter of
+    // 64 fp32 partial sums (192 B per tile, 48 cycles) plus a sync: K wins.
+    bsp_mapper mp = make_mapper("{}");
+    const auto o = run(bb.tiny, mp,
+                       workload_file("mv", "workload: mv\ntensors:\n  x: {shape: [1, 1024], role: input}\n"
+                                           "  w: {shape: [1024, 64], role: weight}\nops:\n  - {name: y, op: matmul, inputs: [x, w]}\n"));
+    ASSERT_FALSE(o.m.details["ops"].empty());
+    EXPECT_EQ(o.m.details["ops"][0]["split"].get<std::string>(), "1x1x1x4");
+    EXPECT_EQ(mp.supersteps().size(), 2u) << "partial products, then their reduce-scatter";
+}
+
+TEST(bsp_mapper, a_model_too_large_for_the_tiles_says_by_how_much_and_which_tensor) {
+    benches& bb = b();
+    // 256 x 512 fp16 weights = 256 KiB; 4 tiles x 48 KiB = 192 KiB: short by 64 KiB, and no streaming memory.
+    bsp_mapper mp = make_mapper("{}");
+    const std::string w = workload_file("big", "workload: big\ntensors:\n  x: {shape: [4, 256], role: input}\n"
+                                               "  w: {shape: [256, 512], role: weight}\nops:\n  - {name: y, op: matmul, inputs: [x, w]}\n");
+    try {
+        run(bb.tiny, mp, w);
+        FAIL() << "expected an input_error";
+    } catch (const input_error& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("256 KiB"), std::string::npos) << m;
+        EXPECT_NE(m.find("192 KiB"), std::string::npos) << m;
+        EXPECT_NE(m.find("short by 64 KiB"), std::string::npos) << m;
+        EXPECT_NE(m.find("w 256 KiB"), std::string::npos) << m;
+        EXPECT_NE(m.find("no streaming memory"), std::string::npos) << m;
+    }
+    // With streaming memory the same model runs, and the notes say the weights came from there.
+    bsp_mapper ms = make_mapper("{}");
+    const auto o = run(bb.streaming, ms, w);
+    ASSERT_FALSE(o.m.notes.empty());
+    EXPECT_NE(o.m.notes[0].find("fallback"), std::string::npos) << o.m.notes[0];
+    EXPECT_GE(o.m.details["streamed_bytes"].get<double>(), 256.0 * 1024);
+    // Every weight byte crosses the 8 GB/s link: at least 32.8 us.
+    EXPECT_GE(o.r.duration(), seconds_to_ticks(256.0 * 1024 / 8e9));
+}
+
+TEST(bsp_mapper, bad_options_are_input_errors) {
+    benches& bb = b();
+    const std::string w = workload_file("mm2", "workload: mm2\ntensors:\n  a: {shape: [8, 8], role: input}\n"
+                                               "  b: {shape: [8, 8], role: weight}\nops:\n  - {name: c, op: matmul, inputs: [a, b]}\n");
+    bsp_mapper too_many = make_mapper("{matmul_split: 4x4x1}");
+    EXPECT_THROW(run(bb.tiny, too_many, w), input_error);
+    bsp_mapper garbled = make_mapper("{matmul_split: two}");
+    EXPECT_THROW(run(bb.tiny, garbled, w), input_error);
+    EXPECT_THROW(make_mapper("{weights: sometimes}"), input_error);
+}

@@ -1,0 +1,287 @@
+// The tsp component running hand-written static schedules on a toy chip: a MEM -> VXM -> MEM chain timed by
+// hand, and every kind of schedule error (stream register overwrite, busy slice, operands not there) named
+// with both instructions and the cycle. Then the tsp mapper on the bundled GroqChip 1: for every example the
+// simulation ends at exactly the cycle the static schedule predicts, never faster than the MXM's peak allows,
+// and a model whose weights exceed the chip's SRAM is an input_error that says by how much.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "engine/mappers/tsp_mapper.h"
+#include "engine/report/summary.h"
+#include "engine/workload/load.h"
+#include "models/streaming/tsp.h"
+#include "tests/support/harness.h"
+
+using namespace tessel;
+using test::ns;
+
+namespace {
+
+// 1 GHz; 2 superlanes of 4 byte lanes (8-byte vectors); 4 streams each way; one 8x8 int8 MXM plane per side,
+// 2 VXM ALUs, 2 MEM slices per side. Slices west to east (unit: position):
+//   0 MXM plane 0 (0) | 1 SXM west (1) | 2, 3 MEM 0, 1 (2, 3) | 4, 5 VXM ALU 0, 1 (4) | 6, 7 MEM 2, 3 (5, 6) |
+//   8 SXM east (7) | 9 MXM plane 1 (8)
+const char* toy = R"(
+platform: toy
+clock: 1GHz
+components:
+  chip:
+    kind: tsp
+    params:
+      superlanes: 2
+      lanes: 4
+      streams: 4
+      mxm: {planes: 1, macs_per_cycle: {int8: 64}, weight_streams: 2, latency: 3cycles}
+      vxm: {alus: 2, chain: 2, latency: 2cycles}
+      sxm: {latency: 2cycles}
+      mem: {slices: 2, slice_capacity: 1KiB, latency: 1cycle}
+)";
+
+std::string read_text(const std::string& path) {
+    std::ifstream f(path);
+    if (!f) throw std::runtime_error("cannot read " + path);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+// SystemC elaborates once per process: both platforms are built before the first run.
+struct benches {
+    test::bench toy_chip{toy, "toy"};
+    test::bench groq{read_text(std::string(TESSEL_SOURCE_DIR) + "/platforms/tsp/groqchip1.yaml"), "groqchip1"};
+};
+benches& all() {
+    static benches x;
+    return x;
+}
+test::bench& b() { return all().toy_chip; }
+
+tsp& chip_of(test::bench& bench) { return dynamic_cast<tsp&>(bench.plat->comp(bench.plat->find_group("chip")->ids.front())); }
+tsp& chip() { return chip_of(b()); }
+
+using stream = tsp::stream_use;
+
+struct schedule {
+    program p;
+    std::unordered_map<std::uint64_t, tsp::instruction> by_step;
+    tick origin = sc_core::sc_time_stamp().value();
+    schedule() {
+        p.name = "toy";
+        p.strict_schedule = true;
+    }
+    std::uint32_t add(tsp::instruction in) {
+        work w;
+        w.type = dtype::int8;
+        const std::uint32_t s = p.add_compute(p.intern_op(in.name), endpoint{chip().id(), static_cast<std::int32_t>(in.unit), 0}, p.add_work(w), {});
+        p.steps[s].not_before = origin + chip().clock().cycles(static_cast<double>(in.cycle));
+        by_step[s] = std::move(in);
+        return s;
+    }
+    executor::result run() {
+        chip().set_schedule(origin, by_step);
+        return b().exec->run(p);
+    }
+};
+
+tsp::instruction read(std::uint32_t unit, std::int64_t cycle, std::int64_t vectors, stream out, const std::string& name) {
+    tsp::instruction i;
+    i.kind = tsp::op_kind::mem_read;
+    i.unit = unit;
+    i.cycle = cycle;
+    i.vectors = vectors;
+    i.out = out;
+    i.name = name;
+    return i;
+}
+
+std::string error_of(schedule& s) {
+    try {
+        s.run();
+    } catch (const input_error& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+}  // namespace
+
+TEST(tsp, a_read_vector_write_chain_ends_at_the_cycle_computed_by_hand) {
+    // Read 10 vectors from MEM 0 (position 2) at cycle 0; the first leaves after the 1-cycle MEM latency and reaches
+    // the VXM (position 4) 2 cycles later: the VXM starts at cycle 3 (1 op per element, 1 cycle per vector) and its
+    // first result leaves 2 cycles later for MEM 3 (position 6), 2 positions east: the write starts at 3 + 2 + 2 = 7
+    // and takes 10 cycles: 17 at superlane 0, and superlane 1 finishes one cycle later: 18 cycles.
+    schedule s;
+    const auto r = s.add(read(2, 0, 10, stream{0, 1, true, 2, 4, 0}, "read"));
+    tsp::instruction v;
+    v.kind = tsp::op_kind::vxm;
+    v.unit = 4;
+    v.cycle = 3;
+    v.vectors = 10;
+    v.in[0] = stream{0, 1, true, 2, 4, 0};
+    v.producer[0] = r;
+    v.out = stream{1, 1, true, 4, 6, 0};
+    v.name = "relu";
+    const auto vs = s.add(v);
+    tsp::instruction w;
+    w.kind = tsp::op_kind::mem_write;
+    w.unit = 7;
+    w.cycle = 7;
+    w.vectors = 10;
+    w.in[0] = v.out;
+    w.producer[0] = vs;
+    w.name = "write";
+    s.add(w);
+    EXPECT_EQ(s.run().duration(), 18 * ns);
+    EXPECT_EQ(chip().last_cycle(), 18);
+}
+
+TEST(tsp, overwriting_a_vector_still_on_a_stream_register_names_both_and_the_cycle) {
+    // MEM 0's 10 vectors pass position 3 (MEM 1) on stream 0 east during cycles 2-11; MEM 1 puts its own on the
+    // same stream there from cycle 3.
+    schedule s;
+    s.add(read(2, 0, 10, stream{0, 1, true, 2, 4, 0}, "first read"));
+    s.add(read(3, 2, 5, stream{0, 1, true, 3, 4, 0}, "second read"));
+    const std::string m = error_of(s);
+    EXPECT_NE(m.find("stream register 0 east"), std::string::npos) << m;
+    EXPECT_NE(m.find("'first read'"), std::string::npos) << m;
+    EXPECT_NE(m.find("'second read'"), std::string::npos) << m;
+    EXPECT_NE(m.find("cycle 3"), std::string::npos) << m;
+    EXPECT_NE(m.find("MEM slice 1"), std::string::npos) << m;
+}
+
+TEST(tsp, a_busy_slice_names_both_instructions_and_the_cycle) {
+    schedule s;
+    s.add(read(2, 0, 10, stream{0, 1, true, 2, 4, 0}, "a"));
+    s.add(read(2, 5, 10, stream{1, 1, true, 2, 4, 0}, "b"));
+    const std::string m = error_of(s);
+    EXPECT_NE(m.find("MEM slice 0 at cycle 5"), std::string::npos) << m;
+    EXPECT_NE(m.find("'b'"), std::string::npos) << m;
+    EXPECT_NE(m.find("'a'"), std::string::npos) << m;
+    EXPECT_NE(m.find("until cycle 10"), std::string::npos) << m;
+}
+
+TEST(tsp, operands_that_are_not_on_the_stream_when_an_instruction_starts_are_an_error) {
+    // The vectors reach the VXM at cycle 3; a VXM op scheduled at cycle 4 would miss the first one.
+    schedule s;
+    const auto r = s.add(read(2, 0, 10, stream{0, 1, true, 2, 4, 0}, "read"));
+    tsp::instruction v;
+    v.kind = tsp::op_kind::vxm;
+    v.unit = 5;
+    v.cycle = 4;
+    v.vectors = 10;
+    v.in[0] = stream{0, 1, true, 2, 4, 0};
+    v.producer[0] = r;
+    v.name = "late op";
+    s.add(v);
+    const std::string m = error_of(s);
+    EXPECT_NE(m.find("'late op'"), std::string::npos) << m;
+    EXPECT_NE(m.find("at cycle 4"), std::string::npos) << m;
+    EXPECT_NE(m.find("'read'"), std::string::npos) << m;
+    EXPECT_NE(m.find("cycle 3"), std::string::npos) << m;
+}
+
+TEST(tsp, a_vector_op_faster_than_its_alus_allow_is_an_error) {
+    // 5 operations per element with 2 chained ALUs need 3 cycles per vector.
+    schedule s;
+    tsp::instruction v;
+    v.kind = tsp::op_kind::vxm;
+    v.unit = 4;
+    v.cycle = 0;
+    v.vectors = 4;
+    v.ops = 5;
+    v.spacing = 2;
+    v.name = "softmax";
+    s.add(v);
+    const std::string m = error_of(s);
+    EXPECT_NE(m.find("'softmax'"), std::string::npos) << m;
+    EXPECT_NE(m.find("need 3"), std::string::npos) << m;
+}
+
+TEST(tsp, weights_must_be_installed_before_a_matmul_uses_them) {
+    // Installing 8 weight rows over 2 weight streams takes 4 cycles (0-3); a matmul at cycle 2 is too early.
+    schedule s;
+    tsp::instruction wi;
+    wi.kind = tsp::op_kind::mxm_weights;
+    wi.unit = 0;
+    wi.cycle = 2;
+    wi.rows = 8;
+    wi.in[0] = stream{2, 2, false, 3, 0, 0};
+    wi.name = "install";
+    const auto w = s.add(wi);
+    const auto r = s.add(read(2, 0, 4, stream{0, 1, false, 2, 0, 0}, "rows"));
+    tsp::instruction mm;
+    mm.kind = tsp::op_kind::mxm_matmul;
+    mm.unit = 0;
+    mm.cycle = 3;  // the rows arrive at cycle 0 + 1 + 2 = 3
+    mm.vectors = 4;
+    mm.in[0] = stream{0, 1, false, 2, 0, 0};
+    mm.producer[0] = r;
+    mm.after = w;
+    mm.name = "matmul";
+    s.add(mm);
+    const std::string m = error_of(s);
+    EXPECT_NE(m.find("'matmul'"), std::string::npos) << m;
+    EXPECT_NE(m.find("'install'"), std::string::npos) << m;
+    EXPECT_NE(m.find("until cycle 6"), std::string::npos) << m;
+}
+
+namespace {
+
+tsp_mapper make_tsp_mapper(const std::string& opts) {
+    param_context ctx;
+    tsp_mapper::options o;
+    param_decl d(yaml_node::load_string(opts, "mapper"), &ctx, "mapper", "mapper 'tsp'");
+    o.declare(d);
+    d.finish();
+    return tsp_mapper(o);
+}
+
+}  // namespace
+
+TEST(tsp_mapper, every_example_ends_exactly_at_the_cycle_the_schedule_predicts) {
+    test::bench& g = all().groq;
+    tsp& c = chip_of(g);
+    const double hz = c.model().clk.hz;
+    ASSERT_DOUBLE_EQ(hz, 900e6);
+    const std::vector<std::pair<std::string, std::map<std::string, std::string>>> examples = {
+        {std::string(TESSEL_SOURCE_DIR) + "/workloads/gemm.yaml", {}},
+        {std::string(TESSEL_SOURCE_DIR) + "/workloads/mlp.yaml", {}},
+        {"resnet50", {{"precision", "int8"}}},
+        {"bert-base", {{"layers", "2"}, {"seq", "128"}}},
+        {"gpt2", {{"layers", "2"}, {"seq", "64"}}},
+        {"llama2-7b", {{"mode", "decode"}, {"layers", "1"}, {"hidden", "1024"}, {"heads", "8"}, {"kv_heads", "8"},
+                       {"ffn", "2816"}, {"vocab", "4096"}, {"kv_cache", "256"}}},
+    };
+    for (const auto& [spec, sets] : examples) {
+        SCOPED_TRACE(spec);
+        const workload_graph wg = load_workload(spec, sets);
+        tsp_mapper mp = make_tsp_mapper("{}");
+        const mapping m = mp.map(wg, *g.plat);
+        const executor::result r = g.exec->run(m.prog);
+        ASSERT_GT(mp.predicted_cycles(), 0);
+        EXPECT_EQ(c.last_cycle(), mp.predicted_cycles());
+        EXPECT_EQ(r.duration(), c.model().clk.cycles(static_cast<double>(mp.predicted_cycles())));
+        // Never faster than the four planes at their int8 peak (the fastest type).
+        const double per_cycle = 4.0 * c.model().p.mxm.macs_per_cycle_of(dtype::int8);
+        EXPECT_GE(static_cast<double>(mp.predicted_cycles()), wg.total().macs / per_cycle * (1 - 1e-9));
+    }
+}
+
+TEST(tsp_mapper, weights_larger_than_the_chip_say_by_how_much_and_which_tensors) {
+    test::bench& g = all().groq;
+    // GPT-2 small in fp16: 124.4 M parameters = 248.9 MB of weights against 88 x 2.5 MiB = 220 MiB (230.7 MB):
+    // short by 18.19 MB; the largest tensor is the 50,257 x 768 token embedding (77.19 MB).
+    tsp_mapper mp = make_tsp_mapper("{}");
+    try {
+        mp.map(load_workload("gpt2", {}), *g.plat);
+        FAIL() << "expected an input_error";
+    } catch (const input_error& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("220 MiB"), std::string::npos) << m;
+        EXPECT_NE(m.find("short by 18.19 MB"), std::string::npos) << m;
+        EXPECT_NE(m.find("wte.weight 77.19 MB"), std::string::npos) << m;
+        EXPECT_NE(m.find("at least 2 chips"), std::string::npos) << m;
+    }
+}
