@@ -1,0 +1,471 @@
+#include "engine/mappers/wafer_pipeline.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/mappers/wafer_streaming.h"
+
+namespace tessel {
+
+void wafer_pipeline_mapper::options::declare(param_decl& d) {
+    common.declare(d);
+    d.choice(fallback, "fallback", "streaming", {"streaming", "none"},
+             "when the weights do not fit in the wafer's SRAM: run weight streaming instead (with a note), or stop with an "
+             "error that says by how much they do not fit");
+    d(max_microbatches, "max_microbatches", "64",
+      "for the weight-streaming fallback: most micro-batches the activations may be cut into", bound::positive);
+}
+
+namespace {
+
+using namespace wafer;
+
+/// An op's demands per chunk, in PE cycles: `work` spread over its PEs, `in` over its lines, `out` over its
+/// columns (a matrix product's partial sums) or its lines (anything else's output).
+struct estimate {
+    int chunks = 1;
+    double work = 0, in = 0, out = 0;
+    std::string work_limit;  // "datapath" or "SRAM bandwidth"
+};
+
+estimate estimate_op(const op_info& o, const fabric& f, std::int64_t chunks) {
+    const auto& t = f.pes->pe_timing();
+    estimate e;
+    e.chunks = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(chunks, o.out_rows)));
+    const double c = e.chunks;
+    const double macs = o.macs / c, vec = o.vec / c, out = o.out_bytes / c;
+    double datapath = 0;
+    if (macs > 0) datapath += macs / t.mac_rate(o.type);
+    if (vec > 0) datapath += vec / t.vec_rate(o.type);
+    double reads, writes;
+    if (o.style == op_style::gemm) {
+        reads = 2 * macs * o.eb;  // the stationary operand and the accumulators
+        writes = macs * o.eb;
+    } else {
+        reads = o.table ? out : 0;
+        writes = out;
+    }
+    const double sram = std::max(reads / t.read_bpc, writes / t.write_bpc);
+    e.work = std::max(datapath, sram);
+    e.work_limit = datapath >= sram ? "datapath" : "SRAM bandwidth";
+    const double lane = std::min(f.link_bpc, t.ramp_bpc);
+    e.in = o.in_bytes() / c / lane;
+    e.out = out / f.link_bpc;
+    return e;
+}
+
+/// Lines and columns an op uses in a rectangle.
+std::pair<int, int> used(const op_info& o, const fabric& f, const rect& r) {
+    const int L = static_cast<int>(std::min<std::int64_t>(f.lines(r), o.row_cap));
+    const int S = static_cast<int>(std::min<std::int64_t>(f.length(r), o.col_cap));
+    return {std::max(1, L), std::max(1, S)};
+}
+
+/// Working bytes per PE: one streamed row and one output row in flight, double buffered.
+double working_bytes(const op_info& o, int L, int S) {
+    const double out_share = o.style == op_style::gemm ? o.features_out / S : o.features_out / L;
+    return 2 * o.eb * (o.features_in / L + out_share);
+}
+
+double bytes_per_pe(const op_info& o, int L, int S) {
+    return o.stationary_bytes() / (static_cast<double>(L) * S) + working_bytes(o, L, S);
+}
+
+/// The fewest PEs that hold an op (a square-ish rectangle), or -1 when no rectangle on the wafer does.
+std::int64_t min_pes(const op_info& o, const fabric& f) {
+    const std::int64_t total = static_cast<std::int64_t>(f.W) * f.H;
+    std::int64_t p = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(o.stationary_bytes() / f.usable)));
+    for (int it = 0; it < 400 && p <= total; ++it) {
+        const std::int64_t side = static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(p))));
+        const int L = static_cast<int>(std::min<std::int64_t>({o.row_cap, side, f.stream_x ? f.H : f.W}));
+        const int S = static_cast<int>(std::min<std::int64_t>({o.col_cap, (p + L - 1) / L, f.stream_x ? f.W : f.H}));
+        if (bytes_per_pe(o, L, S) <= f.usable) return p;
+        if (static_cast<std::int64_t>(L) * S < p && L >= std::min<std::int64_t>(o.row_cap, f.stream_x ? f.H : f.W) &&
+            S >= std::min<std::int64_t>(o.col_cap, f.stream_x ? f.W : f.H))
+            return -1;  // more PEs would sit idle: nothing left to spread over
+        p = std::max(p + 1, static_cast<std::int64_t>(std::ceil(static_cast<double>(p) * 1.15)));
+    }
+    return -1;
+}
+
+/// Recursive bisection: ops [a, b) with weights w share rectangle r, earlier ops to the left or below.
+void split(const rect& r, int a, int b, const std::vector<double>& w, std::vector<rect>& out) {
+    if (b - a == 1) {
+        out[static_cast<size_t>(a)] = r;
+        return;
+    }
+    double total = 0;
+    for (int i = a; i < b; ++i) total += w[static_cast<size_t>(i)];
+    const bool along_x = (r.x1 - r.x0) >= (r.y1 - r.y0);
+    const int side = along_x ? r.x1 - r.x0 : r.y1 - r.y0, other = along_x ? r.y1 - r.y0 : r.x1 - r.x0;
+    // The split point nearest half the weight, then the cut that gives its ops their share of the side; both
+    // parts keep at least one PE per op.
+    int k = a + 1;
+    double cum = w[static_cast<size_t>(a)], best = std::fabs(cum - total / 2), left = cum;
+    for (int kk = a + 2; kk < b; ++kk) {
+        cum += w[static_cast<size_t>(kk - 1)];
+        const double d = std::fabs(cum - total / 2);
+        if (d < best) {
+            best = d;
+            k = kk;
+            left = cum;
+        }
+    }
+    int cut = std::clamp(static_cast<int>(std::lround(side * left / total)), 1, side - 1);
+    auto fits = [&](int kk, int c) {
+        return static_cast<std::int64_t>(kk - a) <= static_cast<std::int64_t>(c) * other &&
+               static_cast<std::int64_t>(b - kk) <= static_cast<std::int64_t>(side - c) * other;
+    };
+    if (!fits(k, cut)) {
+        // Move the split point first, then the cut, until both parts hold their ops.
+        const int kmin = std::max(a + 1, b - (side - cut) * other), kmax = std::min(b - 1, a + cut * other);
+        if (kmin <= kmax) {
+            k = std::clamp(k, kmin, kmax);
+        } else {
+            for (int c = 1; c < side; ++c)
+                if (fits(k, c)) {
+                    cut = c;
+                    break;
+                }
+        }
+        if (!fits(k, cut)) throw std::logic_error("wafer layout: no cut gives every op a PE");
+    }
+    rect r1 = r, r2 = r;
+    if (along_x) r1.x1 = r2.x0 = r.x0 + cut;
+    else r1.y1 = r2.y0 = r.y0 + cut;
+    split(r1, a, k, w, out);
+    split(r2, k, b, w, out);
+}
+
+struct port {
+    endpoint pe;
+    double f0, f1;  // the output features it holds
+};
+
+struct op_state {
+    rect r;
+    int L = 1, S = 1, chunks = 1;
+    std::vector<port> ports;
+    std::vector<std::vector<std::uint32_t>> ready;  // [chunk][port]
+    std::vector<std::int32_t> line_units;
+    std::vector<std::uint32_t> last;  // last compute step per line (~0u: none)
+};
+
+/// Transfers carrying rows [r0, r1) of a tensor made by `src` (`bytes` for all its rows) into the lines of `dst`:
+/// each producer port sends the features it holds to the lines that take them.
+void flow_from(program& p, const fabric& f, std::uint32_t opi, const op_state& src, double bytes, double r0, double r1,
+               const op_state& dst, std::vector<std::vector<std::uint32_t>>& deps) {
+    const int ci = src.chunks, L = dst.L;
+    for (int i = 0; i < ci; ++i) {
+        const double ov = overlap(static_cast<double>(i) / ci, static_cast<double>(i + 1) / ci, r0, r1);
+        if (ov <= 0) continue;
+        size_t q = 0;
+        int l = 0;
+        while (q < src.ports.size() && l < L) {
+            const double l0 = static_cast<double>(l) / L, l1 = static_cast<double>(l + 1) / L;
+            const port& pq = src.ports[q];
+            const double fo = overlap(pq.f0, pq.f1, l0, l1);
+            if (fo > 0)
+                to_line(p, f, opi, pq.pe, dst.r, l, dst.S, bytes * ov * fo, {src.ready[static_cast<size_t>(i)][q]},
+                        deps[static_cast<size_t>(l)]);
+            if (pq.f1 <= l1) ++q;
+            else ++l;
+        }
+    }
+}
+
+}  // namespace
+
+mapping wafer_pipeline_mapper::map(const workload_graph& g, platform& plat) {
+    const std::string who = "wafer_pipeline mapper";
+    const fabric f = fabric::find(plat, m_opt.common, who);
+    const analysis an = analyse(g, f.pes->pe_timing());
+    const std::int64_t total = static_cast<std::int64_t>(f.W) * f.H;
+    const size_t n = an.ops.size();
+    m_report = plan_report{};
+    m_report.clk = f.pes->pe_timing().clk;
+
+    // What each op needs, and whether the model fits at all.
+    std::vector<estimate> est(n);
+    std::vector<std::int64_t> pmin(n);
+    std::int64_t need = 0;
+    double stationary = 0;
+    std::string worst_op;
+    for (size_t i = 0; i < n; ++i) {
+        est[i] = estimate_op(an.ops[i], f, m_opt.common.chunks);
+        pmin[i] = min_pes(an.ops[i], f);
+        stationary += an.ops[i].stationary_bytes();
+        if (pmin[i] < 0) {
+            need = total + 1;
+            // The op spread over the most PEs it can use (one line per distinct input feature, one column per
+            // distinct output, at most the wafer): what that leaves on each PE against what a PE holds.
+            const op_info& o = an.ops[i];
+            const int L = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(o.row_cap, f.stream_x ? f.H : f.W)));
+            const int S = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(o.col_cap, f.stream_x ? f.W : f.H)));
+            const double per_pe = bytes_per_pe(o, L, S);
+            worst_op = "op '" + o.name + "' alone needs " + format_bytes(o.stationary_bytes()) + " of weights and state; over the most PEs it can use (" +
+                       std::to_string(L) + " lines x " + std::to_string(S) + ") that is " + format_bytes(per_pe) +
+                       " per PE with its buffers, and a PE has " + format_bytes(f.usable) + " for data" +
+                       (per_pe > f.usable ? " (" + format_bytes(per_pe - f.usable) + " short)" : std::string());
+            break;
+        }
+        need += pmin[i];
+    }
+    const bool fits = need <= total && static_cast<std::int64_t>(n) <= total;
+    if (!fits) {
+        const std::string why =
+            "layer-pipelined, '" + g.name + "' does not fit on " + plat.title() + ": " +
+            (!worst_op.empty() ? worst_op
+                               : "its weights and state (" + format_bytes(stationary) + ") and buffers need " +
+                                     std::to_string(need) + " PEs at " + format_bytes(f.usable) + " usable each, the wafer has " +
+                                     std::to_string(total) + " (" + format_number(100.0 * static_cast<double>(need - total) / static_cast<double>(total), 3) +
+                                     "% short)");
+        if (m_opt.fallback == "none")
+            throw input_error(why + "; use weight streaming (mapper.fallback=streaming or mapper.impl=wafer_streaming)");
+        mapping m = plan_streaming(g, f, an, m_opt.common, m_opt.max_microbatches, m_report);
+        m.notes.insert(m.notes.begin(), why + ": running weight streaming instead (mapper.fallback=streaming)");
+        m.details["fallback"] = why;
+        return m;
+    }
+
+    // Balance: the smallest time per chunk T whose PE counts fit the wafer.
+    auto pes_for = [&](size_t i, double T) {
+        const estimate& e = est[i];
+        const op_info& o = an.ops[i];
+        const double side = std::max(e.in, e.out) / T;
+        double p = std::max({static_cast<double>(pmin[i]), e.work / T, side * side});
+        const double cap = std::max(static_cast<double>(pmin[i]), static_cast<double>(o.row_cap) * static_cast<double>(o.col_cap));
+        return std::min({p, cap, static_cast<double>(total)});
+    };
+    auto sum_for = [&](double T) {
+        double s = 0;
+        for (size_t i = 0; i < n; ++i) s += std::ceil(pes_for(i, T));
+        return s;
+    };
+    double lo = 1e-6, hi = 1e15;
+    for (int it = 0; it < 200 && hi / lo > 1 + 1e-9; ++it) {
+        const double mid = std::sqrt(lo * hi);
+        if (sum_for(mid) <= static_cast<double>(total)) hi = mid;
+        else lo = mid;
+    }
+    std::vector<double> weight(n);
+    for (size_t i = 0; i < n; ++i) weight[i] = std::ceil(pes_for(i, hi));
+
+    // Layout, then check every op's SRAM in the rectangle it got; grow the ones that fall short and retry.
+    std::vector<rect> rects(n);
+    bool placed = false;
+    for (int attempt = 0; attempt < 40 && !placed; ++attempt) {
+        split(rect{0, 0, f.W, f.H}, 0, static_cast<int>(n), weight, rects);
+        placed = true;
+        for (size_t i = 0; i < n; ++i) {
+            const auto [L, S] = used(an.ops[i], f, rects[i]);
+            const double b = bytes_per_pe(an.ops[i], L, S);
+            if (b > f.usable) {
+                placed = false;
+                weight[i] *= std::max(1.2, b / f.usable * 1.05);
+            }
+        }
+    }
+    if (!placed) {
+        const std::string why = "layer-pipelined, '" + g.name + "' needs " + std::to_string(need) + " of the " +
+                                std::to_string(total) + " PEs for its weights but no layout of rectangles gives every op enough";
+        if (m_opt.fallback == "none") throw input_error(why + "; use weight streaming (mapper.impl=wafer_streaming)");
+        mapping m = plan_streaming(g, f, an, m_opt.common, m_opt.max_microbatches, m_report);
+        m.notes.insert(m.notes.begin(), why + ": running weight streaming instead (mapper.fallback=streaming)");
+        m.details["fallback"] = why;
+        return m;
+    }
+
+    mapping out;
+    program& prog = out.prog;
+    prog.name = g.name;
+    f.pes->clear_placements();
+    std::vector<op_state> st(n);
+    nlohmann::json ops = nlohmann::json::array();
+    const auto& pt = f.pes->pe_timing();
+    bool inputs_resident = false;
+    double slowest = 0;
+    size_t slowest_op = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const op_info& o = an.ops[i];
+        op_state& s = st[i];
+        s.r = rects[i];
+        std::tie(s.L, s.S) = used(o, f, s.r);
+        s.chunks = est[i].chunks;
+        const int L = s.L, S = s.S, c = s.chunks;
+        const double P = static_cast<double>(L) * S;
+        const double stat_pe = o.stationary_bytes() / P, work_pe = working_bytes(o, L, S);
+        f.pes->place(f.used_span(s.r, L, S), stat_pe + work_pe, "op '" + o.name + "' (weights, state and buffers)");
+        const std::uint32_t opi = prog.intern_op(o.name);
+        for (int l = 0; l < L; ++l) s.line_units.push_back(f.pes->add_span(f.line_span(s.r, l, S)));
+        s.last.assign(static_cast<size_t>(L), ~0u);
+        // One chunk's work on each PE.
+        work w;
+        w.type = o.type;
+        w.cls = g.op(o.op).cost.cls;
+        w.macs = o.macs / c / P;
+        w.vector_ops = o.vec / c / P;
+        if (o.style == op_style::gemm) {
+            w.bytes_in = o.in_bytes() / c / L + (L > 1 ? o.out_bytes / c / S : 0.0);
+            w.bytes_weight = 2 * w.macs * o.eb;
+            w.bytes_out = w.macs * o.eb;
+        } else {
+            w.bytes_in = o.in_bytes() / c / P;
+            w.bytes_weight = o.table ? o.out_bytes / c / P : 0.0;
+            w.bytes_out = o.out_bytes / c / P;
+        }
+        const std::uint32_t wi = prog.add_work(w);
+        // Output ports: a matrix product's outputs leave from the columns' ends at line 0; anything else's from
+        // one PE of each line, staggered along the lines (every PE of a line holds part of its output) so the
+        // first legs of the routes to the next rectangle run over different links instead of sharing one.
+        const bool by_column = o.style == op_style::gemm;
+        const int Q = by_column ? S : L;
+        for (int q = 0; q < Q; ++q)
+            s.ports.push_back(port{by_column ? f.at(s.r, 0, q)
+                                             : f.at(s.r, q, S - 1 - static_cast<int>((static_cast<std::int64_t>(q) * S) / Q)),
+                                   static_cast<double>(q) / Q, static_cast<double>(q + 1) / Q});
+        s.ready.assign(static_cast<size_t>(c), std::vector<std::uint32_t>(static_cast<size_t>(Q), 0));
+        op_record rec;
+        rec.name = o.name;
+        rec.kind = o.kind;
+        rec.chunks = c;
+        rec.pes = static_cast<std::int64_t>(P);
+        // Stationary activations (keys, values) must all be here before the first chunk.
+        std::vector<std::vector<std::uint32_t>> stat_deps(static_cast<size_t>(L));
+        for (const source& src : o.stat_flows) {
+            if (src.producer >= 0) flow_from(prog, f, opi, st[static_cast<size_t>(src.producer)], src.bytes, 0, 1, s, stat_deps);
+            else if (f.mx)
+                for (int l = 0; l < L; ++l)
+                    to_line(prog, f, opi, f.mx_port(f.mx_port_of_cross[static_cast<size_t>(f.cross0(s.r) + l)]), s.r, l, S,
+                            src.bytes / L, {}, stat_deps[static_cast<size_t>(l)]);
+            else inputs_resident = true;
+        }
+        for (int j = 0; j < c; ++j) {
+            const double r0 = static_cast<double>(j) / c, r1 = static_cast<double>(j + 1) / c;
+            std::vector<std::vector<std::uint32_t>> deps(static_cast<size_t>(L));
+            for (const source& src : o.streamed) {
+                if (src.producer >= 0) {
+                    flow_from(prog, f, opi, st[static_cast<size_t>(src.producer)], src.bytes, r0, r1, s, deps);
+                } else if (f.mx) {
+                    for (int l = 0; l < L; ++l)
+                        to_line(prog, f, opi, f.mx_port(f.mx_port_of_cross[static_cast<size_t>(f.cross0(s.r) + l)]), s.r, l, S,
+                                src.bytes / c / L, {}, deps[static_cast<size_t>(l)]);
+                } else {
+                    inputs_resident = true;
+                }
+            }
+            std::vector<std::uint32_t> comps(static_cast<size_t>(L));
+            for (int l = 0; l < L; ++l) {
+                auto& d = deps[static_cast<size_t>(l)];
+                if (j == 0) d.insert(d.end(), stat_deps[static_cast<size_t>(l)].begin(), stat_deps[static_cast<size_t>(l)].end());
+                if (s.last[static_cast<size_t>(l)] != ~0u) d.push_back(s.last[static_cast<size_t>(l)]);
+                comps[static_cast<size_t>(l)] = s.last[static_cast<size_t>(l)] =
+                    prog.add_compute(opi, endpoint{f.pes->id(), s.line_units[static_cast<size_t>(l)], 0}, wi, d);
+            }
+            if (j == 0) rec.start_steps = comps;
+            auto& ready = s.ready[static_cast<size_t>(j)];
+            if (by_column && L > 1) {
+                // Partial sums down each column to line 0.
+                const std::uint32_t join = prog.add_delay(opi, 0, comps);
+                for (int q = 0; q < S; ++q)
+                    ready[static_cast<size_t>(q)] =
+                        prog.add_transfer(opi, f.at(s.r, L - 1, q), f.at(s.r, 0, q), whole_bytes(o.out_bytes / c / S), {join});
+            } else if (by_column) {
+                std::fill(ready.begin(), ready.end(), comps[0]);
+            } else if (o.stats_reduce && L > 1) {
+                // Statistics (two fp32 values per row) summed down each column and broadcast back up.
+                const double stat_bytes = 8.0 * static_cast<double>(o.col_cap) / c / S;
+                const std::uint32_t join = prog.add_delay(opi, 0, comps);
+                std::vector<std::uint32_t> ups;
+                for (int q = 0; q < S; ++q) {
+                    const std::uint32_t down =
+                        prog.add_transfer(opi, f.at(s.r, L - 1, q), f.at(s.r, 0, q), whole_bytes(stat_bytes), {join});
+                    ups.push_back(prog.add_transfer(opi, f.at(s.r, 0, q), f.at(s.r, L - 1, q), whole_bytes(stat_bytes), {down}));
+                }
+                std::fill(ready.begin(), ready.end(), prog.add_delay(opi, 0, ups));
+            } else {
+                for (int l = 0; l < L; ++l) ready[static_cast<size_t>(l)] = comps[static_cast<size_t>(l)];
+            }
+            std::vector<std::uint32_t> all(ready.begin(), ready.end());
+            std::sort(all.begin(), all.end());
+            all.erase(std::unique(all.begin(), all.end()), all.end());
+            rec.chunk_done.push_back(prog.add_delay(opi, 0, all));
+            // Graph outputs go back out through the nearest edge port.
+            if (o.graph_output && f.mx) {
+                for (int q = 0; q < Q; ++q) {
+                    const port& pq = s.ports[static_cast<size_t>(q)];
+                    const std::int32_t mxp = f.mx_port_of_cross[static_cast<size_t>(f.cross_of(pq.pe.unit))];
+                    prog.add_transfer(opi, pq.pe, f.mx_port(mxp), whole_bytes(o.out_bytes / c / Q), {ready[static_cast<size_t>(q)]});
+                }
+            }
+        }
+        // The plan's expectation for this op, per chunk.
+        const estimate& e = est[i];
+        const double t_work = e.work / P, t_in = e.in / L, t_out = e.out / (by_column ? S : L);
+        rec.planned_cycles = pt.overhead_cycles + std::max({t_work, t_in, t_out});
+        rec.limit = t_work >= std::max(t_in, t_out) ? e.work_limit : t_in >= t_out ? "input stream" : "output stream";
+        if (rec.planned_cycles > slowest) {
+            slowest = rec.planned_cycles;
+            slowest_op = i;
+        }
+        nlohmann::json d;
+        d["op"] = o.name;
+        d["kind"] = o.kind;
+        d["rect"] = {s.r.x0, s.r.y0, s.r.x1, s.r.y1};
+        d["lines"] = L;
+        d["columns"] = S;
+        d["pes"] = static_cast<std::int64_t>(P);
+        d["chunks"] = c;
+        d["bytes_per_pe"] = stat_pe + work_pe;
+        d["stationary_bytes_per_pe"] = stat_pe;
+        d["working_bytes_per_pe"] = work_pe;
+        d["capacity_bytes"] = f.pes->capacity_bytes();
+        d["planned_cycles_per_chunk"] = rec.planned_cycles;
+        d["planned_limit"] = rec.limit;
+        ops.push_back(d);
+        out.regions.emplace_back(f.pe_group, floorplan_region{o.name, s.r.x0, s.r.y0, s.r.x1, s.r.y1});
+        m_report.ops.push_back(std::move(rec));
+    }
+    m_report.mode = "layer-pipelined";
+    m_report.samples = an.samples;
+    m_report.chunks = static_cast<double>(est.empty() ? 1 : est.front().chunks);
+    std::int64_t used_pes = 0;
+    for (const auto& s : st) used_pes += static_cast<std::int64_t>(s.L) * s.S;
+    out.samples = an.samples;
+    out.details["mapper"] = "wafer_pipeline";
+    out.details["mode"] = "layer-pipelined";
+    out.details["pes"] = total;
+    out.details["pes_used"] = used_pes;
+    out.details["stationary_bytes"] = stationary;
+    out.details["sram_used_max"] = f.pes->max_used_bytes();
+    out.details["ops"] = ops;
+    out.notes.push_back("layer-pipelined: " + std::to_string(n) + " ops on " + std::to_string(f.W) + " x " + std::to_string(f.H) +
+                        " PEs (" + format_number(100.0 * static_cast<double>(used_pes) / static_cast<double>(total), 3) +
+                        "% doing work), weights and state " + format_bytes(stationary) + " in SRAM (" +
+                        format_number(100.0 * stationary / (static_cast<double>(total) * static_cast<double>(f.pes->capacity_bytes())), 3) +
+                        "% of it), " + std::to_string(m_opt.common.chunks) + " chunks per op, most on one PE " +
+                        format_bytes(static_cast<double>(f.pes->max_used_bytes())) + " of " +
+                        format_bytes(static_cast<double>(f.pes->capacity_bytes())));
+    out.notes.push_back(std::string("lines run along ") + (f.stream_x ? "x" : "y") + " (the fabric's last routing leg); " +
+                        "planned slowest op " + an.ops[slowest_op].name + " at " + cycles_text(slowest, pt.clk) +
+                        " per chunk (" + m_report.ops[slowest_op].limit + ")");
+    if (n <= 40)
+        for (size_t i = 0; i < n; ++i)
+            out.notes.push_back(an.ops[i].name + ": " + std::to_string(st[i].L) + " lines x " + std::to_string(st[i].S) +
+                                " PEs at (" + std::to_string(st[i].r.x0) + "," + std::to_string(st[i].r.y0) + "), " +
+                                format_bytes(static_cast<double>(f.pes->used_bytes(f.pes->unit_of(st[i].r.x0, st[i].r.y0)))) +
+                                " per PE, " + m_report.ops[i].limit + "-bound");
+    if (inputs_resident) out.notes.push_back("no MemoryX on the platform: graph inputs start on the wafer, outputs stay there");
+    for (const auto& note : an.notes) out.notes.push_back(note);
+    return out;
+}
+
+void wafer_pipeline_mapper::explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const {
+    explain_report(m_report, r, s);
+}
+
+TESSEL_REGISTER_MAPPER(make_mapper<wafer_pipeline_mapper>(
+    "wafer_pipeline", "layer-pipelined wafer-scale execution: each op on its own rectangle of PEs with its weights in "
+                      "SRAM, activations streaming between rectangles; falls back to weight streaming when it does not fit"));
+
+}  // namespace tessel

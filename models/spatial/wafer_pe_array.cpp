@@ -1,0 +1,298 @@
+#include "models/spatial/wafer_pe_array.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/core/registry.h"
+#include "models/core/sim_context.h"
+
+namespace tessel {
+
+void wafer_pe_array::params::declare(param_decl& d) {
+    d(clock, "clock", "${clock}", "clock of the PEs and their routers (default: the platform clock)");
+    d(width, "width", required, "PEs along x", bound::positive);
+    d(height, "height", required, "PEs along y", bound::positive);
+    d(sram, "sram", "48KiB", "SRAM of one PE; everything the PE computes on lives here (WSE-2: 48 KB in 8 banks, Hot Chips 34)",
+      bound::positive);
+    d(read_bandwidth, "read_bandwidth", "16B/cycle", "SRAM reads per cycle (WSE-2: two 64-bit reads, Hot Chips 34)");
+    d(write_bandwidth, "write_bandwidth", "8B/cycle", "SRAM writes per cycle (WSE-2: one 64-bit write, Hot Chips 34)");
+    d(ramp_bandwidth, "ramp_bandwidth", "4B/cycle",
+      "router-to-PE ramp, each way: one 32-bit wavelet per cycle (Cerebras SDK); operands streamed from the fabric pass it");
+    d(macs_per_cycle, "macs_per_cycle", "{fp16: 4, bf16: 4, fp32: 1}",
+      "multiply-accumulates per cycle by data type (WSE-2: 4-wide fp16 SIMD, which the 2 x 64-bit reads feed)");
+    d(vector_ops_per_cycle, "vector_ops_per_cycle", "{fp16: 4, bf16: 4, fp32: 1}",
+      "element operations (add, multiply, compare) per cycle by data type, on the same SIMD datapath");
+    d(task_overhead, "task_overhead", "0cycles",
+      "fixed cycles to start one task (activation, operand descriptor setup); no published figure, 0 by default");
+}
+
+namespace {
+
+double rate_for(const rate_table& r, dtype t) {
+    if (r.has(t)) return r.at(t);
+    if (t == dtype::bf16 && r.has(dtype::fp16)) return r.at(dtype::fp16);
+    if (t == dtype::fp16 && r.has(dtype::bf16)) return r.at(dtype::bf16);
+    return 0;
+}
+
+}  // namespace
+
+wafer_pe_array::timing::timing(const params& p) : clk(p.clock.clock()) {
+    read_bpc = p.read_bandwidth.bytes_per_second(clk) / clk.hz;
+    write_bpc = p.write_bandwidth.bytes_per_second(clk) / clk.hz;
+    ramp_bpc = p.ramp_bandwidth.bytes_per_second(clk) / clk.hz;
+    overhead_cycles = p.task_overhead.to_cycles(clk);
+    for (int i = 0; i < dtype_count; ++i) {
+        macs[static_cast<size_t>(i)] = rate_for(p.macs_per_cycle, static_cast<dtype>(i));
+        vec[static_cast<size_t>(i)] = rate_for(p.vector_ops_per_cycle, static_cast<dtype>(i));
+    }
+}
+
+void wafer_pe_array::timing::check(const work& w, const std::string& who) const {
+    if ((w.macs > 0 && mac_rate(w.type) <= 0) || (w.vector_ops > 0 && vec_rate(w.type) <= 0))
+        throw input_error(who + " cannot compute in " + std::string(dtype_name(w.type)) +
+                          " (the PE's macs_per_cycle and vector_ops_per_cycle have no rate for it); set the workload "
+                          "precision to a type the PE lists");
+}
+
+double wafer_pe_array::timing::compute_cycles(const work& w) const {
+    double c = 0;
+    if (w.macs > 0) c += std::ceil(w.macs / mac_rate(w.type) - 1e-9);
+    if (w.vector_ops > 0) c += std::ceil(w.vector_ops / vec_rate(w.type) - 1e-9);
+    return c;
+}
+
+double wafer_pe_array::timing::cycles(const work& w) const {
+    double c = compute_cycles(w);
+    if (w.bytes_in > 0) c = std::max(c, std::ceil(w.bytes_in / ramp_bpc - 1e-9));
+    if (w.bytes_weight > 0) c = std::max(c, std::ceil(w.bytes_weight / read_bpc - 1e-9));
+    if (w.bytes_out > 0) c = std::max(c, std::ceil(w.bytes_out / write_bpc - 1e-9));
+    return overhead_cycles + c;
+}
+
+wafer_pe_array::wafer_pe_array(sc_core::sc_module_name n, const component_args& a)
+    : component(n, a),
+      m_timing((load_params(m_p, a), m_p)),
+      m_macs(stats().scalar("macs", "MAC", "multiply-accumulates over all PEs")),
+      m_vector_ops(stats().scalar("vector_ops", "op", "element operations over all PEs")),
+      m_read_bytes(stats().scalar("sram_read_bytes", "B", "SRAM bytes read by compute steps")),
+      m_write_bytes(stats().scalar("sram_write_bytes", "B", "SRAM bytes written by compute steps")),
+      m_ramp_bytes(stats().scalar("ramp_bytes", "B", "operand bytes streamed into compute steps through the ramps")),
+      m_fabric_bytes(stats().scalar("fabric_bytes", "B", "bytes sent and received by transfers")),
+      m_steps(stats().scalar("steps", "step", "compute steps (a span step counts once)")) {
+    set_clock(m_p.clock);
+    if (m_timing.read_bpc <= 0 || m_timing.write_bpc <= 0 || m_timing.ramp_bpc <= 0)
+        throw input_error("component '" + a.config_path + "' (wafer_pe_array): read, write and ramp bandwidths must be positive",
+                          a.where);
+    if (m_p.sram.bytes() > 0xffffffffULL)
+        throw input_error("component '" + a.config_path + "' (wafer_pe_array): sram above 4 GiB per PE", a.where);
+    const size_t pes = static_cast<size_t>(m_p.width * m_p.height);
+    if (pes > 50000000) throw input_error("component '" + a.config_path + "' (wafer_pe_array): more than 50 M PEs", a.where);
+    m_pipe.resize(pes);
+    m_work.resize(pes);
+    m_used.assign(pes, 0);
+    stats().formula("busy_max", "s", "busiest PE's compute time", [this](double) {
+        tick b = 0;
+        for (const auto& r : m_pipe) b = std::max(b, r.busy);
+        return ticks_to_seconds(b);
+    });
+    stats().formula("utilisation", "1", "mean compute occupancy over all PEs", [this](double s) {
+        double b = 0;
+        for (const auto& r : m_pipe) b += ticks_to_seconds(r.busy);
+        return s > 0 ? b / (s * static_cast<double>(m_pipe.size())) : 0.0;
+    });
+    stats().formula("sram_used_max", "B", "most bytes placed on one PE", [this](double) {
+        return static_cast<double>(max_used_bytes());
+    });
+    stats().formula("sram_used_mean", "B", "mean bytes placed per PE", [this](double) {
+        double s = 0;
+        for (std::uint32_t u : m_used) s += u;
+        return m_used.empty() ? 0.0 : s / static_cast<double>(m_used.size());
+    });
+    stats().vector("busy", "s", "compute time per PE (x-major)", [this](double) { return unit_busy(); });
+    stats().vector("sram_used", "B", "bytes placed per PE (x-major)", [this](double) {
+        return std::vector<double>(m_used.begin(), m_used.end());
+    });
+}
+
+std::int32_t wafer_pe_array::add_span(const span& s) {
+    if (s.x0 < 0 || s.y0 < 0 || s.x1 > m_p.width || s.y1 > m_p.height || s.x1 <= s.x0 || s.y1 <= s.y0)
+        throw input_error(path() + ": span [" + std::to_string(s.x0) + "," + std::to_string(s.x1) + ") x [" +
+                          std::to_string(s.y0) + "," + std::to_string(s.y1) + ") is empty or outside the " +
+                          std::to_string(m_p.width) + " x " + std::to_string(m_p.height) + " array");
+    const std::int64_t unit = pe_count() + static_cast<std::int64_t>(m_spans.size());
+    if (unit > 0x7fffffff) throw input_error(path() + ": too many spans");
+    m_spans.push_back(s);
+    m_span_tracks.push_back(-2);
+    return static_cast<std::int32_t>(unit);
+}
+
+wafer_pe_array::span wafer_pe_array::span_of(std::int32_t unit) const {
+    if (unit < 0) throw std::logic_error(path() + ": negative unit");
+    if (unit < pe_count()) {
+        const int x = static_cast<int>(unit % m_p.width), y = static_cast<int>(unit / m_p.width);
+        return span{x, y, x + 1, y + 1};
+    }
+    const size_t i = static_cast<size_t>(unit - pe_count());
+    if (i >= m_spans.size()) throw std::logic_error(path() + ": unit " + std::to_string(unit) + " is neither a PE nor a span");
+    return m_spans[i];
+}
+
+void wafer_pe_array::place(const span& s, double bytes_per_pe, const std::string& what) {
+    if (bytes_per_pe <= 0) return;
+    const std::uint64_t cap = m_p.sram.bytes();
+    const auto add = static_cast<std::uint64_t>(std::ceil(bytes_per_pe - 1e-9));
+    for (int y = s.y0; y < s.y1; ++y)
+        for (int x = s.x0; x < s.x1; ++x) {
+            std::uint32_t& u = m_used[static_cast<size_t>(unit_of(x, y))];
+            if (u + add > cap)
+                throw input_error(what + " needs " + format_bytes(static_cast<double>(add)) + " on PE (" + std::to_string(x) + "," +
+                                  std::to_string(y) + ") of " + path() + ", which already holds " +
+                                  format_bytes(static_cast<double>(u)) + " of its " + format_bytes(static_cast<double>(cap)) +
+                                  " (" + format_bytes(static_cast<double>(u + add - cap)) + " short)");
+        }
+    for (int y = s.y0; y < s.y1; ++y)
+        for (int x = s.x0; x < s.x1; ++x) m_used[static_cast<size_t>(unit_of(x, y))] += static_cast<std::uint32_t>(add);
+}
+
+std::uint64_t wafer_pe_array::max_used_bytes() const {
+    std::uint32_t m = 0;
+    for (std::uint32_t u : m_used) m = std::max(m, u);
+    return m;
+}
+
+void wafer_pe_array::clear_placements() { std::fill(m_used.begin(), m_used.end(), 0u); }
+
+std::vector<double> wafer_pe_array::unit_busy() const {
+    std::vector<double> v(m_pipe.size());
+    for (size_t i = 0; i < v.size(); ++i) v[i] = ticks_to_seconds(m_pipe[i].busy);
+    return v;
+}
+
+void wafer_pe_array::compute(txn& t, const span& s) {
+    const work& w = *t.w;
+    m_timing.check(w, path());
+    const tick dur = m_timing.clk.cycles(m_timing.cycles(w));
+    // Lockstep: every PE of the span starts when the last of them is free.
+    tick start = t.head;
+    for (int y = s.y0; y < s.y1; ++y) {
+        const reservation* row = &m_pipe[static_cast<size_t>(unit_of(s.x0, y))];
+        for (int x = 0; x < s.x1 - s.x0; ++x) start = std::max(start, row[x].free_at);
+    }
+    const double hz = m_timing.clk.hz;
+    const double cs = m_timing.compute_cycles(w) / hz;
+    for (int y = s.y0; y < s.y1; ++y) {
+        const size_t base = static_cast<size_t>(unit_of(s.x0, y));
+        for (size_t i = base; i < base + static_cast<size_t>(s.x1 - s.x0); ++i) {
+            m_pipe[i].free_at = start + dur;
+            m_pipe[i].busy += dur;
+            pe_work& pw = m_work[i];
+            pw.compute_s += cs;
+            pw.read_b += w.bytes_weight;
+            pw.write_b += w.bytes_out;
+            pw.ramp_b += w.bytes_in;
+        }
+    }
+    const double n = static_cast<double>(s.pes());
+    m_macs += w.macs * n;
+    m_macs_by_type[static_cast<size_t>(w.type)] += w.macs * n;
+    m_vector_ops += w.vector_ops * n;
+    m_read_bytes += w.bytes_weight * n;
+    m_write_bytes += w.bytes_out * n;
+    m_ramp_bytes += w.bytes_in * n;
+    m_steps += 1;
+    t.head = start;
+    t.tail = start + dur;
+}
+
+void wafer_pe_array::transport(txn& t) {
+    if (t.unit < 0) throw std::logic_error(path() + ": a step must name a PE or a span");
+    const bool is_pe = t.unit < pe_count();
+    if (t.kind == txn_kind::compute) {
+        const span s = span_of(t.unit);
+        compute(t, s);
+        if (sim().trace.enabled()) {
+            int* track;
+            std::string name;
+            if (is_pe) {
+                if (m_pe_tracks.empty()) m_pe_tracks.assign(m_pipe.size(), -2);
+                track = &m_pe_tracks[static_cast<size_t>(t.unit)];
+                name = "pe[" + std::to_string(s.x0) + "," + std::to_string(s.y0) + "]";
+            } else {
+                track = &m_span_tracks[static_cast<size_t>(t.unit - pe_count())];
+                name = "pe[" + std::to_string(s.x0) + ".." + std::to_string(s.x1 - 1) + "," + std::to_string(s.y0) + ".." +
+                       std::to_string(s.y1 - 1) + "]";
+            }
+            if (*track == -2) *track = trace_track(name);
+            sim().trace.slice(*track, t.head, t.tail, t.op, t.step);
+        }
+        return;
+    }
+    if (!is_pe) throw std::logic_error(path() + ": a transfer must name a single PE, not a span");
+    // Reads and writes of transfers: the ramp (the fabric's injection and ejection links) is the limit.
+    m_fabric_bytes += static_cast<double>(t.bytes);
+}
+
+void wafer_pe_array::usage(std::vector<resource_usage>& out) const {
+    const double hz = m_timing.clk.hz;
+    size_t best = static_cast<size_t>(dtype::fp16);
+    for (size_t i = 0; i < m_macs_by_type.size(); ++i)
+        if (m_macs_by_type[i] > m_macs_by_type[best]) best = i;
+    auto add = [&](const std::string& what, resource_class cls, double peak, const char* unit, auto work_of, auto ideal_of) {
+        resource_usage u;
+        u.name = path() + "." + what;
+        u.kind = kind_name();
+        u.cls = cls;
+        u.work_unit = unit;
+        u.peak_rate = peak;
+        u.units = static_cast<double>(m_pipe.size());
+        for (size_t i = 0; i < m_pipe.size(); ++i) {
+            u.work += work_of(m_work[i]);
+            const double ideal = ideal_of(m_work[i]);
+            u.ideal_seconds += ideal;
+            u.ideal_max = std::max(u.ideal_max, ideal);
+            const double b = ticks_to_seconds(m_pipe[i].busy);
+            u.busy_seconds += b;
+            u.busy_max = std::max(u.busy_max, b);
+        }
+        out.push_back(u);
+    };
+    const double flops = 2 * m_macs + m_vector_ops;
+    const double peak_flops = 2 * m_timing.macs[best] * hz;
+    // Compute work per PE is not kept in FLOPs (the rate depends on the data type), so the array's FLOPs are
+    // spread over the PEs in proportion to their datapath time; the physical bound uses the datapath time.
+    double total_cs = 0;
+    for (const auto& w : m_work) total_cs += w.compute_s;
+    add("pe", resource_class::compute, peak_flops, "FLOP",
+        [&](const pe_work& w) { return total_cs > 0 ? flops * w.compute_s / total_cs : 0.0; },
+        [](const pe_work& w) { return w.compute_s; });
+    add("sram_read", resource_class::memory, m_timing.read_bpc * hz, "B", [](const pe_work& w) { return w.read_b; },
+        [&](const pe_work& w) { return w.read_b / (m_timing.read_bpc * hz); });
+    add("sram_write", resource_class::memory, m_timing.write_bpc * hz, "B", [](const pe_work& w) { return w.write_b; },
+        [&](const pe_work& w) { return w.write_b / (m_timing.write_bpc * hz); });
+    add("ramp", resource_class::network, m_timing.ramp_bpc * hz, "B", [](const pe_work& w) { return w.ramp_b; },
+        [&](const pe_work& w) { return w.ramp_b / (m_timing.ramp_bpc * hz); });
+}
+
+TESSEL_REGISTER_KIND([] {
+    auto k = make_kind<wafer_pe_array>(
+        "wafer_pe_array", "compute",
+        "a wafer-scale engine's PEs as data: SIMD datapath, private SRAM (capacity checked on every placement), a "
+        "ramp to the router; a step is bound by datapath, ramp, SRAM reads or writes; spans run rows in lockstep");
+    k.stats = {{"macs", "MAC", "multiply-accumulates"},
+               {"vector_ops", "op", "element operations"},
+               {"sram_read_bytes", "B", "SRAM bytes read by compute steps"},
+               {"sram_write_bytes", "B", "SRAM bytes written by compute steps"},
+               {"ramp_bytes", "B", "operand bytes streamed in through the ramps"},
+               {"fabric_bytes", "B", "bytes sent and received by transfers"},
+               {"steps", "step", "compute steps"},
+               {"busy_max", "s", "busiest PE's compute time"},
+               {"utilisation", "1", "mean compute occupancy"},
+               {"sram_used_max", "B", "most bytes placed on one PE"},
+               {"sram_used_mean", "B", "mean bytes placed per PE"},
+               {"busy", "s", "per-PE compute time (per unit)"},
+               {"sram_used", "B", "per-PE bytes placed (per unit)"}};
+    return k;
+}());
+
+}  // namespace tessel

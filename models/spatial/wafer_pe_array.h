@@ -1,0 +1,124 @@
+// `wafer_pe_array`: the processing elements of a wafer-scale engine (Cerebras WSE-1/2/3), held as data. Every PE
+// has a SIMD datapath (MACs and element operations per cycle by data type), a private SRAM (48 KB on the WSE,
+// in 8 banks with two 64-bit read ports and one 64-bit write port per cycle) and a ramp to its router, which
+// carries one 32-bit wavelet per cycle each way. The routers and links are a separate `mesh_noc` (the fabric);
+// each PE attaches to the router at its (x, y). There is no off-chip memory: what a PE holds is what fits in
+// its SRAM, and the array checks every placement against that capacity.
+//
+// Timing of a compute step on a PE (dataflow: operands stream in through the ramp while the datapath works):
+//   cycles = task_overhead + max(ceil(macs / macs_per_cycle) + ceil(vector_ops / vector_ops_per_cycle),
+//                               ceil(bytes_in / ramp_bandwidth),        // operands arriving from the fabric
+//                               ceil(bytes_weight / read_bandwidth),    // operands read from SRAM
+//                               ceil(bytes_out / write_bandwidth))      // results written to SRAM
+// so a step is bound by whichever of datapath, ramp, SRAM reads or SRAM writes is slowest. Transfers into and
+// out of a PE are limited by its ramp (the fabric's injection and ejection links), which is slower than its
+// SRAM ports, so the SRAM adds no time to them.
+//
+// Scale (DESIGN.md): 850k PEs cannot be 850k modules. Per-PE state is a compute reservation (16 bytes), the
+// work done, for the physical bound (32 bytes), and the bytes placed (4 bytes): about 40 MB for a WSE-2. A mapper may register spans
+// (rectangles of PEs) as extra units: a compute step on a span runs the same work on every PE of it in
+// lockstep, starting when the last of them is free, so a row of 750 PEs doing the same thing is one event.
+// Leaves out: SRAM bank conflicts, instruction fetch, task scheduling between colours, the 256-byte cache.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "models/core/component.h"
+
+namespace tessel {
+
+class wafer_pe_array : public component {
+public:
+    struct params {
+        frequency clock;
+        std::int64_t width = 0, height = 0;
+        byte_size sram;
+        bandwidth read_bandwidth, write_bandwidth, ramp_bandwidth;
+        rate_table macs_per_cycle, vector_ops_per_cycle;
+        duration task_overhead;
+        void declare(param_decl& d);
+    };
+
+    /// The timing rules of one PE, usable without the module (mappers size their plans with them).
+    struct timing {
+        clock_domain clk;
+        double read_bpc = 0, write_bpc = 0, ramp_bpc = 0;  // bytes per cycle
+        double overhead_cycles = 0;
+        std::array<double, dtype_count> macs{}, vec{};     // per cycle by data type, 0 = unsupported
+        explicit timing(const params& p);
+        /// Cycles a step of `w` occupies a PE (see the file comment).
+        double cycles(const work& w) const;
+        /// Datapath cycles alone (MACs and element operations at peak).
+        double compute_cycles(const work& w) const;
+        /// MACs per cycle at `t` (fp16 and bf16 stand in for each other when only one is listed).
+        double mac_rate(dtype t) const { return macs[static_cast<size_t>(t)]; }
+        double vec_rate(dtype t) const { return vec[static_cast<size_t>(t)]; }
+        /// Throws input_error naming `who` when the PE has no rate for the data type of `w`.
+        void check(const work& w, const std::string& who) const;
+    };
+
+    /// A rectangle of PEs [x0, x1) x [y0, y1).
+    struct span {
+        int x0, y0, x1, y1;
+        std::int64_t pes() const { return static_cast<std::int64_t>(x1 - x0) * (y1 - y0); }
+    };
+
+    wafer_pe_array(sc_core::sc_module_name name, const component_args& args);
+
+    bool has_role(role r) const override { return r == role::compute || r == role::memory; }
+    std::vector<int> unit_shape() const override { return {static_cast<int>(m_p.width), static_cast<int>(m_p.height)}; }
+    /// SRAM of one PE.
+    std::uint64_t capacity_bytes() const override { return m_p.sram.bytes(); }
+    void transport(txn& t) override;
+    void usage(std::vector<resource_usage>& out) const override;
+    std::vector<double> unit_busy() const override;
+
+    int width() const { return static_cast<int>(m_p.width); }
+    int height() const { return static_cast<int>(m_p.height); }
+    std::int64_t pe_count() const { return m_p.width * m_p.height; }
+    const timing& pe_timing() const { return m_timing; }
+    /// The unit of the PE at (x, y).
+    std::int32_t unit_of(int x, int y) const { return static_cast<std::int32_t>(y * m_p.width + x); }
+
+    /// Registers a rectangle of PEs as a unit for lockstep compute steps; returns its unit number (after the
+    /// PEs' own). Throws input_error if the rectangle is empty or leaves the array.
+    std::int32_t add_span(const span& s);
+    /// The rectangle a unit covers (a single PE for the PEs' own units).
+    span span_of(std::int32_t unit) const;
+
+    /// Places `bytes_per_pe` bytes of `what` on every PE of `s`; throws input_error naming the PE, what it
+    /// already holds and the shortfall when a PE would hold more than its SRAM.
+    void place(const span& s, double bytes_per_pe, const std::string& what);
+    /// Bytes placed on a PE so far, and the most on any PE.
+    std::uint64_t used_bytes(std::int32_t pe) const { return m_used[static_cast<size_t>(pe)]; }
+    std::uint64_t max_used_bytes() const;
+    /// Forgets all placements (a mapper starting over with another plan).
+    void clear_placements();
+
+private:
+    void compute(txn& t, const span& s);
+    params m_p;
+    timing m_timing;
+    std::vector<reservation> m_pipe;
+    struct pe_work {
+        double compute_s = 0;  // seconds of datapath work at peak
+        double read_b = 0, write_b = 0, ramp_b = 0;
+    };
+    std::vector<pe_work> m_work;
+    std::vector<std::uint32_t> m_used;
+    std::vector<span> m_spans;
+    std::vector<int> m_span_tracks;
+    std::vector<int> m_pe_tracks;
+    double& m_macs;
+    double& m_vector_ops;
+    double& m_read_bytes;
+    double& m_write_bytes;
+    double& m_ramp_bytes;
+    double& m_fabric_bytes;
+    double& m_steps;
+    std::array<double, dtype_count> m_macs_by_type{};
+};
+
+}  // namespace tessel

@@ -1,0 +1,183 @@
+// The rdu mapper never places more work or data on a unit than it holds: on the bundled Plasticine, SN10 and
+// SN40L netlists and real models, every section uses each PCU for at most one stage and each PMU for at most
+// one stage's bytes (weights, whole operands, input buffers) within its capacity; every compute step of the
+// program runs on a PCU of its own stage in its own section; no multiply-accumulate is lost or invented.
+// Also: what does not fit says so, with numbers. Mapping only: nothing is simulated here.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "engine/mappers/rdu_mapper.h"
+#include "engine/workload/load.h"
+#include "tests/support/harness.h"
+
+using namespace tessel;
+
+namespace {
+
+struct loaded {
+    sim_context sim;
+    param_context ctx;
+    std::unique_ptr<platform> plat;
+    explicit loaded(const std::string& file) { plat = platform::load(file, ctx, sim); }
+};
+
+loaded& chip(const std::string& name) {
+    // One platform of each name per process (SystemC module names are unique).
+    static std::map<std::string, std::unique_ptr<loaded>> chips;
+    auto& c = chips[name];
+    if (!c) c = std::make_unique<loaded>("platforms/rdu/" + name + ".yaml");
+    return *c;
+}
+
+std::unique_ptr<mapper> make_mapper(platform& plat, const std::map<std::string, std::string>& sets = {}) {
+    param_context ctx;
+    for (const auto& [k, v] : sets) ctx.add_override("mapper." + k, v);
+    return create_mapper(plat, ctx);
+}
+
+/// Every unit holds at most one stage per section, within its capacity; every stage is placed once.
+void check_plan(const rdu_plan& plan, const workload_graph& g) {
+    ASSERT_FALSE(plan.sections.empty());
+    std::vector<int> placed(plan.stages.size(), 0);
+    for (size_t s = 0; s < plan.sections.size(); ++s) {
+        const rdu_section& sec = plan.sections[s];
+        std::set<int> pcus, pmus;
+        double weights = 0;
+        for (const rdu_placed& p : sec.stages) {
+            const rdu_stage& st = plan.stages[static_cast<size_t>(p.stage)];
+            ++placed[static_cast<size_t>(p.stage)];
+            EXPECT_EQ(plan.section_of[static_cast<size_t>(p.stage)], static_cast<int>(s));
+            for (int u : p.pcus) {
+                EXPECT_GE(u, 0);
+                EXPECT_LT(u, plan.pcu_count);
+                EXPECT_TRUE(pcus.insert(u).second) << "PCU " << u << " holds two stages in section " << s;
+            }
+            for (int u : p.pmus) {
+                EXPECT_GE(u, 0);
+                EXPECT_LT(u, plan.pmu_count);
+                EXPECT_TRUE(pmus.insert(u).second) << "PMU " << u << " holds two stages in section " << s;
+            }
+            if (st.computes) {
+                EXPECT_GE(p.pcus.size(), 1u) << st.name;
+                EXPECT_GE(p.pmus.size(), p.pcus.size()) << st.name << ": every PCU streams from its own PMU";
+            } else {
+                EXPECT_TRUE(p.pcus.empty()) << st.name;
+                EXPECT_GE(p.pmus.size(), 1u) << st.name;
+            }
+            // What the stage keeps on chip: at least its weights and whole operands; spread over its PMUs it fits.
+            double whole = 0;
+            for (const auto& in : st.inputs)
+                if (in.whole) whole += in.bytes;
+            EXPECT_GE(p.resident_bytes + 1e-6, st.weight_bytes + whole) << st.name;
+            EXPECT_LE(p.resident_bytes / static_cast<double>(p.pmus.size()), static_cast<double>(plan.pmu_capacity) * (1 + 1e-12))
+                << st.name << " puts more on a PMU than it holds";
+            weights += st.weight_bytes;
+            EXPECT_GE(p.tiles, 1);
+            EXPECT_EQ(p.tiles & (p.tiles - 1), 0) << "tiles are a power of two";
+        }
+        EXPECT_LE(static_cast<int>(pcus.size()), plan.pcu_count);
+        EXPECT_LE(weights, static_cast<double>(pmus.size()) * static_cast<double>(plan.pmu_capacity));
+        EXPECT_EQ(static_cast<int>(pcus.size()), sec.pcus);
+        EXPECT_EQ(static_cast<int>(pmus.size()), sec.pmus);
+    }
+    for (size_t i = 0; i < placed.size(); ++i) EXPECT_EQ(placed[i], 1) << plan.stages[i].name << " placed " << placed[i] << " times";
+    // Chunks split columns: their MACs add up to the op's.
+    double macs = 0;
+    for (const auto& st : plan.stages) macs += st.whole.macs;
+    EXPECT_NEAR(macs, g.total().macs, 1e-9 * g.total().macs);
+}
+
+/// The program: every compute step on a PCU of its own stage, in its own section; MACs conserved.
+void check_program(const rdu_plan& plan, const mapping& m, const workload_graph& g) {
+    std::map<std::string, int> stage_of;
+    for (size_t i = 0; i < plan.stages.size(); ++i) stage_of[plan.stages[i].name] = static_cast<int>(i);
+    std::map<int, const rdu_placed*> placed;
+    for (const auto& sec : plan.sections)
+        for (const auto& p : sec.stages) placed[p.stage] = &p;
+    double macs = 0;
+    size_t computes = 0;
+    for (const step& st : m.prog.steps) {
+        if (st.kind != step_kind::compute) continue;
+        ++computes;
+        const auto it = stage_of.find(m.prog.op_names[st.op]);
+        ASSERT_NE(it, stage_of.end()) << "compute step of unknown stage " << m.prog.op_names[st.op];
+        const rdu_placed& p = *placed.at(it->second);
+        bool mine = false;
+        for (int u : p.pcus) mine = mine || plan.pcu_ids[static_cast<size_t>(u)] == st.at.comp;
+        EXPECT_TRUE(mine) << m.prog.op_names[st.op] << " computes on a PCU it was not given";
+        macs += m.prog.works[st.work].macs;
+    }
+    EXPECT_GT(computes, 0u);
+    EXPECT_NEAR(macs, g.total().macs, 1e-6 * g.total().macs);
+}
+
+void map_and_check(const std::string& platform_name, const std::string& workload, const std::map<std::string, std::string>& wsets,
+                   size_t min_sections = 1) {
+    SCOPED_TRACE(platform_name + " / " + workload);
+    loaded& c = chip(platform_name);
+    const workload_graph g = load_workload(workload, wsets);
+    auto mp = make_mapper(*c.plat);
+    auto* rdu = dynamic_cast<rdu_mapper*>(mp.get());
+    ASSERT_NE(rdu, nullptr);
+    const rdu_plan plan = rdu->plan(g, *c.plat);
+    check_plan(plan, g);
+    EXPECT_GE(plan.sections.size(), min_sections);
+    const mapping m = rdu->map(g, *c.plat);
+    check_program(plan, m, g);
+    EXPECT_FALSE(m.regions.empty()) << "--floorplan gets the placed stages";
+}
+
+}  // namespace
+
+TEST(rdu_mapper, plasticine_resnet50_fits_every_unit) {
+    // 51 MB of weights against 16 MiB on chip: many sections.
+    map_and_check("plasticine", "resnet50", {}, 4);
+}
+
+TEST(rdu_mapper, plasticine_gpt2_chunks_the_tied_lm_head) {
+    // The 77 MB LM head (the tied token embedding) is more than half of 16 MiB: it is split into column chunks.
+    loaded& c = chip("plasticine");
+    const workload_graph g = load_workload("gpt2", {{"layers", "1"}, {"seq", "128"}});
+    auto mp = make_mapper(*c.plat);
+    const rdu_plan plan = dynamic_cast<rdu_mapper&>(*mp).plan(g, *c.plat);
+    check_plan(plan, g);
+    int chunks = 0;
+    for (const auto& st : plan.stages)
+        if (st.name.rfind("lm_head#", 0) == 0) ++chunks;
+    // 50257 x 768 x 2 B = 77.2 MB over half of 16 MiB (8.39 MB): at least 10 chunks.
+    EXPECT_GE(chunks, 10);
+}
+
+TEST(rdu_mapper, sn10_bert_large_in_sections) {
+    // 670 MB of weights against 320 MB on chip.
+    map_and_check("sn10", "bert-large", {}, 3);
+}
+
+TEST(rdu_mapper, sn40l_llama_decode_and_gpt2) {
+    map_and_check("sn40l", "llama2-7b", {{"mode", "decode"}, {"layers", "2"}});
+    map_and_check("sn40l", "gpt2", {{"layers", "2"}});
+}
+
+TEST(rdu_mapper, what_does_not_fit_says_by_how_much) {
+    loaded& c = chip("plasticine");
+    const workload_graph g = load_workload("bert-large", {{"layers", "2"}});
+    auto single = make_mapper(*c.plat, {{"mode", "single"}});
+    try {
+        dynamic_cast<rdu_mapper&>(*single).plan(g, *c.plat);
+        FAIL() << "BERT-large does not fit Plasticine as one section";
+    } catch (const input_error& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("does not fit on 'plasticine' as one section"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("mapper.mode=sections"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("16 MiB"), std::string::npos) << msg;
+    }
+    auto bad_tier = make_mapper(*c.plat, {{"weights_tier", "hbm"}});
+    try {
+        dynamic_cast<rdu_mapper&>(*bad_tier).map(g, *c.plat);
+        FAIL() << "Plasticine has no HBM";
+    } catch (const input_error& e) {
+        EXPECT_NE(std::string(e.what()).find("no memory 'hbm' behind the AGCUs"), std::string::npos) << e.what();
+    }
+}
