@@ -2,7 +2,7 @@
 // stencil on a 600 x 595 x 1536 mesh ran at 0.86 PFLOPS on a CS-1, in mixed precision (fp16 vectors and
 // stencil, fp32 dot products). The same run on platforms/wafer/wse1.yaml (the 600 x 595 PEs they used, every PE
 // and router simulated) must land in the range of that figure: within 30% of it (the gap and why are in
-// docs/validation-wafer.md). The mapping must also be the paper's: one column of 1536 points per PE, every
+// docs/validation.md). The mapping must also be the paper's: one column of 1536 points per PE, every
 // vector and the operator's 7 diagonals in the PE's 48 KB.
 #include <gtest/gtest.h>
 
