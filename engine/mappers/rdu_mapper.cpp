@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <queue>
 #include <set>
+#include <unordered_map>
 
 #include "engine/report/summary.h"
 #include "models/interconnect/interconnect.h"
@@ -61,6 +63,7 @@ struct chip {
     int agcu_units = 0;
     double agcu_bw = 0;
     double link_bw = 0;
+    double memory_bw = 0;   // the memory holding weights and configurations (the fastest, or mapper.weights_tier)
 };
 
 /// Snake order over a w x h grid: column by column, up then down.
@@ -110,6 +113,10 @@ chip discover(platform& plat, const rdu_mapper::options& o) {
     c.pmu_bw = pmu->peak_bytes_per_second();
     c.agcu_units = static_cast<int>(c.agcu->unit_count());
     c.agcu_bw = c.agcu->unit_bytes_per_second();
+    double tier_bw = 0;
+    for (const auto& t : c.agcu->tiers())
+        if (o.weights_tier.empty() ? t.peak_bytes_per_second > tier_bw : t.name == o.weights_tier) tier_bw = t.peak_bytes_per_second;
+    c.memory_bw = tier_bw > 0 ? tier_bw : c.agcu_units * c.agcu_bw;
     // Every unit on one mesh; ports give the distances that placement and AGCU choice use.
     std::uint32_t net = ~0u;
     auto port_of = [&](std::uint32_t id, std::int32_t unit, const std::string& what) {
@@ -227,6 +234,9 @@ private:
     rdu_plan m_plan;
     std::vector<int> m_root;
     std::vector<std::vector<int>> m_producers;  // root tensor -> stages writing it
+    std::vector<int> m_last_reader;             // root tensor -> last stage reading it
+    std::vector<bool> m_user_reads;             // root tensor -> a graph output
+    std::unordered_map<std::uint64_t, double> m_tile_memo;
 
     double chip_capacity() const { return static_cast<double>(m_c.pmu_capacity) * static_cast<double>(m_c.pmu_ids.size()); }
 
@@ -359,6 +369,27 @@ public:
         return {R * t / T, R * (t + 1) / T};
     }
 
+    /// What PCU p of n covers of a matrix product's tile of `rows` rows: columns [c0, c1) and rows [q0, q1).
+    struct span {
+        std::int64_t c0, c1, q0, q1;
+    };
+    static span gemm_span(const rdu_stage& s, const rdu_pcu::timing& pcu, std::int64_t rows, int n, int p) {
+        const std::int64_t N = s.whole.n;
+        const std::int64_t cw = column_width(s, pcu);
+        const std::int64_t ncb = (N + cw - 1) / cw;
+        if (n <= ncb) return {std::min(N, ncb * p / n * cw), std::min(N, ncb * (p + 1) / n * cw), 0, rows};
+        // Every column block gets n / ncb PCUs (the first n % ncb one more), which split the rows.
+        const std::int64_t base = n / ncb, extra = n % ncb;
+        std::int64_t blk = 0, first = 0;
+        for (;; ++blk) {
+            const std::int64_t g = base + (blk < extra ? 1 : 0);
+            if (p < first + g) break;
+            first += g;
+        }
+        const std::int64_t g = base + (blk < extra ? 1 : 0), r = p - first;
+        return {std::min(N, blk * cw), std::min(N, (blk + 1) * cw), rows * r / g, rows * (r + 1) / g};
+    }
+
     /// The work of PCU p of n for tile t of T of stage s.
     static work share(const rdu_stage& s, const rdu_pcu::timing& pcu, int T, int t, int n, int p) {
         work w = s.whole;
@@ -366,30 +397,8 @@ public:
         const std::int64_t rows = r1 - r0;
         if (s.whole.is_matmul()) {
             const std::int64_t b = std::max<std::int64_t>(1, s.whole.batch), m = s.whole.m, N = s.whole.n;
-            const std::int64_t cw = column_width(s, pcu);
-            const std::int64_t ncb = (N + cw - 1) / cw;
-            std::int64_t c0, c1, q0, q1;  // columns and row items of this share
-            if (n <= ncb) {
-                c0 = std::min(N, ncb * p / n * cw);
-                c1 = std::min(N, ncb * (p + 1) / n * cw);
-                q0 = 0;
-                q1 = rows;
-            } else {
-                // Every column block gets n / ncb PCUs (the first n % ncb one more), which split the rows.
-                const std::int64_t base = n / ncb, extra = n % ncb;
-                std::int64_t blk = 0, first = 0;
-                for (;; ++blk) {
-                    const std::int64_t g = base + (blk < extra ? 1 : 0);
-                    if (p < first + g) break;
-                    first += g;
-                }
-                const std::int64_t g = base + (blk < extra ? 1 : 0), r = p - first;
-                c0 = std::min(N, blk * cw);
-                c1 = std::min(N, (blk + 1) * cw);
-                q0 = rows * r / g;
-                q1 = rows * (r + 1) / g;
-            }
-            const std::int64_t qr = q1 - q0, cols = c1 - c0;
+            const span sp = gemm_span(s, pcu, rows, n, p);
+            const std::int64_t qr = sp.q1 - sp.q0, cols = sp.c1 - sp.c0;
             const double f = (static_cast<double>(qr) * static_cast<double>(cols)) /
                              (static_cast<double>(s.rows) * static_cast<double>(N));
             w.macs *= f;
@@ -440,10 +449,16 @@ public:
             const auto [r0, r1] = tile_rows(s.rows, T, t);
             if (r1 - r0 > most) most = r1 - r0, longest = t;
         }
-        // Shares differ by at most one block or row; probe a few positions for the largest.
+        // Matrix-product shares differ in whole column blocks (the last one narrower) and rows: time each
+        // distinct shape once. Element-wise shares are all equal.
+        if (!s.whole.is_matmul()) return pcu.cycles(share(s, pcu, T, longest, n, 0)) / pcu.clk.hz;
+        const auto [r0, r1] = tile_rows(s.rows, T, longest);
+        std::set<std::pair<std::int64_t, std::int64_t>> shapes;
         double worst = 0;
-        for (int p : {0, 1, n / 2, n - 1})
-            if (p >= 0 && p < n) worst = std::max(worst, pcu.cycles(share(s, pcu, T, longest, n, p)));
+        for (int p = 0; p < n; ++p) {
+            const span sp = gemm_span(s, pcu, r1 - r0, n, p);
+            if (shapes.emplace(sp.c1 - sp.c0, sp.q1 - sp.q0).second) worst = std::max(worst, pcu.cycles(share(s, pcu, T, longest, n, p)));
+        }
         return worst / pcu.clk.hz;
     }
 
@@ -529,49 +544,133 @@ private:
         return true;
     }
 
+    // ---- Where to cut.
+    //
+    // A section is a contiguous run of stages (in topological order) that fits the chip. Packing each section
+    // as full as it fits is not monotone in capacity: a bigger section can take in stages of a later level
+    // (ones that need a whole operand made in the section), whose PCUs idle while the earlier levels run. So
+    // the cuts are chosen by a dynamic programme: best[j] is the least predicted time of stages [0, j) over
+    // every last section [i, j) that fits. Whatever fits with less PMU capacity also fits with more, so more
+    // capacity only adds choices and the predicted time never grows with it.
     void partition() {
-        const auto& pcu = m_c.pcu->model();
-        m_plan.section_of.assign(m_plan.stages.size(), -1);
-        open_section os;
-        for (int id = 0; id < static_cast<int>(m_plan.stages.size()); ++id) {
-            std::string why;
-            if (try_add(os, id, &why)) continue;
-            if (os.sec.stages.empty() || m_o.mode == "single") {
-                const rdu_stage& s = m_plan.stages[static_cast<size_t>(id)];
-                if (m_o.mode == "single") {
-                    double weights = 0;
-                    for (const auto& st : m_plan.stages) weights += st.weight_bytes;
-                    throw input_error("workload '" + m_g.name + "' does not fit on '" + m_plat + "' as one section (mapper.mode=single): at op '" + s.name +
-                                      "' " + why + "; the graph has " + std::to_string(m_plan.stages.size()) + " stages and " + format_bytes(weights) +
-                                      " of weights against " + std::to_string(m_plan.pcu_count) + " PCUs and " + format_bytes(chip_capacity()) +
-                                      " of PMU capacity (use mapper.mode=sections to run it in sections)");
+        const int N = static_cast<int>(m_plan.stages.size());
+        m_plan.section_of.assign(static_cast<size_t>(N), -1);
+        index_readers();
+        const double inf = std::numeric_limits<double>::infinity();
+        std::vector<double> best(static_cast<size_t>(N) + 1, inf);
+        std::vector<int> from(static_cast<size_t>(N) + 1, -1);
+        best[0] = 0;
+        for (int i = 0; i < N; ++i) {
+            if (best[static_cast<size_t>(i)] == inf) continue;
+            open_section os;
+            for (int j = i; j < N; ++j) {
+                std::string why;
+                if (!try_add(os, j, &why)) {
+                    const rdu_stage& s = m_plan.stages[static_cast<size_t>(j)];
+                    if (m_o.mode == "single" && j > i) {
+                        double weights = 0;
+                        for (const auto& st : m_plan.stages) weights += st.weight_bytes;
+                        throw input_error("workload '" + m_g.name + "' does not fit on '" + m_plat + "' as one section (mapper.mode=single): at op '" +
+                                          s.name + "' " + why + "; the graph has " + std::to_string(N) + " stages and " + format_bytes(weights) +
+                                          " of weights against " + std::to_string(m_plan.pcu_count) + " PCUs and " + format_bytes(chip_capacity()) +
+                                          " of PMU capacity (use mapper.mode=sections to run it in sections)");
+                    }
+                    if (j == i)
+                        throw input_error("op '" + s.name + "' does not fit on '" + m_plat + "' even alone: " + why + " (PMU capacity " +
+                                          format_bytes(static_cast<double>(m_c.pmu_capacity)) + " each)");
+                    break;
                 }
-                throw input_error("op '" + s.name + "' does not fit on '" + m_plat + "' even alone: " + why +
-                                  " (PMU capacity " + format_bytes(static_cast<double>(m_c.pmu_capacity)) + " each)");
+                if (m_o.mode == "single" && j + 1 < N) continue;
+                rdu_section sec = os.sec;
+                allocate(sec);
+                const double t = best[static_cast<size_t>(i)] + section_cost(sec, i, j + 1);
+                if (t < best[static_cast<size_t>(j) + 1]) {  // ties keep the earlier cut: fewer, longer sections
+                    best[static_cast<size_t>(j) + 1] = t;
+                    from[static_cast<size_t>(j) + 1] = i;
+                }
             }
-            close(os, pcu);
-            os = open_section{};
-            if (!try_add(os, id, &why)) {
-                const rdu_stage& s = m_plan.stages[static_cast<size_t>(id)];
-                throw input_error("op '" + s.name + "' does not fit on '" + m_plat + "' even alone: " + why +
-                                  " (PMU capacity " + format_bytes(static_cast<double>(m_c.pmu_capacity)) + " each)");
-            }
+            if (m_o.mode == "single") break;
         }
-        if (!os.sec.stages.empty()) close(os, pcu);
+        std::vector<int> cuts;
+        for (int j = N; j > 0; j = from[static_cast<size_t>(j)]) cuts.push_back(j);
+        std::reverse(cuts.begin(), cuts.end());
+        int i = 0;
+        for (int j : cuts) {
+            open_section os;
+            for (int k = i; k < j; ++k) try_add(os, k, nullptr);
+            allocate(os.sec);
+            os.sec.predicted_total_seconds = section_cost(os.sec, i, j);
+            for (const rdu_placed& p : os.sec.stages) m_plan.section_of[static_cast<size_t>(p.stage)] = static_cast<int>(m_plan.sections.size());
+            m_plan.sections.push_back(std::move(os.sec));
+            i = j;
+        }
     }
 
-    void close(open_section& os, const rdu_pcu::timing& pcu) {
-        rdu_section& sec = os.sec;
+    /// Per root tensor: the last stage that reads it (-1: none), and whether the user reads it (a graph output).
+    void index_readers() {
+        m_last_reader.assign(m_g.tensors().size(), -1);
+        m_user_reads.assign(m_g.tensors().size(), false);
+        for (size_t k = 0; k < m_plan.stages.size(); ++k)
+            for (const auto& in : m_plan.stages[k].inputs) m_last_reader[static_cast<size_t>(in.tensor)] = static_cast<int>(k);
+        for (int t : m_g.graph_outputs()) m_user_reads[static_cast<size_t>(root(t))] = true;
+    }
+
+    /// Predicted time of section [i, j) once its units are placed: configuration, then loads, then streaming,
+    /// as the builder runs them. Every unit's off-chip traffic goes through its nearest AGCU, so a phase takes
+    /// at least its busiest AGCU's bytes over one AGCU's bandwidth and all its bytes over the memory's; streaming
+    /// also takes at least the pipeline's own estimate. The builder's result is measured, not this estimate.
+    double section_cost(const rdu_section& sec, int i, int j) const {
+        const bool preloaded = m_o.steady_state && i == 0 && j == static_cast<int>(m_plan.stages.size());
+        const size_t A = static_cast<size_t>(m_c.agcu_units);
+        std::vector<double> cfg(A, 0.0), load(A, 0.0), io(A, 0.0);
+        auto spread = [](std::vector<double>& to, const std::vector<int>& units, const std::vector<int>& agcu_of, double bytes) {
+            for (int u : units) to[static_cast<size_t>(agcu_of[static_cast<size_t>(u)])] += bytes / static_cast<double>(units.size());
+        };
+        for (const rdu_placed& p : sec.stages) {
+            const rdu_stage& s = m_plan.stages[static_cast<size_t>(p.stage)];
+            if (!preloaded) {
+                for (int u : p.pcus) cfg[static_cast<size_t>(m_c.pcu_agcu[static_cast<size_t>(u)])] += static_cast<double>(m_c.pcu_config);
+                for (int u : p.pmus) cfg[static_cast<size_t>(m_c.pmu_agcu[static_cast<size_t>(u)])] += static_cast<double>(m_c.pmu_config);
+                spread(load, p.pmus, m_c.pmu_agcu, s.weight_bytes);
+            }
+            for (const auto& in : s.inputs) {
+                const auto& prods = m_producers[static_cast<size_t>(in.tensor)];
+                if (std::any_of(prods.begin(), prods.end(), [&](int pr) { return pr >= i && pr < j; })) continue;
+                spread(in.whole ? load : io, p.pmus, m_c.pmu_agcu, in.bytes);
+            }
+            for (int r : s.outputs)
+                if (m_last_reader[static_cast<size_t>(r)] >= j || m_user_reads[static_cast<size_t>(r)])
+                    spread(io, s.computes ? p.pcus : p.pmus, s.computes ? m_c.pcu_agcu : m_c.pmu_agcu,
+                           static_cast<double>(m_g.tensor(r).bytes()) / s.chunks);
+        }
+        auto phase = [&](const std::vector<double>& bytes) {
+            double total = 0, busiest = 0;
+            for (double b : bytes) total += b, busiest = std::max(busiest, b);
+            return std::max(busiest / m_c.agcu_bw, total / m_c.memory_bw);
+        };
+        return phase(cfg) + phase(load) + std::max(sec.predicted_seconds, phase(io));
+    }
+
+    /// One tile's time on the busiest of n PCUs, remembered: the cut search asks for the same stages often.
+    double tile_time(const rdu_placed& p, int n) {
+        const std::uint64_t key = (static_cast<std::uint64_t>(p.stage) << 40) | (static_cast<std::uint64_t>(p.tiles) << 24) | static_cast<std::uint64_t>(n);
+        const auto it = m_tile_memo.find(key);
+        if (it != m_tile_memo.end()) return it->second;
+        const double t = tile_seconds(m_plan.stages[static_cast<size_t>(p.stage)], m_c.pcu->model(), p.tiles, n);
+        m_tile_memo.emplace(key, t);
+        return t;
+    }
+
+    /// Gives a section's PCUs and PMUs to its stages and places them; fills in its predicted streaming time.
+    void allocate(rdu_section& sec) {
+        const auto& pcu = m_c.pcu->model();
         const int P = m_plan.pcu_count, M = m_plan.pmu_count;
         // Units in proportion to work within a level. The levels of a section run one after another (a level
         // waits for an operand the one before completes), so the section takes the sum over levels of each
         // level's slowest stage.
         std::vector<int> n(sec.stages.size(), 0), pm(sec.stages.size(), 0), cap(sec.stages.size(), 0);
         int free_p = P, free_m = M;
-        auto stage_time = [&](size_t i, int k) {
-            const rdu_placed& p = sec.stages[i];
-            return p.tiles * tile_seconds(m_plan.stages[static_cast<size_t>(p.stage)], pcu, p.tiles, k);
-        };
+        auto stage_time = [&](size_t i, int k) { return sec.stages[i].tiles * tile_time(sec.stages[i], k); };
         int levels = 1;
         for (const rdu_placed& p : sec.stages) levels = std::max(levels, p.level + 1);
         using item = std::pair<double, int>;  // (stage time, placed index); ties by the larger index, stable
@@ -641,7 +740,7 @@ private:
             for (int& u : p.pcus) u = np++;
             for (int& u : p.pmus) u = nm++;
             if (s.computes) {
-                p.tile_seconds = tile_seconds(s, pcu, p.tiles, n[i]);
+                p.tile_seconds = tile_time(p, n[i]);
             } else {
                 double bytes = 0;
                 for (const auto& in : s.inputs) bytes += in.bytes;
@@ -650,7 +749,6 @@ private:
             level_time[static_cast<size_t>(p.level)] = std::max(level_time[static_cast<size_t>(p.level)], p.tiles * p.tile_seconds);
             fill += p.tile_seconds;
             sec.tiles = std::max(sec.tiles, p.tiles);
-            m_plan.section_of[static_cast<size_t>(p.stage)] = static_cast<int>(m_plan.sections.size());
             sec.load_bytes += s.weight_bytes;
         }
         sec.pcus = np;
@@ -658,7 +756,6 @@ private:
         sec.load_bytes += static_cast<double>(np) * static_cast<double>(m_c.pcu_config) + static_cast<double>(nm) * static_cast<double>(m_c.pmu_config);
         sec.predicted_seconds = fill;
         for (double t : level_time) sec.predicted_seconds += t;
-        m_plan.sections.push_back(std::move(sec));
     }
 };
 
@@ -1092,6 +1189,7 @@ mapping rdu_mapper::map(const workload_graph& g, platform& plat) {
         js["pcus"] = sec.pcus;
         js["pmus"] = sec.pmus;
         js["predicted_s"] = sec.predicted_seconds;
+        js["predicted_total_s"] = sec.predicted_total_seconds;
         js["load_bytes"] = sec.load_bytes;
         nlohmann::json ops = nlohmann::json::array();
         for (const rdu_placed& p : sec.stages) {

@@ -5,10 +5,12 @@
 //    concat, split, slice, gather, embedding) are stages on PMUs alone (the PMU's address generators do them).
 //    A matrix product whose weights and whole operands need more than `chunk_above` of all PMU capacity is
 //    split into column chunks (each reads all of its input and computes a slice of the output columns).
-// 2. Sections. Ops are packed in topological order into sections that fit the chip: every compute stage needs
-//    a PCU and at least as many PMUs as PCUs (each PCU streams operands from its own PMU); every stage needs
-//    PMUs for its resident bytes (weights, operands needed whole, and input buffers of `buffer_depth` tiles,
-//    deeper on short paths that rejoin long ones, so the pipeline does not stall). A section is as big as fits.
+// 2. Sections. Sections are contiguous runs of stages in topological order that fit the chip: every compute
+//    stage needs a PCU and at least as many PMUs as PCUs (each PCU streams operands from its own PMU); every
+//    stage needs PMUs for its resident bytes (weights, operands needed whole, and input buffers of
+//    `buffer_depth` tiles, deeper on short paths that rejoin long ones, so the pipeline does not stall). The
+//    cuts minimise the predicted time (a dynamic programme over every run that fits, each costed with steps
+//    3 and 6 below), so more on-chip capacity never gives a slower plan.
 // 3. Units. Within a section the PCUs go, one at a time, to the stage that is slowest with what it has (its
 //    tiles x the time of one tile on its busiest PCU, from the PCU's own timing rules), until PCUs, PMUs or
 //    useful parallelism run out: units in proportion to work, and the bottleneck as short as it can be.
@@ -73,6 +75,7 @@ struct rdu_section {
     int tiles = 1;                // the most tiles of any stage
     int pcus = 0, pmus = 0;       // units used
     double predicted_seconds = 0;  // streaming estimate (bottleneck x tiles + one tile per stage)
+    double predicted_total_seconds = 0;  // with configuration, loads and off-chip streaming (what the cuts minimise)
     double load_bytes = 0;        // configuration, weights and whole operands loaded
 };
 
