@@ -56,6 +56,7 @@ struct chip {
     std::vector<std::uint32_t> pcu_ids, pmu_ids;        // snake order
     std::vector<std::pair<int, int>> pcu_xy, pmu_xy;    // grid coordinates, snake order
     std::vector<int> pcu_agcu, pmu_agcu;                // nearest AGCU unit, snake order
+    std::vector<std::vector<int>> pmu_agcus;            // per PMU (snake order): every AGCU, nearest first
     const rdu_pcu* pcu = nullptr;
     std::uint64_t pcu_config = 0, pmu_config = 0, pmu_capacity = 0;
     double pmu_bw = 0;
@@ -151,9 +152,45 @@ chip discover(platform& plat, const rdu_mapper::options& o) {
         const std::uint32_t id = mg->ids[static_cast<size_t>(y * c.pmu_w + x)];
         c.pmu_ids.push_back(id);
         c.pmu_xy.emplace_back(x, y);
-        c.pmu_agcu.push_back(nearest(port_of(id, 0, plat.name_of(endpoint{id, 0, 0}))));
+        const std::pair<int, int> at = port_of(id, 0, plat.name_of(endpoint{id, 0, 0}));
+        c.pmu_agcu.push_back(nearest(at));
+        std::vector<int> order(static_cast<size_t>(c.agcu_units));
+        for (int u = 0; u < c.agcu_units; ++u) order[static_cast<size_t>(u)] = u;
+        auto dist = [&](int u) { return std::abs(agcu_port[static_cast<size_t>(u)].first - at.first) + std::abs(agcu_port[static_cast<size_t>(u)].second - at.second); };
+        std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return dist(a) < dist(b); });
+        c.pmu_agcus.push_back(std::move(order));
     }
     return c;
+}
+
+/// The AGCU each PMU loads through, given the bytes each loads (0: none): its nearest, unless that one already
+/// carries an even share of all the bytes; then the nearest that does not (or, when every one does, the least
+/// busy). Nearest keeps routes short; the share keeps a section whose bytes sit in a few large PMUs from
+/// loading through the one or two AGCUs next to them.
+std::vector<int> balance_loads(const chip& c, const std::vector<double>& bytes) {
+    double total = 0;
+    for (double b : bytes) total += b;
+    const double share = total / c.agcu_units;
+    std::vector<double> carried(static_cast<size_t>(c.agcu_units), 0.0);
+    std::vector<int> out(bytes.size(), -1);
+    for (size_t u = 0; u < bytes.size(); ++u) {
+        if (bytes[u] <= 0) continue;
+        const auto& order = c.pmu_agcus[u];
+        int pick = -1;
+        for (int a : order)
+            if (carried[static_cast<size_t>(a)] == 0 || carried[static_cast<size_t>(a)] + bytes[u] <= share * (1 + 1e-9)) {
+                pick = a;
+                break;
+            }
+        if (pick < 0) {
+            pick = order.front();
+            for (int a : order)
+                if (carried[static_cast<size_t>(a)] < carried[static_cast<size_t>(pick)]) pick = a;
+        }
+        carried[static_cast<size_t>(pick)] += bytes[u];
+        out[u] = pick;
+    }
+    return out;
 }
 
 int pow2_floor(double v) {
@@ -549,60 +586,68 @@ private:
     // A section is a contiguous run of stages (in topological order) that fits the chip. Packing each section
     // as full as it fits is not monotone in capacity: a bigger section can take in stages of a later level
     // (ones that need a whole operand made in the section), whose PCUs idle while the earlier levels run. So
-    // the cuts are chosen by a dynamic programme: best[j] is the least predicted time of stages [0, j) over
-    // every last section [i, j) that fits. Whatever fits with less PMU capacity also fits with more, so more
-    // capacity only adds choices and the predicted time never grows with it.
+    // the cuts are chosen by a dynamic programme: rest[i] is the least predicted time of stages [i, N) over
+    // every first section [i, j) that fits. Whatever fits with less PMU capacity also fits with more, so more
+    // capacity only adds choices and the predicted time never grows with it. A section whose lower bound
+    // (its weights over the memory's bandwidth, then the longer of its work over every PCU at peak and one
+    // tile through every stage at its fastest) cannot beat the best found is not costed.
     void partition() {
         const int N = static_cast<int>(m_plan.stages.size());
+        const bool single = m_o.mode == "single";
         m_plan.section_of.assign(static_cast<size_t>(N), -1);
         index_readers();
+        std::vector<double> weights(static_cast<size_t>(N) + 1, 0.0), ideal(static_cast<size_t>(N) + 1, 0.0), fill(ideal);
+        for (int k = 0; k < N; ++k) {
+            const rdu_stage& s = m_plan.stages[static_cast<size_t>(k)];
+            weights[static_cast<size_t>(k) + 1] = weights[static_cast<size_t>(k)] + s.weight_bytes;
+            ideal[static_cast<size_t>(k) + 1] = ideal[static_cast<size_t>(k)] + (s.computes ? m_c.pcu->model().ideal_seconds(s.whole) : 0.0);
+            fill[static_cast<size_t>(k) + 1] = fill[static_cast<size_t>(k)] + shortest_tile(k);
+        }
         const double inf = std::numeric_limits<double>::infinity();
-        std::vector<double> best(static_cast<size_t>(N) + 1, inf);
-        std::vector<int> from(static_cast<size_t>(N) + 1, -1);
-        best[0] = 0;
-        for (int i = 0; i < N; ++i) {
-            if (best[static_cast<size_t>(i)] == inf) continue;
+        std::vector<double> rest(static_cast<size_t>(N) + 1, inf);
+        std::vector<int> next(static_cast<size_t>(N) + 1, -1);
+        rest[static_cast<size_t>(N)] = 0;
+        for (int i = single ? 0 : N - 1; i >= 0; --i) {
             open_section os;
             for (int j = i; j < N; ++j) {
                 std::string why;
                 if (!try_add(os, j, &why)) {
                     const rdu_stage& s = m_plan.stages[static_cast<size_t>(j)];
-                    if (m_o.mode == "single" && j > i) {
-                        double weights = 0;
-                        for (const auto& st : m_plan.stages) weights += st.weight_bytes;
+                    if (single && j > i)
                         throw input_error("workload '" + m_g.name + "' does not fit on '" + m_plat + "' as one section (mapper.mode=single): at op '" +
-                                          s.name + "' " + why + "; the graph has " + std::to_string(N) + " stages and " + format_bytes(weights) +
-                                          " of weights against " + std::to_string(m_plan.pcu_count) + " PCUs and " + format_bytes(chip_capacity()) +
-                                          " of PMU capacity (use mapper.mode=sections to run it in sections)");
-                    }
+                                          s.name + "' " + why + "; the graph has " + std::to_string(N) + " stages and " +
+                                          format_bytes(weights.back()) + " of weights to hold on chip against " + std::to_string(m_plan.pcu_count) +
+                                          " PCUs and " + format_bytes(chip_capacity()) + " of PMU capacity (use mapper.mode=sections to run it in sections)");
                     if (j == i)
                         throw input_error("op '" + s.name + "' does not fit on '" + m_plat + "' even alone: " + why + " (PMU capacity " +
                                           format_bytes(static_cast<double>(m_c.pmu_capacity)) + " each)");
                     break;
                 }
-                if (m_o.mode == "single" && j + 1 < N) continue;
+                const size_t e = static_cast<size_t>(j) + 1, b = static_cast<size_t>(i);
+                if (single && static_cast<int>(e) < N) continue;
+                const bool preloaded = m_o.steady_state && i == 0 && static_cast<int>(e) == N;
+                const double bound = (preloaded ? 0.0 : (weights[e] - weights[b]) / m_c.memory_bw) +
+                                     std::max((ideal[e] - ideal[b]) / m_plan.pcu_count, fill[e] - fill[b]);
+                if (bound >= rest[b]) break;  // the bound only grows with the section
+                if (bound + rest[e] >= rest[b]) continue;
                 rdu_section sec = os.sec;
                 allocate(sec);
-                const double t = best[static_cast<size_t>(i)] + section_cost(sec, i, j + 1);
-                if (t < best[static_cast<size_t>(j) + 1]) {  // ties keep the earlier cut: fewer, longer sections
-                    best[static_cast<size_t>(j) + 1] = t;
-                    from[static_cast<size_t>(j) + 1] = i;
+                const double t = section_cost(sec, i, j + 1) + rest[e];
+                if (t <= rest[b]) {  // ties keep the longer section
+                    rest[b] = t;
+                    next[b] = j + 1;
                 }
             }
-            if (m_o.mode == "single") break;
         }
-        std::vector<int> cuts;
-        for (int j = N; j > 0; j = from[static_cast<size_t>(j)]) cuts.push_back(j);
-        std::reverse(cuts.begin(), cuts.end());
-        int i = 0;
-        for (int j : cuts) {
+        for (int i = 0; i < N; i = next[static_cast<size_t>(i)]) {
+            const int j = next[static_cast<size_t>(i)];
             open_section os;
             for (int k = i; k < j; ++k) try_add(os, k, nullptr);
             allocate(os.sec);
             os.sec.predicted_total_seconds = section_cost(os.sec, i, j);
+            os.sec.load_agcu = balance_loads(m_c, pmu_loads(os.sec, i, j));
             for (const rdu_placed& p : os.sec.stages) m_plan.section_of[static_cast<size_t>(p.stage)] = static_cast<int>(m_plan.sections.size());
             m_plan.sections.push_back(std::move(os.sec));
-            i = j;
         }
     }
 
@@ -615,29 +660,52 @@ private:
         for (int t : m_g.graph_outputs()) m_user_reads[static_cast<size_t>(root(t))] = true;
     }
 
+    /// Whether section [i, j) keeps its configuration and weights on chip between runs (steady state).
+    bool preloaded(int i, int j) const { return m_o.steady_state && i == 0 && j == static_cast<int>(m_plan.stages.size()); }
+
+    /// Whether part of root tensor r is made in section [i, j).
+    bool made_in(int r, int i, int j) const {
+        const auto& prods = m_producers[static_cast<size_t>(r)];
+        return std::any_of(prods.begin(), prods.end(), [&](int pr) { return pr >= i && pr < j; });
+    }
+
+    /// Bytes each PMU (snake order) loads before section [i, j) streams: its share of its stage's weights
+    /// (unless they stay on chip) and of the operands it needs whole that come from memory.
+    std::vector<double> pmu_loads(const rdu_section& sec, int i, int j) const {
+        std::vector<double> bytes(static_cast<size_t>(m_plan.pmu_count), 0.0);
+        for (const rdu_placed& p : sec.stages) {
+            const rdu_stage& s = m_plan.stages[static_cast<size_t>(p.stage)];
+            double b = preloaded(i, j) ? 0.0 : s.weight_bytes;
+            for (const auto& in : s.inputs)
+                if (in.whole && !made_in(in.tensor, i, j)) b += in.bytes;
+            for (int u : p.pmus) bytes[static_cast<size_t>(u)] += b / static_cast<double>(p.pmus.size());
+        }
+        return bytes;
+    }
+
     /// Predicted time of section [i, j) once its units are placed: configuration, then loads, then streaming,
-    /// as the builder runs them. Every unit's off-chip traffic goes through its nearest AGCU, so a phase takes
-    /// at least its busiest AGCU's bytes over one AGCU's bandwidth and all its bytes over the memory's; streaming
-    /// also takes at least the pipeline's own estimate. The builder's result is measured, not this estimate.
+    /// as the builder runs them. Loads go through the AGCUs balance_loads() picks, configurations and streamed
+    /// reads and stores through each unit's nearest, so a phase takes at least its busiest AGCU's bytes over
+    /// one AGCU's bandwidth and all its bytes over the memory's; streaming also takes at least the pipeline's
+    /// own estimate. The builder's result is measured, not this estimate.
     double section_cost(const rdu_section& sec, int i, int j) const {
-        const bool preloaded = m_o.steady_state && i == 0 && j == static_cast<int>(m_plan.stages.size());
         const size_t A = static_cast<size_t>(m_c.agcu_units);
         std::vector<double> cfg(A, 0.0), load(A, 0.0), io(A, 0.0);
         auto spread = [](std::vector<double>& to, const std::vector<int>& units, const std::vector<int>& agcu_of, double bytes) {
             for (int u : units) to[static_cast<size_t>(agcu_of[static_cast<size_t>(u)])] += bytes / static_cast<double>(units.size());
         };
+        const std::vector<double> loads = pmu_loads(sec, i, j);
+        const std::vector<int> via = balance_loads(m_c, loads);
+        for (size_t u = 0; u < loads.size(); ++u)
+            if (via[u] >= 0) load[static_cast<size_t>(via[u])] += loads[u];
         for (const rdu_placed& p : sec.stages) {
             const rdu_stage& s = m_plan.stages[static_cast<size_t>(p.stage)];
-            if (!preloaded) {
+            if (!preloaded(i, j)) {
                 for (int u : p.pcus) cfg[static_cast<size_t>(m_c.pcu_agcu[static_cast<size_t>(u)])] += static_cast<double>(m_c.pcu_config);
                 for (int u : p.pmus) cfg[static_cast<size_t>(m_c.pmu_agcu[static_cast<size_t>(u)])] += static_cast<double>(m_c.pmu_config);
-                spread(load, p.pmus, m_c.pmu_agcu, s.weight_bytes);
             }
-            for (const auto& in : s.inputs) {
-                const auto& prods = m_producers[static_cast<size_t>(in.tensor)];
-                if (std::any_of(prods.begin(), prods.end(), [&](int pr) { return pr >= i && pr < j; })) continue;
-                spread(in.whole ? load : io, p.pmus, m_c.pmu_agcu, in.bytes);
-            }
+            for (const auto& in : s.inputs)
+                if (!in.whole && !made_in(in.tensor, i, j)) spread(io, p.pmus, m_c.pmu_agcu, in.bytes);
             for (int r : s.outputs)
                 if (m_last_reader[static_cast<size_t>(r)] >= j || m_user_reads[static_cast<size_t>(r)])
                     spread(io, s.computes ? p.pcus : p.pmus, s.computes ? m_c.pcu_agcu : m_c.pmu_agcu,
@@ -649,6 +717,16 @@ private:
             return std::max(busiest / m_c.agcu_bw, total / m_c.memory_bw);
         };
         return phase(cfg) + phase(load) + std::max(sec.predicted_seconds, phase(io));
+    }
+
+    /// A lower bound on one tile of stage k anywhere: its finest tiles' work spread over as many PCUs as can
+    /// share it, at peak (0 for stages on PMUs alone). Part of the bound that prunes the cut search.
+    double shortest_tile(int k) const {
+        const rdu_stage& s = m_plan.stages[static_cast<size_t>(k)];
+        if (!s.computes) return 0.0;
+        const auto& pcu = m_c.pcu->model();
+        const int n = std::min(max_parallel(s, pcu, s.own_tiles), m_plan.pcu_count);
+        return pcu.ideal_seconds(s.whole) / s.own_tiles / std::max(1, n);
     }
 
     /// One tile's time on the busiest of n PCUs, remembered: the cut search asks for the same stages often.
@@ -727,6 +805,25 @@ private:
             free_m -= pmu_need;
             level_pcus[static_cast<size_t>(best)] += k;
             h.push({next, i});
+        }
+        // Spare PMUs spread the bytes a stage moves through its PMUs (weights it loads, or for a stage on PMUs
+        // alone the tensors it moves): the next goes to the stage whose PMUs each carry the most, so a section on
+        // large PMUs still uses many write ports and links instead of the few its bytes need for capacity.
+        std::vector<double> carried(sec.stages.size(), 0.0);
+        std::priority_queue<std::pair<double, int>> spread;
+        for (size_t i = 0; i < sec.stages.size(); ++i) {
+            const rdu_stage& s = m_plan.stages[static_cast<size_t>(sec.stages[i].stage)];
+            carried[i] = s.weight_bytes;
+            if (!s.computes)
+                for (const auto& in : s.inputs) carried[i] += in.bytes;
+            if (carried[i] > 0) spread.push({carried[i] / pm[i], static_cast<int>(i)});
+        }
+        while (free_m > 0 && !spread.empty()) {
+            const size_t i = static_cast<size_t>(spread.top().second);
+            spread.pop();
+            ++pm[i];
+            --free_m;
+            spread.push({carried[i] / pm[i], static_cast<int>(i)});
         }
         // Placement: stage after stage along the snakes.
         int np = 0, nm = 0;
@@ -974,7 +1071,8 @@ private:
         }
         rec.configured = join(cfg.empty() ? std::vector<std::uint32_t>{rec.start} : cfg);
 
-        // 2. Loads: weights, and operands needed whole that are in memory, spread over each stage's PMUs.
+        // 2. Loads: weights, and operands needed whole that are in memory, spread over each stage's PMUs, each PMU
+        //    through the AGCU the plan balanced its bytes onto.
         std::vector<std::uint32_t> loads;
         for (const rdu_placed& p : sec.stages) {
             const rdu_stage& s = m_plan.stages[static_cast<size_t>(p.stage)];
@@ -987,7 +1085,7 @@ private:
                     const std::uint64_t n = slice(bytes / (hi_frac - lo_frac), lo, hi);
                     if (n == 0) continue;
                     const int u = p.pmus[static_cast<size_t>(b)];
-                    loads.push_back(prog.add_transfer(op, agcu(m_c.pmu_agcu[static_cast<size_t>(u)], base + slice(bytes / (hi_frac - lo_frac), 0, lo)),
+                    loads.push_back(prog.add_transfer(op, agcu(sec.load_agcu[static_cast<size_t>(u)], base + slice(bytes / (hi_frac - lo_frac), 0, lo)),
                                                       pmu(u), n, {rec.configured}));
                 }
             };

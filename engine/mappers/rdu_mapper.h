@@ -77,6 +77,7 @@ struct rdu_section {
     double predicted_seconds = 0;  // streaming estimate (bottleneck x tiles + one tile per stage)
     double predicted_total_seconds = 0;  // with configuration, loads and off-chip streaming (what the cuts minimise)
     double load_bytes = 0;        // configuration, weights and whole operands loaded
+    std::vector<int> load_agcu;   // per PMU (snake order): the AGCU its loads come through (-1: loads nothing)
 };
 
 /// The whole plan: stages, sections, memory layout. `tessel` tests check it never oversubscribes a unit.
