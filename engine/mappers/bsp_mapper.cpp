@@ -24,7 +24,8 @@ void bsp_mapper::options::declare(param_decl& d) {
       "share of each tile's SRAM taken by code, vertex state, stacks and exchange buffers (not for tensors); an "
       "assumption: Poplar's always-live memory varies by model");
     d.choice(weights, "weights", "auto", {"auto", "resident", "streaming"},
-             "auto: weights and state stay on the tiles when they fit, else come from streaming memory (reported); "
+             "auto: weights and state stay on the tiles when they fit, else the fewest that make the rest fit come from "
+             "streaming memory (sparsely read tables first, then the largest; reported); "
              "resident: they must fit; streaming: always from streaming memory");
     d.choice(partials, "partials", "fp32", {"fp32", "fp16"}, "type of matrix-product partial sums (Poplar's default: fp32)");
     d(min_piece, "min_piece", "256B", "smallest piece of a tensor given a tile of its own: small tensors spread over fewer tiles");
@@ -115,9 +116,12 @@ std::vector<double> edges(std::int64_t d, int parts) {
 
 class planner {
 public:
-    planner(const workload_graph& g, platform& plat, const bsp_mapper::options& o, bool streaming,
+    /// `streamed`: per tensor, whether it lives in streaming memory (weights and state only); empty: none.
+    planner(const workload_graph& g, platform& plat, const bsp_mapper::options& o, std::vector<bool> streamed,
             std::vector<bsp_mapper::superstep>& steps)
-        : m_g(g), m_plat(plat), m_opt(o), m_streaming(streaming), m_steps(steps) {
+        : m_g(g), m_plat(plat), m_opt(o), m_streamed(std::move(streamed)), m_steps(steps) {
+        m_streaming = std::find(m_streamed.begin(), m_streamed.end(), true) != m_streamed.end();
+        m_streamed.resize(g.tensors().size(), false);
         find_parts();
         m_out.prog.name = g.name;
         const size_t nt = g.tensors().size();
@@ -133,6 +137,9 @@ public:
             throw input_error("platform '" + plat.title() + "' has no streaming memory to hold them (a multi-chip system, a "
                               "platform with streaming memory such as gc200, or a lower precision may fit)");
     }
+
+    /// Bytes all tiles hold for tensors (after the code reserve).
+    double usable_total() const { return m_usable * m_T; }
 
     mapping run() {
         place_sources();
@@ -158,7 +165,8 @@ private:
     const workload_graph& m_g;
     platform& m_plat;
     const bsp_mapper::options& m_opt;
-    bool m_streaming;
+    std::vector<bool> m_streamed;
+    bool m_streaming = false;  // any tensor streamed
     std::vector<bsp_mapper::superstep>& m_steps;
     mapping m_out;
 
@@ -343,9 +351,11 @@ private:
             if (ti.producer >= 0 || ti.consumers.empty() || ti.alias_of >= 0) continue;
             const int t = static_cast<int>(i);
             if (ti.role == tensor_role::weight || ti.role == tensor_role::state) {
-                persistent_bytes += tbytes(t);
-                big.emplace_back(tbytes(t), ti.name);
-                if (m_streaming) {
+                if (!m_streamed[i]) {
+                    persistent_bytes += tbytes(t);
+                    big.emplace_back(tbytes(t), ti.name);
+                }
+                if (m_streamed[i]) {
                     m_place[i].w = where::streamed;
                     m_place[i].address = stream_alloc(t);
                 } else {
@@ -363,15 +373,15 @@ private:
             if (ti.alias_of >= 0 && ti.producer < 0) m_root[i] = root(ti.alias_of);
         }
         const double total = m_usable * m_T;
-        if (!m_streaming && persistent_bytes > total) {
+        if (persistent_bytes > total) {
             std::sort(big.rbegin(), big.rend());
             std::string list;
             for (size_t i = 0; i < big.size() && i < 5; ++i)
                 list += (i ? ", " : "") + big[i].second + " " + format_bytes(big[i].first);
             throw does_not_fit{"weights and state of '" + m_g.name + "' need " + format_bytes(persistent_bytes) + " but the " +
-                               std::to_string(m_T) + " tiles of '" + m_plat.title() + "' hold " + format_bytes(total) + " (" +
+                               std::to_string(m_T) + " tiles of '" + m_plat.title() + "' hold " + format_capacity(total) + ", " +
                                format_bytes(m_usable) + " each after the " + format_number(100 * m_opt.code_reserve, 3) +
-                               "% code reserve): short by " + format_bytes(persistent_bytes - total) +
+                               "% code reserve: short by " + format_bytes(persistent_bytes - total) +
                                "; largest: " + list};
         }
     }
@@ -574,7 +584,7 @@ private:
     struct gemm_shape {
         std::int64_t batch, M, N, K;
         double eb, ob, pb_bytes;  // operand, output and partial element bytes
-        bool b_persistent, b_batched, tb, ta, attention;
+        bool b_persistent, b_streamed, b_batched, tb, ta, attention;
         dtype type;
     };
 
@@ -601,7 +611,7 @@ private:
         double stream_s = 0;
         if (s.b_persistent) {
             recv_b = b_blk * (pm - 1) / pm;
-            if (m_streaming) stream_s = b_blk * pn * pk * serial / m_stream_bps;
+            if (s.b_streamed) stream_s = b_blk * pn * pk * serial / m_stream_bps;
         }
         p.exchange_s = (a_blk + serial * recv_b) / m_tile_bps + serial * m_latency_s + stream_s;
         const double c_blk = bb * bm * bn * s.pb_bytes;
@@ -692,6 +702,7 @@ private:
         const bool conv = op.kind == op_kind::conv2d;
         s.attention = op.kind == op_kind::attention;
         s.b_persistent = persistent(b_in);
+        s.b_streamed = m_streamed[static_cast<size_t>(root(b_in))];
         s.b_batched = !s.b_persistent && tinfo(b_in).shape.size() >= 3 && s.batch > 1;
         auto attr = [&](const char* k) {
             const auto it = op.int_attrs.find(k);
@@ -1108,7 +1119,16 @@ private:
     void finish() {
         m_out.details["mapper"] = "bsp";
         m_out.details["tiles"] = m_T;
-        m_out.details["weights"] = m_streaming ? "streaming" : "resident";
+        size_t streamed_tensors = 0, persistent_tensors = 0;
+        double streamed_held = 0;
+        for (size_t t = 0; t < m_streamed.size(); ++t) {
+            const tensor_info& ti = m_g.tensors()[t];
+            if (ti.producer < 0 && !ti.consumers.empty() && ti.alias_of < 0 && (ti.role == tensor_role::weight || ti.role == tensor_role::state))
+                ++persistent_tensors;
+            if (m_streamed[t]) ++streamed_tensors, streamed_held += tbytes(static_cast<int>(t));
+        }
+        m_out.details["weights"] = !m_streaming ? "resident" : m_opt.weights == "streaming" ? "streaming" : "partly streaming";
+        m_out.details["streamed_tensors"] = streamed_tensors;
         m_out.details["tile_memory_usable_B"] = m_usable;
         double peak = 0;
         for (double x : m_mem) peak = std::max(peak, x);
@@ -1119,8 +1139,10 @@ private:
         m_out.samples = it != m_g.parameters.end() ? std::max(1.0, std::atof(it->second.c_str())) : 1.0;
         if (m_streaming)
             m_out.notes.insert(m_out.notes.begin(),
-                               "weights and state stream from '" + m_stream_name + "' at " + format_rate(m_stream_bps, "B/s") + ": " +
-                                   format_bytes(m_streamed_total) + " per run");
+                               std::to_string(streamed_tensors) + " of " + std::to_string(persistent_tensors) + " weight and state tensors (" +
+                                   format_bytes(streamed_held) + ") stream from '" + m_stream_name + "' at " + format_rate(m_stream_bps, "B/s") +
+                                   ": " + format_bytes(m_streamed_total) + " per run" +
+                                   (streamed_tensors < persistent_tensors ? "; the others stay resident" : ""));
         else
             m_out.notes.insert(m_out.notes.begin(), "weights and state resident in tile memory");
         if (m_serial_ops > 0)
@@ -1131,29 +1153,84 @@ private:
 
 }  // namespace
 
+namespace {
+
+/// Weight and state tensors in the order the fallback moves them to streaming memory: first those a run reads
+/// least of per byte they hold (an embedding table, of which a run gathers a few rows), then the largest.
+std::vector<int> streaming_order(const workload_graph& g) {
+    struct cand {
+        double read_share, bytes;
+        int t;
+    };
+    std::vector<cand> c;
+    for (size_t i = 0; i < g.tensors().size(); ++i) {
+        const tensor_info& ti = g.tensors()[i];
+        if (ti.producer >= 0 || ti.consumers.empty() || ti.alias_of >= 0) continue;
+        if (ti.role != tensor_role::weight && ti.role != tensor_role::state) continue;
+        const double bytes = static_cast<double>(ti.bytes());
+        double read = 0;
+        for (int o : ti.consumers) {
+            const op_node& op = g.op(o);
+            read += (op.kind == op_kind::gather || op.kind == op_kind::embedding) && op.cost.bytes_weight > 0 ? std::min(op.cost.bytes_weight, bytes) : bytes;
+        }
+        c.push_back({bytes > 0 ? read / bytes : 1.0, bytes, static_cast<int>(i)});
+    }
+    std::stable_sort(c.begin(), c.end(), [](const cand& a, const cand& b) {
+        if (a.read_share != b.read_share) return a.read_share < b.read_share;
+        if (a.bytes != b.bytes) return a.bytes > b.bytes;
+        return a.t < b.t;
+    });
+    std::vector<int> out;
+    for (const auto& x : c) out.push_back(x.t);
+    return out;
+}
+
+}  // namespace
+
 mapping bsp_mapper::map(const workload_graph& g, platform& plat) {
     if (m_opt.code_reserve < 0 || m_opt.code_reserve >= 1) throw input_error("mapper.code_reserve must be at least 0 and below 1");
+    const std::vector<int> order = streaming_order(g);
+    auto streamed = [&](size_t k) {  // the first k of `order` in streaming memory
+        std::vector<bool> s(g.tensors().size(), false);
+        for (size_t i = 0; i < k && i < order.size(); ++i) s[static_cast<size_t>(order[i])] = true;
+        return s;
+    };
     m_steps.clear();
-    const bool want_stream = m_opt.weights == "streaming";
+    if (m_opt.weights == "streaming") {
+        planner p(g, plat, m_opt, streamed(order.size()), m_steps);
+        return p.run();
+    }
+    std::string first_miss;
     try {
-        planner p(g, plat, m_opt, want_stream, m_steps);
+        planner p(g, plat, m_opt, {}, m_steps);
         return p.run();
     } catch (const does_not_fit& e) {
-        if (want_stream || m_opt.weights == "resident") throw input_error("workload does not fit: " + e.message);
-        // Fall back to streaming weights, when the platform has streaming memory.
+        if (m_opt.weights == "resident") throw input_error("workload does not fit: " + e.message);
+        first_miss = e.message;
+    }
+    // Fall back to streaming memory, tensor by tensor in streaming_order(): at least as many bytes as the
+    // weights overflow the tiles by, then twice as many tensors each time until the mapping fits.
+    double held = 0, total = 0;
+    for (int t : order) total += static_cast<double>(g.tensor(t).bytes());
+    size_t k = 0;
+    {
+        planner probe(g, plat, m_opt, {}, m_steps);  // only for the tiles' capacity
+        const double room = probe.usable_total();
+        while (k < order.size() && total - held > room) held += static_cast<double>(g.tensor(order[k++]).bytes());
+    }
+    k = std::max<size_t>(k, 1);
+    for (;;) {
         m_steps.clear();
-        bool has_stream = false;
         try {
-            planner p(g, plat, m_opt, true, m_steps);
-            has_stream = true;
+            planner p(g, plat, m_opt, streamed(k), m_steps);
             mapping m = p.run();
-            m.notes.insert(m.notes.begin(), "fallback: resident weights do not fit (" + e.message + ")");
+            m.notes.insert(m.notes.begin(), "fallback: resident weights do not fit (" + first_miss + ")");
             return m;
-        } catch (const does_not_fit& e2) {
-            throw input_error("workload does not fit: " + e2.message);
-        } catch (const input_error& e2) {
-            if (has_stream) throw;
-            throw input_error("workload does not fit: " + e.message + "; " + e2.message());
+        } catch (const does_not_fit& e) {
+            if (k >= order.size()) throw input_error("workload does not fit: " + e.message);
+            k = std::min(order.size(), 2 * k);
+        } catch (const input_error& e) {
+            throw input_error("workload does not fit: " + first_miss + "; " + e.message());
         }
     }
 }

@@ -182,7 +182,7 @@ private:
                 const double total = m_capacity * static_cast<double>(n_mem);
                 throw input_error("workload '" + m_g.name + "' does not fit on '" + m_platform + "': tensor '" + ti(t).name +
                                   "' (" + format_bytes(s.bytes) + ") finds no room next to " + format_bytes(used) +
-                                  " of live tensors in the " + std::to_string(n_mem) + " MEM slices (" + format_bytes(total) +
+                                  " of live tensors in the " + std::to_string(n_mem) + " MEM slices (" + format_capacity(total) +
                                   "); short by " + format_bytes(used + s.bytes - total) + "; largest live: " + largest_live(5) +
                                   ". A TSP has no off-chip memory");
             }
@@ -201,6 +201,15 @@ private:
         for (std::uint32_t u : s.slices) m_slice_used[u] -= s.bytes / static_cast<double>(s.slices.size());
         s.live = false;
         m_live -= s.bytes;
+    }
+
+    /// Advice for weights that overflow the chip: int8 when they are wider and would fit at int8, else nothing.
+    std::string narrower(double total, double cap) const {
+        double bits = 0;
+        for (const tensor_info& x : m_g.tensors())
+            if (x.role == tensor_role::weight) bits = std::max(bits, static_cast<double>(dtype_bits(x.type)));
+        if (bits <= 8 || total * 8 / bits > cap) return "";
+        return ", or int8 weights, which would fit (--set workload.precision=int8)";
     }
 
     void place_persistent() {
@@ -225,10 +234,10 @@ private:
             for (size_t i = 0; i < big.size() && i < 5; ++i) list += (i ? ", " : "") + big[i].second + " " + format_bytes(big[i].first);
             throw input_error("workload '" + m_g.name + "' does not fit on '" + m_platform + "': its weights and state need " +
                               format_bytes(total) + " but the " + std::to_string(m_tm.mem_units.size()) + " MEM slices hold " +
-                              format_bytes(cap) + ": short by " + format_bytes(total - cap) + " (largest: " + list +
+                              format_capacity(cap) + ": short by " + format_bytes(total - cap) + " (largest: " + list +
                               "). A TSP has no off-chip memory: it needs at least " +
-                              std::to_string(static_cast<int>(std::ceil(total / cap))) +
-                              " chips (chip-to-chip links are not modelled), or a narrower precision (--set workload.precision=int8)");
+                              std::to_string(static_cast<int>(std::ceil(total / cap))) + " chips (chip-to-chip links are not modelled)" +
+                              narrower(total, cap));
         }
         for (size_t t = 0; t < m_g.tensors().size(); ++t) {
             const tensor_info& x = m_g.tensors()[t];

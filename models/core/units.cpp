@@ -196,6 +196,12 @@ std::string format_bytes(double bytes) {
     return scaled(bytes, {{1e15, "PB"}, {1e12, "TB"}, {1e9, "GB"}, {1e6, "MB"}, {1e3, "KB"}, {1, "B"}});
 }
 
+std::string format_capacity(double bytes) {
+    const std::string binary = format_bytes(bytes);
+    const std::string decimal = scaled(bytes, {{1e15, "PB"}, {1e12, "TB"}, {1e9, "GB"}, {1e6, "MB"}, {1e3, "KB"}, {1, "B"}});
+    return binary == decimal ? binary : binary + " (" + decimal + ")";
+}
+
 std::string format_rate(double per_second, std::string_view unit) {
     const std::string u(unit);
     static const std::vector<std::pair<double, std::string>> prefixes = {

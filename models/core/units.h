@@ -38,6 +38,8 @@ quantity parse_quantity(std::string_view text);
 std::string format_quantity(const quantity& q);
 std::string format_time(double seconds);
 std::string format_bytes(double bytes);
+/// A capacity set beside decimal amounts: "220 MiB (230.7 MB)" when its binary form would hide the difference.
+std::string format_capacity(double bytes);
 std::string format_rate(double per_second, std::string_view unit);  // "312 TFLOP/s" style
 std::string format_number(double v, int significant = 4);
 
