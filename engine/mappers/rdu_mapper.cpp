@@ -625,8 +625,7 @@ private:
                 }
                 const size_t e = static_cast<size_t>(j) + 1, b = static_cast<size_t>(i);
                 if (single && static_cast<int>(e) < N) continue;
-                const bool preloaded = m_o.steady_state && i == 0 && static_cast<int>(e) == N;
-                const double bound = (preloaded ? 0.0 : (weights[e] - weights[b]) / m_c.memory_bw) +
+                const double bound = (preloaded(i, j + 1) ? 0.0 : (weights[e] - weights[b]) / m_c.memory_bw) +
                                      std::max((ideal[e] - ideal[b]) / m_plan.pcu_count, fill[e] - fill[b]);
                 if (bound >= rest[b]) break;  // the bound only grows with the section
                 if (bound + rest[e] >= rest[b]) continue;
