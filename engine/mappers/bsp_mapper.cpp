@@ -114,6 +114,12 @@ std::vector<double> edges(std::int64_t d, int parts) {
     return e;
 }
 
+/// A tensor the graph starts with (no producer, some reader, not a view).
+bool is_source(const tensor_info& ti) { return ti.producer < 0 && !ti.consumers.empty() && ti.alias_of < 0; }
+
+/// A weight or state tensor the graph starts with: what stays on the tiles or streams.
+bool is_held(const tensor_info& ti) { return is_source(ti) && (ti.role == tensor_role::weight || ti.role == tensor_role::state); }
+
 class planner {
 public:
     /// `streamed`: per tensor, whether it lives in streaming memory (weights and state only); empty: none.
@@ -348,17 +354,15 @@ private:
         std::vector<std::pair<double, std::string>> big;
         for (size_t i = 0; i < m_g.tensors().size(); ++i) {
             const tensor_info& ti = m_g.tensors()[i];
-            if (ti.producer >= 0 || ti.consumers.empty() || ti.alias_of >= 0) continue;
+            if (!is_source(ti)) continue;
             const int t = static_cast<int>(i);
             if (ti.role == tensor_role::weight || ti.role == tensor_role::state) {
-                if (!m_streamed[i]) {
-                    persistent_bytes += tbytes(t);
-                    big.emplace_back(tbytes(t), ti.name);
-                }
                 if (m_streamed[i]) {
                     m_place[i].w = where::streamed;
                     m_place[i].address = stream_alloc(t);
                 } else {
+                    persistent_bytes += tbytes(t);
+                    big.emplace_back(tbytes(t), ti.name);
                     m_unplaced += tbytes(t);
                 }
             } else if (ti.role != tensor_role::constant) {
@@ -1123,8 +1127,7 @@ private:
         double streamed_held = 0;
         for (size_t t = 0; t < m_streamed.size(); ++t) {
             const tensor_info& ti = m_g.tensors()[t];
-            if (ti.producer < 0 && !ti.consumers.empty() && ti.alias_of < 0 && (ti.role == tensor_role::weight || ti.role == tensor_role::state))
-                ++persistent_tensors;
+            if (is_held(ti)) ++persistent_tensors;
             if (m_streamed[t]) ++streamed_tensors, streamed_held += tbytes(static_cast<int>(t));
         }
         m_out.details["weights"] = !m_streaming ? "resident" : m_opt.weights == "streaming" ? "streaming" : "partly streaming";
@@ -1165,8 +1168,7 @@ std::vector<int> streaming_order(const workload_graph& g) {
     std::vector<cand> c;
     for (size_t i = 0; i < g.tensors().size(); ++i) {
         const tensor_info& ti = g.tensors()[i];
-        if (ti.producer >= 0 || ti.consumers.empty() || ti.alias_of >= 0) continue;
-        if (ti.role != tensor_role::weight && ti.role != tensor_role::state) continue;
+        if (!is_held(ti)) continue;
         const double bytes = static_cast<double>(ti.bytes());
         double read = 0;
         for (int o : ti.consumers) {

@@ -173,6 +173,8 @@ std::string scaled(double v, const std::vector<std::pair<double, const char*>>& 
         if (a >= factor * 0.9995) return format_number(v / factor) + sep + name;
     return format_number(v / steps.back().first) + sep + steps.back().second;
 }
+
+std::string decimal_bytes(double bytes) { return scaled(bytes, {{1e15, "PB"}, {1e12, "TB"}, {1e9, "GB"}, {1e6, "MB"}, {1e3, "KB"}, {1, "B"}}); }
 }  // namespace
 
 std::string format_time(double seconds) {
@@ -193,12 +195,12 @@ std::string format_bytes(double bytes) {
             if (std::fmod(a, factor) == 0) return format_number(bytes / factor, 6) + " " + name;
             break;
         }
-    return scaled(bytes, {{1e15, "PB"}, {1e12, "TB"}, {1e9, "GB"}, {1e6, "MB"}, {1e3, "KB"}, {1, "B"}});
+    return decimal_bytes(bytes);
 }
 
 std::string format_capacity(double bytes) {
     const std::string binary = format_bytes(bytes);
-    const std::string decimal = scaled(bytes, {{1e15, "PB"}, {1e12, "TB"}, {1e9, "GB"}, {1e6, "MB"}, {1e3, "KB"}, {1, "B"}});
+    const std::string decimal = decimal_bytes(bytes);
     return binary == decimal ? binary : binary + " (" + decimal + ")";
 }
 
