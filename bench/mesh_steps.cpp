@@ -90,6 +90,7 @@ int main_bench(int argc, char** argv) {
     std::printf("steps        %zu\n", p.size());
     std::printf("packets      %llu\n", static_cast<unsigned long long>(r.packets));
     std::printf("activations  %llu\n", static_cast<unsigned long long>(r.activations));
+    std::printf("events       %llu\n", static_cast<unsigned long long>(r.events));
     std::printf("simulated    %s\n", format_time(ticks_to_seconds(r.duration())).c_str());
     std::printf("build        %.3f s (platform and program)\n", build_s);
     std::printf("run          %.3f s\n", run_s);

@@ -21,9 +21,24 @@ executor::executor(sc_core::sc_module_name n, platform& plat) : sc_core::sc_modu
     dont_initialize();
 }
 
-void executor::push(tick t, std::uint32_t kind, std::uint32_t index) {
-    m_heap.push_back(event{t, m_seq++, kind, index});
-    std::push_heap(m_heap.begin(), m_heap.end(), event_later{});
+executor::~executor() {
+    if (m_plat.sim().events == this) m_plat.sim().events = nullptr;
+}
+
+namespace {
+constexpr tick no_time = ~tick{0};
+}  // namespace
+
+void executor::push(tick t, ev kind, std::uint32_t index) {
+    m_queue.push(event{t, index, kind});
+    ++m_result.events;
+}
+
+bool executor::may_go_now(tick t) {
+    // Steps still to issue at this instant come first (the rest of the batch, or steps made ready since).
+    if (m_queue_everything || !m_ready.empty() || m_batch_left > 1) return false;
+    if (m_queue.empty() || t < m_queue.next_time()) return true;
+    return m_quantum > 0 && t <= m_now + m_quantum;
 }
 
 void executor::send(std::uint32_t comp, txn& t) {
@@ -114,10 +129,21 @@ executor::result executor::run(const program& p) {
             check(st.to);
         }
     }
-    m_heap.clear();
+    // Tie-break ranks: by label when the program has labels (a hand-written program's ids), else by index.
+    m_rank.resize(n);
+    for (size_t s = 0; s < n; ++s) m_rank[s] = static_cast<std::uint32_t>(s);
+    if (p.step_labels.size() == n && n > 1) {
+        std::vector<std::uint32_t> order(m_rank);
+        std::stable_sort(order.begin(), order.end(),
+                         [&](std::uint32_t a, std::uint32_t b) { return p.step_labels[a] < p.step_labels[b]; });
+        for (size_t r = 0; r < n; ++r) m_rank[order[r]] = static_cast<std::uint32_t>(r);
+    }
+    m_queue.reset(sc_core::sc_time_stamp().value());
     m_ready.clear();
     m_flows.clear();
     m_free_flows.clear();
+    m_packets.clear();
+    m_free_packets.clear();
     m_holder.clear();
     m_done = 0;
     m_error = nullptr;
@@ -126,18 +152,21 @@ executor::result executor::run(const program& p) {
     const tick start = sc_core::sc_time_stamp().value();
     m_result.start = start;
     m_result.end = start;
+    m_now = start;
+    m_plat.sim().events = this;
     for (size_t s = 0; s < n; ++s)
         if (m_remaining[s] == 0) m_ready.push_back(static_cast<std::uint32_t>(s));
     if (n > 0) {
         m_wake.notify(sc_core::SC_ZERO_TIME);
         sc_core::sc_start();
     }
+    m_plat.sim().events = nullptr;
     if (m_error) std::rethrow_exception(m_error);
     if (m_done != n) {
         // Cannot happen for an acyclic program; name what is stuck if it ever does.
         std::string stuck;
         for (size_t s = 0; s < n && stuck.size() < 400; ++s)
-            if (m_remaining[s] > 0) stuck += " " + p.describe(static_cast<std::uint32_t>(s));
+            if (m_result.step_end[s] == 0 && m_remaining[s] > 0) stuck += " " + p.describe(static_cast<std::uint32_t>(s));
         throw std::logic_error("program '" + p.name + "' stopped with " + std::to_string(n - m_done) +
                                " steps unfinished:" + stuck);
     }
@@ -150,32 +179,40 @@ void executor::process() {
         const tick now = sc_core::sc_time_stamp().value();
         ++m_result.activations;
         for (;;) {
-            while (!m_heap.empty() && m_heap.front().time <= now) {
-                std::pop_heap(m_heap.begin(), m_heap.end(), event_later{});
-                const event e = m_heap.back();
-                m_heap.pop_back();
-                if (e.kind == 0) complete(e.index, e.time);
-                else inject(e.index, now);
+            // This instant's events first (completions make steps ready), then the steps that became ready, in
+            // rank order; repeat until nothing is left at this instant.
+            if (!m_queue.empty() && m_queue.next_time() <= now) {
+                const event e = m_queue.pop();
+                m_now = e.time;
+                switch (e.kind) {
+                    case ev::complete: complete(e.index); break;
+                    case ev::issue: m_ready.push_back(e.index); break;
+                    case ev::inject: inject(e.index, e.time); break;
+                    case ev::stage: advance(e.index); break;
+                    case ev::wake: m_plat.comp(e.index).wake(e.time); break;
+                }
+                continue;
             }
             if (m_ready.empty()) break;
-            // Steps that became ready at this instant start in step-id order.
             m_issuing.swap(m_ready);
             m_ready.clear();
-            std::sort(m_issuing.begin(), m_issuing.end());
-            for (std::uint32_t s : m_issuing) issue(s, now);
+            std::sort(m_issuing.begin(), m_issuing.end(), [&](std::uint32_t a, std::uint32_t b) { return m_rank[a] < m_rank[b]; });
+            m_now = now;
+            for (m_batch_left = m_issuing.size(); m_batch_left > 0; --m_batch_left)
+                issue(m_issuing[m_issuing.size() - m_batch_left], now);
             m_issuing.clear();
         }
-        if (!m_heap.empty()) m_wake.notify(sc_core::sc_time::from_value(m_heap.front().time - now));
+        if (!m_queue.empty()) m_wake.notify(sc_core::sc_time::from_value(m_queue.next_time() - now));
     } catch (...) {
         // Stop this program (no further events), not the kernel: later programs may still run.
         m_error = std::current_exception();
-        m_heap.clear();
+        m_queue.reset(sc_core::sc_time_stamp().value());
         m_ready.clear();
     }
 }
 
-void executor::complete(std::uint32_t s, tick at) {
-    m_result.step_end[s] = at;
+void executor::complete(std::uint32_t s) {
+    const tick at = m_result.step_end[s];
     m_result.end = std::max(m_result.end, at);
     ++m_done;
     for (std::uint32_t i = m_succ_begin[s]; i < m_succ_begin[s + 1]; ++i)
@@ -185,14 +222,24 @@ void executor::complete(std::uint32_t s, tick at) {
 void executor::issue(std::uint32_t s, tick now) {
     const program& p = *m_prog;
     const step& st = p.steps[s];
-    const tick at = std::max(now, st.not_before);
+    if (st.not_before > now - m_result.start) {
+        // `start:` (or a static schedule's slot, counted from the program's start): the step is issued when its
+        // time comes, in time order with every other request, not booked ahead of them.
+        push(m_result.start + st.not_before, ev::issue, s);
+        return;
+    }
+    const tick at = now;
+    auto finish_at = [&](tick end) {
+        m_result.step_end[s] = end;
+        push(end, ev::complete, s);
+    };
     txn& t = m_payload.ext();
     t.op = st.op;
     t.step = s;
     switch (st.kind) {
         case step_kind::delay:
             m_result.step_start[s] = at;
-            push(at + st.length, 0, s);
+            finish_at(at + st.length);
             return;
         case step_kind::sync:
             t.kind = txn_kind::sync;
@@ -201,7 +248,7 @@ void executor::issue(std::uint32_t s, tick now) {
             t.head = t.tail = at;
             send(st.at.comp, t);
             m_result.step_start[s] = at;
-            push(t.tail, 0, s);
+            finish_at(t.tail);
             return;
         case step_kind::compute: {
             t.kind = txn_kind::compute;
@@ -209,8 +256,8 @@ void executor::issue(std::uint32_t s, tick now) {
             t.w = &p.works[st.work];
             t.head = t.tail = at;
             const std::uint64_t key = (static_cast<std::uint64_t>(st.at.comp) << 32) | static_cast<std::uint32_t>(t.unit);
+            send(st.at.comp, t);
             if (p.strict_schedule) {
-                send(st.at.comp, t);
                 if (t.head != at) {
                     const auto prev = m_holder.find(key);
                     const double cyc = m_plat.clock().to_cycles(at - m_result.start);
@@ -221,11 +268,9 @@ void executor::issue(std::uint32_t s, tick now) {
                                       format_number(m_plat.clock().to_cycles(t.head - m_result.start), 12));
                 }
                 m_holder[key] = s;
-            } else {
-                send(st.at.comp, t);
             }
             m_result.step_start[s] = t.head;
-            push(t.tail, 0, s);
+            finish_at(t.tail);
             return;
         }
         case step_kind::transfer:
@@ -236,6 +281,15 @@ void executor::issue(std::uint32_t s, tick now) {
 }
 
 attach_point executor::attach_or_fail(const endpoint& e, std::int32_t unit, std::uint32_t s) const {
+    const component& c = m_plat.comp(e.comp);
+    if (c.has_role(component::role::interconnect)) {
+        // A network port itself: the packet enters or leaves there, with no memory on that side.
+        if (unit < 0 || static_cast<std::uint32_t>(unit) >= c.unit_count())
+            throw input_error("program '" + m_prog->name + "': " + m_prog->describe(s) + " names port " +
+                              std::to_string(unit) + " of " + c.path() + ", which has " +
+                              std::to_string(c.unit_count()) + " ports");
+        return attach_point{e.comp, static_cast<std::uint32_t>(unit)};
+    }
     const attach_point ap = m_plat.attachment(e.comp, unit);
     if (!ap.valid()) {
         endpoint named = e;
@@ -258,16 +312,20 @@ void executor::start_flow(std::uint32_t s, tick now) {
     }
     flow& f = m_flows[fi];
     // Reset field by field: the vectors keep their storage from the flow that used this slot before.
-    f.sent = f.count = 0;
-    f.local = false;
+    f.sent = f.count = f.delivered = 0;
+    f.local = f.waiting = false;
     f.step = s;
     f.total = st.bytes;
-    f.next_at = now;
     f.last = now;
     f.src_by_address = st.at.unit < 0;
     f.dst_by_address = st.to.unit < 0;
+    f.src_is_port = m_plat.comp(st.at.comp).has_role(component::role::interconnect);
+    f.dst_is_port = m_plat.comp(st.to.comp).has_role(component::role::interconnect);
+    f.window = 1;
+    f.packet = f.total;
+    f.pace = 0;
     const bool same_place = st.at.comp == st.to.comp && st.at.unit == st.to.unit && !f.src_by_address;
-    if (same_place) {
+    if (same_place && !f.src_is_port) {
         f.local = true;
     } else {
         // Packet size and window from the networks on the way (the first packet's route when it varies).
@@ -283,81 +341,187 @@ void executor::start_flow(std::uint32_t s, tick now) {
             f.packet = std::min(f.packet, n.packet_bytes());
             f.window = std::min(f.window, n.max_outstanding());
         }
-        f.delivered.assign(f.window, now);
         const interconnect& first = m_plat.net(f.route.front().net);
         f.pace = transfer_ticks(static_cast<double>(f.packet + first.header_bytes()), first.link_bytes_per_second());
     }
+    f.ring.assign(f.window, no_time);
     if (f.total == 0) {
-        push(now, 0, s);
+        m_result.step_end[s] = now;
+        push(now, ev::complete, s);
         m_free_flows.push_back(fi);
         return;
     }
-    inject(fi, now);
+    if (may_go_now(now)) inject(fi, now);
+    else push(now, ev::inject, fi);
 }
 
 void executor::inject(std::uint32_t fi, tick now) {
-    const step& st = m_prog->steps[m_flows[fi].step];
-    txn& t = m_payload.ext();
-    t.op = st.op;
-    t.step = m_flows[fi].step;
-    for (;;) {
-        flow& f = m_flows[fi];
-        if (f.sent >= f.total) break;
-        if (f.next_at > now + m_quantum) {
-            push(f.next_at, 1, fi);
-            return;
-        }
-        const std::uint64_t bytes = f.local ? f.total : std::min(f.packet, f.total - f.sent);
-        const tick t0 = f.next_at;
-        // Source memory.
-        t.kind = txn_kind::read;
-        t.unit = st.at.unit;
-        t.address = st.at.address + f.sent;
-        t.bytes = bytes;
-        t.head = t.tail = t0;
-        send(st.at.comp, t);
-        if (!f.local) {
-            attach_point sap = f.src_ap, dap = f.dst_ap;
-            bool reroute = false;
-            if (f.src_by_address) {
-                sap = attach_or_fail(st.at, t.unit, f.step);
-                reroute = sap.net != f.src_ap.net || sap.port != f.src_ap.port;
-            }
-            if (f.dst_by_address) {
-                dap = attach_or_fail(st.to, m_plat.comp(st.to.comp).unit_for_address(st.to.address + f.sent), f.step);
-                reroute = reroute || dap.net != f.dst_ap.net || dap.port != f.dst_ap.port;
-            }
-            if (reroute) m_plat.route_into(sap, dap, m_reroute);
-            const std::vector<route_segment>& route = reroute ? m_reroute : f.route;
-            for (const route_segment& seg : route) {
-                t.kind = txn_kind::route;
-                t.src_port = seg.in;
-                t.dst_port = seg.out;
-                t.bytes = bytes;
-                send(seg.net, t);
-            }
-        }
-        // Destination memory.
-        t.kind = txn_kind::write;
-        t.unit = st.to.unit;
-        t.address = st.to.address + f.sent;
-        t.bytes = bytes;
-        send(st.to.comp, t);
-        f.sent += bytes;
-        f.last = std::max(f.last, t.tail);
-        ++m_result.packets;
-        if (f.local) break;
-        // The next packet is injected one serialisation time later at the first network's link rate, once a
-        // buffer slot is free: at most `window` packets of this transfer are in flight. Memory reads are
-        // pipelined (the next request does not wait for this one's data).
-        f.delivered[f.count % f.window] = t.tail;
-        ++f.count;
-        const tick slot = f.count >= f.window ? f.delivered[f.count % f.window] : t0;
-        f.next_at = std::max(t0 + f.pace, slot);
+    std::uint32_t ki;
+    if (!m_free_packets.empty()) {
+        ki = m_free_packets.back();
+        m_free_packets.pop_back();
+    } else {
+        ki = static_cast<std::uint32_t>(m_packets.size());
+        m_packets.emplace_back();
     }
     flow& f = m_flows[fi];
-    push(f.last, 0, f.step);
-    m_free_flows.push_back(fi);
+    packet& k = m_packets[ki];
+    k.flow = fi;
+    k.number = static_cast<std::uint32_t>(f.count);
+    k.stage = 0;
+    k.hop = 0;
+    k.bytes = f.local ? f.total : std::min(f.packet, f.total - f.sent);
+    k.offset = f.sent;
+    k.created = k.head = k.tail = now;
+    k.own_route = false;
+    f.ring[f.count % f.window] = no_time;
+    f.sent += k.bytes;
+    ++f.count;
+    ++m_result.packets;
+    // The next packet one serialisation time later at the first network's rate, once a window slot is free.
+    if (f.sent < f.total) schedule_next(fi, now + f.pace);
+    advance(ki);
+}
+
+void executor::schedule_next(std::uint32_t fi, tick earliest) {
+    flow& f = m_flows[fi];
+    if (f.count >= f.window) {
+        const tick freed = f.ring[f.count % f.window];  // delivery of the packet `window` places back
+        if (freed == no_time) {
+            f.waiting = true;
+            f.wait_from = earliest;
+            return;
+        }
+        earliest = std::max(earliest, freed);
+    }
+    push(earliest, ev::inject, fi);
+}
+
+const std::vector<route_segment>& executor::route_of(const packet& k) const {
+    return k.own_route ? k.route : m_flows[k.flow].route;
+}
+
+void executor::advance(std::uint32_t ki) {
+    txn& t = m_payload.ext();
+    for (;;) {
+        packet& k = m_packets[ki];
+        const flow& f = m_flows[k.flow];
+        const step& st = m_prog->steps[f.step];
+        t.op = st.op;
+        t.step = f.step;
+        t.head = k.head;
+        t.tail = k.tail;
+        t.bytes = k.bytes;
+        if (k.stage == 0) {
+            // Source memory (none when the source is a network port).
+            if (!f.src_is_port) {
+                t.kind = txn_kind::read;
+                t.unit = st.at.unit;
+                t.address = st.at.address + k.offset;
+                send(st.at.comp, t);
+                k.head = t.head;
+                k.tail = t.tail;
+            }
+            k.stage = 1;
+            if (!f.local && (f.src_by_address || f.dst_by_address)) {
+                // Memories that pick the unit by address may move this packet to another port.
+                attach_point sap = f.src_ap, dap = f.dst_ap;
+                if (f.src_by_address) sap = attach_or_fail(st.at, t.unit, f.step);
+                if (f.dst_by_address)
+                    dap = attach_or_fail(st.to, m_plat.comp(st.to.comp).unit_for_address(st.to.address + k.offset), f.step);
+                if (sap.net != f.src_ap.net || sap.port != f.src_ap.port || dap.net != f.dst_ap.net || dap.port != f.dst_ap.port) {
+                    m_plat.route_into(sap, dap, k.route);
+                    k.own_route = true;
+                }
+            }
+        } else if (!f.local && k.stage <= route_of(k).size()) {
+            const route_segment& seg = route_of(k)[k.stage - 1];
+            t.kind = txn_kind::route;
+            t.src_port = seg.in;
+            t.dst_port = seg.out;
+            t.hop = k.hop;
+            t.token = ki;
+            send(seg.net, t);
+            if (t.hop == txn::parked) return;  // the network hands it back through release()
+            k.head = t.head;
+            k.tail = t.tail;
+            if (t.hop == txn::arrived) {
+                ++k.stage;
+                k.hop = 0;
+            } else {
+                k.hop = t.hop;
+            }
+        } else {
+            // Destination memory (none when the destination is a network port).
+            if (!f.dst_is_port) {
+                t.kind = txn_kind::write;
+                t.unit = st.to.unit;
+                t.address = st.to.address + k.offset;
+                send(st.to.comp, t);
+                k.head = t.head;
+                k.tail = t.tail;
+            }
+            delivered(ki);
+            return;
+        }
+        // The next request is made when the head gets there: now, if nothing queued comes first.
+        const packet& kn = m_packets[ki];
+        if (!may_go_now(kn.head)) {
+            push(kn.head, ev::stage, ki);
+            return;
+        }
+        m_now = std::max(m_now, kn.head);
+    }
+}
+
+void executor::delivered(std::uint32_t ki) {
+    const packet& k = m_packets[ki];
+    const std::uint32_t fi = k.flow;
+    flow& f = m_flows[fi];
+    const tick done = k.tail;
+    m_result.latency.add(done - k.created);
+    const traffic_spec& tr = m_prog->traffic;
+    if (tr.enabled()) {
+        const tick created = m_result.step_start[f.step];
+        if (tr.measured(created - m_result.start)) {
+            m_result.measured_latency.add(done - created);
+            ++m_result.measured_packets;
+        }
+        const tick since = done - m_result.start;
+        if (since >= tr.measure_begin && since < tr.measure_end && tr.flit_bytes > 0) {
+            const std::uint64_t header = f.local ? 0 : m_plat.net(route_of(k).front().net).header_bytes();
+            m_result.window_flits_delivered += (k.bytes + header + tr.flit_bytes - 1) / tr.flit_bytes;
+        }
+    }
+    f.ring[k.number % f.window] = done;
+    f.last = std::max(f.last, done);
+    ++f.delivered;
+    m_free_packets.push_back(ki);
+    if (f.waiting && f.count >= f.window && f.count - f.window == k.number) {
+        f.waiting = false;
+        schedule_next(fi, f.wait_from);
+    }
+    if (f.sent >= f.total && f.delivered == f.count) {
+        m_result.step_end[f.step] = f.last;
+        push(f.last, ev::complete, f.step);
+        m_free_flows.push_back(fi);
+    }
+}
+
+void executor::wake_at(component& c, tick at) { push(at, ev::wake, c.id()); }
+
+void executor::release(std::uint64_t token, std::uint32_t hop, tick head, tick tail) {
+    const auto ki = static_cast<std::uint32_t>(token);
+    packet& k = m_packets[ki];
+    k.head = head;
+    k.tail = tail;
+    if (hop == txn::arrived) {
+        ++k.stage;
+        k.hop = 0;
+    } else {
+        k.hop = hop;
+    }
+    push(head, ev::stage, ki);
 }
 
 }  // namespace tessel

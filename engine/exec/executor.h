@@ -1,10 +1,17 @@
 // The executor runs a program on a platform. It is a SystemC module with one TLM-2.0 initiator socket bound to
-// every component; a single SC_METHOD, woken at the next pending time, issues each step the moment its
-// dependencies are done (ties broken by step id, so runs are deterministic) as a loosely-timed b_transport:
-// the component answers with when the work starts and ends. Transfers go packet by packet along their route
-// (source memory, each network, destination memory), at most `max_outstanding` packets in flight per transfer.
-// With a global quantum > 0 (tlm_global_quantum) a transfer may run ahead of the kernel's time by up to one
-// quantum before yielding: fewer kernel activations, coarser interleaving of competing flows.
+// every component and a single SC_METHOD that works through one event queue (event_queue.h) in simulated-time
+// order, first come first served among events of one instant. Steps that become ready at one instant are
+// issued together after that instant's events, in the order of a stable rank (the step's label when the
+// program has labels, else its index), never in listing or pointer order, so a program's timing does not
+// depend on the order its independent steps are listed in.
+//
+// Every resource sees its requests in the order they reach it: a transfer goes packet by packet (at most
+// `max_outstanding` packets of one transfer in flight), and a packet is presented to the source memory, to
+// each link of its route (one b_transport per link, txn::hop) and to the destination memory when its head gets
+// there. Fast path: when a packet's next request is earlier than everything else queued, it is made at once
+// instead of through the queue; that is exactly the order the queue would give (a test runs programs both
+// ways). With a global quantum > 0 (platform `quantum:`) a packet may also run ahead of the queue by up to one
+// quantum: fewer events, requests up to a quantum out of arrival order.
 #pragma once
 
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
@@ -13,15 +20,18 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/exec/event_queue.h"
+#include "engine/exec/latency.h"
 #include "engine/netlist/platform.h"
 #include "engine/program/program.h"
 
 namespace tessel {
 
-class executor : public sc_core::sc_module {
+class executor : public sc_core::sc_module, private event_sink {
 public:
     SC_HAS_PROCESS(executor);
     executor(sc_core::sc_module_name name, platform& plat);
+    ~executor() override;
 
     struct result {
         tick start = 0;                // simulated time when the program started
@@ -29,51 +39,74 @@ public:
         std::vector<tick> step_start;  // absolute, per step
         std::vector<tick> step_end;
         std::uint64_t packets = 0;
+        std::uint64_t events = 0;       // queued events the run took (requests made at once not counted)
         std::uint64_t activations = 0;  // SystemC process activations the run took
+        latency_histogram latency;      // every packet: injection to its last byte written at the destination
+        // Synthetic traffic (program::traffic): packets created in the measurement window, their latency from
+        // creation, and flits delivered (accepted) during the window.
+        latency_histogram measured_latency;
+        std::uint64_t measured_packets = 0, window_flits_delivered = 0;
         tick duration() const { return end - start; }
     };
 
     /// Runs `p` to completion (sc_start) and returns its timing. Throws input_error for a program that can
     /// never finish (a dependency cycle, named), for unreachable endpoints and for static-schedule conflicts.
     result run(const program& p);
+    /// Every request through the event queue (no fast path): for the test that proves the fast path exact.
+    void set_queue_everything(bool on) { m_queue_everything = on; }
 
 private:
+    enum class ev : std::uint8_t { complete, issue, inject, stage, wake };
     struct event {
         tick time;
-        std::uint64_t seq;
-        std::uint32_t kind;  // 0: step completes, 1: flow injects
-        std::uint32_t index;
-    };
-    struct event_later {
-        bool operator()(const event& a, const event& b) const {
-            return a.time != b.time ? a.time > b.time : a.seq > b.seq;
-        }
+        std::uint32_t index;  // step, flow, packet or component, by kind
+        ev kind;
     };
     struct flow {
         std::uint32_t step = 0;
         std::uint64_t sent = 0, total = 0;
         std::uint64_t packet = 0;
         std::uint32_t window = 1;
-        std::uint64_t count = 0;           // packets injected
-        std::vector<tick> delivered;       // ring buffer of the last `window` delivery times
-        tick next_at = 0;
-        tick pace = 0;                     // injection interval at the first link's rate
+        std::uint64_t count = 0;      // packets injected
+        std::uint64_t delivered = 0;  // packets written at the destination
+        std::vector<tick> ring;       // delivery time of the last `window` packets (no_time while in flight)
+        tick pace = 0;                // injection interval at the first link's rate
         tick last = 0;
+        tick wait_from = 0;           // blocked on the window: earliest the next packet could go
+        bool waiting = false;
         bool src_by_address = false, dst_by_address = false;
+        bool src_is_port = false, dst_is_port = false;  // endpoint is a network port: no memory stage
         attach_point src_ap, dst_ap;
         std::vector<route_segment> route;
-        bool local = false;                // source and destination share a network port (or none needed)
+        bool local = false;  // source and destination share a network port (or none needed)
+    };
+    struct packet {
+        std::uint32_t flow = 0;
+        std::uint32_t number = 0;  // within its flow
+        std::uint32_t stage = 0;   // 0: source read, 1..segments: a network, then the destination write
+        std::uint32_t hop = 0;     // position within the current network
+        std::uint64_t bytes = 0, offset = 0;
+        tick created = 0, head = 0, tail = 0;
+        bool own_route = false;    // routed by address differently from its flow
+        std::vector<route_segment> route;
     };
 
     void process();
     void check_acyclic(const program& p) const;
-    void push(tick t, std::uint32_t kind, std::uint32_t index);
+    void push(tick t, ev kind, std::uint32_t index);
+    bool may_go_now(tick t);
     void issue(std::uint32_t s, tick now);
-    void complete(std::uint32_t s, tick at);
+    void complete(std::uint32_t s);
     void start_flow(std::uint32_t s, tick now);
     void inject(std::uint32_t f, tick now);
+    void schedule_next(std::uint32_t f, tick earliest);
+    void advance(std::uint32_t k);
+    void delivered(std::uint32_t k);
     void send(std::uint32_t comp, txn& t);
     attach_point attach_or_fail(const endpoint& e, std::int32_t unit, std::uint32_t s) const;
+    const std::vector<route_segment>& route_of(const packet& k) const;
+    void wake_at(component& c, tick at) override;
+    void release(std::uint64_t token, std::uint32_t hop, tick head, tick tail) override;
 
     tlm_utils::multi_passthrough_initiator_socket<executor> m_out;
     platform& m_plat;
@@ -82,17 +115,21 @@ private:
     txn_payload m_payload;
 
     const program* m_prog = nullptr;
+    std::vector<std::uint32_t> m_rank;  // tie-break order of each step
     std::vector<std::uint32_t> m_remaining;
     std::vector<std::uint32_t> m_succ_begin, m_succ;
     std::vector<std::uint32_t> m_ready;
     std::vector<std::uint32_t> m_issuing;
-    std::vector<route_segment> m_reroute;
-    std::vector<event> m_heap;
-    std::uint64_t m_seq = 0;
+    std::size_t m_batch_left = 0;  // steps of m_issuing not yet issued, the one being issued included
+    event_queue<event> m_queue;
     std::vector<flow> m_flows;
     std::vector<std::uint32_t> m_free_flows;
+    std::vector<packet> m_packets;
+    std::vector<std::uint32_t> m_free_packets;
     std::size_t m_done = 0;
+    tick m_now = 0;      // time of the event being handled
     tick m_quantum = 0;
+    bool m_queue_everything = false;
     result m_result;
     std::exception_ptr m_error;
     std::unordered_map<std::uint64_t, std::uint32_t> m_holder;  // strict schedules: who last used a unit

@@ -665,7 +665,7 @@ mapping tsp_mapper::map(const workload_graph& g, platform& plat) {
         if (r.in.cycle < 0) throw std::logic_error("tsp mapper: instruction '" + r.in.name + "' scheduled before cycle 0");
         const std::uint32_t id = m.prog.add_compute(m.prog.intern_op(sch.op_names[r.op]), endpoint{chip->id(), static_cast<std::int32_t>(r.in.unit), 0},
                                                     m.prog.add_work(r.w), {});
-        m.prog.steps[id].not_before = origin + tm.clk.cycles(static_cast<double>(r.in.cycle));
+        m.prog.steps[id].not_before = tm.clk.cycles(static_cast<double>(r.in.cycle));  // from the program start
         predicted = std::max(predicted, r.in.cycle + tm.busy(r.in) + tm.skew);
         by_step.emplace(id, std::move(r.in));
     }

@@ -84,6 +84,7 @@ platform::platform(sc_core::sc_module_name n, const yaml_node& root, param_conte
             const auto [text, where] = top_value_param(ctx, params, e);
             ctx.set_variable(e.key, ctx.substitute(text, where));
             ctx.record(e.key, ctx.variables().at(e.key));
+            m_parameters.emplace_back(e.key, ctx.variables().at(e.key));
         }
     }
     {

@@ -82,6 +82,10 @@ public:
     void route_into(const attach_point& from, const attach_point& to, std::vector<route_segment>& out) const;
     interconnect& net(std::uint32_t id) const;
 
+    /// The `parameters:` block with --set applied and ${...} substituted (name -> value text), in file order:
+    /// the variables a program's {expr} sees besides its loop variables.
+    const std::vector<std::pair<std::string, std::string>>& parameters() const { return m_parameters; }
+
     /// The `mapper:` section (may be undefined).
     const yaml_node& mapper_spec() const { return m_mapper; }
 
@@ -121,6 +125,7 @@ private:
     std::vector<bridge> m_bridges;
     yaml_node m_mapper;
     yaml_node m_root;
+    std::vector<std::pair<std::string, std::string>> m_parameters;
 };
 
 }  // namespace tessel

@@ -36,9 +36,26 @@ struct step {
     endpoint to;                 // transfer destination
     std::uint64_t bytes = 0;     // transfer size
     std::uint32_t work = 0;      // index into program::works (compute)
-    tick not_before = 0;         // earliest start (static schedules)
+    tick not_before = 0;         // earliest start, from the program start (`start:`, static schedules, traffic)
     tick length = 0;             // delay steps
     std::uint32_t dep_begin = 0, dep_count = 0;
+};
+
+/// Synthetic traffic (a program's `traffic:` block, engine/program/traffic.h): what the executor needs to
+/// report latency over the measurement window and offered against accepted load. Packets are transfer steps
+/// between ports of one network; a packet is measured when its step's `not_before` (its creation time) falls
+/// in [measure_begin, measure_end).
+struct traffic_spec {
+    std::string pattern;            // uniform, transpose, ...
+    std::uint32_t network = ~0u;    // component id of the network the packets cross
+    std::uint32_t nodes = 0;        // ports that inject
+    double rate = 0;                // offered flits per node per cycle
+    std::uint64_t flit_bytes = 0;   // one flit on the network's links
+    std::uint64_t packet_flits = 0; // flits per packet (header included)
+    tick cycle = 0;                 // one cycle of the network's clock
+    tick measure_begin = 0, measure_end = 0;
+    bool enabled() const { return network != ~0u; }
+    bool measured(tick created) const { return created >= measure_begin && created < measure_end; }
 };
 
 class program {
@@ -51,6 +68,7 @@ public:
     std::vector<std::string> step_labels;  // optional user-facing names (program YAML ids); may be empty
     /// Static schedule: a step that cannot start exactly at its not_before is an error naming the conflict.
     bool strict_schedule = false;
+    traffic_spec traffic;  // set when the program has a `traffic:` block
 
     std::uint32_t intern_op(const std::string& op);
     std::uint32_t add_work(const work& w);

@@ -2,7 +2,10 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
+#include <unordered_map>
 
+#include "engine/program/traffic.h"
 #include "models/core/expr.h"
 #include "models/core/tracer.h"
 
@@ -11,9 +14,41 @@ namespace tessel {
 namespace {
 
 using vars_t = std::map<std::string, double>;
+using params_t = std::map<std::string, expr_value, std::less<>>;
 
-/// Replaces {expr} in a scalar with the value of expr under the loop variables.
-std::string expand(const std::string& text, const vars_t& vars, const source_location& where) {
+/// The platform's parameters as expression values: a plain number ("16", "1.5M") is a number, anything else
+/// ("32B/cycle", "fp16") its text.
+params_t platform_params(const platform& plat) {
+    params_t out;
+    for (const auto& [name, text] : plat.parameters()) {
+        try {
+            const quantity q = parse_quantity(text);
+            if (q.dim == dimension::scalar) {
+                out[name] = q.value;
+                continue;
+            }
+        } catch (const input_error&) {
+        }
+        out[name] = text;
+    }
+    return out;
+}
+
+/// Names an expression sees: the loop variables, then the platform's parameters.
+expr_scope scope_of(const vars_t& vars, const params_t& params) {
+    return [&vars, &params](std::string_view n) -> std::optional<expr_value> {
+        if (!vars.empty()) {
+            const auto it = vars.find(std::string(n));
+            if (it != vars.end()) return it->second;
+        }
+        const auto p = params.find(n);
+        if (p != params.end()) return p->second;
+        return std::nullopt;
+    };
+}
+
+/// Replaces {expr} in a scalar with the value of expr under the loop variables and platform parameters.
+std::string expand(const std::string& text, const vars_t& vars, const params_t& params, const source_location& where) {
     if (text.find('{') == std::string::npos) return text;
     std::string out;
     size_t pos = 0;
@@ -28,11 +63,7 @@ std::string expand(const std::string& text, const vars_t& vars, const source_loc
         if (close == std::string::npos) throw input_error("unterminated '{' in '" + text + "'", where);
         const std::string inner = text.substr(open + 1, close - open - 1);
         try {
-            const expr_value v = expression::parse(inner).eval([&](std::string_view n) -> std::optional<expr_value> {
-                const auto it = vars.find(std::string(n));
-                if (it == vars.end()) return std::nullopt;
-                return it->second;
-            });
+            const expr_value v = expression::parse(inner).eval(scope_of(vars, params));
             out += expr_value_str(v);
         } catch (const expr_error& e) {
             throw input_error("in '{" + inner + "}': " + e.what(), where);
@@ -46,8 +77,11 @@ struct reader {
     const platform& plat;
     program& prog;
     const vars_t& vars;
+    const params_t& params;
 
-    std::string text(const yaml_node& n, const std::string& what) const { return expand(n.scalar(what), vars, n.where()); }
+    std::string text(const yaml_node& n, const std::string& what) const {
+        return expand(n.scalar(what), vars, params, n.where());
+    }
 
     quantity number(const yaml_node& n, const std::string& what) const {
         const std::string t = text(n, what);
@@ -87,8 +121,8 @@ struct reader {
 
 }  // namespace
 
-program load_program(const std::string& path, const platform& plat) {
-    return parse_program(yaml_node::load_file(path), plat);
+program load_program(const std::string& path, const platform& plat, param_context* ctx) {
+    return parse_program(yaml_node::load_file(path), plat, ctx);
 }
 
 std::string program_platform(const std::string& path) {
@@ -97,25 +131,58 @@ std::string program_platform(const std::string& path) {
     return root.has("platform") ? root["platform"].scalar("platform") : std::string();
 }
 
-program parse_program(const yaml_node& root, const platform& plat) {
+program parse_program(const yaml_node& root, const platform& plat, param_context* ctx) {
     root.expect_map("program file");
-    root.check_keys({"program", "description", "platform", "strict", "steps"}, "program file");
+    root.check_keys({"program", "description", "platform", "parameters", "strict", "steps", "traffic"}, "program file");
     program prog;
     if (!root.has("program")) throw input_error("program file needs a 'program:' key with its name", root.where());
     prog.name = root["program"].scalar("program");
     if (root.has("strict")) prog.strict_schedule = root["strict"].as_bool("strict");
     const yaml_node steps = root["steps"];
-    if (!steps.defined()) throw input_error("program file needs a 'steps:' list", root.where());
-    steps.expect_seq("steps");
+    if (!steps.defined() && !root.has("traffic"))
+        throw input_error("program file needs a 'steps:' list or a 'traffic:' block", root.where());
+    if (steps.defined()) steps.expect_seq("steps");
+    params_t params = platform_params(plat);
+    if (root.has("parameters")) {
+        // The program's own knobs (a traffic rate, a message size): numbers or text, overridable with
+        // --set program.NAME=VALUE; they hide platform parameters of the same name.
+        const yaml_node ps = root["parameters"];
+        ps.expect_map("parameters (a map of name: value)");
+        for (const auto& e : ps.entries()) {
+            std::string text = e.value.scalar("parameters." + e.key);
+            const std::string path = "program." + e.key;
+            if (ctx) {
+                if (const auto* o = ctx->find_override(path)) text = o->text;
+                ctx->record(path, text);
+            }
+            try {
+                const quantity q = parse_quantity(text);
+                if (q.dim == dimension::scalar) {
+                    params[e.key] = q.value;
+                    continue;
+                }
+            } catch (const input_error&) {
+            }
+            params[e.key] = text;
+        }
+    }
+    const vars_t no_vars;
 
+    // Everything below is linear in the number of steps (a wafer-scale program has millions): ids and op names
+    // are hashed, labels appended, and a glob in `after:` looks only at the ids that share its literal prefix.
     struct pending {
-        std::string id;
         yaml_node node;
         vars_t vars;
         std::uint32_t index;
     };
-    std::vector<pending> all;
+    std::vector<pending> with_deps;  // steps that have `after:`
     std::map<std::string, std::uint32_t> ids;
+    std::unordered_map<std::string, std::uint32_t> op_index;
+    auto intern = [&](const std::string& name) {
+        const auto [it, fresh] = op_index.emplace(name, static_cast<std::uint32_t>(prog.op_names.size()));
+        if (fresh) prog.op_names.push_back(name);
+        return it->second;
+    };
 
     // First pass: expand loops, create steps without dependencies (they may point forward).
     for (const auto& item : steps.items()) {
@@ -126,41 +193,54 @@ program parse_program(const yaml_node& root, const platform& plat) {
             const yaml_node loops = item["for"];
             loops.expect_map("for (a map of variable: range, e.g. {i: 0..15})");
             for (const auto& l : loops.entries()) {
+                const std::string what = "for." + l.key;
+                auto number = [&](const std::string& text, const source_location& where) {
+                    try {
+                        return expression::parse(text).eval_number(scope_of(no_vars, params));
+                    } catch (const expr_error& e) {
+                        throw input_error(what + ": in '" + text + "': " + e.what(), where);
+                    }
+                };
                 std::vector<double> values;
                 if (l.value.is_seq()) {
-                    for (const auto& v : l.value.items()) values.push_back(v.as_number("for." + l.key));
+                    for (const auto& v : l.value.items()) {
+                        // A plain number ("16", "1K") as before; else an expression ("k-1", "{k-1}").
+                        const std::string t = expand(v.scalar(what), no_vars, params, v.where());
+                        std::optional<double> plain;
+                        try {
+                            const quantity q = parse_quantity(t);
+                            if (q.dim == dimension::scalar) plain = q.value;
+                        } catch (const input_error&) {
+                        }
+                        values.push_back(plain ? *plain : number(t, v.where()));
+                    }
                 } else {
-                    const std::string r = l.value.scalar("for." + l.key);
+                    const std::string r = expand(l.value.scalar(what), no_vars, params, l.value.where());
                     const size_t dots = r.find("..");
                     if (dots == std::string::npos)
-                        throw input_error("for." + l.key + ": expected a range 'a..b' (inclusive) or a list", l.value.where());
-                    double a = 0, b = 0;
-                    try {
-                        a = expression::parse(r.substr(0, dots)).eval_number(nullptr);
-                        b = expression::parse(r.substr(dots + 2)).eval_number(nullptr);
-                    } catch (const expr_error& e) {
-                        throw input_error("for." + l.key + ": " + e.what(), l.value.where());
-                    }
-                    if (b < a) throw input_error("for." + l.key + ": empty range '" + r + "'", l.value.where());
-                    if (b - a > 1e7) throw input_error("for." + l.key + ": range '" + r + "' is too long", l.value.where());
+                        throw input_error(what + ": expected a range 'a..b' (inclusive) or a list", l.value.where());
+                    const double a = number(r.substr(0, dots), l.value.where());
+                    const double b = number(r.substr(dots + 2), l.value.where());
+                    if (b < a) throw input_error(what + ": empty range '" + r + "'", l.value.where());
+                    if (b - a > 1e7) throw input_error(what + ": range '" + r + "' is too long", l.value.where());
                     for (double v = a; v <= b; v += 1) values.push_back(v);
                 }
                 std::vector<vars_t> next;
+                next.reserve(combos.size() * values.size());
                 for (const auto& c : combos)
                     for (double v : values) {
                         vars_t m = c;
                         m[l.key] = v;
-                        next.push_back(m);
+                        next.push_back(std::move(m));
                     }
                 combos.swap(next);
             }
         }
-        for (const vars_t& vars : combos) {
-            reader rd{plat, prog, vars};
+        const bool has_after = item.has("after");
+        for (vars_t& vars : combos) {
+            reader rd{plat, prog, vars, params};
             const std::string id = item.has("id") ? rd.text(item["id"], "id") : "step" + std::to_string(prog.size());
-            if (ids.count(id)) throw input_error("step id '" + id + "' is used twice", item.has("id") ? item["id"].where() : item.where());
-            const std::string opname = item.has("op") ? rd.text(item["op"], "op") : id;
-            const std::uint32_t op = prog.intern_op(opname);
+            const std::uint32_t op = intern(item.has("op") ? rd.text(item["op"], "op") : id);
             int kinds = 0;
             for (const char* k : {"transfer", "compute", "sync", "delay"}) kinds += item.has(k) ? 1 : 0;
             if (kinds != 1)
@@ -220,27 +300,35 @@ program parse_program(const yaml_node& root, const platform& plat) {
                 s = prog.add_delay(op, rd.time(item["delay"], "delay"), {});
             }
             if (item.has("start")) prog.steps[s].not_before = rd.time(item["start"], "start");
-            prog.step_labels.resize(prog.size());
-            prog.step_labels[s] = id;
-            ids[id] = s;
-            all.push_back(pending{id, item, vars, s});
+            if (!ids.emplace(id, s).second)
+                throw input_error("step id '" + id + "' is used twice", item.has("id") ? item["id"].where() : item.where());
+            prog.step_labels.push_back(id);  // steps are appended in order: label s belongs to step s
+            if (has_after) with_deps.push_back(pending{item, std::move(vars), s});
         }
     }
-    // Second pass: dependencies (ids or glob patterns over ids).
-    std::vector<std::string> id_list;
-    for (const auto& [k, _] : ids) id_list.push_back(k);
+    // Second pass: dependencies (ids or glob patterns over ids). A glob's matches are found once per pattern
+    // text among the ids that start with its literal prefix (the ids map is sorted).
     std::vector<std::vector<std::uint32_t>> deps(prog.size());
-    for (const pending& p : all) {
-        if (!p.node.has("after")) continue;
-        reader rd{plat, prog, p.vars};
+    std::unordered_map<std::string, std::vector<std::uint32_t>> glob_matches;
+    for (const pending& p : with_deps) {
+        reader rd{plat, prog, p.vars, params};
         const yaml_node after = p.node["after"];
         std::vector<yaml_node> refs = after.is_seq() ? after.items() : std::vector<yaml_node>{after};
         for (const auto& r : refs) {
             const std::string name = rd.text(r, "after");
-            if (name.find_first_of("*?") != std::string::npos) {
+            const size_t wild = name.find_first_of("*?");
+            if (wild != std::string::npos) {
+                auto cached = glob_matches.find(name);
+                if (cached == glob_matches.end()) {
+                    std::vector<std::uint32_t> hits;
+                    const std::string prefix = name.substr(0, wild);
+                    for (auto it = ids.lower_bound(prefix); it != ids.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it)
+                        if (tracer::glob_match(name, it->first)) hits.push_back(it->second);
+                    cached = glob_matches.emplace(name, std::move(hits)).first;
+                }
                 bool any = false;
-                for (const auto& [k, v] : ids)
-                    if (tracer::glob_match(name, k) && v != p.index) {
+                for (std::uint32_t v : cached->second)
+                    if (v != p.index) {
                         deps[p.index].push_back(v);
                         any = true;
                     }
@@ -248,10 +336,13 @@ program parse_program(const yaml_node& root, const platform& plat) {
                 continue;
             }
             const auto it = ids.find(name);
-            if (it == ids.end())
-                throw input_error("after: no step with id '" + name + "'" + did_you_mean(name, id_list) +
-                                      " (a missing dependency)",
+            if (it == ids.end()) {
+                std::vector<std::string> id_list;
+                id_list.reserve(ids.size());
+                for (const auto& [k, _] : ids) id_list.push_back(k);
+                throw input_error("after: no step with id '" + name + "'" + did_you_mean(name, id_list) + " (a missing dependency)",
                                   r.where());
+            }
             deps[p.index].push_back(it->second);
         }
     }
@@ -261,6 +352,12 @@ program parse_program(const yaml_node& root, const platform& plat) {
         prog.steps[s].dep_begin = static_cast<std::uint32_t>(prog.deps.size());
         prog.steps[s].dep_count = static_cast<std::uint32_t>(deps[s].size());
         prog.deps.insert(prog.deps.end(), deps[s].begin(), deps[s].end());
+    }
+    // Synthetic traffic: packets after the steps, with no dependencies either way.
+    if (root.has("traffic")) {
+        expand_traffic(root["traffic"], plat,
+                       [&](const yaml_node& n, const std::string& what) { return expand(n.scalar(what), no_vars, params, n.where()); },
+                       prog);
     }
     return prog;
 }

@@ -32,6 +32,21 @@ run_summary summarise(const platform& plat, const executor::result& r, const pro
     s.steps = p.steps.size();
     s.packets = r.packets;
     s.activations = r.activations;
+    const traffic_spec& tr = p.traffic;
+    const latency_histogram& h = tr.enabled() ? r.measured_latency : r.latency;
+    s.latency.packets = h.count();
+    s.latency.mean = ticks_to_seconds(static_cast<tick>(h.mean_ticks() + 0.5));
+    s.latency.p50 = ticks_to_seconds(h.quantile_ticks(0.5));
+    s.latency.p99 = ticks_to_seconds(h.quantile_ticks(0.99));
+    s.latency.max = ticks_to_seconds(h.max_ticks());
+    s.latency.cycle = ticks_to_seconds(tr.enabled() ? tr.cycle : plat.clock().cycles(1));
+    if (tr.enabled()) {
+        s.traffic_pattern = tr.pattern;
+        const double window_cycles = static_cast<double>(tr.measure_end - tr.measure_begin) / static_cast<double>(tr.cycle);
+        const double node_cycles = window_cycles * tr.nodes;
+        s.offered_load = static_cast<double>(r.measured_packets * tr.packet_flits) / node_cycles;
+        s.accepted_load = static_cast<double>(r.window_flits_delivered) / node_cycles;
+    }
 
     std::vector<resource_usage> all;
     for (component* c : plat.sim().components())
@@ -91,6 +106,19 @@ nlohmann::json run_summary::to_json() const {
     j["bound_by"] = bound_by;
     j["steps"] = steps;
     j["packets"] = packets;
+    const double cyc = latency.cycle > 0 ? latency.cycle : 1;
+    j["latency_packets"] = latency.packets;
+    j["latency_mean_s"] = latency.mean;
+    j["latency_p50_s"] = latency.p50;
+    j["latency_p99_s"] = latency.p99;
+    j["latency_max_s"] = latency.max;
+    j["latency_mean_cycles"] = latency.mean / cyc;
+    j["latency_p50_cycles"] = latency.p50 / cyc;
+    j["latency_p99_cycles"] = latency.p99 / cyc;
+    j["latency_max_cycles"] = latency.max / cyc;
+    j["traffic_pattern"] = traffic_pattern;
+    j["offered_load"] = offered_load;
+    j["accepted_load"] = accepted_load;
     nlohmann::json res = nlohmann::json::array();
     for (const auto& u : resources) {
         nlohmann::json r;
@@ -127,6 +155,16 @@ void run_summary::print(std::ostream& os, size_t top) const {
     if (flops > 0)
         os << "compute    " << format_rate(achieved_flops(), "FLOP/s") << " of " << format_rate(peak_flops, "FLOP/s") << " peak ("
            << format_number(peak_flops > 0 ? 100 * achieved_flops() / peak_flops : 0, 3) << "%)\n";
+    if (latency.packets > 0) {
+        const double c = latency.cycle;
+        os << "latency    mean " << format_number(latency.mean / c, 4) << ", p50 " << format_number(latency.p50 / c, 4)
+           << ", p99 " << format_number(latency.p99 / c, 4) << ", max " << format_number(latency.max / c, 4)
+           << " cycles (mean " << format_time(latency.mean) << ") over " << latency.packets
+           << (traffic_pattern.empty() ? " packets" : " measured packets") << "\n";
+    }
+    if (!traffic_pattern.empty())
+        os << "traffic    " << traffic_pattern << ": offered " << format_number(offered_load, 4) << ", accepted "
+           << format_number(accepted_load, 4) << " flits/node/cycle\n";
     os << "bound by   " << bound_by;
     if (bound_seconds > 0)
         os << "; physical lower bound " << format_time(bound_seconds) << " (" << bound_resource << "), run is "

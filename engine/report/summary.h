@@ -26,6 +26,16 @@ struct run_summary {
     std::string bound_resource;     // the resource that sets it
     std::string bound_by;           // compute | memory | network | sync: class of the busiest resource
     std::uint64_t steps = 0, packets = 0, activations = 0;
+    /// Packet latency: with synthetic traffic, the packets created in the measurement window from creation to
+    /// delivery; otherwise every packet from injection to its last byte written. Cycles of `latency_cycle`.
+    struct latency_report {
+        std::uint64_t packets = 0;
+        double mean = 0, p50 = 0, p99 = 0, max = 0;  // seconds
+        double cycle = 0;                            // seconds per cycle (the traffic network's, else the platform's)
+    } latency;
+    /// Synthetic traffic: offered and accepted load in flits per node per cycle (0 without traffic).
+    std::string traffic_pattern;
+    double offered_load = 0, accepted_load = 0;
     std::vector<resource_usage> resources;  // grouped over replicas, busiest first
     std::vector<std::string> notes;
     nlohmann::json details;

@@ -80,7 +80,7 @@ run_summary session::run() {
     double flops = 0;
     std::string workload_name;
     if (!m_opt.program.empty()) {
-        m_mapping.prog = load_program(m_opt.program, *m_platform);
+        m_mapping.prog = load_program(m_opt.program, *m_platform, &m_ctx);
         for (const step& st : m_mapping.prog.steps)
             if (st.kind == step_kind::compute) flops += m_mapping.prog.works[st.work].flops();
         if (!m_workload_sets.empty())
@@ -107,7 +107,8 @@ run_summary session::run() {
         std::vector<std::string> known;
         for (const auto& [k, _] : m_ctx.resolved()) known.push_back(k);
         throw input_error("--set " + unused.front() + ": no such parameter" + did_you_mean(unused.front(), known) +
-                          " (platform parameters are COMPONENT.PARAM, e.g. noc.link_bandwidth)");
+                          " (platform parameters are COMPONENT.PARAM, e.g. noc.link_bandwidth; a program's own "
+                          "parameters program.NAME)");
     }
     if (!workload_name.empty()) m_mapping.prog.name = workload_name;
     m_sim.trace.set_op_names(m_mapping.prog.op_names);

@@ -81,7 +81,7 @@ validation validate_points(const spec& s, const std::vector<point>& points, cons
             if (!p.workload.empty()) {
                 create_mapper(plat, ctx);
             } else {
-                load_program(program_file, plat);
+                load_program(program_file, plat, &ctx);
             }
             unused = ctx.unused_overrides();
             for (const auto& [k, val] : ctx.resolved()) known.push_back(k);

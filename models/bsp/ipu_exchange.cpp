@@ -49,6 +49,23 @@ void ipu_exchange::transport(txn& t) {
     const std::uint64_t wire = t.bytes + header_bytes();
     const tick ser_out = transfer_ticks(static_cast<double>(wire), port_bps(t.src_port));
     const tick ser_in = transfer_ticks(static_cast<double>(wire), port_bps(t.dst_port));
+    if (t.hop == 0) {
+        send_side(t, wire, ser_out);
+        t.hop = 1;
+        return;
+    }
+    link_hop::pass(m_recv[t.dst_port], m_recv_bytes[t.dst_port], wire, ser_in, m_latency, 0, t.head, t.tail);
+    if (sim().trace.enabled()) {
+        int& tr = m_tracks[t.dst_port];
+        if (tr == -2) tr = trace_track("rx[" + std::to_string(t.dst_port) + "]");
+        sim().trace.slice(tr, t.head, t.tail, t.op, t.step);
+    }
+    m_packets += 1;
+    m_bytes += static_cast<double>(t.bytes);
+    t.hop = txn::arrived;
+}
+
+void ipu_exchange::send_side(txn& t, std::uint64_t wire, tick ser_out) {
     last_send& ls = m_last[t.src_port];
     if (ls.address == t.address && ls.bytes == t.bytes && ls.head_in == t.head && ls.tail_in == t.tail) {
         t.head = ls.head;  // another receiver of the same message: the send side is already taken
@@ -63,14 +80,6 @@ void ipu_exchange::transport(txn& t) {
         ls.head = t.head;
         ls.tail = t.tail;
     }
-    link_hop::pass(m_recv[t.dst_port], m_recv_bytes[t.dst_port], wire, ser_in, m_latency, 0, t.head, t.tail);
-    if (sim().trace.enabled()) {
-        int& tr = m_tracks[t.dst_port];
-        if (tr == -2) tr = trace_track("rx[" + std::to_string(t.dst_port) + "]");
-        sim().trace.slice(tr, t.head, t.tail, t.op, t.step);
-    }
-    m_packets += 1;
-    m_bytes += static_cast<double>(t.bytes);
 }
 
 void ipu_exchange::usage(std::vector<resource_usage>& out) const {

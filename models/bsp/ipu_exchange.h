@@ -40,6 +40,8 @@ public:
     std::uint32_t tile_ports() const { return static_cast<std::uint32_t>(m_p.tiles); }
 
 private:
+    /// The sending tile's side of a message (hop 0); a multicast's later receivers reuse the first one's slot.
+    void send_side(txn& t, std::uint64_t wire, tick ser_out);
     double port_bps(std::uint32_t port) const { return port < m_p.tiles ? m_tile_bps : m_ext_bps; }
     params m_p;
     double m_tile_bps = 0, m_ext_bps = 0;

@@ -66,6 +66,8 @@ public:
 
     /// The timing model: updates `t.head`/`t.tail` (and `t.unit` when the component picks it).
     virtual void transport(txn& t) = 0;
+    /// A wake-up asked for with sim_context::events->wake_at (components with their own clocked state).
+    virtual void wake(tick /*now*/) {}
 
     /// Work, peak rates and busy time of this component's resources.
     virtual void usage(std::vector<resource_usage>& out) const {}

@@ -13,6 +13,18 @@ namespace tessel {
 
 class component;
 
+/// The event loop that drives a run (the executor). Networks that hold packets in finite buffers use it to be
+/// woken at a later time and to hand a parked packet back, so their events are ordered with everyone else's.
+class event_sink {
+public:
+    virtual ~event_sink() = default;
+    /// Calls `c.wake(at)` when simulated time reaches `at` (after the requests that arrive at `at`).
+    virtual void wake_at(component& c, tick at) = 0;
+    /// A parked packet (`token`) moves on: its head reaches position `hop` of its route at `head`, its tail at
+    /// `tail` (hop == txn::arrived: it has left the network).
+    virtual void release(std::uint64_t token, std::uint32_t hop, tick head, tick tail) = 0;
+};
+
 class sim_context {
 public:
     /// Sets SystemC's time resolution to 1 fs; must run before any sc_time is created in the process.
@@ -20,6 +32,7 @@ public:
 
     stats_registry stats;
     tracer trace;
+    event_sink* events = nullptr;  // set by the executor while it runs a program
 
     std::uint32_t add_component(component* c) {
         m_components.push_back(c);

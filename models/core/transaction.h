@@ -51,6 +51,13 @@ struct txn : tlm::tlm_extension<txn> {
     tick tail = 0;                // in: last byte arrives; out: last byte leaves (compute: end)
     std::uint32_t op = 0;         // op index, for trace names
     std::uint64_t step = 0;       // step id, for traces
+    // Route transactions go one link at a time, so every link serves packets in the order they reach it:
+    // in: where the packet's head is (0: at the source port's network interface); out: the next position,
+    // `arrived` once it has left at the destination port, or `parked` when a network with finite buffers holds
+    // it and will hand it back through sim_context::events (identified by `token`).
+    static constexpr std::uint32_t arrived = ~0u, parked = ~0u - 1;
+    std::uint32_t hop = 0;
+    std::uint64_t token = 0;
 
     tlm::tlm_extension_base* clone() const override { return new txn(*this); }
     void copy_from(const tlm::tlm_extension_base& other) override { *this = static_cast<const txn&>(other); }

@@ -32,6 +32,7 @@ void chip_link::transport(txn& t) {
     const std::uint64_t wire = t.bytes + header_bytes();
     link_hop::pass(m_dir[d], m_bytes[d], wire, transfer_ticks(static_cast<double>(wire), m_bps), 0, m_latency, t.head, t.tail);
     sim().trace.slice(m_tracks[d], t.head - m_latency, t.tail - m_latency, t.op, t.step);
+    t.hop = txn::arrived;
 }
 
 void chip_link::usage(std::vector<resource_usage>& out) const {

@@ -33,13 +33,19 @@ crossbar::crossbar(sc_core::sc_module_name n, const component_args& a)
 void crossbar::transport(txn& t) {
     const std::uint64_t wire = t.bytes + header_bytes();
     const tick ser = transfer_ticks(static_cast<double>(wire), m_bps);
-    link_hop::pass(m_in[t.src_port], m_in_bytes[t.src_port], wire, ser, 0, 0, t.head, t.tail);
+    // Two links: the input port (hop 0), then the output port after the traversal latency (hop 1).
+    if (t.hop == 0) {
+        link_hop::pass(m_in[t.src_port], m_in_bytes[t.src_port], wire, ser, 0, 0, t.head, t.tail);
+        t.hop = 1;
+        return;
+    }
     link_hop::pass(m_out[t.dst_port], m_out_bytes[t.dst_port], wire, ser, m_latency, 0, t.head, t.tail);
     if (sim().trace.enabled()) {
         if (m_tracks[t.dst_port] == -2) m_tracks[t.dst_port] = trace_track("out[" + std::to_string(t.dst_port) + "]");
         sim().trace.slice(m_tracks[t.dst_port], t.head, t.tail, t.op, t.step);
     }
     m_packets += 1;
+    t.hop = txn::arrived;
 }
 
 void crossbar::usage(std::vector<resource_usage>& out) const {

@@ -1,6 +1,7 @@
 #include "models/interconnect/interconnect.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace tessel {
 
@@ -9,6 +10,14 @@ void packet_params::declare(param_decl& d, std::string_view packet, std::string_
     d(header_bytes, "header_bytes", header, "header added to every packet on the wire");
     d(max_outstanding, "max_outstanding", outstanding,
       "packets of one transfer in flight at once (the network interface's buffers)", bound::positive);
+}
+
+void interconnect::traverse(txn& t) {
+    t.kind = txn_kind::route;
+    while (t.hop != txn::arrived) {
+        transport(t);
+        if (t.hop == txn::parked) throw std::logic_error(path() + ": traverse() cannot drive a network that parks packets");
+    }
 }
 
 resource_usage interconnect::link_usage(double bytes_per_second) const {

@@ -1,5 +1,6 @@
 // The base of every network (mesh_noc, ring, crossbar, chip_link): a component whose units are its ports.
-// Route transactions carry a packet from one port to another; each link on the way is a busy-until
+// Route transactions carry a packet from one port to another, one link per call (txn::hop says where the head
+// is), so the executor can present every link its packets in the order they reach it; each link is a busy-until
 // reservation, so two flows on one link share its bandwidth and disjoint flows do not slow each other.
 // Packetisation: the executor splits a transfer into packets of packet_bytes payload (plus header_bytes on the
 // wire) and keeps at most max_outstanding packets of one transfer in flight, the way a network interface
@@ -33,6 +34,9 @@ public:
     virtual int hops(std::uint32_t from, std::uint32_t to) const = 0;
     /// Bandwidth of one link in bytes per second (payload and header).
     virtual double link_bytes_per_second() const = 0;
+    /// Takes a packet the whole way from `t.hop` to its destination port in one go, link after link (for
+    /// component tests and single packets; the executor calls transport() once per link instead).
+    void traverse(txn& t);
 
 protected:
     /// The derived kind's packetisation parameters (called once its parameters are read).

@@ -1,6 +1,7 @@
 #include "models/interconnect/mesh_noc.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #include "models/core/registry.h"
@@ -12,6 +13,18 @@ void mesh_noc::routing_params::declare(param_decl& d) {
     d.choice(impl, "impl", "xy", {"xy", "yx"}, "dimension-order routing: xy (x first) or yx (y first)");
 }
 
+void mesh_noc::flow_control_params::declare(param_decl& d) {
+    d.choice(impl, "impl", "ideal", {"ideal", "credit"},
+             "ideal: busy-until links, unbounded buffers; credit: finite input buffers, virtual channels and "
+             "credit flow control, cycle by cycle (arrays only)");
+    d(buffer_flits, "buffer_flits", "4", "credit: flits of buffer per virtual channel of each input port",
+      bound::positive);
+    d(vcs, "vcs", "2", "credit: virtual channels per input port (1 to 8)", bound::positive);
+    d.choice(switching, "switching", "wormhole", {"wormhole", "virtual_cut_through"},
+             "credit: wormhole (a head goes with one free slot downstream) or virtual_cut_through (only when the "
+             "whole packet fits)");
+}
+
 void mesh_noc::params::declare(param_decl& d) {
     d(clock, "clock", "${clock}", "router clock (default: the platform clock)");
     d(width, "width", required, "routers along x", bound::positive);
@@ -21,6 +34,7 @@ void mesh_noc::params::declare(param_decl& d) {
     d(link_latency, "link_latency", "1cycle", "wire latency per hop");
     packets.declare(d, "256B", "16B", "8");
     d.group(routing, "routing", "routing policy");
+    d.group(flow_control, "flow_control", "flow control: ideal or credit-based with finite buffers");
     d.choice(representation, "representation", "arrays", {"arrays", "modules"},
              "arrays: link state in flat arrays (any size); modules: one router sc_module per node (small meshes)");
 }
@@ -51,24 +65,18 @@ mesh_noc::mesh_noc(sc_core::sc_module_name n, const component_args& a)
                 const std::string rn = "router[" + std::to_string(x) + "," + std::to_string(y) + "]";
                 m_routers.push_back(std::make_unique<mesh_router>(rn.c_str(), *this, x, y));
             }
-        auto at = [&](int x, int y) { return m_routers[static_cast<size_t>(y * m_p.width + x)].get(); };
-        for (int y = 0; y < m_p.height; ++y)
-            for (int x = 0; x < m_p.width; ++x) {
-                mesh_router* r = at(x, y);
-                // Unused edge sockets are bound to the router itself so SystemC elaboration stays complete.
-                r->out[mesh_router::east]->bind(x + 1 < m_p.width ? at(x + 1, y)->in : r->in);
-                r->out[mesh_router::west]->bind(x > 0 ? at(x - 1, y)->in : r->in);
-                r->out[mesh_router::north]->bind(y + 1 < m_p.height ? at(x, y + 1)->in : r->in);
-                r->out[mesh_router::south]->bind(y > 0 ? at(x, y - 1)->in : r->in);
-                const std::string sn = "to_router[" + std::to_string(x) + "," + std::to_string(y) + "]";
-                m_to_router.push_back(std::make_unique<tlm_utils::simple_initiator_socket<mesh_noc>>(sn.c_str()));
-                m_to_router.back()->bind(r->in);
-            }
+        for (size_t i = 0; i < nodes; ++i) {
+            const std::string sn = "to_router[" + std::to_string(i % static_cast<size_t>(m_p.width)) + "," +
+                                   std::to_string(i / static_cast<size_t>(m_p.width)) + "]";
+            m_to_router.push_back(std::make_unique<tlm_utils::simple_initiator_socket<mesh_noc>>(sn.c_str()));
+            m_to_router.back()->bind(m_routers[i]->in);
+        }
     } else {
         m_links.resize(nodes * 5);
         m_link_bytes.assign(nodes * 5, 0.0);
         m_link_tracks.assign(nodes * 5, -2);
     }
+    if (m_p.flow_control.impl == "credit") make_credit_flow(a);
     stats().formula("link_bandwidth", "B/s", "bandwidth of one link", [this](double) { return m_bps; });
     stats().formula("max_link_utilisation", "1", "busiest link's bytes over what it could carry", [this](double s) {
         const auto b = link_bytes();
@@ -86,6 +94,54 @@ mesh_noc::mesh_noc(sc_core::sc_module_name n, const component_args& a)
 }
 
 mesh_noc::~mesh_noc() = default;
+
+void mesh_noc::make_credit_flow(const component_args& a) {
+    const std::string who = "component '" + a.config_path + "' (mesh_noc): ";
+    const yaml_node fc = a.params["flow_control"];
+    const source_location at = fc.defined() ? fc.where() : a.where;
+    const flow_control_params& f = m_p.flow_control;
+    if (m_p.representation != "arrays")
+        throw input_error(who + "flow_control 'credit' is simulated on flat arrays only; use representation: arrays", at);
+    if (f.vcs > 8) throw input_error(who + "flow_control.vcs is " + std::to_string(f.vcs) + "; at most 8 are supported", at);
+    auto whole_cycles = [&](tick t, const char* name) {
+        const double n = clock().to_cycles(t);
+        const double r = std::round(n);
+        const tick whole = clock().cycles(r);
+        if ((t > whole ? t - whole : whole - t) > 1)  // within the rounding of a time to femtoseconds
+            throw input_error(who + "flow_control 'credit' counts whole cycles, but " + name + " is " +
+                                  format_number(n, 6) + " cycles",
+                              a.params[name].defined() ? a.params[name].where() : at);
+        return static_cast<std::uint64_t>(r);
+    };
+    credit_flow::config c;
+    c.width = static_cast<int>(m_p.width);
+    c.height = static_cast<int>(m_p.height);
+    c.vcs = static_cast<int>(f.vcs);
+    c.buffer_flits = static_cast<int>(f.buffer_flits);
+    c.cut_through = f.switching == "virtual_cut_through";
+    c.cycle = clock().cycles(1);
+    c.router_cycles = whole_cycles(m_router, "router_latency");
+    c.link_cycles = whole_cycles(m_wire, "link_latency");
+    if (c.router_cycles + c.link_cycles == 0)
+        throw input_error(who + "flow_control 'credit' needs router_latency + link_latency of at least one cycle", at);
+    const double per_cycle = m_bps / clock().hz;
+    if (std::abs(per_cycle - std::round(per_cycle)) > 1e-6 || std::round(per_cycle) < 1)
+        throw input_error(who + "flow_control 'credit' makes a flit of the link's bytes per cycle, but link_bandwidth is " +
+                              format_number(per_cycle, 6) + " B/cycle (not a whole number of bytes)",
+                          a.params["link_bandwidth"].defined() ? a.params["link_bandwidth"].where() : at);
+    c.flit_bytes = static_cast<std::uint64_t>(std::round(per_cycle));
+    const std::uint64_t packet_flits = (packet_bytes() + header_bytes() + c.flit_bytes - 1) / c.flit_bytes;
+    if (c.cut_through && packet_flits > static_cast<std::uint64_t>(f.buffer_flits))
+        throw input_error(who + "virtual cut-through needs a buffer that holds a whole packet: " +
+                              std::to_string(packet_flits) + " flits of " + std::to_string(c.flit_bytes) +
+                              " B, but buffer_flits is " + std::to_string(f.buffer_flits),
+                          at);
+    m_credit = std::make_unique<credit_flow>(*this, c);
+}
+
+void mesh_noc::wake(tick now) {
+    if (m_credit) m_credit->wake(now);
+}
 
 int mesh_noc::hops(std::uint32_t from, std::uint32_t to) const {
     const int w = static_cast<int>(m_p.width);
@@ -112,49 +168,64 @@ int mesh_noc::link_track(int node, int dir) {
     return trace_track("link[" + std::to_string(node % w) + "," + std::to_string(node / w) + "]." + names[dir]);
 }
 
-void mesh_noc::route_arrays(txn& t, std::uint64_t wire) {
+void mesh_noc::link_step(txn& t, std::uint64_t wire, int node) {
     const int w = static_cast<int>(m_p.width);
-    int x = static_cast<int>(t.src_port) % w, y = static_cast<int>(t.src_port) / w;
-    const int dx = static_cast<int>(t.dst_port) % w, dy = static_cast<int>(t.dst_port) / w;
-    const tick ser = ser_ticks(wire);
-    for (;;) {
-        const int dir = next_direction(x, y, dx, dy);
-        const size_t l = static_cast<size_t>((y * w + x) * 5 + dir);
-        link_hop::pass(m_links[l], m_link_bytes[l], wire, ser, m_router, m_wire, t.head, t.tail);
-        if (sim().trace.enabled()) {
-            if (m_link_tracks[l] == -2) m_link_tracks[l] = link_track(y * w + x, dir);
-            sim().trace.slice(m_link_tracks[l], t.head - m_wire, t.tail - m_wire, t.op, t.step);
-        }
-        if (dir == mesh_router::local) return;
-        if (dir == mesh_router::east) ++x;
-        else if (dir == mesh_router::west) --x;
-        else if (dir == mesh_router::north) ++y;
-        else --y;
+    const int x = node % w, y = node / w;
+    const int dir = next_direction(x, y, static_cast<int>(t.dst_port) % w, static_cast<int>(t.dst_port) / w);
+    const size_t l = static_cast<size_t>(node * 5 + dir);
+    link_hop::pass(m_links[l], m_link_bytes[l], wire, ser_ticks(wire), m_router, m_wire, t.head, t.tail);
+    if (sim().trace.enabled()) {
+        if (m_link_tracks[l] == -2) m_link_tracks[l] = link_track(node, dir);
+        sim().trace.slice(m_link_tracks[l], t.head - m_wire, t.tail - m_wire, t.op, t.step);
     }
+    t.hop = neighbour_hop(x, y, dir);
+}
+
+std::uint32_t mesh_noc::neighbour_hop(int x, int y, int dir) const {
+    switch (dir) {
+        case mesh_router::east: ++x; break;
+        case mesh_router::west: --x; break;
+        case mesh_router::north: ++y; break;
+        case mesh_router::south: --y; break;
+        default: return txn::arrived;
+    }
+    return static_cast<std::uint32_t>(y * static_cast<int>(m_p.width) + x) + 1;
 }
 
 void mesh_noc::transport(txn& t) {
-    const std::uint64_t wire = t.bytes + header_bytes();
-    const size_t src = t.src_port;
-    // Network interface to router: the injection link.
-    link_hop::pass(m_inject[src], m_inject_bytes[src], wire, ser_ticks(wire), 0, m_wire, t.head, t.tail);
-    if (sim().trace.enabled()) {
-        if (m_inject_tracks[src] == -2) {
-            const int w = static_cast<int>(m_p.width);
-            m_inject_tracks[src] = trace_track("link[" + std::to_string(static_cast<int>(src) % w) + "," +
-                                               std::to_string(static_cast<int>(src) / w) + "].inject");
-        }
-        sim().trace.slice(m_inject_tracks[src], t.head - m_wire, t.tail - m_wire, t.op, t.step);
+    if (m_credit) {
+        m_credit->accept(t);
+        return;
     }
+    const std::uint64_t wire = t.bytes + header_bytes();
+    if (t.hop == 0) {
+        // Network interface to router: the injection link.
+        const size_t src = t.src_port;
+        link_hop::pass(m_inject[src], m_inject_bytes[src], wire, ser_ticks(wire), 0, m_wire, t.head, t.tail);
+        if (sim().trace.enabled()) {
+            if (m_inject_tracks[src] == -2) {
+                const int w = static_cast<int>(m_p.width);
+                m_inject_tracks[src] = trace_track("link[" + std::to_string(static_cast<int>(src) % w) + "," +
+                                                   std::to_string(static_cast<int>(src) / w) + "].inject");
+            }
+            sim().trace.slice(m_inject_tracks[src], t.head - m_wire, t.tail - m_wire, t.op, t.step);
+        }
+        t.hop = t.src_port + 1;
+        return;
+    }
+    // The head is at router (hop - 1): its output link towards the destination (or the ejection link).
+    const int node = static_cast<int>(t.hop) - 1;
     if (m_routers.empty()) {
-        route_arrays(t, wire);
+        link_step(t, wire, node);
     } else {
         borrowed_payload p(t);
         sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-        (*m_to_router[src])->b_transport(p.gp(), delay);
+        (*m_to_router[static_cast<size_t>(node)])->b_transport(p.gp(), delay);
     }
-    m_packets += 1;
-    m_bytes += static_cast<double>(t.bytes);
+    if (t.hop == txn::arrived) {
+        m_packets += 1;
+        m_bytes += static_cast<double>(t.bytes);
+    }
 }
 
 std::vector<double> mesh_noc::link_bytes() const {
@@ -180,7 +251,8 @@ void mesh_noc::usage(std::vector<resource_usage>& out) const {
 TESSEL_REGISTER_KIND([] {
     auto k = make_kind<mesh_noc>("mesh_noc", "interconnect",
                                  "2D mesh NoC: dimension-order routing, per-hop router and wire latency, link "
-                                 "bandwidth, packetisation; data-oriented arrays or one router module per node");
+                                 "bandwidth, packetisation; ideal busy-until links or credit flow control with finite "
+                                 "buffers and virtual channels; data-oriented arrays or one router module per node");
     k.stats = {{"packets", "packet", "packets delivered"}, {"payload_bytes", "B", "payload bytes delivered"},
                {"max_link_utilisation", "1", "busiest link's bytes / capacity"},
                {"mean_link_utilisation", "1", "mean over links of bytes / capacity"},

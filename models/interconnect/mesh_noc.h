@@ -1,15 +1,26 @@
 // `mesh_noc`: a 2D mesh network-on-chip. Ports are the routers at (x, y); dimension-order routing (XY by
 // default, YX selectable); per hop a router pipeline latency and a wire latency; links of a given bandwidth,
-// each a busy-until reservation, plus an injection link from each port's network interface.
-// Zero-load latency of one packet over H hops: (H + 1) * (router_latency + link_latency) + link_latency +
-// wire_bytes / link_bandwidth.
-// Two representations with identical timing: `arrays` (data-oriented: link state in flat vectors, for meshes
-// of any size, e.g. a 750 x 994 wafer) and `modules` (one mesh_router sc_module per node, TLM sockets between
-// neighbours). Leaves out: virtual channels, credit flow control between routers, adaptive routing.
+// plus an injection link from each port's network interface. Two flow-control models (`flow_control.impl`):
+//  - `ideal` (default): each link is a busy-until reservation and buffers are unbounded. Zero-load latency of
+//    one packet over H hops: (H + 1) * (router_latency + link_latency) + link_latency + wire_bytes / link_bandwidth.
+//    A route transaction moves the packet over one link (txn::hop: 0 at the source's interface, node + 1 at a
+//    router), so every link serves packets in the order their heads reach it. Two representations with
+//    identical timing: `arrays` (data-oriented: link state in flat vectors, for meshes of any size, e.g. a
+//    750 x 994 wafer) and `modules` (one mesh_router sc_module per node, reached through a TLM socket per
+//    router).
+//  - `credit`: input-buffered routers with `vcs` virtual channels of `buffer_flits` flits per input port,
+//    credit-based flow control, wormhole or virtual cut-through switching, round-robin VC and switch
+//    allocation, simulated cycle by cycle while flits are in the network (credit_flow.h; arrays only). The
+//    packet is parked at its source's interface (txn::parked) and handed back when its tail leaves. Same
+//    zero-load latency as `ideal` when buffer_flits >= 2 * link_latency + router_latency (the credit round
+//    trip, in cycles); under load it shows head-of-line blocking and back-pressure. A flit is the link's bytes
+//    per cycle. See docs/noc.md.
+// Leaves out: adaptive routing, speculative allocation, faults.
 #pragma once
 
 #include <memory>
 
+#include "models/interconnect/credit_flow.h"
 #include "models/interconnect/interconnect.h"
 #include "models/interconnect/mesh_router.h"
 
@@ -21,6 +32,14 @@ public:
         std::string impl;
         void declare(param_decl& d);
     };
+    /// How links and buffers hold packets: ideal (busy-until links, unbounded buffers) or credit (finite input
+    /// buffers with virtual channels and credit flow control, cycle by cycle: credit_flow.h).
+    struct flow_control_params {
+        std::string impl;
+        std::int64_t buffer_flits = 0, vcs = 0;
+        std::string switching;
+        void declare(param_decl& d);
+    };
     struct params {
         frequency clock;
         std::int64_t width = 0, height = 0;
@@ -28,6 +47,7 @@ public:
         duration router_latency, link_latency;
         packet_params packets;
         routing_params routing;
+        flow_control_params flow_control;
         std::string representation;
         void declare(param_decl& d);
     };
@@ -39,6 +59,7 @@ public:
     int hops(std::uint32_t from, std::uint32_t to) const override;
     double link_bytes_per_second() const override { return m_bps; }
     void transport(txn& t) override;
+    void wake(tick now) override;
     void usage(std::vector<resource_usage>& out) const override;
 
     /// The next direction from node (x, y) towards (dx, dy); mesh_router::local when there.
@@ -57,7 +78,11 @@ public:
     std::vector<double> link_bytes() const;
 
 private:
-    void route_arrays(txn& t, std::uint64_t wire_bytes);
+    void make_credit_flow(const component_args& a);
+    /// One hop of the arrays representation: the output link of router `node` towards the destination.
+    void link_step(txn& t, std::uint64_t wire_bytes, int node);
+    /// The position after leaving (x, y) in direction `dir` (txn::arrived for the ejection link).
+    std::uint32_t neighbour_hop(int x, int y, int dir) const;
     params m_p;
     double m_bps = 0;
     tick m_router = 0, m_wire = 0;
@@ -75,9 +100,12 @@ private:
     // Module representation.
     std::vector<std::unique_ptr<mesh_router>> m_routers;
     std::vector<std::unique_ptr<tlm_utils::simple_initiator_socket<mesh_noc>>> m_to_router;
+    // Credit flow control (flow_control: {impl: credit}); null for the ideal model.
+    std::unique_ptr<credit_flow> m_credit;
     double& m_packets;
     double& m_bytes;
     friend class mesh_router;
+    friend class credit_flow;
 };
 
 }  // namespace tessel

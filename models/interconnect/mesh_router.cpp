@@ -8,12 +8,10 @@ namespace tessel {
 
 mesh_router::mesh_router(sc_core::sc_module_name n, mesh_noc& noc, int x, int y)
     : sc_core::sc_module(n), in("in"), m_noc(noc), m_x(x), m_y(y) {
-    static const char* names[4] = {"east", "west", "north", "south"};
-    for (int d = 0; d < 4; ++d) out[static_cast<size_t>(d)] = std::make_unique<tlm_utils::simple_initiator_socket<mesh_router>>(names[d]);
     in.register_b_transport(this, &mesh_router::b_transport);
 }
 
-void mesh_router::b_transport(int /*from*/, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+void mesh_router::b_transport(int /*from*/, tlm::tlm_generic_payload& gp, sc_core::sc_time& /*delay*/) {
     txn& t = *gp.get_extension<txn>();
     const int w = static_cast<int>(m_noc.port_shape()[0]);
     const int dx = static_cast<int>(t.dst_port % static_cast<std::uint32_t>(w));
@@ -24,7 +22,7 @@ void mesh_router::b_transport(int /*from*/, tlm::tlm_generic_payload& gp, sc_cor
                    m_noc.router_ticks(), m_noc.wire_ticks(), t.head, t.tail);
     if (tracks[static_cast<size_t>(dir)] == -2) tracks[static_cast<size_t>(dir)] = m_noc.link_track(m_y * w + m_x, dir);
     m_noc.sim().trace.slice(tracks[static_cast<size_t>(dir)], t.head - m_noc.wire_ticks(), t.tail - m_noc.wire_ticks(), t.op, t.step);
-    if (dir != local) (*out[static_cast<size_t>(dir)])->b_transport(gp, delay);
+    t.hop = m_noc.neighbour_hop(m_x, m_y, dir);
 }
 
 }  // namespace tessel

@@ -1,7 +1,8 @@
-// One router of a mesh_noc built as modules (representation: modules): a sc_module with a TLM target socket
-// and one initiator socket per neighbour. A packet walks the mesh as a chain of b_transport calls, each router
-// reserving its own output link with the same rule (link_hop) that the data-oriented representation applies
-// to its arrays, so both give identical timings. Used for small meshes, teaching and the equivalence test.
+// One router of a mesh_noc built as modules (representation: modules): a sc_module with a TLM target socket.
+// The mesh hands it a packet whose head has reached it; it reserves its own output link towards the
+// destination with the same rule (link_hop) that the data-oriented representation applies to its arrays, so
+// both give identical timings, and says where the head goes next. Used for small meshes, teaching and the
+// equivalence test.
 #pragma once
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -23,7 +24,6 @@ public:
 
     /// Packets from the four neighbours and from the network interface.
     tlm_utils::multi_passthrough_target_socket<mesh_router, 32, tlm::tlm_base_protocol_types, 0, sc_core::SC_ZERO_OR_MORE_BOUND> in;
-    std::array<std::unique_ptr<tlm_utils::simple_initiator_socket<mesh_router>>, 4> out;
 
     mesh_router(sc_core::sc_module_name name, mesh_noc& noc, int x, int y);
 

@@ -49,17 +49,26 @@ void ring::transport(txn& t) {
             sim().trace.slice(m_tracks[l], t.head - m_wire, t.tail - m_wire, t.op, t.step);
         }
     };
-    int at = static_cast<int>(t.src_port);
+    // Positions: 0 at the source's interface (injection link), node + 1 at that node's router (the link
+    // towards the destination, or the ejection link once there).
     const int to = static_cast<int>(t.dst_port);
-    hop(at, 2, 0);
-    const int cw = (to - at + n) % n;
-    const bool clockwise = !m_p.bidirectional || cw <= n - cw;
-    while (at != to) {
-        hop(at, clockwise ? 0 : 1, m_router);
-        at = clockwise ? (at + 1) % n : (at - 1 + n) % n;
+    if (t.hop == 0) {
+        hop(static_cast<int>(t.src_port), 2, 0);
+        t.hop = t.src_port + 1;
+        return;
     }
-    hop(at, 3, m_router);
-    m_packets += 1;
+    const int at = static_cast<int>(t.hop) - 1;
+    if (at == to) {
+        hop(at, 3, m_router);
+        t.hop = txn::arrived;
+        m_packets += 1;
+        return;
+    }
+    const int from = static_cast<int>(t.src_port);
+    const int cw = (to - from + n) % n;
+    const bool clockwise = !m_p.bidirectional || cw <= n - cw;
+    hop(at, clockwise ? 0 : 1, m_router);
+    t.hop = static_cast<std::uint32_t>(clockwise ? (at + 1) % n : (at - 1 + n) % n) + 1;
 }
 
 void ring::usage(std::vector<resource_usage>& out) const {

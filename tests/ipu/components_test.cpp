@@ -121,7 +121,7 @@ TEST(ipu_exchange, a_message_takes_its_bytes_over_the_tile_bandwidth_plus_latenc
     txn t = test::request(txn_kind::route, 0, 1024, 1);
     t.src_port = 0;
     t.dst_port = 1;
-    exchange().transport(t);
+    exchange().traverse(t);
     EXPECT_EQ(t.head, 10 * ns);
     EXPECT_EQ(t.tail, 266 * ns);
 }
@@ -131,26 +131,26 @@ TEST(ipu_exchange, receivers_serialise_and_multicast_sends_once) {
     // Tiles 0 and 2 send 1 KiB each to tile 3: the second waits for tile 3's receive side.
     txn a = test::request(txn_kind::route, t0, 1024, 2);
     a.src_port = 0, a.dst_port = 3;
-    exchange().transport(a);
+    exchange().traverse(a);
     txn b = test::request(txn_kind::route, t0, 1024, 3);
     b.src_port = 2, b.dst_port = 3;
-    exchange().transport(b);
+    exchange().traverse(b);
     EXPECT_EQ(a.tail, t0 + 266 * ns);
     EXPECT_EQ(b.tail, t0 + 522 * ns);
     // Tile 1 sends the same message to tiles 0 and 2 at once: its send side is taken once.
     const tick t1 = 200000 * ns;
     txn c = test::request(txn_kind::route, t1, 1024, 7);
     c.src_port = 1, c.dst_port = 0;
-    exchange().transport(c);
+    exchange().traverse(c);
     txn d = test::request(txn_kind::route, t1, 1024, 7);
     d.src_port = 1, d.dst_port = 2;
-    exchange().transport(d);
+    exchange().traverse(d);
     EXPECT_EQ(c.tail, t1 + 266 * ns);
     EXPECT_EQ(d.tail, t1 + 266 * ns) << "a multicast copy does not wait for the sender again";
     // The external port runs at its own rate: 1 KiB at 16 B/cycle = 64 cycles into tile 0.
     const tick t2 = 300000 * ns;
     txn e = test::request(txn_kind::route, t2, 1024, 9);
     e.src_port = 4, e.dst_port = 0;
-    exchange().transport(e);
+    exchange().traverse(e);
     EXPECT_EQ(e.tail, t2 + (10 + 256) * ns) << "the tile's 4 B/cycle receive side, not the 16 B/cycle port, sets the end";
 }

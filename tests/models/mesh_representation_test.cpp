@@ -1,5 +1,5 @@
-// The mesh's two representations, arrays (data-oriented) and modules (one router sc_module per node, packets
-// walking TLM sockets), give identical timings for the same packets.
+// The mesh's two representations, arrays (data-oriented) and modules (one router sc_module per node,
+// reached through TLM sockets), give identical timings for the same packets.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -33,8 +33,8 @@ TEST(mesh_noc, arrays_and_modules_give_identical_timings) {
         const std::uint64_t bytes = 1 + rng() % 256;
         const tick at = (rng() % 2000) * ns / 4;
         txn a = packet(from, to, bytes, at), b = packet(from, to, bytes, at);
-        arrays->transport(a);
-        modules->transport(b);
+        arrays->traverse(a);
+        modules->traverse(b);
         ASSERT_EQ(a.head, b.head) << "packet " << i;
         ASSERT_EQ(a.tail, b.tail) << "packet " << i;
     }

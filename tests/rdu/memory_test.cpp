@@ -115,13 +115,15 @@ TEST(rdu_memory, models_that_do_not_fit_and_bad_options_fail_clearly) {
 }
 
 // Weight loads: 32 AGCUs each load 4 MiB from the SN40L's HBM at once. The bound is 128 MiB over 1638.4 GB/s =
-// 81.92 us; with row-sized interleaving the model reaches 87% of it (at 256 B interleaving, every access a row
-// miss, it reached 50%). Never faster than the bound, and no slower than 1.25x it.
+// 81.92 us; with row-sized interleaving the model reaches 77% of it (106.3 us; at 256 B interleaving, every
+// access a row miss, it reached 50%). It reached 87% while links served packets in injection order: in arrival
+// order the 32 streams interleave more finely at each channel and the in-order HBM (no FR-FCFS) loses row hits.
+// Never faster than the bound, and no slower than 1.35x it.
 TEST(rdu_memory, concurrent_weight_loads_reach_most_of_hbm_peak) {
     const auto j = run_json("-p platforms/rdu/sn40l.yaml --program workloads/programs/sn40l_hbm_loads.yaml");
     ASSERT_FALSE(j.is_null());
     const double bound = 128.0 * 1024 * 1024 / 1638.4e9;
     const double t = j["sim_time_s"];
     EXPECT_GE(t, bound);
-    EXPECT_LE(t, 1.25 * bound);
+    EXPECT_LE(t, 1.35 * bound);
 }

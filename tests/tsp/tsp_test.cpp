@@ -75,7 +75,7 @@ struct schedule {
         work w;
         w.type = dtype::int8;
         const std::uint32_t s = p.add_compute(p.intern_op(in.name), endpoint{chip().id(), static_cast<std::int32_t>(in.unit), 0}, p.add_work(w), {});
-        p.steps[s].not_before = origin + chip().clock().cycles(static_cast<double>(in.cycle));
+        p.steps[s].not_before = chip().clock().cycles(static_cast<double>(in.cycle));  // from the program start
         by_step[s] = std::move(in);
         return s;
     }
