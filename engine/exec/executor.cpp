@@ -34,6 +34,13 @@ void executor::push(tick t, ev kind, std::uint32_t index) {
     ++m_result.events;
 }
 
+tick executor::horizon() {
+    if (m_queue_everything || !m_ready.empty() || m_batch_left > 1) return 0;
+    if (m_queue.empty()) return ~tick{0};
+    const tick next = m_queue.next_time();
+    return m_quantum > 0 ? std::max(next, m_now + m_quantum + 1) : next;
+}
+
 bool executor::may_go_now(tick t) {
     // Steps still to issue at this instant come first (the rest of the batch, or steps made ready since).
     if (m_queue_everything || !m_ready.empty() || m_batch_left > 1) return false;
@@ -441,6 +448,7 @@ void executor::advance(std::uint32_t ki) {
             t.dst_port = seg.out;
             t.hop = k.hop;
             t.token = ki;
+            t.horizon = horizon();
             send(seg.net, t);
             if (t.hop == txn::parked) return;  // the network hands it back through release()
             k.head = t.head;

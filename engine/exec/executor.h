@@ -95,6 +95,8 @@ private:
     void check_acyclic(const program& p) const;
     void push(tick t, ev kind, std::uint32_t index);
     bool may_go_now(tick t);
+    /// The time before which a network may move a packet over further links in one call (see txn::horizon).
+    tick horizon();
     void issue(std::uint32_t s, tick now);
     void complete(std::uint32_t s);
     void start_flow(std::uint32_t s, tick now);

@@ -58,6 +58,9 @@ struct txn : tlm::tlm_extension<txn> {
     static constexpr std::uint32_t arrived = ~0u, parked = ~0u - 1;
     std::uint32_t hop = 0;
     std::uint64_t token = 0;
+    // A network may take the packet over further links in the same call while its head reaches them before
+    // `horizon` (the executor's next queued event: nothing can reach those links earlier); 0: one link only.
+    tick horizon = 0;
 
     tlm::tlm_extension_base* clone() const override { return new txn(*this); }
     void copy_from(const tlm::tlm_extension_base& other) override { *this = static_cast<const txn&>(other); }

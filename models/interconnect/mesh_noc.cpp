@@ -170,15 +170,23 @@ int mesh_noc::link_track(int node, int dir) {
 
 void mesh_noc::link_step(txn& t, std::uint64_t wire, int node) {
     const int w = static_cast<int>(m_p.width);
-    const int x = node % w, y = node / w;
-    const int dir = next_direction(x, y, static_cast<int>(t.dst_port) % w, static_cast<int>(t.dst_port) / w);
-    const size_t l = static_cast<size_t>(node * 5 + dir);
-    link_hop::pass(m_links[l], m_link_bytes[l], wire, ser_ticks(wire), m_router, m_wire, t.head, t.tail);
-    if (sim().trace.enabled()) {
-        if (m_link_tracks[l] == -2) m_link_tracks[l] = link_track(node, dir);
-        sim().trace.slice(m_link_tracks[l], t.head - m_wire, t.tail - m_wire, t.op, t.step);
+    const int dx = static_cast<int>(t.dst_port) % w, dy = static_cast<int>(t.dst_port) / w;
+    int x = node % w, y = node / w;
+    const tick ser = ser_ticks(wire);
+    // One link, or several while the executor's horizon says nothing else can reach them first.
+    for (;;) {
+        const int dir = next_direction(x, y, dx, dy);
+        const size_t l = static_cast<size_t>((y * w + x) * 5 + dir);
+        link_hop::pass(m_links[l], m_link_bytes[l], wire, ser, m_router, m_wire, t.head, t.tail);
+        if (sim().trace.enabled()) {
+            if (m_link_tracks[l] == -2) m_link_tracks[l] = link_track(y * w + x, dir);
+            sim().trace.slice(m_link_tracks[l], t.head - m_wire, t.tail - m_wire, t.op, t.step);
+        }
+        t.hop = neighbour_hop(x, y, dir);
+        if (t.hop == txn::arrived || t.head >= t.horizon) return;
+        x = static_cast<int>(t.hop - 1) % w;
+        y = static_cast<int>(t.hop - 1) / w;
     }
-    t.hop = neighbour_hop(x, y, dir);
 }
 
 std::uint32_t mesh_noc::neighbour_hop(int x, int y, int dir) const {
@@ -211,7 +219,7 @@ void mesh_noc::transport(txn& t) {
             sim().trace.slice(m_inject_tracks[src], t.head - m_wire, t.tail - m_wire, t.op, t.step);
         }
         t.hop = t.src_port + 1;
-        return;
+        if (t.head >= t.horizon || !m_routers.empty()) return;
     }
     // The head is at router (hop - 1): its output link towards the destination (or the ejection link).
     const int node = static_cast<int>(t.hop) - 1;
