@@ -6,6 +6,8 @@
 // Llama-2-7B runs 2 of its 32 layers (prefill of 2048 tokens) to keep the test fast; the layers are identical.
 #include <gtest/gtest.h>
 
+#include "tests/support/cli.h"
+
 #include <nlohmann/json.hpp>
 
 #include <array>
@@ -22,24 +24,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct result {
-    int code;
-    std::string out;
-};
-
-result tessel(const std::string& args) {
-    const char* b = std::getenv("TESSEL_BIN");
-    const std::string cmd = std::string(b ? b : "build/bin/tessel") + " " + args + " 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    result r{-1, {}};
-    if (!p) return r;
-    std::array<char, 4096> buf{};
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-    const int status = pclose(p);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    return r;
-}
+using result = tessel::test::cli_result;
+using tessel::test::run_tessel;
 
 fs::path scratch(const std::string& name) {
     const fs::path d = fs::temp_directory_path() / ("tessel_baseline_run_test_" + std::to_string(getpid())) / name;
@@ -62,7 +48,7 @@ const nlohmann::json& run(const std::string& platform, const std::string& model)
     auto it = cache.find(key);
     if (it != cache.end()) return it->second;
     const fs::path out = scratch(platform + "_" + model);
-    const result r = tessel("run -p " + platform + " " + models.at(model) + " --out " + out.string());
+    const result r = run_tessel("run -p " + platform + " " + models.at(model) + " --out " + out.string());
     EXPECT_EQ(r.code, 0) << key << "\n" << r.out;
     nlohmann::json j;
     std::ifstream in(out / "summary.json");
@@ -114,14 +100,14 @@ TEST(baseline_run, a100_over_h100_lies_between_the_bandwidth_and_peak_rate_ratio
 
 TEST(baseline_run, a_model_that_does_not_fit_in_device_memory_is_one_clear_error) {
     const fs::path out = scratch("too_big");
-    const result r = tessel("run -p h100_sxm -w llama2-7b --set gpu.hbm.capacity=8GB --out " + out.string());
+    const result r = run_tessel("run -p h100_sxm -w llama2-7b --set gpu.hbm.capacity=8GB --out " + out.string());
     EXPECT_EQ(r.code, 2) << r.out;
     EXPECT_NE(r.out.find("device memory"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("8 GB"), std::string::npos) << r.out;
 }
 
 TEST(baseline_run, a_bad_mapper_option_is_an_input_error) {
-    const result r = tessel("run -p tpu_v4 -w gpt2 --set mapper.fuse=everything");
+    const result r = run_tessel("run -p tpu_v4 -w gpt2 --set mapper.fuse=everything");
     EXPECT_EQ(r.code, 2) << r.out;
     EXPECT_NE(r.out.find("everything"), std::string::npos) << r.out;
 }

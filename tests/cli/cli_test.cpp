@@ -2,6 +2,8 @@
 // deterministic; bad input exits 2 with one clear message; describe and list work.
 #include <gtest/gtest.h>
 
+#include "tests/support/cli.h"
+
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
@@ -17,28 +19,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct result {
-    int code;
-    std::string out;  // stdout and stderr together
-};
+using result = tessel::test::cli_result;
 
-std::string bin() {
-    const char* b = std::getenv("TESSEL_BIN");
-    return b ? b : "build/bin/tessel";
-}
-
-result tessel(const std::string& args) {
-    const std::string cmd = bin() + " " + args + " 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    result r{-1, {}};
-    if (!p) return r;
-    std::array<char, 4096> buf{};
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-    const int status = pclose(p);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    return r;
-}
+using tessel::test::run_tessel;
 
 std::string slurp(const fs::path& p) {
     std::ifstream in(p, std::ios::binary);
@@ -71,7 +54,7 @@ TEST(cli, every_example_runs_and_never_beats_physics) {
     int i = 0;
     for (const auto& ex : examples) {
         const fs::path out = scratch("example" + std::to_string(i++));
-        const result r = tessel("run " + ex.platform + " " + ex.what + " --out " + out.string());
+        const result r = run_tessel("run " + ex.platform + " " + ex.what + " --out " + out.string());
         ASSERT_EQ(r.code, 0) << ex.what << "\n" << r.out;
         const auto j = nlohmann::json::parse(slurp(out / "summary.json"));
         const double t = j["sim_time_s"], bound = j["physical_bound_s"];
@@ -85,15 +68,15 @@ TEST(cli, every_example_runs_and_never_beats_physics) {
 TEST(cli, identical_runs_give_byte_identical_outputs) {
     const fs::path a = scratch("det_a"), b = scratch("det_b");
     const std::string args = "run -p platforms/teaching/mesh4x4.yaml -w workloads/mlp.yaml ";
-    ASSERT_EQ(tessel(args + "--out " + a.string() + " --trace " + (a / "t.json").string()).code, 0);
-    ASSERT_EQ(tessel(args + "--out " + b.string() + " --trace " + (b / "t.json").string()).code, 0);
+    ASSERT_EQ(run_tessel(args + "--out " + a.string() + " --trace " + (a / "t.json").string()).code, 0);
+    ASSERT_EQ(run_tessel(args + "--out " + b.string() + " --trace " + (b / "t.json").string()).code, 0);
     for (const char* f : {"stats.json", "stats.csv", "summary.json", "resolved.yaml", "t.json"})
         EXPECT_EQ(slurp(a / f), slurp(b / f)) << f << " differs between identical runs";
 }
 
 TEST(cli, traces_are_written_and_well_formed) {
     const fs::path d = scratch("traces");
-    const result r = tessel("run -p mesh4x4 -g workloads/programs/two_senders.yaml --vcd " + (d / "t.vcd").string() +
+    const result r = run_tessel("run -p mesh4x4 -g workloads/programs/two_senders.yaml --vcd " + (d / "t.vcd").string() +
                             " --trace " + (d / "t.json").string());
     ASSERT_EQ(r.code, 0) << r.out;
     const auto j = nlohmann::json::parse(slurp(d / "t.json"));
@@ -113,7 +96,7 @@ TEST(cli, traces_are_written_and_well_formed) {
     EXPECT_NE(vcd.find("$var wire 1"), std::string::npos);
     EXPECT_TRUE(fs::exists(d / "t.resolved.yaml")) << "the resolved configuration goes next to the results";
     // A scope filter keeps only what matches.
-    const result s = tessel("run -p mesh4x4 -g workloads/programs/two_senders.yaml --trace-scope '*tile[3,0]*' --trace " +
+    const result s = run_tessel("run -p mesh4x4 -g workloads/programs/two_senders.yaml --trace-scope '*tile[3,0]*' --trace " +
                             (d / "s.json").string());
     ASSERT_EQ(s.code, 0) << s.out;
     const std::string scoped = slurp(d / "s.json");
@@ -136,7 +119,7 @@ TEST(cli, bad_input_exits_2_with_one_clear_message) {
         {"run -p mesh4x4 -w mlp --trace-from 10GHz", "--trace-from: expected a time"},
     };
     for (const auto& c : cases) {
-        const result r = tessel(c.args);
+        const result r = run_tessel(c.args);
         EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;
         EXPECT_NE(r.out.find(c.expect), std::string::npos) << c.args << "\n" << r.out;
         EXPECT_EQ(r.out.find("internal error"), std::string::npos) << r.out;
@@ -146,39 +129,39 @@ TEST(cli, bad_input_exits_2_with_one_clear_message) {
 TEST(cli, program_errors_have_file_line_column) {
     const fs::path d = scratch("prog");
     std::ofstream(d / "p.yaml") << "program: p\nsteps:\n  - id: a\n    transfer: {from: \"tile[0,0]\", to: \"tile[9,0]\", bytes: 1KiB}\n";
-    result r = tessel("run -p mesh4x4 -g " + (d / "p.yaml").string());
+    result r = run_tessel("run -p mesh4x4 -g " + (d / "p.yaml").string());
     EXPECT_EQ(r.code, 2);
     EXPECT_NE(r.out.find("p.yaml:4:39:"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("outside the 4 x 4 grid of 'tile'"), std::string::npos) << r.out;
     std::ofstream(d / "q.yaml") << "program: q\nsteps:\n  - id: a\n    delay: 1us\n    after: [b]\n";
-    r = tessel("run -p mesh4x4 -g " + (d / "q.yaml").string());
+    r = run_tessel("run -p mesh4x4 -g " + (d / "q.yaml").string());
     EXPECT_EQ(r.code, 2);
     EXPECT_NE(r.out.find("q.yaml:5:13: after: no step with id 'b'"), std::string::npos) << r.out;
     std::ofstream(d / "c.yaml") << "program: c\nsteps:\n  - {id: a, delay: 1us, after: [b]}\n  - {id: b, delay: 1us, after: [a]}\n";
-    r = tessel("run -p mesh4x4 -g " + (d / "c.yaml").string());
+    r = run_tessel("run -p mesh4x4 -g " + (d / "c.yaml").string());
     EXPECT_EQ(r.code, 2);
     EXPECT_NE(r.out.find("can never finish"), std::string::npos) << r.out;
     std::ofstream(d / "u.yaml") << "program: u\nsteps:\n  - id: a\n    delay: 1 parsec\n";
-    r = tessel("run -p mesh4x4 -g " + (d / "u.yaml").string());
+    r = run_tessel("run -p mesh4x4 -g " + (d / "u.yaml").string());
     EXPECT_EQ(r.code, 2);
     EXPECT_NE(r.out.find("u.yaml:4:12: delay: unknown unit 'parsec'"), std::string::npos) << r.out;
 }
 
 TEST(cli, describe_and_list) {
-    const result d = tessel("describe mesh_noc");
+    const result d = run_tessel("describe mesh_noc");
     EXPECT_EQ(d.code, 0);
     EXPECT_NE(d.out.find("link_bandwidth"), std::string::npos);
     EXPECT_NE(d.out.find("32B/cycle"), std::string::npos);
-    const result h = tessel("describe hbm");
+    const result h = run_tessel("describe hbm");
     EXPECT_NE(h.out.find("hbm3_stack"), std::string::npos);
-    const result l = tessel("list");
+    const result l = run_tessel("list");
     EXPECT_EQ(l.code, 0);
     for (const char* k : {"pe", "sram_bank", "hbm", "mesh_noc", "ring", "crossbar", "chip_link", "barrier", "tile", "mesh"})
         EXPECT_NE(l.out.find(k), std::string::npos) << k << " missing from tessel list: a registration was dropped";
 }
 
 TEST(cli, components_doc_matches_the_code) {
-    const result r = tessel("describe --all --markdown");
+    const result r = run_tessel("describe --all --markdown");
     ASSERT_EQ(r.code, 0);
     EXPECT_TRUE(slurp("docs/components.md") == r.out)
         << "docs/components.md is out of date: run  build/bin/tessel describe --all --markdown > docs/components.md";

@@ -2,6 +2,8 @@
 // platform parameter (following --set) exit 2 with the file:line:column of the value, and nothing runs.
 #include <gtest/gtest.h>
 
+#include "tests/support/cli.h"
+
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -14,24 +16,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct result {
-    int code;
-    std::string out;  // stdout and stderr together
-};
-
-result tessel(const std::string& args) {
-    const char* b = std::getenv("TESSEL_BIN");
-    const std::string cmd = std::string(b ? b : "build/bin/tessel") + " " + args + " 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    result r{-1, {}};
-    if (!p) return r;
-    std::array<char, 4096> buf{};
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-    const int status = pclose(p);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    return r;
-}
+using result = tessel::test::cli_result;
+using tessel::test::run_tessel;
 
 fs::path scratch() {
     const fs::path d = fs::temp_directory_path() / ("tessel_program_input_test_" + std::to_string(getpid()));
@@ -46,7 +32,7 @@ TEST(cli_program, bad_traffic_exits_2_at_the_value) {
     const fs::path d = scratch();
     std::ofstream(d / "t.yaml") << "program: t\ntraffic:\n  network: noc\n  pattern: transpose\n  rate: 2\n"
                                    "  packet: 4flits\n  measure: 100cycles\n";
-    const result r = tessel("run -p mesh4x4 -g " + (d / "t.yaml").string());
+    const result r = run_tessel("run -p mesh4x4 -g " + (d / "t.yaml").string());
     EXPECT_EQ(r.code, 2) << r.out;
     EXPECT_NE(r.out.find("t.yaml:5:9: rate: the offered load is in flits per node per cycle, above 0 and at most 1; got '2'"),
               std::string::npos)
@@ -63,10 +49,10 @@ TEST(cli_program, expressions_see_platform_parameters_and_set) {
                                       "  noc: {kind: mesh_noc, params: {width: \"${k}\", height: \"${k}\"}}\n"
                                       "connections:\n  - tile[x,y] -> noc[x,y]\n";
     std::ofstream(d / "p.yaml") << "program: p\nsteps:\n  - compute: {on: \"tile[{k},0]\", macs: 1M}\n";
-    result r = tessel("run -p " + (d / "plat.yaml").string() + " -g " + (d / "p.yaml").string());
+    result r = run_tessel("run -p " + (d / "plat.yaml").string() + " -g " + (d / "p.yaml").string());
     EXPECT_EQ(r.code, 2) << r.out;
     EXPECT_NE(r.out.find("p.yaml:3:19: 'tile[4,0]': outside the 4 x 4 grid of 'tile'"), std::string::npos) << r.out;
-    r = tessel("run -p " + (d / "plat.yaml").string() + " -g " + (d / "p.yaml").string() + " --set k=8");
+    r = run_tessel("run -p " + (d / "plat.yaml").string() + " -g " + (d / "p.yaml").string() + " --set k=8");
     EXPECT_EQ(r.code, 2) << r.out;
     EXPECT_NE(r.out.find("p.yaml:3:19: 'tile[8,0]': outside the 8 x 8 grid of 'tile'"), std::string::npos) << r.out;
     fs::remove_all(d);

@@ -4,6 +4,8 @@
 // not fit fail with one clear message (exit 2).
 #include <gtest/gtest.h>
 
+#include "tests/support/cli.h"
+
 #include <nlohmann/json.hpp>
 
 #include <array>
@@ -13,27 +15,11 @@
 
 namespace {
 
-struct result {
-    int code;
-    std::string out;
-};
-
-result tessel(const std::string& args) {
-    const char* b = std::getenv("TESSEL_BIN");
-    const std::string cmd = std::string(b ? b : "build/bin/tessel") + " " + args + " 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    result r{-1, {}};
-    if (!p) return r;
-    std::array<char, 4096> buf{};
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-    const int status = pclose(p);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    return r;
-}
+using result = tessel::test::cli_result;
+using tessel::test::run_tessel;
 
 nlohmann::json run_json(const std::string& args) {
-    const result r = tessel("run --json " + args);
+    const result r = run_tessel("run --json " + args);
     EXPECT_EQ(r.code, 0) << args << "\n" << r.out;
     if (r.code != 0) return {};
     return nlohmann::json::parse(r.out);
@@ -107,7 +93,7 @@ TEST(rdu_memory, models_that_do_not_fit_and_bad_options_fail_clearly) {
          "weights, state and configurations need"},
     };
     for (const auto& c : cases) {
-        const result r = tessel("run " + c.args);
+        const result r = run_tessel("run " + c.args);
         EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;
         EXPECT_NE(r.out.find(c.expect), std::string::npos) << c.args << "\n" << r.out;
         EXPECT_EQ(r.out.find("internal error"), std::string::npos) << r.out;
