@@ -84,12 +84,7 @@ struct reader {
     }
 
     quantity number(const yaml_node& n, const std::string& what) const {
-        const std::string t = text(n, what);
-        try {
-            return parse_quantity(t);
-        } catch (const input_error& e) {
-            throw input_error(what + ": " + e.message(), n.where());
-        }
+        return parse_quantity(text(n, what), what, n.where());
     }
 
     double count(const yaml_node& n, const std::string& what) const {

@@ -86,12 +86,7 @@ struct traffic_reader {
     const traffic_text& text;
 
     quantity number(const yaml_node& n, const std::string& what) const {
-        const std::string t = text(n, what);
-        try {
-            return parse_quantity(t);
-        } catch (const input_error& e) {
-            throw input_error(what + ": " + e.message(), n.where());
-        }
+        return parse_quantity(text(n, what), what, n.where());
     }
 
     /// A non-negative (or, with `positive`, a positive) length in cycles of `clk` or a time, as ticks.
@@ -122,12 +117,7 @@ struct traffic_reader {
     }
 
     std::uint64_t whole(const yaml_node& n, const std::string& what, const std::string& t) const {
-        quantity q;
-        try {
-            q = parse_quantity(t);
-        } catch (const input_error& e) {
-            throw input_error(what + ": " + e.message(), n.where());
-        }
+        const quantity q = parse_quantity(t, what, n.where());
         if (q.dim != dimension::scalar || q.value < 1 || std::floor(q.value) != q.value || q.value > 1e12)
             throw input_error(what + ": expected a positive whole number, got '" + t + "'", n.where());
         return static_cast<std::uint64_t>(q.value);

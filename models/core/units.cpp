@@ -115,6 +115,14 @@ std::string suggestion(std::string_view bad) {
 
 }  // namespace
 
+quantity parse_quantity(std::string_view text, const std::string& what, const source_location& where) {
+    try {
+        return parse_quantity(text);
+    } catch (const input_error& e) {
+        throw input_error(what + ": " + e.message(), where);
+    }
+}
+
 quantity parse_quantity(std::string_view text) {
     std::string s(text);
     // Trim.

@@ -33,6 +33,9 @@ struct quantity {
 /// Parses "1.1GHz", "48 KiB", "3.35TB/s", "32B/cycle", "30ns", "2cycles", "1.5M" (scalar with SI prefix).
 /// Throws input_error (without a location; callers add it) naming the bad unit and what would be valid.
 quantity parse_quantity(std::string_view text);
+struct source_location;
+/// The same, for a value read from a file: the error is "WHAT: why" at `where`.
+quantity parse_quantity(std::string_view text, const std::string& what, const source_location& where);
 
 /// Formats with a readable prefix: "1.1 GHz", "48 KiB", "3.35 TB/s", "30 ns".
 std::string format_quantity(const quantity& q);
