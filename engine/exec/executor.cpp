@@ -27,6 +27,18 @@ executor::~executor() {
 
 namespace {
 constexpr tick no_time = ~tick{0};
+
+/// A free slot of a pool (flows, packets): a released one if any (its vectors keep their storage), else new.
+template <class T>
+std::uint32_t take_slot(std::vector<T>& pool, std::vector<std::uint32_t>& free) {
+    if (free.empty()) {
+        pool.emplace_back();
+        return static_cast<std::uint32_t>(pool.size() - 1);
+    }
+    const std::uint32_t i = free.back();
+    free.pop_back();
+    return i;
+}
 }  // namespace
 
 void executor::push(tick t, ev kind, std::uint32_t index) {
@@ -309,14 +321,7 @@ attach_point executor::attach_or_fail(const endpoint& e, std::int32_t unit, std:
 
 void executor::start_flow(std::uint32_t s, tick now) {
     const step& st = m_prog->steps[s];
-    std::uint32_t fi;
-    if (!m_free_flows.empty()) {
-        fi = m_free_flows.back();
-        m_free_flows.pop_back();
-    } else {
-        fi = static_cast<std::uint32_t>(m_flows.size());
-        m_flows.emplace_back();
-    }
+    const std::uint32_t fi = take_slot(m_flows, m_free_flows);
     flow& f = m_flows[fi];
     // Reset field by field: the vectors keep their storage from the flow that used this slot before.
     f.sent = f.count = f.delivered = 0;
@@ -363,14 +368,7 @@ void executor::start_flow(std::uint32_t s, tick now) {
 }
 
 void executor::inject(std::uint32_t fi, tick now) {
-    std::uint32_t ki;
-    if (!m_free_packets.empty()) {
-        ki = m_free_packets.back();
-        m_free_packets.pop_back();
-    } else {
-        ki = static_cast<std::uint32_t>(m_packets.size());
-        m_packets.emplace_back();
-    }
+    const std::uint32_t ki = take_slot(m_packets, m_free_packets);
     flow& f = m_flows[fi];
     packet& k = m_packets[ki];
     k.flow = fi;
