@@ -406,6 +406,15 @@ const std::vector<route_segment>& executor::route_of(const packet& k) const {
     return k.own_route ? k.route : m_flows[k.flow].route;
 }
 
+void executor::memory_stage(packet& k, txn_kind kind, const endpoint& e, txn& t) {
+    t.kind = kind;
+    t.unit = e.unit;
+    t.address = e.address + k.offset;
+    send(e.comp, t);
+    k.head = t.head;
+    k.tail = t.tail;
+}
+
 void executor::advance(std::uint32_t ki) {
     txn& t = m_payload.ext();
     for (;;) {
@@ -419,14 +428,7 @@ void executor::advance(std::uint32_t ki) {
         t.bytes = k.bytes;
         if (k.stage == 0) {
             // Source memory (none when the source is a network port).
-            if (!f.src_is_port) {
-                t.kind = txn_kind::read;
-                t.unit = st.at.unit;
-                t.address = st.at.address + k.offset;
-                send(st.at.comp, t);
-                k.head = t.head;
-                k.tail = t.tail;
-            }
+            if (!f.src_is_port) memory_stage(k, txn_kind::read, st.at, t);
             k.stage = 1;
             if (!f.local && (f.src_by_address || f.dst_by_address)) {
                 // Memories that pick the unit by address may move this packet to another port.
@@ -459,14 +461,7 @@ void executor::advance(std::uint32_t ki) {
             }
         } else {
             // Destination memory (none when the destination is a network port).
-            if (!f.dst_is_port) {
-                t.kind = txn_kind::write;
-                t.unit = st.to.unit;
-                t.address = st.to.address + k.offset;
-                send(st.to.comp, t);
-                k.head = t.head;
-                k.tail = t.tail;
-            }
+            if (!f.dst_is_port) memory_stage(k, txn_kind::write, st.to, t);
             delivered(ki);
             return;
         }

@@ -103,6 +103,8 @@ private:
     void inject(std::uint32_t f, tick now);
     void schedule_next(std::uint32_t f, tick earliest);
     void advance(std::uint32_t k);
+    /// A packet's read at its source memory or write at its destination memory.
+    void memory_stage(packet& k, txn_kind kind, const endpoint& e, txn& t);
     void delivered(std::uint32_t k);
     void send(std::uint32_t comp, txn& t);
     attach_point attach_or_fail(const endpoint& e, std::int32_t unit, std::uint32_t s) const;

@@ -1,5 +1,6 @@
 #include "engine/program/traffic.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <sstream>
@@ -124,6 +125,17 @@ struct traffic_reader {
     }
 };
 
+/// Position of `value` in `names`; a located error naming the valid ones otherwise.
+size_t index_of(const std::vector<std::string>& names, const std::string& value, const std::string& key,
+                const std::string& what, const yaml_node& n) {
+    const auto it = std::find(names.begin(), names.end(), value);
+    if (it == names.end())
+        throw input_error(key + ": unknown " + what + " '" + value + "'" + did_you_mean(value, names) +
+                              "; expected one of: " + join(names),
+                          n.where());
+    return static_cast<size_t>(it - names.begin());
+}
+
 }  // namespace
 
 void expand_traffic(const yaml_node& block, const platform& plat, const traffic_text& text, program& prog) {
@@ -161,16 +173,7 @@ void expand_traffic(const yaml_node& block, const platform& plat, const traffic_
     // Pattern and hotspots.
     const yaml_node pat_node = block["pattern"];
     const std::string pat_name = text(pat_node, "pattern");
-    traffic_pattern pattern{};
-    {
-        size_t i = 0;
-        while (i < pattern_names.size() && pattern_names[i] != pat_name) ++i;
-        if (i == pattern_names.size())
-            throw input_error("pattern: unknown pattern '" + pat_name + "'" + did_you_mean(pat_name, pattern_names) +
-                                  "; expected one of: " + join(pattern_names),
-                              pat_node.where());
-        pattern = static_cast<traffic_pattern>(i);
-    }
+    const auto pattern = static_cast<traffic_pattern>(index_of(pattern_names, pat_name, "pattern", "pattern", pat_node));
     std::vector<std::uint32_t> hotspots;
     double fraction = 0;
     if (block.has("hotspot")) {
@@ -275,14 +278,7 @@ void expand_traffic(const yaml_node& block, const platform& plat, const traffic_
     traffic_process process = traffic_process::bernoulli;
     if (block.has("process")) {
         const yaml_node pr = block["process"];
-        const std::string t = text(pr, "process");
-        size_t i = 0;
-        while (i < process_names.size() && process_names[i] != t) ++i;
-        if (i == process_names.size())
-            throw input_error("process: unknown injection process '" + t + "'" + did_you_mean(t, process_names) +
-                                  "; expected one of: " + join(process_names),
-                              pr.where());
-        process = static_cast<traffic_process>(i);
+        process = static_cast<traffic_process>(index_of(process_names, text(pr, "process"), "process", "injection process", pr));
     }
     std::uint64_t seed = 1;
     if (block.has("seed")) {
