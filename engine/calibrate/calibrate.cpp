@@ -133,8 +133,7 @@ double mape(const std::vector<measurement>& ms, const std::vector<double>& sim, 
 
 struct calibrator::prepared {
     std::string label;
-    program prog;
-    std::unordered_map<std::uint64_t, kernel_desc> descs;
+    program prog;  // one kernel, its descriptor as the step's payload
 };
 
 calibrator::calibrator(const std::string& platform_path, const std::vector<std::string>& sets)
@@ -209,7 +208,7 @@ const calibrator::prepared& calibrator::prepare(const measurement& m) {
     const std::uint32_t opi = p->prog.intern_op(m.label);
     const std::uint32_t wi = p->prog.add_work(k.w);
     const std::uint32_t s = p->prog.add_compute(opi, endpoint{m_device_id, 0, 0}, wi, {});
-    p->descs[s] = k.desc;
+    p->prog.set_payload(s, std::make_shared<kernel_desc>(k.desc));
     m_prepared.push_back(std::move(p));
     return *m_prepared.back();
 }
@@ -218,9 +217,8 @@ double calibrator::simulate(const measurement& m) {
     const prepared& p = prepare(m);
     // The benchmark replays the kernel back to back: its caches hold what the replay before left there.
     m_device->reset_caches();
-    for (const auto& [step, d] : p.descs) m_device->warm(d);
+    m_device->warm(*payload_as<kernel_desc>(p.prog.payload_of(0)));
     m_device->clear_records();
-    m_device->set_kernels(p.descs);
     const executor::result r = m_exec->run(p.prog);
     m_last = m_device->records().empty() ? kernel_record{} : m_device->records().back();
     return ticks_to_seconds(r.step_end[0] - r.step_start[0]);

@@ -173,6 +173,8 @@ executor::result executor::run(const program& p) {
     m_result.end = start;
     m_now = start;
     m_plat.sim().events = this;
+    for (const auto& c : m_plat.sim().components())
+        if (c) c->begin_program(start);
     for (size_t s = 0; s < n; ++s)
         if (m_remaining[s] == 0) m_ready.push_back(static_cast<std::uint32_t>(s));
     if (n > 0) {
@@ -255,6 +257,7 @@ void executor::issue(std::uint32_t s, tick now) {
     txn& t = m_payload.ext();
     t.op = st.op;
     t.step = s;
+    t.payload = p.payload_of(s);
     switch (st.kind) {
         case step_kind::delay:
             m_result.step_start[s] = at;
@@ -417,6 +420,7 @@ void executor::memory_stage(packet& k, txn_kind kind, const endpoint& e, txn& t)
 
 void executor::advance(std::uint32_t ki) {
     txn& t = m_payload.ext();
+    t.payload = nullptr;
     for (;;) {
         packet& k = m_packets[ki];
         const flow& f = m_flows[k.flow];

@@ -123,7 +123,7 @@ bool is_held(const tensor_info& ti) { return is_source(ti) && (ti.role == tensor
 class planner {
 public:
     /// `streamed`: per tensor, whether it lives in streaming memory (weights and state only); empty: none.
-    planner(const workload_graph& g, platform& plat, const bsp_mapper::options& o, std::vector<bool> streamed,
+    planner(const workload_graph& g, const platform& plat, const bsp_mapper::options& o, std::vector<bool> streamed,
             std::vector<bsp_mapper::superstep>& steps)
         : m_g(g), m_plat(plat), m_opt(o), m_streamed(std::move(streamed)), m_steps(steps) {
         m_streaming = std::find(m_streamed.begin(), m_streamed.end(), true) != m_streamed.end();
@@ -169,7 +169,7 @@ public:
 
 private:
     const workload_graph& m_g;
-    platform& m_plat;
+    const platform& m_plat;
     const bsp_mapper::options& m_opt;
     std::vector<bool> m_streamed;
     bool m_streaming = false;  // any tensor streamed
@@ -1189,7 +1189,7 @@ std::vector<int> streaming_order(const workload_graph& g) {
 
 }  // namespace
 
-mapping bsp_mapper::map(const workload_graph& g, platform& plat) {
+mapping bsp_mapper::map(const workload_graph& g, const platform& plat) {
     if (m_opt.code_reserve < 0 || m_opt.code_reserve >= 1) throw input_error("mapper.code_reserve must be at least 0 and below 1");
     const std::vector<int> order = streaming_order(g);
     auto streamed = [&](size_t k) {  // the first k of `order` in streaming memory

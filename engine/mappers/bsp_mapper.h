@@ -48,7 +48,7 @@ public:
     };
 
     explicit bsp_mapper(options o) : m_opt(std::move(o)) {}
-    mapping map(const workload_graph& g, platform& plat) override;
+    mapping map(const workload_graph& g, const platform& plat) override;
     void explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const override;
 
     const std::vector<superstep>& supersteps() const { return m_steps; }

@@ -230,7 +230,7 @@ private:
 
 }  // namespace
 
-mapping kernel_mapper::map(const workload_graph& g, platform& plat) {
+mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
     const std::uint32_t dev_id = find_device(plat, m_opt.device);
     auto* dev = dynamic_cast<kernel_device*>(&plat.comp(dev_id));
     std::optional<dtype> half_as;
@@ -292,7 +292,6 @@ mapping kernel_mapper::map(const workload_graph& g, platform& plat) {
     };
     const address_fn address_of = [&](int t) { return ensure(t); };
 
-    std::unordered_map<std::uint64_t, kernel_desc> descs;
     std::vector<lowered_kernel> kernels;
     std::vector<std::uint32_t> kernel_step;
     int views = 0, fused = 0;
@@ -306,7 +305,7 @@ mapping kernel_mapper::map(const workload_graph& g, platform& plat) {
             if (!kernel_step.empty()) after.push_back(kernel_step.back());
             const std::uint32_t s = prog.add_compute(opi, endpoint{dev_id, 0, 0}, prog.add_work(k.w), after);
             kernel_step.push_back(s);
-            descs[s] = k.desc;
+            prog.set_payload(s, std::make_shared<kernel_desc>(k.desc));
         }
         for (int t : pending_release) release(t);
         pending_release.clear();
@@ -389,7 +388,6 @@ mapping kernel_mapper::map(const workload_graph& g, platform& plat) {
         for (int t : op.inputs) pending_release.push_back(t);
     }
     close_kernel();
-    dev->set_kernels(std::move(descs));
 
     if (mem.high_water() > mem.capacity() && mem.capacity() > 0)
         throw input_error("workload '" + g.name + "' needs " + format_bytes(static_cast<double>(mem.high_water())) +

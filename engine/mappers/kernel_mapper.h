@@ -9,7 +9,7 @@
 // workload's own fusion pass merged (`fuse: true` in the workload) are one kernel already.
 // Tensors get device addresses from a best-fit allocator that frees an activation after its last reader (a
 // caching allocator): weights, inputs and state first, then activations; a model that does not fit is an error.
-// The device is told each kernel's operands (kernel_device::set_kernels) so its cache can keep what it holds.
+// Each kernel step carries its operands as a payload (kernel_desc) so the device's cache can keep what it holds.
 // explain() adds each kernel's time, plan and bound, and the time per layer (ops grouped by name prefix up to
 // the first number: "encoder.layer.3", "h.5", "layer1.0").
 #pragma once
@@ -47,7 +47,7 @@ public:
         void declare(param_decl& d);
     };
     explicit kernel_mapper(options o) : m_opt(std::move(o)) {}
-    mapping map(const workload_graph& g, platform& plat) override;
+    mapping map(const workload_graph& g, const platform& plat) override;
     void explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const override;
 
     /// The device component of `plat` a mapper with these options runs on (throws input_error when none).

@@ -35,7 +35,7 @@ struct run_summary;
 class mapper {
 public:
     virtual ~mapper() = default;
-    virtual mapping map(const workload_graph& g, platform& plat) = 0;
+    virtual mapping map(const workload_graph& g, const platform& plat) = 0;
     /// After the run: add what this execution style explains best to the summary (time per superstep split
     /// into compute, sync and exchange; per pipeline section; predicted against simulated cycles), as notes
     /// and as `summary.details`. `r` has every step's start and end.

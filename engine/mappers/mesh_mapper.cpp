@@ -48,7 +48,7 @@ struct placement {
 
 class planner {
 public:
-    planner(const workload_graph& g, platform& plat, const mesh_mapper::options& o) : m_g(g), m_plat(plat), m_opt(o) {
+    planner(const workload_graph& g, const platform& plat, const mesh_mapper::options& o) : m_g(g), m_plat(plat), m_opt(o) {
         find_tiles();
         find_memory();
         m_place.resize(g.tensors().size());
@@ -85,7 +85,7 @@ public:
 
 private:
     const workload_graph& m_g;
-    platform& m_plat;
+    const platform& m_plat;
     const mesh_mapper::options& m_opt;
     std::vector<endpoint> m_tiles;
     std::uint64_t m_capacity = 0;
@@ -485,7 +485,7 @@ private:
 
 }  // namespace
 
-mapping mesh_mapper::map(const workload_graph& g, platform& plat) {
+mapping mesh_mapper::map(const workload_graph& g, const platform& plat) {
     if (m_opt.resident_fraction < 0 || m_opt.resident_fraction >= 1)
         throw input_error("mapper.resident_fraction must be at least 0 and below 1");
     planner p(g, plat, m_opt);

@@ -90,7 +90,7 @@ const platform::group* find_kind(const platform& plat, const std::string& name, 
     throw input_error("rdu mapper: platform '" + plat.title() + "' has no " + kind + " components");
 }
 
-chip discover(platform& plat, const rdu_mapper::options& o) {
+chip discover(const platform& plat, const rdu_mapper::options& o) {
     chip c;
     const platform::group* pg = find_kind(plat, o.pcus, "rdu_pcu", "pcus");
     const platform::group* mg = find_kind(plat, o.pmus, "rdu_pmu", "pmus");
@@ -857,7 +857,7 @@ private:
 
 }  // namespace
 
-rdu_plan rdu_mapper::plan(const workload_graph& g, platform& plat) const {
+rdu_plan rdu_mapper::plan(const workload_graph& g, const platform& plat) const {
     if (m_opt.chunk_above > 1) throw input_error("mapper.chunk_above must be at most 1 (a share of the chip's PMU capacity)");
     const chip c = discover(plat, m_opt);
     planner p(g, c, m_opt, plat.title());
@@ -1246,7 +1246,7 @@ private:
 
 }  // namespace
 
-mapping rdu_mapper::map(const workload_graph& g, platform& plat) {
+mapping rdu_mapper::map(const workload_graph& g, const platform& plat) {
     if (m_opt.chunk_above > 1) throw input_error("mapper.chunk_above must be at most 1 (a share of the chip's PMU capacity)");
     const chip c = discover(plat, m_opt);
     planner pl(g, c, m_opt, plat.title());

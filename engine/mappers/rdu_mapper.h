@@ -109,11 +109,11 @@ public:
     explicit rdu_mapper(options o);
     ~rdu_mapper() override;
 
-    mapping map(const workload_graph& g, platform& plat) override;
+    mapping map(const workload_graph& g, const platform& plat) override;
     void explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const override;
 
     /// Partitions and places `g` without building a program (what map() does first).
-    rdu_plan plan(const workload_graph& g, platform& plat) const;
+    rdu_plan plan(const workload_graph& g, const platform& plat) const;
 
     struct record;  // step ids per section, for explain()
 

@@ -623,7 +623,7 @@ private:
 
 }  // namespace
 
-mapping tsp_mapper::map(const workload_graph& g, platform& plat) {
+mapping tsp_mapper::map(const workload_graph& g, const platform& plat) {
     const platform::group* cg = nullptr;
     if (!m_opt.chip.empty()) {
         cg = plat.find_group(m_opt.chip);
@@ -652,10 +652,7 @@ mapping tsp_mapper::map(const workload_graph& g, platform& plat) {
     m.prog.name = g.name;
     m.prog.strict_schedule = true;
     for (const auto& n : sch.op_names) m.prog.intern_op(n);
-    const tick origin = sc_core::sc_time_stamp().value();
     const tsp::timing& tm = chip->model();
-    std::unordered_map<std::uint64_t, tsp::instruction> by_step;
-    by_step.reserve(order.size());
     std::int64_t predicted = 0;
     for (std::uint32_t s = 0; s < order.size(); ++s) {
         rec r = sch.records[order[s]];
@@ -667,9 +664,8 @@ mapping tsp_mapper::map(const workload_graph& g, platform& plat) {
                                                     m.prog.add_work(r.w), {});
         m.prog.steps[id].not_before = tm.clk.cycles(static_cast<double>(r.in.cycle));  // from the program start
         predicted = std::max(predicted, r.in.cycle + tm.busy(r.in) + tm.skew);
-        by_step.emplace(id, std::move(r.in));
+        m.prog.set_payload(id, std::make_shared<tsp::instruction>(std::move(r.in)));
     }
-    chip->set_schedule(origin, std::move(by_step));
     m_predicted = predicted;
     m_hz = tm.clk.hz;
     m_spans.clear();

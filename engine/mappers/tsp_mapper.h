@@ -29,7 +29,7 @@ public:
     };
 
     explicit tsp_mapper(options o) : m_opt(std::move(o)) {}
-    mapping map(const workload_graph& g, platform& plat) override;
+    mapping map(const workload_graph& g, const platform& plat) override;
     void explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const override;
 
     /// The schedule's predicted length in cycles (all superlanes), from the last map().

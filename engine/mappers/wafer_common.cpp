@@ -28,7 +28,7 @@ double op_info::in_bytes() const {
     return b;
 }
 
-fabric fabric::find(platform& plat, const common_options& o, const std::string& who) {
+fabric fabric::find(const platform& plat, const common_options& o, const std::string& who) {
     fabric f;
     f.plat = &plat;
     const platform::group* g = nullptr;

@@ -44,7 +44,7 @@ struct rect {
 
 /// The wafer a mapper works on.
 struct fabric {
-    platform* plat = nullptr;
+    const platform* plat = nullptr;
     wafer_pe_array* pes = nullptr;
     std::string pe_group;
     mesh_noc* noc = nullptr;
@@ -57,7 +57,7 @@ struct fabric {
     std::vector<int> mx_port_pos;                // each MemoryX port's position along the lines
 
     /// Finds the parts (errors name what is missing and the option that selects it).
-    static fabric find(platform& plat, const common_options& o, const std::string& who);
+    static fabric find(const platform& plat, const common_options& o, const std::string& who);
 
     endpoint pe(int x, int y) const { return endpoint{pes->id(), pes->unit_of(x, y), 0}; }
     endpoint mx_port(std::int32_t port) const { return endpoint{mx->id(), port, 0}; }

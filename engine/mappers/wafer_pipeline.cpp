@@ -176,7 +176,7 @@ void flow_from(program& p, const fabric& f, std::uint32_t opi, const op_state& s
 
 }  // namespace
 
-mapping wafer_pipeline_mapper::map(const workload_graph& g, platform& plat) {
+mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat) {
     const std::string who = "wafer_pipeline mapper";
     const fabric f = fabric::find(plat, m_opt.common, who);
     const analysis an = analyse(g, f.pes->pe_timing());

@@ -29,7 +29,7 @@ public:
         void declare(param_decl& d);
     };
     explicit wafer_pipeline_mapper(options o) : m_opt(std::move(o)) {}
-    mapping map(const workload_graph& g, platform& plat) override;
+    mapping map(const workload_graph& g, const platform& plat) override;
     void explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const override;
 
 private:

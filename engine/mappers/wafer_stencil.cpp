@@ -28,7 +28,7 @@ bool is_scalar(const tensor_info& t) { return t.elements() == 1; }
 
 }  // namespace
 
-mapping wafer_stencil_mapper::map(const workload_graph& g, platform& plat) {
+mapping wafer_stencil_mapper::map(const workload_graph& g, const platform& plat) {
     const std::string who = "wafer_stencil mapper";
     const wafer::fabric f = wafer::fabric::find(plat, m_opt.common, who);
     // The grid: the first 3D tensor.

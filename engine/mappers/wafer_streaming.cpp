@@ -278,7 +278,7 @@ mapping plan_streaming(const workload_graph& g, const fabric& f, const analysis&
 
 }  // namespace wafer
 
-mapping wafer_streaming_mapper::map(const workload_graph& g, platform& plat) {
+mapping wafer_streaming_mapper::map(const workload_graph& g, const platform& plat) {
     const wafer::fabric f = wafer::fabric::find(plat, m_opt.common, "wafer_streaming mapper");
     const wafer::analysis an = wafer::analyse(g, f.pes->pe_timing());
     return wafer::plan_streaming(g, f, an, m_opt.common, m_opt.max_microbatches, m_report);

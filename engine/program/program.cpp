@@ -1,5 +1,7 @@
 #include "engine/program/program.h"
 
+#include <stdexcept>
+
 namespace tessel {
 
 const char* step_kind_name(step_kind k) {
@@ -66,6 +68,53 @@ std::uint32_t program::add_delay(std::uint32_t op, tick length, const std::vecto
     s.op = op;
     s.length = length;
     return push(s, after);
+}
+
+void program::set_payload(std::uint32_t s, std::shared_ptr<const step_payload> p) {
+    if (steps[s].kind != step_kind::compute) throw std::logic_error("program: a payload on " + describe(s) + ", not a compute step");
+    payloads.push_back(std::move(p));
+    steps[s].payload = static_cast<std::uint32_t>(payloads.size() - 1);
+}
+
+std::uint32_t program::append(const program& other, const std::function<std::uint32_t(std::uint32_t)>& comp_of) {
+    if (traffic.enabled() && other.traffic.enabled())
+        throw input_error("programs '" + name + "' and '" + other.name + "' both have synthetic traffic and cannot be joined");
+    auto rebind = [&](endpoint e) {
+        if (e.valid() && comp_of) e.comp = comp_of(e.comp);
+        return e;
+    };
+    const auto offset = static_cast<std::uint32_t>(steps.size());
+    const auto dep_offset = static_cast<std::uint32_t>(deps.size());
+    const auto work_offset = static_cast<std::uint32_t>(works.size());
+    const auto payload_offset = static_cast<std::uint32_t>(payloads.size());
+    std::vector<std::uint32_t> op_of(other.op_names.size());
+    for (size_t i = 0; i < other.op_names.size(); ++i) op_of[i] = intern_op(other.op_names[i]);
+    works.insert(works.end(), other.works.begin(), other.works.end());
+    for (const auto& p : other.payloads) {
+        auto moved = p ? p->shifted(offset) : nullptr;
+        payloads.push_back(moved ? std::move(moved) : p);
+    }
+    for (std::uint32_t d : other.deps) deps.push_back(d + offset);
+    if (!step_labels.empty() || !other.step_labels.empty()) {
+        step_labels.resize(offset);
+        step_labels.insert(step_labels.end(), other.step_labels.begin(), other.step_labels.end());
+        step_labels.resize(offset + other.steps.size());
+    }
+    for (step st : other.steps) {
+        st.op = op_of[st.op];
+        st.at = rebind(st.at);
+        st.to = rebind(st.to);
+        if (st.kind == step_kind::compute) st.work += work_offset;
+        if (st.payload != ~0u) st.payload += payload_offset;
+        st.dep_begin += dep_offset;
+        steps.push_back(st);
+    }
+    strict_schedule = strict_schedule || other.strict_schedule;
+    if (other.traffic.enabled()) {
+        traffic = other.traffic;
+        if (comp_of) traffic.network = comp_of(traffic.network);
+    }
+    return offset;
 }
 
 std::string program::describe(std::uint32_t s) const {

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -38,6 +40,7 @@ struct step {
     std::uint32_t work = 0;      // index into program::works (compute)
     tick not_before = 0;         // earliest start, from the program start (`start:`, static schedules, traffic)
     tick length = 0;             // delay steps
+    std::uint32_t payload = ~0u;  // index into program::payloads (compute), ~0u: none
     std::uint32_t dep_begin = 0, dep_count = 0;
 };
 
@@ -66,6 +69,8 @@ public:
     std::vector<work> works;
     std::vector<std::string> op_names;
     std::vector<std::string> step_labels;  // optional user-facing names (program YAML ids); may be empty
+    /// What compute steps carry for their device (kernel descriptors, TSP instructions); shared, never changed.
+    std::vector<std::shared_ptr<const step_payload>> payloads;
     /// Static schedule: a step that cannot start exactly at its not_before is an error naming the conflict.
     bool strict_schedule = false;
     traffic_spec traffic;  // set when the program has a `traffic:` block
@@ -77,6 +82,17 @@ public:
                                const std::vector<std::uint32_t>& after);
     std::uint32_t add_sync(std::uint32_t op, endpoint barrier, const std::vector<std::uint32_t>& after);
     std::uint32_t add_delay(std::uint32_t op, tick length, const std::vector<std::uint32_t>& after);
+    /// Attaches a payload to compute step `s`; it reaches the device in the step's transaction.
+    void set_payload(std::uint32_t s, std::shared_ptr<const step_payload> p);
+    const step_payload* payload_of(std::uint32_t s) const {
+        return steps[s].payload == ~0u ? nullptr : payloads[steps[s].payload].get();
+    }
+
+    /// Adds every step of `other` beside this program's (both start together; add dependencies between them
+    /// afterwards), with each component id re-bound through `comp_of` (identity when empty): how per-chip
+    /// programs join into one. Returns the offset of `other`'s steps here. Step labels are kept where either
+    /// program has them; two programs with synthetic traffic cannot be joined.
+    std::uint32_t append(const program& other, const std::function<std::uint32_t(std::uint32_t)>& comp_of = {});
 
     size_t size() const { return steps.size(); }
     const std::uint32_t* deps_of(std::uint32_t s) const { return deps.data() + steps[s].dep_begin; }

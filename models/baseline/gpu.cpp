@@ -397,8 +397,7 @@ void gpu::transport(txn& t) {
         return;
     }
     const work& w = *t.w;
-    const auto it = m_descs.find(t.step);
-    const kernel_desc* d = it != m_descs.end() ? &it->second : nullptr;
+    const kernel_desc* d = payload_as<kernel_desc>(t.payload);
     const timing& tm = *m_timing;
     if (w.macs > 0 && w.is_matmul() && tm.p.sm.tensor_macs_per_cycle.at(w.type) <= 0 && w.type != dtype::fp32 &&
         w.type != dtype::int32)

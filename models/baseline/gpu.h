@@ -130,7 +130,6 @@ public:
     void usage(std::vector<resource_usage>& out) const override;
 
     // kernel_device
-    void set_kernels(std::unordered_map<std::uint64_t, kernel_desc> by_step) override { m_descs = std::move(by_step); }
     const std::vector<kernel_record>& records() const override { return m_records; }
     void clear_records() override { m_records.clear(); }
     void reset_caches() override {
@@ -158,7 +157,6 @@ private:
     std::vector<block_cache::dram_access> m_dram, m_pages;
     /// TLB misses of a kernel's operands (pages not held), updating what the TLB holds.
     double translate(const kernel_desc& d);
-    std::unordered_map<std::uint64_t, kernel_desc> m_descs;
     std::vector<kernel_record> m_records;
     reservation m_busy;
     int m_track = -1;

@@ -1,8 +1,8 @@
 // What the kernel-by-kernel baselines (the `gpu` and `tpu` kinds) share with the `kernels` mapper and with
 // `tessel calibrate`. Such a device receives one compute transaction per kernel. A transaction carries the
 // kernel's `work` (MACs, element operations, bytes, GEMM view) but not where its operands live, which the
-// device's cache needs; so the mapper hands the device one descriptor per compute step before the run
-// (`set_kernels`), the way a runtime passes tensor pointers with a kernel launch. After the run the device
+// device's cache needs; so each compute step carries a descriptor as its payload (step_payload.h), the way a
+// runtime passes tensor pointers with a kernel launch. After the run the device
 // reports how each kernel ran (`records`), and it lists the few parameters a calibration may fit
 // (`tunables`), which the calibrator changes between runs without rebuilding the platform.
 #pragma once
@@ -10,9 +10,9 @@
 #include <cstdint>
 #include <functional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "models/core/step_payload.h"
 #include "models/core/units.h"
 
 namespace tessel {
@@ -24,8 +24,10 @@ struct kernel_operand {
     bool write = false;
 };
 
-/// Everything about a kernel that its `work` does not say.
-struct kernel_desc {
+/// Everything about a kernel that its `work` does not say: the payload of a kernel's compute step.
+struct kernel_desc : step_payload {
+    static constexpr type payload_type_tag = type::kernel;
+    kernel_desc() : step_payload(type::kernel) {}
     std::string name;                     // the op (or the fused ops) it runs
     std::vector<kernel_operand> operands;  // reads and writes, in the order the kernel touches them
     std::int64_t rows = 0, cols = 0;      // row-wise kernels (softmax, norms, reductions): rows x reduced length
@@ -65,8 +67,6 @@ struct tunable {
 class kernel_device {
 public:
     virtual ~kernel_device() = default;
-    /// Descriptors of the coming program's kernels, by step id (steps without one are run with their work only).
-    virtual void set_kernels(std::unordered_map<std::uint64_t, kernel_desc> by_step) = 0;
     /// Kernels run since the last clear, in order.
     virtual const std::vector<kernel_record>& records() const = 0;
     virtual void clear_records() = 0;

@@ -169,8 +169,7 @@ void tpu::transport(txn& t) {
         return;
     }
     const work& w = *t.w;
-    const auto it = m_descs.find(t.step);
-    const kernel_desc* d = it != m_descs.end() ? &it->second : nullptr;
+    const kernel_desc* d = payload_as<kernel_desc>(t.payload);
     const timing& tm = *m_timing;
     const op_plan pl = tm.plan(w, d);
     const tick start = std::max(t.head, m_busy.free_at);

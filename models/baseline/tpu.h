@@ -92,7 +92,6 @@ public:
     void transport(txn& t) override;
     void usage(std::vector<resource_usage>& out) const override;
 
-    void set_kernels(std::unordered_map<std::uint64_t, kernel_desc> by_step) override { m_descs = std::move(by_step); }
     const std::vector<kernel_record>& records() const override { return m_records; }
     void clear_records() override { m_records.clear(); }
     void reset_caches() override { m_cmem.clear(); }
@@ -113,7 +112,6 @@ private:
     txn_payload m_payload;
     block_cache m_cmem;
     std::vector<block_cache::dram_access> m_dram;
-    std::unordered_map<std::uint64_t, kernel_desc> m_descs;
     std::vector<kernel_record> m_records;
     reservation m_busy;
     int m_track = -1;

@@ -68,6 +68,9 @@ public:
     virtual void transport(txn& t) = 0;
     /// A wake-up asked for with sim_context::events->wake_at (components with their own clocked state).
     virtual void wake(tick /*now*/) {}
+    /// A program starts at `origin`: a component whose state counts from a program's start (a static schedule's
+    /// cycle 0) resets it here.
+    virtual void begin_program(tick /*origin*/) {}
 
     /// Work, peak rates and busy time of this component's resources.
     virtual void usage(std::vector<resource_usage>& out) const {}

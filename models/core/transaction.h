@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "models/core/dtype.h"
+#include "models/core/step_payload.h"
 #include "models/core/units.h"
 
 namespace tessel {
@@ -48,6 +49,7 @@ struct txn : tlm::tlm_extension<txn> {
     std::uint32_t dst_port = 0;
     std::uint32_t participants = 0;  // sync
     const work* w = nullptr;      // compute
+    const step_payload* payload = nullptr;  // compute: the step's kernel descriptor or instruction, if any
     tick head = 0;                // in: first byte (or request) arrives; out: first byte leaves
     tick tail = 0;                // in: last byte arrives; out: last byte leaves (compute: end)
     std::uint32_t op = 0;         // op index, for trace names

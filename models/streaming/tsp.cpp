@@ -150,9 +150,17 @@ tsp::tsp(sc_core::sc_module_name n, const component_args& a)
     stats().vector("busy", "s", "time each slice was busy (west to east)", [this](double) { return m_busy; });
 }
 
-void tsp::set_schedule(tick origin, std::unordered_map<std::uint64_t, instruction> by_step) {
+std::shared_ptr<const step_payload> tsp::instruction::shifted(std::uint32_t offset) const {
+    auto moved = std::make_shared<instruction>(*this);
+    for (auto& p : moved->producer)
+        if (p != ~0u) p += offset;
+    if (moved->after != ~0u) moved->after += offset;
+    return moved;
+}
+
+void tsp::begin_program(tick origin) {
     m_origin = origin;
-    m_sched = std::move(by_step);
+    m_ran.clear();
     m_started.clear();
     m_ended.clear();
     for (auto& f : m_free) f = {0, 0};
@@ -162,8 +170,8 @@ void tsp::set_schedule(tick origin, std::unordered_map<std::uint64_t, instructio
 }
 
 std::string tsp::who(std::uint64_t step) const {
-    const auto it = m_sched.find(step);
-    return "'" + (it != m_sched.end() ? it->second.name : std::string("?")) + "' (step " + std::to_string(step) + ")";
+    const auto it = m_ran.find(step);
+    return "'" + (it != m_ran.end() ? it->second->name : std::string("?")) + "' (step " + std::to_string(step) + ")";
 }
 
 void tsp::conflict(const std::string& what) const { throw input_error("static schedule conflict on " + path() + ": " + what); }
@@ -216,11 +224,12 @@ void tsp::check_streams(std::uint64_t step, const instruction& in, std::int64_t 
 }
 
 void tsp::transport(txn& t) {
-    const auto it = m_sched.find(t.step);
-    if (it == m_sched.end())
+    const instruction* carried = payload_as<instruction>(t.payload);
+    if (!carried)
         throw input_error(path() + ": step " + std::to_string(t.step) +
-                          " has no instruction in the schedule (programs for a tsp come from its mapper, impl: tsp)");
-    const instruction& in = it->second;
+                          " carries no instruction (programs for a tsp come from its mapper, impl: tsp, or from one it emitted)");
+    const instruction& in = *carried;
+    m_ran[t.step] = carried;
     if (in.unit >= m_tm->units)
         conflict(who(t.step) + " names slice " + std::to_string(in.unit) + "; the chip has " + std::to_string(m_tm->units));
     if (m_tm->kind[in.unit] != m_tm->expected(in.kind))
@@ -257,15 +266,16 @@ void tsp::transport(txn& t) {
     for (size_t k = 0; k < in.in.size(); ++k) {
         const stream_use& u = in.in[k];
         if (!u.valid() || in.producer[k] == ~0u) continue;
-        const auto ps = m_sched.find(in.producer[k]);
+        const auto ps = m_ran.find(in.producer[k]);
         const auto pstart = m_started.find(in.producer[k]);
-        if (ps == m_sched.end() || pstart == m_started.end())
+        if (ps == m_ran.end() || pstart == m_started.end())
             conflict(who(t.step) + " reads stream " + std::to_string(u.stream) + " at cycle " + std::to_string(start) + " from " +
                      who(in.producer[k]) + ", which has not run");
-        const stream_use& pu = ps->second.out;
+        const instruction& producer = *ps->second;
+        const stream_use& pu = producer.out;
         const std::int32_t lo = std::min(pu.from, pu.to), hi = std::max(pu.from, pu.to);
-        const std::int64_t arrive = pstart->second + m_tm->out_offset(ps->second.kind) + m_tm->distance(pu.from, u.to);
-        if (pu.stream != u.stream || pu.east != u.east || u.to < lo || u.to > hi || ps->second.spacing != in.spacing)
+        const std::int64_t arrive = pstart->second + m_tm->out_offset(producer.kind) + m_tm->distance(pu.from, u.to);
+        if (pu.stream != u.stream || pu.east != u.east || u.to < lo || u.to > hi || producer.spacing != in.spacing)
             conflict(who(t.step) + " reads stream " + std::to_string(u.stream) + (u.east ? " east" : " west") + " at " +
                      m_tm->unit_name(in.unit) + " but " + who(in.producer[k]) + " writes stream " + std::to_string(pu.stream) +
                      (pu.east ? " east" : " west") + " from position " + std::to_string(pu.from) + " to " + std::to_string(pu.to));

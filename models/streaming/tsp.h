@@ -80,8 +80,12 @@ public:
         bool valid() const { return stream >= 0; }
     };
 
-    /// One instruction of a static schedule (one compute step of the program).
-    struct instruction {
+    /// One instruction of a static schedule: the payload of one compute step of the program.
+    struct instruction : step_payload {
+        static constexpr type payload_type_tag = type::tsp_instruction;
+        instruction() : step_payload(type::tsp_instruction) {}
+        /// Producers and `after` name steps: moved with the program they belong to.
+        std::shared_ptr<const step_payload> shifted(std::uint32_t offset) const override;
         op_kind kind = op_kind::vxm;
         std::uint32_t unit = 0;         // the slice
         std::int64_t cycle = 0;         // scheduled start at superlane 0, cycles from the schedule's origin
@@ -133,8 +137,8 @@ public:
     std::vector<double> unit_busy() const override;
 
     const timing& model() const { return *m_tm; }
-    /// Installs the coming program's schedule: `origin` is the tick of cycle 0; instructions by step id.
-    void set_schedule(tick origin, std::unordered_map<std::uint64_t, instruction> by_step);
+    /// Cycle 0 of the schedule is the program's start.
+    void begin_program(tick origin) override;
     /// Cycle of the last instruction's end (all superlanes) in the last run.
     std::int64_t last_cycle() const { return m_last_cycle; }
 
@@ -152,7 +156,7 @@ private:
     params m_p;
     std::unique_ptr<timing> m_tm;
     tick m_origin = 0;
-    std::unordered_map<std::uint64_t, instruction> m_sched;
+    std::unordered_map<std::uint64_t, const instruction*> m_ran;  // by step: instructions run (the program's)
     std::unordered_map<std::uint64_t, std::int64_t> m_started, m_ended;  // by step: actual cycles
     std::vector<std::array<std::int64_t, 2>> m_free;      // per unit and port: free from this cycle
     std::vector<std::array<std::uint64_t, 2>> m_holder;   // per unit and port: the last step there

@@ -65,8 +65,6 @@ using stream = tsp::stream_use;
 
 struct schedule {
     program p;
-    std::unordered_map<std::uint64_t, tsp::instruction> by_step;
-    tick origin = sc_core::sc_time_stamp().value();
     schedule() {
         p.name = "toy";
         p.strict_schedule = true;
@@ -76,11 +74,10 @@ struct schedule {
         w.type = dtype::int8;
         const std::uint32_t s = p.add_compute(p.intern_op(in.name), endpoint{chip().id(), static_cast<std::int32_t>(in.unit), 0}, p.add_work(w), {});
         p.steps[s].not_before = chip().clock().cycles(static_cast<double>(in.cycle));  // from the program start
-        by_step[s] = std::move(in);
+        p.set_payload(s, std::make_shared<tsp::instruction>(std::move(in)));
         return s;
     }
     executor::result run() {
-        chip().set_schedule(origin, by_step);
         return b().exec->run(p);
     }
 };
