@@ -27,6 +27,7 @@ CLI::App* setup(CLI::App& app) {
     c->add_option("--trace-to", g_opt.trace_to, "trace window end, e.g. 20us");
     c->add_option("-o,--out", g_opt.out_dir, "write summary.json, stats.json, stats.csv and resolved.yaml into DIR");
     c->add_option("--floorplan", g_opt.floorplan, "draw the grid of compute units coloured by how busy each was (.svg or .png)");
+    c->add_option("--emit-program", g_opt.emit_program, "write the program as it runs (program YAML; replay it with -g FILE)");
     c->add_flag("--stats-per-unit", g_opt.per_unit_stats, "include per-unit arrays (per link, per PE) in stats JSON");
     c->add_flag("--json", g_json, "print the summary as JSON instead of a table");
     c->add_flag("-q,--quiet", g_quiet, "print nothing on success");
@@ -39,6 +40,7 @@ int run() {
         throw input_error(g_opt.program.empty() ? "tessel run needs --platform"
                                                 : "tessel run needs --platform: " + g_opt.program +
                                                       " names no platform (add 'platform: NAME' to it, or pass -p)");
+    g_opt.platform_arg = g_opt.platform;
     g_opt.platform = find_platform(g_opt.platform);
     session s(g_opt);
     const run_summary sum = s.run();

@@ -5,6 +5,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "engine/program/program_emit.h"
 #include "engine/program/traffic.h"
 #include "models/core/expr.h"
 #include "models/core/tracer.h"
@@ -128,11 +129,19 @@ std::string program_platform(const std::string& path) {
 
 program parse_program(const yaml_node& root, const platform& plat, param_context* ctx) {
     root.expect_map("program file");
-    root.check_keys({"program", "description", "platform", "parameters", "strict", "steps", "traffic"}, "program file");
+    root.check_keys({"program", "description", "platform", "parameters", "strict", "steps", "traffic", "emitted"}, "program file");
     program prog;
     if (!root.has("program")) throw input_error("program file needs a 'program:' key with its name", root.where());
     prog.name = root["program"].scalar("program");
     if (root.has("strict")) prog.strict_schedule = root["strict"].as_bool("strict");
+    if (root.has("emitted")) {
+        // A program written by --emit-program: exact tables, no loops or expressions.
+        for (const char* k : {"steps", "traffic", "parameters"})
+            if (root.has(k))
+                throw input_error(std::string("an emitted program has its steps in 'emitted:'; remove '") + k + "'", root[k].where());
+        read_emitted_program(root["emitted"], plat, prog);
+        return prog;
+    }
     const yaml_node steps = root["steps"];
     if (!steps.defined() && !root.has("traffic"))
         throw input_error("program file needs a 'steps:' list or a 'traffic:' block", root.where());

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/program/program_emit.h"
 #include "engine/program/program_yaml.h"
 #include "engine/workload/load.h"
 
@@ -111,6 +112,16 @@ run_summary session::run() {
                           "parameters program.NAME)");
     }
     if (!workload_name.empty()) m_mapping.prog.name = workload_name;
+    if (!m_opt.emit_program.empty()) {
+        std::ofstream out(m_opt.emit_program);
+        if (!out) throw input_error("--emit-program: cannot write '" + m_opt.emit_program + "'");
+        emit_header h;
+        h.platform = m_opt.platform_arg.empty() ? m_opt.platform : m_opt.platform_arg;
+        h.command = "tessel run -p " + h.platform + (m_opt.workload.empty() ? " -g " + m_opt.program : " -w " + m_opt.workload);
+        for (const auto& st : m_opt.sets) h.command += " --set " + st;
+        write_emitted_program(m_mapping.prog, *m_platform, h, out);
+        if (!out.flush()) throw input_error("--emit-program: writing '" + m_opt.emit_program + "' failed");
+    }
     m_sim.trace.set_op_names(m_mapping.prog.op_names);
     m_exec = std::make_unique<executor>("executor", *m_platform);
     m_result = m_exec->run(m_mapping.prog);

@@ -134,7 +134,10 @@ wafer_pe_array::span wafer_pe_array::span_of(std::int32_t unit) const {
         return span{x, y, x + 1, y + 1};
     }
     const size_t i = static_cast<size_t>(unit - pe_count());
-    if (i >= m_spans.size()) throw std::logic_error(path() + ": unit " + std::to_string(unit) + " is neither a PE nor a span");
+    // Spans are registered by the wafer mappers while mapping, so a program that names one must be run right
+    // after its mapping (an emitted wafer program cannot be replayed on a fresh platform yet).
+    if (i >= m_spans.size())
+        throw input_error(path() + ": unit " + std::to_string(unit) + " is neither a PE nor a span registered by a mapper in this run");
     return m_spans[i];
 }
 

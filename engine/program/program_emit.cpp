@@ -1,0 +1,408 @@
+#include "engine/program/program_emit.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <ostream>
+#include <sstream>
+#include <string_view>
+#include <unordered_map>
+
+#include "models/baseline/kernel_device.h"
+#include "models/streaming/tsp.h"
+
+namespace tessel {
+
+namespace {
+
+std::string quoted(const std::string& s) {
+    YAML::Emitter e;
+    e << YAML::DoubleQuoted << s;
+    return e.c_str();
+}
+
+/// 17 significant digits: strtod gives back the same double.
+std::string exact(double v) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return buf;
+}
+
+std::string index_or_dash(std::uint32_t i) { return i == ~0u ? "-" : std::to_string(i); }
+
+void write_stream(std::ostream& out, const tsp::stream_use& u) {
+    out << ' ' << u.stream << ' ' << u.count << ' ' << (u.east ? 1 : 0) << ' ' << u.from << ' ' << u.to << ' ' << u.offset;
+}
+
+/// The lines of a block scalar, each with its file line, read token by token.
+class table_reader {
+public:
+    table_reader(const yaml_node& n, std::string what) : m_what(std::move(what)), m_where(n.where()) {
+        m_text = n.scalar(m_what);
+        // A block scalar's text starts on the line after its key.
+        m_line = m_where.line;
+    }
+    /// Moves to the next non-empty line; false at the end.
+    bool next_line() {
+        for (;;) {
+            if (m_pos >= m_text.size()) return false;
+            const size_t end = m_text.find('\n', m_pos);
+            m_cur = std::string_view(m_text).substr(m_pos, end == std::string::npos ? std::string::npos : end - m_pos);
+            m_pos = end == std::string::npos ? m_text.size() : end + 1;
+            ++m_line;
+            m_tok = 0;
+            if (m_cur.find_first_not_of(" \t\r") != std::string_view::npos) return true;
+        }
+    }
+    bool at_end() {
+        skip_space();
+        return m_tok >= m_cur.size();
+    }
+    std::string_view token(const char* what) {
+        skip_space();
+        if (m_tok >= m_cur.size()) fail(std::string("missing ") + what);
+        const size_t start = m_tok;
+        while (m_tok < m_cur.size() && m_cur[m_tok] != ' ' && m_cur[m_tok] != '\t' && m_cur[m_tok] != '\r') ++m_tok;
+        return m_cur.substr(start, m_tok - start);
+    }
+    /// The rest of the line (a name), trimmed; may be empty.
+    std::string rest() {
+        skip_space();
+        std::string_view r = m_cur.substr(std::min(m_tok, m_cur.size()));
+        while (!r.empty() && (r.back() == ' ' || r.back() == '\r')) r.remove_suffix(1);
+        m_tok = m_cur.size();
+        return std::string(r);
+    }
+    std::uint64_t u64(const char* what) {
+        const std::string t(token(what));
+        char* end = nullptr;
+        const unsigned long long v = std::strtoull(t.c_str(), &end, 10);
+        if (t.empty() || t[0] == '-' || *end != '\0') fail(std::string(what) + ": expected a whole number, got '" + t + "'");
+        return v;
+    }
+    std::int64_t i64(const char* what) {
+        const std::string t(token(what));
+        char* end = nullptr;
+        const long long v = std::strtoll(t.c_str(), &end, 10);
+        if (t.empty() || *end != '\0') fail(std::string(what) + ": expected a whole number, got '" + t + "'");
+        return v;
+    }
+    double real(const char* what) {
+        const std::string t(token(what));
+        char* end = nullptr;
+        const double v = std::strtod(t.c_str(), &end);
+        if (t.empty() || *end != '\0') fail(std::string(what) + ": expected a number, got '" + t + "'");
+        return v;
+    }
+    /// An index below `limit`, or ~0u for "-" when `dash` is allowed.
+    std::uint32_t index(const char* what, size_t limit, bool dash = false) {
+        if (dash) {
+            skip_space();
+            if (m_tok < m_cur.size() && m_cur[m_tok] == '-' && (m_tok + 1 == m_cur.size() || m_cur[m_tok + 1] == ' ')) {
+                token(what);
+                return ~0u;
+            }
+        }
+        const std::uint64_t v = u64(what);
+        if (v >= limit) fail(std::string(what) + " " + std::to_string(v) + " is out of range (" + std::to_string(limit) + " entries)");
+        return static_cast<std::uint32_t>(v);
+    }
+    [[noreturn]] void fail(const std::string& msg) const {
+        source_location at = m_where;
+        at.line = m_line;
+        at.column = 1;
+        throw input_error(m_what + ": " + msg, at);
+    }
+
+private:
+    void skip_space() {
+        while (m_tok < m_cur.size() && (m_cur[m_tok] == ' ' || m_cur[m_tok] == '\t' || m_cur[m_tok] == '\r')) ++m_tok;
+    }
+    std::string m_what;
+    source_location m_where;
+    std::string m_text;
+    std::string_view m_cur;
+    size_t m_pos = 0, m_tok = 0;
+    int m_line = 0;
+};
+
+const char* kind_word(step_kind k) { return step_kind_name(k); }
+
+std::optional<op_class> parse_op_class(std::string_view s) {
+    for (int c = 0; c <= static_cast<int>(op_class::other); ++c)
+        if (s == op_class_name(static_cast<op_class>(c))) return static_cast<op_class>(c);
+    return std::nullopt;
+}
+
+/// An instruction kind as one word ("install weights" -> install_weights).
+std::string tsp_kind_word(tsp::op_kind k) {
+    std::string w = tsp::op_kind_name(k);
+    for (char& c : w)
+        if (c == ' ') c = '_';
+    return w;
+}
+
+std::optional<tsp::op_kind> parse_tsp_kind(std::string_view s) {
+    for (int k = 0; k <= static_cast<int>(tsp::op_kind::sxm); ++k)
+        if (s == tsp_kind_word(static_cast<tsp::op_kind>(k))) return static_cast<tsp::op_kind>(k);
+    return std::nullopt;
+}
+
+tsp::stream_use read_stream(table_reader& r) {
+    tsp::stream_use u;
+    u.stream = static_cast<std::int16_t>(r.i64("stream"));
+    u.count = static_cast<std::int16_t>(r.i64("stream count"));
+    u.east = r.i64("stream direction") != 0;
+    u.from = static_cast<std::int32_t>(r.i64("stream from"));
+    u.to = static_cast<std::int32_t>(r.i64("stream to"));
+    u.offset = r.i64("stream offset");
+    return u;
+}
+
+}  // namespace
+
+void write_emitted_program(const program& p, const platform& plat, const emit_header& h, std::ostream& out) {
+    if (p.traffic.enabled())
+        throw input_error("program '" + p.name + "' has synthetic traffic: its program file (with `traffic:`) is the form to replay");
+    // Places: every component a step names, by a path that resolves back to it.
+    std::unordered_map<std::uint32_t, std::uint32_t> place_of;
+    std::vector<std::string> places;
+    auto place = [&](const endpoint& e) {
+        const auto [it, fresh] = place_of.emplace(e.comp, static_cast<std::uint32_t>(places.size()));
+        if (fresh) {
+            // A component with several units is named by its first; the step's unit column picks the unit.
+            const std::string name = plat.name_of(endpoint{e.comp, 0, 0});
+            if (plat.resolve(name, source_location{}).comp != e.comp)
+                throw std::logic_error("emit: component " + std::to_string(e.comp) + " is named '" + name + "', which names another");
+            places.push_back(name);
+        }
+        return it->second;
+    };
+    std::ostringstream steps;
+    for (size_t s = 0; s < p.steps.size(); ++s) {
+        const step& st = p.steps[s];
+        steps << "    " << kind_word(st.kind) << ' ' << st.op;
+        switch (st.kind) {
+            case step_kind::compute:
+                steps << ' ' << place(st.at) << ' ' << st.at.unit << ' ' << st.at.address << ' ' << st.work << ' ' << st.not_before << ' '
+                      << index_or_dash(st.payload);
+                break;
+            case step_kind::transfer:
+                steps << ' ' << place(st.at) << ' ' << st.at.unit << ' ' << st.at.address << ' ' << place(st.to) << ' ' << st.to.unit << ' '
+                      << st.to.address << ' ' << st.bytes << ' ' << st.not_before;
+                break;
+            case step_kind::sync:
+                steps << ' ' << place(st.at) << ' ' << st.at.unit << ' ' << st.at.address << ' ' << st.not_before;
+                break;
+            case step_kind::delay: steps << ' ' << st.length << ' ' << st.not_before; break;
+        }
+        if (st.dep_count > 0) {
+            steps << " after";
+            const std::uint32_t* d = p.deps_of(static_cast<std::uint32_t>(s));
+            for (std::uint32_t i = 0; i < st.dep_count; ++i) steps << ' ' << d[i];
+        }
+        steps << '\n';
+    }
+
+    out << "# Emitted by tessel" << (h.command.empty() ? std::string() : ": " + h.command) << "\n"
+        << "# Replay: tessel run -p " << (h.platform.empty() ? std::string("PLATFORM") : h.platform)
+        << " -g THIS_FILE (with the same --set platform and mapper overrides). Format: docs/program-yaml.md, \"Emitted programs\".\n";
+    out << "program: " << quoted(p.name) << "\n";
+    if (!h.platform.empty()) out << "platform: " << quoted(h.platform) << "\n";
+    if (p.strict_schedule) out << "strict: true\n";
+    out << "emitted:\n  ops: [";
+    for (size_t i = 0; i < p.op_names.size(); ++i) out << (i ? ", " : "") << quoted(p.op_names[i]);
+    out << "]\n  places: [";
+    for (size_t i = 0; i < places.size(); ++i) out << (i ? ", " : "") << quoted(places[i]);
+    out << "]\n";
+    out << "  # macs vector_ops bytes_in bytes_weight bytes_out dtype class batch m n k\n  works: |\n";
+    for (const work& w : p.works)
+        out << "    " << exact(w.macs) << ' ' << exact(w.vector_ops) << ' ' << exact(w.bytes_in) << ' ' << exact(w.bytes_weight) << ' '
+            << exact(w.bytes_out) << ' ' << dtype_name(w.type) << ' ' << op_class_name(w.cls) << ' ' << w.batch << ' ' << w.m << ' '
+            << w.n << ' ' << w.k << "\n";
+    if (!p.payloads.empty()) {
+        out << "  # kernel rows cols passes special_ops causal operands (address bytes r|w)... name\n"
+               "  # instruction kind slice cycle vectors spacing ops rows out(stream count east from to offset) in0(6) in1(6)"
+               " producer0 producer1 after name\n  payloads: |\n";
+        for (const auto& pl : p.payloads) {
+            out << "    ";
+            if (const auto* k = payload_as<kernel_desc>(pl.get())) {
+                out << "kernel " << k->rows << ' ' << k->cols << ' ' << k->passes << ' ' << exact(k->special_ops) << ' ' << (k->causal ? 1 : 0)
+                    << ' ' << k->operands.size();
+                for (const auto& o : k->operands) out << ' ' << o.address << ' ' << exact(o.bytes) << ' ' << (o.write ? 'w' : 'r');
+                out << ' ' << k->name << "\n";
+            } else if (const auto* in = payload_as<tsp::instruction>(pl.get())) {
+                out << "instruction " << tsp_kind_word(in->kind) << ' ' << in->unit << ' ' << in->cycle << ' ' << in->vectors << ' '
+                    << in->spacing << ' ' << in->ops << ' ' << in->rows;
+                write_stream(out, in->out);
+                for (const auto& u : in->in) write_stream(out, u);
+                out << ' ' << index_or_dash(in->producer[0]) << ' ' << index_or_dash(in->producer[1]) << ' ' << index_or_dash(in->after)
+                    << ' ' << in->name << "\n";
+            } else {
+                throw std::logic_error("emit: a payload of an unknown type");
+            }
+        }
+    }
+    if (p.step_labels.size() == p.steps.size() && !p.steps.empty()) {
+        out << "  labels: |\n";
+        for (const auto& l : p.step_labels) out << "    " << l << "\n";
+    }
+    out << "  # kind op place unit address [to_place to_unit to_address bytes | work] start [payload] [after STEP...]\n"
+           "  # (delay: kind op length start); places, ops, works, payloads and steps count from 0; times in ticks\n"
+           "  steps: |\n"
+        << steps.str();
+}
+
+void read_emitted_program(const yaml_node& em, const platform& plat, program& prog) {
+    em.expect_map("emitted");
+    em.check_keys({"ops", "places", "works", "payloads", "labels", "steps"}, "emitted");
+    for (const char* k : {"ops", "places", "works", "steps"})
+        if (!em.has(k)) throw input_error(std::string("emitted: needs '") + k + "'", em.where());
+    for (const auto& o : em["ops"].items()) prog.op_names.push_back(o.scalar("emitted.ops"));
+    std::vector<std::uint32_t> comp_of;
+    for (const auto& pl : em["places"].items()) comp_of.push_back(plat.resolve(pl.scalar("emitted.places"), pl.where()).comp);
+
+    table_reader works(em["works"], "emitted.works");
+    while (works.next_line()) {
+        work w;
+        w.macs = works.real("macs");
+        w.vector_ops = works.real("vector_ops");
+        w.bytes_in = works.real("bytes_in");
+        w.bytes_weight = works.real("bytes_weight");
+        w.bytes_out = works.real("bytes_out");
+        const std::string_view dt = works.token("dtype");
+        const auto t = parse_dtype(dt);
+        if (!t) works.fail("unknown data type '" + std::string(dt) + "'; expected one of: " + dtype_list());
+        w.type = *t;
+        const std::string_view cl = works.token("class");
+        const auto c = parse_op_class(cl);
+        if (!c) works.fail("unknown op class '" + std::string(cl) + "'");
+        w.cls = *c;
+        w.batch = works.i64("batch");
+        w.m = works.i64("m");
+        w.n = works.i64("n");
+        w.k = works.i64("k");
+        if (!works.at_end()) works.fail("more values than the 11 columns");
+        prog.works.push_back(w);
+    }
+
+    // Payloads name steps (TSP producers): checked against the step count once the steps are read.
+    std::vector<std::pair<std::uint32_t, source_location>> step_refs;
+    if (em.has("payloads")) {
+        table_reader r(em["payloads"], "emitted.payloads");
+        while (r.next_line()) {
+            const std::string_view kind = r.token("payload kind");
+            if (kind == "kernel") {
+                auto k = std::make_shared<kernel_desc>();
+                k->rows = r.i64("rows");
+                k->cols = r.i64("cols");
+                k->passes = static_cast<int>(r.i64("passes"));
+                k->special_ops = r.real("special_ops");
+                k->causal = r.i64("causal") != 0;
+                const std::uint64_t n = r.u64("operand count");
+                for (std::uint64_t i = 0; i < n; ++i) {
+                    kernel_operand o;
+                    o.address = r.u64("operand address");
+                    o.bytes = r.real("operand bytes");
+                    const std::string_view rw = r.token("operand r|w");
+                    if (rw != "r" && rw != "w") r.fail("operand access: expected r or w, got '" + std::string(rw) + "'");
+                    o.write = rw == "w";
+                    k->operands.push_back(o);
+                }
+                k->name = r.rest();
+                prog.payloads.push_back(std::move(k));
+            } else if (kind == "instruction") {
+                auto in = std::make_shared<tsp::instruction>();
+                const std::string_view ok = r.token("instruction kind");
+                const auto kk = parse_tsp_kind(ok);
+                if (!kk) r.fail("unknown instruction kind '" + std::string(ok) + "'");
+                in->kind = *kk;
+                in->unit = static_cast<std::uint32_t>(r.u64("slice"));
+                in->cycle = r.i64("cycle");
+                in->vectors = r.i64("vectors");
+                in->spacing = r.i64("spacing");
+                in->ops = r.i64("ops");
+                in->rows = r.i64("rows");
+                in->out = read_stream(r);
+                for (auto& u : in->in) u = read_stream(r);
+                const size_t any = ~std::uint32_t{0};
+                in->producer[0] = r.index("producer", any, true);
+                in->producer[1] = r.index("producer", any, true);
+                in->after = r.index("after", any, true);
+                in->name = r.rest();
+                prog.payloads.push_back(std::move(in));
+            } else {
+                r.fail("unknown payload kind '" + std::string(kind) + "' (kernel or instruction)");
+            }
+        }
+    }
+
+    table_reader r(em["steps"], "emitted.steps");
+    std::vector<std::uint32_t> deps;
+    std::vector<bool> payload_used(prog.payloads.size(), false);
+    while (r.next_line()) {
+        const std::string_view kind = r.token("step kind");
+        step st;
+        st.op = r.index("op", prog.op_names.size());
+        auto place = [&](endpoint& e) {
+            e.comp = comp_of[r.index("place", comp_of.size())];
+            e.unit = static_cast<std::int32_t>(r.i64("unit"));
+            e.address = r.u64("address");
+        };
+        if (kind == "compute") {
+            st.kind = step_kind::compute;
+            place(st.at);
+            st.work = r.index("work", prog.works.size());
+            st.not_before = r.u64("start");
+            st.payload = r.index("payload", prog.payloads.size(), true);
+            if (st.payload != ~0u) {
+                if (payload_used[st.payload]) r.fail("payload " + std::to_string(st.payload) + " is used by two steps");
+                payload_used[st.payload] = true;
+            }
+        } else if (kind == "transfer") {
+            st.kind = step_kind::transfer;
+            place(st.at);
+            place(st.to);
+            st.bytes = r.u64("bytes");
+            st.not_before = r.u64("start");
+        } else if (kind == "sync") {
+            st.kind = step_kind::sync;
+            place(st.at);
+            st.not_before = r.u64("start");
+        } else if (kind == "delay") {
+            st.kind = step_kind::delay;
+            st.length = r.u64("length");
+            st.not_before = r.u64("start");
+        } else {
+            r.fail("unknown step kind '" + std::string(kind) + "' (compute, transfer, sync or delay)");
+        }
+        st.dep_begin = static_cast<std::uint32_t>(deps.size());
+        if (!r.at_end()) {
+            if (r.token("after") != "after") r.fail("expected 'after' and the steps this one waits for");
+            while (!r.at_end()) deps.push_back(static_cast<std::uint32_t>(r.u64("step")));
+        }
+        st.dep_count = static_cast<std::uint32_t>(deps.size()) - st.dep_begin;
+        prog.steps.push_back(st);
+    }
+    prog.deps = std::move(deps);
+    // Dependencies may point forward; the executor names any that point past the end (and cycles).
+    for (const auto& pl : prog.payloads)
+        if (const auto* in = payload_as<tsp::instruction>(pl.get()))
+            for (std::uint32_t s : {in->producer[0], in->producer[1], in->after})
+                if (s != ~0u && s >= prog.steps.size())
+                    throw input_error("emitted.payloads: instruction '" + in->name + "' names step " + std::to_string(s) + " of " +
+                                          std::to_string(prog.steps.size()),
+                                      em["payloads"].where());
+    if (em.has("labels")) {
+        table_reader l(em["labels"], "emitted.labels");
+        while (l.next_line()) prog.step_labels.push_back(l.rest());
+        if (prog.step_labels.size() != prog.steps.size())
+            throw input_error("emitted.labels: " + std::to_string(prog.step_labels.size()) + " labels for " +
+                                  std::to_string(prog.steps.size()) + " steps",
+                              em["labels"].where());
+    }
+}
+
+}  // namespace tessel

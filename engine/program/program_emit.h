@@ -1,0 +1,30 @@
+// Emitted programs: a program written out exactly as it will run (`tessel run ... --emit-program FILE.yaml`),
+// so what a mapper decided can be read, edited and replayed with `tessel run -p SAME -g FILE.yaml` to the same
+// simulated time and statistics. A mapped program can have millions of steps, so the steps, works and payloads
+// are tables of one line each inside YAML block scalars (docs/program-yaml.md, "Emitted programs"), read by a
+// line parser rather than node by node: numbers are written so they read back to the same bits (integers for
+// ticks and bytes, 17 significant digits for work counts).
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+#include "engine/netlist/platform.h"
+#include "engine/program/program.h"
+
+namespace tessel {
+
+struct emit_header {
+    std::string platform;  // what -p names (written as `platform:` so -g alone finds it)
+    std::string command;   // the command that produced it, for the comment at the top
+};
+
+/// Writes `p` as program YAML with an `emitted:` block. Throws input_error for a program that cannot be
+/// written this way (synthetic traffic: its own `traffic:` file is the replayable form).
+void write_emitted_program(const program& p, const platform& plat, const emit_header& h, std::ostream& out);
+
+/// Reads an `emitted:` block into `prog` (name and `strict:` are read by the caller). Errors name the
+/// file:line of the bad line.
+void read_emitted_program(const yaml_node& emitted, const platform& plat, program& prog);
+
+}  // namespace tessel
