@@ -50,6 +50,11 @@ void print_params(const std::vector<param_spec>& specs, std::ostream& os, bool m
     }
 }
 
+/// A statistic's meaning as `describe` prints it: per-unit arrays say so (they are written only on request).
+std::string stat_meaning(const stat_decl& s) {
+    return s.shape == stat_shape::per_unit ? s.desc + "; one value per unit, written with --stats-per-unit" : s.desc;
+}
+
 }  // namespace
 
 /// Markdown for one kind; docs/components.md is the concatenation of these for every kind.
@@ -65,7 +70,7 @@ std::string describe_kind_markdown(const kind_info& k) {
     }
     if (!k.stats.empty()) {
         os << "\nStatistics:\n\n| statistic | unit | meaning |\n|---|---|---|\n";
-        for (const auto& s : k.stats) os << "| `" << s[0] << "` | " << s[1] << " | " << s[2] << " |\n";
+        for (const auto& s : k.stats) os << "| `" << s.name << "` | " << s.unit << " | " << stat_meaning(s) << " |\n";
     }
     return os.str();
 }
@@ -110,7 +115,9 @@ int run() {
         }
         if (!k->stats.empty()) {
             std::cout << "\nstatistics:\n";
-            for (const auto& s : k->stats) std::cout << "  " << std::left << std::setw(22) << s[0] << std::setw(8) << s[1] << s[2] << "\n";
+            for (const auto& s : k->stats)
+                std::cout << "  " << std::left << std::setw(22) << s.name << std::setw(8) << s.unit << stat_meaning(s)
+                          << "\n";
         }
         return 0;
     }

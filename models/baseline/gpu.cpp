@@ -332,14 +332,27 @@ gpu::kernel_plan gpu::timing::plan_stream(const work& w, const kernel_desc* d) c
     return pl;
 }
 
+std::vector<stat_decl> gpu::stat_table() {
+    return {
+        {"kernels", "kernel", "kernels run"},
+        {"flops", "FLOP", "floating-point operations of the kernels"},
+        {"l2_hit_bytes", "B", "operand bytes found in L2"},
+        {"l2_bytes", "B", "bytes between the SMs and L2"},
+        {"launch_time", "s", "time spent in launch overheads"},
+        {"tlb_misses", "page", "pages whose translation the TLB did not hold"},
+        {"busy", "s", "time the GPU ran kernels"},
+        {"l2_hit_rate", "1", "operand bytes found in L2 over operand bytes"},
+    };
+}
+
 gpu::gpu(sc_core::sc_module_name n, const component_args& a)
     : component(n, a),
-      m_kernels(stats().scalar("kernels", "kernel", "kernels run")),
-      m_flops(stats().scalar("flops", "FLOP", "floating-point operations of the kernels")),
-      m_l2_hits(stats().scalar("l2_hit_bytes", "B", "operand bytes found in L2")),
-      m_l2_bytes(stats().scalar("l2_bytes", "B", "bytes between the SMs and L2")),
-      m_launch(stats().scalar("launch_time", "s", "time spent in launch overheads")),
-      m_tlb_misses(stats().scalar("tlb_misses", "page", "pages whose translation the TLB did not hold")) {
+      m_kernels(stats().scalar("kernels")),
+      m_flops(stats().scalar("flops")),
+      m_l2_hits(stats().scalar("l2_hit_bytes")),
+      m_l2_bytes(stats().scalar("l2_bytes")),
+      m_launch(stats().scalar("launch_time")),
+      m_tlb_misses(stats().scalar("tlb_misses")) {
     load_params(m_p, a);
     set_clock(m_p.clock);
     m_timing = std::make_unique<timing>(m_p, "component '" + a.config_path + "' (gpu)");
@@ -363,10 +376,8 @@ gpu::gpu(sc_core::sc_module_name n, const component_args& a)
     m_l2 = block_cache(m_p.l2.capacity.bytes(), m_p.l2.block.bytes());
     m_tlb = block_cache(m_p.tlb.reach.bytes(), m_p.tlb.page.bytes());
     m_track = trace_track("");
-    stats().formula("busy", "s", "time the GPU ran kernels", [this](double) { return ticks_to_seconds(m_busy.busy); });
-    stats().formula("l2_hit_rate", "1", "operand bytes found in L2 over operand bytes", [this](double) {
-        return m_l2_bytes > 0 ? m_l2_hits / m_l2_bytes : 0.0;
-    });
+    stats().formula("busy", [this](double) { return ticks_to_seconds(m_busy.busy); });
+    stats().formula("l2_hit_rate", [this](double) { return m_l2_bytes > 0 ? m_l2_hits / m_l2_bytes : 0.0; });
 }
 
 double gpu::translate(const kernel_desc& d) {
@@ -569,21 +580,10 @@ std::string gpu::summary() const {
     return os.str();
 }
 
-TESSEL_REGISTER_KIND([] {
-    auto k = make_kind<gpu>(
-        "gpu", "composite",
-        "GPU running kernel after kernel: SMs with tensor cores, FP32 lanes and shared memory; CTA tiling with wave "
-        "quantisation, split-K and L2 reuse; flash attention; streaming and row-wise kernels; L2 kept between "
-        "kernels (LRU, write-back); a nested hbm for DRAM; fixed launch overhead");
-    k.stats = {{"kernels", "kernel", "kernels run"},
-               {"flops", "FLOP", "floating-point operations"},
-               {"l2_hit_bytes", "B", "operand bytes found in L2"},
-               {"l2_bytes", "B", "operand bytes requested"},
-               {"launch_time", "s", "time in launch overheads"},
-               {"tlb_misses", "page", "pages the TLB did not hold"},
-               {"busy", "s", "time running kernels"},
-               {"l2_hit_rate", "1", "hit bytes / operand bytes"}};
-    return k;
-}());
+TESSEL_REGISTER_KIND(make_kind<gpu>(
+    "gpu", "composite",
+    "GPU running kernel after kernel: SMs with tensor cores, FP32 lanes and shared memory; CTA tiling with wave "
+    "quantisation, split-K and L2 reuse; flash attention; streaming and row-wise kernels; L2 kept between "
+    "kernels (LRU, write-back); a nested hbm for DRAM; fixed launch overhead"));
 
 }  // namespace tessel

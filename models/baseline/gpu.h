@@ -84,6 +84,8 @@ public:
         std::string hbm_preset;
         void declare(param_decl& d);
     };
+    /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().
+    static std::vector<stat_decl> stat_table();
 
     /// One kernel's plan, before DRAM: what the SMs and L2 need, independent of what L2 holds.
     struct kernel_plan {

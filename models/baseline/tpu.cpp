@@ -118,12 +118,23 @@ tpu::op_plan tpu::timing::plan(const work& w, const kernel_desc* d) const {
     return pl;
 }
 
+std::vector<stat_decl> tpu::stat_table() {
+    return {
+        {"ops", "op", "operations run"},
+        {"flops", "FLOP", "floating-point operations"},
+        {"cmem_hit_bytes", "B", "operand bytes found in CMEM"},
+        {"operand_bytes", "B", "operand bytes requested"},
+        {"busy", "s", "time the TPU ran operations"},
+        {"mxu_utilisation", "1", "MXU MACs over MXU peak for the simulated time"},
+    };
+}
+
 tpu::tpu(sc_core::sc_module_name n, const component_args& a)
     : component(n, a),
-      m_ops(stats().scalar("ops", "op", "operations run")),
-      m_flops(stats().scalar("flops", "FLOP", "floating-point operations")),
-      m_hits(stats().scalar("cmem_hit_bytes", "B", "operand bytes found in CMEM")),
-      m_operand_bytes(stats().scalar("operand_bytes", "B", "operand bytes requested")) {
+      m_ops(stats().scalar("ops")),
+      m_flops(stats().scalar("flops")),
+      m_hits(stats().scalar("cmem_hit_bytes")),
+      m_operand_bytes(stats().scalar("operand_bytes")) {
     load_params(m_p, a);
     set_clock(m_p.clock);
     m_timing = std::make_unique<timing>(m_p, "component '" + a.config_path + "' (tpu)");
@@ -145,10 +156,9 @@ tpu::tpu(sc_core::sc_module_name n, const component_args& a)
     m_to_hbm.bind(m_hbm->in);
     m_cmem = block_cache(m_p.cmem.capacity.bytes(), m_p.cmem.block.bytes());
     m_track = trace_track("");
-    stats().formula("busy", "s", "time the TPU ran operations", [this](double) { return ticks_to_seconds(m_busy.busy); });
-    stats().formula("mxu_utilisation", "1", "MXU MACs over MXU peak for the simulated time", [this](double s) {
-        return s > 0 ? m_mxu_macs / (m_timing->mxu_peak() * s) : 0.0;
-    });
+    stats().formula("busy", [this](double) { return ticks_to_seconds(m_busy.busy); });
+    stats().formula("mxu_utilisation",
+                    [this](double s) { return s > 0 ? m_mxu_macs / (m_timing->mxu_peak() * s) : 0.0; });
 }
 
 void tpu::warm(const kernel_desc& d) {
@@ -294,18 +304,9 @@ std::string tpu::summary() const {
     return os.str();
 }
 
-TESSEL_REGISTER_KIND([] {
-    auto k = make_kind<tpu>(
-        "tpu", "composite",
-        "TPU running operation after operation: TensorCores with weight-stationary 128x128 MXUs (padding to the array, "
-        "fill and drain), vector and transcendental units, CMEM kept between operations, a nested hbm");
-    k.stats = {{"ops", "op", "operations run"},
-               {"flops", "FLOP", "floating-point operations"},
-               {"cmem_hit_bytes", "B", "operand bytes found in CMEM"},
-               {"operand_bytes", "B", "operand bytes requested"},
-               {"busy", "s", "time running operations"},
-               {"mxu_utilisation", "1", "MXU MACs / MXU peak over the run"}};
-    return k;
-}());
+TESSEL_REGISTER_KIND(make_kind<tpu>(
+    "tpu", "composite",
+    "TPU running operation after operation: TensorCores with weight-stationary 128x128 MXUs (padding to the array, "
+    "fill and drain), vector and transcendental units, CMEM kept between operations, a nested hbm"));
 
 }  // namespace tessel

@@ -61,6 +61,8 @@ public:
         std::string hbm_preset;
         void declare(param_decl& d);
     };
+    /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().
+    static std::vector<stat_decl> stat_table();
 
     struct op_plan {
         std::string text;

@@ -18,11 +18,21 @@ void ipu_exchange::params::declare(param_decl& d) {
     packets.declare(d, "1KiB", "0B", "4");
 }
 
+std::vector<stat_decl> ipu_exchange::stat_table() {
+    return {
+        {"packets", "packet", "messages (packets) delivered"},
+        {"bytes", "B", "payload bytes exchanged"},
+        {"multicast_packets", "packet", "packets that reused a send already on the exchange"},
+        {"bandwidth", "B/s", "payload bytes exchanged per simulated second"},
+        {"received", "B", "bytes received per port", stat_shape::per_unit},
+    };
+}
+
 ipu_exchange::ipu_exchange(sc_core::sc_module_name n, const component_args& a)
     : interconnect(n, a),
-      m_packets(stats().scalar("packets", "packet", "messages (packets) delivered")),
-      m_bytes(stats().scalar("bytes", "B", "payload bytes exchanged")),
-      m_multicast(stats().scalar("multicast_packets", "packet", "packets that reused a send already on the exchange")) {
+      m_packets(stats().scalar("packets")),
+      m_bytes(stats().scalar("bytes")),
+      m_multicast(stats().scalar("multicast_packets")) {
     load_params(m_p, a);
     set_clock(m_p.clock);
     set_packets(m_p.packets);
@@ -38,9 +48,8 @@ ipu_exchange::ipu_exchange(sc_core::sc_module_name n, const component_args& a)
     m_recv_bytes.assign(ports, 0.0);
     m_tracks.assign(ports, -2);
     m_last.resize(ports);
-    stats().formula("bandwidth", "B/s", "payload bytes exchanged per simulated second",
-                    [this](double s) { return s > 0 ? m_bytes / s : 0.0; });
-    stats().vector("received", "B", "bytes received per port", [this](double) { return m_recv_bytes; });
+    stats().formula("bandwidth", [this](double s) { return s > 0 ? m_bytes / s : 0.0; });
+    stats().per_unit("received", [this](double) { return m_recv_bytes; });
 }
 
 void ipu_exchange::transport(txn& t) {
@@ -101,16 +110,9 @@ void ipu_exchange::usage(std::vector<resource_usage>& out) const {
     }
 }
 
-TESSEL_REGISTER_KIND([] {
-    auto k = make_kind<ipu_exchange>("ipu_exchange", "interconnect",
-                                     "IPU exchange: all-to-all, one send and one receive side per tile, plus external "
-                                     "ports for IPU-Links and streaming memory");
-    k.stats = {{"packets", "packet", "messages delivered"},
-               {"multicast_packets", "packet", "packets that reused a send already on the exchange"},
-               {"bytes", "B", "payload bytes exchanged"},
-               {"bandwidth", "B/s", "bytes per simulated second"},
-               {"received", "B", "bytes received per port (per unit)"}};
-    return k;
-}());
+TESSEL_REGISTER_KIND(
+    make_kind<ipu_exchange>("ipu_exchange", "interconnect",
+                            "IPU exchange: all-to-all, one send and one receive side per tile, plus external "
+                            "ports for IPU-Links and streaming memory"));
 
 }  // namespace tessel

@@ -25,6 +25,8 @@ public:
         packet_params packets;
         void declare(param_decl& d);
     };
+    /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().
+    static std::vector<stat_decl> stat_table();
 
     ipu_exchange(sc_core::sc_module_name name, const component_args& args);
 

@@ -94,14 +94,27 @@ double ipu_tiles::timing::ideal_seconds(const work& w) const {
     return s;
 }
 
+std::vector<stat_decl> ipu_tiles::stat_table() {
+    return {
+        {"macs", "MAC", "multiply-accumulates over all tiles"},
+        {"vector_ops", "op", "element operations over all tiles"},
+        {"load_bytes", "B", "SRAM bytes read (compute operands and exchange sends)"},
+        {"store_bytes", "B", "SRAM bytes written (compute results and exchange receives)"},
+        {"compute_steps", "step", "compute steps over all tiles"},
+        {"busy_max", "s", "busiest tile's compute time"},
+        {"utilisation", "1", "mean compute occupancy over all tiles"},
+        {"busy", "s", "compute time per tile (x-major)", stat_shape::per_unit},
+    };
+}
+
 ipu_tiles::ipu_tiles(sc_core::sc_module_name n, const component_args& a)
     : component(n, a),
       m_timing((load_params(m_p, a), m_p)),
-      m_macs(stats().scalar("macs", "MAC", "multiply-accumulates over all tiles")),
-      m_vector_ops(stats().scalar("vector_ops", "op", "element operations over all tiles")),
-      m_load_bytes(stats().scalar("load_bytes", "B", "SRAM bytes read (compute operands and exchange sends)")),
-      m_store_bytes(stats().scalar("store_bytes", "B", "SRAM bytes written (compute results and exchange receives)")),
-      m_steps(stats().scalar("compute_steps", "step", "compute steps over all tiles")) {
+      m_macs(stats().scalar("macs")),
+      m_vector_ops(stats().scalar("vector_ops")),
+      m_load_bytes(stats().scalar("load_bytes")),
+      m_store_bytes(stats().scalar("store_bytes")),
+      m_steps(stats().scalar("compute_steps")) {
     set_clock(m_p.clock);
     if (m_timing.vector_rate(dtype::fp32) <= 0)
         throw input_error("component '" + a.config_path + "' (ipu_tiles): vector_ops_per_cycle needs an fp32 rate", a.where);
@@ -115,17 +128,17 @@ ipu_tiles::ipu_tiles(sc_core::sc_module_name n, const component_args& a)
     m_mem_bytes.assign(units, 0.0);
     m_tracks.assign(units, -2);
     m_last_read.resize(units);
-    stats().formula("busy_max", "s", "busiest tile's compute time", [this](double) {
+    stats().formula("busy_max", [this](double) {
         tick b = 0;
         for (const auto& r : m_pipe) b = std::max(b, r.busy);
         return ticks_to_seconds(b);
     });
-    stats().formula("utilisation", "1", "mean compute occupancy over all tiles", [this](double s) {
+    stats().formula("utilisation", [this](double s) {
         double b = 0;
         for (const auto& r : m_pipe) b += ticks_to_seconds(r.busy);
         return s > 0 ? b / (s * static_cast<double>(m_pipe.size())) : 0.0;
     });
-    stats().vector("busy", "s", "compute time per tile (x-major)", [this](double) { return unit_busy(); });
+    stats().per_unit("busy", [this](double) { return unit_busy(); });
 }
 
 std::vector<double> ipu_tiles::unit_busy() const {
@@ -242,14 +255,6 @@ TESSEL_REGISTER_KIND([] {
          "Graphcore docs (900 MB, 250 TFLOPS fp16, 62.5 fp32 over 1,472 tiles at 1.325 GHz; 47.5 TB/s)",
          {{"threads", "6"}, {"amp_macs_per_cycle", "{fp32: 16, fp16: 64}"}, {"memory", "624KiB"},
           {"load_bandwidth", "16B/cycle"}, {"store_bandwidth", "8B/cycle"}, {"memory_latency", "6cycles"}}}};
-    k.stats = {{"macs", "MAC", "multiply-accumulates"},
-               {"vector_ops", "op", "element operations"},
-               {"load_bytes", "B", "SRAM bytes read"},
-               {"store_bytes", "B", "SRAM bytes written"},
-               {"compute_steps", "step", "compute steps"},
-               {"busy_max", "s", "busiest tile's compute time"},
-               {"utilisation", "1", "mean compute occupancy"},
-               {"busy", "s", "per-tile compute time (per unit)"}};
     return k;
 }());
 

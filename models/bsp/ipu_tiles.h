@@ -32,6 +32,8 @@ public:
         duration memory_latency;
         void declare(param_decl& d);
     };
+    /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().
+    static std::vector<stat_decl> stat_table();
 
     /// The timing rules of one tile, usable without a module (the BSP mapper plans with them).
     struct timing {

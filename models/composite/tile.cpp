@@ -12,6 +12,8 @@ void tile::params::declare(param_decl& d) {
     d.group(scratchpad, "sram", "the scratchpad (see `tessel describe sram_bank`)");
 }
 
+std::vector<stat_decl> tile::stat_table() { return {}; }  // its parts report their own
+
 tile::tile(sc_core::sc_module_name n, const component_args& a) : component(n, a) {
     load_params(m_p, a);
     component_args sub = a;
@@ -56,11 +58,9 @@ void tile::transport(txn& t) {
     }
 }
 
-TESSEL_REGISTER_KIND([] {
-    auto k = make_kind<tile>("tile", "composite",
-                             "a processing element plus its scratchpad and a network port; compute overlaps its "
-                             "operand stream from the scratchpad");
-    return k;
-}());
+TESSEL_REGISTER_KIND(
+    make_kind<tile>("tile", "composite",
+                    "a processing element plus its scratchpad and a network port; compute overlaps its "
+                    "operand stream from the scratchpad"));
 
 }  // namespace tessel

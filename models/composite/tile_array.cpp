@@ -15,12 +15,23 @@ void tile_array::params::declare(param_decl& d) {
     d.group(scratchpad, "sram", "the scratchpad of every tile (see `tessel describe sram_bank`)");
 }
 
+std::vector<stat_decl> tile_array::stat_table() {
+    return {
+        {"macs", "MAC", "multiply-accumulates over all tiles"},
+        {"vector_ops", "op", "element operations over all tiles"},
+        {"sram_bytes", "B", "scratchpad bytes read and written over all tiles"},
+        {"busy_max", "s", "busiest tile's compute time"},
+        {"utilisation", "1", "mean compute-pipe occupancy over all tiles"},
+        {"busy", "s", "compute time per tile (x-major)", stat_shape::per_unit},
+    };
+}
+
 tile_array::tile_array(sc_core::sc_module_name n, const component_args& a)
     : component(n, a),
       m_pe((load_params(m_p, a), m_p.compute)),
-      m_macs(stats().scalar("macs", "MAC", "multiply-accumulates over all tiles")),
-      m_vector_ops(stats().scalar("vector_ops", "op", "element operations over all tiles")),
-      m_bytes(stats().scalar("sram_bytes", "B", "scratchpad bytes read and written over all tiles")) {
+      m_macs(stats().scalar("macs")),
+      m_vector_ops(stats().scalar("vector_ops")),
+      m_bytes(stats().scalar("sram_bytes")) {
     set_clock(m_p.compute.clock);
     if (m_p.scratchpad.capacity.bytes() % static_cast<std::uint64_t>(m_p.scratchpad.banks) != 0)
         throw input_error("component '" + a.config_path + "' (tile_array): sram capacity does not divide into " +
@@ -33,17 +44,17 @@ tile_array::tile_array(sc_core::sc_module_name n, const component_args& a)
     m_banks.reserve(units);
     for (size_t u = 0; u < units; ++u) m_banks.push_back(m_sram->make_state());
     m_tracks.assign(units, -2);
-    stats().formula("busy_max", "s", "busiest tile's compute time", [this](double) {
+    stats().formula("busy_max", [this](double) {
         tick b = 0;
         for (const auto& r : m_pipe) b = std::max(b, r.busy);
         return ticks_to_seconds(b);
     });
-    stats().formula("utilisation", "1", "mean compute-pipe occupancy over all tiles", [this](double s) {
+    stats().formula("utilisation", [this](double s) {
         double b = 0;
         for (const auto& r : m_pipe) b += ticks_to_seconds(r.busy);
         return s > 0 ? b / (s * static_cast<double>(m_pipe.size())) : 0.0;
     });
-    stats().vector("busy", "s", "compute time per tile (x-major)", [this](double) { return busy_per_unit(); });
+    stats().per_unit("busy", [this](double) { return busy_per_unit(); });
 }
 
 std::vector<double> tile_array::busy_per_unit() const {
@@ -115,13 +126,7 @@ void tile_array::usage(std::vector<resource_usage>& out) const {
     out.push_back(m);
 }
 
-TESSEL_REGISTER_KIND([] {
-    auto k = make_kind<tile_array>("tile_array", "composite",
-                                   "a grid of tiles held as data (for large arrays); timing identical to `tile`");
-    k.stats = {{"macs", "MAC", "multiply-accumulates"}, {"vector_ops", "op", "element operations"},
-               {"sram_bytes", "B", "scratchpad traffic"}, {"busy_max", "s", "busiest tile's compute time"},
-               {"utilisation", "1", "mean compute occupancy"}, {"busy", "s", "per-tile compute time (per unit)"}};
-    return k;
-}());
+TESSEL_REGISTER_KIND(make_kind<tile_array>(
+    "tile_array", "composite", "a grid of tiles held as data (for large arrays); timing identical to `tile`"));
 
 }  // namespace tessel

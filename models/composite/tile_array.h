@@ -17,6 +17,8 @@ public:
         sram_bank::params scratchpad;  // YAML: sram
         void declare(param_decl& d);
     };
+    /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().
+    static std::vector<stat_decl> stat_table();
 
     tile_array(sc_core::sc_module_name name, const component_args& args);
 

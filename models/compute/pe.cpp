@@ -93,12 +93,23 @@ double pe::timing::ideal_seconds(const work& w) const {
     return s;
 }
 
+std::vector<stat_decl> pe::stat_table() {
+    return {
+        {"macs", "MAC", "multiply-accumulates performed"},
+        {"vector_ops", "op", "element operations on the vector path"},
+        {"steps", "step", "compute steps executed"},
+        {"busy", "s", "time the datapath was occupied"},
+        {"utilisation", "1", "busy time over simulated time"},
+        {"efficiency", "1", "time at peak rate for the work done over simulated time"},
+    };
+}
+
 pe::pe(sc_core::sc_module_name n, const component_args& a)
     : component(n, a),
       m_timing((load_params(m_p, a), m_p)),
-      m_macs(stats().scalar("macs", "MAC", "multiply-accumulates performed")),
-      m_vector_ops(stats().scalar("vector_ops", "op", "element operations on the vector path")),
-      m_steps(stats().scalar("steps", "step", "compute steps executed")) {
+      m_macs(stats().scalar("macs")),
+      m_vector_ops(stats().scalar("vector_ops")),
+      m_steps(stats().scalar("steps")) {
     init();
 }
 
@@ -106,20 +117,18 @@ pe::pe(sc_core::sc_module_name n, const component_args& a, const params& p)
     : component(n, a),
       m_p(p),
       m_timing(p),
-      m_macs(stats().scalar("macs", "MAC", "multiply-accumulates performed")),
-      m_vector_ops(stats().scalar("vector_ops", "op", "element operations on the vector path")),
-      m_steps(stats().scalar("steps", "step", "compute steps executed")) {
+      m_macs(stats().scalar("macs")),
+      m_vector_ops(stats().scalar("vector_ops")),
+      m_steps(stats().scalar("steps")) {
     init();
 }
 
 void pe::init() {
     set_clock(m_p.clock);
     m_track = trace_track("");
-    stats().formula("busy", "s", "time the datapath was occupied", [this](double) { return ticks_to_seconds(m_pipe.busy); });
-    stats().formula("utilisation", "1", "busy time over simulated time",
-                    [this](double s) { return s > 0 ? ticks_to_seconds(m_pipe.busy) / s : 0.0; });
-    stats().formula("efficiency", "1", "time at peak rate for the work done over simulated time",
-                    [this](double s) { return s > 0 ? m_ideal / s : 0.0; });
+    stats().formula("busy", [this](double) { return ticks_to_seconds(m_pipe.busy); });
+    stats().formula("utilisation", [this](double s) { return s > 0 ? ticks_to_seconds(m_pipe.busy) / s : 0.0; });
+    stats().formula("efficiency", [this](double s) { return s > 0 ? m_ideal / s : 0.0; });
 }
 
 void pe::transport(txn& t) {
@@ -151,17 +160,9 @@ void pe::usage(std::vector<resource_usage>& out) const {
     out.push_back(u);
 }
 
-TESSEL_REGISTER_KIND([] {
-    auto k = make_kind<pe>("pe", "compute",
-                           "processing element: MAC datapath (SIMD rate per data type, or an R x C systolic array "
-                           "with os/ws/is dataflow, fill/drain and tile quantisation) plus vector lanes");
-    k.stats = {{"macs", "MAC", "multiply-accumulates performed"},
-               {"vector_ops", "op", "element operations"},
-               {"steps", "step", "compute steps executed"},
-               {"busy", "s", "time the datapath was occupied"},
-               {"utilisation", "1", "busy / simulated time"},
-               {"efficiency", "1", "time at peak for the work done / simulated time"}};
-    return k;
-}());
+TESSEL_REGISTER_KIND(
+    make_kind<pe>("pe", "compute",
+                  "processing element: MAC datapath (SIMD rate per data type, or an R x C systolic array "
+                  "with os/ws/is dataflow, fill/drain and tile quantisation) plus vector lanes"));
 
 }  // namespace tessel

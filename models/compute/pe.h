@@ -23,6 +23,8 @@ public:
         std::string dataflow;
         void declare(param_decl& d);
     };
+    /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().
+    static std::vector<stat_decl> stat_table();
 
     /// The timing rules, usable without a module (tile_array and mappers use them directly).
     struct timing {

@@ -16,9 +16,13 @@ const char* resource_class_name(resource_class c) {
 }
 
 component::component(sc_core::sc_module_name n, const component_args& a)
-    : sc_core::sc_module(n), in("in"), m_sim(a.sim), m_kind(a.kind), m_index(a.index) {
+    : sc_core::sc_module(n),
+      in("in"),
+      m_sim(a.sim),
+      m_kind(a.kind),
+      m_index(a.index),
+      m_stats(name(), kind_name(), a.kind ? &a.kind->stats : nullptr) {
     m_id = m_sim->add_component(this);
-    m_stats.set_path(name());
     m_sim->stats.add(&m_stats);
     in.register_b_transport(this, &component::b_transport);
 }

@@ -77,6 +77,7 @@ public:
     /// Seconds each compute unit was busy (one value per unit), for floorplans; empty if it has no compute.
     virtual std::vector<double> unit_busy() const { return {}; }
 
+    /// This component's statistics; it registers only those its kind's stat_table() declares.
     stat_group& stats() { return m_stats; }
     const clock_domain& clock() const { return m_clock; }
 

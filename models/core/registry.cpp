@@ -18,6 +18,11 @@ bool kind_registry::add(kind_info k) {
         m_errors.push_back("component kind '" + k.name + "' is registered twice");
         return false;
     }
+    for (size_t i = 0; i < k.stats.size(); ++i)
+        for (size_t j = 0; j < i; ++j)
+            if (k.stats[i].name == k.stats[j].name)
+                m_errors.push_back("component kind '" + k.name + "' declares statistic '" + k.stats[i].name +
+                                   "' twice");
     const std::string n = k.name;
     m_kinds.emplace(n, std::move(k));
     return true;

@@ -1,9 +1,9 @@
 // The kind registry: every component kind registers itself under the name the YAML uses
-// (`TESSEL_REGISTER_KIND(mesh_noc)`), with its parameter declarations, presets and factory. A duplicate name is
-// a hard error. Models are linked as a CMake OBJECT library so no registration is dropped by the linker.
+// (`TESSEL_REGISTER_KIND(make_kind<mesh_noc>("mesh_noc", ...))`), with its parameter declarations, statistics,
+// presets and factory. A duplicate name is a hard error. Models are linked as a CMake OBJECT library so no
+// registration is dropped by the linker.
 #pragma once
 
-#include <array>
 #include <functional>
 #include <map>
 #include <string>
@@ -29,8 +29,9 @@ struct kind_info {
     std::function<std::vector<param_spec>()> describe;
     std::function<component*(sc_core::sc_module_name, const component_args&)> make;
     std::vector<preset> presets;
-    /// Statistics it reports: name, unit, meaning (for `tessel describe`).
-    std::vector<std::array<std::string, 3>> stats;
+    /// Statistics it reports (C::stat_table()): `tessel describe` prints them, and its components may register
+    /// only these (stat_group takes unit and meaning from here).
+    std::vector<stat_decl> stats;
 
     const preset* find_preset(const std::string& n) const;
 };
@@ -38,7 +39,8 @@ struct kind_info {
 class kind_registry {
 public:
     static kind_registry& instance();
-    /// Registers a kind; a second kind with the same name is recorded as an error (see errors()).
+    /// Registers a kind; a second kind with the same name, or a statistic declared twice, is recorded as an error
+    /// (see errors()).
     bool add(kind_info k);
     const kind_info* find(const std::string& name) const;
     std::vector<std::string> names() const;
@@ -50,7 +52,8 @@ private:
     std::vector<std::string> m_errors;
 };
 
-/// Builds the kind_info of a component class C with a nested `params` struct and static `brief()`.
+/// Builds the kind_info of a component class C with a nested `params` struct (its parameters) and a static
+/// `std::vector<stat_decl> stat_table()` (its statistics, empty for a composite whose parts report theirs).
 template <class C>
 kind_info make_kind(std::string name, std::string category, std::string brief) {
     kind_info k;
@@ -58,6 +61,7 @@ kind_info make_kind(std::string name, std::string category, std::string brief) {
     k.category = std::move(category);
     k.brief = std::move(brief);
     k.describe = [] { return describe_params<typename C::params>(); };
+    k.stats = C::stat_table();
     k.make = [](sc_core::sc_module_name n, const component_args& a) -> component* { return new C(n, a); };
     return k;
 }

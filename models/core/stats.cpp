@@ -1,6 +1,7 @@
 #include "models/core/stats.h"
 
 #include "models/core/text.h"
+#include "models/core/yaml_node.h"
 
 #include <cmath>
 #include <cstdio>
@@ -8,43 +9,57 @@
 #include <map>
 #include <memory>
 #include <ostream>
+#include <stdexcept>
 
 namespace tessel {
 
-double& stat_group::scalar(const std::string& name, const std::string& unit, const std::string& desc) {
-    m_values.push_back(0.0);
+stat_group::stat_group(std::string path, std::string kind, const std::vector<stat_decl>* table)
+    : m_path(std::move(path)), m_kind(std::move(kind)), m_table(table) {}
+
+const stat_decl& stat_group::declared(const std::string& name, stat_shape shape) const {
+    const std::string who = "component '" + m_path + "' (" + m_kind + ")";
+    const stat_decl* d = nullptr;
+    std::vector<std::string> names;
+    if (m_table)
+        for (const auto& s : *m_table) {
+            if (s.name == name) d = &s;
+            names.push_back(s.name);
+        }
+    if (!d)
+        throw std::logic_error(who + " registers statistic '" + name + "', which kind '" + m_kind +
+                               "' does not declare (declared: " + (names.empty() ? "none" : join(names)) +
+                               "); add it to the kind's stat_table()");
+    if (d->shape != shape)
+        throw std::logic_error(who + " registers statistic '" + name + "' as " +
+                               (shape == stat_shape::per_unit ? "per-unit values" : "a single value") + ", but kind '" +
+                               m_kind + "' declares it " +
+                               (d->shape == stat_shape::per_unit ? "per unit" : "as a single value"));
+    for (const auto& e : m_entries)
+        if (e.decl == d) throw std::logic_error(who + " registers statistic '" + name + "' twice");
+    return *d;
+}
+
+double& stat_group::scalar(const std::string& name) {
     entry e;
-    e.name = name;
-    e.unit = unit;
-    e.desc = desc;
+    e.decl = &declared(name, stat_shape::single);
+    m_values.push_back(0.0);
     e.value = &m_values.back();
     m_entries.push_back(std::move(e));
     return m_values.back();
 }
 
-void stat_group::formula(const std::string& name, const std::string& unit, const std::string& desc,
-                         std::function<double(double)> fn) {
+void stat_group::formula(const std::string& name, std::function<double(double)> fn) {
     entry e;
-    e.name = name;
-    e.unit = unit;
-    e.desc = desc;
+    e.decl = &declared(name, stat_shape::single);
     e.fn = std::move(fn);
     m_entries.push_back(std::move(e));
 }
 
-void stat_group::vector(const std::string& name, const std::string& unit, const std::string& desc,
-                        std::function<std::vector<double>(double)> fn) {
+void stat_group::per_unit(const std::string& name, std::function<std::vector<double>(double)> fn) {
     entry e;
-    e.name = name;
-    e.unit = unit;
-    e.desc = desc;
+    e.decl = &declared(name, stat_shape::per_unit);
     e.vec = std::move(fn);
     m_entries.push_back(std::move(e));
-}
-
-void stats_registry::add_run_info(const std::string& name, double value, const std::string& unit,
-                                  const std::string& desc) {
-    m_run.scalar(name, unit, desc) = value;
 }
 
 std::string exact_number(double v) {
@@ -113,14 +128,14 @@ void stats_registry::write_json(std::ostream& os, double sim_seconds, bool per_u
         for (const auto& e : g->entries()) {
             if (e.vec) {
                 if (!per_unit) continue;
-                std::string arr = "{\"unit\": \"" + json_escape(e.unit) + "\", \"values\": [";
+                std::string arr = "{\"unit\": \"" + json_escape(e.decl->unit) + "\", \"values\": [";
                 const auto vals = e.vec(sim_seconds);
                 for (size_t i = 0; i < vals.size(); ++i) arr += (i ? ", " : "") + exact_number(vals[i]);
-                node->leaves.emplace_back(e.name, arr + "]}");
+                node->leaves.emplace_back(e.decl->name, arr + "]}");
                 continue;
             }
             const double v = e.fn ? e.fn(sim_seconds) : *e.value;
-            node->leaves.emplace_back(e.name, leaf_json(v, e.unit));
+            node->leaves.emplace_back(e.decl->name, leaf_json(v, e.decl->unit));
         }
     }
     root.write(os, 0);
@@ -135,8 +150,8 @@ void stats_registry::write_csv(std::ostream& os, double sim_seconds) const {
         for (const auto& e : g->entries()) {
             if (e.vec) continue;
             const double v = e.fn ? e.fn(sim_seconds) : *e.value;
-            os << csv_field(g->path()) << ',' << csv_field(e.name) << ',' << exact_number(v) << ',' << csv_field(e.unit)
-               << ',' << csv_field(e.desc) << '\n';
+            os << csv_field(g->path()) << ',' << csv_field(e.decl->name) << ',' << exact_number(v) << ','
+               << csv_field(e.decl->unit) << ',' << csv_field(e.decl->desc) << '\n';
         }
 }
 

@@ -1,6 +1,9 @@
-// Statistics, declared per component with name, unit and meaning (gem5/SST style), named from the module
-// hierarchy. Values are accumulated during the run; formulas (utilisation, bandwidth) are evaluated at the end
-// from the simulated time. Output: a JSON tree mirroring the hierarchy, and a flat CSV.
+// Statistics, declared once per component kind with name, unit and meaning (gem5/SST style), named from the
+// module hierarchy. The kind's table (`C::stat_table()`, read by make_kind in registry.h) feeds both
+// `tessel describe` and the component's stat_group: a component can only register a statistic its table declares,
+// and takes the unit and meaning from there. Values are accumulated during the run; formulas (utilisation,
+// bandwidth) are evaluated at the end from the simulated time. Output: a JSON tree mirroring the hierarchy, and a
+// flat CSV.
 #pragma once
 
 #include <deque>
@@ -11,26 +14,37 @@
 
 namespace tessel {
 
+/// One value for the whole component, or one value per unit (a data-oriented array's PEs, a mesh's links),
+/// written only when per-unit output is asked for (--stats-per-unit).
+enum class stat_shape { single, per_unit };
+
+/// A statistic a component kind reports: the one declaration, in the kind's stat_table().
+struct stat_decl {
+    std::string name;
+    std::string unit;  // "B", "s", "1" for a ratio, a counted thing ("packet", "MAC")
+    std::string desc;  // what it counts, in a few words
+    stat_shape shape = stat_shape::single;
+};
+
 class stat_group {
 public:
-    explicit stat_group(std::string path = {}) : m_path(std::move(path)) {}
+    /// A group that holds only statistics declared in `table`, the table of kind `kind` (null: declares none).
+    /// The table must outlive the group (a kind's table lives in the kind registry).
+    stat_group(std::string path, std::string kind, const std::vector<stat_decl>* table);
     stat_group(const stat_group&) = delete;
     stat_group& operator=(const stat_group&) = delete;
 
     /// An accumulator; the returned reference stays valid for the group's life.
-    double& scalar(const std::string& name, const std::string& unit, const std::string& desc);
+    double& scalar(const std::string& name);
     /// A derived value computed at the end from the simulated seconds.
-    void formula(const std::string& name, const std::string& unit, const std::string& desc,
-                 std::function<double(double sim_seconds)> fn);
-    /// Per-unit values of a data-oriented array (written only when per-unit output is asked for).
-    void vector(const std::string& name, const std::string& unit, const std::string& desc,
-                std::function<std::vector<double>(double sim_seconds)> fn);
+    void formula(const std::string& name, std::function<double(double sim_seconds)> fn);
+    /// Per-unit values of a data-oriented array (declared with stat_shape::per_unit).
+    void per_unit(const std::string& name, std::function<std::vector<double>(double sim_seconds)> fn);
 
     const std::string& path() const { return m_path; }
-    void set_path(std::string p) { m_path = std::move(p); }
 
     struct entry {
-        std::string name, unit, desc;
+        const stat_decl* decl = nullptr;
         double* value = nullptr;
         std::function<double(double)> fn;
         std::function<std::vector<double>(double)> vec;
@@ -38,7 +52,13 @@ public:
     const std::deque<entry>& entries() const { return m_entries; }
 
 private:
+    /// The declaration of `name`; a logic_error naming the kind and the statistic when it is undeclared, declared
+    /// with the other shape, or registered twice.
+    const stat_decl& declared(const std::string& name, stat_shape shape) const;
+
     std::string m_path;
+    std::string m_kind;
+    const std::vector<stat_decl>* m_table;
     std::deque<double> m_values;
     std::deque<entry> m_entries;
 };
@@ -47,14 +67,13 @@ private:
 class stats_registry {
 public:
     void add(const stat_group* g) { m_groups.push_back(g); }
-    void add_run_info(const std::string& name, double value, const std::string& unit, const std::string& desc);
 
     void write_json(std::ostream& os, double sim_seconds, bool per_unit) const;
     void write_csv(std::ostream& os, double sim_seconds) const;
 
 private:
     std::vector<const stat_group*> m_groups;
-    stat_group m_run{"run"};
+    stat_group m_run{"run", "run", nullptr};  // written as an empty "run" node
 };
 
 /// A double printed the same way every time, short where possible ("%.17g" only when needed).

@@ -15,6 +15,13 @@ void chip_link::params::declare(param_decl& d) {
     packets.declare(d, "4KiB", "64B", "16");
 }
 
+std::vector<stat_decl> chip_link::stat_table() {
+    return {
+        {"bytes_a_to_b", "B", "bytes sent from port 0 to port 1"},
+        {"bytes_b_to_a", "B", "bytes sent from port 1 to port 0"},
+    };
+}
+
 chip_link::chip_link(sc_core::sc_module_name n, const component_args& a) : interconnect(n, a) {
     load_params(m_p, a);
     set_clock(m_p.clock);
@@ -23,8 +30,8 @@ chip_link::chip_link(sc_core::sc_module_name n, const component_args& a) : inter
     m_latency = m_p.latency.to_ticks(clock());
     m_tracks[0] = trace_track("a_to_b");
     m_tracks[1] = trace_track("b_to_a");
-    stats().formula("bytes_a_to_b", "B", "bytes sent from port 0 to port 1", [this](double) { return m_bytes[0]; });
-    stats().formula("bytes_b_to_a", "B", "bytes sent from port 1 to port 0", [this](double) { return m_bytes[1]; });
+    stats().formula("bytes_a_to_b", [this](double) { return m_bytes[0]; });
+    stats().formula("bytes_b_to_a", [this](double) { return m_bytes[1]; });
 }
 
 void chip_link::transport(txn& t) {
@@ -41,11 +48,7 @@ void chip_link::usage(std::vector<resource_usage>& out) const {
     out.push_back(u);
 }
 
-TESSEL_REGISTER_KIND([] {
-    auto k = make_kind<chip_link>("chip_link", "interconnect",
-                                  "chip-to-chip link: lanes x lane bandwidth per direction, one-way latency");
-    k.stats = {{"bytes_a_to_b", "B", "bytes port 0 to 1"}, {"bytes_b_to_a", "B", "bytes port 1 to 0"}};
-    return k;
-}());
+TESSEL_REGISTER_KIND(make_kind<chip_link>("chip_link", "interconnect",
+                                          "chip-to-chip link: lanes x lane bandwidth per direction, one-way latency"));
 
 }  // namespace tessel

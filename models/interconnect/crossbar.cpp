@@ -15,8 +15,14 @@ void crossbar::params::declare(param_decl& d) {
     packets.declare(d, "256B", "16B", "8");
 }
 
+std::vector<stat_decl> crossbar::stat_table() {
+    return {
+        {"packets", "packet", "packets delivered"},
+    };
+}
+
 crossbar::crossbar(sc_core::sc_module_name n, const component_args& a)
-    : interconnect(n, a), m_packets(stats().scalar("packets", "packet", "packets delivered")) {
+    : interconnect(n, a), m_packets(stats().scalar("packets")) {
     load_params(m_p, a);
     set_clock(m_p.clock);
     set_packets(m_p.packets);
@@ -57,11 +63,7 @@ void crossbar::usage(std::vector<resource_usage>& out) const {
     out.push_back(u);
 }
 
-TESSEL_REGISTER_KIND([] {
-    auto k = make_kind<crossbar>("crossbar", "interconnect",
-                                 "single-hop crossbar: input and output ports as busy-until reservations");
-    k.stats = {{"packets", "packet", "packets delivered"}};
-    return k;
-}());
+TESSEL_REGISTER_KIND(make_kind<crossbar>("crossbar", "interconnect",
+                                         "single-hop crossbar: input and output ports as busy-until reservations"));
 
 }  // namespace tessel

@@ -39,10 +39,19 @@ void mesh_noc::params::declare(param_decl& d) {
              "arrays: link state in flat arrays (any size); modules: one router sc_module per node (small meshes)");
 }
 
+std::vector<stat_decl> mesh_noc::stat_table() {
+    return {
+        {"packets", "packet", "packets delivered"},
+        {"payload_bytes", "B", "payload bytes delivered"},
+        {"link_bandwidth", "B/s", "bandwidth of one link"},
+        {"max_link_utilisation", "1", "busiest link's bytes over what it could carry"},
+        {"mean_link_utilisation", "1", "average over all links of bytes over capacity"},
+        {"link_bytes", "B", "bytes per link (node-major: east, west, north, south, eject)", stat_shape::per_unit},
+    };
+}
+
 mesh_noc::mesh_noc(sc_core::sc_module_name n, const component_args& a)
-    : interconnect(n, a),
-      m_packets(stats().scalar("packets", "packet", "packets delivered")),
-      m_bytes(stats().scalar("payload_bytes", "B", "payload bytes delivered")) {
+    : interconnect(n, a), m_packets(stats().scalar("packets")), m_bytes(stats().scalar("payload_bytes")) {
     load_params(m_p, a);
     set_clock(m_p.clock);
     set_packets(m_p.packets);
@@ -77,20 +86,19 @@ mesh_noc::mesh_noc(sc_core::sc_module_name n, const component_args& a)
         m_link_tracks.assign(nodes * 5, -2);
     }
     if (m_p.flow_control.impl == "credit") make_credit_flow(a);
-    stats().formula("link_bandwidth", "B/s", "bandwidth of one link", [this](double) { return m_bps; });
-    stats().formula("max_link_utilisation", "1", "busiest link's bytes over what it could carry", [this](double s) {
+    stats().formula("link_bandwidth", [this](double) { return m_bps; });
+    stats().formula("max_link_utilisation", [this](double s) {
         const auto b = link_bytes();
         const double worst = b.empty() ? 0.0 : *std::max_element(b.begin(), b.end());
         return s > 0 ? worst / (m_bps * s) : 0.0;
     });
-    stats().formula("mean_link_utilisation", "1", "average over all links of bytes over capacity", [this](double s) {
+    stats().formula("mean_link_utilisation", [this](double s) {
         const auto b = link_bytes();
         double sum = 0;
         for (double x : b) sum += x;
         return s > 0 && !b.empty() ? sum / static_cast<double>(b.size()) / (m_bps * s) : 0.0;
     });
-    stats().vector("link_bytes", "B", "bytes per link (node-major: east, west, north, south, eject)",
-                   [this](double) { return link_bytes(); });
+    stats().per_unit("link_bytes", [this](double) { return link_bytes(); });
 }
 
 mesh_noc::~mesh_noc() = default;
@@ -256,16 +264,10 @@ void mesh_noc::usage(std::vector<resource_usage>& out) const {
     out.push_back(u);
 }
 
-TESSEL_REGISTER_KIND([] {
-    auto k = make_kind<mesh_noc>("mesh_noc", "interconnect",
-                                 "2D mesh NoC: dimension-order routing, per-hop router and wire latency, link "
-                                 "bandwidth, packetisation; ideal busy-until links or credit flow control with finite "
-                                 "buffers and virtual channels; data-oriented arrays or one router module per node");
-    k.stats = {{"packets", "packet", "packets delivered"}, {"payload_bytes", "B", "payload bytes delivered"},
-               {"max_link_utilisation", "1", "busiest link's bytes / capacity"},
-               {"mean_link_utilisation", "1", "mean over links of bytes / capacity"},
-               {"link_bytes", "B", "per-link bytes (with --stats-per-unit)"}};
-    return k;
-}());
+TESSEL_REGISTER_KIND(
+    make_kind<mesh_noc>("mesh_noc", "interconnect",
+                        "2D mesh NoC: dimension-order routing, per-hop router and wire latency, link "
+                        "bandwidth, packetisation; ideal busy-until links or credit flow control with finite "
+                        "buffers and virtual channels; data-oriented arrays or one router module per node"));
 
 }  // namespace tessel

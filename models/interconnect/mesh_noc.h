@@ -51,6 +51,8 @@ public:
         std::string representation;
         void declare(param_decl& d);
     };
+    /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().
+    static std::vector<stat_decl> stat_table();
 
     mesh_noc(sc_core::sc_module_name name, const component_args& args);
     ~mesh_noc() override;

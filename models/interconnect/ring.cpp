@@ -17,8 +17,14 @@ void ring::params::declare(param_decl& d) {
     packets.declare(d, "256B", "16B", "8");
 }
 
+std::vector<stat_decl> ring::stat_table() {
+    return {
+        {"packets", "packet", "packets delivered"},
+    };
+}
+
 ring::ring(sc_core::sc_module_name n, const component_args& a)
-    : interconnect(n, a), m_packets(stats().scalar("packets", "packet", "packets delivered")) {
+    : interconnect(n, a), m_packets(stats().scalar("packets")) {
     load_params(m_p, a);
     set_clock(m_p.clock);
     set_packets(m_p.packets);
@@ -77,11 +83,7 @@ void ring::usage(std::vector<resource_usage>& out) const {
     out.push_back(u);
 }
 
-TESSEL_REGISTER_KIND([] {
-    auto k = make_kind<ring>("ring", "interconnect",
-                             "ring network: shortest-direction routing, per-hop latency, busy-until links");
-    k.stats = {{"packets", "packet", "packets delivered"}};
-    return k;
-}());
+TESSEL_REGISTER_KIND(make_kind<ring>("ring", "interconnect",
+                                     "ring network: shortest-direction routing, per-hop latency, busy-until links"));
 
 }  // namespace tessel

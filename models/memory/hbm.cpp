@@ -37,14 +37,29 @@ void hbm::params::declare(param_decl& d) {
              "(permutation-based interleaving, Zhang et al., MICRO 2000); none: plain bank bits");
 }
 
+std::vector<stat_decl> hbm::stat_table() {
+    return {
+        {"read_bytes", "B", "bytes read"},
+        {"write_bytes", "B", "bytes written"},
+        {"row_hits", "access", "accesses to an already open row"},
+        {"row_misses", "access", "accesses that closed another row first"},
+        {"row_empty", "access", "accesses to a bank with no open row"},
+        {"refresh_stall", "s", "time accesses waited for a refresh to finish"},
+        {"bandwidth", "B/s", "bytes moved per simulated second"},
+        {"peak_bandwidth", "B/s", "pins x pin rate over all pseudo-channels"},
+        {"utilisation", "1", "bandwidth over peak bandwidth"},
+        {"row_hit_rate", "1", "row hits over all accesses"},
+    };
+}
+
 hbm::hbm(sc_core::sc_module_name n, const component_args& a)
     : component(n, a),
-      m_read_bytes(stats().scalar("read_bytes", "B", "bytes read")),
-      m_write_bytes(stats().scalar("write_bytes", "B", "bytes written")),
-      m_hits(stats().scalar("row_hits", "access", "accesses to an already open row")),
-      m_misses(stats().scalar("row_misses", "access", "accesses that closed another row first")),
-      m_empty(stats().scalar("row_empty", "access", "accesses to a bank with no open row")),
-      m_refresh_stall(stats().scalar("refresh_stall", "s", "time accesses waited for a refresh to finish")) {
+      m_read_bytes(stats().scalar("read_bytes")),
+      m_write_bytes(stats().scalar("write_bytes")),
+      m_hits(stats().scalar("row_hits")),
+      m_misses(stats().scalar("row_misses")),
+      m_empty(stats().scalar("row_empty")),
+      m_refresh_stall(stats().scalar("refresh_stall")) {
     load_params(m_p, a);
     set_clock(m_p.clock);
     const clock_domain& clk = clock();
@@ -72,14 +87,12 @@ hbm::hbm(sc_core::sc_module_name n, const component_args& a)
     m_pcs.resize(pcs);
     for (auto& pc : m_pcs) pc.banks.resize(static_cast<size_t>(m_p.bank_groups * m_p.banks_per_group));
     for (std::int64_t c = 0; c < m_p.channels; ++c) m_tracks.push_back(trace_track("channel[" + std::to_string(c) + "]"));
-    stats().formula("bandwidth", "B/s", "bytes moved per simulated second",
-                    [this](double s) { return s > 0 ? (m_read_bytes + m_write_bytes) / s : 0.0; });
-    stats().formula("peak_bandwidth", "B/s", "pins x pin rate over all pseudo-channels",
-                    [this](double) { return peak_bytes_per_second(); });
-    stats().formula("utilisation", "1", "bandwidth over peak bandwidth", [this](double s) {
+    stats().formula("bandwidth", [this](double s) { return s > 0 ? (m_read_bytes + m_write_bytes) / s : 0.0; });
+    stats().formula("peak_bandwidth", [this](double) { return peak_bytes_per_second(); });
+    stats().formula("utilisation", [this](double s) {
         return s > 0 ? (m_read_bytes + m_write_bytes) / s / peak_bytes_per_second() : 0.0;
     });
-    stats().formula("row_hit_rate", "1", "row hits over all accesses", [this](double) {
+    stats().formula("row_hit_rate", [this](double) {
         const double all = m_hits + m_misses + m_empty;
         return all > 0 ? m_hits / all : 0.0;
     });
@@ -278,12 +291,6 @@ TESSEL_REGISTER_KIND([] {
           {"tRP", "13.75ns"}, {"tRAS", "32.5ns"}, {"tRRD", "2.5ns"}, {"tFAW", "21.25ns"}, {"tREFI", "7.8us"},
           {"tRFC", "350ns"}}},
     };
-    k.stats = {{"read_bytes", "B", "bytes read"}, {"write_bytes", "B", "bytes written"},
-               {"row_hits", "access", "row-buffer hits"}, {"row_misses", "access", "row-buffer misses"},
-               {"row_empty", "access", "accesses to a precharged bank"},
-               {"refresh_stall", "s", "time accesses waited for refresh"},
-               {"bandwidth", "B/s", "bytes per simulated second"}, {"utilisation", "1", "bandwidth / peak"},
-               {"row_hit_rate", "1", "hits / accesses"}};
     return k;
 }());
 

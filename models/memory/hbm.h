@@ -31,6 +31,8 @@ public:
         std::string bank_hash;
         void declare(param_decl& d);
     };
+    /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().
+    static std::vector<stat_decl> stat_table();
 
     hbm(sc_core::sc_module_name name, const component_args& args);
 

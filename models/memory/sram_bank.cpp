@@ -102,11 +102,22 @@ double sram_bank::timing::ideal_max_seconds(const state& s) const {
     return worst;
 }
 
+std::vector<stat_decl> sram_bank::stat_table() {
+    return {
+        {"read_bytes", "B", "bytes read"},
+        {"write_bytes", "B", "bytes written"},
+        {"accesses", "access", "accesses served"},
+        {"busy", "s", "port time reserved, summed over banks and ports"},
+        {"bandwidth", "B/s", "bytes moved per simulated second"},
+        {"utilisation", "1", "average port occupancy over simulated time"},
+    };
+}
+
 sram_bank::sram_bank(sc_core::sc_module_name n, const component_args& a)
     : component(n, a),
-      m_read_bytes(stats().scalar("read_bytes", "B", "bytes read")),
-      m_write_bytes(stats().scalar("write_bytes", "B", "bytes written")),
-      m_accesses(stats().scalar("accesses", "access", "accesses served")) {
+      m_read_bytes(stats().scalar("read_bytes")),
+      m_write_bytes(stats().scalar("write_bytes")),
+      m_accesses(stats().scalar("accesses")) {
     load_params(m_p, a);
     init(a);
 }
@@ -114,9 +125,9 @@ sram_bank::sram_bank(sc_core::sc_module_name n, const component_args& a)
 sram_bank::sram_bank(sc_core::sc_module_name n, const component_args& a, const params& p)
     : component(n, a),
       m_p(p),
-      m_read_bytes(stats().scalar("read_bytes", "B", "bytes read")),
-      m_write_bytes(stats().scalar("write_bytes", "B", "bytes written")),
-      m_accesses(stats().scalar("accesses", "access", "accesses served")) {
+      m_read_bytes(stats().scalar("read_bytes")),
+      m_write_bytes(stats().scalar("write_bytes")),
+      m_accesses(stats().scalar("accesses")) {
     init(a);
 }
 
@@ -130,11 +141,9 @@ void sram_bank::init(const component_args& a) {
     m_timing = std::make_unique<timing>(m_p);
     m_state = m_timing->make_state();
     m_track = trace_track("");
-    stats().formula("busy", "s", "port time reserved, summed over banks and ports",
-                    [this](double) { return ticks_to_seconds(m_timing->busy_total(m_state)); });
-    stats().formula("bandwidth", "B/s", "bytes moved per simulated second",
-                    [this](double s) { return s > 0 ? (m_read_bytes + m_write_bytes) / s : 0.0; });
-    stats().formula("utilisation", "1", "average port occupancy over simulated time", [this](double s) {
+    stats().formula("busy", [this](double) { return ticks_to_seconds(m_timing->busy_total(m_state)); });
+    stats().formula("bandwidth", [this](double s) { return s > 0 ? (m_read_bytes + m_write_bytes) / s : 0.0; });
+    stats().formula("utilisation", [this](double s) {
         return s > 0 ? ticks_to_seconds(m_timing->busy_total(m_state)) / (s * static_cast<double>(m_timing->port_count())) : 0.0;
     });
 }
@@ -165,14 +174,8 @@ void sram_bank::usage(std::vector<resource_usage>& out) const {
     out.push_back(u);
 }
 
-TESSEL_REGISTER_KIND([] {
-    auto k = make_kind<sram_bank>("sram_bank", "memory",
-                                  "banked on-chip SRAM: capacity, banks x ports of a given width, address "
-                                  "interleaving and latency; bank conflicts serialise");
-    k.stats = {{"read_bytes", "B", "bytes read"}, {"write_bytes", "B", "bytes written"},
-               {"accesses", "access", "accesses served"}, {"bandwidth", "B/s", "bytes per simulated second"},
-               {"utilisation", "1", "average port occupancy"}};
-    return k;
-}());
+TESSEL_REGISTER_KIND(make_kind<sram_bank>("sram_bank", "memory",
+                                          "banked on-chip SRAM: capacity, banks x ports of a given width, address "
+                                          "interleaving and latency; bank conflicts serialise"));
 
 }  // namespace tessel

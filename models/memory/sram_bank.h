@@ -22,6 +22,8 @@ public:
         byte_size interleave;
         void declare(param_decl& d);
     };
+    /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().
+    static std::vector<stat_decl> stat_table();
 
     /// The state of one scratchpad: a reservation per bank port and bytes per bank.
     struct state {

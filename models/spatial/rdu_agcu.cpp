@@ -20,10 +20,16 @@ void rdu_agcu::params::declare(param_decl& d) {
     d(latency, "latency", "20cycles", "request pipeline latency of an AGCU, added to every access");
 }
 
+std::vector<stat_decl> rdu_agcu::stat_table() {
+    return {
+        {"read_bytes", "B", "bytes loaded from off-chip memory"},
+        {"write_bytes", "B", "bytes stored to off-chip memory"},
+        {"bandwidth", "B/s", "off-chip bytes moved per simulated second"},
+    };
+}
+
 rdu_agcu::rdu_agcu(sc_core::sc_module_name n, const component_args& a)
-    : component(n, a),
-      m_read_bytes(stats().scalar("read_bytes", "B", "bytes loaded from off-chip memory")),
-      m_write_bytes(stats().scalar("write_bytes", "B", "bytes stored to off-chip memory")) {
+    : component(n, a), m_read_bytes(stats().scalar("read_bytes")), m_write_bytes(stats().scalar("write_bytes")) {
     load_params(m_p, a);
     set_clock(m_p.clock);
     m_bps = m_p.unit_bandwidth.bytes_per_second(clock());
@@ -64,8 +70,7 @@ rdu_agcu::rdu_agcu(sc_core::sc_module_name n, const component_args& a)
     }
     if (m_tiers.empty())
         throw input_error("component '" + a.config_path + "' (rdu_agcu): 'memory' names no memory", a.where);
-    stats().formula("bandwidth", "B/s", "off-chip bytes moved per simulated second",
-                    [this](double s) { return s > 0 ? (m_read_bytes + m_write_bytes) / s : 0.0; });
+    stats().formula("bandwidth", [this](double s) { return s > 0 ? (m_read_bytes + m_write_bytes) / s : 0.0; });
 }
 
 std::uint64_t rdu_agcu::capacity_bytes() const {
@@ -125,14 +130,9 @@ void rdu_agcu::usage(std::vector<resource_usage>& out) const {
     out.push_back(r);
 }
 
-TESSEL_REGISTER_KIND([] {
-    auto k = make_kind<rdu_agcu>("rdu_agcu", "memory",
-                                 "RDU address generation and coalescing units: DMA portals on the mesh edge to one "
-                                 "or more off-chip memory tiers (HBM, DDR) in one address space");
-    k.stats = {{"read_bytes", "B", "bytes loaded from off-chip memory"},
-               {"write_bytes", "B", "bytes stored to off-chip memory"},
-               {"bandwidth", "B/s", "off-chip bytes per simulated second"}};
-    return k;
-}());
+TESSEL_REGISTER_KIND(
+    make_kind<rdu_agcu>("rdu_agcu", "memory",
+                        "RDU address generation and coalescing units: DMA portals on the mesh edge to one "
+                        "or more off-chip memory tiers (HBM, DDR) in one address space"));
 
 }  // namespace tessel

@@ -27,6 +27,8 @@ public:
         duration latency;
         void declare(param_decl& d);
     };
+    /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().
+    static std::vector<stat_decl> stat_table();
 
     /// One memory tier behind the AGCUs.
     struct tier {

@@ -121,21 +121,32 @@ double rdu_pcu::timing::peak_flops(const std::array<double, dtype_count>& macs_b
     return 2 * peak * clk.hz;
 }
 
+std::vector<stat_decl> rdu_pcu::stat_table() {
+    return {
+        {"macs", "MAC", "multiply-accumulates performed"},
+        {"vector_ops", "op", "element operations"},
+        {"steps", "step", "compute steps (tiles of an op's share)"},
+        {"systolic_steps", "step", "matrix-product steps run in the systolic configuration"},
+        {"config_bytes", "B", "configuration bytes loaded"},
+        {"busy", "s", "time the pipeline was occupied"},
+        {"utilisation", "1", "busy time over simulated time"},
+        {"efficiency", "1", "time at peak rate for the work done over simulated time"},
+    };
+}
+
 rdu_pcu::rdu_pcu(sc_core::sc_module_name n, const component_args& a)
     : component(n, a),
       m_timing((load_params(m_p, a), m_p)),
-      m_macs(stats().scalar("macs", "MAC", "multiply-accumulates performed")),
-      m_vector_ops(stats().scalar("vector_ops", "op", "element operations")),
-      m_steps(stats().scalar("steps", "step", "compute steps (tiles of an op's share)")),
-      m_systolic_steps(stats().scalar("systolic_steps", "step", "matrix-product steps run in the systolic configuration")),
-      m_config_bytes(stats().scalar("config_bytes", "B", "configuration bytes loaded")) {
+      m_macs(stats().scalar("macs")),
+      m_vector_ops(stats().scalar("vector_ops")),
+      m_steps(stats().scalar("steps")),
+      m_systolic_steps(stats().scalar("systolic_steps")),
+      m_config_bytes(stats().scalar("config_bytes")) {
     set_clock(m_p.clock);
     m_track = trace_track("");
-    stats().formula("busy", "s", "time the pipeline was occupied", [this](double) { return ticks_to_seconds(m_pipe.busy); });
-    stats().formula("utilisation", "1", "busy time over simulated time",
-                    [this](double s) { return s > 0 ? ticks_to_seconds(m_pipe.busy) / s : 0.0; });
-    stats().formula("efficiency", "1", "time at peak rate for the work done over simulated time",
-                    [this](double s) { return s > 0 ? m_ideal / s : 0.0; });
+    stats().formula("busy", [this](double) { return ticks_to_seconds(m_pipe.busy); });
+    stats().formula("utilisation", [this](double s) { return s > 0 ? ticks_to_seconds(m_pipe.busy) / s : 0.0; });
+    stats().formula("efficiency", [this](double s) { return s > 0 ? m_ideal / s : 0.0; });
 }
 
 void rdu_pcu::transport(txn& t) {
@@ -191,20 +202,10 @@ void rdu_pcu::usage(std::vector<resource_usage>& out) const {
     out.push_back(u);
 }
 
-TESSEL_REGISTER_KIND([] {
-    auto k = make_kind<rdu_pcu>("rdu_pcu", "compute",
-                                "RDU pattern compute unit: lanes x stages SIMD pipeline; matrix products as SIMD "
-                                "blocks (partial sums via the PMU) or a weight-stationary systolic array (SN40L), "
-                                "bounded by its vector ports");
-    k.stats = {{"macs", "MAC", "multiply-accumulates performed"},
-               {"vector_ops", "op", "element operations"},
-               {"steps", "step", "compute steps"},
-               {"systolic_steps", "step", "matrix-product steps in the systolic configuration"},
-               {"config_bytes", "B", "configuration bytes loaded"},
-               {"busy", "s", "time the pipeline was occupied"},
-               {"utilisation", "1", "busy / simulated time"},
-               {"efficiency", "1", "time at peak for the work done / simulated time"}};
-    return k;
-}());
+TESSEL_REGISTER_KIND(
+    make_kind<rdu_pcu>("rdu_pcu", "compute",
+                       "RDU pattern compute unit: lanes x stages SIMD pipeline; matrix products as SIMD "
+                       "blocks (partial sums via the PMU) or a weight-stationary systolic array (SN40L), "
+                       "bounded by its vector ports"));
 
 }  // namespace tessel

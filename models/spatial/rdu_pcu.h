@@ -38,6 +38,8 @@ public:
         byte_size config_bytes;
         void declare(param_decl& d);
     };
+    /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().
+    static std::vector<stat_decl> stat_table();
 
     /// The timing rules, usable without a module (the rdu mapper estimates stage times with them).
     class timing {

@@ -19,11 +19,22 @@ void rdu_pmu::params::declare(param_decl& d) {
       "configuration state (address patterns, counters) loaded when a graph section is configured");
 }
 
+std::vector<stat_decl> rdu_pmu::stat_table() {
+    return {
+        {"read_bytes", "B", "bytes read"},
+        {"write_bytes", "B", "bytes written"},
+        {"accesses", "access", "accesses served"},
+        {"busy", "s", "port time reserved, summed over banks and ports"},
+        {"bandwidth", "B/s", "bytes moved per simulated second"},
+        {"address_utilisation", "1", "address pipeline busy time over simulated time"},
+    };
+}
+
 rdu_pmu::rdu_pmu(sc_core::sc_module_name n, const component_args& a)
     : component(n, a),
-      m_read_bytes(stats().scalar("read_bytes", "B", "bytes read")),
-      m_write_bytes(stats().scalar("write_bytes", "B", "bytes written")),
-      m_accesses(stats().scalar("accesses", "access", "accesses served")) {
+      m_read_bytes(stats().scalar("read_bytes")),
+      m_write_bytes(stats().scalar("write_bytes")),
+      m_accesses(stats().scalar("accesses")) {
     load_params(m_p, a);
     const sram_bank::params& s = m_p.scratchpad;
     set_clock(s.clock);
@@ -36,11 +47,9 @@ rdu_pmu::rdu_pmu(sc_core::sc_module_name n, const component_args& a)
     m_state = m_banks->make_state();
     m_addr_ticks = clock().cycles(1.0 / static_cast<double>(m_p.addresses_per_cycle));
     m_track = trace_track("");
-    stats().formula("busy", "s", "port time reserved, summed over banks and ports",
-                    [this](double) { return ticks_to_seconds(m_banks->busy_total(m_state)); });
-    stats().formula("bandwidth", "B/s", "bytes moved per simulated second",
-                    [this](double s) { return s > 0 ? (m_read_bytes + m_write_bytes) / s : 0.0; });
-    stats().formula("address_utilisation", "1", "address pipeline busy time over simulated time",
+    stats().formula("busy", [this](double) { return ticks_to_seconds(m_banks->busy_total(m_state)); });
+    stats().formula("bandwidth", [this](double s) { return s > 0 ? (m_read_bytes + m_write_bytes) / s : 0.0; });
+    stats().formula("address_utilisation",
                     [this](double s) { return s > 0 ? ticks_to_seconds(m_agen.busy) / s : 0.0; });
 }
 
@@ -89,15 +98,8 @@ void rdu_pmu::usage(std::vector<resource_usage>& out) const {
     out.push_back(u);
 }
 
-TESSEL_REGISTER_KIND([] {
-    auto k = make_kind<rdu_pmu>("rdu_pmu", "memory",
-                                "RDU pattern memory unit: banked scratchpad (sram_bank rules) with an "
-                                "address-generation pipeline of a given number of addresses per cycle");
-    k.stats = {{"read_bytes", "B", "bytes read"}, {"write_bytes", "B", "bytes written"},
-               {"accesses", "access", "accesses served"}, {"busy", "s", "bank port time reserved"},
-               {"bandwidth", "B/s", "bytes per simulated second"},
-               {"address_utilisation", "1", "address pipeline busy / simulated time"}};
-    return k;
-}());
+TESSEL_REGISTER_KIND(make_kind<rdu_pmu>("rdu_pmu", "memory",
+                                        "RDU pattern memory unit: banked scratchpad (sram_bank rules) with an "
+                                        "address-generation pipeline of a given number of addresses per cycle"));
 
 }  // namespace tessel

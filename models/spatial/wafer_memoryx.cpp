@@ -20,17 +20,25 @@ void wafer_memoryx::params::declare(param_decl& d) {
     d(interleave, "interleave", "4KiB", "address interleave over the ports when a step names no port", bound::positive);
 }
 
+std::vector<stat_decl> wafer_memoryx::stat_table() {
+    return {
+        {"read_bytes", "B", "bytes streamed into the wafer"},
+        {"write_bytes", "B", "bytes streamed out of the wafer"},
+        {"read_utilisation", "1", "inbound I/O busy time over simulated time"},
+        {"write_utilisation", "1", "outbound I/O busy time over simulated time"},
+    };
+}
+
 wafer_memoryx::wafer_memoryx(sc_core::sc_module_name n, const component_args& a) : component(n, a) {
     load_params(m_p, a);
     set_clock(m_p.clock);
     m_bps = m_p.io_bandwidth.bytes_per_second(clock());
     if (m_bps <= 0) throw input_error("component '" + a.config_path + "' (wafer_memoryx): io_bandwidth must be positive", a.where);
     m_latency = m_p.latency.to_ticks(clock());
-    stats().formula("read_bytes", "B", "bytes streamed into the wafer", [this](double) { return m_bytes[0]; });
-    stats().formula("write_bytes", "B", "bytes streamed out of the wafer", [this](double) { return m_bytes[1]; });
-    stats().formula("read_utilisation", "1", "inbound I/O busy time over simulated time",
-                    [this](double s) { return s > 0 ? ticks_to_seconds(m_dir[0].busy) / s : 0.0; });
-    stats().formula("write_utilisation", "1", "outbound I/O busy time over simulated time",
+    stats().formula("read_bytes", [this](double) { return m_bytes[0]; });
+    stats().formula("write_bytes", [this](double) { return m_bytes[1]; });
+    stats().formula("read_utilisation", [this](double s) { return s > 0 ? ticks_to_seconds(m_dir[0].busy) / s : 0.0; });
+    stats().formula("write_utilisation",
                     [this](double s) { return s > 0 ? ticks_to_seconds(m_dir[1].busy) / s : 0.0; });
 }
 
@@ -72,15 +80,9 @@ void wafer_memoryx::usage(std::vector<resource_usage>& out) const {
     }
 }
 
-TESSEL_REGISTER_KIND([] {
-    auto k = make_kind<wafer_memoryx>("wafer_memoryx", "memory",
-                                      "external memory service of a wafer-scale system (MemoryX): edge ports on the "
-                                      "wafer sharing the system I/O bandwidth each way, plus a latency");
-    k.stats = {{"read_bytes", "B", "bytes streamed into the wafer"},
-               {"write_bytes", "B", "bytes streamed out of the wafer"},
-               {"read_utilisation", "1", "inbound I/O busy / simulated time"},
-               {"write_utilisation", "1", "outbound I/O busy / simulated time"}};
-    return k;
-}());
+TESSEL_REGISTER_KIND(
+    make_kind<wafer_memoryx>("wafer_memoryx", "memory",
+                             "external memory service of a wafer-scale system (MemoryX): edge ports on the "
+                             "wafer sharing the system I/O bandwidth each way, plus a latency"));
 
 }  // namespace tessel

@@ -23,6 +23,8 @@ public:
         byte_size interleave;
         void declare(param_decl& d);
     };
+    /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().
+    static std::vector<stat_decl> stat_table();
 
     wafer_memoryx(sc_core::sc_module_name name, const component_args& args);
 

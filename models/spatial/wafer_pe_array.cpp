@@ -70,16 +70,34 @@ double wafer_pe_array::timing::cycles(const work& w) const {
     return overhead_cycles + c;
 }
 
+std::vector<stat_decl> wafer_pe_array::stat_table() {
+    return {
+        {"macs", "MAC", "multiply-accumulates over all PEs"},
+        {"vector_ops", "op", "element operations over all PEs"},
+        {"sram_read_bytes", "B", "SRAM bytes read by compute steps"},
+        {"sram_write_bytes", "B", "SRAM bytes written by compute steps"},
+        {"ramp_bytes", "B", "operand bytes streamed into compute steps through the ramps"},
+        {"fabric_bytes", "B", "bytes sent and received by transfers"},
+        {"steps", "step", "compute steps (a span step counts once)"},
+        {"busy_max", "s", "busiest PE's compute time"},
+        {"utilisation", "1", "mean compute occupancy over all PEs"},
+        {"sram_used_max", "B", "most bytes placed on one PE"},
+        {"sram_used_mean", "B", "mean bytes placed per PE"},
+        {"busy", "s", "compute time per PE (x-major)", stat_shape::per_unit},
+        {"sram_used", "B", "bytes placed per PE (x-major)", stat_shape::per_unit},
+    };
+}
+
 wafer_pe_array::wafer_pe_array(sc_core::sc_module_name n, const component_args& a)
     : component(n, a),
       m_timing((load_params(m_p, a), m_p)),
-      m_macs(stats().scalar("macs", "MAC", "multiply-accumulates over all PEs")),
-      m_vector_ops(stats().scalar("vector_ops", "op", "element operations over all PEs")),
-      m_read_bytes(stats().scalar("sram_read_bytes", "B", "SRAM bytes read by compute steps")),
-      m_write_bytes(stats().scalar("sram_write_bytes", "B", "SRAM bytes written by compute steps")),
-      m_ramp_bytes(stats().scalar("ramp_bytes", "B", "operand bytes streamed into compute steps through the ramps")),
-      m_fabric_bytes(stats().scalar("fabric_bytes", "B", "bytes sent and received by transfers")),
-      m_steps(stats().scalar("steps", "step", "compute steps (a span step counts once)")) {
+      m_macs(stats().scalar("macs")),
+      m_vector_ops(stats().scalar("vector_ops")),
+      m_read_bytes(stats().scalar("sram_read_bytes")),
+      m_write_bytes(stats().scalar("sram_write_bytes")),
+      m_ramp_bytes(stats().scalar("ramp_bytes")),
+      m_fabric_bytes(stats().scalar("fabric_bytes")),
+      m_steps(stats().scalar("steps")) {
     set_clock(m_p.clock);
     if (m_timing.read_bpc <= 0 || m_timing.write_bpc <= 0 || m_timing.ramp_bpc <= 0)
         throw input_error("component '" + a.config_path + "' (wafer_pe_array): read, write and ramp bandwidths must be positive",
@@ -91,28 +109,24 @@ wafer_pe_array::wafer_pe_array(sc_core::sc_module_name n, const component_args& 
     m_pipe.resize(pes);
     m_work.resize(pes);
     m_used.assign(pes, 0);
-    stats().formula("busy_max", "s", "busiest PE's compute time", [this](double) {
+    stats().formula("busy_max", [this](double) {
         tick b = 0;
         for (const auto& r : m_pipe) b = std::max(b, r.busy);
         return ticks_to_seconds(b);
     });
-    stats().formula("utilisation", "1", "mean compute occupancy over all PEs", [this](double s) {
+    stats().formula("utilisation", [this](double s) {
         double b = 0;
         for (const auto& r : m_pipe) b += ticks_to_seconds(r.busy);
         return s > 0 ? b / (s * static_cast<double>(m_pipe.size())) : 0.0;
     });
-    stats().formula("sram_used_max", "B", "most bytes placed on one PE", [this](double) {
-        return static_cast<double>(max_used_bytes());
-    });
-    stats().formula("sram_used_mean", "B", "mean bytes placed per PE", [this](double) {
+    stats().formula("sram_used_max", [this](double) { return static_cast<double>(max_used_bytes()); });
+    stats().formula("sram_used_mean", [this](double) {
         double s = 0;
         for (std::uint32_t u : m_used) s += u;
         return m_used.empty() ? 0.0 : s / static_cast<double>(m_used.size());
     });
-    stats().vector("busy", "s", "compute time per PE (x-major)", [this](double) { return unit_busy(); });
-    stats().vector("sram_used", "B", "bytes placed per PE (x-major)", [this](double) {
-        return std::vector<double>(m_used.begin(), m_used.end());
-    });
+    stats().per_unit("busy", [this](double) { return unit_busy(); });
+    stats().per_unit("sram_used", [this](double) { return std::vector<double>(m_used.begin(), m_used.end()); });
 }
 
 std::int32_t wafer_pe_array::add_span(const span& s) {
@@ -277,25 +291,9 @@ void wafer_pe_array::usage(std::vector<resource_usage>& out) const {
         [&](const pe_work& w) { return w.ramp_b / (m_timing.ramp_bpc * hz); });
 }
 
-TESSEL_REGISTER_KIND([] {
-    auto k = make_kind<wafer_pe_array>(
-        "wafer_pe_array", "compute",
-        "a wafer-scale engine's PEs as data: SIMD datapath, private SRAM (capacity checked on every placement), a "
-        "ramp to the router; a step is bound by datapath, ramp, SRAM reads or writes; spans run rows in lockstep");
-    k.stats = {{"macs", "MAC", "multiply-accumulates"},
-               {"vector_ops", "op", "element operations"},
-               {"sram_read_bytes", "B", "SRAM bytes read by compute steps"},
-               {"sram_write_bytes", "B", "SRAM bytes written by compute steps"},
-               {"ramp_bytes", "B", "operand bytes streamed in through the ramps"},
-               {"fabric_bytes", "B", "bytes sent and received by transfers"},
-               {"steps", "step", "compute steps"},
-               {"busy_max", "s", "busiest PE's compute time"},
-               {"utilisation", "1", "mean compute occupancy"},
-               {"sram_used_max", "B", "most bytes placed on one PE"},
-               {"sram_used_mean", "B", "mean bytes placed per PE"},
-               {"busy", "s", "per-PE compute time (per unit)"},
-               {"sram_used", "B", "per-PE bytes placed (per unit)"}};
-    return k;
-}());
+TESSEL_REGISTER_KIND(make_kind<wafer_pe_array>(
+    "wafer_pe_array", "compute",
+    "a wafer-scale engine's PEs as data: SIMD datapath, private SRAM (capacity checked on every placement), a "
+    "ramp to the router; a step is bound by datapath, ramp, SRAM reads or writes; spans run rows in lockstep"));
 
 }  // namespace tessel

@@ -40,6 +40,8 @@ public:
         duration task_overhead;
         void declare(param_decl& d);
     };
+    /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().
+    static std::vector<stat_decl> stat_table();
 
     /// The timing rules of one PE, usable without the module (mappers size their plans with them).
     struct timing {

@@ -128,12 +128,23 @@ std::string tsp::timing::unit_name(std::uint32_t u) const {
     return "slice " + std::to_string(u);
 }
 
+std::vector<stat_decl> tsp::stat_table() {
+    return {
+        {"macs", "MAC", "multiply-accumulates on the MXM planes"},
+        {"vector_ops", "op", "element operations on the VXM"},
+        {"mem_bytes", "B", "bytes read from and written to MEM slices"},
+        {"instructions", "instr", "instructions executed"},
+        {"cycles", "cycle", "cycles of the last schedule, all superlanes"},
+        {"busy", "s", "time each slice was busy (west to east)", stat_shape::per_unit},
+    };
+}
+
 tsp::tsp(sc_core::sc_module_name n, const component_args& a)
     : component(n, a),
-      m_macs(stats().scalar("macs", "MAC", "multiply-accumulates on the MXM planes")),
-      m_vector_ops(stats().scalar("vector_ops", "op", "element operations on the VXM")),
-      m_mem_bytes(stats().scalar("mem_bytes", "B", "bytes read from and written to MEM slices")),
-      m_instructions(stats().scalar("instructions", "instr", "instructions executed")) {
+      m_macs(stats().scalar("macs")),
+      m_vector_ops(stats().scalar("vector_ops")),
+      m_mem_bytes(stats().scalar("mem_bytes")),
+      m_instructions(stats().scalar("instructions")) {
     load_params(m_p, a);
     set_clock(m_p.clock);
     m_tm = std::make_unique<timing>(m_p);
@@ -144,10 +155,8 @@ tsp::tsp(sc_core::sc_module_name n, const component_args& a)
     m_streams.resize(static_cast<size_t>(2 * m_p.streams));
     m_busy.assign(m_tm->units, 0.0);
     m_tracks.assign(m_tm->units, -2);
-    stats().formula("cycles", "cycle", "cycles of the last schedule, all superlanes", [this](double) {
-        return static_cast<double>(m_last_cycle);
-    });
-    stats().vector("busy", "s", "time each slice was busy (west to east)", [this](double) { return m_busy; });
+    stats().formula("cycles", [this](double) { return static_cast<double>(m_last_cycle); });
+    stats().per_unit("busy", [this](double) { return m_busy; });
 }
 
 std::shared_ptr<const step_payload> tsp::instruction::shifted(std::uint32_t offset) const {
@@ -372,17 +381,9 @@ void tsp::usage(std::vector<resource_usage>& out) const {
     out.push_back(m);
 }
 
-TESSEL_REGISTER_KIND([] {
-    auto k = make_kind<tsp>("tsp", "composite",
-                            "Groq Tensor Streaming Processor: MXM/SXM/MEM/VXM slices across superlanes, stream registers "
-                            "east and west, a static schedule checked cycle by cycle");
-    k.stats = {{"macs", "MAC", "multiply-accumulates on the MXM planes"},
-               {"vector_ops", "op", "element operations on the VXM"},
-               {"mem_bytes", "B", "MEM slice traffic"},
-               {"instructions", "instr", "instructions executed"},
-               {"cycles", "cycle", "cycles of the last schedule"},
-               {"busy", "s", "busy time per slice (per unit)"}};
-    return k;
-}());
+TESSEL_REGISTER_KIND(
+    make_kind<tsp>("tsp", "composite",
+                   "Groq Tensor Streaming Processor: MXM/SXM/MEM/VXM slices across superlanes, stream registers "
+                   "east and west, a static schedule checked cycle by cycle"));
 
 }  // namespace tessel

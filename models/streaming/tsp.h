@@ -63,6 +63,8 @@ public:
         mem_params mem;
         void declare(param_decl& d);
     };
+    /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().
+    static std::vector<stat_decl> stat_table();
 
     enum class slice_kind : std::uint8_t { mxm, sxm, mem, vxm };
     enum class op_kind : std::uint8_t { mem_read, mem_write, mxm_weights, mxm_matmul, vxm, sxm };

@@ -13,10 +13,15 @@ void barrier::params::declare(param_decl& d) {
     d(level_latency, "level_latency", "0cycles", "added per level of a binary tree over the participants");
 }
 
+std::vector<stat_decl> barrier::stat_table() {
+    return {
+        {"syncs", "sync", "synchronisations completed"},
+        {"sync_time", "s", "time spent between last arrival and release"},
+    };
+}
+
 barrier::barrier(sc_core::sc_module_name n, const component_args& a)
-    : component(n, a),
-      m_syncs(stats().scalar("syncs", "sync", "synchronisations completed")),
-      m_sync_time(stats().scalar("sync_time", "s", "time spent between last arrival and release")) {
+    : component(n, a), m_syncs(stats().scalar("syncs")), m_sync_time(stats().scalar("sync_time")) {
     load_params(m_p, a);
     set_clock(m_p.clock);
     m_track = trace_track("");
@@ -52,12 +57,9 @@ void barrier::usage(std::vector<resource_usage>& out) const {
     out.push_back(u);
 }
 
-TESSEL_REGISTER_KIND([] {
-    auto k = make_kind<barrier>("barrier", "sync",
-                                "global barrier: releases after the last arrival plus a fixed and a per-tree-level "
-                                "latency");
-    k.stats = {{"syncs", "sync", "synchronisations"}, {"sync_time", "s", "time from last arrival to release"}};
-    return k;
-}());
+TESSEL_REGISTER_KIND(
+    make_kind<barrier>("barrier", "sync",
+                       "global barrier: releases after the last arrival plus a fixed and a per-tree-level "
+                       "latency"));
 
 }  // namespace tessel

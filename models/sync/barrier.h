@@ -16,6 +16,8 @@ public:
         duration level_latency;
         void declare(param_decl& d);
     };
+    /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().
+    static std::vector<stat_decl> stat_table();
 
     barrier(sc_core::sc_module_name name, const component_args& args);
 

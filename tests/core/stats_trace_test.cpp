@@ -15,10 +15,12 @@ using namespace tessel;
 
 TEST(stats, json_tree_and_csv) {
     stats_registry reg;
-    stat_group a("top.tile[0,1].pe"), b("top.noc");
-    a.scalar("macs", "MAC", "MACs done") = 1024;
-    a.formula("utilisation", "1", "busy / time", [](double s) { return 0.5e-6 / s; });
-    b.scalar("bytes", "B", "bytes moved") = 3.25;
+    const std::vector<stat_decl> pe_stats{{"macs", "MAC", "MACs done"}, {"utilisation", "1", "busy / time"}};
+    const std::vector<stat_decl> noc_stats{{"bytes", "B", "bytes moved"}};
+    stat_group a("top.tile[0,1].pe", "pe", &pe_stats), b("top.noc", "mesh_noc", &noc_stats);
+    a.scalar("macs") = 1024;
+    a.formula("utilisation", [](double s) { return 0.5e-6 / s; });
+    b.scalar("bytes") = 3.25;
     reg.add(&a);
     reg.add(&b);
     std::ostringstream js, csv;
