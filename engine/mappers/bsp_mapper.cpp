@@ -6,11 +6,10 @@
 #include <set>
 #include <sstream>
 
+#include "engine/mappers/toolkit/parts.h"
 #include "engine/report/summary.h"
-#include "models/bsp/ipu_exchange.h"
-#include "models/bsp/ipu_tiles.h"
-#include "models/memory/hbm.h"
-#include "models/sync/barrier.h"
+#include "models/core/compute_model.h"
+#include "models/interconnect/interconnect.h"
 
 namespace tessel {
 
@@ -176,11 +175,10 @@ private:
     std::vector<bsp_mapper::superstep>& m_steps;
     mapping m_out;
 
-    const ipu_tiles* m_tiles = nullptr;
-    const ipu_tiles::timing* m_tm = nullptr;
+    const component* m_tiles = nullptr;
+    const compute_model* m_tm = nullptr;
     std::uint32_t m_T = 0;
-    const ipu_exchange* m_xch = nullptr;
-    const barrier* m_barrier = nullptr;
+    const interconnect* m_xch = nullptr;
     endpoint m_sync;
     endpoint m_mem_ep;
     bool m_has_stream = false;
@@ -211,42 +209,23 @@ private:
 
     // ---- platform ---------------------------------------------------------------------------------------
     void find_parts() {
-        const platform::group* tg = nullptr;
-        if (!m_opt.tiles.empty()) {
-            tg = m_plat.find_group(m_opt.tiles);
-            if (!tg) throw input_error("bsp mapper: no component '" + m_opt.tiles + "' (option mapper.tiles)");
-        } else {
-            for (const auto& g : m_plat.groups())
-                if (g.kind == "ipu_tiles") {
-                    tg = &g;
-                    break;
-                }
-            if (!tg) throw input_error("bsp mapper: platform '" + m_plat.title() + "' has no ipu_tiles component");
-        }
-        m_tiles = dynamic_cast<const ipu_tiles*>(&m_plat.comp(tg->ids.front()));
-        if (!m_tiles) throw input_error("bsp mapper: '" + tg->name + "' (" + tg->kind + ") is not ipu_tiles");
-        m_tm = &m_tiles->model();
-        m_T = m_tiles->tiles();
+        // The tiles: one component whose units are tiles that compute on their own memory.
+        const platform::group& tg = toolkit::find_part(
+            m_plat, m_opt.tiles, {"bsp mapper", "tiles", "a tile array (compute units with their own memory)", toolkit::computes_with_own_memory});
+        m_tiles = &toolkit::first(m_plat, tg);
+        m_tm = m_tiles->unit_model();
+        m_T = m_tiles->unit_count();
         const attach_point ap = m_plat.attachment(m_tiles->id(), 0);
         if (!ap.valid()) throw input_error("bsp mapper: the tiles of '" + m_plat.title() + "' are not connected to an exchange");
-        m_xch = dynamic_cast<const ipu_exchange*>(&m_plat.net(ap.net));
-        if (!m_xch) throw input_error("bsp mapper: the tiles of '" + m_plat.title() + "' attach to a network that is not an ipu_exchange");
-        m_tile_bps = m_xch->tile_bytes_per_second();
-        m_latency_s = ticks_to_seconds(m_xch->latency_ticks());
+        m_xch = &m_plat.net(ap.net);
+        m_tile_bps = m_xch->port_bytes_per_second(ap.port);
+        m_latency_s = ticks_to_seconds(m_xch->transfer_latency_ticks());
 
-        const platform::group* sg = nullptr;
-        if (!m_opt.sync.empty()) {
-            sg = m_plat.find_group(m_opt.sync);
-            if (!sg) throw input_error("bsp mapper: no component '" + m_opt.sync + "' (option mapper.sync)");
-        } else {
-            const auto syncs = m_plat.groups_with(component::role::sync);
-            if (syncs.empty()) throw input_error("bsp mapper: platform '" + m_plat.title() + "' has no barrier for the global sync");
-            sg = syncs.front();
-        }
-        m_barrier = dynamic_cast<const barrier*>(&m_plat.comp(sg->ids.front()));
-        if (!m_barrier) throw input_error("bsp mapper: '" + sg->name + "' is not a barrier");
-        m_sync = endpoint{m_barrier->id(), 0, 0};
-        m_sync_s = ticks_to_seconds(m_barrier->sync_ticks(m_T));
+        const platform::group& sg =
+            toolkit::find_part(m_plat, m_opt.sync, {"bsp mapper", "sync", "a barrier for the global sync", toolkit::is_barrier});
+        const component& sync = toolkit::first(m_plat, sg);
+        m_sync = endpoint{sync.id(), 0, 0};
+        m_sync_s = ticks_to_seconds(sync.sync_ticks(m_T));
 
         m_usable = static_cast<double>(m_tiles->capacity_bytes()) * (1.0 - m_opt.code_reserve);
         find_streaming();
@@ -254,26 +233,17 @@ private:
 
     void find_streaming() {
         if (m_opt.streaming_memory == "none") return;
-        const platform::group* mg = nullptr;
-        if (!m_opt.streaming_memory.empty()) {
-            mg = m_plat.find_group(m_opt.streaming_memory);
-            if (!mg) throw input_error("bsp mapper: no component '" + m_opt.streaming_memory + "' (option mapper.streaming_memory)");
-        } else {
-            for (const auto* g : m_plat.groups_with(component::role::memory))
-                if (!m_plat.comp(g->ids.front()).has_role(component::role::compute)) {
-                    mg = g;
-                    break;
-                }
-            if (!mg) return;
-        }
-        const component& mem = m_plat.comp(mg->ids.front());
+        const platform::group* mg = toolkit::find_optional_part(
+            m_plat, m_opt.streaming_memory, {"bsp mapper", "streaming_memory", "a memory that does not compute", toolkit::is_pure_memory});
+        if (!mg) return;
+        const component& mem = toolkit::first(m_plat, *mg);
         const attach_point ap = m_plat.attachment(mem.id(), 0);
         if (!ap.valid()) throw input_error("bsp mapper: streaming memory '" + mg->name + "' is not connected to anything");
-        // Aggregate rate into the tiles: the memory's peak, every link on the way, the exchange's external port.
-        double bps = 1e300;
-        if (const auto* h = dynamic_cast<const hbm*>(&mem)) bps = h->peak_bytes_per_second();
+        // Aggregate rate into the tiles: the memory's peak, then every network on the way at the port the route
+        // enters it by (the exchange's external port).
+        double bps = mem.peak_bytes_per_second() > 0 ? mem.peak_bytes_per_second() : 1e300;
         for (const auto& seg : m_plat.route(ap, m_plat.attachment(m_tiles->id(), 0)))
-            bps = std::min(bps, seg.net == m_xch->id() ? m_xch->external_bytes_per_second() : m_plat.net(seg.net).link_bytes_per_second());
+            bps = std::min(bps, m_plat.net(seg.net).port_bytes_per_second(seg.in));
         m_has_stream = true;
         m_stream_name = mg->name;
         m_stream_bps = bps;
@@ -608,7 +578,7 @@ private:
         w.bytes_in = bb * bm * bk * s.eb;
         w.bytes_weight = bb * bk * bn * s.eb;
         w.bytes_out = bb * bm * bn * (pk > 1 ? s.pb_bytes : s.ob);
-        const double hz = m_tm->clk.hz;
+        const double hz = m_tm->clock().hz;
         p.compute_s = serial * m_tm->cycles(w) / hz;
         const double a_blk = w.bytes_in, b_blk = w.bytes_weight;
         double recv_b = b_blk;
@@ -661,7 +631,7 @@ private:
         }
         const auto bs = candidates(s.batch, T);
         const double macs = static_cast<double>(s.batch) * static_cast<double>(s.M) * static_cast<double>(s.N) * static_cast<double>(s.K);
-        const double peak = m_tm->amp_rate(s.type) * m_tm->clk.hz;
+        const double peak = m_tm->peak_macs_per_cycle(s.type) * m_tm->clock().hz;
         for (int serial = 1; !best.valid; serial *= 2) {
             const std::int64_t n_slice = (s.N + serial - 1) / serial;
             for (int pb : bs) {

@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "engine/mappers/toolkit/parts.h"
 #include "engine/report/summary.h"
 #include "engine/workload/op_types.h"
 
@@ -157,16 +158,8 @@ std::string layer_of(const std::string& name) {
 }
 
 std::uint32_t kernel_mapper::find_device(const platform& plat, const std::string& group) {
-    if (!group.empty()) {
-        const platform::group* g = plat.find_group(group);
-        if (!g) throw input_error("kernels mapper: no component group '" + group + "' (option mapper.device)");
-        if (!dynamic_cast<kernel_device*>(&plat.comp(g->ids.front())))
-            throw input_error("kernels mapper: '" + group + "' (" + g->kind + ") does not run kernels (use a gpu or tpu)");
-        return g->ids.front();
-    }
-    for (const auto& g : plat.groups())
-        if (dynamic_cast<kernel_device*>(&plat.comp(g.ids.front()))) return g.ids.front();
-    throw input_error("kernels mapper: platform '" + plat.title() + "' has no device that runs kernels (kind gpu or tpu)");
+    return toolkit::find_part(plat, group, {"kernels mapper", "device", "a device that runs kernels (a gpu or tpu)", toolkit::runs_kernels})
+        .ids.front();
 }
 
 namespace {
@@ -232,7 +225,7 @@ private:
 
 mapping kernel_mapper::map(const workload_graph& g, platform& plat) {
     const std::uint32_t dev_id = find_device(plat, m_opt.device);
-    auto* dev = dynamic_cast<kernel_device*>(&plat.comp(dev_id));
+    kernel_device* dev = plat.comp(dev_id).kernels();
     std::optional<dtype> half_as;
     if (!m_opt.float16_as.empty()) {
         half_as = parse_dtype(m_opt.float16_as);
@@ -423,7 +416,7 @@ mapping kernel_mapper::map(const workload_graph& g, platform& plat) {
 
 void kernel_mapper::explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const {
     const std::uint32_t dev_id = find_device(plat, m_opt.device);
-    auto* dev = dynamic_cast<kernel_device*>(&plat.comp(dev_id));
+    const kernel_device* dev = plat.comp(dev_id).kernels();
     std::unordered_map<std::uint64_t, const kernel_record*> by_step;
     for (const auto& rec : dev->records()) by_step[rec.step] = &rec;
     nlohmann::json ks = nlohmann::json::array();

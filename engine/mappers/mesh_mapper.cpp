@@ -4,10 +4,9 @@
 #include <cmath>
 #include <map>
 
-#include "models/composite/tile.h"
-#include "models/composite/tile_array.h"
+#include "engine/mappers/toolkit/parts.h"
+#include "models/core/compute_model.h"
 #include "models/interconnect/interconnect.h"
-#include "models/memory/hbm.h"
 
 namespace tessel {
 
@@ -89,7 +88,7 @@ private:
     const mesh_mapper::options& m_opt;
     std::vector<endpoint> m_tiles;
     std::uint64_t m_capacity = 0;
-    const pe::timing* m_pe = nullptr;
+    const compute_model* m_pe = nullptr;
     endpoint m_mem;
     double m_mem_bw = 0;
     std::uint64_t m_next_addr = 0;
@@ -100,45 +99,20 @@ private:
     mapping m_out;
 
     void find_tiles() {
-        const platform::group* g = nullptr;
-        if (!m_opt.tiles.empty()) {
-            g = m_plat.find_group(m_opt.tiles);
-            if (!g) throw input_error("mesh mapper: no component group '" + m_opt.tiles + "' (option mapper.tiles)");
-        } else {
-            for (const auto* c : m_plat.groups_with(component::role::compute))
-                if (m_plat.comp(c->ids.front()).has_role(component::role::memory)) {
-                    g = c;
-                    break;
-                }
-            if (!g) throw input_error("mesh mapper: platform '" + m_plat.title() + "' has no compute tiles (kind tile or tile_array)");
-        }
-        component& first = m_plat.comp(g->ids.front());
-        if (auto* t = dynamic_cast<tile*>(&first)) {
-            m_pe = &t->compute_unit().model();
-            for (std::uint32_t id : g->ids) m_tiles.push_back(endpoint{id, 0, 0});
-        } else if (auto* a = dynamic_cast<tile_array*>(&first)) {
-            m_pe = &a->pe_model();
-            for (std::uint32_t u = 0; u < a->unit_count(); ++u) m_tiles.push_back(endpoint{a->id(), static_cast<std::int32_t>(u), 0});
-        } else {
-            throw input_error("mesh mapper: '" + g->name + "' (" + g->kind + ") is not a tile or tile_array");
-        }
+        // Every unit of every component of the group is a tile (a group of `tile`s, or one `tile_array`).
+        const platform::group& g = toolkit::find_part(
+            m_plat, m_opt.tiles, {"mesh mapper", "tiles", "compute tiles with their own memory", toolkit::computes_with_own_memory});
+        const component& first = toolkit::first(m_plat, g);
+        m_pe = first.unit_model();
+        for (std::uint32_t id : g.ids)
+            for (std::uint32_t u = 0; u < m_plat.comp(id).unit_count(); ++u) m_tiles.push_back(endpoint{id, static_cast<std::int32_t>(u), 0});
         m_capacity = first.capacity_bytes();
     }
 
     void find_memory() {
-        const platform::group* g = nullptr;
-        if (!m_opt.memory.empty()) {
-            g = m_plat.find_group(m_opt.memory);
-            if (!g) throw input_error("mesh mapper: no component group '" + m_opt.memory + "' (option mapper.memory)");
-        } else {
-            for (const auto* c : m_plat.groups_with(component::role::memory))
-                if (!m_plat.comp(c->ids.front()).has_role(component::role::compute)) {
-                    g = c;
-                    break;
-                }
-            if (!g) throw input_error("mesh mapper: platform '" + m_plat.title() + "' has no off-chip memory for weights");
-        }
-        component& mem = m_plat.comp(g->ids.front());
+        const platform::group& g = toolkit::find_part(
+            m_plat, m_opt.memory, {"mesh mapper", "memory", "off-chip memory for weights (a memory that does not compute)", toolkit::is_pure_memory});
+        component& mem = toolkit::first(m_plat, g);
         m_mem = endpoint{mem.id(), mem.unit_count() > 1 ? -1 : 0, 0};
         // Bandwidth into the tiles: the memory's peak, capped by the network ports it attaches to.
         double ports_bw = 0;
@@ -147,9 +121,8 @@ private:
             if (ap.valid()) ports_bw += m_plat.net(ap.net).link_bytes_per_second();
         }
         if (ports_bw == 0)
-            throw input_error("mesh mapper: memory '" + g->name + "' is not connected to the network");
-        const auto* h = dynamic_cast<const hbm*>(&mem);
-        m_mem_bw = h ? std::min(h->peak_bytes_per_second(), ports_bw) : ports_bw;
+            throw input_error("mesh mapper: memory '" + g.name + "' is not connected to the network");
+        m_mem_bw = mem.peak_bytes_per_second() > 0 ? std::min(mem.peak_bytes_per_second(), ports_bw) : ports_bw;
     }
 
     std::uint32_t op_id(int o) { return m_out.prog.intern_op(m_g.op(o).name); }
@@ -278,7 +251,7 @@ private:
         }
     }
 
-    double macs_per_second(dtype type) const { return m_pe->peak_macs_per_cycle(type) * m_pe->clk.hz; }
+    double macs_per_second(dtype type) const { return m_pe->peak_macs_per_cycle(type) * m_pe->clock().hz; }
 
     nlohmann::json map_gemm(int o) {
         const op_node& op = m_g.op(o);
