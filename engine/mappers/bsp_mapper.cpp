@@ -6,9 +6,11 @@
 #include <set>
 #include <sstream>
 
+#include "engine/mappers/toolkit/allocator.h"
 #include "engine/mappers/toolkit/parts.h"
 #include "engine/report/summary.h"
 #include "models/core/compute_model.h"
+#include "models/core/rect.h"
 #include "models/interconnect/interconnect.h"
 
 namespace tessel {
@@ -35,10 +37,7 @@ void bsp_mapper::options::declare(param_decl& d) {
 namespace {
 
 /// A region of a tensor's 2D view (rows = all axes but the last, columns = the last), as fractions.
-struct rect {
-    double r0 = 0, r1 = 1, c0 = 0, c1 = 1;
-    double area() const { return std::max(0.0, r1 - r0) * std::max(0.0, c1 - c0); }
-};
+using rect = region;
 
 constexpr double eps = 1e-12;
 
@@ -51,7 +50,7 @@ struct layout {
     size_t pieces() const { return nr() * nc(); }
     rect piece(size_t p) const {
         const size_t r = p / nc(), c = p % nc();
-        return rect{rows[r], rows[r + 1], cols[c], cols[c + 1]};
+        return rows_cols(rows[r], rows[r + 1], cols[c], cols[c + 1]);
     }
     /// Calls fn(piece, tile, overlap) for every piece that overlaps `q`.
     template <class F>
@@ -60,10 +59,10 @@ struct layout {
             size_t i = static_cast<size_t>(std::upper_bound(e.begin(), e.end(), x + eps) - e.begin());
             return i == 0 ? size_t{0} : i - 1;
         };
-        for (size_t r = band(rows, q.r0); r + 1 < rows.size() && rows[r] < q.r1 - eps; ++r)
-            for (size_t c = band(cols, q.c0); c + 1 < cols.size() && cols[c] < q.c1 - eps; ++c) {
-                const rect ov{std::max(rows[r], q.r0), std::min(rows[r + 1], q.r1), std::max(cols[c], q.c0),
-                              std::min(cols[c + 1], q.c1)};
+        for (size_t r = band(rows, q.y0); r + 1 < rows.size() && rows[r] < q.y1 - eps; ++r)
+            for (size_t c = band(cols, q.x0); c + 1 < cols.size() && cols[c] < q.x1 - eps; ++c) {
+                const rect ov = rows_cols(std::max(rows[r], q.y0), std::min(rows[r + 1], q.y1), std::max(cols[c], q.x0),
+                              std::min(cols[c + 1], q.x1));
                 if (ov.area() > eps) fn(r * nc() + c, tile[r * nc() + c], ov);
             }
     }
@@ -184,7 +183,7 @@ private:
     bool m_has_stream = false;
     std::string m_stream_name;
     double m_stream_bps = 0;
-    std::uint64_t m_stream_capacity = 0, m_stream_next = 0;
+    toolkit::address_allocator m_stream;  // addresses in streaming memory
     double m_usable = 0;
     double m_tile_bps = 0, m_latency_s = 0, m_sync_s = 0;
     dtype m_partials = dtype::fp32;
@@ -247,7 +246,7 @@ private:
         m_has_stream = true;
         m_stream_name = mg->name;
         m_stream_bps = bps;
-        m_stream_capacity = mem.capacity_bytes() * std::max<std::uint64_t>(1, mem.unit_count());
+        m_stream = toolkit::address_allocator({mem.capacity_bytes() * std::max<std::uint64_t>(1, mem.unit_count()), 4096, 0, 0});
         m_mem_ep = endpoint{mem.id(), mem.unit_count() > 1 ? -1 : 0, 0};
     }
 
@@ -308,12 +307,11 @@ private:
     }
 
     std::uint64_t stream_alloc(int t) {
-        const std::uint64_t a = m_stream_next;
-        m_stream_next += (tinfo(t).bytes() + 4095) / 4096 * 4096;
-        if (m_stream_capacity > 0 && m_stream_next > m_stream_capacity)
-            throw input_error("workload '" + m_g.name + "' needs " + format_bytes(static_cast<double>(m_stream_next)) +
+        const std::uint64_t a = m_stream.alloc(tinfo(t).bytes());
+        if (m_stream.overflowed())
+            throw input_error("workload '" + m_g.name + "' needs " + format_bytes(static_cast<double>(m_stream.high_water())) +
                               " of streaming memory for its weights and state, more than the " +
-                              format_bytes(static_cast<double>(m_stream_capacity)) + " of '" + m_stream_name + "' on '" +
+                              format_bytes(static_cast<double>(m_stream.capacity())) + " of '" + m_stream_name + "' on '" +
                               m_plat.title() + "'");
         return a;
     }
@@ -406,7 +404,7 @@ private:
     /// data sent at the same time are recognised as one multicast by the tiles and the exchange.
     static std::uint64_t piece_address(int t, size_t piece, const rect& pr, const rect& ov) {
         const auto q = [](double x) { return static_cast<std::uint64_t>(std::clamp(x, 0.0, 0.999) * 16); };
-        const std::uint64_t sub = q((ov.r0 - pr.r0) / std::max(eps, pr.r1 - pr.r0)) * 16 + q((ov.c0 - pr.c0) / std::max(eps, pr.c1 - pr.c0));
+        const std::uint64_t sub = q((ov.y0 - pr.y0) / std::max(eps, pr.y1 - pr.y0)) * 16 + q((ov.x0 - pr.x0) / std::max(eps, pr.x1 - pr.x0));
         return (static_cast<std::uint64_t>(t + 1) << 48) | (static_cast<std::uint64_t>(piece & 0xFFFFF) << 28) | (sub << 20);
     }
 
@@ -421,7 +419,7 @@ private:
             const auto bytes = static_cast<std::uint64_t>(std::ceil(q.area() * total));
             if (bytes == 0) return;
             endpoint src = m_mem_ep;
-            src.address = p.address + static_cast<std::uint64_t>(q.r0 * total);
+            src.address = p.address + static_cast<std::uint64_t>(q.y0 * total);
             transfer(op, src, dst, bytes, {});
             m_cur.streamed_bytes += static_cast<double>(bytes);
             return;
@@ -459,7 +457,7 @@ private:
             const auto bytes = static_cast<std::uint64_t>(std::ceil(pr.area() * total));
             if (bytes == 0) continue;
             endpoint src = m_mem_ep;
-            src.address = p.address + static_cast<std::uint64_t>(pr.r0 * total);
+            src.address = p.address + static_cast<std::uint64_t>(pr.y0 * total);
             p.ready[i] = transfer(op, src, home.tile[i], bytes, {});
             m_cur.streamed_bytes += static_cast<double>(bytes);
         }
@@ -755,8 +753,8 @@ private:
             auto a_rect = [&](int b, int i, int l) {
                 const auto [r0, r1] = rows_of(b, i);
                 const auto [k0, k1] = band(s.K, pk, l);
-                rect ra{r0 / bm_rows, r1 / bm_rows, static_cast<double>(k0) / s.K, static_cast<double>(k1) / s.K};
-                if (s.attention) ra.c0 = 0, ra.c1 = 1;
+                rect ra = rows_cols(r0 / bm_rows, r1 / bm_rows, static_cast<double>(k0) / s.K, static_cast<double>(k1) / s.K);
+                if (s.attention) ra.x0 = 0, ra.x1 = 1;
                 return ra;
             };
             auto b_rect = [&](int b, int j, int l) {
@@ -765,17 +763,17 @@ private:
                 const auto [b0, b1] = band(s.batch, pb, b);
                 rect rb;
                 if (s.b_persistent && !s.attention) {
-                    rb = s.tb ? rect{static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N, static_cast<double>(k0) / s.K, static_cast<double>(k1) / s.K}
-                              : rect{static_cast<double>(k0) / s.K, static_cast<double>(k1) / s.K, static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N};
+                    rb = s.tb ? rows_cols(static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N, static_cast<double>(k0) / s.K, static_cast<double>(k1) / s.K)
+                              : rows_cols(static_cast<double>(k0) / s.K, static_cast<double>(k1) / s.K, static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N);
                 } else {
                     const double items = static_cast<double>(s.batch);
                     const std::int64_t inner = s.tb ? s.N : s.K;
                     const auto [x0, x1] = s.tb ? std::make_pair(n0, n1) : std::make_pair(k0, k1);
                     const double rr0 = static_cast<double>(b0 * inner + x0) / (items * inner);
                     const double rr1 = static_cast<double>((b1 - 1) * inner + x1) / (items * inner);
-                    rb = s.tb ? rect{rr0, rr1, static_cast<double>(k0) / s.K, static_cast<double>(k1) / s.K}
-                              : rect{rr0, rr1, static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N};
-                    if (s.attention) rb.c0 = 0, rb.c1 = 1;
+                    rb = s.tb ? rows_cols(rr0, rr1, static_cast<double>(k0) / s.K, static_cast<double>(k1) / s.K)
+                              : rows_cols(rr0, rr1, static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N);
+                    if (s.attention) rb.x0 = 0, rb.x1 = 1;
                 }
                 return rb;
             };
@@ -795,7 +793,7 @@ private:
                             fetch(op_x, b_in, rb, t);
                             if (s.attention)
                                 for (size_t x = 2; x < op.own_inputs(); ++x)
-                                    fetch(op_x, op.inputs[x], rect{rb.r0, rb.r1, 0, 1}, t);
+                                    fetch(op_x, op.inputs[x], rows_cols(rb.y0, rb.y1, 0, 1), t);
                         }
                     }
             if (pk == 1)
@@ -804,7 +802,7 @@ private:
                         for (int i = 0; i < pm; ++i) {
                             const auto [r0, r1] = rows_of(b, i);
                             const auto [n0, n1] = nband(j);
-                            fetch_epilogue(op, op_x, rect{r0 / bm_rows, r1 / bm_rows, static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N},
+                            fetch_epilogue(op, op_x, rows_cols(r0 / bm_rows, r1 / bm_rows, static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N),
                                            tile_of(b, i, j, 0), s.attention);
                         }
             start_compute();
@@ -863,7 +861,7 @@ private:
                                     transfer(op_rx, tile_ep(tile_of(b, i, j, l2), addr), dst, bytes, {});
                                     m_cur.exchange_bytes += static_cast<double>(bytes);
                                 }
-                                const rect rc{r0 / bm_rows, r1 / bm_rows, static_cast<double>(c0) / s.N, static_cast<double>(c1) / s.N};
+                                const rect rc = rows_cols(r0 / bm_rows, r1 / bm_rows, static_cast<double>(c0) / s.N, static_cast<double>(c1) / s.N);
                                 fetch_epilogue(op, op_rx, rc, dst, false);
                                 work w;
                                 w.type = s.type;
@@ -888,7 +886,7 @@ private:
                         for (int j = 0; j < pn; ++j) {
                             const auto [r0, r1] = rows_of(b, i);
                             const auto [n0, n1] = nband(j);
-                            out_pieces.emplace_back(tile_of(b, i, j, 0), rect{r0 / bm_rows, r1 / bm_rows, static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N});
+                            out_pieces.emplace_back(tile_of(b, i, j, 0), rows_cols(r0 / bm_rows, r1 / bm_rows, static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N));
                         }
         }
         unstage();
@@ -921,7 +919,7 @@ private:
             const int in = op.inputs[x];
             if (attention && x == 3) continue;  // attention's mask: constant-sized, see the class comment
             const bool broadcast = tinfo(in).elements() < tinfo(out).elements();
-            fetch(opx, in, broadcast ? rect{0, 1, rc.c0, rc.c1} : rc, t);
+            fetch(opx, in, broadcast ? rows_cols(0, 1, rc.x0, rc.x1) : rc, t);
         }
     }
 
@@ -929,8 +927,8 @@ private:
     void place_output(const op_node& op, const std::vector<std::pair<std::uint32_t, rect>>& pieces) {
         std::vector<double> rows, cols;
         for (const auto& [t, r] : pieces) {
-            rows.push_back(r.r0), rows.push_back(r.r1);
-            cols.push_back(r.c0), cols.push_back(r.c1);
+            rows.push_back(r.y0), rows.push_back(r.y1);
+            cols.push_back(r.x0), cols.push_back(r.x1);
         }
         auto uniq = [](std::vector<double>& v) {
             std::sort(v.begin(), v.end());
@@ -946,10 +944,10 @@ private:
         L.cols = cols;
         L.tile.assign(L.pieces(), pieces.empty() ? 0 : pieces.front().first);
         for (const auto& [t, r] : pieces) {
-            const size_t rb = static_cast<size_t>(std::lower_bound(rows.begin(), rows.end(), r.r0 - eps) - rows.begin());
-            const size_t cb = static_cast<size_t>(std::lower_bound(cols.begin(), cols.end(), r.c0 - eps) - cols.begin());
-            for (size_t rr = rb; rr + 1 < rows.size() && rows[rr] < r.r1 - eps; ++rr)
-                for (size_t cc = cb; cc + 1 < cols.size() && cols[cc] < r.c1 - eps; ++cc) L.tile[rr * L.nc() + cc] = t;
+            const size_t rb = static_cast<size_t>(std::lower_bound(rows.begin(), rows.end(), r.y0 - eps) - rows.begin());
+            const size_t cb = static_cast<size_t>(std::lower_bound(cols.begin(), cols.end(), r.x0 - eps) - cols.begin());
+            for (size_t rr = rb; rr + 1 < rows.size() && rows[rr] < r.y1 - eps; ++rr)
+                for (size_t cc = cb; cc + 1 < cols.size() && cols[cc] < r.x1 - eps; ++cc) L.tile[rr * L.nc() + cc] = t;
         }
         for (int t : op.outputs) {
             placement& p = m_place[static_cast<size_t>(t)];
@@ -978,7 +976,7 @@ private:
             if (bytes == 0) continue;
             if (tp.w == where::streamed) {
                 endpoint src = m_mem_ep;
-                src.address = tp.address + static_cast<std::uint64_t>(q.r0 * tbytes(root(table)));
+                src.address = tp.address + static_cast<std::uint64_t>(q.y0 * tbytes(root(table)));
                 transfer(op_x, src, t, bytes, {});
                 m_cur.streamed_bytes += static_cast<double>(bytes);
             } else if (tp.w == where::tiles) {
@@ -1081,7 +1079,7 @@ private:
                 for (size_t r = 0; r < L.nr(); ++r) {
                     const size_t p = broadcast ? r * L.nc() + c : c * L.nr() + r;
                     const rect q = L.piece(p);
-                    fetch(op_x, in, broadcast ? rect{0, 1, q.c0, q.c1} : q, L.tile[p]);
+                    fetch(op_x, in, broadcast ? rows_cols(0, 1, q.x0, q.x1) : q, L.tile[p]);
                 }
         }
         emit_rows(op, L, op_c);

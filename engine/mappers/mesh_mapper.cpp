@@ -4,8 +4,10 @@
 #include <cmath>
 #include <map>
 
+#include "engine/mappers/toolkit/allocator.h"
 #include "engine/mappers/toolkit/parts.h"
 #include "models/core/compute_model.h"
+#include "models/core/rect.h"
 #include "models/interconnect/interconnect.h"
 
 namespace tessel {
@@ -22,14 +24,7 @@ void mesh_mapper::options::declare(param_decl& d) {
 namespace {
 
 /// A rectangle of a tensor's 2D view (rows = all but the last dimension, cols = the last), as fractions.
-struct rect {
-    double r0 = 0, r1 = 1, c0 = 0, c1 = 1;
-    double area() const { return std::max(0.0, r1 - r0) * std::max(0.0, c1 - c0); }
-};
-
-rect overlap(const rect& a, const rect& b) {
-    return rect{std::max(a.r0, b.r0), std::min(a.r1, b.r1), std::max(a.c0, b.c0), std::min(a.c1, b.c1)};
-}
+using rect = region;
 
 struct piece {
     int tile;
@@ -91,7 +86,7 @@ private:
     const compute_model* m_pe = nullptr;
     endpoint m_mem;
     double m_mem_bw = 0;
-    std::uint64_t m_next_addr = 0;
+    toolkit::address_allocator m_alloc;  // addresses in the off-chip memory
     std::vector<placement> m_place;
     std::vector<double> m_resident;
     std::vector<std::vector<std::uint32_t>> m_last;
@@ -114,6 +109,7 @@ private:
             m_plat, m_opt.memory, {"mesh mapper", "memory", "off-chip memory for weights (a memory that does not compute)", toolkit::is_pure_memory});
         component& mem = toolkit::first(m_plat, g);
         m_mem = endpoint{mem.id(), mem.unit_count() > 1 ? -1 : 0, 0};
+        m_alloc = toolkit::address_allocator({mem.capacity_bytes(), 4096, 0, 0});
         // Bandwidth into the tiles: the memory's peak, capped by the network ports it attaches to.
         double ports_bw = 0;
         for (std::uint32_t u = 0; u < mem.unit_count(); ++u) {
@@ -128,13 +124,12 @@ private:
     std::uint32_t op_id(int o) { return m_out.prog.intern_op(m_g.op(o).name); }
 
     std::uint64_t alloc(std::uint64_t bytes) {
-        const std::uint64_t a = m_next_addr;
-        m_next_addr += (bytes + 4095) / 4096 * 4096;
-        if (m_mem.valid() && m_plat.comp(m_mem.comp).capacity_bytes() > 0 && m_next_addr > m_plat.comp(m_mem.comp).capacity_bytes())
+        const std::uint64_t a = m_alloc.alloc(bytes);
+        if (m_alloc.overflowed())
             throw input_error("workload '" + m_g.name + "' needs more than the " +
                               format_bytes(static_cast<double>(m_plat.comp(m_mem.comp).capacity_bytes())) +
                               " of off-chip memory on '" + m_plat.title() + "' (weights and spilled activations: " +
-                              format_bytes(static_cast<double>(m_next_addr)) + ")");
+                              format_bytes(static_cast<double>(m_alloc.high_water())) + ")");
         return a;
     }
 
@@ -157,7 +152,7 @@ private:
         placement& p = m_place[static_cast<size_t>(t)];
         if (p.resident) {
             for (const piece& pc : p.pieces) {
-                const double share = overlap(pc.area, area).area();
+                const double share = intersect(pc.area, area).area();
                 if (share <= 0) continue;
                 if (pc.tile == tile) {
                     out.insert(out.end(), pc.ready.begin(), pc.ready.end());
@@ -179,7 +174,7 @@ private:
         std::vector<std::uint32_t> deps = after;
         deps.insert(deps.end(), mp.mem_ready.begin(), mp.mem_ready.end());
         endpoint src = m_mem;
-        src.address = mp.address + static_cast<std::uint64_t>(area.r0 * total);
+        src.address = mp.address + static_cast<std::uint64_t>(area.y0 * total);
         out.push_back(m_out.prog.add_transfer(op, src, m_tiles[static_cast<size_t>(tile)], bytes, deps));
         return out;
     }
@@ -211,7 +206,7 @@ private:
             const auto bytes = static_cast<std::uint64_t>(std::ceil(parts[i].second.area() * total));
             if (bytes == 0) continue;
             endpoint dst = m_mem;
-            dst.address = mp.address + static_cast<std::uint64_t>(parts[i].second.r0 * total);
+            dst.address = mp.address + static_cast<std::uint64_t>(parts[i].second.y0 * total);
             const std::uint32_t s = m_out.prog.add_transfer(op, m_tiles[static_cast<size_t>(parts[i].first)], dst, bytes, done[i]);
             mp.mem_ready.push_back(s);
             m_last[static_cast<size_t>(parts[i].first)] = {s};
@@ -321,13 +316,13 @@ private:
                             const size_t idx = computes.size();
                             std::vector<std::uint32_t> wait =
                                 idx >= static_cast<size_t>(buffers) ? std::vector<std::uint32_t>{computes[idx - static_cast<size_t>(buffers)]} : base;
-                            const rect ra{static_cast<double>(sr0) / M, static_cast<double>(sr1) / M,
-                                          static_cast<double>(k0) / K, static_cast<double>(k1) / K};
-                            rect rb{static_cast<double>(k0) / K, static_cast<double>(k1) / K,
-                                    static_cast<double>(sn0) / N, static_cast<double>(sn1) / N};
+                            const rect ra = rows_cols(static_cast<double>(sr0) / M, static_cast<double>(sr1) / M,
+                                          static_cast<double>(k0) / K, static_cast<double>(k1) / K);
+                            rect rb = rows_cols(static_cast<double>(k0) / K, static_cast<double>(k1) / K,
+                                    static_cast<double>(sn0) / N, static_cast<double>(sn1) / N);
                             if (batch > 1)  // this tile's batches, this K slice of each
-                                rb = rect{ra.r0 + (ra.r1 - ra.r0) * static_cast<double>(k0) / K,
-                                          ra.r0 + (ra.r1 - ra.r0) * static_cast<double>(k1) / K, 0, 1};
+                                rb = rows_cols(ra.y0 + (ra.y1 - ra.y0) * static_cast<double>(k0) / K,
+                                          ra.y0 + (ra.y1 - ra.y0) * static_cast<double>(k1) / K, 0, 1);
                             std::vector<std::uint32_t> deps;
                             if (a_in >= 0) {
                                 auto f = fetch(a_in, ra, t, wait, opi);
@@ -339,7 +334,7 @@ private:
                             }
                             if (c == 0)  // bias and other inputs: this tile's columns
                                 for (size_t x = 2; x < op.inputs.size(); ++x) {
-                                    auto f = fetch(op.inputs[x], rect{0, 1, static_cast<double>(sn0) / N, static_cast<double>(sn1) / N}, t, wait, opi);
+                                    auto f = fetch(op.inputs[x], rows_cols(0, 1, static_cast<double>(sn0) / N, static_cast<double>(sn1) / N), t, wait, opi);
                                     deps.insert(deps.end(), f.begin(), f.end());
                                 }
                             if (last != ~0u) deps.push_back(last);
@@ -363,8 +358,8 @@ private:
                         }
                     }
                 m_last[static_cast<size_t>(t)] = {last};
-                parts.emplace_back(t, rect{static_cast<double>(r0) / M, static_cast<double>(r1) / M,
-                                           static_cast<double>(n0) / N, static_cast<double>(n1) / N});
+                parts.emplace_back(t, rows_cols(static_cast<double>(r0) / M, static_cast<double>(r1) / M,
+                                           static_cast<double>(n0) / N, static_cast<double>(n1) / N));
                 done.push_back({last});
             }
         nlohmann::json d;
@@ -393,7 +388,7 @@ private:
         std::vector<std::pair<int, rect>> parts;
         std::vector<std::vector<std::uint32_t>> done;
         for (int t = 0; t < T; ++t) {
-            const rect share{static_cast<double>(t) / T, static_cast<double>(t + 1) / T, 0, 1};
+            const rect share = rows_cols(static_cast<double>(t) / T, static_cast<double>(t + 1) / T, 0, 1);
             std::vector<std::uint32_t> deps;
             const std::vector<std::uint32_t> base = m_last[static_cast<size_t>(t)];
             for (int in : op.inputs) {

@@ -8,6 +8,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "engine/mappers/toolkit/allocator.h"
 #include "engine/mappers/toolkit/parts.h"
 #include "engine/report/summary.h"
 #include "models/interconnect/interconnect.h"
@@ -874,10 +875,12 @@ struct rdu_mapper::record {
 
 namespace {
 
-/// DRAM layout: a bump allocator per tier behind the AGCUs.
+/// DRAM layout: an allocator per tier behind the AGCUs (weights, configurations and stored tensors, laid out once).
 class dram_layout {
 public:
-    dram_layout(const component& a, const workload_graph& g) : m_a(a), m_g(g), m_next(a.memory_tiers().size(), 0) {}
+    dram_layout(const component& a, const workload_graph& g) : m_a(a), m_g(g) {
+        for (const auto& t : a.memory_tiers()) m_tier.emplace_back(toolkit::address_allocator::options{t.capacity, 4096, t.base, 0});
+    }
 
     /// Picks the tier named `name`, or the fastest with room for `bytes` ("" = automatic).
     size_t pick(const std::string& name, double bytes, const std::string& what) const {
@@ -887,9 +890,9 @@ public:
         if (!name.empty()) {
             for (size_t i = 0; i < ts.size(); ++i)
                 if (ts[i].name == name) {
-                    if (static_cast<double>(m_next[i]) + bytes > static_cast<double>(ts[i].capacity))
+                    if (!m_tier[i].room_for(bytes))
                         throw input_error("workload '" + m_g.name + "': " + what + " need " + format_bytes(bytes) + " but '" + name + "' has " +
-                                          format_bytes(static_cast<double>(ts[i].capacity - m_next[i])) + " free; memories behind the AGCUs: " + names);
+                                          format_bytes(static_cast<double>(ts[i].capacity - m_tier[i].high_water())) + " free; memories behind the AGCUs: " + names);
                     return i;
                 }
             throw input_error("rdu mapper: no memory '" + name + "' behind the AGCUs; they reach " + names);
@@ -898,16 +901,14 @@ public:
         for (size_t i = 0; i < order.size(); ++i) order[i] = i;
         std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return ts[x].peak_bytes_per_second > ts[y].peak_bytes_per_second; });
         for (size_t i : order)
-            if (static_cast<double>(m_next[i]) + bytes <= static_cast<double>(ts[i].capacity)) return i;
+            if (m_tier[i].room_for(bytes)) return i;
         throw input_error("workload '" + m_g.name + "': " + what + " need " + format_bytes(bytes) + ", more than any memory behind the AGCUs has free: " + names);
     }
 
     std::uint64_t alloc(size_t tier, double bytes) {
         const auto& t = m_a.memory_tiers()[tier];
-        const std::uint64_t b = static_cast<std::uint64_t>(std::ceil(bytes));
-        const std::uint64_t a = t.base + m_next[tier];
-        m_next[tier] += (b + 4095) / 4096 * 4096;
-        if (m_next[tier] > t.capacity)
+        const std::uint64_t a = m_tier[tier].alloc(static_cast<std::uint64_t>(std::ceil(bytes)));
+        if (m_tier[tier].overflowed())
             throw input_error("workload '" + m_g.name + "' needs more than the " + format_bytes(static_cast<double>(t.capacity)) + " of '" + t.name + "'");
         return a;
     }
@@ -915,7 +916,7 @@ public:
 private:
     const component& m_a;
     const workload_graph& m_g;
-    std::vector<std::uint64_t> m_next;
+    std::vector<toolkit::address_allocator> m_tier;
 };
 
 class builder {
