@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <set>
+#include <functional>
+#include <optional>
 #include <sstream>
 
 #include "engine/mappers/toolkit/allocator.h"
+#include "engine/mappers/toolkit/matmul_split.h"
 #include "engine/mappers/toolkit/parts.h"
 #include "engine/report/summary.h"
 #include "models/core/compute_model.h"
@@ -87,20 +89,6 @@ std::string split_str(std::initializer_list<int> v) {
     std::string s;
     for (int x : v) s += (s.empty() ? "" : "x") + std::to_string(x);
     return s;
-}
-
-/// Split factors worth trying for a dimension of `d` with at most `limit` parts: 2^a 3^b, small divisions of d.
-std::vector<int> candidates(std::int64_t d, int limit) {
-    std::set<int> s;
-    const std::int64_t top = std::min<std::int64_t>(d, limit);
-    for (std::int64_t a = 1; a <= top; a *= 2)
-        for (std::int64_t b = a; b <= top; b *= 3) s.insert(static_cast<int>(b));
-    for (std::int64_t q = 1; q <= 8; ++q) {
-        const std::int64_t v = (d + q - 1) / q;
-        if (v <= top) s.insert(static_cast<int>(v));
-    }
-    if (top >= 1) s.insert(static_cast<int>(top));
-    return {s.begin(), s.end()};
 }
 
 double bytes_of(dtype t) { return dtype_bits(t) / 8.0; }
@@ -606,11 +594,12 @@ private:
     plan choose(const op_node& op, const gemm_shape& s, double have) {
         plan best;
         const double room = m_usable - have;
+        // Cheaper wins; within a part in 10^9, fewer tiles.
+        const std::function<bool(const plan&, const plan&)> better = [](const plan& a, const plan& b) {
+            return a.cost < b.cost * (1 - 1e-9) || (a.cost <= b.cost * (1 + 1e-9) && a.pb * a.pm * a.pn * a.pk < b.pb * b.pm * b.pn * b.pk);
+        };
         auto consider = [&](const plan& p) {
-            if (!p.valid || p.mem > room) return;
-            const int used = p.pb * p.pm * p.pn * p.pk;
-            if (!best.valid || p.cost < best.cost * (1 - 1e-9) ||
-                (p.cost <= best.cost * (1 + 1e-9) && used < best.pb * best.pm * best.pn * best.pk)) best = p;
+            if (p.valid && p.mem <= room && (!best.valid || better(p, best))) best = p;
         };
         const int T = static_cast<int>(m_T);
         if (!m_opt.matmul_split.empty()) {
@@ -627,29 +616,35 @@ private:
             if (!best.valid) no_fit(op, evaluate(s, 1, pm, pn, pk, 1).mem, have);
             return best;
         }
-        const auto bs = candidates(s.batch, T);
+        // Batch x M x N x K over the tiles, factors from toolkit::smooth_factors. A band of several batch items
+        // keeps M and K whole; a batched B operand (attention's keys) cannot split the dimension its items are
+        // laid out along.
         const double macs = static_cast<double>(s.batch) * static_cast<double>(s.M) * static_cast<double>(s.N) * static_cast<double>(s.K);
         const double peak = m_tm->peak_macs_per_cycle(s.type) * m_tm->clock().hz;
+        auto whole_items = [&](const toolkit::matmul_split& x) { return x.batch >= s.batch; };
+        toolkit::split_space space;
+        space.batch = toolkit::fixed(toolkit::smooth_factors(s.batch, T));
+        space.m = [&](const toolkit::matmul_split& x) {
+            return whole_items(x) ? toolkit::smooth_factors(s.M, T / x.batch) : std::vector<int>{1};
+        };
+        space.k = [&](const toolkit::matmul_split& x) {
+            if (!whole_items(x) && s.b_batched && s.tb && x.n > 1) return std::vector<int>{};
+            return s.attention ? std::vector<int>{1} : toolkit::smooth_factors(s.K, T / (x.batch * x.m * x.n));
+        };
         for (int serial = 1; !best.valid; serial *= 2) {
             const std::int64_t n_slice = (s.N + serial - 1) / serial;
-            for (int pb : bs) {
-                const bool whole_items = pb >= s.batch;  // one batch item per band: M and K may split too
-                const auto ms = whole_items ? candidates(s.M, T / pb) : std::vector<int>{1};
-                for (int pm : ms) {
-                    const auto ns = candidates(n_slice, T / (pb * pm));
-                    for (int pn : ns) {
-                        if (!whole_items && s.b_batched && s.tb && pn > 1) continue;
-                        const auto ks = s.attention ? std::vector<int>{1} : candidates(s.K, T / (pb * pm * pn));
-                        for (int pk : ks) {
-                            if (!whole_items && s.b_batched && !s.tb && pk > 1) continue;
-                            // No split beats its tiles' arithmetic at peak: skip those that cannot win.
-                            const double floor_s = macs / (static_cast<double>(pb * pm * pn * pk) * peak) + serial * m_sync_s;
-                            if (best.valid && floor_s >= best.cost) continue;
-                            consider(evaluate(s, pb, pm, pn, pk, serial));
-                        }
-                    }
-                }
-            }
+            space.n = [&](const toolkit::matmul_split& x) { return toolkit::smooth_factors(n_slice, T / (x.batch * x.m)); };
+            const std::function<std::optional<plan>(const toolkit::matmul_split&, const plan*)> cost =
+                [&](const toolkit::matmul_split& x, const plan* b) -> std::optional<plan> {
+                if (!whole_items(x) && s.b_batched && !s.tb && x.k > 1) return std::nullopt;
+                // No split beats its tiles' arithmetic at peak: skip those that cannot win.
+                const double floor_s = macs / (static_cast<double>(x.batch * x.m * x.n * x.k) * peak) + serial * m_sync_s;
+                if (b && floor_s >= b->cost) return std::nullopt;
+                const plan p = evaluate(s, x.batch, x.m, x.n, x.k, serial);
+                if (p.mem > room) return std::nullopt;
+                return p;
+            };
+            if (const auto p = toolkit::best_split<plan>(space, cost, better)) best = *p;
             if (serial >= s.N) break;
         }
         if (!best.valid) no_fit(op, evaluate(s, 1, 1, 1, 1, static_cast<int>(s.N)).mem, have);

@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
+#include <numeric>
+#include <optional>
 
 #include "engine/mappers/toolkit/allocator.h"
+#include "engine/mappers/toolkit/matmul_split.h"
 #include "engine/mappers/toolkit/parts.h"
 #include "models/core/compute_model.h"
 #include "models/core/rect.h"
@@ -256,25 +260,37 @@ private:
         const std::int64_t batch = std::max<std::int64_t>(1, op.cost.batch);
         const std::int64_t M = batch * op.cost.m, N = op.cost.n, K = op.cost.k;
         const int T = static_cast<int>(m_tiles.size());
-        // Choose pm x pn tiles for the output (batched products split rows only: each batch has its own B).
-        int best_pm = 1, best_pn = 1;
-        double best = -1, best_traffic = 0;
+        // Choose pm x pn tiles for the output: every pm, with the tiles left over for pn (batched products split
+        // rows only: each batch has its own B; the batch is folded into M), minimising the larger of one tile's
+        // compute and the off-chip traffic's time; ties (within 10^-12) to less traffic.
+        struct choice {
+            toolkit::matmul_split split;
+            double score, traffic;
+        };
         const double rate = macs_per_second(op.compute_type);
-        for (int pm = 1; pm <= T; ++pm) {
-            const int pn = batch > 1 ? 1 : T / pm;
-            if (pm > M || pn < 1 || pn > N) continue;
-            const double per_tile = std::ceil(static_cast<double>(M) / pm) * std::ceil(static_cast<double>(N) / pn) *
+        toolkit::split_space space;
+        space.batch = space.k = toolkit::fixed({1});
+        space.m = [&](const toolkit::matmul_split&) {
+            std::vector<int> v(static_cast<size_t>(T));
+            std::iota(v.begin(), v.end(), 1);
+            return v;
+        };
+        space.n = [&](const toolkit::matmul_split& x) {
+            const int pn = batch > 1 ? 1 : T / x.m;
+            return x.m > M || pn < 1 || pn > N ? std::vector<int>{} : std::vector<int>{pn};
+        };
+        const std::function<std::optional<choice>(const toolkit::matmul_split&, const choice*)> cost =
+            [&](const toolkit::matmul_split& x, const choice*) -> std::optional<choice> {
+            const double per_tile = std::ceil(static_cast<double>(M) / x.m) * std::ceil(static_cast<double>(N) / x.n) *
                                     static_cast<double>(K) / rate;
-            const double traffic = (static_cast<double>(M) * K * pn + static_cast<double>(K) * N * (batch > 1 ? 1 : pm)) * eb;
-            const double score = std::max(per_tile, traffic / m_mem_bw);
-            if (best < 0 || score < best * (1 - 1e-12) || (std::fabs(score - best) <= best * 1e-12 && traffic < best_traffic)) {
-                best = score;
-                best_traffic = traffic;
-                best_pm = pm;
-                best_pn = pn;
-            }
-        }
-        const int pm = best_pm, pn = best_pn;
+            const double traffic = (static_cast<double>(M) * K * x.n + static_cast<double>(K) * N * (batch > 1 ? 1 : x.m)) * eb;
+            return choice{x, std::max(per_tile, traffic / m_mem_bw), traffic};
+        };
+        const std::function<bool(const choice&, const choice&)> better = [](const choice& a, const choice& b) {
+            return a.score < b.score * (1 - 1e-12) || (std::fabs(a.score - b.score) <= b.score * 1e-12 && a.traffic < b.traffic);
+        };
+        const std::optional<choice> best = toolkit::best_split<choice>(space, cost, better);
+        const int pm = best ? best->split.m : 1, pn = best ? best->split.n : 1;
         const double work_budget = (1.0 - m_opt.resident_fraction) * static_cast<double>(m_capacity);
         const int buffers = m_opt.double_buffer ? 2 : 1;
         const double extra_vector = std::max(0.0, op.cost.flops - 2 * op.cost.macs);

@@ -1,9 +1,11 @@
 // The mapper toolkit on its own: the address allocator every mapper lays tensors out with (bump allocation,
-// best fit over freed ranges, coalescing, the capacity), and the one rectangle type (grid blocks and tensor
-// regions). Expected values are derived by hand in the comments.
+// best fit over freed ranges, coalescing, the capacity), the one rectangle type (grid blocks and tensor
+// regions) and the matrix-product split enumerator (visiting order, pruning, ties). Expected values are derived
+// by hand in the comments.
 #include <gtest/gtest.h>
 
 #include "engine/mappers/toolkit/allocator.h"
+#include "engine/mappers/toolkit/matmul_split.h"
 #include "models/core/rect.h"
 
 using namespace tessel;
@@ -59,4 +61,63 @@ TEST(toolkit_rect, grid_blocks_and_tensor_regions_share_one_type) {
     EXPECT_EQ(q.x0, 0.5);
     EXPECT_DOUBLE_EQ(q.area(), 0.25);
     EXPECT_DOUBLE_EQ(intersect(q, rows_cols(0, 0.5, 0, 1)).area(), 0.125);
+}
+
+TEST(toolkit_split, visits_batch_then_m_n_k_with_each_list_given_the_factors_so_far) {
+    // 4 units: batch {1, 2}; M {1, 2}; N up to the units left; K only 1. With batch 2 and M 2 nothing is left for N
+    // beyond 1.
+    toolkit::split_space sp;
+    sp.batch = toolkit::fixed({1, 2});
+    sp.m = toolkit::fixed({1, 2});
+    sp.n = [](const toolkit::matmul_split& x) {
+        std::vector<int> v;
+        for (int n = 1; n <= 4 / (x.batch * x.m); n *= 2) v.push_back(n);
+        return v;
+    };
+    sp.k = [](const toolkit::matmul_split& x) { return x.n == 4 ? std::vector<int>{} : std::vector<int>{1}; };  // skip n = 4
+    std::vector<std::string> seen;
+    toolkit::for_each_split(sp, [&](const toolkit::matmul_split& x) { seen.push_back(x.str()); });
+    const std::vector<std::string> want = {"1x1x1x1", "1x1x2x1", "1x2x1x1", "1x2x2x1", "2x1x1x1", "2x1x2x1", "2x2x1x1"};
+    EXPECT_EQ(seen, want);
+}
+
+TEST(toolkit_split, best_split_keeps_the_cheapest_prunes_with_the_best_so_far_and_breaks_ties_by_the_policy) {
+    // M x N of a 64 x 64 x 64 product on up to 8 units: cost = compute (64 * 64 / (m n)) + traffic (64 n + 64 m: A
+    // once per N band, B once per M band). Visiting order (M first: 2, 1, 4, 8; N: 8 / m, and also 1 for m = 1):
+    //   1x2x4x1: 512 + 256 + 128 = 896       (the first best)
+    //   1x1x1x1: compute alone 4096 > 896    (pruned: not costed)
+    //   1x1x8x1: 512 + 512 + 64 = 1088
+    //   1x4x2x1: 512 + 128 + 256 = 896       (a tie: the policy keeps fewer M parts, so 2x4 stays)
+    //   1x8x1x1: 512 + 64 + 512 = 1088
+    struct plan {
+        toolkit::matmul_split s;
+        double cost;
+    };
+    toolkit::split_space sp;
+    sp.batch = sp.k = toolkit::fixed({1});
+    sp.m = toolkit::fixed({2, 1, 4, 8});
+    sp.n = [](const toolkit::matmul_split& x) { return x.m == 1 ? std::vector<int>{1, 8} : std::vector<int>{8 / x.m}; };
+    int costed = 0;
+    const std::function<std::optional<plan>(const toolkit::matmul_split&, const plan*)> cost =
+        [&](const toolkit::matmul_split& x, const plan* best) -> std::optional<plan> {
+        const double compute = 64.0 * 64 / (x.m * x.n);
+        if (best && compute > best->cost) return std::nullopt;  // cannot win
+        ++costed;
+        return plan{x, compute + 64.0 * x.n + 64.0 * x.m};
+    };
+    const std::function<bool(const plan&, const plan&)> better = [](const plan& a, const plan& b) {
+        return a.cost < b.cost || (a.cost == b.cost && a.s.m < b.s.m);
+    };
+    const auto best = toolkit::best_split<plan>(sp, cost, better);
+    ASSERT_TRUE(best.has_value());
+    EXPECT_EQ(best->s.str(), "1x2x4x1");
+    EXPECT_EQ(best->cost, 896);
+    EXPECT_EQ(costed, 4);
+}
+
+TEST(toolkit_split, smooth_factors_are_powers_of_two_and_three_and_near_divisions) {
+    // d = 10, at most 6 parts: 2^a 3^b <= 6: 1 2 3 4 6; ceil(10/q) for q = 1..8: 10 5 4 3 2 2 2 2 (10 > 6 dropped);
+    // the limit 6.
+    EXPECT_EQ(toolkit::smooth_factors(10, 6), (std::vector<int>{1, 2, 3, 4, 5, 6}));
+    EXPECT_EQ(toolkit::smooth_factors(1, 1216), (std::vector<int>{1}));
 }
