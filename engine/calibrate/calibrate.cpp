@@ -146,7 +146,7 @@ calibrator::calibrator(const std::string& platform_path, const std::vector<std::
     const auto unused = m_ctx->unused_overrides();
     if (!unused.empty()) throw input_error("--set " + unused.front() + ": no such parameter");
     m_device_id = kernel_mapper::find_device(*m_plat, {});
-    m_device = dynamic_cast<kernel_device*>(&m_plat->comp(m_device_id));
+    m_device = m_plat->comp(m_device_id).kernels();
     for (const auto& g : m_plat->groups())
         if (g.ids.front() == m_device_id) m_device_group = g.name;
     m_tunables = m_device->tunables();

@@ -3,14 +3,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <set>
+#include <functional>
+#include <optional>
 #include <sstream>
 
+#include "engine/mappers/toolkit/allocator.h"
+#include "engine/mappers/toolkit/matmul_split.h"
+#include "engine/mappers/toolkit/parts.h"
 #include "engine/report/summary.h"
-#include "models/bsp/ipu_exchange.h"
-#include "models/bsp/ipu_tiles.h"
-#include "models/memory/hbm.h"
-#include "models/sync/barrier.h"
+#include "models/core/compute_model.h"
+#include "models/core/rect.h"
+#include "models/interconnect/interconnect.h"
 
 namespace tessel {
 
@@ -36,10 +39,7 @@ void bsp_mapper::options::declare(param_decl& d) {
 namespace {
 
 /// A region of a tensor's 2D view (rows = all axes but the last, columns = the last), as fractions.
-struct rect {
-    double r0 = 0, r1 = 1, c0 = 0, c1 = 1;
-    double area() const { return std::max(0.0, r1 - r0) * std::max(0.0, c1 - c0); }
-};
+using rect = region;
 
 constexpr double eps = 1e-12;
 
@@ -52,7 +52,7 @@ struct layout {
     size_t pieces() const { return nr() * nc(); }
     rect piece(size_t p) const {
         const size_t r = p / nc(), c = p % nc();
-        return rect{rows[r], rows[r + 1], cols[c], cols[c + 1]};
+        return rows_cols(rows[r], rows[r + 1], cols[c], cols[c + 1]);
     }
     /// Calls fn(piece, tile, overlap) for every piece that overlaps `q`.
     template <class F>
@@ -61,10 +61,10 @@ struct layout {
             size_t i = static_cast<size_t>(std::upper_bound(e.begin(), e.end(), x + eps) - e.begin());
             return i == 0 ? size_t{0} : i - 1;
         };
-        for (size_t r = band(rows, q.r0); r + 1 < rows.size() && rows[r] < q.r1 - eps; ++r)
-            for (size_t c = band(cols, q.c0); c + 1 < cols.size() && cols[c] < q.c1 - eps; ++c) {
-                const rect ov{std::max(rows[r], q.r0), std::min(rows[r + 1], q.r1), std::max(cols[c], q.c0),
-                              std::min(cols[c + 1], q.c1)};
+        for (size_t r = band(rows, q.y0); r + 1 < rows.size() && rows[r] < q.y1 - eps; ++r)
+            for (size_t c = band(cols, q.x0); c + 1 < cols.size() && cols[c] < q.x1 - eps; ++c) {
+                const rect ov = rows_cols(std::max(rows[r], q.y0), std::min(rows[r + 1], q.y1), std::max(cols[c], q.x0),
+                              std::min(cols[c + 1], q.x1));
                 if (ov.area() > eps) fn(r * nc() + c, tile[r * nc() + c], ov);
             }
     }
@@ -89,20 +89,6 @@ std::string split_str(std::initializer_list<int> v) {
     std::string s;
     for (int x : v) s += (s.empty() ? "" : "x") + std::to_string(x);
     return s;
-}
-
-/// Split factors worth trying for a dimension of `d` with at most `limit` parts: 2^a 3^b, small divisions of d.
-std::vector<int> candidates(std::int64_t d, int limit) {
-    std::set<int> s;
-    const std::int64_t top = std::min<std::int64_t>(d, limit);
-    for (std::int64_t a = 1; a <= top; a *= 2)
-        for (std::int64_t b = a; b <= top; b *= 3) s.insert(static_cast<int>(b));
-    for (std::int64_t q = 1; q <= 8; ++q) {
-        const std::int64_t v = (d + q - 1) / q;
-        if (v <= top) s.insert(static_cast<int>(v));
-    }
-    if (top >= 1) s.insert(static_cast<int>(top));
-    return {s.begin(), s.end()};
 }
 
 double bytes_of(dtype t) { return dtype_bits(t) / 8.0; }
@@ -176,17 +162,16 @@ private:
     std::vector<bsp_mapper::superstep>& m_steps;
     mapping m_out;
 
-    const ipu_tiles* m_tiles = nullptr;
-    const ipu_tiles::timing* m_tm = nullptr;
+    const component* m_tiles = nullptr;
+    const compute_model* m_tm = nullptr;
     std::uint32_t m_T = 0;
-    const ipu_exchange* m_xch = nullptr;
-    const barrier* m_barrier = nullptr;
+    const interconnect* m_xch = nullptr;
     endpoint m_sync;
     endpoint m_mem_ep;
     bool m_has_stream = false;
     std::string m_stream_name;
     double m_stream_bps = 0;
-    std::uint64_t m_stream_capacity = 0, m_stream_next = 0;
+    toolkit::address_allocator m_stream;  // addresses in streaming memory
     double m_usable = 0;
     double m_tile_bps = 0, m_latency_s = 0, m_sync_s = 0;
     dtype m_partials = dtype::fp32;
@@ -211,42 +196,23 @@ private:
 
     // ---- platform ---------------------------------------------------------------------------------------
     void find_parts() {
-        const platform::group* tg = nullptr;
-        if (!m_opt.tiles.empty()) {
-            tg = m_plat.find_group(m_opt.tiles);
-            if (!tg) throw input_error("bsp mapper: no component '" + m_opt.tiles + "' (option mapper.tiles)");
-        } else {
-            for (const auto& g : m_plat.groups())
-                if (g.kind == "ipu_tiles") {
-                    tg = &g;
-                    break;
-                }
-            if (!tg) throw input_error("bsp mapper: platform '" + m_plat.title() + "' has no ipu_tiles component");
-        }
-        m_tiles = dynamic_cast<const ipu_tiles*>(&m_plat.comp(tg->ids.front()));
-        if (!m_tiles) throw input_error("bsp mapper: '" + tg->name + "' (" + tg->kind + ") is not ipu_tiles");
-        m_tm = &m_tiles->model();
-        m_T = m_tiles->tiles();
+        // The tiles: one component whose units are tiles that compute on their own memory.
+        const platform::group& tg = toolkit::find_part(
+            m_plat, m_opt.tiles, {"bsp mapper", "tiles", "a tile array (compute units with their own memory)", toolkit::computes_with_own_memory});
+        m_tiles = &toolkit::first(m_plat, tg);
+        m_tm = m_tiles->unit_model();
+        m_T = m_tiles->unit_count();
         const attach_point ap = m_plat.attachment(m_tiles->id(), 0);
         if (!ap.valid()) throw input_error("bsp mapper: the tiles of '" + m_plat.title() + "' are not connected to an exchange");
-        m_xch = dynamic_cast<const ipu_exchange*>(&m_plat.net(ap.net));
-        if (!m_xch) throw input_error("bsp mapper: the tiles of '" + m_plat.title() + "' attach to a network that is not an ipu_exchange");
-        m_tile_bps = m_xch->tile_bytes_per_second();
-        m_latency_s = ticks_to_seconds(m_xch->latency_ticks());
+        m_xch = &m_plat.net(ap.net);
+        m_tile_bps = m_xch->port_bytes_per_second(ap.port);
+        m_latency_s = ticks_to_seconds(m_xch->transfer_latency_ticks());
 
-        const platform::group* sg = nullptr;
-        if (!m_opt.sync.empty()) {
-            sg = m_plat.find_group(m_opt.sync);
-            if (!sg) throw input_error("bsp mapper: no component '" + m_opt.sync + "' (option mapper.sync)");
-        } else {
-            const auto syncs = m_plat.groups_with(component::role::sync);
-            if (syncs.empty()) throw input_error("bsp mapper: platform '" + m_plat.title() + "' has no barrier for the global sync");
-            sg = syncs.front();
-        }
-        m_barrier = dynamic_cast<const barrier*>(&m_plat.comp(sg->ids.front()));
-        if (!m_barrier) throw input_error("bsp mapper: '" + sg->name + "' is not a barrier");
-        m_sync = endpoint{m_barrier->id(), 0, 0};
-        m_sync_s = ticks_to_seconds(m_barrier->sync_ticks(m_T));
+        const platform::group& sg =
+            toolkit::find_part(m_plat, m_opt.sync, {"bsp mapper", "sync", "a barrier for the global sync", toolkit::is_barrier});
+        const component& sync = toolkit::first(m_plat, sg);
+        m_sync = endpoint{sync.id(), 0, 0};
+        m_sync_s = ticks_to_seconds(sync.sync_ticks(m_T));
 
         m_usable = static_cast<double>(m_tiles->capacity_bytes()) * (1.0 - m_opt.code_reserve);
         find_streaming();
@@ -254,30 +220,21 @@ private:
 
     void find_streaming() {
         if (m_opt.streaming_memory == "none") return;
-        const platform::group* mg = nullptr;
-        if (!m_opt.streaming_memory.empty()) {
-            mg = m_plat.find_group(m_opt.streaming_memory);
-            if (!mg) throw input_error("bsp mapper: no component '" + m_opt.streaming_memory + "' (option mapper.streaming_memory)");
-        } else {
-            for (const auto* g : m_plat.groups_with(component::role::memory))
-                if (!m_plat.comp(g->ids.front()).has_role(component::role::compute)) {
-                    mg = g;
-                    break;
-                }
-            if (!mg) return;
-        }
-        const component& mem = m_plat.comp(mg->ids.front());
+        const platform::group* mg = toolkit::find_optional_part(
+            m_plat, m_opt.streaming_memory, {"bsp mapper", "streaming_memory", "a memory that does not compute", toolkit::is_pure_memory});
+        if (!mg) return;
+        const component& mem = toolkit::first(m_plat, *mg);
         const attach_point ap = m_plat.attachment(mem.id(), 0);
         if (!ap.valid()) throw input_error("bsp mapper: streaming memory '" + mg->name + "' is not connected to anything");
-        // Aggregate rate into the tiles: the memory's peak, every link on the way, the exchange's external port.
-        double bps = 1e300;
-        if (const auto* h = dynamic_cast<const hbm*>(&mem)) bps = h->peak_bytes_per_second();
+        // Aggregate rate into the tiles: the memory's peak, then every network on the way at the port the route
+        // enters it by (the exchange's external port).
+        double bps = mem.peak_bytes_per_second() > 0 ? mem.peak_bytes_per_second() : 1e300;
         for (const auto& seg : m_plat.route(ap, m_plat.attachment(m_tiles->id(), 0)))
-            bps = std::min(bps, seg.net == m_xch->id() ? m_xch->external_bytes_per_second() : m_plat.net(seg.net).link_bytes_per_second());
+            bps = std::min(bps, m_plat.net(seg.net).port_bytes_per_second(seg.in));
         m_has_stream = true;
         m_stream_name = mg->name;
         m_stream_bps = bps;
-        m_stream_capacity = mem.capacity_bytes() * std::max<std::uint64_t>(1, mem.unit_count());
+        m_stream = toolkit::address_allocator({mem.capacity_bytes() * std::max<std::uint64_t>(1, mem.unit_count()), 4096, 0, 0});
         m_mem_ep = endpoint{mem.id(), mem.unit_count() > 1 ? -1 : 0, 0};
     }
 
@@ -338,12 +295,11 @@ private:
     }
 
     std::uint64_t stream_alloc(int t) {
-        const std::uint64_t a = m_stream_next;
-        m_stream_next += (tinfo(t).bytes() + 4095) / 4096 * 4096;
-        if (m_stream_capacity > 0 && m_stream_next > m_stream_capacity)
-            throw input_error("workload '" + m_g.name + "' needs " + format_bytes(static_cast<double>(m_stream_next)) +
+        const std::uint64_t a = m_stream.alloc(tinfo(t).bytes());
+        if (m_stream.overflowed())
+            throw input_error("workload '" + m_g.name + "' needs " + format_bytes(static_cast<double>(m_stream.high_water())) +
                               " of streaming memory for its weights and state, more than the " +
-                              format_bytes(static_cast<double>(m_stream_capacity)) + " of '" + m_stream_name + "' on '" +
+                              format_bytes(static_cast<double>(m_stream.capacity())) + " of '" + m_stream_name + "' on '" +
                               m_plat.title() + "'");
         return a;
     }
@@ -436,7 +392,7 @@ private:
     /// data sent at the same time are recognised as one multicast by the tiles and the exchange.
     static std::uint64_t piece_address(int t, size_t piece, const rect& pr, const rect& ov) {
         const auto q = [](double x) { return static_cast<std::uint64_t>(std::clamp(x, 0.0, 0.999) * 16); };
-        const std::uint64_t sub = q((ov.r0 - pr.r0) / std::max(eps, pr.r1 - pr.r0)) * 16 + q((ov.c0 - pr.c0) / std::max(eps, pr.c1 - pr.c0));
+        const std::uint64_t sub = q((ov.y0 - pr.y0) / std::max(eps, pr.y1 - pr.y0)) * 16 + q((ov.x0 - pr.x0) / std::max(eps, pr.x1 - pr.x0));
         return (static_cast<std::uint64_t>(t + 1) << 48) | (static_cast<std::uint64_t>(piece & 0xFFFFF) << 28) | (sub << 20);
     }
 
@@ -451,7 +407,7 @@ private:
             const auto bytes = static_cast<std::uint64_t>(std::ceil(q.area() * total));
             if (bytes == 0) return;
             endpoint src = m_mem_ep;
-            src.address = p.address + static_cast<std::uint64_t>(q.r0 * total);
+            src.address = p.address + static_cast<std::uint64_t>(q.y0 * total);
             transfer(op, src, dst, bytes, {});
             m_cur.streamed_bytes += static_cast<double>(bytes);
             return;
@@ -489,7 +445,7 @@ private:
             const auto bytes = static_cast<std::uint64_t>(std::ceil(pr.area() * total));
             if (bytes == 0) continue;
             endpoint src = m_mem_ep;
-            src.address = p.address + static_cast<std::uint64_t>(pr.r0 * total);
+            src.address = p.address + static_cast<std::uint64_t>(pr.y0 * total);
             p.ready[i] = transfer(op, src, home.tile[i], bytes, {});
             m_cur.streamed_bytes += static_cast<double>(bytes);
         }
@@ -608,7 +564,7 @@ private:
         w.bytes_in = bb * bm * bk * s.eb;
         w.bytes_weight = bb * bk * bn * s.eb;
         w.bytes_out = bb * bm * bn * (pk > 1 ? s.pb_bytes : s.ob);
-        const double hz = m_tm->clk.hz;
+        const double hz = m_tm->clock().hz;
         p.compute_s = serial * m_tm->cycles(w) / hz;
         const double a_blk = w.bytes_in, b_blk = w.bytes_weight;
         double recv_b = b_blk;
@@ -638,11 +594,12 @@ private:
     plan choose(const op_node& op, const gemm_shape& s, double have) {
         plan best;
         const double room = m_usable - have;
+        // Cheaper wins; within a part in 10^9, fewer tiles.
+        const std::function<bool(const plan&, const plan&)> better = [](const plan& a, const plan& b) {
+            return a.cost < b.cost * (1 - 1e-9) || (a.cost <= b.cost * (1 + 1e-9) && a.pb * a.pm * a.pn * a.pk < b.pb * b.pm * b.pn * b.pk);
+        };
         auto consider = [&](const plan& p) {
-            if (!p.valid || p.mem > room) return;
-            const int used = p.pb * p.pm * p.pn * p.pk;
-            if (!best.valid || p.cost < best.cost * (1 - 1e-9) ||
-                (p.cost <= best.cost * (1 + 1e-9) && used < best.pb * best.pm * best.pn * best.pk)) best = p;
+            if (p.valid && p.mem <= room && (!best.valid || better(p, best))) best = p;
         };
         const int T = static_cast<int>(m_T);
         if (!m_opt.matmul_split.empty()) {
@@ -659,29 +616,35 @@ private:
             if (!best.valid) no_fit(op, evaluate(s, 1, pm, pn, pk, 1).mem, have);
             return best;
         }
-        const auto bs = candidates(s.batch, T);
+        // Batch x M x N x K over the tiles, factors from toolkit::smooth_factors. A band of several batch items
+        // keeps M and K whole; a batched B operand (attention's keys) cannot split the dimension its items are
+        // laid out along.
         const double macs = static_cast<double>(s.batch) * static_cast<double>(s.M) * static_cast<double>(s.N) * static_cast<double>(s.K);
-        const double peak = m_tm->amp_rate(s.type) * m_tm->clk.hz;
+        const double peak = m_tm->peak_macs_per_cycle(s.type) * m_tm->clock().hz;
+        auto whole_items = [&](const toolkit::matmul_split& x) { return x.batch >= s.batch; };
+        toolkit::split_space space;
+        space.batch = toolkit::fixed(toolkit::smooth_factors(s.batch, T));
+        space.m = [&](const toolkit::matmul_split& x) {
+            return whole_items(x) ? toolkit::smooth_factors(s.M, T / x.batch) : std::vector<int>{1};
+        };
+        space.k = [&](const toolkit::matmul_split& x) {
+            if (!whole_items(x) && s.b_batched && s.tb && x.n > 1) return std::vector<int>{};
+            return s.attention ? std::vector<int>{1} : toolkit::smooth_factors(s.K, T / (x.batch * x.m * x.n));
+        };
         for (int serial = 1; !best.valid; serial *= 2) {
             const std::int64_t n_slice = (s.N + serial - 1) / serial;
-            for (int pb : bs) {
-                const bool whole_items = pb >= s.batch;  // one batch item per band: M and K may split too
-                const auto ms = whole_items ? candidates(s.M, T / pb) : std::vector<int>{1};
-                for (int pm : ms) {
-                    const auto ns = candidates(n_slice, T / (pb * pm));
-                    for (int pn : ns) {
-                        if (!whole_items && s.b_batched && s.tb && pn > 1) continue;
-                        const auto ks = s.attention ? std::vector<int>{1} : candidates(s.K, T / (pb * pm * pn));
-                        for (int pk : ks) {
-                            if (!whole_items && s.b_batched && !s.tb && pk > 1) continue;
-                            // No split beats its tiles' arithmetic at peak: skip those that cannot win.
-                            const double floor_s = macs / (static_cast<double>(pb * pm * pn * pk) * peak) + serial * m_sync_s;
-                            if (best.valid && floor_s >= best.cost) continue;
-                            consider(evaluate(s, pb, pm, pn, pk, serial));
-                        }
-                    }
-                }
-            }
+            space.n = [&](const toolkit::matmul_split& x) { return toolkit::smooth_factors(n_slice, T / (x.batch * x.m)); };
+            const std::function<std::optional<plan>(const toolkit::matmul_split&, const plan*)> cost =
+                [&](const toolkit::matmul_split& x, const plan* b) -> std::optional<plan> {
+                if (!whole_items(x) && s.b_batched && !s.tb && x.k > 1) return std::nullopt;
+                // No split beats its tiles' arithmetic at peak: skip those that cannot win.
+                const double floor_s = macs / (static_cast<double>(x.batch * x.m * x.n * x.k) * peak) + serial * m_sync_s;
+                if (b && floor_s >= b->cost) return std::nullopt;
+                const plan p = evaluate(s, x.batch, x.m, x.n, x.k, serial);
+                if (p.mem > room) return std::nullopt;
+                return p;
+            };
+            if (const auto p = toolkit::best_split<plan>(space, cost, better)) best = *p;
             if (serial >= s.N) break;
         }
         if (!best.valid) no_fit(op, evaluate(s, 1, 1, 1, 1, static_cast<int>(s.N)).mem, have);
@@ -785,8 +748,8 @@ private:
             auto a_rect = [&](int b, int i, int l) {
                 const auto [r0, r1] = rows_of(b, i);
                 const auto [k0, k1] = band(s.K, pk, l);
-                rect ra{r0 / bm_rows, r1 / bm_rows, static_cast<double>(k0) / s.K, static_cast<double>(k1) / s.K};
-                if (s.attention) ra.c0 = 0, ra.c1 = 1;
+                rect ra = rows_cols(r0 / bm_rows, r1 / bm_rows, static_cast<double>(k0) / s.K, static_cast<double>(k1) / s.K);
+                if (s.attention) ra.x0 = 0, ra.x1 = 1;
                 return ra;
             };
             auto b_rect = [&](int b, int j, int l) {
@@ -795,17 +758,17 @@ private:
                 const auto [b0, b1] = band(s.batch, pb, b);
                 rect rb;
                 if (s.b_persistent && !s.attention) {
-                    rb = s.tb ? rect{static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N, static_cast<double>(k0) / s.K, static_cast<double>(k1) / s.K}
-                              : rect{static_cast<double>(k0) / s.K, static_cast<double>(k1) / s.K, static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N};
+                    rb = s.tb ? rows_cols(static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N, static_cast<double>(k0) / s.K, static_cast<double>(k1) / s.K)
+                              : rows_cols(static_cast<double>(k0) / s.K, static_cast<double>(k1) / s.K, static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N);
                 } else {
                     const double items = static_cast<double>(s.batch);
                     const std::int64_t inner = s.tb ? s.N : s.K;
                     const auto [x0, x1] = s.tb ? std::make_pair(n0, n1) : std::make_pair(k0, k1);
                     const double rr0 = static_cast<double>(b0 * inner + x0) / (items * inner);
                     const double rr1 = static_cast<double>((b1 - 1) * inner + x1) / (items * inner);
-                    rb = s.tb ? rect{rr0, rr1, static_cast<double>(k0) / s.K, static_cast<double>(k1) / s.K}
-                              : rect{rr0, rr1, static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N};
-                    if (s.attention) rb.c0 = 0, rb.c1 = 1;
+                    rb = s.tb ? rows_cols(rr0, rr1, static_cast<double>(k0) / s.K, static_cast<double>(k1) / s.K)
+                              : rows_cols(rr0, rr1, static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N);
+                    if (s.attention) rb.x0 = 0, rb.x1 = 1;
                 }
                 return rb;
             };
@@ -825,7 +788,7 @@ private:
                             fetch(op_x, b_in, rb, t);
                             if (s.attention)
                                 for (size_t x = 2; x < op.own_inputs(); ++x)
-                                    fetch(op_x, op.inputs[x], rect{rb.r0, rb.r1, 0, 1}, t);
+                                    fetch(op_x, op.inputs[x], rows_cols(rb.y0, rb.y1, 0, 1), t);
                         }
                     }
             if (pk == 1)
@@ -834,7 +797,7 @@ private:
                         for (int i = 0; i < pm; ++i) {
                             const auto [r0, r1] = rows_of(b, i);
                             const auto [n0, n1] = nband(j);
-                            fetch_epilogue(op, op_x, rect{r0 / bm_rows, r1 / bm_rows, static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N},
+                            fetch_epilogue(op, op_x, rows_cols(r0 / bm_rows, r1 / bm_rows, static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N),
                                            tile_of(b, i, j, 0), s.attention);
                         }
             start_compute();
@@ -893,7 +856,7 @@ private:
                                     transfer(op_rx, tile_ep(tile_of(b, i, j, l2), addr), dst, bytes, {});
                                     m_cur.exchange_bytes += static_cast<double>(bytes);
                                 }
-                                const rect rc{r0 / bm_rows, r1 / bm_rows, static_cast<double>(c0) / s.N, static_cast<double>(c1) / s.N};
+                                const rect rc = rows_cols(r0 / bm_rows, r1 / bm_rows, static_cast<double>(c0) / s.N, static_cast<double>(c1) / s.N);
                                 fetch_epilogue(op, op_rx, rc, dst, false);
                                 work w;
                                 w.type = s.type;
@@ -918,7 +881,7 @@ private:
                         for (int j = 0; j < pn; ++j) {
                             const auto [r0, r1] = rows_of(b, i);
                             const auto [n0, n1] = nband(j);
-                            out_pieces.emplace_back(tile_of(b, i, j, 0), rect{r0 / bm_rows, r1 / bm_rows, static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N});
+                            out_pieces.emplace_back(tile_of(b, i, j, 0), rows_cols(r0 / bm_rows, r1 / bm_rows, static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N));
                         }
         }
         unstage();
@@ -951,7 +914,7 @@ private:
             const int in = op.inputs[x];
             if (attention && x == 3) continue;  // attention's mask: constant-sized, see the class comment
             const bool broadcast = tinfo(in).elements() < tinfo(out).elements();
-            fetch(opx, in, broadcast ? rect{0, 1, rc.c0, rc.c1} : rc, t);
+            fetch(opx, in, broadcast ? rows_cols(0, 1, rc.x0, rc.x1) : rc, t);
         }
     }
 
@@ -959,8 +922,8 @@ private:
     void place_output(const op_node& op, const std::vector<std::pair<std::uint32_t, rect>>& pieces) {
         std::vector<double> rows, cols;
         for (const auto& [t, r] : pieces) {
-            rows.push_back(r.r0), rows.push_back(r.r1);
-            cols.push_back(r.c0), cols.push_back(r.c1);
+            rows.push_back(r.y0), rows.push_back(r.y1);
+            cols.push_back(r.x0), cols.push_back(r.x1);
         }
         auto uniq = [](std::vector<double>& v) {
             std::sort(v.begin(), v.end());
@@ -976,10 +939,10 @@ private:
         L.cols = cols;
         L.tile.assign(L.pieces(), pieces.empty() ? 0 : pieces.front().first);
         for (const auto& [t, r] : pieces) {
-            const size_t rb = static_cast<size_t>(std::lower_bound(rows.begin(), rows.end(), r.r0 - eps) - rows.begin());
-            const size_t cb = static_cast<size_t>(std::lower_bound(cols.begin(), cols.end(), r.c0 - eps) - cols.begin());
-            for (size_t rr = rb; rr + 1 < rows.size() && rows[rr] < r.r1 - eps; ++rr)
-                for (size_t cc = cb; cc + 1 < cols.size() && cols[cc] < r.c1 - eps; ++cc) L.tile[rr * L.nc() + cc] = t;
+            const size_t rb = static_cast<size_t>(std::lower_bound(rows.begin(), rows.end(), r.y0 - eps) - rows.begin());
+            const size_t cb = static_cast<size_t>(std::lower_bound(cols.begin(), cols.end(), r.x0 - eps) - cols.begin());
+            for (size_t rr = rb; rr + 1 < rows.size() && rows[rr] < r.y1 - eps; ++rr)
+                for (size_t cc = cb; cc + 1 < cols.size() && cols[cc] < r.x1 - eps; ++cc) L.tile[rr * L.nc() + cc] = t;
         }
         for (int t : op.outputs) {
             placement& p = m_place[static_cast<size_t>(t)];
@@ -1008,7 +971,7 @@ private:
             if (bytes == 0) continue;
             if (tp.w == where::streamed) {
                 endpoint src = m_mem_ep;
-                src.address = tp.address + static_cast<std::uint64_t>(q.r0 * tbytes(root(table)));
+                src.address = tp.address + static_cast<std::uint64_t>(q.y0 * tbytes(root(table)));
                 transfer(op_x, src, t, bytes, {});
                 m_cur.streamed_bytes += static_cast<double>(bytes);
             } else if (tp.w == where::tiles) {
@@ -1111,7 +1074,7 @@ private:
                 for (size_t r = 0; r < L.nr(); ++r) {
                     const size_t p = broadcast ? r * L.nc() + c : c * L.nr() + r;
                     const rect q = L.piece(p);
-                    fetch(op_x, in, broadcast ? rect{0, 1, q.c0, q.c1} : q, L.tile[p]);
+                    fetch(op_x, in, broadcast ? rows_cols(0, 1, q.x0, q.x1) : q, L.tile[p]);
                 }
         }
         emit_rows(op, L, op_c);

@@ -7,6 +7,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "engine/mappers/toolkit/allocator.h"
+#include "engine/mappers/toolkit/parts.h"
 #include "engine/report/summary.h"
 #include "engine/workload/op_types.h"
 
@@ -157,82 +159,13 @@ std::string layer_of(const std::string& name) {
 }
 
 std::uint32_t kernel_mapper::find_device(const platform& plat, const std::string& group) {
-    if (!group.empty()) {
-        const platform::group* g = plat.find_group(group);
-        if (!g) throw input_error("kernels mapper: no component group '" + group + "' (option mapper.device)");
-        if (!dynamic_cast<kernel_device*>(&plat.comp(g->ids.front())))
-            throw input_error("kernels mapper: '" + group + "' (" + g->kind + ") does not run kernels (use a gpu or tpu)");
-        return g->ids.front();
-    }
-    for (const auto& g : plat.groups())
-        if (dynamic_cast<kernel_device*>(&plat.comp(g.ids.front()))) return g.ids.front();
-    throw input_error("kernels mapper: platform '" + plat.title() + "' has no device that runs kernels (kind gpu or tpu)");
+    return toolkit::find_part(plat, group, {"kernels mapper", "device", "a device that runs kernels (a gpu or tpu)", toolkit::runs_kernels})
+        .ids.front();
 }
-
-namespace {
-
-/// Device memory: best fit over free ranges, coalescing on free (a caching allocator without size classes).
-class device_allocator {
-public:
-    explicit device_allocator(std::uint64_t capacity) : m_capacity(capacity) {}
-    std::uint64_t alloc(std::uint64_t bytes) {
-        bytes = std::max<std::uint64_t>(1, (bytes + align - 1) / align * align);
-        auto best = m_free.end();
-        for (auto it = m_free.begin(); it != m_free.end(); ++it)
-            if (it->second >= bytes && (best == m_free.end() || it->second < best->second)) best = it;
-        std::uint64_t at;
-        if (best != m_free.end()) {
-            at = best->first;
-            const std::uint64_t rest = best->second - bytes;
-            m_free.erase(best);
-            if (rest > 0) m_free[at + bytes] = rest;
-        } else {
-            at = m_top;
-            m_top += bytes;
-        }
-        m_used += bytes;
-        m_peak = std::max(m_peak, m_used);
-        m_size[at] = bytes;
-        return at;
-    }
-    void free(std::uint64_t at) {
-        const auto s = m_size.find(at);
-        if (s == m_size.end()) return;
-        std::uint64_t bytes = s->second;
-        m_size.erase(s);
-        m_used -= bytes;
-        auto next = m_free.find(at + bytes);
-        if (next != m_free.end()) {
-            bytes += next->second;
-            m_free.erase(next);
-        }
-        auto it = m_free.lower_bound(at);
-        if (it != m_free.begin()) {
-            auto prev = std::prev(it);
-            if (prev->first + prev->second == at) {
-                prev->second += bytes;
-                return;
-            }
-        }
-        m_free[at] = bytes;
-    }
-    std::uint64_t high_water() const { return m_top; }
-    std::uint64_t peak() const { return m_peak; }
-    std::uint64_t capacity() const { return m_capacity; }
-    static constexpr std::uint64_t align = 512;
-
-private:
-    std::uint64_t m_capacity;
-    std::uint64_t m_top = 0, m_used = 0, m_peak = 0;
-    std::map<std::uint64_t, std::uint64_t> m_free;
-    std::map<std::uint64_t, std::uint64_t> m_size;
-};
-
-}  // namespace
 
 mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
     const std::uint32_t dev_id = find_device(plat, m_opt.device);
-    auto* dev = dynamic_cast<kernel_device*>(&plat.comp(dev_id));
+    kernel_device* dev = plat.comp(dev_id).kernels();
     std::optional<dtype> half_as;
     if (!m_opt.float16_as.empty()) {
         half_as = parse_dtype(m_opt.float16_as);
@@ -255,7 +188,8 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
         refs[t] = static_cast<long>(ti.consumers.size());
         pinned[t] = ti.role != tensor_role::activation;
     }
-    device_allocator mem(dev->memory_capacity());
+    // Device memory: best fit over the freed ranges, 512-byte blocks (a caching allocator without size classes).
+    toolkit::address_allocator mem({dev->memory_capacity(), 512, 0, 1});
     auto ensure = [&](int t) {
         const int r = root[static_cast<size_t>(t)];
         if (!allocated[static_cast<size_t>(r)]) {
@@ -421,7 +355,7 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
 
 void kernel_mapper::explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const {
     const std::uint32_t dev_id = find_device(plat, m_opt.device);
-    auto* dev = dynamic_cast<kernel_device*>(&plat.comp(dev_id));
+    const kernel_device* dev = plat.comp(dev_id).kernels();
     std::unordered_map<std::uint64_t, const kernel_record*> by_step;
     for (const auto& rec : dev->records()) by_step[rec.step] = &rec;
     nlohmann::json ks = nlohmann::json::array();

@@ -2,12 +2,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
+#include <numeric>
+#include <optional>
 
-#include "models/composite/tile.h"
-#include "models/composite/tile_array.h"
+#include "engine/mappers/toolkit/allocator.h"
+#include "engine/mappers/toolkit/matmul_split.h"
+#include "engine/mappers/toolkit/parts.h"
+#include "models/core/compute_model.h"
+#include "models/core/rect.h"
 #include "models/interconnect/interconnect.h"
-#include "models/memory/hbm.h"
 
 namespace tessel {
 
@@ -23,14 +28,7 @@ void mesh_mapper::options::declare(param_decl& d) {
 namespace {
 
 /// A rectangle of a tensor's 2D view (rows = all but the last dimension, cols = the last), as fractions.
-struct rect {
-    double r0 = 0, r1 = 1, c0 = 0, c1 = 1;
-    double area() const { return std::max(0.0, r1 - r0) * std::max(0.0, c1 - c0); }
-};
-
-rect overlap(const rect& a, const rect& b) {
-    return rect{std::max(a.r0, b.r0), std::min(a.r1, b.r1), std::max(a.c0, b.c0), std::min(a.c1, b.c1)};
-}
+using rect = region;
 
 struct piece {
     int tile;
@@ -89,10 +87,10 @@ private:
     const mesh_mapper::options& m_opt;
     std::vector<endpoint> m_tiles;
     std::uint64_t m_capacity = 0;
-    const pe::timing* m_pe = nullptr;
+    const compute_model* m_pe = nullptr;
     endpoint m_mem;
     double m_mem_bw = 0;
-    std::uint64_t m_next_addr = 0;
+    toolkit::address_allocator m_alloc;  // addresses in the off-chip memory
     std::vector<placement> m_place;
     std::vector<double> m_resident;
     std::vector<std::vector<std::uint32_t>> m_last;
@@ -100,46 +98,22 @@ private:
     mapping m_out;
 
     void find_tiles() {
-        const platform::group* g = nullptr;
-        if (!m_opt.tiles.empty()) {
-            g = m_plat.find_group(m_opt.tiles);
-            if (!g) throw input_error("mesh mapper: no component group '" + m_opt.tiles + "' (option mapper.tiles)");
-        } else {
-            for (const auto* c : m_plat.groups_with(component::role::compute))
-                if (m_plat.comp(c->ids.front()).has_role(component::role::memory)) {
-                    g = c;
-                    break;
-                }
-            if (!g) throw input_error("mesh mapper: platform '" + m_plat.title() + "' has no compute tiles (kind tile or tile_array)");
-        }
-        component& first = m_plat.comp(g->ids.front());
-        if (auto* t = dynamic_cast<tile*>(&first)) {
-            m_pe = &t->compute_unit().model();
-            for (std::uint32_t id : g->ids) m_tiles.push_back(endpoint{id, 0, 0});
-        } else if (auto* a = dynamic_cast<tile_array*>(&first)) {
-            m_pe = &a->pe_model();
-            for (std::uint32_t u = 0; u < a->unit_count(); ++u) m_tiles.push_back(endpoint{a->id(), static_cast<std::int32_t>(u), 0});
-        } else {
-            throw input_error("mesh mapper: '" + g->name + "' (" + g->kind + ") is not a tile or tile_array");
-        }
+        // Every unit of every component of the group is a tile (a group of `tile`s, or one `tile_array`).
+        const platform::group& g = toolkit::find_part(
+            m_plat, m_opt.tiles, {"mesh mapper", "tiles", "compute tiles with their own memory", toolkit::computes_with_own_memory});
+        const component& first = toolkit::first(m_plat, g);
+        m_pe = first.unit_model();
+        for (std::uint32_t id : g.ids)
+            for (std::uint32_t u = 0; u < m_plat.comp(id).unit_count(); ++u) m_tiles.push_back(endpoint{id, static_cast<std::int32_t>(u), 0});
         m_capacity = first.capacity_bytes();
     }
 
     void find_memory() {
-        const platform::group* g = nullptr;
-        if (!m_opt.memory.empty()) {
-            g = m_plat.find_group(m_opt.memory);
-            if (!g) throw input_error("mesh mapper: no component group '" + m_opt.memory + "' (option mapper.memory)");
-        } else {
-            for (const auto* c : m_plat.groups_with(component::role::memory))
-                if (!m_plat.comp(c->ids.front()).has_role(component::role::compute)) {
-                    g = c;
-                    break;
-                }
-            if (!g) throw input_error("mesh mapper: platform '" + m_plat.title() + "' has no off-chip memory for weights");
-        }
-        component& mem = m_plat.comp(g->ids.front());
+        const platform::group& g = toolkit::find_part(
+            m_plat, m_opt.memory, {"mesh mapper", "memory", "off-chip memory for weights (a memory that does not compute)", toolkit::is_pure_memory});
+        component& mem = toolkit::first(m_plat, g);
         m_mem = endpoint{mem.id(), mem.unit_count() > 1 ? -1 : 0, 0};
+        m_alloc = toolkit::address_allocator({mem.capacity_bytes(), 4096, 0, 0});
         // Bandwidth into the tiles: the memory's peak, capped by the network ports it attaches to.
         double ports_bw = 0;
         for (std::uint32_t u = 0; u < mem.unit_count(); ++u) {
@@ -147,21 +121,19 @@ private:
             if (ap.valid()) ports_bw += m_plat.net(ap.net).link_bytes_per_second();
         }
         if (ports_bw == 0)
-            throw input_error("mesh mapper: memory '" + g->name + "' is not connected to the network");
-        const auto* h = dynamic_cast<const hbm*>(&mem);
-        m_mem_bw = h ? std::min(h->peak_bytes_per_second(), ports_bw) : ports_bw;
+            throw input_error("mesh mapper: memory '" + g.name + "' is not connected to the network");
+        m_mem_bw = mem.peak_bytes_per_second() > 0 ? std::min(mem.peak_bytes_per_second(), ports_bw) : ports_bw;
     }
 
     std::uint32_t op_id(int o) { return m_out.prog.intern_op(m_g.op(o).name); }
 
     std::uint64_t alloc(std::uint64_t bytes) {
-        const std::uint64_t a = m_next_addr;
-        m_next_addr += (bytes + 4095) / 4096 * 4096;
-        if (m_mem.valid() && m_plat.comp(m_mem.comp).capacity_bytes() > 0 && m_next_addr > m_plat.comp(m_mem.comp).capacity_bytes())
+        const std::uint64_t a = m_alloc.alloc(bytes);
+        if (m_alloc.overflowed())
             throw input_error("workload '" + m_g.name + "' needs more than the " +
                               format_bytes(static_cast<double>(m_plat.comp(m_mem.comp).capacity_bytes())) +
                               " of off-chip memory on '" + m_plat.title() + "' (weights and spilled activations: " +
-                              format_bytes(static_cast<double>(m_next_addr)) + ")");
+                              format_bytes(static_cast<double>(m_alloc.high_water())) + ")");
         return a;
     }
 
@@ -184,7 +156,7 @@ private:
         placement& p = m_place[static_cast<size_t>(t)];
         if (p.resident) {
             for (const piece& pc : p.pieces) {
-                const double share = overlap(pc.area, area).area();
+                const double share = intersect(pc.area, area).area();
                 if (share <= 0) continue;
                 if (pc.tile == tile) {
                     out.insert(out.end(), pc.ready.begin(), pc.ready.end());
@@ -206,7 +178,7 @@ private:
         std::vector<std::uint32_t> deps = after;
         deps.insert(deps.end(), mp.mem_ready.begin(), mp.mem_ready.end());
         endpoint src = m_mem;
-        src.address = mp.address + static_cast<std::uint64_t>(area.r0 * total);
+        src.address = mp.address + static_cast<std::uint64_t>(area.y0 * total);
         out.push_back(m_out.prog.add_transfer(op, src, m_tiles[static_cast<size_t>(tile)], bytes, deps));
         return out;
     }
@@ -238,7 +210,7 @@ private:
             const auto bytes = static_cast<std::uint64_t>(std::ceil(parts[i].second.area() * total));
             if (bytes == 0) continue;
             endpoint dst = m_mem;
-            dst.address = mp.address + static_cast<std::uint64_t>(parts[i].second.r0 * total);
+            dst.address = mp.address + static_cast<std::uint64_t>(parts[i].second.y0 * total);
             const std::uint32_t s = m_out.prog.add_transfer(op, m_tiles[static_cast<size_t>(parts[i].first)], dst, bytes, done[i]);
             mp.mem_ready.push_back(s);
             m_last[static_cast<size_t>(parts[i].first)] = {s};
@@ -278,7 +250,7 @@ private:
         }
     }
 
-    double macs_per_second(dtype type) const { return m_pe->peak_macs_per_cycle(type) * m_pe->clk.hz; }
+    double macs_per_second(dtype type) const { return m_pe->peak_macs_per_cycle(type) * m_pe->clock().hz; }
 
     nlohmann::json map_gemm(int o) {
         const op_node& op = m_g.op(o);
@@ -288,25 +260,37 @@ private:
         const std::int64_t batch = std::max<std::int64_t>(1, op.cost.batch);
         const std::int64_t M = batch * op.cost.m, N = op.cost.n, K = op.cost.k;
         const int T = static_cast<int>(m_tiles.size());
-        // Choose pm x pn tiles for the output (batched products split rows only: each batch has its own B).
-        int best_pm = 1, best_pn = 1;
-        double best = -1, best_traffic = 0;
+        // Choose pm x pn tiles for the output: every pm, with the tiles left over for pn (batched products split
+        // rows only: each batch has its own B; the batch is folded into M), minimising the larger of one tile's
+        // compute and the off-chip traffic's time; ties (within 10^-12) to less traffic.
+        struct choice {
+            toolkit::matmul_split split;
+            double score, traffic;
+        };
         const double rate = macs_per_second(op.compute_type);
-        for (int pm = 1; pm <= T; ++pm) {
-            const int pn = batch > 1 ? 1 : T / pm;
-            if (pm > M || pn < 1 || pn > N) continue;
-            const double per_tile = std::ceil(static_cast<double>(M) / pm) * std::ceil(static_cast<double>(N) / pn) *
+        toolkit::split_space space;
+        space.batch = space.k = toolkit::fixed({1});
+        space.m = [&](const toolkit::matmul_split&) {
+            std::vector<int> v(static_cast<size_t>(T));
+            std::iota(v.begin(), v.end(), 1);
+            return v;
+        };
+        space.n = [&](const toolkit::matmul_split& x) {
+            const int pn = batch > 1 ? 1 : T / x.m;
+            return x.m > M || pn < 1 || pn > N ? std::vector<int>{} : std::vector<int>{pn};
+        };
+        const std::function<std::optional<choice>(const toolkit::matmul_split&, const choice*)> cost =
+            [&](const toolkit::matmul_split& x, const choice*) -> std::optional<choice> {
+            const double per_tile = std::ceil(static_cast<double>(M) / x.m) * std::ceil(static_cast<double>(N) / x.n) *
                                     static_cast<double>(K) / rate;
-            const double traffic = (static_cast<double>(M) * K * pn + static_cast<double>(K) * N * (batch > 1 ? 1 : pm)) * eb;
-            const double score = std::max(per_tile, traffic / m_mem_bw);
-            if (best < 0 || score < best * (1 - 1e-12) || (std::fabs(score - best) <= best * 1e-12 && traffic < best_traffic)) {
-                best = score;
-                best_traffic = traffic;
-                best_pm = pm;
-                best_pn = pn;
-            }
-        }
-        const int pm = best_pm, pn = best_pn;
+            const double traffic = (static_cast<double>(M) * K * x.n + static_cast<double>(K) * N * (batch > 1 ? 1 : x.m)) * eb;
+            return choice{x, std::max(per_tile, traffic / m_mem_bw), traffic};
+        };
+        const std::function<bool(const choice&, const choice&)> better = [](const choice& a, const choice& b) {
+            return a.score < b.score * (1 - 1e-12) || (std::fabs(a.score - b.score) <= b.score * 1e-12 && a.traffic < b.traffic);
+        };
+        const std::optional<choice> best = toolkit::best_split<choice>(space, cost, better);
+        const int pm = best ? best->split.m : 1, pn = best ? best->split.n : 1;
         const double work_budget = (1.0 - m_opt.resident_fraction) * static_cast<double>(m_capacity);
         const int buffers = m_opt.double_buffer ? 2 : 1;
         const double extra_vector = std::max(0.0, op.cost.flops - 2 * op.cost.macs);
@@ -348,13 +332,13 @@ private:
                             const size_t idx = computes.size();
                             std::vector<std::uint32_t> wait =
                                 idx >= static_cast<size_t>(buffers) ? std::vector<std::uint32_t>{computes[idx - static_cast<size_t>(buffers)]} : base;
-                            const rect ra{static_cast<double>(sr0) / M, static_cast<double>(sr1) / M,
-                                          static_cast<double>(k0) / K, static_cast<double>(k1) / K};
-                            rect rb{static_cast<double>(k0) / K, static_cast<double>(k1) / K,
-                                    static_cast<double>(sn0) / N, static_cast<double>(sn1) / N};
+                            const rect ra = rows_cols(static_cast<double>(sr0) / M, static_cast<double>(sr1) / M,
+                                          static_cast<double>(k0) / K, static_cast<double>(k1) / K);
+                            rect rb = rows_cols(static_cast<double>(k0) / K, static_cast<double>(k1) / K,
+                                    static_cast<double>(sn0) / N, static_cast<double>(sn1) / N);
                             if (batch > 1)  // this tile's batches, this K slice of each
-                                rb = rect{ra.r0 + (ra.r1 - ra.r0) * static_cast<double>(k0) / K,
-                                          ra.r0 + (ra.r1 - ra.r0) * static_cast<double>(k1) / K, 0, 1};
+                                rb = rows_cols(ra.y0 + (ra.y1 - ra.y0) * static_cast<double>(k0) / K,
+                                          ra.y0 + (ra.y1 - ra.y0) * static_cast<double>(k1) / K, 0, 1);
                             std::vector<std::uint32_t> deps;
                             if (a_in >= 0) {
                                 auto f = fetch(a_in, ra, t, wait, opi);
@@ -366,7 +350,7 @@ private:
                             }
                             if (c == 0)  // bias and other inputs: this tile's columns
                                 for (size_t x = 2; x < op.inputs.size(); ++x) {
-                                    auto f = fetch(op.inputs[x], rect{0, 1, static_cast<double>(sn0) / N, static_cast<double>(sn1) / N}, t, wait, opi);
+                                    auto f = fetch(op.inputs[x], rows_cols(0, 1, static_cast<double>(sn0) / N, static_cast<double>(sn1) / N), t, wait, opi);
                                     deps.insert(deps.end(), f.begin(), f.end());
                                 }
                             if (last != ~0u) deps.push_back(last);
@@ -390,8 +374,8 @@ private:
                         }
                     }
                 m_last[static_cast<size_t>(t)] = {last};
-                parts.emplace_back(t, rect{static_cast<double>(r0) / M, static_cast<double>(r1) / M,
-                                           static_cast<double>(n0) / N, static_cast<double>(n1) / N});
+                parts.emplace_back(t, rows_cols(static_cast<double>(r0) / M, static_cast<double>(r1) / M,
+                                           static_cast<double>(n0) / N, static_cast<double>(n1) / N));
                 done.push_back({last});
             }
         nlohmann::json d;
@@ -420,7 +404,7 @@ private:
         std::vector<std::pair<int, rect>> parts;
         std::vector<std::vector<std::uint32_t>> done;
         for (int t = 0; t < T; ++t) {
-            const rect share{static_cast<double>(t) / T, static_cast<double>(t + 1) / T, 0, 1};
+            const rect share = rows_cols(static_cast<double>(t) / T, static_cast<double>(t + 1) / T, 0, 1);
             std::vector<std::uint32_t> deps;
             const std::vector<std::uint32_t> base = m_last[static_cast<size_t>(t)];
             for (int in : op.inputs) {

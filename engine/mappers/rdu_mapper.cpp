@@ -8,10 +8,10 @@
 #include <set>
 #include <unordered_map>
 
+#include "engine/mappers/toolkit/allocator.h"
+#include "engine/mappers/toolkit/parts.h"
 #include "engine/report/summary.h"
 #include "models/interconnect/interconnect.h"
-#include "models/spatial/rdu_agcu.h"
-#include "models/spatial/rdu_pmu.h"
 
 namespace tessel {
 
@@ -57,10 +57,10 @@ struct chip {
     std::vector<std::pair<int, int>> pcu_xy, pmu_xy;    // grid coordinates, snake order
     std::vector<int> pcu_agcu, pmu_agcu;                // nearest AGCU unit, snake order
     std::vector<std::vector<int>> pmu_agcus;            // per PMU (snake order): every AGCU, nearest first
-    const rdu_pcu* pcu = nullptr;
+    const compute_model* pcu = nullptr;                 // one PCU's timing rules
     std::uint64_t pcu_config = 0, pmu_config = 0, pmu_capacity = 0;
     double pmu_bw = 0;
-    const rdu_agcu* agcu = nullptr;
+    const component* agcu = nullptr;                    // the AGCUs: DMA engines with the memories behind them
     int agcu_units = 0;
     double agcu_bw = 0;
     double link_bw = 0;
@@ -76,25 +76,14 @@ std::vector<std::pair<int, int>> snake(int w, int h) {
     return out;
 }
 
-const platform::group* find_kind(const platform& plat, const std::string& name, const std::string& kind,
-                                 const std::string& option) {
-    if (!name.empty()) {
-        const platform::group* g = plat.find_group(name);
-        if (!g) throw input_error("rdu mapper: no component group '" + name + "' (option mapper." + option + ")");
-        if (g->kind != kind)
-            throw input_error("rdu mapper: '" + name + "' is a " + g->kind + ", not an " + kind + " (option mapper." + option + ")");
-        return g;
-    }
-    for (const auto& g : plat.groups())
-        if (g.kind == kind) return &g;
-    throw input_error("rdu mapper: platform '" + plat.title() + "' has no " + kind + " components");
-}
-
 chip discover(const platform& plat, const rdu_mapper::options& o) {
     chip c;
-    const platform::group* pg = find_kind(plat, o.pcus, "rdu_pcu", "pcus");
-    const platform::group* mg = find_kind(plat, o.pmus, "rdu_pmu", "pmus");
-    const platform::group* ag = find_kind(plat, o.agcus, "rdu_agcu", "agcus");
+    const platform::group* pg = &toolkit::find_part(
+        plat, o.pcus, {"rdu mapper", "pcus", "a group of reconfigurable compute units (PCUs)", toolkit::is_reconfigurable_compute});
+    const platform::group* mg = &toolkit::find_part(
+        plat, o.pmus, {"rdu mapper", "pmus", "a group of reconfigurable memory units (PMUs)", toolkit::is_reconfigurable_memory});
+    const platform::group* ag = &toolkit::find_part(
+        plat, o.agcus, {"rdu mapper", "agcus", "a group of AGCUs (DMA engines with memories behind them)", toolkit::fronts_memories});
     if (pg->shape.size() != 2 || mg->shape.size() != 2)
         throw input_error("rdu mapper: PCUs and PMUs must be 2D replicate grids ({x: .., y: ..}); '" + pg->name +
                           "' and '" + mg->name + "' are not");
@@ -105,17 +94,18 @@ chip discover(const platform& plat, const rdu_mapper::options& o) {
     c.pcu_h = pg->shape[1];
     c.pmu_w = mg->shape[0];
     c.pmu_h = mg->shape[1];
-    c.pcu = dynamic_cast<const rdu_pcu*>(&plat.comp(pg->ids.front()));
-    const auto* pmu = dynamic_cast<const rdu_pmu*>(&plat.comp(mg->ids.front()));
-    c.agcu = dynamic_cast<const rdu_agcu*>(&plat.comp(ag->ids.front()));
-    c.pcu_config = c.pcu->config_bytes();
-    c.pmu_config = pmu->config_bytes();
-    c.pmu_capacity = pmu->capacity_bytes();
-    c.pmu_bw = pmu->peak_bytes_per_second();
+    const component& pcu = toolkit::first(plat, *pg);
+    const component& pmu = toolkit::first(plat, *mg);
+    c.pcu = pcu.unit_model();
+    c.agcu = &toolkit::first(plat, *ag);
+    c.pcu_config = pcu.config_bytes();
+    c.pmu_config = pmu.config_bytes();
+    c.pmu_capacity = pmu.capacity_bytes();
+    c.pmu_bw = pmu.peak_bytes_per_second();
     c.agcu_units = static_cast<int>(c.agcu->unit_count());
     c.agcu_bw = c.agcu->unit_bytes_per_second();
     double tier_bw = 0;
-    for (const auto& t : c.agcu->tiers())
+    for (const auto& t : c.agcu->memory_tiers())
         if (o.weights_tier.empty() ? t.peak_bytes_per_second > tier_bw : t.name == o.weights_tier) tier_bw = t.peak_bytes_per_second;
     c.memory_bw = tier_bw > 0 ? tier_bw : c.agcu_units * c.agcu_bw;
     // Every unit on one mesh; ports give the distances that placement and AGCU choice use.
@@ -309,7 +299,7 @@ private:
             s.computes = op.cost.macs > 0 || op.cost.flops > 0;
             s.whole = op.to_work();
             const bool gemm = is_gemm(op);
-            if (s.whole.macs > 0) m_c.pcu->model().check(s.whole, "PCUs of '" + m_plat + "'");
+            if (s.whole.macs > 0) (*m_c.pcu).check(s.whole, "PCUs of '" + m_plat + "'");
             const int first_out = op.outputs.empty() ? -1 : op.outputs.front();
             const double out_elems = first_out >= 0 ? static_cast<double>(m_g.tensor(first_out).elements()) : 1.0;
             if (gemm) {
@@ -396,9 +386,9 @@ private:
 
 public:
     /// Output columns one PCU covers per block: its lanes (times the MACs per functional unit).
-    static std::int64_t column_width(const rdu_stage& s, const rdu_pcu::timing& pcu) {
-        const double rate = pcu.peak_macs_per_cycle(s.whole.type) / static_cast<double>(pcu.p().lanes * pcu.p().stages);
-        return std::max<std::int64_t>(1, static_cast<std::int64_t>(static_cast<double>(pcu.p().lanes) * std::max(1.0, rate)));
+    static std::int64_t column_width(const rdu_stage& s, const compute_model& pcu) {
+        const double rate = pcu.peak_macs_per_cycle(s.whole.type) / pcu.peak_vector_ops_per_cycle(s.whole.type);
+        return std::max<std::int64_t>(1, static_cast<std::int64_t>(static_cast<double>(pcu.lanes()) * std::max(1.0, rate)));
     }
 
     /// Row items [r0, r1) of tile t of T over R rows.
@@ -410,7 +400,7 @@ public:
     struct span {
         std::int64_t c0, c1, q0, q1;
     };
-    static span gemm_span(const rdu_stage& s, const rdu_pcu::timing& pcu, std::int64_t rows, int n, int p) {
+    static span gemm_span(const rdu_stage& s, const compute_model& pcu, std::int64_t rows, int n, int p) {
         const std::int64_t N = s.whole.n;
         const std::int64_t cw = column_width(s, pcu);
         const std::int64_t ncb = (N + cw - 1) / cw;
@@ -428,7 +418,7 @@ public:
     }
 
     /// The work of PCU p of n for tile t of T of stage s.
-    static work share(const rdu_stage& s, const rdu_pcu::timing& pcu, int T, int t, int n, int p) {
+    static work share(const rdu_stage& s, const compute_model& pcu, int T, int t, int n, int p) {
         work w = s.whole;
         const auto [r0, r1] = tile_rows(s.rows, T, t);
         const std::int64_t rows = r1 - r0;
@@ -466,7 +456,7 @@ public:
     }
 
     /// The most PCUs that still each get work in every tile.
-    static int max_parallel(const rdu_stage& s, const rdu_pcu::timing& pcu, int T) {
+    static int max_parallel(const rdu_stage& s, const compute_model& pcu, int T) {
         const std::int64_t rows_min = std::max<std::int64_t>(1, s.rows / T);
         if (s.whole.is_matmul()) {
             const std::int64_t cw = column_width(s, pcu);
@@ -474,11 +464,11 @@ public:
             return static_cast<int>(std::min<std::int64_t>(1 << 20, ncb * rows_min));
         }
         const double elems = (s.whole.bytes_out > 0 ? s.whole.bytes_out / (dtype_bits(s.whole.type) / 8.0) : static_cast<double>(s.rows)) / T;
-        return static_cast<int>(std::clamp(std::ceil(elems / static_cast<double>(pcu.p().lanes)), 1.0, static_cast<double>(1 << 20)));
+        return static_cast<int>(std::clamp(std::ceil(elems / static_cast<double>(pcu.lanes())), 1.0, static_cast<double>(1 << 20)));
     }
 
     /// Seconds of one tile on the busiest of n PCUs.
-    static double tile_seconds(const rdu_stage& s, const rdu_pcu::timing& pcu, int T, int n) {
+    static double tile_seconds(const rdu_stage& s, const compute_model& pcu, int T, int n) {
         // The first share of the longest tile is at least as large as any (splits round down before it).
         int longest = 0;
         std::int64_t most = -1;
@@ -488,7 +478,7 @@ public:
         }
         // Matrix-product shares differ in whole column blocks (the last one narrower) and rows: time each
         // distinct shape once. Element-wise shares are all equal.
-        if (!s.whole.is_matmul()) return pcu.cycles(share(s, pcu, T, longest, n, 0)) / pcu.clk.hz;
+        if (!s.whole.is_matmul()) return pcu.cycles(share(s, pcu, T, longest, n, 0)) / pcu.clock().hz;
         const auto [r0, r1] = tile_rows(s.rows, T, longest);
         std::set<std::pair<std::int64_t, std::int64_t>> shapes;
         double worst = 0;
@@ -496,7 +486,7 @@ public:
             const span sp = gemm_span(s, pcu, r1 - r0, n, p);
             if (shapes.emplace(sp.c1 - sp.c0, sp.q1 - sp.q0).second) worst = std::max(worst, pcu.cycles(share(s, pcu, T, longest, n, p)));
         }
-        return worst / pcu.clk.hz;
+        return worst / pcu.clock().hz;
     }
 
 private:
@@ -600,7 +590,7 @@ private:
         for (int k = 0; k < N; ++k) {
             const rdu_stage& s = m_plan.stages[static_cast<size_t>(k)];
             weights[static_cast<size_t>(k) + 1] = weights[static_cast<size_t>(k)] + s.weight_bytes;
-            ideal[static_cast<size_t>(k) + 1] = ideal[static_cast<size_t>(k)] + (s.computes ? m_c.pcu->model().ideal_seconds(s.whole) : 0.0);
+            ideal[static_cast<size_t>(k) + 1] = ideal[static_cast<size_t>(k)] + (s.computes ? (*m_c.pcu).ideal_seconds(s.whole) : 0.0);
             fill[static_cast<size_t>(k) + 1] = fill[static_cast<size_t>(k)] + shortest_tile(k);
         }
         const double inf = std::numeric_limits<double>::infinity();
@@ -723,7 +713,7 @@ private:
     double shortest_tile(int k) const {
         const rdu_stage& s = m_plan.stages[static_cast<size_t>(k)];
         if (!s.computes) return 0.0;
-        const auto& pcu = m_c.pcu->model();
+        const auto& pcu = (*m_c.pcu);
         const int n = std::min(max_parallel(s, pcu, s.own_tiles), m_plan.pcu_count);
         return pcu.ideal_seconds(s.whole) / s.own_tiles / std::max(1, n);
     }
@@ -733,14 +723,14 @@ private:
         const std::uint64_t key = (static_cast<std::uint64_t>(p.stage) << 40) | (static_cast<std::uint64_t>(p.tiles) << 24) | static_cast<std::uint64_t>(n);
         const auto it = m_tile_memo.find(key);
         if (it != m_tile_memo.end()) return it->second;
-        const double t = tile_seconds(m_plan.stages[static_cast<size_t>(p.stage)], m_c.pcu->model(), p.tiles, n);
+        const double t = tile_seconds(m_plan.stages[static_cast<size_t>(p.stage)], (*m_c.pcu), p.tiles, n);
         m_tile_memo.emplace(key, t);
         return t;
     }
 
     /// Gives a section's PCUs and PMUs to its stages and places them; fills in its predicted streaming time.
     void allocate(rdu_section& sec) {
-        const auto& pcu = m_c.pcu->model();
+        const auto& pcu = (*m_c.pcu);
         const int P = m_plan.pcu_count, M = m_plan.pmu_count;
         // Units in proportion to work within a level. The levels of a section run one after another (a level
         // waits for an operand the one before completes), so the section takes the sum over levels of each
@@ -885,22 +875,24 @@ struct rdu_mapper::record {
 
 namespace {
 
-/// DRAM layout: a bump allocator per tier behind the AGCUs.
+/// DRAM layout: an allocator per tier behind the AGCUs (weights, configurations and stored tensors, laid out once).
 class dram_layout {
 public:
-    dram_layout(const rdu_agcu& a, const workload_graph& g) : m_a(a), m_g(g), m_next(a.tiers().size(), 0) {}
+    dram_layout(const component& a, const workload_graph& g) : m_a(a), m_g(g) {
+        for (const auto& t : a.memory_tiers()) m_tier.emplace_back(toolkit::address_allocator::options{t.capacity, 4096, t.base, 0});
+    }
 
     /// Picks the tier named `name`, or the fastest with room for `bytes` ("" = automatic).
     size_t pick(const std::string& name, double bytes, const std::string& what) const {
-        const auto& ts = m_a.tiers();
+        const auto& ts = m_a.memory_tiers();
         std::string names;
         for (const auto& t : ts) names += (names.empty() ? "" : ", ") + t.name + " (" + format_bytes(static_cast<double>(t.capacity)) + ")";
         if (!name.empty()) {
             for (size_t i = 0; i < ts.size(); ++i)
                 if (ts[i].name == name) {
-                    if (static_cast<double>(m_next[i]) + bytes > static_cast<double>(ts[i].capacity))
+                    if (!m_tier[i].room_for(bytes))
                         throw input_error("workload '" + m_g.name + "': " + what + " need " + format_bytes(bytes) + " but '" + name + "' has " +
-                                          format_bytes(static_cast<double>(ts[i].capacity - m_next[i])) + " free; memories behind the AGCUs: " + names);
+                                          format_bytes(static_cast<double>(ts[i].capacity - m_tier[i].high_water())) + " free; memories behind the AGCUs: " + names);
                     return i;
                 }
             throw input_error("rdu mapper: no memory '" + name + "' behind the AGCUs; they reach " + names);
@@ -909,24 +901,22 @@ public:
         for (size_t i = 0; i < order.size(); ++i) order[i] = i;
         std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return ts[x].peak_bytes_per_second > ts[y].peak_bytes_per_second; });
         for (size_t i : order)
-            if (static_cast<double>(m_next[i]) + bytes <= static_cast<double>(ts[i].capacity)) return i;
+            if (m_tier[i].room_for(bytes)) return i;
         throw input_error("workload '" + m_g.name + "': " + what + " need " + format_bytes(bytes) + ", more than any memory behind the AGCUs has free: " + names);
     }
 
     std::uint64_t alloc(size_t tier, double bytes) {
-        const auto& t = m_a.tiers()[tier];
-        const std::uint64_t b = static_cast<std::uint64_t>(std::ceil(bytes));
-        const std::uint64_t a = t.base + m_next[tier];
-        m_next[tier] += (b + 4095) / 4096 * 4096;
-        if (m_next[tier] > t.capacity)
+        const auto& t = m_a.memory_tiers()[tier];
+        const std::uint64_t a = m_tier[tier].alloc(static_cast<std::uint64_t>(std::ceil(bytes)));
+        if (m_tier[tier].overflowed())
             throw input_error("workload '" + m_g.name + "' needs more than the " + format_bytes(static_cast<double>(t.capacity)) + " of '" + t.name + "'");
         return a;
     }
 
 private:
-    const rdu_agcu& m_a;
+    const component& m_a;
     const workload_graph& m_g;
-    std::vector<std::uint64_t> m_next;
+    std::vector<toolkit::address_allocator> m_tier;
 };
 
 class builder {
@@ -1022,7 +1012,7 @@ private:
             m_addr[static_cast<size_t>(t)] = m_mem.alloc(at, static_cast<double>(m_g.tensor(t).bytes()));
             m_in_dram[static_cast<size_t>(t)] = true;
         }
-        const auto& tiers = m_c.agcu->tiers();
+        const auto& tiers = m_c.agcu->memory_tiers();
         m_out.notes.push_back("off-chip memory: " + format_bytes(wbytes) + " of weights and state in " + tiers[wt].name + ", " +
                               format_bytes(abytes) + " of inputs, outputs and tensors stored between sections in " + tiers[at].name);
         m_out.details["weights_tier"] = tiers[wt].name;
@@ -1123,7 +1113,7 @@ private:
         });
         std::vector<std::uint32_t> spills;
         rec.stages.resize(sec.stages.size());
-        const auto& pcu_model = m_c.pcu->model();
+        const auto& pcu_model = (*m_c.pcu);
         for (const item& it : order) {
             const size_t i = static_cast<size_t>(it.pos);
             const rdu_placed& p = sec.stages[i];

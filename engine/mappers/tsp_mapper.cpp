@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <numeric>
 
+#include "engine/mappers/toolkit/parts.h"
 #include "engine/report/summary.h"
+#include "models/core/registry.h"
 #include "models/streaming/tsp.h"
 
 namespace tessel {
@@ -624,20 +626,10 @@ private:
 }  // namespace
 
 mapping tsp_mapper::map(const workload_graph& g, const platform& plat) {
-    const platform::group* cg = nullptr;
-    if (!m_opt.chip.empty()) {
-        cg = plat.find_group(m_opt.chip);
-        if (!cg) throw input_error("tsp mapper: no component '" + m_opt.chip + "' (option mapper.chip)");
-    } else {
-        for (const auto& gr : plat.groups())
-            if (gr.kind == "tsp") {
-                cg = &gr;
-                break;
-            }
-        if (!cg) throw input_error("tsp mapper: platform '" + plat.title() + "' has no tsp component");
-    }
-    auto* chip = dynamic_cast<tsp*>(&plat.comp(cg->ids.front()));
-    if (!chip) throw input_error("tsp mapper: '" + cg->name + "' (" + cg->kind + ") is not a tsp");
+    // A static schedule is written in the tsp kind's own instructions and timing rules (tsp::timing), so this
+    // mapper reaches the chip as that kind, checked by the kind registry (as_kind), not by a capability query.
+    auto is_tsp = [](component& c) { return as_kind<tsp>(c) != nullptr; };
+    tsp* chip = as_kind<tsp>(toolkit::first(plat, toolkit::find_part(plat, m_opt.chip, {"tsp mapper", "chip", "a tsp", is_tsp})));
     scheduler sch(g, *chip, m_opt);
     sch.run(plat.title());
 

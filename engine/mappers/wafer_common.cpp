@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "engine/mappers/toolkit/parts.h"
 #include "engine/report/summary.h"
 
 #include <algorithm>
@@ -31,59 +32,43 @@ double op_info::in_bytes() const {
 fabric fabric::find(const platform& plat, const common_options& o, const std::string& who) {
     fabric f;
     f.plat = &plat;
-    const platform::group* g = nullptr;
-    if (!o.pes.empty()) {
-        g = plat.find_group(o.pes);
-        if (!g) throw input_error(who + ": no component '" + o.pes + "' (option mapper.pes)");
-    } else {
-        for (const auto& gg : plat.groups())
-            if (gg.kind == "wafer_pe_array") {
-                g = &gg;
-                break;
-            }
-        if (!g) throw input_error(who + ": platform '" + plat.title() + "' has no wafer_pe_array");
-    }
-    if (!g->shape.empty() || !(f.pes = dynamic_cast<wafer_pe_array*>(&plat.comp(g->ids.front()))))
-        throw input_error(who + ": '" + g->name + "' (" + g->kind + ") is not a single wafer_pe_array");
+    const platform::group* g = &toolkit::find_part(plat, o.pes, {who, "pes", "a PE array held as data (wafer_pe_array)", toolkit::is_pe_grid});
+    if (!g->shape.empty()) throw input_error(who + ": '" + g->name + "' (" + g->kind + ") is not a single PE array");
+    f.pe_array = &toolkit::first(plat, *g);
+    f.pes = f.pe_array->grid();
+    f.pe_model = f.pe_array->unit_model();
+    f.paths = f.pes->pe_paths();
     f.pe_group = g->name;
     f.W = f.pes->width();
     f.H = f.pes->height();
-    const attach_point a0 = plat.attachment(f.pes->id(), 0);
+    const attach_point a0 = plat.attachment(f.pe_array->id(), 0);
     if (!a0.valid()) throw input_error(who + ": the PE array '" + g->name + "' is not connected to a fabric (pe[x,y] -> fabric[x,y])");
-    f.noc = dynamic_cast<mesh_noc*>(&plat.comp(a0.net));
-    if (!f.noc) throw input_error(who + ": the PE array must attach to a mesh_noc (the wafer's fabric)");
+    f.noc = &plat.net(a0.net);
+    if (f.noc->first_route_axis() < 0)
+        throw input_error(who + ": the PE array must attach to a 2D mesh with dimension-order routing (a mesh_noc: the wafer's fabric)");
     const auto shape = f.noc->port_shape();
     if (shape.size() != 2 || shape[0] != f.W || shape[1] != f.H)
         throw input_error(who + ": the fabric '" + f.noc->path() + "' must have one router per PE (" + std::to_string(f.W) + " x " +
                           std::to_string(f.H) + ")");
     for (const auto& [x, y] : std::vector<std::pair<int, int>>{{0, 0}, {f.W - 1, 0}, {0, f.H - 1}, {f.W - 1, f.H - 1}}) {
-        const attach_point a = plat.attachment(f.pes->id(), f.pes->unit_of(x, y));
+        const attach_point a = plat.attachment(f.pe_array->id(), f.pes->unit_of(x, y));
         if (!a.valid() || a.net != a0.net || a.port != static_cast<std::uint32_t>(y * f.W + x))
             throw input_error(who + ": PE (" + std::to_string(x) + "," + std::to_string(y) + ") must attach to its own router (" +
                               std::to_string(x) + "," + std::to_string(y) + ") of the fabric");
     }
-    // The last leg of a route runs along x with yx routing (y first), along y with xy routing.
-    f.stream_x = f.noc->next_direction(0, 0, 1, 1) != mesh_router::east;
-    f.link_bpc = f.noc->link_bytes_per_second() / f.pes->pe_timing().clk.hz;
-    f.usable = static_cast<double>(f.pes->capacity_bytes()) - static_cast<double>(o.reserved.bytes());
+    // The last leg of a route runs along x when routes cross y first (yx), along y when they cross x first (xy).
+    f.stream_x = f.noc->first_route_axis() != 0;
+    f.link_bpc = f.noc->link_bytes_per_second() / f.pe_model->clock().hz;
+    f.usable = static_cast<double>(f.pe_array->capacity_bytes()) - static_cast<double>(o.reserved.bytes());
     if (f.usable <= 0)
         throw input_error(who + ": mapper.reserved (" + format_bytes(static_cast<double>(o.reserved.bytes())) +
-                          ") leaves nothing of the PEs' " + format_bytes(static_cast<double>(f.pes->capacity_bytes())) + " SRAM");
-    // MemoryX, optional.
-    const platform::group* mg = nullptr;
-    if (!o.memory.empty()) {
-        mg = plat.find_group(o.memory);
-        if (!mg) throw input_error(who + ": no component '" + o.memory + "' (option mapper.memory)");
-    } else {
-        for (const auto& gg : plat.groups())
-            if (gg.kind == "wafer_memoryx") {
-                mg = &gg;
-                break;
-            }
-    }
+                          ") leaves nothing of the PEs' " + format_bytes(static_cast<double>(f.pe_array->capacity_bytes())) + " SRAM");
+    // MemoryX, optional: a memory that does not compute, with its ports on the wafer's edge.
+    const platform::group* mg =
+        toolkit::find_optional_part(plat, o.memory, {who, "memory", "a memory service (wafer_memoryx)", toolkit::is_pure_memory});
     if (mg) {
-        f.mx = dynamic_cast<wafer_memoryx*>(&plat.comp(mg->ids.front()));
-        if (!f.mx || !mg->shape.empty()) throw input_error(who + ": '" + mg->name + "' is not a single wafer_memoryx");
+        f.mx = &toolkit::first(plat, *mg);
+        if (!mg->shape.empty()) throw input_error(who + ": '" + mg->name + "' is not a single memory service");
         const int ports = static_cast<int>(f.mx->unit_count());
         const int cross_extent = f.stream_x ? f.H : f.W;
         // Each port's place; per cross coordinate the port there nearest the lines' start, then the nearest
@@ -141,7 +126,7 @@ std::int64_t rows_of(const tensor_info& t) { return std::max<std::int64_t>(1, t.
 
 }  // namespace
 
-analysis analyse(const workload_graph& g, const wafer_pe_array::timing& pe) {
+analysis analyse(const workload_graph& g, const compute_model& pe) {
     analysis a;
     const size_t nt = g.tensors().size();
     std::vector<std::vector<origin>> orig(nt);
@@ -285,7 +270,7 @@ void to_line(program& p, const fabric& f, std::uint32_t op, endpoint from, const
     const std::uint64_t b = whole_bytes(bytes);
     if (b == 0) return;
     int src_pos;
-    if (from.comp == f.pes->id()) src_pos = f.pos_of(from.unit);
+    if (from.comp == f.pe_array->id()) src_pos = f.pos_of(from.unit);
     else if (f.mx && from.comp == f.mx->id()) src_pos = f.mx_port_pos[static_cast<size_t>(from.unit)];
     else throw std::logic_error("wafer: a flow from outside the wafer");
     const int p0 = f.pos0(r), p1 = p0 + len - 1;

@@ -21,9 +21,10 @@
 #include <vector>
 
 #include "engine/mappers/mapper.h"
-#include "models/interconnect/mesh_noc.h"
-#include "models/spatial/wafer_memoryx.h"
-#include "models/spatial/wafer_pe_array.h"
+#include "models/core/compute_model.h"
+#include "models/core/pe_grid.h"
+#include "models/core/rect.h"
+#include "models/interconnect/interconnect.h"
 
 namespace tessel::wafer {
 
@@ -37,18 +38,19 @@ struct common_options {
 };
 
 /// A rectangle of PEs [x0, x1) x [y0, y1).
-struct rect {
-    int x0 = 0, y0 = 0, x1 = 0, y1 = 0;
-    std::int64_t area() const { return static_cast<std::int64_t>(x1 - x0) * (y1 - y0); }
-};
+using rect = grid_rect;
 
-/// The wafer a mapper works on.
+/// The wafer a mapper works on: found by capability (a PE grid on a dimension-ordered mesh, a memory on its
+/// edge), not by kind.
 struct fabric {
     const platform* plat = nullptr;
-    wafer_pe_array* pes = nullptr;
+    component* pe_array = nullptr;   // the component holding the PEs
+    pe_grid* pes = nullptr;          // its PE grid: placement and spans
+    const compute_model* pe_model = nullptr;  // one PE's timing
+    pe_grid::paths paths;            // one PE's SRAM ports and ramp
     std::string pe_group;
-    mesh_noc* noc = nullptr;
-    wafer_memoryx* mx = nullptr;
+    interconnect* noc = nullptr;
+    component* mx = nullptr;         // the memory service on the edge (MemoryX), or nullptr
     int W = 0, H = 0;
     bool stream_x = true;    // lines run along x (yx routing) or along y (xy routing)
     double link_bpc = 0;     // fabric link bytes per PE cycle
@@ -59,7 +61,7 @@ struct fabric {
     /// Finds the parts (errors name what is missing and the option that selects it).
     static fabric find(const platform& plat, const common_options& o, const std::string& who);
 
-    endpoint pe(int x, int y) const { return endpoint{pes->id(), pes->unit_of(x, y), 0}; }
+    endpoint pe(int x, int y) const { return endpoint{pe_array->id(), pes->unit_of(x, y), 0}; }
     endpoint mx_port(std::int32_t port) const { return endpoint{mx->id(), port, 0}; }
 
     // Stream coordinates of a rectangle: `lines` across, `length` along.
@@ -75,13 +77,11 @@ struct fabric {
     int pos_of(std::int32_t unit) const { return stream_x ? unit % W : unit / W; }
     int cross_of(std::int32_t unit) const { return stream_x ? unit / W : unit % W; }
     /// The first `len` PEs of line `l` as a span of the PE array.
-    wafer_pe_array::span line_span(const rect& r, int l, int len) const {
-        return stream_x ? wafer_pe_array::span{r.x0, r.y0 + l, r.x0 + len, r.y0 + l + 1}
-                        : wafer_pe_array::span{r.x0 + l, r.y0, r.x0 + l + 1, r.y0 + len};
+    rect line_span(const rect& r, int l, int len) const {
+        return stream_x ? rect{r.x0, r.y0 + l, r.x0 + len, r.y0 + l + 1} : rect{r.x0 + l, r.y0, r.x0 + l + 1, r.y0 + len};
     }
-    wafer_pe_array::span used_span(const rect& r, int lines_used, int len) const {
-        return stream_x ? wafer_pe_array::span{r.x0, r.y0, r.x0 + len, r.y0 + lines_used}
-                        : wafer_pe_array::span{r.x0, r.y0, r.x0 + lines_used, r.y0 + len};
+    rect used_span(const rect& r, int lines_used, int len) const {
+        return stream_x ? rect{r.x0, r.y0, r.x0 + len, r.y0 + lines_used} : rect{r.x0, r.y0, r.x0 + lines_used, r.y0 + len};
     }
     /// A rectangle from stream coordinates (lines across, length along), at a corner.
     rect from_stream(int cross_start, int lines, int pos_start, int len) const {
@@ -145,7 +145,7 @@ struct analysis {
 
 /// Reads the graph: plans every op that computes or moves data, folds views into origins. Throws input_error
 /// for ops the wafer cannot run (a data type without a rate).
-analysis analyse(const workload_graph& g, const wafer_pe_array::timing& pe);
+analysis analyse(const workload_graph& g, const compute_model& pe);
 
 /// A transfer of `bytes` from `from` to the far end of line `l` of rectangle `r` (the end away from the
 /// source, so the stream crosses the whole line); two transfers when the source sits inside the line's span.

@@ -29,14 +29,14 @@ struct estimate {
 };
 
 estimate estimate_op(const op_info& o, const fabric& f, std::int64_t chunks) {
-    const auto& t = f.pes->pe_timing();
+    const compute_model& t = *f.pe_model;
     estimate e;
     e.chunks = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(chunks, o.out_rows)));
     const double c = e.chunks;
     const double macs = o.macs / c, vec = o.vec / c, out = o.out_bytes / c;
     double datapath = 0;
-    if (macs > 0) datapath += macs / t.mac_rate(o.type);
-    if (vec > 0) datapath += vec / t.vec_rate(o.type);
+    if (macs > 0) datapath += macs / t.peak_macs_per_cycle(o.type);
+    if (vec > 0) datapath += vec / t.peak_vector_ops_per_cycle(o.type);
     double reads, writes;
     if (o.style == op_style::gemm) {
         reads = 2 * macs * o.eb;  // the stationary operand and the accumulators
@@ -45,10 +45,10 @@ estimate estimate_op(const op_info& o, const fabric& f, std::int64_t chunks) {
         reads = o.table ? out : 0;
         writes = out;
     }
-    const double sram = std::max(reads / t.read_bpc, writes / t.write_bpc);
+    const double sram = std::max(reads / f.paths.read_bpc, writes / f.paths.write_bpc);
     e.work = std::max(datapath, sram);
     e.work_limit = datapath >= sram ? "datapath" : "SRAM bandwidth";
-    const double lane = std::min(f.link_bpc, t.ramp_bpc);
+    const double lane = std::min(f.link_bpc, f.paths.ramp_bpc);
     e.in = o.in_bytes() / c / lane;
     e.out = out / f.link_bpc;
     return e;
@@ -179,11 +179,11 @@ void flow_from(program& p, const fabric& f, std::uint32_t opi, const op_state& s
 mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat) {
     const std::string who = "wafer_pipeline mapper";
     const fabric f = fabric::find(plat, m_opt.common, who);
-    const analysis an = analyse(g, f.pes->pe_timing());
+    const analysis an = analyse(g, *f.pe_model);
     const std::int64_t total = static_cast<std::int64_t>(f.W) * f.H;
     const size_t n = an.ops.size();
     m_report = plan_report{};
-    m_report.clk = f.pes->pe_timing().clk;
+    m_report.clk = f.pe_model->clock();
 
     // What each op needs, and whether the model fits at all.
     std::vector<estimate> est(n);
@@ -282,7 +282,6 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
     f.pes->clear_placements();
     std::vector<op_state> st(n);
     nlohmann::json ops = nlohmann::json::array();
-    const auto& pt = f.pes->pe_timing();
     bool inputs_resident = false;
     double slowest = 0;
     size_t slowest_op = 0;
@@ -360,7 +359,7 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
                 if (j == 0) d.insert(d.end(), stat_deps[static_cast<size_t>(l)].begin(), stat_deps[static_cast<size_t>(l)].end());
                 if (s.last[static_cast<size_t>(l)] != ~0u) d.push_back(s.last[static_cast<size_t>(l)]);
                 comps[static_cast<size_t>(l)] = s.last[static_cast<size_t>(l)] =
-                    prog.add_compute(opi, endpoint{f.pes->id(), s.line_units[static_cast<size_t>(l)], 0}, wi, d);
+                    prog.add_compute(opi, endpoint{f.pe_array->id(), s.line_units[static_cast<size_t>(l)], 0}, wi, d);
             }
             if (j == 0) rec.start_steps = comps;
             auto& ready = s.ready[static_cast<size_t>(j)];
@@ -402,7 +401,7 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
         // The plan's expectation for this op, per chunk.
         const estimate& e = est[i];
         const double t_work = e.work / P, t_in = e.in / L, t_out = e.out / (by_column ? S : L);
-        rec.planned_cycles = pt.overhead_cycles + std::max({t_work, t_in, t_out});
+        rec.planned_cycles = f.paths.overhead_cycles + std::max({t_work, t_in, t_out});
         rec.limit = t_work >= std::max(t_in, t_out) ? e.work_limit : t_in >= t_out ? "input stream" : "output stream";
         if (rec.planned_cycles > slowest) {
             slowest = rec.planned_cycles;
@@ -419,7 +418,7 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
         d["bytes_per_pe"] = stat_pe + work_pe;
         d["stationary_bytes_per_pe"] = stat_pe;
         d["working_bytes_per_pe"] = work_pe;
-        d["capacity_bytes"] = f.pes->capacity_bytes();
+        d["capacity_bytes"] = f.pe_array->capacity_bytes();
         d["planned_cycles_per_chunk"] = rec.planned_cycles;
         d["planned_limit"] = rec.limit;
         ops.push_back(d);
@@ -442,12 +441,12 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
     out.notes.push_back("layer-pipelined: " + std::to_string(n) + " ops on " + std::to_string(f.W) + " x " + std::to_string(f.H) +
                         " PEs (" + format_number(100.0 * static_cast<double>(used_pes) / static_cast<double>(total), 3) +
                         "% doing work), weights and state " + format_bytes(stationary) + " in SRAM (" +
-                        format_number(100.0 * stationary / (static_cast<double>(total) * static_cast<double>(f.pes->capacity_bytes())), 3) +
+                        format_number(100.0 * stationary / (static_cast<double>(total) * static_cast<double>(f.pe_array->capacity_bytes())), 3) +
                         "% of it), " + std::to_string(m_opt.common.chunks) + " chunks per op, most on one PE " +
                         format_bytes(static_cast<double>(f.pes->max_used_bytes())) + " of " +
-                        format_bytes(static_cast<double>(f.pes->capacity_bytes())));
+                        format_bytes(static_cast<double>(f.pe_array->capacity_bytes())));
     out.notes.push_back(std::string("lines run along ") + (f.stream_x ? "x" : "y") + " (the fabric's last routing leg); " +
-                        "planned slowest op " + an.ops[slowest_op].name + " at " + cycles_text(slowest, pt.clk) +
+                        "planned slowest op " + an.ops[slowest_op].name + " at " + cycles_text(slowest, f.pe_model->clock()) +
                         " per chunk (" + m_report.ops[slowest_op].limit + ")");
     if (n <= 40)
         for (size_t i = 0; i < n; ++i)

@@ -107,7 +107,7 @@ mapping wafer_stencil_mapper::map(const workload_graph& g, const platform& plat)
                           format_bytes(per_pe - f.usable) + " short): use a smaller nz, mapper.matrix=constant, or a "
                           "larger wafer");
     f.pes->clear_placements();
-    const wafer_pe_array::span used{0, 0, gx, gy};
+    const grid_rect used{0, 0, gx, gy};
     f.pes->place(used, per_pe, "the grid's vectors");
     const std::int32_t all = f.pes->add_span(used);
 
@@ -117,7 +117,7 @@ mapping wafer_stencil_mapper::map(const workload_graph& g, const platform& plat)
     m_phases.clear();
     const int chunks = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(m_opt.common.chunks, nz)));
     const int seg = static_cast<int>(m_opt.segment);
-    const endpoint span_ep{f.pes->id(), all, 0};
+    const endpoint span_ep{f.pe_array->id(), all, 0};
     std::vector<std::uint32_t> ready(g.tensors().size(), ~0u);
     auto deps_of = [&](const op_node& op) {
         std::vector<std::uint32_t> d;
@@ -241,7 +241,7 @@ mapping wafer_stencil_mapper::map(const workload_graph& g, const platform& plat)
     out.details["columns_per_pe"] = bx * by;
     out.details["vectors_per_pe"] = vectors;
     out.details["bytes_per_pe"] = per_pe;
-    out.details["capacity_bytes"] = f.pes->capacity_bytes();
+    out.details["capacity_bytes"] = f.pe_array->capacity_bytes();
     out.details["halo_chunks"] = chunks;
     out.details["segment_hops"] = seg;
     out.regions.emplace_back(f.pe_group, floorplan_region{"grid " + std::to_string(nx) + "x" + std::to_string(ny), 0, 0, gx, gy});
@@ -250,7 +250,7 @@ mapping wafer_stencil_mapper::map(const workload_graph& g, const platform& plat)
                         (bx * by == 1 ? std::string("one column") : std::to_string(bx) + " x " + std::to_string(by) + " columns") +
                         " of " + std::to_string(nz) + " points per PE; " + format_number(vectors, 3) + " vectors (" +
                         std::to_string(peak) + " solver vectors" + (diagonals ? " + 7 diagonals" : "") + ") = " + format_bytes(per_pe) +
-                        " of " + format_bytes(static_cast<double>(f.pes->capacity_bytes())) + " per PE");
+                        " of " + format_bytes(static_cast<double>(f.pe_array->capacity_bytes())) + " per PE");
     out.notes.push_back("halo exchange in " + std::to_string(chunks) + " z pieces over " + std::to_string(seg) +
                         "-hop segments; dot products all-reduce through the middle row and column" +
                         (dot_type != type ? std::string(" and accumulate in fp32") : std::string()));

@@ -104,7 +104,7 @@ mapping plan_streaming(const workload_graph& g, const fabric& f, const analysis&
     rep = plan_report{};
     rep.mode = "weight streaming";
     rep.samples = an.samples;
-    rep.clk = f.pes->pe_timing().clk;
+    rep.clk = f.pe_model->clock();
     std::vector<line_stream> streams(static_cast<size_t>(lines_max));
     std::vector<std::vector<std::int32_t>> units(n);  // line spans per op (registered once)
     std::vector<std::pair<int, int>> shape(n);
@@ -198,7 +198,7 @@ mapping plan_streaming(const workload_graph& g, const fabric& f, const analysis&
                         deps.insert(deps.end(), got.begin(), got.end());
                     }
                     comps[static_cast<size_t>(l)] = last[static_cast<size_t>(l)] =
-                        prog.add_compute(opi, endpoint{f.pes->id(), units[i][static_cast<size_t>(l)], 0}, wi, deps);
+                        prog.add_compute(opi, endpoint{f.pe_array->id(), units[i][static_cast<size_t>(l)], 0}, wi, deps);
                     if (from_mx > 0) streams[static_cast<size_t>(l)].used_by.push_back(comps[static_cast<size_t>(l)]);
                 }
                 if (j == 0) rec.start_steps = comps;
@@ -226,8 +226,8 @@ mapping plan_streaming(const workload_graph& g, const fabric& f, const analysis&
             }
             if (b == 0) {
                 rec.chunk_done = chunk_done;
-                rec.planned_cycles = f.pes->pe_timing().cycles(w);
-                const double t_mx = from_mx / chunks / f.mx->bytes_per_second() * rep.clk.hz;
+                rec.planned_cycles = f.pe_model->cycles(w);
+                const double t_mx = from_mx / chunks / f.mx->peak_bytes_per_second() * rep.clk.hz;
                 rec.limit = from_mx > 0 && t_mx > rec.planned_cycles ? "MemoryX bandwidth" : "PE work";
                 rec.planned_cycles = std::max(rec.planned_cycles, from_mx > 0 ? t_mx : 0.0);
                 nlohmann::json d;
@@ -266,7 +266,7 @@ mapping plan_streaming(const workload_graph& g, const fabric& f, const analysis&
     const double per_pass = io_bytes / static_cast<double>(mb);
     out.notes.push_back("weights and state " + format_bytes(per_batch) + " in MemoryX; " + format_bytes(per_pass) +
                         " of them and the inputs stream in per pass (embedding tables: only the rows looked up) at " +
-                        format_rate(f.mx->bytes_per_second(), "B/s") + " (" + format_time(per_pass / f.mx->bytes_per_second()) +
+                        format_rate(f.mx->peak_bytes_per_second(), "B/s") + " (" + format_time(per_pass / f.mx->peak_bytes_per_second()) +
                         " per pass at the least)" +
                         (mb > 1 ? ", " + std::to_string(mb) + " micro-batches because the activations do not fit at once: " +
                                       format_bytes(io_bytes) + " streamed in all"
@@ -280,7 +280,7 @@ mapping plan_streaming(const workload_graph& g, const fabric& f, const analysis&
 
 mapping wafer_streaming_mapper::map(const workload_graph& g, const platform& plat) {
     const wafer::fabric f = wafer::fabric::find(plat, m_opt.common, "wafer_streaming mapper");
-    const wafer::analysis an = wafer::analyse(g, f.pes->pe_timing());
+    const wafer::analysis an = wafer::analyse(g, *f.pe_model);
     return wafer::plan_streaming(g, f, an, m_opt.common, m_opt.max_microbatches, m_report);
 }
 

@@ -39,6 +39,8 @@ public:
     double tile_bytes_per_second() const { return m_tile_bps; }
     double external_bytes_per_second() const { return m_ext_bps; }
     tick latency_ticks() const { return m_latency; }
+    double port_bytes_per_second(std::uint32_t port) const override { return port_bps(port); }
+    tick transfer_latency_ticks() const override { return m_latency; }
     std::uint32_t tile_ports() const { return static_cast<std::uint32_t>(m_p.tiles); }
 
 private:

@@ -15,6 +15,7 @@
 #include <array>
 
 #include "models/core/component.h"
+#include "models/core/compute_model.h"
 
 namespace tessel {
 
@@ -36,7 +37,7 @@ public:
     static std::vector<stat_decl> stat_table();
 
     /// The timing rules of one tile, usable without a module (the BSP mapper plans with them).
-    struct timing {
+    struct timing final : compute_model {
         explicit timing(const params& p);
         params p;
         clock_domain clk;
@@ -46,17 +47,20 @@ public:
 
         double amp_rate(dtype t) const { return amp[static_cast<size_t>(t)]; }
         double vector_rate(dtype t) const;
+        double peak_macs_per_cycle(dtype t) const override { return amp_rate(t); }
+        double peak_vector_ops_per_cycle(dtype t) const override { return vector_rate(t); }
+        const clock_domain& clock() const override { return clk; }
         /// Cycles the most loaded worker needs for the arithmetic of `w` (no overhead, no memory).
         double worker_cycles(const work& w) const;
         /// Cycles the SRAM ports need for the operand bytes of `w`.
         double memory_cycles(const work& w) const;
         /// Cycles one compute step occupies a tile: overhead + max(workers, memory).
-        double cycles(const work& w) const;
+        double cycles(const work& w) const override;
         tick ticks(const work& w) const { return clk.cycles(cycles(w)); }
         /// Seconds the arithmetic would take at the tile's peak (all workers busy, no overhead).
-        double ideal_seconds(const work& w) const;
+        double ideal_seconds(const work& w) const override;
         /// Throws input_error when the tile cannot compute the data type of `w`.
-        void check(const work& w, const std::string& who) const;
+        void check(const work& w, const std::string& who) const override;
     };
 
     ipu_tiles(sc_core::sc_module_name name, const component_args& args);
@@ -69,6 +73,7 @@ public:
     std::vector<double> unit_busy() const override;
 
     const timing& model() const { return m_timing; }
+    const compute_model* unit_model() const override { return &m_timing; }
     std::uint32_t tiles() const { return static_cast<std::uint32_t>(m_pipe.size()); }
 
 private:

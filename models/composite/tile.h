@@ -31,6 +31,7 @@ public:
     std::vector<double> unit_busy() const override { return m_pe->unit_busy(); }
 
     class pe& compute_unit() { return *m_pe; }
+    const compute_model* unit_model() const override { return &m_pe->model(); }
     sram_bank& memory() { return *m_sram; }
 
 private:

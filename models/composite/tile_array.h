@@ -29,6 +29,7 @@ public:
     void usage(std::vector<resource_usage>& out) const override;
 
     const pe::timing& pe_model() const { return m_pe; }
+    const compute_model* unit_model() const override { return &m_pe; }
     /// Compute-pipe busy seconds per tile, for floorplans.
     std::vector<double> busy_per_unit() const;
     std::vector<double> unit_busy() const override { return busy_per_unit(); }

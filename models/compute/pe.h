@@ -8,6 +8,7 @@
 #include <array>
 
 #include "models/core/component.h"
+#include "models/core/compute_model.h"
 
 namespace tessel {
 
@@ -27,7 +28,7 @@ public:
     static std::vector<stat_decl> stat_table();
 
     /// The timing rules, usable without a module (tile_array and mappers use them directly).
-    struct timing {
+    struct timing final : compute_model {
         params p;
         clock_domain clk;
         bool systolic;
@@ -35,16 +36,20 @@ public:
         std::array<double, dtype_count> peak{};  // MACs per cycle by data type, 0 = unsupported
         explicit timing(const params& prm);
         /// MACs per cycle at peak for a data type (0 when the PE does not support it).
-        double peak_macs_per_cycle(dtype t) const;
+        double peak_macs_per_cycle(dtype t) const override;
         double lookup_peak(dtype t) const;
+        /// Element operations per cycle on the vector lanes (any data type).
+        double peak_vector_ops_per_cycle(dtype) const override { return static_cast<double>(p.vector_lanes); }
+        std::int64_t lanes() const override { return p.vector_lanes; }
+        const clock_domain& clock() const override { return clk; }
         /// Cycles a step of work occupies the PE (issue overhead included).
-        double cycles(const work& w) const;
+        double cycles(const work& w) const override;
         /// The same, in ticks.
         tick ticks(const work& w) const { return clk.cycles(cycles(w)); }
         /// Seconds the work would take at peak rate (the physical bound).
-        double ideal_seconds(const work& w) const;
+        double ideal_seconds(const work& w) const override;
         /// Throws input_error when the PE cannot run the data type of `w`.
-        void check(const work& w, const std::string& who) const;
+        void check(const work& w, const std::string& who) const override;
         /// Peak FLOP/s at the data type that did most of `macs_by_type` (fp16 when nothing ran).
         double peak_flops(const std::array<double, dtype_count>& macs_by_type) const;
     };
@@ -59,6 +64,7 @@ public:
     std::vector<double> unit_busy() const override { return {ticks_to_seconds(m_pipe.busy)}; }
 
     const timing& model() const { return m_timing; }
+    const compute_model* unit_model() const override { return &m_timing; }
 
 private:
     void init();

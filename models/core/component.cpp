@@ -1,5 +1,6 @@
 #include "models/core/component.h"
 
+#include "models/baseline/kernel_device.h"
 #include "models/core/registry.h"
 #include "models/core/sim_context.h"
 
@@ -33,6 +34,15 @@ const std::string& component::kind_name() const {
     static const std::string none = "?";
     return m_kind ? m_kind->name : none;
 }
+
+const std::vector<memory_tier>& component::memory_tiers() const {
+    static const std::vector<memory_tier> none;
+    return none;
+}
+
+// The one cross-cast: kernel_device is an interface the gpu and tpu kinds implement (not a kind), and the query
+// finds it for them. A kind may answer for itself instead by overriding kernels().
+kernel_device* component::kernels() { return dynamic_cast<kernel_device*>(this); }
 
 std::uint32_t component::unit_count() const {
     std::uint32_t n = 1;

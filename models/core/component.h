@@ -20,6 +20,19 @@ namespace tessel {
 
 class sim_context;
 struct kind_info;
+class compute_model;
+class pe_grid;
+class kernel_device;
+class component;
+
+/// A memory reached through another component (the memories behind a DMA engine), in its address space.
+struct memory_tier {
+    std::string name;           // the memory's name in the platform ("hbm")
+    component* memory = nullptr;
+    std::uint64_t base = 0;     // first address of the tier
+    std::uint64_t capacity = 0;
+    double peak_bytes_per_second = 0;
+};
 
 /// Everything a component needs at construction (it reads its own parameters from `params`).
 struct component_args {
@@ -43,6 +56,8 @@ public:
     ~component() override;
 
     const std::string& kind_name() const;
+    /// The registry entry this component was built from (nullptr for parts built directly by a composite).
+    const kind_info* kind_entry() const { return m_kind; }
     /// The hierarchical name ("mesh4x4.tile[1,2].pe").
     std::string path() const { return name(); }
     sim_context& sim() const { return *m_sim; }
@@ -63,6 +78,26 @@ public:
     virtual int unit_for_address(std::uint64_t /*address*/) const { return 0; }
     /// For memories: capacity in bytes of one unit (0 = unbounded).
     virtual std::uint64_t capacity_bytes() const { return 0; }
+
+    // ---- Capabilities: what a mapper asks a part instead of casting it to its kind. A kind answers the
+    // queries for what it has; for the rest the base answers 0, nothing or nullptr.
+    /// Peak bytes per second of the whole component (every unit, one direction); 0: not a memory, or none known.
+    virtual double peak_bytes_per_second() const { return 0; }
+    /// Bytes per second one unit moves (one DMA engine, one port); 0 when the kind has no per-unit figure.
+    virtual double unit_bytes_per_second() const { return 0; }
+    /// For reconfigurable units: bytes of configuration loaded into one before a graph section runs on it.
+    virtual std::uint64_t config_bytes() const { return 0; }
+    /// For barriers: ticks from the last of `participants` arriving to everyone's release.
+    virtual tick sync_ticks(std::uint32_t /*participants*/) const { return 0; }
+    /// For components in front of memories (DMA engines): the memories they reach, in address order.
+    virtual const std::vector<memory_tier>& memory_tiers() const;
+    /// For compute components: the timing rules of one of their units (nullptr: it does not compute).
+    virtual const compute_model* unit_model() const { return nullptr; }
+    /// For arrays of PEs held as data (the wafer): placement and lockstep spans (nullptr: not such an array).
+    virtual pe_grid* grid() { return nullptr; }
+    /// For devices that run whole kernels (gpu, tpu): their kernel interface (nullptr: not such a device).
+    /// By default the interface the kind implements, if any (kernel_device).
+    virtual kernel_device* kernels();
 
     /// The timing model: updates `t.head`/`t.tail` (and `t.unit` when the component picks it).
     virtual void transport(txn& t) = 0;

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "models/core/component.h"
@@ -28,6 +29,7 @@ struct kind_info {
     std::string brief;     // what it models and what it deliberately leaves out
     std::function<std::vector<param_spec>()> describe;
     std::function<component*(sc_core::sc_module_name, const component_args&)> make;
+    const std::type_info* type = nullptr;  // the class `make` builds (see as_kind)
     std::vector<preset> presets;
     /// Statistics it reports (C::stat_table()): `tessel describe` prints them, and its components may register
     /// only these (stat_group takes unit and meaning from here).
@@ -63,7 +65,18 @@ kind_info make_kind(std::string name, std::string category, std::string brief) {
     k.describe = [] { return describe_params<typename C::params>(); };
     k.stats = C::stat_table();
     k.make = [](sc_core::sc_module_name n, const component_args& a) -> component* { return new C(n, a); };
+    k.type = &typeid(C);
     return k;
+}
+
+/// The component as the class C its kind was registered with (make_kind<C>), or nullptr for any other kind: a
+/// downcast the kind registry checks, not a search of the class hierarchy. Only for code that drives one kind's
+/// own interface (the tsp mapper installing a static schedule); everything else asks the capability queries on
+/// component.
+template <class C>
+C* as_kind(component& c) {
+    const kind_info* k = c.kind_entry();
+    return k && k->type && *k->type == typeid(C) ? static_cast<C*>(&c) : nullptr;
 }
 
 }  // namespace tessel

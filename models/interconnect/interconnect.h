@@ -34,6 +34,15 @@ public:
     virtual int hops(std::uint32_t from, std::uint32_t to) const = 0;
     /// Bandwidth of one link in bytes per second (payload and header).
     virtual double link_bytes_per_second() const = 0;
+    /// Bytes per second into or out of one port: its link, unless the kind's ports differ (the IPU exchange's
+    /// external ports).
+    virtual double port_bytes_per_second(std::uint32_t /*port*/) const { return link_bytes_per_second(); }
+    /// A fixed latency every transfer pays beyond its serialisation, for networks that charge one per transfer
+    /// (the IPU exchange); 0 for networks whose latency grows per hop (see hops()).
+    virtual tick transfer_latency_ticks() const { return 0; }
+    /// Dimension-order routing on a 2D mesh: the axis a route crosses first (0: x, as XY routing; 1: y); -1 for
+    /// networks that do not route that way.
+    virtual int first_route_axis() const { return -1; }
     /// Takes a packet the whole way from `t.hop` to its destination port in one go, link after link (for
     /// component tests and single packets; the executor calls transport() once per link instead).
     void traverse(txn& t);

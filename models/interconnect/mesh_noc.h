@@ -60,6 +60,7 @@ public:
     std::vector<int> port_shape() const override { return {static_cast<int>(m_p.width), static_cast<int>(m_p.height)}; }
     int hops(std::uint32_t from, std::uint32_t to) const override;
     double link_bytes_per_second() const override { return m_bps; }
+    int first_route_axis() const override { return m_x_first ? 0 : 1; }
     void transport(txn& t) override;
     void wake(tick now) override;
     void usage(std::vector<resource_usage>& out) const override;

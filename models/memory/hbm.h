@@ -44,7 +44,7 @@ public:
     void usage(std::vector<resource_usage>& out) const override;
 
     /// Peak bandwidth of the whole device.
-    double peak_bytes_per_second() const { return m_pc_bps * static_cast<double>(m_pcs.size()); }
+    double peak_bytes_per_second() const override { return m_pc_bps * static_cast<double>(m_pcs.size()); }
 
     struct location {
         std::uint32_t channel, pc, bank;

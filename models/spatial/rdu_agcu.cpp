@@ -5,7 +5,6 @@
 
 #include "models/core/registry.h"
 #include "models/core/sim_context.h"
-#include "models/memory/hbm.h"
 
 namespace tessel {
 
@@ -61,7 +60,7 @@ rdu_agcu::rdu_agcu(sc_core::sc_module_name n, const component_args& a)
         t.memory = mem;
         t.base = base;
         t.capacity = mem->capacity_bytes();
-        if (const auto* h = dynamic_cast<const hbm*>(mem)) t.peak_bytes_per_second = h->peak_bytes_per_second();
+        t.peak_bytes_per_second = mem->peak_bytes_per_second();
         base += t.capacity;
         m_tiers.push_back(t);
         auto sock = std::make_unique<tlm_utils::simple_initiator_socket<rdu_agcu>>(("to_" + name).c_str());

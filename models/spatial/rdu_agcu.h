@@ -31,13 +31,7 @@ public:
     static std::vector<stat_decl> stat_table();
 
     /// One memory tier behind the AGCUs.
-    struct tier {
-        std::string name;          // the component's name in the platform ("hbm")
-        component* memory = nullptr;
-        std::uint64_t base = 0;    // first address of the tier
-        std::uint64_t capacity = 0;
-        double peak_bytes_per_second = 0;
-    };
+    using tier = memory_tier;
 
     rdu_agcu(sc_core::sc_module_name name, const component_args& args);
 
@@ -48,8 +42,9 @@ public:
     void usage(std::vector<resource_usage>& out) const override;
 
     const std::vector<tier>& tiers() const { return m_tiers; }
+    const std::vector<memory_tier>& memory_tiers() const override { return m_tiers; }
     /// Bytes per second one AGCU unit moves.
-    double unit_bytes_per_second() const { return m_bps; }
+    double unit_bytes_per_second() const override { return m_bps; }
 
 private:
     params m_p;

@@ -23,6 +23,7 @@
 #include <array>
 
 #include "models/core/component.h"
+#include "models/core/compute_model.h"
 
 namespace tessel {
 
@@ -42,7 +43,7 @@ public:
     static std::vector<stat_decl> stat_table();
 
     /// The timing rules, usable without a module (the rdu mapper estimates stage times with them).
-    class timing {
+    class timing final : public compute_model {
     public:
         explicit timing(const params& p);
         /// Cycles one step of `w` occupies the unit, and whether the systolic configuration ran it.
@@ -52,16 +53,19 @@ public:
             double compute = 0, in_bytes = 0, out_bytes = 0;  // the parts of the winning configuration
         };
         estimate evaluate(const work& w) const;
-        double cycles(const work& w) const { return evaluate(w).cycles; }
+        double cycles(const work& w) const override { return evaluate(w).cycles; }
         tick ticks(const work& w) const { return clk.cycles(cycles(w)); }
         /// MACs per cycle at peak for a data type (0: not supported).
-        double peak_macs_per_cycle(dtype t) const { return m_peak[static_cast<size_t>(t)]; }
+        double peak_macs_per_cycle(dtype t) const override { return m_peak[static_cast<size_t>(t)]; }
         /// Element operations per cycle at peak.
         double vector_ops_per_cycle() const { return static_cast<double>(m_p.lanes * m_p.stages); }
+        double peak_vector_ops_per_cycle(dtype) const override { return vector_ops_per_cycle(); }
+        std::int64_t lanes() const override { return m_p.lanes; }
+        const clock_domain& clock() const override { return clk; }
         /// Seconds at peak rate (the physical bound of the work).
-        double ideal_seconds(const work& w) const;
+        double ideal_seconds(const work& w) const override;
         /// Throws input_error when the unit cannot compute in the work's data type.
-        void check(const work& w, const std::string& who) const;
+        void check(const work& w, const std::string& who) const override;
         double peak_flops(const std::array<double, dtype_count>& macs_by_type) const;
         const params& p() const { return m_p; }
         clock_domain clk;
@@ -85,7 +89,8 @@ public:
     void usage(std::vector<resource_usage>& out) const override;
     std::vector<double> unit_busy() const override { return {ticks_to_seconds(m_pipe.busy)}; }
     const timing& model() const { return m_timing; }
-    std::uint64_t config_bytes() const { return m_p.config_bytes.bytes(); }
+    const compute_model* unit_model() const override { return &m_timing; }
+    std::uint64_t config_bytes() const override { return m_p.config_bytes.bytes(); }
 
 private:
     params m_p;

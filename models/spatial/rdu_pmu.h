@@ -34,9 +34,9 @@ public:
     void usage(std::vector<resource_usage>& out) const override;
     /// Mean time the bank ports were reserved (per port), for floorplans of the PMU grid.
     std::vector<double> unit_busy() const override;
-    std::uint64_t config_bytes() const { return m_p.config_bytes.bytes(); }
+    std::uint64_t config_bytes() const override { return m_p.config_bytes.bytes(); }
     /// Peak bytes per second through the banks (all banks and ports).
-    double peak_bytes_per_second() const;
+    double peak_bytes_per_second() const override;
 
 private:
     params m_p;

@@ -37,6 +37,7 @@ public:
 
     /// Bytes per second in each direction.
     double bytes_per_second() const { return m_bps; }
+    double peak_bytes_per_second() const override { return m_bps; }
     tick latency_ticks() const { return m_latency; }
 
 private:

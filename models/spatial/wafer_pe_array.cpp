@@ -210,7 +210,7 @@ void wafer_pe_array::compute(txn& t, const span& s) {
             pw.ramp_b += w.bytes_in;
         }
     }
-    const double n = static_cast<double>(s.pes());
+    const double n = static_cast<double>(s.area());
     m_macs += w.macs * n;
     m_macs_by_type[static_cast<size_t>(w.type)] += w.macs * n;
     m_vector_ops += w.vector_ops * n;

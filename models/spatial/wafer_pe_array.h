@@ -26,10 +26,12 @@
 #include <vector>
 
 #include "models/core/component.h"
+#include "models/core/compute_model.h"
+#include "models/core/pe_grid.h"
 
 namespace tessel {
 
-class wafer_pe_array : public component {
+class wafer_pe_array : public component, public pe_grid {
 public:
     struct params {
         frequency clock;
@@ -44,28 +46,30 @@ public:
     static std::vector<stat_decl> stat_table();
 
     /// The timing rules of one PE, usable without the module (mappers size their plans with them).
-    struct timing {
+    struct timing final : compute_model {
         clock_domain clk;
         double read_bpc = 0, write_bpc = 0, ramp_bpc = 0;  // bytes per cycle
         double overhead_cycles = 0;
         std::array<double, dtype_count> macs{}, vec{};     // per cycle by data type, 0 = unsupported
         explicit timing(const params& p);
         /// Cycles a step of `w` occupies a PE (see the file comment).
-        double cycles(const work& w) const;
+        double cycles(const work& w) const override;
         /// Datapath cycles alone (MACs and element operations at peak).
         double compute_cycles(const work& w) const;
         /// MACs per cycle at `t` (fp16 and bf16 stand in for each other when only one is listed).
         double mac_rate(dtype t) const { return macs[static_cast<size_t>(t)]; }
         double vec_rate(dtype t) const { return vec[static_cast<size_t>(t)]; }
+        double peak_macs_per_cycle(dtype t) const override { return mac_rate(t); }
+        double peak_vector_ops_per_cycle(dtype t) const override { return vec_rate(t); }
+        const clock_domain& clock() const override { return clk; }
+        /// The datapath cycles at the PE's clock.
+        double ideal_seconds(const work& w) const override { return compute_cycles(w) / clk.hz; }
         /// Throws input_error naming `who` when the PE has no rate for the data type of `w`.
-        void check(const work& w, const std::string& who) const;
+        void check(const work& w, const std::string& who) const override;
     };
 
     /// A rectangle of PEs [x0, x1) x [y0, y1).
-    struct span {
-        int x0, y0, x1, y1;
-        std::int64_t pes() const { return static_cast<std::int64_t>(x1 - x0) * (y1 - y0); }
-    };
+    using span = grid_rect;
 
     wafer_pe_array(sc_core::sc_module_name name, const component_args& args);
 
@@ -77,27 +81,33 @@ public:
     void usage(std::vector<resource_usage>& out) const override;
     std::vector<double> unit_busy() const override;
 
-    int width() const { return static_cast<int>(m_p.width); }
-    int height() const { return static_cast<int>(m_p.height); }
+    const compute_model* unit_model() const override { return &m_timing; }
+    pe_grid* grid() override { return this; }
+
+    int width() const override { return static_cast<int>(m_p.width); }
+    int height() const override { return static_cast<int>(m_p.height); }
     std::int64_t pe_count() const { return m_p.width * m_p.height; }
     const timing& pe_timing() const { return m_timing; }
+    paths pe_paths() const override {
+        return paths{m_timing.read_bpc, m_timing.write_bpc, m_timing.ramp_bpc, m_timing.overhead_cycles};
+    }
     /// The unit of the PE at (x, y).
-    std::int32_t unit_of(int x, int y) const { return static_cast<std::int32_t>(y * m_p.width + x); }
+    std::int32_t unit_of(int x, int y) const override { return static_cast<std::int32_t>(y * m_p.width + x); }
 
     /// Registers a rectangle of PEs as a unit for lockstep compute steps; returns its unit number (after the
     /// PEs' own). Throws input_error if the rectangle is empty or leaves the array.
-    std::int32_t add_span(const span& s);
+    std::int32_t add_span(const span& s) override;
     /// The rectangle a unit covers (a single PE for the PEs' own units).
-    span span_of(std::int32_t unit) const;
+    span span_of(std::int32_t unit) const override;
 
     /// Places `bytes_per_pe` bytes of `what` on every PE of `s`; throws input_error naming the PE, what it
     /// already holds and the shortfall when a PE would hold more than its SRAM.
-    void place(const span& s, double bytes_per_pe, const std::string& what);
+    void place(const span& s, double bytes_per_pe, const std::string& what) override;
     /// Bytes placed on a PE so far, and the most on any PE.
-    std::uint64_t used_bytes(std::int32_t pe) const { return m_used[static_cast<size_t>(pe)]; }
-    std::uint64_t max_used_bytes() const;
+    std::uint64_t used_bytes(std::int32_t pe) const override { return m_used[static_cast<size_t>(pe)]; }
+    std::uint64_t max_used_bytes() const override;
     /// Forgets all placements (a mapper starting over with another plan).
-    void clear_placements();
+    void clear_placements() override;
 
 private:
     void compute(txn& t, const span& s);

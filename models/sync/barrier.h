@@ -25,7 +25,7 @@ public:
     void transport(txn& t) override;
     void usage(std::vector<resource_usage>& out) const override;
     /// Latency of one sync over `participants`.
-    tick sync_ticks(std::uint32_t participants) const;
+    tick sync_ticks(std::uint32_t participants) const override;
 
 private:
     params m_p;

@@ -56,7 +56,7 @@ inline void check_wafer_mapping(const mapping& m, const workload_graph& g, const
         if (st.kind != step_kind::compute) continue;
         ASSERT_EQ(st.at.comp, pes.id());
         const wafer_pe_array::span s = pes.span_of(st.at.unit);
-        macs += m.prog.works[st.work].macs * static_cast<double>(s.pes());
+        macs += m.prog.works[st.work].macs * static_cast<double>(s.area());
         if (mode == "layer-pipelined") {
             const auto it = region_of.find(m.prog.op_names[st.op]);
             ASSERT_NE(it, region_of.end()) << m.prog.op_names[st.op];
