@@ -24,6 +24,8 @@ public:
     };
     /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().
     static std::vector<stat_decl> stat_table();
+    /// What any memory timed by these bank rules counts (bytes, accesses, port time, bandwidth).
+    static std::vector<stat_decl> access_stats();
 
     /// The state of one scratchpad: a reservation per bank port and bytes per bank.
     struct state {

@@ -20,14 +20,9 @@ void rdu_pmu::params::declare(param_decl& d) {
 }
 
 std::vector<stat_decl> rdu_pmu::stat_table() {
-    return {
-        {"read_bytes", "B", "bytes read"},
-        {"write_bytes", "B", "bytes written"},
-        {"accesses", "access", "accesses served"},
-        {"busy", "s", "port time reserved, summed over banks and ports"},
-        {"bandwidth", "B/s", "bytes moved per simulated second"},
-        {"address_utilisation", "1", "address pipeline busy time over simulated time"},
-    };
+    auto t = sram_bank::access_stats();  // the bank rules' counts, plus the address pipeline's
+    t.push_back({"address_utilisation", "1", "address pipeline busy time over simulated time"});
+    return t;
 }
 
 rdu_pmu::rdu_pmu(sc_core::sc_module_name n, const component_args& a)
