@@ -38,12 +38,6 @@ double special_per_element(const std::string& type) {
 
 double elements(const tensor_info& t) { return static_cast<double>(t.elements()); }
 
-bool is_view(const op_node& op) { return op.kind == op_kind::reshape || op.kind == op_kind::shape_only; }
-
-bool costs_nothing(const op_node& op) {
-    return op.cost.macs == 0 && op.cost.flops == 0 && op.cost.bytes_in + op.cost.bytes_weight + op.cost.bytes_out == 0;
-}
-
 bool is_product(const op_node& op) { return op.kind == op_kind::matmul || op.kind == op_kind::attention; }
 
 /// Whether every reader of tensor t (through views) is a matrix product that can take it strided.
@@ -254,7 +248,9 @@ mapping kernel_mapper::map(const workload_graph& g, platform& plat) {
 
     for (int o : g.topological_order()) {
         const op_node& op = g.op(o);
-        // Views and free ops: the output is the input's storage.
+        // Views (is_view, the workload's one rule), and with strided_views the transposes, slices and splits only
+        // matrix products read (this mapper's policy: cuBLAS and XLA take such operands in place): the output is
+        // the input's storage.
         const bool strided = m_opt.strided_views &&
                              (op.kind == op_kind::transpose || op.kind == op_kind::slice || op.kind == op_kind::split) &&
                              [&] {
@@ -262,13 +258,8 @@ mapping kernel_mapper::map(const workload_graph& g, platform& plat) {
                                      if (!feeds_only_products(g, t)) return false;
                                  return true;
                              }();
-        if (is_view(op) || costs_nothing(op) || strided) {
-            int src = -1;
-            for (int t : op.inputs)
-                if (g.tensor(t).role != tensor_role::constant) {
-                    src = t;
-                    break;
-                }
+        if (is_view(op) || strided) {
+            const int src = view_source(g, op);
             for (int t : op.outputs) {
                 if (src >= 0) alias(t, src);
                 else ensure(t);

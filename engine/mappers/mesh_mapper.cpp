@@ -10,6 +10,7 @@
 #include "engine/mappers/toolkit/allocator.h"
 #include "engine/mappers/toolkit/matmul_split.h"
 #include "engine/mappers/toolkit/parts.h"
+#include "engine/workload/op_types.h"
 #include "models/core/compute_model.h"
 #include "models/core/rect.h"
 #include "models/interconnect/interconnect.h"
@@ -63,7 +64,7 @@ public:
         for (int o : order) {
             const op_node& op = m_g.op(o);
             nlohmann::json d;
-            if (op.kind == op_kind::shape_only || (op.cost.flops == 0 && op.cost.macs == 0 && op.cost.bytes_out == 0))
+            if (is_view(op))
                 alias(o);
             else if (op.cost.m > 0 && op.cost.n > 0 && op.cost.k > 0)
                 d = map_gemm(o);

@@ -7,6 +7,7 @@
 
 #include "engine/mappers/toolkit/parts.h"
 #include "engine/report/summary.h"
+#include "engine/workload/op_types.h"
 #include "models/core/registry.h"
 #include "models/streaming/tsp.h"
 
@@ -100,8 +101,7 @@ public:
             const op_node& op = m_g.op(o);
             if (m_fused_into[static_cast<size_t>(o)] >= 0) {
                 alias_output(o, m_fused_into[static_cast<size_t>(o)]);
-            } else if (op.kind == op_kind::shape_only || op.kind == op_kind::reshape ||
-                       (op.cost.flops == 0 && op.cost.macs == 0 && op.cost.bytes_out == 0 && op.cost.bytes_in == 0)) {
+            } else if (is_view(op)) {
                 alias_view(o);
             } else if (op.cost.m > 0 && op.cost.n > 0 && op.cost.k > 0 && op.inputs.size() >= 2) {
                 gemm(o);
@@ -258,14 +258,8 @@ private:
     }
 
     void alias_view(int o) {
-        const op_node& op = m_g.op(o);
-        int src = -1;
-        for (int t : op.inputs)
-            if (ti(t).role != tensor_role::constant) {
-                src = t;
-                break;
-            }
-        for (int t : op.outputs) {
+        const int src = view_source(m_g, m_g.op(o));
+        for (int t : m_g.op(o).outputs) {
             if (src < 0) continue;
             m_alias[static_cast<size_t>(t)] = root(src);
             m_left[static_cast<size_t>(root(src))] += ti(t).consumers.size();

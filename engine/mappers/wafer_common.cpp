@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "engine/mappers/toolkit/parts.h"
+#include "engine/workload/op_types.h"
 #include "engine/report/summary.h"
 
 #include <algorithm>
@@ -105,20 +106,6 @@ fabric fabric::find(platform& plat, const common_options& o, const std::string& 
 }
 
 namespace {
-
-bool is_view(const op_node& op) {
-    switch (op.kind) {
-        case op_kind::reshape:
-        case op_kind::transpose:
-        case op_kind::concat:
-        case op_kind::split:
-        case op_kind::slice:
-        case op_kind::shape_only: return true;
-        case op_kind::embedding:
-        case op_kind::gather: return false;
-        default: return op.cost.flops == 0 && op.cost.macs == 0;
-    }
-}
 
 std::int64_t last_dim(const tensor_info& t) { return t.shape.empty() ? 1 : std::max<std::int64_t>(1, t.shape.back()); }
 

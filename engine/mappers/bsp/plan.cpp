@@ -7,6 +7,7 @@
 #include "engine/mappers/bsp/planner.h"
 #include "engine/mappers/toolkit/matmul_split.h"
 #include "engine/mappers/toolkit/parts.h"
+#include "engine/workload/op_types.h"
 
 namespace tessel::bsp {
 
@@ -35,8 +36,7 @@ mapping planner::run() {
     place_sources();
     for (int o : m_g.topological_order()) {
         const op_node& op = m_g.op(o);
-        if (op.kind == op_kind::shape_only || op.kind == op_kind::reshape ||
-            (op.cost.flops == 0 && op.cost.macs == 0 && op.cost.bytes_out == 0 && op.cost.bytes_in == 0))
+        if (is_view(op))
             alias(o);
         else if (op.cost.m > 0 && op.cost.n > 0 && op.cost.k > 0 && op.inputs.size() >= 2)
             map_gemm(o);

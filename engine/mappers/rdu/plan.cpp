@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "engine/mappers/rdu/internal.h"
+#include "engine/workload/op_types.h"
 
 namespace tessel::rdu {
 
@@ -110,11 +111,6 @@ double tile_seconds(const rdu_stage& s, const compute_model& pcu, int T, int n) 
 
 namespace {
 
-bool is_view(const op_node& op) {
-    return op.kind == op_kind::shape_only || op.kind == op_kind::reshape ||
-           (op.cost.flops == 0 && op.cost.macs == 0 && op.cost.bytes_out == 0);
-}
-
 class planner {
 public:
     planner(const workload_graph& g, const chip& c, const rdu_mapper::options& o, const std::string& plat_name)
@@ -156,12 +152,7 @@ private:
         for (int o : m_g.topological_order()) {
             const op_node& op = m_g.op(o);
             if (!is_view(op)) continue;
-            int src = -1;
-            for (int t : op.inputs)
-                if (m_g.tensor(t).role != tensor_role::constant) {
-                    src = t;
-                    break;
-                }
+            const int src = view_source(m_g, op);
             if (src < 0) continue;
             for (int t : op.outputs) m_root[static_cast<size_t>(t)] = m_root[static_cast<size_t>(src)];
         }
