@@ -15,7 +15,7 @@
 namespace tessel {
 
 void kernel_mapper::options::declare(param_decl& d) {
-    d(device, "device", "", "the component group that runs the kernels (default: the first gpu or tpu)");
+    d(device, "device", "", "the component group that runs the kernels (default: the first that does: a gpu or tpu)");
     d.choice(fuse, "fuse", "none", {"none", "elementwise"},
              "none: one kernel per op (eager PyTorch); elementwise: elementwise ops and inference batchnorm run in "
              "the epilogue of the kernel producing their input (torch.compile, XLA)");

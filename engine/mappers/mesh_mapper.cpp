@@ -18,7 +18,7 @@
 namespace tessel {
 
 void mesh_mapper::options::declare(param_decl& d) {
-    d(tiles, "tiles", "", "the group of compute tiles to use (default: the first group that computes)");
+    d(tiles, "tiles", "", "the group of compute tiles to use (default: the first that computes on its own memory: tile, tile_array)");
     d(memory, "memory", "", "the off-chip memory holding weights and spilled tensors (default: the first memory "
                             "group that does not compute)");
     d(resident_fraction, "resident_fraction", "0.5",

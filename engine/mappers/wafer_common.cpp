@@ -12,10 +12,10 @@
 namespace tessel::wafer {
 
 void common_options::declare(param_decl& d) {
-    d(pes, "pes", "", "the wafer's PE array (default: the first component of kind wafer_pe_array)");
+    d(pes, "pes", "", "the wafer's PE array (default: the first array of PEs held as data: wafer_pe_array)");
     d(memory, "memory", "",
-      "the MemoryX service on the wafer's edge (default: the first wafer_memoryx; without one, graph inputs start on "
-      "the wafer and outputs stay there)");
+      "the MemoryX service on the wafer's edge (default: the first memory that does not compute: wafer_memoryx; "
+      "without one, graph inputs start on the wafer and outputs stay there)");
     d(chunks, "chunks", "4",
       "pieces each op's work is cut into, so consecutive ops overlap (a chunk is 1/chunks of every tensor's rows, or "
       "of a streamed weight); more chunks: finer pipelining, more steps",

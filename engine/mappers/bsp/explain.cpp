@@ -8,7 +8,7 @@
 namespace tessel {
 
 void bsp_mapper::options::declare(param_decl& d) {
-    d(tiles, "tiles", "", "the ipu_tiles component to run on (default: the first)");
+    d(tiles, "tiles", "", "the tiles to run on (default: the first component whose units compute on their own memory: ipu_tiles)");
     d(sync, "sync", "", "the barrier that ends every superstep (default: the first barrier)");
     d(streaming_memory, "streaming_memory", "",
       "memory for weights that do not stay on the tiles (default: the first memory that does not compute; "

@@ -11,9 +11,9 @@ void rdu_mapper::options::declare(param_decl& d) {
     d.choice(mode, "mode", "sections", {"sections", "single"},
              "sections: run the graph as many sections as it needs, reconfiguring between them; single: the whole "
              "graph must fit on chip as one section (an error says by how much it does not)");
-    d(pcus, "pcus", "", "the group of PCUs to use (default: the first rdu_pcu group)");
-    d(pmus, "pmus", "", "the group of PMUs to use (default: the first rdu_pmu group)");
-    d(agcus, "agcus", "", "the AGCUs to reach off-chip memory through (default: the first rdu_agcu)");
+    d(pcus, "pcus", "", "the group of PCUs to use (default: the first group of reconfigurable compute units: rdu_pcu)");
+    d(pmus, "pmus", "", "the group of PMUs to use (default: the first group of reconfigurable memory units: rdu_pmu)");
+    d(agcus, "agcus", "", "the AGCUs to reach off-chip memory through (default: the first component with memories behind it: rdu_agcu)");
     d(tiles, "tiles", "16", "most tiles a tensor streams through the pipeline in (rounded down to a power of two)",
       bound::positive);
     d(min_tile_rows, "min_tile_rows", "8", "fewest rows of a tensor in one tile (fewer tiles for short tensors)",
