@@ -74,7 +74,8 @@ TEST(toolkit_split, visits_batch_then_m_n_k_with_each_list_given_the_factors_so_
         for (int n = 1; n <= 4 / (x.batch * x.m); n *= 2) v.push_back(n);
         return v;
     };
-    sp.k = [](const toolkit::matmul_split& x) { return x.n == 4 ? std::vector<int>{} : std::vector<int>{1}; };  // skip n = 4
+    // K: only 1, and no K at all for n = 4 (a branch the space skips).
+    sp.k = [](const toolkit::matmul_split& x) { return x.n == 4 ? std::vector<int>{} : std::vector<int>{1}; };
     std::vector<std::string> seen;
     toolkit::for_each_split(sp, [&](const toolkit::matmul_split& x) { seen.push_back(x.str()); });
     const std::vector<std::string> want = {"1x1x1x1", "1x1x2x1", "1x2x1x1", "1x2x2x1", "2x1x1x1", "2x1x2x1", "2x2x1x1"};

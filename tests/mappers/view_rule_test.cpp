@@ -48,8 +48,10 @@ ops:
 const std::set<std::string> k_view_ops = {"split", "merged", "lifted", "dropped", "flat"};
 const std::set<std::string> k_costed_ops = {"proj", "to_heads", "act", "back", "lo", "hi", "swapped", "y"};
 
-const std::vector<std::string> k_platforms = {"gpu/h100_sxm", "tpu/tpu_v4", "ipu/gc200", "tsp/groqchip1",
-                                              "rdu/sn40l",    "wafer/wse2", "teaching/mesh4x4"};
+// One platform per execution style (kernels twice: a GPU and a TPU).
+const std::vector<std::string> k_platforms = {
+    "gpu/h100_sxm", "tpu/tpu_v4", "ipu/gc200", "tsp/groqchip1", "rdu/sn40l", "wafer/wse2", "teaching/mesh4x4",
+};
 
 struct bench {
     sim_context sim;
@@ -87,7 +89,8 @@ TEST(view_rule, metadata_only_ops_are_views_and_data_movement_is_not) {
     for (const op_node& op : g.ops()) {
         SCOPED_TRACE(op.name);
         EXPECT_EQ(is_view(op), k_view_ops.count(op.name) == 1);
-        EXPECT_EQ(k_view_ops.count(op.name) + k_costed_ops.count(op.name), 1u) << "every op of the graph is listed once";
+        EXPECT_EQ(k_view_ops.count(op.name) + k_costed_ops.count(op.name), 1u)
+            << "every op of the graph is listed once";
     }
 }
 
@@ -102,7 +105,8 @@ TEST(view_rule, every_mapper_treats_the_view_ops_alike) {
         // A kernel runs the ops fused into it too (tpu_v4 fuses elementwise epilogues): the mapping lists them.
         std::map<std::uint64_t, std::vector<std::string>> kernel_ops;
         if (m.details.contains("kernels"))
-            for (const auto& k : m.details["kernels"]) kernel_ops[k["step"].get<std::uint64_t>()] = k["ops"].get<std::vector<std::string>>();
+            for (const auto& k : m.details["kernels"])
+                kernel_ops[k["step"].get<std::uint64_t>()] = k["ops"].get<std::vector<std::string>>();
         std::map<std::string, double> bytes;  // per graph op: bytes its steps move or compute on
         for (std::uint32_t i = 0; i < m.prog.size(); ++i) {
             const step& s = m.prog.steps[i];
@@ -110,7 +114,8 @@ TEST(view_rule, every_mapper_treats_the_view_ops_alike) {
             if (s.kind == step_kind::transfer) x = static_cast<double>(s.bytes);
             if (s.kind == step_kind::compute) x = m.prog.works[s.work].local_bytes() + m.prog.works[s.work].flops();
             const auto k = kernel_ops.find(i);
-            if (k == kernel_ops.end()) bytes[graph_op(m.prog.op_names[s.op])] += x;
+            if (k == kernel_ops.end())
+                bytes[graph_op(m.prog.op_names[s.op])] += x;
             else
                 for (const auto& op : k->second) bytes[op] += x;
         }
