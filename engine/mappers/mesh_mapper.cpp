@@ -77,8 +77,7 @@ public:
         m_out.details["mapper"] = "mesh";
         m_out.details["tiles"] = m_tiles.size();
         m_out.details["ops"] = ops;
-        const auto it = m_g.parameters.find("batch");
-        m_out.samples = it != m_g.parameters.end() ? std::max(1.0, std::atof(it->second.c_str())) : 1.0;
+        m_out.samples = toolkit::batch_samples(m_g);
         return std::move(m_out);
     }
 

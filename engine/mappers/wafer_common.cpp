@@ -3,8 +3,8 @@
 #include <cstdlib>
 
 #include "engine/mappers/toolkit/parts.h"
-#include "engine/workload/op_types.h"
 #include "engine/report/summary.h"
+#include "engine/workload/op_types.h"
 
 #include <algorithm>
 #include <cmath>
@@ -242,8 +242,7 @@ analysis analyse(const workload_graph& g, const compute_model& pe) {
         }
     }
     if (a.ops.empty()) throw input_error("workload '" + g.name + "' has no op that computes or moves data");
-    const auto it = g.parameters.find("batch");
-    a.samples = it != g.parameters.end() ? std::max(1.0, std::atof(it->second.c_str())) : 1.0;
+    a.samples = toolkit::batch_samples(g);
     return a;
 }
 

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "engine/mappers/bsp/planner.h"
+#include "engine/mappers/toolkit/parts.h"
 
 namespace tessel::bsp {
 
@@ -494,8 +495,7 @@ void planner::finish() {
     m_out.details["exchange_bytes"] = m_exchange_total;
     m_out.details["streamed_bytes"] = m_streamed_total;
     m_out.details["ops"] = m_ops;
-    const auto it = m_g.parameters.find("batch");
-    m_out.samples = it != m_g.parameters.end() ? std::max(1.0, std::atof(it->second.c_str())) : 1.0;
+    m_out.samples = toolkit::batch_samples(m_g);
     if (m_streaming)
         m_out.notes.insert(m_out.notes.begin(),
                            std::to_string(streamed_tensors) + " of " + std::to_string(persistent_tensors) + " weight and state tensors (" +

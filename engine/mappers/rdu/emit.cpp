@@ -458,8 +458,7 @@ mapping rdu_mapper::map(const workload_graph& g, platform& plat) {
     out.details["floorplan_section"] = chosen;
     out.details["preloaded"] = plan.preloaded;
     if (S > 1 || m_opt.floorplan_section >= 0) out.notes.push_back("--floorplan outlines section " + std::to_string(chosen) + " (mapper.floorplan_section)");
-    const auto it = g.parameters.find("batch");
-    out.samples = it != g.parameters.end() ? std::max(1.0, std::atof(it->second.c_str())) : 1.0;
+    out.samples = toolkit::batch_samples(g);
     m_record->plan = std::move(plan);
     return out;
 }
