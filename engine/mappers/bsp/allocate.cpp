@@ -67,10 +67,6 @@ void planner::place_sources() {
             account(t, m_place[i].lay, +1);
         }
     }
-    for (size_t i = 0; i < m_g.tensors().size(); ++i) {
-        const tensor_info& ti = m_g.tensors()[i];
-        if (ti.alias_of >= 0 && ti.producer < 0) m_root[i] = root(ti.alias_of);
-    }
     const double total = m_usable * m_T;
     if (persistent_bytes > total) {
         std::sort(big.rbegin(), big.rend());
@@ -134,16 +130,13 @@ void planner::home(std::uint32_t op, int t, const layout& lay) {
 
 void planner::release(int o) {
     unstage();
-    for (int t : m_g.op(o).inputs) {
-        const int r = root(t);
-        size_t& left = m_left[static_cast<size_t>(r)];
-        if (left > 0) --left;
+    m_liveness.read_inputs(m_g.op(o), [&](int r) {
         placement& p = m_place[static_cast<size_t>(r)];
-        if (left == 0 && !persistent(r) && p.w == where::tiles) {
+        if (!persistent(r) && p.w == where::tiles) {
             account(r, p.lay, -1);
             p.w = where::nowhere;
         }
-    }
+    });
 }
 
 void planner::alias(int o) {
@@ -154,15 +147,8 @@ void planner::alias(int o) {
             src = t;
             break;
         }
-    for (int t : op.outputs) {
-        if (src < 0) {
-            m_root[static_cast<size_t>(t)] = t;
-            continue;
-        }
-        const int r = root(src);
-        m_root[static_cast<size_t>(t)] = r;
-        m_left[static_cast<size_t>(r)] += tinfo(t).consumers.size();
-    }
+    if (src >= 0)
+        for (int t : op.outputs) m_liveness.share(t, src);
 }
 
 double planner::base_max() const {
@@ -175,7 +161,7 @@ void planner::no_fit(const op_node& op, double need, double have) {
     // The largest tensors holding memory now.
     std::vector<std::pair<double, std::string>> live;
     for (size_t i = 0; i < m_place.size(); ++i)
-        if (m_place[i].w == where::tiles && m_root[i] == static_cast<int>(i)) live.emplace_back(tbytes(static_cast<int>(i)), m_g.tensors()[i].name);
+        if (m_place[i].w == where::tiles && root(static_cast<int>(i)) == static_cast<int>(i)) live.emplace_back(tbytes(static_cast<int>(i)), m_g.tensors()[i].name);
     std::sort(live.rbegin(), live.rend());
     std::string list;
     for (size_t i = 0; i < live.size() && i < 5; ++i) list += (i ? ", " : "") + live[i].second + " " + format_bytes(live[i].first);

@@ -13,17 +13,13 @@ namespace tessel::bsp {
 
 planner::planner(const workload_graph& g, platform& plat, const bsp_mapper::options& o, std::vector<bool> streamed,
                  std::vector<bsp_mapper::superstep>& steps)
-    : m_g(g), m_plat(plat), m_opt(o), m_streamed(std::move(streamed)), m_steps(steps) {
+    : m_g(g), m_plat(plat), m_opt(o), m_streamed(std::move(streamed)), m_steps(steps), m_liveness(g) {
     m_streaming = std::find(m_streamed.begin(), m_streamed.end(), true) != m_streamed.end();
     m_streamed.resize(g.tensors().size(), false);
     find_parts();
     m_out.prog.name = g.name;
     const size_t nt = g.tensors().size();
     m_place.resize(nt);
-    m_root.resize(nt);
-    for (size_t t = 0; t < nt; ++t) m_root[t] = static_cast<int>(t);
-    m_left.resize(nt);
-    for (size_t t = 0; t < nt; ++t) m_left[t] = g.tensors()[t].consumers.size();
     m_mem.assign(m_T, 0.0);
     m_incoming.resize(m_T);
     m_partials = o.partials == "fp16" ? dtype::fp16 : dtype::fp32;

@@ -11,6 +11,7 @@
 
 #include "engine/mappers/bsp/bsp_mapper.h"
 #include "engine/mappers/toolkit/allocator.h"
+#include "engine/mappers/toolkit/liveness.h"
 #include "models/core/compute_model.h"
 #include "models/core/rect.h"
 #include "models/interconnect/interconnect.h"
@@ -122,8 +123,7 @@ private:
     dtype m_partials = dtype::fp32;
 
     std::vector<placement> m_place;
-    std::vector<int> m_root;
-    std::vector<size_t> m_left;
+    toolkit::tensor_liveness m_liveness;  // each tensor's storage (views resolved) and the reads left of it
     std::vector<double> m_mem;  // bytes of live tensors per tile
     double m_unplaced = 0;      // resident weights not yet given a home, spread evenly for the fit check
     std::uint32_t m_offset = 0;
@@ -148,7 +148,7 @@ private:
     }
 
     // ---- where tensors live (allocate.cpp) -------------------------------------------------------------------
-    int root(int t) const { return m_root[static_cast<size_t>(t)]; }
+    int root(int t) const { return m_liveness.root(t); }
     const tensor_info& tinfo(int t) const { return m_g.tensor(t); }
     double tbytes(int t) const { return static_cast<double>(tinfo(t).bytes()); }
     bool persistent(int t) const {
