@@ -2,7 +2,8 @@
 // tensor after its last reader. A tensor starts as its own storage, with one read left per op that reads it;
 // a weight stored in another layout (alias_of) is the storage of the tensor it is a layout of. A view's outputs
 // (is_view) are their source's data: they share its storage, and their readers keep it alive. A mapper that
-// runs an op in another's epilogue shares that op's output with the host's the same way.
+// runs an op in another's epilogue shares that op's output with the host's the same way. A mapper calls
+// read_inputs after every op, views included (a view reads its source once, like any reader).
 #pragma once
 
 #include <cstddef>
