@@ -153,8 +153,8 @@ std::string layer_of(const std::string& name) {
 }
 
 std::uint32_t kernel_mapper::find_device(const platform& plat, const std::string& group) {
-    return toolkit::find_part(plat, group, {"kernels mapper", "device", "a device that runs kernels (a gpu or tpu)", toolkit::runs_kernels})
-        .ids.front();
+    const toolkit::part_query q{"kernels mapper", "device", "a device that runs kernels (a gpu or tpu)", toolkit::runs_kernels};
+    return toolkit::find_part(plat, group, q).ids.front();
 }
 
 mapping kernel_mapper::map(const workload_graph& g, platform& plat) {
