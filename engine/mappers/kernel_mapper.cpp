@@ -15,7 +15,7 @@
 namespace tessel {
 
 void kernel_mapper::options::declare(param_decl& d) {
-    d(device, "device", "", "the component group that runs the kernels (default: the first gpu or tpu)");
+    d(device, "device", "", "the component group that runs the kernels (default: the first that does: a gpu or tpu)");
     d.choice(fuse, "fuse", "none", {"none", "elementwise"},
              "none: one kernel per op (eager PyTorch); elementwise: elementwise ops and inference batchnorm run in "
              "the epilogue of the kernel producing their input (torch.compile, XLA)");
@@ -37,12 +37,6 @@ double special_per_element(const std::string& type) {
 }
 
 double elements(const tensor_info& t) { return static_cast<double>(t.elements()); }
-
-bool is_view(const op_node& op) { return op.kind == op_kind::reshape || op.kind == op_kind::shape_only; }
-
-bool costs_nothing(const op_node& op) {
-    return op.cost.macs == 0 && op.cost.flops == 0 && op.cost.bytes_in + op.cost.bytes_weight + op.cost.bytes_out == 0;
-}
 
 bool is_product(const op_node& op) { return op.kind == op_kind::matmul || op.kind == op_kind::attention; }
 
@@ -159,8 +153,8 @@ std::string layer_of(const std::string& name) {
 }
 
 std::uint32_t kernel_mapper::find_device(const platform& plat, const std::string& group) {
-    return toolkit::find_part(plat, group, {"kernels mapper", "device", "a device that runs kernels (a gpu or tpu)", toolkit::runs_kernels})
-        .ids.front();
+    const toolkit::part_query q{"kernels mapper", "device", "a device that runs kernels (a gpu or tpu)", toolkit::runs_kernels};
+    return toolkit::find_part(plat, group, q).ids.front();
 }
 
 mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
@@ -253,7 +247,9 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
 
     for (int o : g.topological_order()) {
         const op_node& op = g.op(o);
-        // Views and free ops: the output is the input's storage.
+        // Views (is_view, the workload's one rule), and with strided_views the transposes, slices and splits only
+        // matrix products read (this mapper's policy: cuBLAS and XLA take such operands in place): the output is
+        // the input's storage.
         const bool strided = m_opt.strided_views &&
                              (op.kind == op_kind::transpose || op.kind == op_kind::slice || op.kind == op_kind::split) &&
                              [&] {
@@ -261,13 +257,8 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
                                      if (!feeds_only_products(g, t)) return false;
                                  return true;
                              }();
-        if (is_view(op) || costs_nothing(op) || strided) {
-            int src = -1;
-            for (int t : op.inputs)
-                if (g.tensor(t).role != tensor_role::constant) {
-                    src = t;
-                    break;
-                }
+        if (is_view(op) || strided) {
+            const int src = view_source(g, op);
             for (int t : op.outputs) {
                 if (src >= 0) alias(t, src);
                 else ensure(t);

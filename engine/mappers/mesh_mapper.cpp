@@ -10,6 +10,7 @@
 #include "engine/mappers/toolkit/allocator.h"
 #include "engine/mappers/toolkit/matmul_split.h"
 #include "engine/mappers/toolkit/parts.h"
+#include "engine/workload/op_types.h"
 #include "models/core/compute_model.h"
 #include "models/core/rect.h"
 #include "models/interconnect/interconnect.h"
@@ -17,7 +18,7 @@
 namespace tessel {
 
 void mesh_mapper::options::declare(param_decl& d) {
-    d(tiles, "tiles", "", "the group of compute tiles to use (default: the first group that computes)");
+    d(tiles, "tiles", "", "the group of compute tiles to use (default: the first that computes on its own memory: tile, tile_array)");
     d(memory, "memory", "", "the off-chip memory holding weights and spilled tensors (default: the first memory "
                             "group that does not compute)");
     d(resident_fraction, "resident_fraction", "0.5",
@@ -63,7 +64,7 @@ public:
         for (int o : order) {
             const op_node& op = m_g.op(o);
             nlohmann::json d;
-            if (op.kind == op_kind::shape_only || (op.cost.flops == 0 && op.cost.macs == 0 && op.cost.bytes_out == 0))
+            if (is_view(op))
                 alias(o);
             else if (op.cost.m > 0 && op.cost.n > 0 && op.cost.k > 0)
                 d = map_gemm(o);
@@ -76,8 +77,7 @@ public:
         m_out.details["mapper"] = "mesh";
         m_out.details["tiles"] = m_tiles.size();
         m_out.details["ops"] = ops;
-        const auto it = m_g.parameters.find("batch");
-        m_out.samples = it != m_g.parameters.end() ? std::max(1.0, std::atof(it->second.c_str())) : 1.0;
+        m_out.samples = toolkit::batch_samples(m_g);
         return std::move(m_out);
     }
 

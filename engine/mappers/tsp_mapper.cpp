@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <numeric>
 
+#include "engine/mappers/toolkit/liveness.h"
 #include "engine/mappers/toolkit/parts.h"
 #include "engine/report/summary.h"
+#include "engine/workload/op_types.h"
 #include "models/core/registry.h"
 #include "models/streaming/tsp.h"
 
@@ -68,14 +70,10 @@ struct tensor_store {
 
 class scheduler {
 public:
-    scheduler(const workload_graph& g, const tsp& chip, const tsp_mapper::options& o) : m_g(g), m_chip(chip), m_tm(chip.model()), m_opt(o), m_bands(m_tm) {
+    scheduler(const workload_graph& g, const tsp& chip, const tsp_mapper::options& o) : m_g(g), m_chip(chip), m_tm(chip.model()), m_opt(o), m_bands(m_tm), m_liveness(g) {
         m_free.assign(m_tm.units, {0, 0});
         m_slice_used.assign(m_tm.units, 0.0);
         m_store.resize(g.tensors().size());
-        m_alias.resize(g.tensors().size());
-        std::iota(m_alias.begin(), m_alias.end(), 0);
-        m_left.resize(g.tensors().size());
-        for (size_t t = 0; t < g.tensors().size(); ++t) m_left[t] = g.tensors()[t].consumers.size();
         m_vector_bytes = static_cast<double>(m_tm.p.superlanes * m_tm.p.lanes);
         m_capacity = static_cast<double>(m_tm.p.mem.slice_capacity.bytes());
         m_plane_passes.assign(m_tm.mxm_units.size(), {});
@@ -100,8 +98,7 @@ public:
             const op_node& op = m_g.op(o);
             if (m_fused_into[static_cast<size_t>(o)] >= 0) {
                 alias_output(o, m_fused_into[static_cast<size_t>(o)]);
-            } else if (op.kind == op_kind::shape_only || op.kind == op_kind::reshape ||
-                       (op.cost.flops == 0 && op.cost.macs == 0 && op.cost.bytes_out == 0 && op.cost.bytes_in == 0)) {
+            } else if (is_view(op)) {
                 alias_view(o);
             } else if (op.cost.m > 0 && op.cost.n > 0 && op.cost.k > 0 && op.inputs.size() >= 2) {
                 gemm(o);
@@ -124,8 +121,7 @@ private:
     std::vector<std::array<std::int64_t, 2>> m_free;  // per unit and port
     std::vector<double> m_slice_used;
     std::vector<tensor_store> m_store;
-    std::vector<int> m_alias;
-    std::vector<size_t> m_left;
+    toolkit::tensor_liveness m_liveness;  // each tensor's storage (views and fused epilogues resolved), reads left
     std::vector<int> m_fused_into;               // op -> the gemm op whose epilogue runs it (-1)
     std::vector<double> m_epilogue_ops;          // per gemm op: extra element ops per output element
     std::vector<std::vector<std::int64_t>> m_plane_passes;  // per plane: end cycle of each matmul pass
@@ -133,7 +129,7 @@ private:
     std::uint32_t m_cursor = 0;
     int m_fused = 0;
 
-    int root(int t) const { return m_alias[static_cast<size_t>(t)]; }
+    int root(int t) const { return m_liveness.root(t); }
     const tensor_info& ti(int t) const { return m_g.tensor(t); }
     bool persistent(int t) const {
         const auto r = ti(root(t)).role;
@@ -219,10 +215,6 @@ private:
         std::vector<std::pair<double, std::string>> big;
         for (size_t t = 0; t < m_g.tensors().size(); ++t) {
             const tensor_info& x = m_g.tensors()[t];
-            if (x.alias_of >= 0 && x.producer < 0) m_alias[t] = root(x.alias_of);
-        }
-        for (size_t t = 0; t < m_g.tensors().size(); ++t) {
-            const tensor_info& x = m_g.tensors()[t];
             if (x.producer >= 0 || x.consumers.empty() || x.alias_of >= 0 || x.role == tensor_role::constant) continue;
             if (x.role == tensor_role::weight || x.role == tensor_role::state) {
                 total += static_cast<double>(x.bytes());
@@ -249,36 +241,19 @@ private:
     }
 
     void release(int o) {
-        for (int t : m_g.op(o).inputs) {
-            const int r = root(t);
-            size_t& left = m_left[static_cast<size_t>(r)];
-            if (left > 0) --left;
-            if (left == 0 && !persistent(r) && ti(r).role != tensor_role::output) free_tensor(r);
-        }
+        m_liveness.read_inputs(m_g.op(o), [&](int r) {
+            if (!persistent(r) && ti(r).role != tensor_role::output) free_tensor(r);
+        });
     }
 
     void alias_view(int o) {
-        const op_node& op = m_g.op(o);
-        int src = -1;
-        for (int t : op.inputs)
-            if (ti(t).role != tensor_role::constant) {
-                src = t;
-                break;
-            }
-        for (int t : op.outputs) {
-            if (src < 0) continue;
-            m_alias[static_cast<size_t>(t)] = root(src);
-            m_left[static_cast<size_t>(root(src))] += ti(t).consumers.size();
-        }
+        const int src = view_source(m_g, m_g.op(o));
+        if (src >= 0)
+            for (int t : m_g.op(o).outputs) m_liveness.share(t, src);
     }
 
     void alias_output(int o, int host) {
-        const op_node& op = m_g.op(o);
-        const int host_out = root(m_g.op(host).outputs.front());
-        for (int t : op.outputs) {
-            m_alias[static_cast<size_t>(t)] = host_out;
-            m_left[static_cast<size_t>(host_out)] += ti(t).consumers.size();
-        }
+        for (int t : m_g.op(o).outputs) m_liveness.share(t, m_g.op(host).outputs.front());
     }
 
     /// Elementwise and batchnorm ops that read only a matrix product's result (and weights) run in its epilogue.

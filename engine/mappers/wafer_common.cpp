@@ -4,6 +4,7 @@
 
 #include "engine/mappers/toolkit/parts.h"
 #include "engine/report/summary.h"
+#include "engine/workload/op_types.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,10 +12,10 @@
 namespace tessel::wafer {
 
 void common_options::declare(param_decl& d) {
-    d(pes, "pes", "", "the wafer's PE array (default: the first component of kind wafer_pe_array)");
+    d(pes, "pes", "", "the wafer's PE array (default: the first array of PEs held as data: wafer_pe_array)");
     d(memory, "memory", "",
-      "the MemoryX service on the wafer's edge (default: the first wafer_memoryx; without one, graph inputs start on "
-      "the wafer and outputs stay there)");
+      "the MemoryX service on the wafer's edge (default: the first memory that does not compute: wafer_memoryx; "
+      "without one, graph inputs start on the wafer and outputs stay there)");
     d(chunks, "chunks", "4",
       "pieces each op's work is cut into, so consecutive ops overlap (a chunk is 1/chunks of every tensor's rows, or "
       "of a streamed weight); more chunks: finer pipelining, more steps",
@@ -105,20 +106,6 @@ fabric fabric::find(const platform& plat, const common_options& o, const std::st
 }
 
 namespace {
-
-bool is_view(const op_node& op) {
-    switch (op.kind) {
-        case op_kind::reshape:
-        case op_kind::transpose:
-        case op_kind::concat:
-        case op_kind::split:
-        case op_kind::slice:
-        case op_kind::shape_only: return true;
-        case op_kind::embedding:
-        case op_kind::gather: return false;
-        default: return op.cost.flops == 0 && op.cost.macs == 0;
-    }
-}
 
 std::int64_t last_dim(const tensor_info& t) { return t.shape.empty() ? 1 : std::max<std::int64_t>(1, t.shape.back()); }
 
@@ -255,8 +242,7 @@ analysis analyse(const workload_graph& g, const compute_model& pe) {
         }
     }
     if (a.ops.empty()) throw input_error("workload '" + g.name + "' has no op that computes or moves data");
-    const auto it = g.parameters.find("batch");
-    a.samples = it != g.parameters.end() ? std::max(1.0, std::atof(it->second.c_str())) : 1.0;
+    a.samples = toolkit::batch_samples(g);
     return a;
 }
 

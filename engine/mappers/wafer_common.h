@@ -8,12 +8,14 @@
 // and statistics move across the lines, along *columns*. Line l of a rectangle carries the feature slice
 // [l/L, (l+1)/L) of what streams in; column s holds the output slice [s/S, (s+1)/S) of a matrix product.
 //
-// Graph reading. Views (reshape, transpose, slice, split, concat, expand: no arithmetic) cost nothing on a
-// dataflow machine: a consumer reads through them from the tensors' origins (the ops that produced the data,
-// a graph input arriving from outside, or resident weights and state). Every other op is planned: a matrix
-// product (matmul, conv2d as its implicit GEMM, fused attention) keeps one operand stationary in SRAM (its
-// weights, or for a product of two activations the second one, e.g. the keys) while the other streams
-// through; any other op streams all its activations through and keeps only its small parameters.
+// Graph reading. Views (is_view, the workload's one rule for every mapper: reshape, flatten, squeeze,
+// unsqueeze, shape_only) cost nothing: a consumer reads through them from the tensors' origins (the ops that
+// produced the data, a graph input arriving from outside, or resident weights and state). Every other op is
+// planned, data movement included (transpose, concat, split, slice, copy, cast: a vector op that streams its
+// bytes through its rectangle). A matrix product (matmul, conv2d as its implicit GEMM, fused attention) keeps
+// one operand stationary in SRAM (its weights, or for a product of two activations the second one, e.g. the
+// keys) while the other streams through; any other op streams all its activations through and keeps only its
+// small parameters.
 #pragma once
 
 #include <cstdint>

@@ -347,6 +347,18 @@ bool has_attr(const op_node& op, const std::string& name) {
 
 std::string describe_op(const op_node& op) { return "op '" + op.name + "' (" + op.type + ")"; }
 
+bool is_view(const op_node& op) {
+    if (op.kind == op_kind::reshape || op.kind == op_kind::shape_only) return true;
+    const op_cost& c = op.cost;
+    return c.macs == 0 && c.flops == 0 && c.bytes_in == 0 && c.bytes_weight == 0 && c.bytes_out == 0;
+}
+
+int view_source(const workload_graph& g, const op_node& op) {
+    for (int t : op.inputs)
+        if (g.tensor(t).role != tensor_role::constant) return t;
+    return -1;
+}
+
 namespace {
 
 std::vector<std::int64_t> parse_int_list(const std::string& text) {

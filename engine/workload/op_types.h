@@ -69,4 +69,26 @@ void apply_attr_defaults(op_node& op);
 /// "op 'fc1' (matmul)" for messages.
 std::string describe_op(const op_node& op);
 
+/// Whether an op is a view: its outputs are its input's data under another shape, so no mapper moves or
+/// computes anything for it and its outputs share their input's storage (view_source). Decided here, once, for
+/// every mapper, so that an op is free or costed by one rule everywhere.
+///
+/// Views are the metadata-only ops: reshape, flatten, squeeze and unsqueeze (kind reshape), shape_only ops
+/// (Shape, Constant, Identity, shape arithmetic folded at import), and any op whose cost is nothing at all (no
+/// FLOPs, no bytes read or written: every tensor it touches is a constant or empty).
+///
+/// Transpose, concat, split and slice are not views. In a dense row-major layout each of them produces data in
+/// an order or a place its input does not have: a transpose permutes every element, a concat and a split copy
+/// their parts into new contiguous buffers, a slice copies its window out. They read and write what the op
+/// catalog says they do, and every mapper costs them as data movement: a copy kernel on a GPU or TPU, a superstep
+/// on the IPU, an SXM stream on the TSP, a PMU stage on the RDU, a vector op on a wafer rectangle or a mesh of
+/// tiles. Whether a consumer could read such an input in place instead (a matrix product taking a transposed
+/// or sliced operand by strides, a dataflow fabric routing a permutation) is a property of that consumer on that
+/// machine, not of the op: a mapper may fold one into its consumer as its own documented policy (the kernels
+/// mapper's strided_views), never by calling it a view.
+bool is_view(const op_node& op);
+
+/// The input whose data a view's outputs are: its first input that is not a constant; -1 when it has none.
+int view_source(const workload_graph& g, const op_node& op);
+
 }  // namespace tessel

@@ -56,7 +56,7 @@ public:
     ~component() override;
 
     const std::string& kind_name() const;
-    /// The registry entry this component was built from (nullptr for parts built directly by a composite).
+    /// The registry entry of this component's kind (nullptr when it was built without one).
     const kind_info* kind_entry() const { return m_kind; }
     /// The hierarchical name ("mesh4x4.tile[1,2].pe").
     std::string path() const { return name(); }

@@ -17,8 +17,10 @@ struct basic_rect {
     T height() const { return y1 > y0 ? y1 - y0 : T{}; }
     /// Units covered (whole numbers, widened so a wafer's 750 x 994 does not overflow) or the share of a tensor.
     auto area() const {
-        if constexpr (std::is_integral_v<T>) return static_cast<std::int64_t>(width()) * static_cast<std::int64_t>(height());
-        else return height() * width();
+        if constexpr (std::is_integral_v<T>)
+            return static_cast<std::int64_t>(width()) * static_cast<std::int64_t>(height());
+        else
+            return height() * width();
     }
     bool empty() const { return !(x1 > x0 && y1 > y0); }
     bool contains(const basic_rect& o) const { return o.x0 >= x0 && o.x1 <= x1 && o.y0 >= y0 && o.y1 <= y1; }

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "engine/mappers/bsp_mapper.h"
+#include "engine/mappers/bsp/bsp_mapper.h"
 #include "engine/report/summary.h"
 #include "engine/workload/load.h"
 #include "tests/support/harness.h"

@@ -1,11 +1,14 @@
 // The mapper toolkit on its own: the address allocator every mapper lays tensors out with (bump allocation,
 // best fit over freed ranges, coalescing, the capacity), the one rectangle type (grid blocks and tensor
-// regions) and the matrix-product split enumerator (visiting order, pruning, ties). Expected values are derived
-// by hand in the comments.
+// regions), the matrix-product split enumerator (visiting order, pruning, ties) and tensor liveness through
+// views. Expected values are derived by hand in the comments.
 #include <gtest/gtest.h>
 
 #include "engine/mappers/toolkit/allocator.h"
+#include "engine/mappers/toolkit/liveness.h"
 #include "engine/mappers/toolkit/matmul_split.h"
+#include "engine/workload/op_types.h"
+#include "engine/workload/yaml_workload.h"
 #include "models/core/rect.h"
 
 using namespace tessel;
@@ -74,7 +77,8 @@ TEST(toolkit_split, visits_batch_then_m_n_k_with_each_list_given_the_factors_so_
         for (int n = 1; n <= 4 / (x.batch * x.m); n *= 2) v.push_back(n);
         return v;
     };
-    sp.k = [](const toolkit::matmul_split& x) { return x.n == 4 ? std::vector<int>{} : std::vector<int>{1}; };  // skip n = 4
+    // K: only 1, and no K at all for n = 4 (a branch the space skips).
+    sp.k = [](const toolkit::matmul_split& x) { return x.n == 4 ? std::vector<int>{} : std::vector<int>{1}; };
     std::vector<std::string> seen;
     toolkit::for_each_split(sp, [&](const toolkit::matmul_split& x) { seen.push_back(x.str()); });
     const std::vector<std::string> want = {"1x1x1x1", "1x1x2x1", "1x2x1x1", "1x2x2x1", "2x1x1x1", "2x1x2x1", "2x2x1x1"};
@@ -120,4 +124,35 @@ TEST(toolkit_split, smooth_factors_are_powers_of_two_and_three_and_near_division
     // the limit 6.
     EXPECT_EQ(toolkit::smooth_factors(10, 6), (std::vector<int>{1, 2, 3, 4, 5, 6}));
     EXPECT_EQ(toolkit::smooth_factors(1, 1216), (std::vector<int>{1}));
+}
+
+TEST(toolkit_liveness, views_share_their_source_and_its_last_read_comes_after_theirs) {
+    // a = relu(x); v = reshape(a); w = reshape(v); b = add(a, w); c = relu(v). Every op's inputs are read once it
+    // is done, a view's too (as the mappers do). a's storage: its 2 readers (v, b), then v's 2 (w, c) and w's 1
+    // (b) as they are shared: 5 reads, by v, w, b (twice) and c; the last is c's.
+    const workload_graph g = load_workload_yaml_text(R"(
+workload: live
+tensors:
+  x: {shape: [4, 8], role: input}
+ops:
+  - {name: a, op: relu, inputs: [x]}
+  - {name: v, op: reshape, inputs: [a], shape: [8, 4]}
+  - {name: w, op: reshape, inputs: [v], shape: [4, 8]}
+  - {name: b, op: add, inputs: [a, w]}
+  - {name: c, op: relu, inputs: [v]}
+)",
+                                                     "live.yaml", {});
+    toolkit::tensor_liveness live(g);
+    const int a = g.find_tensor("a"), v = g.find_tensor("v"), w = g.find_tensor("w");
+    std::vector<std::string> freed;
+    for (int o : g.topological_order()) {
+        const op_node& op = g.op(o);
+        if (is_view(op))
+            for (int t : op.outputs) live.share(t, view_source(g, op));
+        live.read_inputs(op, [&](int r) { freed.push_back(op.name + ":" + g.tensor(r).name); });
+    }
+    EXPECT_EQ(live.root(v), a);
+    EXPECT_EQ(live.root(w), a);  // a view of a view
+    EXPECT_EQ(freed, (std::vector<std::string>{"a:x", "c:a"}));
+    EXPECT_EQ(live.reads_left(a), 0u);
 }

@@ -8,7 +8,7 @@
 #include <map>
 #include <set>
 
-#include "engine/mappers/rdu_mapper.h"
+#include "engine/mappers/rdu/rdu_mapper.h"
 #include "engine/workload/load.h"
 #include "tests/support/harness.h"
 

@@ -16,7 +16,7 @@ public:
         std::uint64_t capacity = 0;   // bytes; 0 = unbounded
         std::uint64_t align = 4096;   // block granularity
         std::uint64_t base = 0;       // first address
-        std::uint64_t min_block = 0;  // a zero-byte request takes this many bytes (0: none, the next block shares its address)
+        std::uint64_t min_block = 0;  // bytes a zero-byte request takes (0: none, it shares the next address)
     };
     address_allocator() = default;
     explicit address_allocator(const options& o) : m_o(o) {}
@@ -34,7 +34,9 @@ public:
     /// Whether the blocks reach past the capacity.
     bool overflowed() const { return m_o.capacity > 0 && m_top > m_o.capacity; }
     /// Whether `bytes` more would still fit below the capacity (as a bump: ignores freed ranges).
-    bool room_for(double bytes) const { return static_cast<double>(m_top) + bytes <= static_cast<double>(m_o.capacity); }
+    bool room_for(double bytes) const {
+        return static_cast<double>(m_top) + bytes <= static_cast<double>(m_o.capacity);
+    }
 
 private:
     options m_o;

@@ -10,7 +10,8 @@ const platform::group* find_optional_part(const platform& plat, const std::strin
         const platform::group* g = plat.find_group(name);
         if (!g) throw input_error(q.who + ": no component '" + name + "' (option mapper." + q.option + ")");
         if (!q.fits(first(plat, *g)))
-            throw input_error(q.who + ": '" + name + "' (" + g->kind + ") is not " + q.what + " (option mapper." + q.option + ")");
+            throw input_error(q.who + ": '" + name + "' (" + g->kind + ") is not " + q.what + " (option mapper." +
+                              q.option + ")");
         return g;
     }
     for (const auto& g : plat.groups())
@@ -20,14 +21,18 @@ const platform::group* find_optional_part(const platform& plat, const std::strin
 
 const platform::group& find_part(const platform& plat, const std::string& name, const part_query& q) {
     const platform::group* g = find_optional_part(plat, name, q);
-    if (!g) throw input_error(q.who + ": platform '" + plat.title() + "' has no " + q.what + " (option mapper." + q.option + " names one)");
+    if (!g)
+        throw input_error(q.who + ": platform '" + plat.title() + "' has no " + q.what + " (option mapper." + q.option +
+                          " names one)");
     return *g;
 }
 
 bool computes_with_own_memory(component& c) {
     return c.unit_model() && c.has_role(component::role::compute) && c.has_role(component::role::memory);
 }
-bool is_pure_memory(component& c) { return c.has_role(component::role::memory) && !c.has_role(component::role::compute); }
+bool is_pure_memory(component& c) {
+    return c.has_role(component::role::memory) && !c.has_role(component::role::compute);
+}
 bool is_barrier(component& c) { return c.has_role(component::role::sync); }
 bool runs_kernels(component& c) { return c.kernels() != nullptr; }
 bool is_reconfigurable_compute(component& c) { return c.unit_model() && c.config_bytes() > 0; }

@@ -13,9 +13,9 @@ namespace tessel::toolkit {
 
 /// What a mapper looks for, for the search and its error messages.
 struct part_query {
-    std::string who;     // "bsp mapper"
-    std::string option;  // the mapper option that names it ("tiles": mapper.tiles)
-    std::string what;    // what it must be, as a noun phrase ("compute tiles with their own memory")
+    std::string who;                       // "bsp mapper"
+    std::string option;                    // the mapper option that names it ("tiles": mapper.tiles)
+    std::string what;                      // what it must be, as a noun phrase ("compute tiles with their own memory")
     std::function<bool(component&)> fits;  // whether a group's (first) component is one
 };
 
@@ -31,13 +31,13 @@ inline component& first(const platform& plat, const platform::group& g) { return
 
 // Capabilities mappers look for.
 bool computes_with_own_memory(component& c);  // tiles: a compute unit model and private memory
-bool is_pure_memory(component& c);        // a memory that does not compute (HBM, DDR, a PMU)
+bool is_pure_memory(component& c);            // a memory that does not compute (HBM, DDR, a PMU)
 bool is_barrier(component& c);
-bool runs_kernels(component& c);              // a kernel_device (gpu, tpu)
+bool runs_kernels(component& c);               // a kernel_device (gpu, tpu)
 bool is_reconfigurable_compute(component& c);  // compute units loaded with a configuration (RDU PCUs)
 bool is_reconfigurable_memory(component& c);   // memory units loaded with a configuration (RDU PMUs)
-bool fronts_memories(component& c);           // a DMA engine with memories behind it (RDU AGCUs)
-bool is_pe_grid(component& c);                // a PE array held as data (the wafer)
+bool fronts_memories(component& c);            // a DMA engine with memories behind it (RDU AGCUs)
+bool is_pe_grid(component& c);                 // a PE array held as data (the wafer)
 
 /// Items one run of a graph processes: its `batch` parameter, at least 1.
 double batch_samples(const workload_graph& g);

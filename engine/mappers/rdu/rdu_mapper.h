@@ -33,7 +33,7 @@
 #include <memory>
 
 #include "engine/mappers/mapper.h"
-#include "models/spatial/rdu_pcu.h"
+#include "models/core/transaction.h"
 
 namespace tessel {
 

@@ -1,0 +1,512 @@
+// The bsp mapper: the program. Every op is a superstep (exchange steps, compute steps, a sync); a matrix
+// product split in K adds a reduce-scatter superstep.
+#include <cstdio>
+
+#include "engine/mappers/bsp/planner.h"
+#include "engine/mappers/toolkit/parts.h"
+
+namespace tessel::bsp {
+
+void planner::begin(const std::string& name) {
+    m_cur = bsp_mapper::superstep{};
+    m_cur.name = name;
+    m_cur.first = static_cast<std::uint32_t>(m_out.prog.size());
+    m_open = true;
+}
+
+std::uint32_t planner::transfer(std::uint32_t op, endpoint from, std::uint32_t to_tile, std::uint64_t bytes, std::vector<std::uint32_t> deps) {
+    if (deps.empty()) deps = m_after;
+    const std::uint32_t s = m_out.prog.add_transfer(op, from, tile_ep(to_tile), bytes, deps);
+    if (m_incoming[to_tile].empty()) m_touched.push_back(to_tile);
+    m_incoming[to_tile].push_back(s);
+    return s;
+}
+
+std::uint32_t planner::compute(std::uint32_t op, std::uint32_t tile, const work& w) {
+    const auto& in = m_incoming[tile];
+    return m_out.prog.add_compute(op, tile_ep(tile), m_out.prog.add_work(w), in.empty() ? m_after : in);
+}
+
+void planner::end(std::uint32_t op, std::uint32_t tiles_used) {
+    const std::uint32_t last = static_cast<std::uint32_t>(m_out.prog.size());
+    for (std::uint32_t t : m_touched) m_incoming[t].clear();
+    m_touched.clear();
+    m_open = false;
+    if (last == m_cur.first) return;
+    std::vector<std::uint32_t> deps(last - m_cur.first);
+    for (std::uint32_t i = 0; i < deps.size(); ++i) deps[i] = m_cur.first + i;
+    m_cur.sync = m_out.prog.add_sync(op, m_sync, deps);
+    m_cur.tiles = tiles_used;
+    m_after = {m_cur.sync};
+    m_exchange_total += m_cur.exchange_bytes;
+    m_streamed_total += m_cur.streamed_bytes;
+    m_steps.push_back(m_cur);
+}
+
+std::uint64_t planner::piece_address(int t, size_t piece, const rect& pr, const rect& ov) {
+    const auto q = [](double x) { return static_cast<std::uint64_t>(std::clamp(x, 0.0, 0.999) * 16); };
+    const std::uint64_t sub = q((ov.y0 - pr.y0) / std::max(eps, pr.y1 - pr.y0)) * 16 + q((ov.x0 - pr.x0) / std::max(eps, pr.x1 - pr.x0));
+    return (static_cast<std::uint64_t>(t + 1) << 48) | (static_cast<std::uint64_t>(piece & 0xFFFFF) << 28) | (sub << 20);
+}
+
+void planner::fetch(std::uint32_t op, int t, const rect& q, std::uint32_t dst) {
+    if (is_constant(t)) return;
+    const int r = root(t);
+    placement& p = m_place[static_cast<size_t>(r)];
+    const double total = tbytes(r);
+    if (p.w == where::streamed) {
+        // Straight from streaming memory (small pieces; large ones are staged first, see stage()).
+        const auto bytes = static_cast<std::uint64_t>(std::ceil(q.area() * total));
+        if (bytes == 0) return;
+        endpoint src = m_mem_ep;
+        src.address = p.address + static_cast<std::uint64_t>(q.y0 * total);
+        transfer(op, src, dst, bytes, {});
+        m_cur.streamed_bytes += static_cast<double>(bytes);
+        return;
+    }
+    if (p.w != where::tiles) return;
+    p.lay.overlapping(q, [&](size_t piece, std::uint32_t src, const rect& ov) {
+        if (src == dst) {
+            if (p.staged && p.ready[piece] != ~0u) {
+                if (m_incoming[dst].empty()) m_touched.push_back(dst);
+                m_incoming[dst].push_back(p.ready[piece]);
+            }
+            return;
+        }
+        const auto bytes = static_cast<std::uint64_t>(std::ceil(ov.area() * total));
+        if (bytes == 0) return;
+        std::vector<std::uint32_t> deps;
+        if (p.staged && p.ready[piece] != ~0u) deps = {p.ready[piece]};
+        transfer(op, tile_ep(src, piece_address(r, piece, p.lay.piece(piece), ov)), dst, bytes, deps);
+        m_cur.exchange_bytes += static_cast<double>(bytes);
+    });
+}
+
+void planner::map_gemm(int o) {
+    const op_node& op = m_g.op(o);
+    const work whole = op.to_work();
+    m_tm->check(whole, "the tiles of '" + m_plat.title() + "'");
+    gemm_shape s{};
+    s.batch = std::max<std::int64_t>(1, op.cost.batch);
+    s.M = op.cost.m;
+    s.N = op.cost.n;
+    s.K = op.cost.k;
+    s.type = op.compute_type;
+    s.eb = bytes_of(op.compute_type);
+    const int out = op.outputs.front();
+    s.ob = bytes_of(tinfo(out).type);
+    s.pb_bytes = bytes_of(m_partials);
+    const int a_in = op.inputs[0], b_in = op.inputs[1];
+    const bool conv = op.kind == op_kind::conv2d;
+    s.attention = op.kind == op_kind::attention;
+    s.b_persistent = persistent(b_in);
+    s.b_streamed = m_streamed[static_cast<size_t>(root(b_in))];
+    s.b_batched = !s.b_persistent && tinfo(b_in).shape.size() >= 3 && s.batch > 1;
+    auto attr = [&](const char* k) {
+        const auto it = op.int_attrs.find(k);
+        return it != op.int_attrs.end() && !it->second.empty() && it->second[0] != 0;
+    };
+    s.tb = conv || s.attention || attr("transpose_b");
+    s.ta = attr("transpose_a");
+    // A resident weight without a home yet is counted in base_max() as an even spread over all tiles; the
+    // split's working set counts its B block in full (the home share and what comes from the other tiles),
+    // so its even share comes off here rather than being counted twice.
+    double have = base_max();
+    if (s.b_persistent && m_place[static_cast<size_t>(root(b_in))].w == where::nowhere)
+        have = std::max(0.0, have - tbytes(root(b_in)) / m_T);
+    const plan p = choose(op, s, have);
+    if (p.serial > 1) ++m_serial_ops;
+
+    const int pb = p.pb, pm = p.pm, pn = p.pn, pk = p.pk, S = p.serial;
+    const std::uint32_t used = static_cast<std::uint32_t>(pb * pm * pn * pk);
+    const std::uint32_t base = m_offset;
+    m_offset = (m_offset + used) % m_T;
+    auto tile_of = [&](int b, int i, int j, int l) {
+        return static_cast<std::uint32_t>((base + static_cast<std::uint32_t>(((b * pm + i) * pn + j) * pk + l)) % m_T);
+    };
+    auto band = [](std::int64_t d, int parts, int i) { return std::make_pair(d * i / parts, d * (i + 1) / parts); };
+    const double extra_vec = std::max(0.0, op.cost.flops - 2 * op.cost.macs);
+    const double outs = static_cast<double>(s.batch) * static_cast<double>(s.M) * static_cast<double>(s.N);
+    const std::uint32_t op_x = op_id(op.name, "exchange"), op_c = op_id(op.name, "compute"), op_s = op_id(op.name, "sync");
+    const std::uint32_t op_rx = op_id(op.name, "reduce exchange"), op_rc = op_id(op.name, "reduce"), op_rs = op_id(op.name, "reduce sync");
+
+    // Rows of the output (and of A) for batch band b and M band i, in elements of the batch*M row space.
+    auto rows_of = [&](int b, int i) {
+        const auto [b0, b1] = band(s.batch, pb, b);
+        const auto [m0, m1] = band(s.M, pm, i);
+        return std::make_pair(b0 * s.M + m0, (b1 - 1) * s.M + m1);
+    };
+    const double bm_rows = static_cast<double>(s.batch * s.M);
+
+    // Persistent B: its home is this split's B blocks, each divided among the pm tiles that use it.
+    begin(op.name);
+    if (s.b_persistent) {
+        layout hl;
+        const std::int64_t R = s.tb ? s.N : s.K, C = s.tb ? s.K : s.N;
+        const int rparts = s.tb ? pn * S : pk, cparts = s.tb ? pk : pn * S;
+        hl.rows.clear();
+        for (int rb = 0; rb < rparts; ++rb)
+            for (int sub = 0; sub < pm; ++sub) {
+                const auto [r0, r1] = band(R, rparts, rb);
+                hl.rows.push_back(static_cast<double>(r0 + (r1 - r0) * sub / pm) / static_cast<double>(R));
+            }
+        hl.rows.push_back(1.0);
+        hl.cols = edges(C, cparts);
+        hl.tile.resize(hl.pieces());
+        for (int rb = 0; rb < rparts; ++rb)
+            for (int sub = 0; sub < pm; ++sub)
+                for (int cb = 0; cb < cparts; ++cb) {
+                    const int nb = s.tb ? rb : cb, kb = s.tb ? cb : rb;
+                    hl.tile[static_cast<size_t>((rb * pm + sub) * cparts + cb)] = tile_of(0, sub, nb % pn, kb);
+                }
+        home(op_x, b_in, hl);
+    }
+
+    std::vector<std::pair<std::uint32_t, rect>> out_pieces;  // tile, region of the output
+    std::vector<double> out_cols;                             // output column edges
+    for (int sl = 0; sl < S; ++sl) {
+        if (sl > 0) begin(op.name + " (slice " + std::to_string(sl + 1) + ")");
+        const auto [ns0, ns1] = band(s.N, S, sl);
+        const std::int64_t NS = ns1 - ns0;
+        auto nband = [&](int j) {
+            const auto [a, b] = band(NS, pn, j);
+            return std::make_pair(ns0 + a, ns0 + b);
+        };
+        // Exchange: every tile gathers its A block (first slice only), B block and epilogue inputs. The
+        // tiles that need the same region are visited one after another (A: all N bands of an (M, K) block;
+        // B: all M bands of an (N, K) block), so that a holder's sends of one region follow each other and
+        // the exchange multicasts them.
+        auto a_rect = [&](int b, int i, int l) {
+            const auto [r0, r1] = rows_of(b, i);
+            const auto [k0, k1] = band(s.K, pk, l);
+            rect ra = rows_cols(r0 / bm_rows, r1 / bm_rows, static_cast<double>(k0) / s.K, static_cast<double>(k1) / s.K);
+            if (s.attention) ra.x0 = 0, ra.x1 = 1;
+            return ra;
+        };
+        auto b_rect = [&](int b, int j, int l) {
+            const auto [k0, k1] = band(s.K, pk, l);
+            const auto [n0, n1] = nband(j);
+            const auto [b0, b1] = band(s.batch, pb, b);
+            rect rb;
+            if (s.b_persistent && !s.attention) {
+                rb = s.tb ? rows_cols(static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N, static_cast<double>(k0) / s.K, static_cast<double>(k1) / s.K)
+                          : rows_cols(static_cast<double>(k0) / s.K, static_cast<double>(k1) / s.K, static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N);
+            } else {
+                const double items = static_cast<double>(s.batch);
+                const std::int64_t inner = s.tb ? s.N : s.K;
+                const auto [x0, x1] = s.tb ? std::make_pair(n0, n1) : std::make_pair(k0, k1);
+                const double rr0 = static_cast<double>(b0 * inner + x0) / (items * inner);
+                const double rr1 = static_cast<double>((b1 - 1) * inner + x1) / (items * inner);
+                rb = s.tb ? rows_cols(rr0, rr1, static_cast<double>(k0) / s.K, static_cast<double>(k1) / s.K)
+                          : rows_cols(rr0, rr1, static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N);
+                if (s.attention) rb.x0 = 0, rb.x1 = 1;
+            }
+            return rb;
+        };
+        if (sl == 0)
+            for (int b = 0; b < pb; ++b)
+                for (int i = 0; i < pm; ++i)
+                    for (int l = 0; l < pk; ++l) {
+                        const rect ra = a_rect(b, i, l);
+                        for (int j = 0; j < pn; ++j) fetch(op_x, a_in, ra, tile_of(b, i, j, l));
+                    }
+        for (int b = 0; b < pb; ++b)
+            for (int j = 0; j < pn; ++j)
+                for (int l = 0; l < pk; ++l) {
+                    const rect rb = b_rect(b, j, l);
+                    for (int i = 0; i < pm; ++i) {
+                        const std::uint32_t t = tile_of(b, i, j, l);
+                        fetch(op_x, b_in, rb, t);
+                        if (s.attention)
+                            for (size_t x = 2; x < op.own_inputs(); ++x)
+                                fetch(op_x, op.inputs[x], rows_cols(rb.y0, rb.y1, 0, 1), t);
+                    }
+                }
+        if (pk == 1)
+            for (int b = 0; b < pb; ++b)
+                for (int j = 0; j < pn; ++j)
+                    for (int i = 0; i < pm; ++i) {
+                        const auto [r0, r1] = rows_of(b, i);
+                        const auto [n0, n1] = nband(j);
+                        fetch_epilogue(op, op_x, rows_cols(r0 / bm_rows, r1 / bm_rows, static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N),
+                                       tile_of(b, i, j, 0), s.attention);
+                    }
+        start_compute();
+        for (int b = 0; b < pb; ++b)
+            for (int i = 0; i < pm; ++i)
+                for (int j = 0; j < pn; ++j)
+                    for (int l = 0; l < pk; ++l) {
+                        const auto [b0, b1] = band(s.batch, pb, b);
+                        const auto [m0, m1] = band(s.M, pm, i);
+                        const auto [n0, n1] = nband(j);
+                        const auto [k0, k1] = band(s.K, pk, l);
+                        work w;
+                        w.type = s.type;
+                        w.cls = op.cost.cls;
+                        w.batch = b1 - b0;
+                        w.m = m1 - m0;
+                        w.n = n1 - n0;
+                        w.k = k1 - k0;
+                        if (w.batch <= 0 || w.m <= 0 || w.n <= 0 || w.k <= 0) continue;
+                        const double cells = static_cast<double>(w.batch) * static_cast<double>(w.m) * static_cast<double>(w.n);
+                        w.macs = cells * static_cast<double>(w.k);
+                        w.bytes_in = static_cast<double>(w.batch * w.m * w.k) * s.eb;
+                        w.bytes_weight = static_cast<double>(w.batch * w.k * w.n) * s.eb;
+                        w.bytes_out = cells * (pk > 1 ? s.pb_bytes : s.ob);
+                        if (pk == 1) w.vector_ops = extra_vec * cells / outs;
+                        compute(op_c, tile_of(b, i, j, l), w);
+                    }
+        const double blk_s = p.compute_s / S;
+        if (pk == 1) {
+            m_cur.predicted_compute = blk_s;
+            end(op_s, used);
+        } else {
+            m_cur.predicted_compute = blk_s;
+            end(op_s, used);
+            // Reduce-scatter: block (b,i,j) splits its columns among its pk tiles; each sums pk partials.
+            begin(op.name + (S > 1 ? " (slice " + std::to_string(sl + 1) + ") reduce" : " reduce"));
+            std::vector<std::tuple<std::uint32_t, rect, work>> reducers;
+            for (int b = 0; b < pb; ++b)
+                for (int i = 0; i < pm; ++i)
+                    for (int j = 0; j < pn; ++j) {
+                        const auto [b0, b1] = band(s.batch, pb, b);
+                        const auto [m0, m1] = band(s.M, pm, i);
+                        const auto [n0, n1] = nband(j);
+                        const auto [r0, r1] = rows_of(b, i);
+                        const std::int64_t width = n1 - n0;
+                        const int parts = static_cast<int>(std::min<std::int64_t>(pk, width));
+                        for (int l = 0; l < parts; ++l) {
+                            const std::int64_t c0 = n0 + width * l / parts, c1 = n0 + width * (l + 1) / parts;
+                            const double cells = static_cast<double>((b1 - b0) * (m1 - m0) * (c1 - c0));
+                            const std::uint32_t dst = tile_of(b, i, j, l);
+                            const auto bytes = static_cast<std::uint64_t>(std::ceil(cells * s.pb_bytes));
+                            for (int l2 = 0; l2 < pk; ++l2) {
+                                if (l2 == l || bytes == 0) continue;
+                                const std::uint64_t addr = (static_cast<std::uint64_t>(out + 1) << 48) |
+                                                           (static_cast<std::uint64_t>((((b * pm + i) * pn + j) * pk + l) & 0xFFFFF) << 28);
+                                transfer(op_rx, tile_ep(tile_of(b, i, j, l2), addr), dst, bytes, {});
+                                m_cur.exchange_bytes += static_cast<double>(bytes);
+                            }
+                            const rect rc = rows_cols(r0 / bm_rows, r1 / bm_rows, static_cast<double>(c0) / s.N, static_cast<double>(c1) / s.N);
+                            fetch_epilogue(op, op_rx, rc, dst, false);
+                            work w;
+                            w.type = s.type;
+                            w.cls = op_class::reduction;
+                            w.vector_ops = cells * (pk - 1) + extra_vec * cells / outs;
+                            w.bytes_in = cells * s.pb_bytes * pk;
+                            w.bytes_out = cells * s.ob;
+                            reducers.emplace_back(dst, rc, w);
+                        }
+                    }
+            start_compute();
+            for (const auto& [t, rc, w] : reducers) {
+                compute(op_rc, t, w);
+                out_pieces.emplace_back(t, rc);
+            }
+            m_cur.predicted_compute = p.reduce_s / S;
+            end(op_rs, used);
+        }
+        if (pk == 1)
+            for (int b = 0; b < pb; ++b)
+                for (int i = 0; i < pm; ++i)
+                    for (int j = 0; j < pn; ++j) {
+                        const auto [r0, r1] = rows_of(b, i);
+                        const auto [n0, n1] = nband(j);
+                        out_pieces.emplace_back(tile_of(b, i, j, 0), rows_cols(r0 / bm_rows, r1 / bm_rows, static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N));
+                    }
+    }
+    unstage();
+    place_output(op, out_pieces);
+
+    nlohmann::json d;
+    d["op"] = op.name;
+    d["kind"] = op_kind_name(op.kind);
+    d["gemm"] = {s.batch, s.M, s.N, s.K};
+    d["split"] = split_str({pb, pm, pn, pk});
+    d["serial"] = S;
+    d["tiles"] = used;
+    d["estimate_s"] = {{"compute", p.compute_s}, {"exchange", p.exchange_s}, {"reduce", p.reduce_s}};
+    d["working_set_per_tile_B"] = p.mem;
+    m_ops.push_back(d);
+    char line[320];
+    std::snprintf(line, sizeof line, "%s: %s %lldx%lldx%lld%s split b x m x n x k = %s on %u tiles%s%s", op.name.c_str(),
+                  op_kind_name(op.kind), static_cast<long long>(s.M), static_cast<long long>(s.N),
+                  static_cast<long long>(s.K), s.batch > 1 ? (" (batch " + std::to_string(s.batch) + ")").c_str() : "",
+                  split_str({pb, pm, pn, pk}).c_str(), used, pk > 1 ? ", partials reduce-scattered" : "",
+                  S > 1 ? (", in " + std::to_string(S) + " serial slices of N (working set)").c_str() : "");
+    m_out.notes.push_back(line);
+}
+
+void planner::fetch_epilogue(const op_node& op, std::uint32_t opx, const rect& rc, std::uint32_t t, bool attention) {
+    const size_t first = attention ? op.own_inputs() : 2;
+    const int out = op.outputs.front();
+    for (size_t x = first; x < op.inputs.size(); ++x) {
+        const int in = op.inputs[x];
+        if (attention && x == 3) continue;  // attention's mask: constant-sized, see the class comment
+        const bool broadcast = tinfo(in).elements() < tinfo(out).elements();
+        fetch(opx, in, broadcast ? rows_cols(0, 1, rc.x0, rc.x1) : rc, t);
+    }
+}
+
+void planner::map_gather(int o) {
+    const op_node& op = m_g.op(o);
+    const int table = op.inputs[0], out = op.outputs.front();
+    const std::uint32_t op_x = op_id(op.name, "exchange"), op_c = op_id(op.name, "compute"), op_s = op_id(op.name, "sync");
+    begin(op.name);
+    if (m_place[static_cast<size_t>(root(table))].w == where::nowhere) home(op_x, table, spread(table, spread_tiles(table), true));
+    const layout L = spread(out, spread_tiles(out), true);
+    const placement& tp = m_place[static_cast<size_t>(root(table))];
+    const double rows_bytes = op.cost.bytes_weight > 0 ? op.cost.bytes_weight : tbytes(out);
+    for (size_t p = 0; p < L.pieces(); ++p) {
+        const rect q = L.piece(p);
+        const std::uint32_t t = L.tile[p];
+        for (size_t x = 1; x < op.inputs.size(); ++x) fetch(op_x, op.inputs[x], q, t);
+        // The looked-up rows come from the piece of the table that holds them (data dependent: spread evenly).
+        const auto bytes = static_cast<std::uint64_t>(std::ceil(rows_bytes * q.area()));
+        if (bytes == 0) continue;
+        if (tp.w == where::streamed) {
+            endpoint src = m_mem_ep;
+            src.address = tp.address + static_cast<std::uint64_t>(q.y0 * tbytes(root(table)));
+            transfer(op_x, src, t, bytes, {});
+            m_cur.streamed_bytes += static_cast<double>(bytes);
+        } else if (tp.w == where::tiles) {
+            const size_t piece = p % tp.lay.pieces();
+            if (tp.lay.tile[piece] != t) {
+                transfer(op_x, tile_ep(tp.lay.tile[piece], piece_address(root(table), piece, tp.lay.piece(piece), q)), t, bytes,
+                         tp.staged && tp.ready[piece] != ~0u ? std::vector<std::uint32_t>{tp.ready[piece]} : std::vector<std::uint32_t>{});
+                m_cur.exchange_bytes += static_cast<double>(bytes);
+            }
+        }
+    }
+    emit_rows(op, L, op_c);
+    m_cur.predicted_compute = 0;
+    end(op_s, static_cast<std::uint32_t>(L.pieces()));
+    unstage();
+    place_output(op, pieces_of(L));
+}
+
+std::vector<std::pair<std::uint32_t, rect>> planner::pieces_of(const layout& L) {
+    std::vector<std::pair<std::uint32_t, rect>> v;
+    for (size_t p = 0; p < L.pieces(); ++p) v.emplace_back(L.tile[p], L.piece(p));
+    return v;
+}
+
+void planner::emit_rows(const op_node& op, const layout& L, std::uint32_t op_c) {
+    const work whole = op.to_work();
+    if (whole.macs > 0 || whole.vector_ops > 0) m_tm->check(whole, "the tiles of '" + m_plat.title() + "'");
+    std::vector<double> share(m_T, 0.0);
+    std::vector<std::uint32_t> order;
+    for (size_t p = 0; p < L.pieces(); ++p) {
+        const std::uint32_t t = L.tile[p];
+        if (share[t] == 0) order.push_back(t);
+        share[t] += L.piece(p).area();
+    }
+    start_compute();
+    for (std::uint32_t t : order) {
+        work w = whole;
+        const double f = share[t];
+        w.macs *= f;
+        w.vector_ops *= f;
+        w.bytes_in *= f;
+        w.bytes_weight *= f;
+        w.bytes_out *= f;
+        w.batch = w.m = w.n = w.k = 0;
+        compute(op_c, t, w);
+    }
+}
+
+void planner::map_rows(int o) {
+    const op_node& op = m_g.op(o);
+    const int out = op.outputs.front();
+    const bool rowwise = op.kind == op_kind::softmax || op.kind == op_kind::layernorm || op.kind == op_kind::reduce;
+    const std::uint32_t op_x = op_id(op.name, "exchange"), op_c = op_id(op.name, "compute"), op_s = op_id(op.name, "sync");
+    // Run where the first activation input lies when the shapes agree (and rows are whole for row-wise ops).
+    int src = -1;
+    for (int t : op.inputs)
+        if (!is_constant(t) && !persistent(t)) {
+            src = t;
+            break;
+        }
+    begin(op.name);
+    layout L;
+    bool reuse = false;
+    if (src >= 0) {
+        const placement& sp = m_place[static_cast<size_t>(root(src))];
+        reuse = sp.w == where::tiles && !sp.staged && tinfo(src).elements() == tinfo(out).elements() && (!rowwise || sp.lay.nc() == 1);
+        if (reuse) L = sp.lay;
+    }
+    if (!reuse) L = spread(out, spread_tiles(out), rowwise);
+    // Working set check: the pieces of every input and output on the busiest tile.
+    {
+        double per_tile = 0;
+        for (int t : op.inputs) per_tile += is_constant(t) ? 0.0 : tbytes(t) / static_cast<double>(L.pieces());
+        for (int t : op.outputs) per_tile += tbytes(t) / static_cast<double>(L.pieces());
+        const double have = base_max();
+        if (have + per_tile > m_usable) no_fit(op, per_tile, have);
+    }
+    // Only arithmetic broadcasts: a smaller input of a data-movement op (a concat's parts, a slice's source)
+    // maps onto its share of the output.
+    const bool moves = op.kind == op_kind::concat || op.kind == op_kind::slice || op.kind == op_kind::split ||
+                       op.kind == op_kind::transpose || op.kind == op_kind::gather || op.kind == op_kind::generic;
+    for (int t : op.inputs) {
+        if (is_constant(t)) continue;
+        const int r = root(t);
+        if (persistent(r) && m_place[static_cast<size_t>(r)].w != where::tiles) {
+            // A broadcast weight (a norm's scale) lives on one tile; one the size of the output (a KV cache
+            // being appended to) gets the output's layout, so that every piece is where it is used.
+            const bool small = !moves && tinfo(t).elements() < tinfo(out).elements();
+            home(op_x, r, small ? spread(r, 1, false) : L);
+        }
+    }
+    // A broadcast operand (a bias, batchnorm's per-channel parameters) goes to every piece: its sends are
+    // issued column band by column band, so that the receivers of the same region follow each other and the
+    // exchange multicasts them (one send heard by many tiles) instead of sending each copy in turn.
+    for (int in : op.inputs) {
+        if (is_constant(in)) continue;
+        const bool broadcast = !moves && tinfo(in).elements() < tinfo(out).elements();
+        for (size_t c = 0; c < L.nc(); ++c)
+            for (size_t r = 0; r < L.nr(); ++r) {
+                const size_t p = broadcast ? r * L.nc() + c : c * L.nr() + r;
+                const rect q = L.piece(p);
+                fetch(op_x, in, broadcast ? rows_cols(0, 1, q.x0, q.x1) : q, L.tile[p]);
+            }
+    }
+    emit_rows(op, L, op_c);
+    end(op_s, static_cast<std::uint32_t>(L.pieces()));
+    unstage();
+    place_output(op, pieces_of(L));
+}
+
+void planner::finish() {
+    m_out.details["mapper"] = "bsp";
+    m_out.details["tiles"] = m_T;
+    size_t streamed_tensors = 0, persistent_tensors = 0;
+    double streamed_held = 0;
+    for (size_t t = 0; t < m_streamed.size(); ++t) {
+        const tensor_info& ti = m_g.tensors()[t];
+        if (is_held(ti)) ++persistent_tensors;
+        if (m_streamed[t]) ++streamed_tensors, streamed_held += tbytes(static_cast<int>(t));
+    }
+    m_out.details["weights"] = !m_streaming ? "resident" : m_opt.weights == "streaming" ? "streaming" : "partly streaming";
+    m_out.details["streamed_tensors"] = streamed_tensors;
+    m_out.details["tile_memory_usable_B"] = m_usable;
+    double peak = 0;
+    for (double x : m_mem) peak = std::max(peak, x);
+    m_out.details["exchange_bytes"] = m_exchange_total;
+    m_out.details["streamed_bytes"] = m_streamed_total;
+    m_out.details["ops"] = m_ops;
+    m_out.samples = toolkit::batch_samples(m_g);
+    if (m_streaming)
+        m_out.notes.insert(m_out.notes.begin(),
+                           std::to_string(streamed_tensors) + " of " + std::to_string(persistent_tensors) + " weight and state tensors (" +
+                               format_bytes(streamed_held) + ") stream from '" + m_stream_name + "' at " + format_rate(m_stream_bps, "B/s") +
+                               ": " + format_bytes(m_streamed_total) + " per run" +
+                               (streamed_tensors < persistent_tensors ? "; the others stay resident" : ""));
+    else
+        m_out.notes.insert(m_out.notes.begin(), "weights and state resident in tile memory");
+    if (m_serial_ops > 0)
+        m_out.notes.insert(m_out.notes.begin() + 1, std::to_string(m_serial_ops) +
+                                                        " matrix product(s) run in serial slices so their working set fits a tile");
+}
+
+}  // namespace tessel::bsp

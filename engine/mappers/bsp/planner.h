@@ -1,0 +1,262 @@
+// The bsp mapper's planner (see bsp_mapper.h for the algorithm), split over plan.cpp (the platform, each matrix
+// product's split, the fallback to streaming memory), allocate.cpp (where tensors live: tiles, streaming memory,
+// staging), emit.cpp (the supersteps: exchange, compute, sync) and explain.cpp (options and the report).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/mappers/bsp/bsp_mapper.h"
+#include "engine/mappers/toolkit/allocator.h"
+#include "engine/mappers/toolkit/liveness.h"
+#include "models/core/compute_model.h"
+#include "models/core/rect.h"
+#include "models/interconnect/interconnect.h"
+
+namespace tessel::bsp {
+
+/// A region of a tensor's 2D view (rows = all axes but the last, columns = the last), as fractions.
+using rect = region;
+
+constexpr double eps = 1e-12;
+
+/// A tensor spread over tiles as a grid of pieces: row bands x column bands, one tile per piece.
+struct layout {
+    std::vector<double> rows{0, 1}, cols{0, 1};
+    std::vector<std::uint32_t> tile{0};
+    size_t nr() const { return rows.size() - 1; }
+    size_t nc() const { return cols.size() - 1; }
+    size_t pieces() const { return nr() * nc(); }
+    rect piece(size_t p) const {
+        const size_t r = p / nc(), c = p % nc();
+        return rows_cols(rows[r], rows[r + 1], cols[c], cols[c + 1]);
+    }
+    /// Calls fn(piece, tile, overlap) for every piece that overlaps `q`.
+    template <class F>
+    void overlapping(const rect& q, F fn) const {
+        const auto band = [](const std::vector<double>& e, double x) {
+            size_t i = static_cast<size_t>(std::upper_bound(e.begin(), e.end(), x + eps) - e.begin());
+            return i == 0 ? size_t{0} : i - 1;
+        };
+        for (size_t r = band(rows, q.y0); r + 1 < rows.size() && rows[r] < q.y1 - eps; ++r)
+            for (size_t c = band(cols, q.x0); c + 1 < cols.size() && cols[c] < q.x1 - eps; ++c) {
+                const rect ov = rows_cols(std::max(rows[r], q.y0), std::min(rows[r + 1], q.y1), std::max(cols[c], q.x0),
+                              std::min(cols[c + 1], q.x1));
+                if (ov.area() > eps) fn(r * nc() + c, tile[r * nc() + c], ov);
+            }
+    }
+};
+
+enum class where { nowhere, tiles, streamed };
+
+struct placement {
+    where w = where::nowhere;
+    layout lay;
+    std::uint64_t address = 0;              // in streaming memory
+    std::vector<std::uint32_t> ready;       // per piece, for pieces staged from streaming memory in this superstep
+    bool staged = false;                    // a streamed tensor staged on tiles for the current op only
+};
+
+/// Internal: the mapping does not fit the tiles' memory (map() may fall back to streaming weights).
+struct does_not_fit {
+    std::string message;
+};
+
+inline std::string split_str(std::initializer_list<int> v) {
+    std::string s;
+    for (int x : v) s += (s.empty() ? "" : "x") + std::to_string(x);
+    return s;
+}
+
+inline double bytes_of(dtype t) { return dtype_bits(t) / 8.0; }
+
+/// Band edges (as fractions) of `d` split into `parts` near-equal integer bands.
+inline std::vector<double> edges(std::int64_t d, int parts) {
+    std::vector<double> e(static_cast<size_t>(parts) + 1);
+    for (int i = 0; i <= parts; ++i) e[static_cast<size_t>(i)] = static_cast<double>(d * i / parts) / static_cast<double>(d);
+    return e;
+}
+
+/// A tensor the graph starts with (no producer, some reader, not a view).
+inline bool is_source(const tensor_info& ti) { return ti.producer < 0 && !ti.consumers.empty() && ti.alias_of < 0; }
+
+/// A weight or state tensor the graph starts with: what stays on the tiles or streams.
+inline bool is_held(const tensor_info& ti) { return is_source(ti) && (ti.role == tensor_role::weight || ti.role == tensor_role::state); }
+
+/// Plans one mapping attempt: where every tensor lives, each op's split, and the program of supersteps.
+class planner {
+public:
+    /// `streamed`: per tensor, whether it lives in streaming memory (weights and state only); empty: none.
+    planner(const workload_graph& g, const platform& plat, const bsp_mapper::options& o, std::vector<bool> streamed,
+            std::vector<bsp_mapper::superstep>& steps);
+
+    /// Bytes all tiles hold for tensors (after the code reserve).
+    double usable_total() const { return m_usable * m_T; }
+
+    /// Maps the graph: every op a superstep (two for a K split).
+    mapping run();
+
+private:
+    const workload_graph& m_g;
+    const platform& m_plat;
+    const bsp_mapper::options& m_opt;
+    std::vector<bool> m_streamed;
+    bool m_streaming = false;  // any tensor streamed
+    std::vector<bsp_mapper::superstep>& m_steps;
+    mapping m_out;
+
+    const component* m_tiles = nullptr;
+    const compute_model* m_tm = nullptr;
+    std::uint32_t m_T = 0;
+    const interconnect* m_xch = nullptr;
+    endpoint m_sync;
+    endpoint m_mem_ep;
+    bool m_has_stream = false;
+    std::string m_stream_name;
+    double m_stream_bps = 0;
+    toolkit::address_allocator m_stream;  // addresses in streaming memory
+    double m_usable = 0;
+    double m_tile_bps = 0, m_latency_s = 0, m_sync_s = 0;
+    dtype m_partials = dtype::fp32;
+
+    std::vector<placement> m_place;
+    toolkit::tensor_liveness m_liveness;  // each tensor's storage (views resolved) and the reads left of it
+    std::vector<double> m_mem;  // bytes of live tensors per tile
+    double m_unplaced = 0;      // resident weights not yet given a home, spread evenly for the fit check
+    std::uint32_t m_offset = 0;
+
+    // The superstep being built.
+    bsp_mapper::superstep m_cur;
+    bool m_open = false;
+    std::vector<std::uint32_t> m_after;  // the last sync
+    std::vector<std::vector<std::uint32_t>> m_incoming;
+    std::vector<std::uint32_t> m_touched;
+    std::vector<int> m_staged;
+    double m_streamed_total = 0, m_exchange_total = 0;
+    std::uint32_t m_serial_ops = 0;
+    nlohmann::json m_ops = nlohmann::json::array();
+
+    // ---- the platform (plan.cpp) ---------------------------------------------------------------------------
+    void find_parts();
+    void find_streaming();
+
+    endpoint tile_ep(std::uint32_t t, std::uint64_t address = 0) const {
+        return endpoint{m_tiles->id(), static_cast<std::int32_t>(t), address};
+    }
+
+    // ---- where tensors live (allocate.cpp) -------------------------------------------------------------------
+    int root(int t) const { return m_liveness.root(t); }
+    const tensor_info& tinfo(int t) const { return m_g.tensor(t); }
+    double tbytes(int t) const { return static_cast<double>(tinfo(t).bytes()); }
+    bool persistent(int t) const {
+        const tensor_role r = tinfo(root(t)).role;
+        return r == tensor_role::weight || r == tensor_role::state;
+    }
+    bool is_constant(int t) const { return tinfo(root(t)).role == tensor_role::constant; }
+    std::int64_t view_rows(int t) const {
+        const auto& s = tinfo(t).shape;
+        std::int64_t r = 1;
+        for (size_t i = 0; i + 1 < s.size(); ++i) r *= s[i];
+        return std::max<std::int64_t>(1, r);
+    }
+    std::int64_t view_cols(int t) const {
+        const auto& s = tinfo(t).shape;
+        return s.empty() ? 1 : std::max<std::int64_t>(1, s.back());
+    }
+
+    /// Bytes of `t` in each piece of `lay`, added to (sign +1) or removed from (-1) the tiles' memory.
+    void account(int t, const layout& lay, double sign);
+
+    /// An even spread of `t` over up to `n` tiles, along rows (or columns when there are fewer rows and
+    /// `rows_only` is false), starting at the rotating offset.
+    layout spread(int t, std::uint32_t n, bool rows_only);
+
+    std::uint32_t spread_tiles(int t) const;
+
+    std::uint64_t stream_alloc(int t);
+
+    /// Where every input, weight and state tensor starts.
+    void place_sources();
+
+    // ---- supersteps (emit.cpp) -----------------------------------------------------------------------------
+    void begin(const std::string& name);
+
+    std::uint32_t op_id(const std::string& base, const char* phase) { return m_out.prog.intern_op(base + " [" + phase + "]"); }
+
+    std::uint32_t transfer(std::uint32_t op, endpoint from, std::uint32_t to_tile, std::uint64_t bytes, std::vector<std::uint32_t> deps);
+
+    /// Compute steps start here; each tile waits for its own incoming transfers (or the last sync).
+    void start_compute() { m_cur.compute = static_cast<std::uint32_t>(m_out.prog.size()); }
+
+    std::uint32_t compute(std::uint32_t op, std::uint32_t tile, const work& w);
+
+    void end(std::uint32_t op, std::uint32_t tiles_used);
+
+    /// A tile-memory address naming a piece of a tensor (and a region within it), so that copies of the same
+    /// data sent at the same time are recognised as one multicast by the tiles and the exchange.
+    static std::uint64_t piece_address(int t, size_t piece, const rect& pr, const rect& ov);
+
+    /// Brings region `q` of tensor `t` to tile `dst` in the current exchange phase.
+    void fetch(std::uint32_t op, int t, const rect& q, std::uint32_t dst);
+
+    /// Loads a streamed tensor from streaming memory onto the tiles of `home` for the current op.
+    void stage(std::uint32_t op, int t, const layout& home);
+
+    /// After an op: staged tensors go back to streaming memory (their tile memory is freed).
+    void unstage();
+
+    /// Gives a resident persistent tensor its home (first use) or stages a streamed one.
+    void home(std::uint32_t op, int t, const layout& lay);
+
+    void release(int o);
+
+    void alias(int o);
+
+    double base_max() const;
+
+    [[noreturn]] void no_fit(const op_node& op, double need, double have);
+
+    // ---- matrix products: the split (plan.cpp), the supersteps (emit.cpp) --------------------------------------
+    struct plan {
+        int pb = 1, pm = 1, pn = 1, pk = 1, serial = 1;
+        double cost = 0, mem = 0, compute_s = 0, exchange_s = 0, reduce_s = 0;
+        bool valid = false;
+    };
+
+    struct gemm_shape {
+        std::int64_t batch, M, N, K;
+        double eb, ob, pb_bytes;  // operand, output and partial element bytes
+        bool b_persistent, b_streamed, b_batched, tb, ta, attention;
+        dtype type;
+    };
+
+    /// Estimated cost and working set of a split (see the class comment).
+    plan evaluate(const gemm_shape& s, int pb, int pm, int pn, int pk, int serial) const;
+
+    plan choose(const op_node& op, const gemm_shape& s, double have);
+
+    void map_gemm(int o);
+
+    /// Bias and fused-epilogue inputs for an output region on tile t.
+    void fetch_epilogue(const op_node& op, std::uint32_t opx, const rect& rc, std::uint32_t t, bool attention);
+
+    /// The output of an op is the grid of its pieces (rows and column edges taken from the pieces).
+    void place_output(const op_node& op, const std::vector<std::pair<std::uint32_t, rect>>& pieces);
+
+    // ---- gathers and everything else (emit.cpp) -----------------------------------------------------------------
+    void map_gather(int o);
+
+    static std::vector<std::pair<std::uint32_t, rect>> pieces_of(const layout& L);
+
+    /// One compute step per tile holding pieces of L: its share of the op's work.
+    void emit_rows(const op_node& op, const layout& L, std::uint32_t op_c);
+
+    void map_rows(int o);
+
+    void finish();
+};
+
+}  // namespace tessel::bsp

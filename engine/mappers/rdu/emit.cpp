@@ -1,0 +1,466 @@
+// The rdu mapper's program: sections one after another, each reconfigured, loaded, streamed tile by tile and
+// stored (see rdu_mapper.h, steps 5 and 6); off-chip memory laid out per tier.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "engine/mappers/rdu/internal.h"
+#include "engine/mappers/toolkit/allocator.h"
+#include "engine/mappers/toolkit/parts.h"
+
+namespace tessel::rdu {
+
+namespace {
+
+/// DRAM layout: an allocator per tier behind the AGCUs (weights, configurations and stored tensors, laid out once).
+class dram_layout {
+public:
+    dram_layout(const component& a, const workload_graph& g) : m_a(a), m_g(g) {
+        for (const auto& t : a.memory_tiers()) m_tier.emplace_back(toolkit::address_allocator::options{t.capacity, 4096, t.base, 0});
+    }
+
+    /// Picks the tier named `name`, or the fastest with room for `bytes` ("" = automatic).
+    size_t pick(const std::string& name, double bytes, const std::string& what) const {
+        const auto& ts = m_a.memory_tiers();
+        std::string names;
+        for (const auto& t : ts) names += (names.empty() ? "" : ", ") + t.name + " (" + format_bytes(static_cast<double>(t.capacity)) + ")";
+        if (!name.empty()) {
+            for (size_t i = 0; i < ts.size(); ++i)
+                if (ts[i].name == name) {
+                    if (!m_tier[i].room_for(bytes))
+                        throw input_error("workload '" + m_g.name + "': " + what + " need " + format_bytes(bytes) + " but '" + name + "' has " +
+                                          format_bytes(static_cast<double>(ts[i].capacity - m_tier[i].high_water())) + " free; memories behind the AGCUs: " + names);
+                    return i;
+                }
+            throw input_error("rdu mapper: no memory '" + name + "' behind the AGCUs; they reach " + names);
+        }
+        std::vector<size_t> order(ts.size());
+        for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+        std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return ts[x].peak_bytes_per_second > ts[y].peak_bytes_per_second; });
+        for (size_t i : order)
+            if (m_tier[i].room_for(bytes)) return i;
+        throw input_error("workload '" + m_g.name + "': " + what + " need " + format_bytes(bytes) + ", more than any memory behind the AGCUs has free: " + names);
+    }
+
+    std::uint64_t alloc(size_t tier, double bytes) {
+        const auto& t = m_a.memory_tiers()[tier];
+        const std::uint64_t a = m_tier[tier].alloc(static_cast<std::uint64_t>(std::ceil(bytes)));
+        if (m_tier[tier].overflowed())
+            throw input_error("workload '" + m_g.name + "' needs more than the " + format_bytes(static_cast<double>(t.capacity)) + " of '" + t.name + "'");
+        return a;
+    }
+
+private:
+    const component& m_a;
+    const workload_graph& m_g;
+    std::vector<toolkit::address_allocator> m_tier;
+};
+
+class builder {
+public:
+    builder(const workload_graph& g, const chip& c, const rdu_plan& plan, const std::vector<int>& root,
+            const rdu_mapper::options& o, rdu_mapper::record& rec, mapping& out)
+        : m_g(g), m_c(c), m_plan(plan), m_root(root), m_o(o), m_rec(rec), m_out(out), m_mem(*c.agcu, g) {}
+
+    void run() {
+        m_out.prog.name = m_g.name;
+        layout();
+        m_cfg_op = m_out.prog.intern_op("reconfigure");
+        m_join_op = m_out.prog.intern_op("section");
+        std::uint32_t prev = ~0u;
+        for (size_t s = 0; s < m_plan.sections.size(); ++s) prev = section(s, prev);
+    }
+
+private:
+    const workload_graph& m_g;
+    const chip& m_c;
+    const rdu_plan& m_plan;
+    const std::vector<int>& m_root;
+    const rdu_mapper::options& m_o;
+    rdu_mapper::record& m_rec;
+    mapping& m_out;
+    dram_layout m_mem;
+    std::vector<std::uint64_t> m_addr;   // per root tensor, when it lives in off-chip memory
+    std::vector<bool> m_in_dram;
+    std::vector<int> m_last_section;     // per root tensor: the last section that reads it
+    std::vector<std::uint64_t> m_config_addr;  // per section
+    std::uint32_t m_cfg_op = 0, m_join_op = 0;
+    static constexpr std::uint32_t none = ~0u;
+
+    std::uint32_t join(const std::vector<std::uint32_t>& deps) { return m_out.prog.add_delay(m_join_op, 0, deps); }
+    /// A step the tile order guarantees exists already (a broken order would be a mapper bug, not bad input).
+    static std::uint32_t created(std::uint32_t step, const std::string& stage) {
+        if (step == none) throw std::logic_error("rdu mapper: stage '" + stage + "' depends on a tile not yet scheduled");
+        return step;
+    }
+    endpoint agcu(int unit, std::uint64_t address) const { return endpoint{m_c.agcu->id(), unit, address}; }
+    endpoint pcu(int i) const { return endpoint{m_c.pcu_ids[static_cast<size_t>(i)], 0, 0}; }
+    endpoint pmu(int i, std::uint64_t address = 0) const { return endpoint{m_c.pmu_ids[static_cast<size_t>(i)], 0, address}; }
+
+    static std::uint64_t slice(double total, double lo, double hi) {
+        return static_cast<std::uint64_t>(std::floor(total * hi + 1e-9) - std::floor(total * lo + 1e-9));
+    }
+
+    void layout() {
+        const size_t nt = m_g.tensors().size();
+        m_addr.assign(nt, 0);
+        m_in_dram.assign(nt, false);
+        m_last_section.assign(nt, -1);
+        std::vector<int> made_in(nt, -1);
+        for (size_t i = 0; i < m_plan.stages.size(); ++i) {
+            const rdu_stage& s = m_plan.stages[i];
+            const int sec = m_plan.section_of[i];
+            for (const auto& in : s.inputs) m_last_section[static_cast<size_t>(in.tensor)] = std::max(m_last_section[static_cast<size_t>(in.tensor)], sec);
+            for (int w : s.weight_tensors) m_last_section[static_cast<size_t>(w)] = std::max(m_last_section[static_cast<size_t>(w)], sec);
+            for (int r : s.outputs) made_in[static_cast<size_t>(r)] = std::max(made_in[static_cast<size_t>(r)], sec);
+        }
+        // What lives off chip: weights and state, graph inputs, and tensors a later section (or the user) reads.
+        double wbytes = 0, abytes = 0;
+        std::vector<int> weights, acts;
+        std::set<int> outputs;
+        for (int t : m_g.graph_outputs()) outputs.insert(m_root[static_cast<size_t>(t)]);
+        for (size_t t = 0; t < nt; ++t) {
+            if (m_root[t] != static_cast<int>(t)) continue;
+            const tensor_info& ti = m_g.tensors()[t];
+            if (ti.role == tensor_role::constant) continue;
+            const bool used = m_last_section[t] >= 0 || outputs.count(static_cast<int>(t));
+            if (!used) continue;
+            if (ti.role == tensor_role::weight || ti.role == tensor_role::state) {
+                weights.push_back(static_cast<int>(t));
+                wbytes += static_cast<double>(ti.bytes());
+            } else if (made_in[t] < 0 || m_last_section[t] > made_in[t] || outputs.count(static_cast<int>(t))) {
+                acts.push_back(static_cast<int>(t));
+                abytes += static_cast<double>(ti.bytes());
+            }
+        }
+        double cfg = 0;
+        for (const auto& sec : m_plan.sections)
+            cfg += static_cast<double>(sec.pcus) * static_cast<double>(m_c.pcu_config) + static_cast<double>(sec.pmus) * static_cast<double>(m_c.pmu_config);
+        const size_t wt = m_mem.pick(m_o.weights_tier, wbytes + cfg, "weights, state and configurations");
+        for (int t : weights) {
+            m_addr[static_cast<size_t>(t)] = m_mem.alloc(wt, static_cast<double>(m_g.tensor(t).bytes()));
+            m_in_dram[static_cast<size_t>(t)] = true;
+        }
+        for (const auto& sec : m_plan.sections)
+            m_config_addr.push_back(m_mem.alloc(wt, static_cast<double>(sec.pcus) * static_cast<double>(m_c.pcu_config) +
+                                                        static_cast<double>(sec.pmus) * static_cast<double>(m_c.pmu_config)));
+        const size_t at = m_mem.pick(m_o.activations_tier, abytes, "graph inputs and tensors stored between sections");
+        for (int t : acts) {
+            m_addr[static_cast<size_t>(t)] = m_mem.alloc(at, static_cast<double>(m_g.tensor(t).bytes()));
+            m_in_dram[static_cast<size_t>(t)] = true;
+        }
+        const auto& tiers = m_c.agcu->memory_tiers();
+        m_out.notes.push_back("off-chip memory: " + format_bytes(wbytes) + " of weights and state in " + tiers[wt].name + ", " +
+                              format_bytes(abytes) + " of inputs, outputs and tensors stored between sections in " + tiers[at].name);
+        m_out.details["weights_tier"] = tiers[wt].name;
+        m_out.details["activations_tier"] = tiers[at].name;
+    }
+
+    /// Per placed stage while a section is built.
+    struct live {
+        std::vector<std::vector<std::uint32_t>> pending;   // per tile: transfers into its buffers
+        std::vector<std::uint32_t> whole_in;               // transfers into its whole buffers
+        std::vector<std::uint32_t> ready, done;            // per tile
+        std::vector<std::vector<std::uint32_t>> compute;   // per tile, per PCU
+        std::vector<std::vector<std::vector<std::uint32_t>>> sent;  // per tile, per source unit: its pushes
+    };
+
+    std::uint32_t section(size_t si, std::uint32_t prev) {
+        const rdu_section& sec = m_plan.sections[si];
+        program& prog = m_out.prog;
+        rdu_mapper::record::section_rec rec;
+        rec.start = join(prev == ~0u ? std::vector<std::uint32_t>{} : std::vector<std::uint32_t>{prev});
+        // Where each root tensor is produced in this section.
+        std::map<int, std::vector<size_t>> producers;
+        for (size_t i = 0; i < sec.stages.size(); ++i)
+            for (int r : m_plan.stages[static_cast<size_t>(sec.stages[i].stage)].outputs) producers[r].push_back(i);
+        // Consumers in this section of each root tensor.
+        std::map<int, std::vector<std::pair<size_t, size_t>>> consumers;  // tensor -> (placed index, input index)
+        for (size_t i = 0; i < sec.stages.size(); ++i) {
+            const rdu_stage& s = m_plan.stages[static_cast<size_t>(sec.stages[i].stage)];
+            for (size_t k = 0; k < s.inputs.size(); ++k)
+                if (producers.count(s.inputs[k].tensor)) consumers[s.inputs[k].tensor].emplace_back(i, k);
+        }
+
+        // 1. Reconfiguration: every unit used loads its configuration through its nearest AGCU.
+        std::vector<std::uint32_t> cfg;
+        if (!m_plan.preloaded) {
+            std::uint64_t off = m_config_addr[si];
+            for (int u = 0; u < sec.pcus; ++u) {
+                cfg.push_back(prog.add_transfer(m_cfg_op, agcu(m_c.pcu_agcu[static_cast<size_t>(u)], off), pcu(u), m_c.pcu_config, {rec.start}));
+                off += m_c.pcu_config;
+            }
+            for (int u = 0; u < sec.pmus; ++u) {
+                cfg.push_back(prog.add_transfer(m_cfg_op, agcu(m_c.pmu_agcu[static_cast<size_t>(u)], off), pmu(u), m_c.pmu_config, {rec.start}));
+                off += m_c.pmu_config;
+            }
+        }
+        rec.configured = join(cfg.empty() ? std::vector<std::uint32_t>{rec.start} : cfg);
+
+        // 2. Loads: weights, and operands needed whole that are in memory, spread over each stage's PMUs, each PMU
+        //    through the AGCU the plan balanced its bytes onto.
+        std::vector<std::uint32_t> loads;
+        for (const rdu_placed& p : sec.stages) {
+            const rdu_stage& s = m_plan.stages[static_cast<size_t>(p.stage)];
+            const std::uint32_t op = prog.intern_op(s.name);
+            const int m = static_cast<int>(p.pmus.size());
+            auto load = [&](int tensor, double bytes, double lo_frac, double hi_frac) {
+                const std::uint64_t base = m_addr[static_cast<size_t>(tensor)];
+                for (int b = 0; b < m; ++b) {
+                    const double lo = lo_frac + (hi_frac - lo_frac) * b / m, hi = lo_frac + (hi_frac - lo_frac) * (b + 1) / m;
+                    const std::uint64_t n = slice(bytes / (hi_frac - lo_frac), lo, hi);
+                    if (n == 0) continue;
+                    const int u = p.pmus[static_cast<size_t>(b)];
+                    loads.push_back(prog.add_transfer(op, agcu(sec.load_agcu[static_cast<size_t>(u)], base + slice(bytes / (hi_frac - lo_frac), 0, lo)),
+                                                      pmu(u), n, {rec.configured}));
+                }
+            };
+            const double f0 = static_cast<double>(s.chunk) / s.chunks, f1 = static_cast<double>(s.chunk + 1) / s.chunks;
+            if (!m_plan.preloaded)
+                for (int w : s.weight_tensors) load(w, static_cast<double>(m_g.tensor(w).bytes()) * (f1 - f0), f0, f1);
+            for (const auto& in : s.inputs)
+                if (in.whole && !producers.count(in.tensor)) {
+                    const bool chunked = in.bytes < static_cast<double>(m_g.tensor(in.tensor).bytes()) * (1 - 1e-12);
+                    load(in.tensor, in.bytes, chunked ? f0 : 0.0, chunked ? f1 : 1.0);
+                }
+        }
+        rec.loaded = join(loads.empty() ? std::vector<std::uint32_t>{rec.configured} : loads);
+
+        // 3. Streaming, in the order the tiles flow: by level, then by the tile's end, then topologically.
+        std::vector<live> L(sec.stages.size());
+        struct item {
+            int level, g, pos, tile;
+        };
+        std::vector<item> order;
+        for (size_t i = 0; i < sec.stages.size(); ++i) {
+            const rdu_placed& p = sec.stages[i];
+            L[i].pending.assign(static_cast<size_t>(p.tiles), {});
+            L[i].ready.assign(static_cast<size_t>(p.tiles), none);
+            L[i].done.assign(static_cast<size_t>(p.tiles), none);
+            L[i].compute.assign(static_cast<size_t>(p.tiles), {});
+            const size_t sources = m_plan.stages[static_cast<size_t>(p.stage)].computes ? p.pcus.size() : p.pmus.size();
+            L[i].sent.assign(static_cast<size_t>(p.tiles), std::vector<std::vector<std::uint32_t>>(sources));
+            const int per = sec.tiles / p.tiles;
+            for (int t = 0; t < p.tiles; ++t) order.push_back(item{p.level, (t + 1) * per - 1, static_cast<int>(i), t});
+        }
+        std::stable_sort(order.begin(), order.end(), [](const item& a, const item& b) {
+            if (a.level != b.level) return a.level < b.level;
+            if (a.g != b.g) return a.g < b.g;
+            return a.pos < b.pos;
+        });
+        std::vector<std::uint32_t> spills;
+        rec.stages.resize(sec.stages.size());
+        const auto& pcu_model = (*m_c.pcu);
+        for (const item& it : order) {
+            const size_t i = static_cast<size_t>(it.pos);
+            const rdu_placed& p = sec.stages[i];
+            const rdu_stage& s = m_plan.stages[static_cast<size_t>(p.stage)];
+            const std::uint32_t op = prog.intern_op(s.name);
+            const int t = it.tile, T = p.tiles;
+            live& me = L[i];
+            // Inputs streamed from memory for this tile.
+            std::vector<std::uint32_t> deps = me.pending[static_cast<size_t>(t)];
+            for (size_t k = 0; k < s.inputs.size(); ++k) {
+                const auto& in = s.inputs[k];
+                if (in.whole || producers.count(in.tensor)) continue;
+                if (!m_in_dram[static_cast<size_t>(in.tensor)])
+                    throw std::logic_error("rdu mapper: '" + m_g.tensor(in.tensor).name + "' is read by '" + s.name + "' but is neither on chip nor in memory");
+                const int depth = static_cast<int>(p.buffer_tiles[k]);
+                const std::vector<std::uint32_t> room{t >= depth ? created(me.done[static_cast<size_t>(t - depth)], s.name) : rec.loaded};
+                const int m = static_cast<int>(p.pmus.size());
+                for (int b = 0; b < m; ++b) {
+                    const double lo = (t + static_cast<double>(b) / m) / T, hi = (t + static_cast<double>(b + 1) / m) / T;
+                    const std::uint64_t n = slice(in.bytes, lo, hi);
+                    if (n == 0) continue;
+                    const int u = p.pmus[static_cast<size_t>(b)];
+                    deps.push_back(prog.add_transfer(op, agcu(m_c.pmu_agcu[static_cast<size_t>(u)], m_addr[static_cast<size_t>(in.tensor)] + slice(in.bytes, 0, lo)),
+                                                     pmu(u), n, room));
+                }
+            }
+            if (t == 0) deps.insert(deps.end(), me.whole_in.begin(), me.whole_in.end());
+            deps.push_back(t == 0 ? rec.loaded : me.ready[static_cast<size_t>(t - 1)]);
+            me.ready[static_cast<size_t>(t)] = join(deps);
+            // Compute.
+            std::vector<std::uint32_t> src_step;  // per source unit: the step its output of this tile waits for
+            if (s.computes) {
+                const int n = static_cast<int>(p.pcus.size());
+                me.compute[static_cast<size_t>(t)].resize(static_cast<size_t>(n));
+                for (int q = 0; q < n; ++q) {
+                    std::vector<std::uint32_t> cd{me.ready[static_cast<size_t>(t)]};
+                    if (t > 0) cd.push_back(me.compute[static_cast<size_t>(t - 1)][static_cast<size_t>(q)]);
+                    const int depth = static_cast<int>(m_o.buffer_depth);
+                    if (t >= depth) {
+                        const auto& out = me.sent[static_cast<size_t>(t - depth)][static_cast<size_t>(q)];
+                        cd.insert(cd.end(), out.begin(), out.end());
+                    }
+                    const work w = share(s, pcu_model, T, t, n, q);
+                    const std::uint32_t c = prog.add_compute(op, pcu(p.pcus[static_cast<size_t>(q)]), prog.add_work(w), cd);
+                    me.compute[static_cast<size_t>(t)][static_cast<size_t>(q)] = c;
+                    rec.stages[i].computes.push_back(c);
+                    src_step.push_back(c);
+                }
+                me.done[static_cast<size_t>(t)] = join(me.compute[static_cast<size_t>(t)]);
+            } else {
+                src_step.assign(p.pmus.size(), me.ready[static_cast<size_t>(t)]);
+            }
+            // Outputs: into the buffers of consumers here, and to memory when later sections or the user need them.
+            const size_t U = src_step.size();
+            auto source = [&](size_t a) { return s.computes ? pcu(p.pcus[a]) : pmu(p.pmus[a]); };
+            auto source_agcu = [&](size_t a) {
+                return s.computes ? m_c.pcu_agcu[static_cast<size_t>(p.pcus[a])] : m_c.pmu_agcu[static_cast<size_t>(p.pmus[a])];
+            };
+            std::vector<std::uint32_t> outgoing;
+            for (int r : s.outputs) {
+                const double total = static_cast<double>(m_g.tensor(r).bytes());
+                for (size_t a = 0; a < U; ++a) {
+                    // This source's part of tile t, as a fraction of the whole tensor.
+                    const double lo = (t + (s.chunk + static_cast<double>(a) / U) / s.chunks) / T;
+                    const double hi = (t + (s.chunk + static_cast<double>(a + 1) / U) / s.chunks) / T;
+                    if (consumers.count(r))
+                        for (const auto& [ci, k] : consumers[r]) {
+                            const rdu_placed& cp = sec.stages[ci];
+                            const rdu_stage& cs = m_plan.stages[static_cast<size_t>(cp.stage)];
+                            live& cl = L[ci];
+                            const bool whole = cp.buffer_tiles[k] == 0;
+                            const int tc = whole ? 0 : static_cast<int>(std::floor(lo * cp.tiles + 1e-9));
+                            const double base = whole ? 0.0 : static_cast<double>(tc);
+                            const double scale = whole ? 1.0 : static_cast<double>(cp.tiles);
+                            const int m = static_cast<int>(cp.pmus.size());
+                            const double l0 = lo * scale - base, l1 = hi * scale - base;  // in the consumer's buffer
+                            std::vector<std::uint32_t> after{src_step[a]};
+                            const int depth = static_cast<int>(cp.buffer_tiles[k]);
+                            if (!whole && tc >= depth) after.push_back(created(cl.done[static_cast<size_t>(tc - depth)], cs.name));
+                            const double used = cs.inputs[k].bytes;  // bytes of this tensor the consumer holds
+                            for (int b = static_cast<int>(std::floor(l0 * m)); b < m && b < std::ceil(l1 * m - 1e-12); ++b) {
+                                const double o0 = std::max(l0, static_cast<double>(b) / m), o1 = std::min(l1, static_cast<double>(b + 1) / m);
+                                if (o1 <= o0) continue;
+                                const std::uint64_t n = slice(used, (base + o0) / scale, (base + o1) / scale);
+                                if (n == 0) continue;
+                                const std::uint64_t into = slice(used, 0, (base + o0) / scale) % std::max<std::uint64_t>(1, m_c.pmu_capacity);
+                                const std::uint32_t x = prog.add_transfer(op, source(a), pmu(cp.pmus[static_cast<size_t>(b)], into), n, after);
+                                me.sent[static_cast<size_t>(t)][a].push_back(x);
+                                if (whole) cl.whole_in.push_back(x);
+                                else cl.pending[static_cast<size_t>(tc)].push_back(x);
+                                outgoing.push_back(x);
+                            }
+                        }
+                    if (m_in_dram[static_cast<size_t>(r)]) {
+                        const std::uint64_t n = slice(total, lo, hi);
+                        if (n == 0) continue;
+                        const std::uint32_t x = prog.add_transfer(op, source(a), agcu(source_agcu(a), m_addr[static_cast<size_t>(r)] + slice(total, 0, lo)), n,
+                                                                  {src_step[a]});
+                        me.sent[static_cast<size_t>(t)][a].push_back(x);
+                        spills.push_back(x);
+                        outgoing.push_back(x);
+                    }
+                }
+            }
+            // A PMU-only stage frees its buffer once the tile has left it.
+            if (!s.computes) me.done[static_cast<size_t>(t)] = outgoing.empty() ? me.ready[static_cast<size_t>(t)] : join(outgoing);
+        }
+        // 4. The section ends when every stage has finished its last tile and every store is done.
+        std::vector<std::uint32_t> tail = spills;
+        for (size_t i = 0; i < sec.stages.size(); ++i) tail.push_back(L[i].done.back());
+        rec.end = join(tail);
+        for (size_t i = 0; i < sec.stages.size(); ++i) {
+            rec.stages[i].pcus = static_cast<int>(sec.stages[i].pcus.size());
+            rec.stages[i].pmus = static_cast<int>(sec.stages[i].pmus.size());
+        }
+        m_rec.sections.push_back(std::move(rec));
+        return m_rec.sections.back().end;
+    }
+};
+
+}  // namespace
+
+void emit_program(const workload_graph& g, const chip& c, const rdu_plan& plan, const std::vector<int>& roots,
+                  const rdu_mapper::options& o, rdu_mapper::record& rec, mapping& out) {
+    builder b(g, c, plan, roots, o, rec, out);
+    b.run();
+}
+
+}  // namespace tessel::rdu
+
+namespace tessel {
+
+mapping rdu_mapper::map(const workload_graph& g, const platform& plat) {
+    if (m_opt.chunk_above > 1) throw input_error("mapper.chunk_above must be at most 1 (a share of the chip's PMU capacity)");
+    const rdu::chip c = rdu::discover(plat, m_opt);
+    std::vector<int> roots;
+    rdu_plan plan = rdu::make_plan(g, c, m_opt, plat.title(), &roots);
+    plan.preloaded = m_opt.steady_state && plan.sections.size() == 1;
+    m_record = std::make_unique<record>();
+    mapping out;
+    rdu::emit_program(g, c, plan, roots, m_opt, *m_record, out);
+
+    // Notes and details: the plan, section by section.
+    const int S = static_cast<int>(plan.sections.size());
+    int stages_on_pcus = 0;
+    for (const auto& st : plan.stages) stages_on_pcus += st.computes ? 1 : 0;
+    out.notes.insert(out.notes.begin(),
+                     std::to_string(plan.stages.size()) + " pipeline stages (" + std::to_string(stages_on_pcus) + " on PCUs, " +
+                         std::to_string(plan.stages.size() - static_cast<size_t>(stages_on_pcus)) + " on PMUs only) in " + std::to_string(S) +
+                         " section" + (S == 1 ? "" : "s") + " on " + std::to_string(plan.pcu_count) + " PCUs and " + std::to_string(plan.pmu_count) +
+                         " PMUs of " + format_bytes(static_cast<double>(plan.pmu_capacity)) + (S > 1 ? "; reconfigured between sections" : ""));
+    if (plan.preloaded)
+        out.notes.push_back("one section: configuration and weights stay on chip between runs (steady state; mapper.steady_state=false loads them)");
+    for (const auto& n : plan.notes) out.notes.push_back(n);
+    nlohmann::json secs = nlohmann::json::array();
+    int chosen = static_cast<int>(m_opt.floorplan_section);
+    if (chosen >= S) throw input_error("mapper.floorplan_section=" + std::to_string(chosen) + ": the run has " + std::to_string(S) + " sections (0.." + std::to_string(S - 1) + ")");
+    if (chosen < 0) {
+        chosen = 0;
+        for (int s = 1; s < S; ++s)
+            if (plan.sections[static_cast<size_t>(s)].predicted_seconds > plan.sections[static_cast<size_t>(chosen)].predicted_seconds) chosen = s;
+    }
+    m_record->units.resize(static_cast<size_t>(S));
+    for (int s = 0; s < S; ++s) {
+        const rdu_section& sec = plan.sections[static_cast<size_t>(s)];
+        nlohmann::json js;
+        js["section"] = s;
+        js["tiles"] = sec.tiles;
+        js["pcus"] = sec.pcus;
+        js["pmus"] = sec.pmus;
+        js["predicted_s"] = sec.predicted_seconds;
+        js["predicted_total_s"] = sec.predicted_total_seconds;
+        js["load_bytes"] = sec.load_bytes;
+        nlohmann::json ops = nlohmann::json::array();
+        for (const rdu_placed& p : sec.stages) {
+            const rdu_stage& st = plan.stages[static_cast<size_t>(p.stage)];
+            const std::string label = st.name;
+            std::vector<floorplan_region> pr, mr;
+            if (!p.pcus.empty()) pr = rdu::run_regions(c.pcu_xy, c.pcu_h, p.pcus.front(), p.pcus.back() + 1, label);
+            if (!p.pmus.empty()) mr = rdu::run_regions(c.pmu_xy, c.pmu_h, p.pmus.front(), p.pmus.back() + 1, label);
+            const std::string units = (pr.empty() ? std::string() : rdu::region_text(c.pcu_group, pr) + " ") + rdu::region_text(c.pmu_group, mr);
+            m_record->units[static_cast<size_t>(s)].push_back(units);
+            nlohmann::json jo;
+            jo["op"] = st.name;
+            jo["kind"] = op_kind_name(g.op(st.op).kind);
+            jo["pcus"] = p.pcus.size();
+            jo["pmus"] = p.pmus.size();
+            jo["tiles"] = p.tiles;
+            jo["level"] = p.level;
+            jo["resident_bytes"] = p.resident_bytes;
+            jo["tile_s"] = p.tile_seconds;
+            jo["units"] = units;
+            ops.push_back(jo);
+            if (s == chosen) {
+                for (auto& r : pr) out.regions.emplace_back(c.pcu_group, r);
+                for (auto& r : mr) out.regions.emplace_back(c.pmu_group, r);
+            }
+        }
+        js["ops"] = ops;
+        secs.push_back(js);
+    }
+    out.details["mapper"] = "rdu";
+    out.details["sections"] = secs;
+    out.details["floorplan_section"] = chosen;
+    out.details["preloaded"] = plan.preloaded;
+    if (S > 1 || m_opt.floorplan_section >= 0) out.notes.push_back("--floorplan outlines section " + std::to_string(chosen) + " (mapper.floorplan_section)");
+    out.samples = toolkit::batch_samples(g);
+    m_record->plan = std::move(plan);
+    return out;
+}
+
+}  // namespace tessel

@@ -1,0 +1,638 @@
+// The rdu mapper's plan: ops become pipeline stages (column chunks when too big), stages are cut into sections
+// by a dynamic programme over predicted time, and each section's PCUs and PMUs go to its stages (see
+// rdu_mapper.h, steps 1 to 4).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <queue>
+#include <set>
+#include <unordered_map>
+
+#include "engine/mappers/rdu/internal.h"
+#include "engine/workload/op_types.h"
+
+namespace tessel::rdu {
+
+std::int64_t column_width(const rdu_stage& s, const compute_model& pcu) {
+    const double rate = pcu.peak_macs_per_cycle(s.whole.type) / pcu.peak_vector_ops_per_cycle(s.whole.type);
+    return std::max<std::int64_t>(1, static_cast<std::int64_t>(static_cast<double>(pcu.lanes()) * std::max(1.0, rate)));
+}
+
+std::pair<std::int64_t, std::int64_t> tile_rows(std::int64_t R, int T, int t) {
+    return {R * t / T, R * (t + 1) / T};
+}
+
+span gemm_span(const rdu_stage& s, const compute_model& pcu, std::int64_t rows, int n, int p) {
+    const std::int64_t N = s.whole.n;
+    const std::int64_t cw = column_width(s, pcu);
+    const std::int64_t ncb = (N + cw - 1) / cw;
+    if (n <= ncb) return {std::min(N, ncb * p / n * cw), std::min(N, ncb * (p + 1) / n * cw), 0, rows};
+    // Every column block gets n / ncb PCUs (the first n % ncb one more), which split the rows.
+    const std::int64_t base = n / ncb, extra = n % ncb;
+    std::int64_t blk = 0, first = 0;
+    for (;; ++blk) {
+        const std::int64_t g = base + (blk < extra ? 1 : 0);
+        if (p < first + g) break;
+        first += g;
+    }
+    const std::int64_t g = base + (blk < extra ? 1 : 0), r = p - first;
+    return {std::min(N, blk * cw), std::min(N, (blk + 1) * cw), rows * r / g, rows * (r + 1) / g};
+}
+
+work share(const rdu_stage& s, const compute_model& pcu, int T, int t, int n, int p) {
+    work w = s.whole;
+    const auto [r0, r1] = tile_rows(s.rows, T, t);
+    const std::int64_t rows = r1 - r0;
+    if (s.whole.is_matmul()) {
+        const std::int64_t b = std::max<std::int64_t>(1, s.whole.batch), m = s.whole.m, N = s.whole.n;
+        const span sp = gemm_span(s, pcu, rows, n, p);
+        const std::int64_t qr = sp.q1 - sp.q0, cols = sp.c1 - sp.c0;
+        const double f = (static_cast<double>(qr) * static_cast<double>(cols)) /
+                         (static_cast<double>(s.rows) * static_cast<double>(N));
+        w.macs *= f;
+        w.vector_ops *= f;
+        w.bytes_in *= f;
+        w.bytes_weight *= f;
+        w.bytes_out *= f;
+        // The share as a GEMM: whole batches when it spans them, else rows of one.
+        std::int64_t vb = 1, vm = qr;
+        if (b > 1 && qr >= m) {
+            vb = (qr + m - 1) / m;
+            vm = (qr + vb - 1) / vb;
+        }
+        w.batch = vb;
+        w.m = qr > 0 ? vm : 0;
+        w.n = cols;
+        return w;
+    }
+    // Element-wise and row-wise work: an even share of the tile.
+    const double f = static_cast<double>(rows) / static_cast<double>(s.rows) / n;
+    w.macs *= f;
+    w.vector_ops *= f;
+    w.bytes_in *= f;
+    w.bytes_weight *= f;
+    w.bytes_out *= f;
+    w.batch = w.m = w.n = w.k = 0;
+    return w;
+}
+
+int max_parallel(const rdu_stage& s, const compute_model& pcu, int T) {
+    const std::int64_t rows_min = std::max<std::int64_t>(1, s.rows / T);
+    if (s.whole.is_matmul()) {
+        const std::int64_t cw = column_width(s, pcu);
+        const std::int64_t ncb = (s.whole.n + cw - 1) / cw;
+        return static_cast<int>(std::min<std::int64_t>(1 << 20, ncb * rows_min));
+    }
+    const double elems = (s.whole.bytes_out > 0 ? s.whole.bytes_out / (dtype_bits(s.whole.type) / 8.0) : static_cast<double>(s.rows)) / T;
+    return static_cast<int>(std::clamp(std::ceil(elems / static_cast<double>(pcu.lanes())), 1.0, static_cast<double>(1 << 20)));
+}
+
+double tile_seconds(const rdu_stage& s, const compute_model& pcu, int T, int n) {
+    // The first share of the longest tile is at least as large as any (splits round down before it).
+    int longest = 0;
+    std::int64_t most = -1;
+    for (int t = 0; t < std::min(T, 2); ++t) {
+        const auto [r0, r1] = tile_rows(s.rows, T, t);
+        if (r1 - r0 > most) most = r1 - r0, longest = t;
+    }
+    // Matrix-product shares differ in whole column blocks (the last one narrower) and rows: time each
+    // distinct shape once. Element-wise shares are all equal.
+    if (!s.whole.is_matmul()) return pcu.cycles(share(s, pcu, T, longest, n, 0)) / pcu.clock().hz;
+    const auto [r0, r1] = tile_rows(s.rows, T, longest);
+    std::set<std::pair<std::int64_t, std::int64_t>> shapes;
+    double worst = 0;
+    for (int p = 0; p < n; ++p) {
+        const span sp = gemm_span(s, pcu, r1 - r0, n, p);
+        if (shapes.emplace(sp.c1 - sp.c0, sp.q1 - sp.q0).second) worst = std::max(worst, pcu.cycles(share(s, pcu, T, longest, n, p)));
+    }
+    return worst / pcu.clock().hz;
+}
+
+namespace {
+
+class planner {
+public:
+    planner(const workload_graph& g, const chip& c, const rdu_mapper::options& o, const std::string& plat_name)
+        : m_g(g), m_c(c), m_o(o), m_plat(plat_name) {}
+
+    rdu_plan run() {
+        m_plan.pmu_capacity = m_c.pmu_capacity;
+        m_plan.pcu_count = static_cast<int>(m_c.pcu_ids.size());
+        m_plan.pmu_count = static_cast<int>(m_c.pmu_ids.size());
+        m_plan.pcu_ids = m_c.pcu_ids;
+        m_plan.pmu_ids = m_c.pmu_ids;
+        resolve_views();
+        build_stages();
+        partition();
+        return std::move(m_plan);
+    }
+
+    /// Root tensor of t (views resolved).
+    const std::vector<int>& roots() const { return m_root; }
+
+private:
+    const workload_graph& m_g;
+    const chip& m_c;
+    const rdu_mapper::options& m_o;
+    std::string m_plat;
+    rdu_plan m_plan;
+    std::vector<int> m_root;
+    std::vector<std::vector<int>> m_producers;  // root tensor -> stages writing it
+    std::vector<int> m_last_reader;             // root tensor -> last stage reading it
+    std::vector<bool> m_user_reads;             // root tensor -> a graph output
+    std::unordered_map<std::uint64_t, double> m_tile_memo;
+
+    double chip_capacity() const { return static_cast<double>(m_c.pmu_capacity) * static_cast<double>(m_c.pmu_ids.size()); }
+
+    void resolve_views() {
+        const auto& ts = m_g.tensors();
+        m_root.resize(ts.size());
+        for (size_t t = 0; t < ts.size(); ++t) m_root[t] = ts[t].alias_of >= 0 ? ts[t].alias_of : static_cast<int>(t);
+        for (int o : m_g.topological_order()) {
+            const op_node& op = m_g.op(o);
+            if (!is_view(op)) continue;
+            const int src = view_source(m_g, op);
+            if (src < 0) continue;
+            for (int t : op.outputs) m_root[static_cast<size_t>(t)] = m_root[static_cast<size_t>(src)];
+        }
+    }
+
+    int root(int t) const { return m_root[static_cast<size_t>(t)]; }
+
+    void build_stages() {
+        m_producers.assign(m_g.tensors().size(), {});
+        const double cap = chip_capacity();
+        for (int o : m_g.topological_order()) {
+            const op_node& op = m_g.op(o);
+            if (is_view(op)) continue;
+            rdu_stage s;
+            s.op = o;
+            s.name = op.name;
+            s.computes = op.cost.macs > 0 || op.cost.flops > 0;
+            s.whole = op.to_work();
+            const bool gemm = is_gemm(op);
+            if (s.whole.macs > 0) (*m_c.pcu).check(s.whole, "PCUs of '" + m_plat + "'");
+            const int first_out = op.outputs.empty() ? -1 : op.outputs.front();
+            const double out_elems = first_out >= 0 ? static_cast<double>(m_g.tensor(first_out).elements()) : 1.0;
+            if (gemm) {
+                s.rows = std::max<std::int64_t>(1, s.whole.batch) * s.whole.m;
+            } else if (first_out >= 0) {
+                const auto& sh = m_g.tensor(first_out).shape;
+                const double last = sh.empty() ? 1.0 : static_cast<double>(std::max<std::int64_t>(1, sh.back()));
+                s.rows = static_cast<std::int64_t>(std::max(1.0, out_elems / last));
+            }
+            s.own_tiles = pow2_floor(std::min(static_cast<double>(m_o.tiles), static_cast<double>(s.rows) / static_cast<double>(m_o.min_tile_rows)));
+            // Inputs.
+            bool streamed_seen = false;
+            std::set<int> seen;
+            for (size_t i = 0; i < op.inputs.size(); ++i) {
+                const int t = op.inputs[i];
+                const tensor_info& ti = m_g.tensor(t);
+                const int r = root(t);
+                const tensor_info& ri = m_g.tensor(r);
+                if (ti.role == tensor_role::constant || ri.role == tensor_role::constant) continue;
+                if (!seen.insert(r).second) continue;
+                if (ri.role == tensor_role::weight) {
+                    if (s.computes) {
+                        s.weight_bytes += static_cast<double>(ri.bytes());
+                        s.weight_tensors.push_back(r);
+                    } else {
+                        rdu_stage::input in;
+                        in.tensor = r;
+                        in.gather = true;
+                        in.bytes = op.cost.bytes_weight > 0 ? std::min(op.cost.bytes_weight, static_cast<double>(ri.bytes()))
+                                                            : static_cast<double>(ri.bytes());
+                        s.inputs.push_back(in);
+                    }
+                    continue;
+                }
+                rdu_stage::input in;
+                in.tensor = r;
+                in.bytes = static_cast<double>(ti.bytes());
+                if (gemm && i < op.own_inputs()) {
+                    in.whole = streamed_seen;  // the first activation operand streams, the others are needed whole
+                    streamed_seen = true;
+                } else if (s.computes) {
+                    in.whole = static_cast<double>(ti.elements()) < out_elems;  // broadcast operands
+                }
+                s.inputs.push_back(in);
+            }
+            for (int t : op.outputs) s.outputs.push_back(root(t));
+            // Chunks: a matrix product too big for `chunk_above` of the chip splits its columns.
+            double resident = s.weight_bytes;
+            for (const auto& in : s.inputs)
+                if (in.whole) resident += in.bytes;
+            int chunks = 1;
+            if (gemm && resident > m_o.chunk_above * cap) {
+                chunks = static_cast<int>(std::ceil(resident / (m_o.chunk_above * cap)));
+                if (op.kind == op_kind::attention || chunks > s.whole.n)
+                    throw input_error("op '" + op.name + "' needs " + format_bytes(resident) + " on chip (weights and operands it needs whole); '" +
+                                      m_plat + "' has " + format_bytes(cap) + " of PMU capacity and this op cannot be split into chunks that fit");
+                m_plan.notes.push_back(op.name + ": " + format_bytes(resident) + " of weights and whole operands, more than " +
+                                       format_number(100 * m_o.chunk_above, 3) + "% of the " + format_bytes(cap) +
+                                       " on chip: split into " + std::to_string(chunks) + " column chunks");
+            }
+            for (int c = 0; c < chunks; ++c) {
+                rdu_stage sc = s;
+                sc.chunk = c;
+                sc.chunks = chunks;
+                if (chunks > 1) {
+                    const std::int64_t n0 = s.whole.n * c / chunks, n1 = s.whole.n * (c + 1) / chunks;
+                    const double f = static_cast<double>(n1 - n0) / static_cast<double>(s.whole.n);
+                    sc.name = op.name + "#" + std::to_string(c);
+                    sc.whole.n = n1 - n0;
+                    sc.whole.macs *= f;
+                    sc.whole.vector_ops *= f;
+                    sc.whole.bytes_weight *= f;
+                    sc.whole.bytes_out *= f;
+                    sc.weight_bytes *= f;
+                    for (auto& in : sc.inputs)
+                        if (in.whole) in.bytes *= f;
+                }
+                const int id = static_cast<int>(m_plan.stages.size());
+                for (int r : sc.outputs) m_producers[static_cast<size_t>(r)].push_back(id);
+                m_plan.stages.push_back(std::move(sc));
+            }
+        }
+    }
+private:
+    // ---- Sections.
+
+    struct open_section {
+        rdu_section sec;
+        std::map<int, size_t> index;  // stage -> position in sec.stages
+        int pcus = 0, pmus = 0;
+    };
+
+    /// Tries to place stage `id` in `os`; returns false when it does not fit.
+    bool try_add(open_section& os, int id, std::string* why) {
+        const rdu_stage& s = m_plan.stages[static_cast<size_t>(id)];
+        rdu_placed p;
+        p.stage = id;
+        p.tiles = s.own_tiles;
+        // Inputs produced in this section decide its level, depth and tiles.
+        struct src {
+            bool on_chip;
+            int level, depth, tiles;
+        };
+        std::vector<src> srcs;
+        for (const auto& in : s.inputs) {
+            const auto& prods = m_producers[static_cast<size_t>(in.tensor)];
+            size_t here = 0;
+            src sr{false, 0, 0, 1 << 20};
+            for (int pr : prods) {
+                const auto it = os.index.find(pr);
+                if (it == os.index.end()) continue;
+                ++here;
+                const rdu_placed& pp = os.sec.stages[it->second];
+                sr.level = std::max(sr.level, pp.level);
+                sr.depth = std::max(sr.depth, pp.depth);
+                sr.tiles = std::min(sr.tiles, pp.tiles);
+            }
+            if (here > 0 && here < prods.size()) {
+                // Part of this tensor is made here, part before: it is complete only in memory after this section.
+                if (why) *why = "its input '" + m_g.tensor(in.tensor).name + "' is only partly produced in this section";
+                return false;
+            }
+            sr.on_chip = here > 0;
+            srcs.push_back(sr);
+        }
+        for (size_t i = 0; i < srcs.size(); ++i)
+            if (srcs[i].on_chip) p.level = std::max(p.level, srcs[i].level + (s.inputs[i].whole ? 1 : 0));
+        for (size_t i = 0; i < srcs.size(); ++i)
+            if (srcs[i].on_chip && !s.inputs[i].whole && srcs[i].level == p.level) {
+                p.tiles = std::min(p.tiles, srcs[i].tiles);
+                p.depth = std::max(p.depth, srcs[i].depth + 1);
+            }
+        // Resident bytes: weights, whole operands, input buffers.
+        p.resident_bytes = s.weight_bytes;
+        p.buffer_tiles.assign(s.inputs.size(), 0.0);
+        for (size_t i = 0; i < s.inputs.size(); ++i) {
+            const auto& in = s.inputs[i];
+            if (in.whole || (srcs[i].on_chip && srcs[i].level < p.level)) {
+                p.resident_bytes += in.bytes;
+                continue;
+            }
+            double depth = static_cast<double>(m_o.buffer_depth);
+            if (srcs[i].on_chip) depth += std::max(0, p.depth - srcs[i].depth - 1);  // a short path rejoining a long one
+            p.buffer_tiles[i] = depth;
+            p.resident_bytes += depth * in.bytes / p.tiles;
+        }
+        const int pcus = s.computes ? 1 : 0;
+        const int pmus_bytes = static_cast<int>(std::ceil(p.resident_bytes / static_cast<double>(m_c.pmu_capacity)));
+        const int pmus = std::max({1, pcus, pmus_bytes});
+        if (os.pcus + pcus > m_plan.pcu_count || os.pmus + pmus > m_plan.pmu_count) {
+            if (why)
+                *why = "it needs " + std::to_string(pcus) + " PCU(s) and " + std::to_string(pmus) + " PMU(s) (" +
+                       format_bytes(p.resident_bytes) + ") with " + std::to_string(m_plan.pcu_count - os.pcus) + " PCUs and " +
+                       std::to_string(m_plan.pmu_count - os.pmus) + " PMUs free";
+            return false;
+        }
+        os.pcus += pcus;
+        os.pmus += pmus;
+        p.pcus.assign(static_cast<size_t>(pcus), -1);
+        p.pmus.assign(static_cast<size_t>(pmus), -1);
+        os.index[id] = os.sec.stages.size();
+        os.sec.stages.push_back(std::move(p));
+        return true;
+    }
+
+    // ---- Where to cut.
+    //
+    // A section is a contiguous run of stages (in topological order) that fits the chip. Packing each section
+    // as full as it fits is not monotone in capacity: a bigger section can take in stages of a later level
+    // (ones that need a whole operand made in the section), whose PCUs idle while the earlier levels run. So
+    // the cuts are chosen by a dynamic programme: rest[i] is the least predicted time of stages [i, N) over
+    // every first section [i, j) that fits. Whatever fits with less PMU capacity also fits with more, so more
+    // capacity only adds choices and the predicted time never grows with it. A section whose lower bound
+    // (its weights over the memory's bandwidth, then the longer of its work over every PCU at peak and one
+    // tile through every stage at its fastest) cannot beat the best found is not costed.
+    void partition() {
+        const int N = static_cast<int>(m_plan.stages.size());
+        const bool single = m_o.mode == "single";
+        m_plan.section_of.assign(static_cast<size_t>(N), -1);
+        index_readers();
+        std::vector<double> weights(static_cast<size_t>(N) + 1, 0.0), ideal(static_cast<size_t>(N) + 1, 0.0), fill(ideal);
+        for (int k = 0; k < N; ++k) {
+            const rdu_stage& s = m_plan.stages[static_cast<size_t>(k)];
+            weights[static_cast<size_t>(k) + 1] = weights[static_cast<size_t>(k)] + s.weight_bytes;
+            ideal[static_cast<size_t>(k) + 1] = ideal[static_cast<size_t>(k)] + (s.computes ? (*m_c.pcu).ideal_seconds(s.whole) : 0.0);
+            fill[static_cast<size_t>(k) + 1] = fill[static_cast<size_t>(k)] + shortest_tile(k);
+        }
+        const double inf = std::numeric_limits<double>::infinity();
+        std::vector<double> rest(static_cast<size_t>(N) + 1, inf);
+        std::vector<int> next(static_cast<size_t>(N) + 1, -1);
+        rest[static_cast<size_t>(N)] = 0;
+        for (int i = single ? 0 : N - 1; i >= 0; --i) {
+            open_section os;
+            for (int j = i; j < N; ++j) {
+                std::string why;
+                if (!try_add(os, j, &why)) {
+                    const rdu_stage& s = m_plan.stages[static_cast<size_t>(j)];
+                    if (single && j > i)
+                        throw input_error("workload '" + m_g.name + "' does not fit on '" + m_plat + "' as one section (mapper.mode=single): at op '" +
+                                          s.name + "' " + why + "; the graph has " + std::to_string(N) + " stages and " +
+                                          format_bytes(weights.back()) + " of weights to hold on chip against " + std::to_string(m_plan.pcu_count) +
+                                          " PCUs and " + format_bytes(chip_capacity()) + " of PMU capacity (use mapper.mode=sections to run it in sections)");
+                    if (j == i)
+                        throw input_error("op '" + s.name + "' does not fit on '" + m_plat + "' even alone: " + why + " (PMU capacity " +
+                                          format_bytes(static_cast<double>(m_c.pmu_capacity)) + " each)");
+                    break;
+                }
+                const size_t e = static_cast<size_t>(j) + 1, b = static_cast<size_t>(i);
+                if (single && static_cast<int>(e) < N) continue;
+                const double bound = (preloaded(i, j + 1) ? 0.0 : (weights[e] - weights[b]) / m_c.memory_bw) +
+                                     std::max((ideal[e] - ideal[b]) / m_plan.pcu_count, fill[e] - fill[b]);
+                if (bound >= rest[b]) break;  // the bound only grows with the section
+                if (bound + rest[e] >= rest[b]) continue;
+                rdu_section sec = os.sec;
+                allocate(sec);
+                const double t = section_cost(sec, i, j + 1) + rest[e];
+                if (t <= rest[b]) {  // ties keep the longer section
+                    rest[b] = t;
+                    next[b] = j + 1;
+                }
+            }
+        }
+        for (int i = 0; i < N; i = next[static_cast<size_t>(i)]) {
+            const int j = next[static_cast<size_t>(i)];
+            open_section os;
+            for (int k = i; k < j; ++k) try_add(os, k, nullptr);
+            allocate(os.sec);
+            os.sec.predicted_total_seconds = section_cost(os.sec, i, j);
+            os.sec.load_agcu = balance_loads(m_c, pmu_loads(os.sec, i, j));
+            for (const rdu_placed& p : os.sec.stages) m_plan.section_of[static_cast<size_t>(p.stage)] = static_cast<int>(m_plan.sections.size());
+            m_plan.sections.push_back(std::move(os.sec));
+        }
+    }
+
+    /// Per root tensor: the last stage that reads it (-1: none), and whether the user reads it (a graph output).
+    void index_readers() {
+        m_last_reader.assign(m_g.tensors().size(), -1);
+        m_user_reads.assign(m_g.tensors().size(), false);
+        for (size_t k = 0; k < m_plan.stages.size(); ++k)
+            for (const auto& in : m_plan.stages[k].inputs) m_last_reader[static_cast<size_t>(in.tensor)] = static_cast<int>(k);
+        for (int t : m_g.graph_outputs()) m_user_reads[static_cast<size_t>(root(t))] = true;
+    }
+
+    /// Whether section [i, j) keeps its configuration and weights on chip between runs (steady state).
+    bool preloaded(int i, int j) const { return m_o.steady_state && i == 0 && j == static_cast<int>(m_plan.stages.size()); }
+
+    /// Whether part of root tensor r is made in section [i, j).
+    bool made_in(int r, int i, int j) const {
+        const auto& prods = m_producers[static_cast<size_t>(r)];
+        return std::any_of(prods.begin(), prods.end(), [&](int pr) { return pr >= i && pr < j; });
+    }
+
+    /// Bytes each PMU (snake order) loads before section [i, j) streams: its share of its stage's weights
+    /// (unless they stay on chip) and of the operands it needs whole that come from memory.
+    std::vector<double> pmu_loads(const rdu_section& sec, int i, int j) const {
+        std::vector<double> bytes(static_cast<size_t>(m_plan.pmu_count), 0.0);
+        for (const rdu_placed& p : sec.stages) {
+            const rdu_stage& s = m_plan.stages[static_cast<size_t>(p.stage)];
+            double b = preloaded(i, j) ? 0.0 : s.weight_bytes;
+            for (const auto& in : s.inputs)
+                if (in.whole && !made_in(in.tensor, i, j)) b += in.bytes;
+            for (int u : p.pmus) bytes[static_cast<size_t>(u)] += b / static_cast<double>(p.pmus.size());
+        }
+        return bytes;
+    }
+
+    /// Predicted time of section [i, j) once its units are placed: configuration, then loads, then streaming,
+    /// as the builder runs them. Loads go through the AGCUs balance_loads() picks, configurations and streamed
+    /// reads and stores through each unit's nearest, so a phase takes at least its busiest AGCU's bytes over
+    /// one AGCU's bandwidth and all its bytes over the memory's; streaming also takes at least the pipeline's
+    /// own estimate. The builder's result is measured, not this estimate.
+    double section_cost(const rdu_section& sec, int i, int j) const {
+        const size_t A = static_cast<size_t>(m_c.agcu_units);
+        std::vector<double> cfg(A, 0.0), load(A, 0.0), io(A, 0.0);
+        auto spread = [](std::vector<double>& to, const std::vector<int>& units, const std::vector<int>& agcu_of, double bytes) {
+            for (int u : units) to[static_cast<size_t>(agcu_of[static_cast<size_t>(u)])] += bytes / static_cast<double>(units.size());
+        };
+        const std::vector<double> loads = pmu_loads(sec, i, j);
+        const std::vector<int> via = balance_loads(m_c, loads);
+        for (size_t u = 0; u < loads.size(); ++u)
+            if (via[u] >= 0) load[static_cast<size_t>(via[u])] += loads[u];
+        for (const rdu_placed& p : sec.stages) {
+            const rdu_stage& s = m_plan.stages[static_cast<size_t>(p.stage)];
+            if (!preloaded(i, j)) {
+                for (int u : p.pcus) cfg[static_cast<size_t>(m_c.pcu_agcu[static_cast<size_t>(u)])] += static_cast<double>(m_c.pcu_config);
+                for (int u : p.pmus) cfg[static_cast<size_t>(m_c.pmu_agcu[static_cast<size_t>(u)])] += static_cast<double>(m_c.pmu_config);
+            }
+            for (const auto& in : s.inputs)
+                if (!in.whole && !made_in(in.tensor, i, j)) spread(io, p.pmus, m_c.pmu_agcu, in.bytes);
+            for (int r : s.outputs)
+                if (m_last_reader[static_cast<size_t>(r)] >= j || m_user_reads[static_cast<size_t>(r)])
+                    spread(io, s.computes ? p.pcus : p.pmus, s.computes ? m_c.pcu_agcu : m_c.pmu_agcu,
+                           static_cast<double>(m_g.tensor(r).bytes()) / s.chunks);
+        }
+        auto phase = [&](const std::vector<double>& bytes) {
+            double total = 0, busiest = 0;
+            for (double b : bytes) total += b, busiest = std::max(busiest, b);
+            return std::max(busiest / m_c.agcu_bw, total / m_c.memory_bw);
+        };
+        return phase(cfg) + phase(load) + std::max(sec.predicted_seconds, phase(io));
+    }
+
+    /// A lower bound on one tile of stage k anywhere: its finest tiles' work spread over as many PCUs as can
+    /// share it, at peak (0 for stages on PMUs alone). Part of the bound that prunes the cut search.
+    double shortest_tile(int k) const {
+        const rdu_stage& s = m_plan.stages[static_cast<size_t>(k)];
+        if (!s.computes) return 0.0;
+        const auto& pcu = (*m_c.pcu);
+        const int n = std::min(max_parallel(s, pcu, s.own_tiles), m_plan.pcu_count);
+        return pcu.ideal_seconds(s.whole) / s.own_tiles / std::max(1, n);
+    }
+
+    /// One tile's time on the busiest of n PCUs, remembered: the cut search asks for the same stages often.
+    double tile_time(const rdu_placed& p, int n) {
+        const std::uint64_t key = (static_cast<std::uint64_t>(p.stage) << 40) | (static_cast<std::uint64_t>(p.tiles) << 24) | static_cast<std::uint64_t>(n);
+        const auto it = m_tile_memo.find(key);
+        if (it != m_tile_memo.end()) return it->second;
+        const double t = tile_seconds(m_plan.stages[static_cast<size_t>(p.stage)], (*m_c.pcu), p.tiles, n);
+        m_tile_memo.emplace(key, t);
+        return t;
+    }
+
+    /// Gives a section's PCUs and PMUs to its stages and places them; fills in its predicted streaming time.
+    void allocate(rdu_section& sec) {
+        const auto& pcu = (*m_c.pcu);
+        const int P = m_plan.pcu_count, M = m_plan.pmu_count;
+        // Units in proportion to work within a level. The levels of a section run one after another (a level
+        // waits for an operand the one before completes), so the section takes the sum over levels of each
+        // level's slowest stage.
+        std::vector<int> n(sec.stages.size(), 0), pm(sec.stages.size(), 0), cap(sec.stages.size(), 0);
+        int free_p = P, free_m = M;
+        auto stage_time = [&](size_t i, int k) { return sec.stages[i].tiles * tile_time(sec.stages[i], k); };
+        int levels = 1;
+        for (const rdu_placed& p : sec.stages) levels = std::max(levels, p.level + 1);
+        using item = std::pair<double, int>;  // (stage time, placed index); ties by the larger index, stable
+        std::vector<std::priority_queue<item>> heap(static_cast<size_t>(levels));
+        for (size_t i = 0; i < sec.stages.size(); ++i) {
+            const rdu_placed& p = sec.stages[i];
+            const rdu_stage& s = m_plan.stages[static_cast<size_t>(p.stage)];
+            n[i] = static_cast<int>(p.pcus.size());
+            pm[i] = static_cast<int>(p.pmus.size());
+            free_p -= n[i];
+            free_m -= pm[i];
+            if (s.computes) {
+                cap[i] = max_parallel(s, pcu, p.tiles);
+                heap[static_cast<size_t>(p.level)].push({stage_time(i, n[i]), static_cast<int>(i)});
+            }
+        }
+        // The fewest extra PCUs that shorten stage i (shares round to whole column blocks and rows): one more,
+        // else 2, 4, 8 ... more while units last. Returns {extra PCUs, new time}; 0 PCUs when none helps.
+        auto faster = [&](size_t i, double t) {
+            for (int step = 1; n[i] + step <= std::min(cap[i], n[i] + free_p); step *= 2) {
+                if (std::max(0, n[i] + step - pm[i]) > free_m) break;
+                const double next = stage_time(i, n[i] + step);
+                if (next < t) return std::make_pair(step, next);
+            }
+            return std::make_pair(0, t);
+        };
+        // Per level: PCUs it holds. With a level's time ~ its work / its PCUs, one more PCU saves about
+        // time / PCUs there: the next PCUs go to the level where that is largest, to its slowest stage.
+        std::vector<int> level_pcus(static_cast<size_t>(levels), 0);
+        for (size_t i = 0; i < sec.stages.size(); ++i) level_pcus[static_cast<size_t>(sec.stages[i].level)] += n[i];
+        while (free_p > 0) {
+            int best = -1;
+            double best_gain = 0;
+            for (int l = 0; l < levels; ++l) {
+                const auto& h = heap[static_cast<size_t>(l)];
+                if (h.empty()) continue;
+                const double gain = h.top().first / std::max(1, level_pcus[static_cast<size_t>(l)]);
+                if (best < 0 || gain > best_gain) best = l, best_gain = gain;
+            }
+            if (best < 0) break;
+            auto& h = heap[static_cast<size_t>(best)];
+            const auto [t, i] = h.top();
+            const size_t ii = static_cast<size_t>(i);
+            h.pop();
+            const auto [k, next] = faster(ii, t);
+            if (k == 0) {  // the level's slowest stage cannot get faster: neither can the level
+                while (!h.empty()) h.pop();
+                continue;
+            }
+            const int pmu_need = std::max(0, n[ii] + k - pm[ii]);
+            n[ii] += k;
+            pm[ii] += pmu_need;
+            free_p -= k;
+            free_m -= pmu_need;
+            level_pcus[static_cast<size_t>(best)] += k;
+            h.push({next, i});
+        }
+        // Spare PMUs spread the bytes a stage moves through its PMUs (weights it loads, or for a stage on PMUs
+        // alone the tensors it moves): the next goes to the stage whose PMUs each carry the most, so a section on
+        // large PMUs still uses many write ports and links instead of the few its bytes need for capacity.
+        std::vector<double> carried(sec.stages.size(), 0.0);
+        std::priority_queue<std::pair<double, int>> spread;
+        for (size_t i = 0; i < sec.stages.size(); ++i) {
+            const rdu_stage& s = m_plan.stages[static_cast<size_t>(sec.stages[i].stage)];
+            carried[i] = s.weight_bytes;
+            if (!s.computes)
+                for (const auto& in : s.inputs) carried[i] += in.bytes;
+            if (carried[i] > 0) spread.push({carried[i] / pm[i], static_cast<int>(i)});
+        }
+        while (free_m > 0 && !spread.empty()) {
+            const size_t i = static_cast<size_t>(spread.top().second);
+            spread.pop();
+            ++pm[i];
+            --free_m;
+            spread.push({carried[i] / pm[i], static_cast<int>(i)});
+        }
+        // Placement: stage after stage along the snakes.
+        int np = 0, nm = 0;
+        double fill = 0;
+        std::vector<double> level_time(static_cast<size_t>(levels), 0.0);
+        for (size_t i = 0; i < sec.stages.size(); ++i) {
+            rdu_placed& p = sec.stages[i];
+            const rdu_stage& s = m_plan.stages[static_cast<size_t>(p.stage)];
+            p.pcus.resize(static_cast<size_t>(n[i]));
+            p.pmus.resize(static_cast<size_t>(pm[i]));
+            for (int& u : p.pcus) u = np++;
+            for (int& u : p.pmus) u = nm++;
+            if (s.computes) {
+                p.tile_seconds = tile_time(p, n[i]);
+            } else {
+                double bytes = 0;
+                for (const auto& in : s.inputs) bytes += in.bytes;
+                p.tile_seconds = bytes / p.tiles / (static_cast<double>(pm[i]) * std::min(m_c.pmu_bw, m_c.link_bw));
+            }
+            level_time[static_cast<size_t>(p.level)] = std::max(level_time[static_cast<size_t>(p.level)], p.tiles * p.tile_seconds);
+            fill += p.tile_seconds;
+            sec.tiles = std::max(sec.tiles, p.tiles);
+            sec.load_bytes += s.weight_bytes;
+        }
+        sec.pcus = np;
+        sec.pmus = nm;
+        sec.load_bytes += static_cast<double>(np) * static_cast<double>(m_c.pcu_config) + static_cast<double>(nm) * static_cast<double>(m_c.pmu_config);
+        sec.predicted_seconds = fill;
+        for (double t : level_time) sec.predicted_seconds += t;
+    }
+};
+
+}  // namespace
+
+rdu_plan make_plan(const workload_graph& g, const chip& c, const rdu_mapper::options& o, const std::string& plat_name,
+                   std::vector<int>* roots) {
+    planner p(g, c, o, plat_name);
+    rdu_plan out = p.run();
+    if (roots) *roots = p.roots();
+    return out;
+}
+
+}  // namespace tessel::rdu
+
+namespace tessel {
+
+rdu_plan rdu_mapper::plan(const workload_graph& g, const platform& plat) const {
+    if (m_opt.chunk_above > 1) throw input_error("mapper.chunk_above must be at most 1 (a share of the chip's PMU capacity)");
+    const rdu::chip c = rdu::discover(plat, m_opt);
+    rdu_plan out = rdu::make_plan(g, c, m_opt, plat.title());
+    out.preloaded = m_opt.steady_state && out.sections.size() == 1;
+    return out;
+}
+
+
+}  // namespace tessel
