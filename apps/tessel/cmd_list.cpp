@@ -1,4 +1,5 @@
 // tessel list: component kinds, mappers, bundled platforms and workloads.
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 
@@ -24,9 +25,12 @@ int run() {
     const bool all = g_what.empty();
     if (all || g_what == "kinds") {
         std::cout << "component kinds (tessel describe KIND):\n";
-        for (const auto& n : kind_registry::instance().names()) {
+        const std::vector<std::string> names = kind_registry::instance().names();
+        size_t width = 0;
+        for (const auto& n : names) width = std::max(width, n.size());
+        for (const auto& n : names) {
             const kind_info* k = kind_registry::instance().find(n);
-            std::cout << "  " << std::left << std::setw(14) << n << std::setw(14) << k->category << k->brief << "\n";
+            std::cout << "  " << std::left << std::setw(static_cast<int>(width + 2)) << n << std::setw(14) << k->category << k->brief << "\n";
         }
     }
     if (all || g_what == "mappers") {

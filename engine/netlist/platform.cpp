@@ -156,23 +156,8 @@ void platform::build_components(const yaml_node& comps, param_context& ctx) {
         const yaml_node kind_node = spec["kind"];
         if (!kind_node.defined()) throw input_error("component '" + e.key + "' needs a 'kind:'", spec.where());
         const std::string kind = kind_node.scalar("kind");
-        const kind_info* k = kind_registry::instance().find(kind);
-        if (!k)
-            throw input_error("unknown component kind '" + kind + "'" + did_you_mean(kind, kind_registry::instance().names()) +
-                                  "; known kinds: " + join(kind_registry::instance().names()),
-                              kind_node.where());
-        const preset* pre = nullptr;
-        if (spec.has("preset")) {
-            const std::string pn = spec["preset"].scalar("preset");
-            pre = k->find_preset(pn);
-            if (!pre) {
-                std::vector<std::string> names;
-                for (const auto& p : k->presets) names.push_back(p.name);
-                throw input_error("kind '" + kind + "' has no preset '" + pn + "'" + did_you_mean(pn, names) +
-                                      (names.empty() ? std::string("; it has no presets") : "; presets: " + join(names)),
-                                  spec["preset"].where());
-            }
-        }
+        const kind_info* k = &kind_registry::instance().require(kind, kind_node.where());
+        const preset* pre = spec.has("preset") ? &k->require_preset(spec["preset"].scalar("preset"), spec["preset"].where()) : nullptr;
         group g;
         g.name = e.key;
         g.kind = kind;

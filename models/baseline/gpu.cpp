@@ -78,13 +78,7 @@ void gpu::params::declare(param_decl& d) {
     d.group(l2, "l2", "the L2 cache");
     d.group(tlb, "tlb", "address translation: the last-level TLB's reach and the cost of a miss");
     d.group(kernel, "kernel", "how kernels run: the fitted fractions and overheads, and the GEMM tiling choices");
-    d(hbm_preset, "hbm_preset", "", "a preset of kind hbm for the device memory (hbm3_stack, hbm2e_stack); empty: none");
-    if (d.describing()) {
-        hbm::params h;
-        d.group(h, "hbm", "the device memory: a nested hbm component (see `tessel describe hbm`)");
-    } else {
-        d.allow("hbm");
-    }
+    d.part<hbm::params>(hbm, "hbm", "hbm", "the device memory (see `tessel describe hbm`)");
 }
 
 namespace {
@@ -356,22 +350,8 @@ gpu::gpu(sc_core::sc_module_name n, const component_args& a)
     load_params(m_p, a);
     set_clock(m_p.clock);
     m_timing = std::make_unique<timing>(m_p, "component '" + a.config_path + "' (gpu)");
-    // The device memory: a nested hbm reading the `hbm:` map, with the named hbm preset under it.
-    const kind_info* hk = kind_registry::instance().find("hbm");
-    component_args sub = a;
-    sub.kind = hk;
-    sub.params = a.params["hbm"];
-    sub.config_path = a.config_path + ".hbm";
-    sub.preset = nullptr;
-    sub.index = {};
-    if (!m_p.hbm_preset.empty()) {
-        const preset* pr = hk ? hk->find_preset(m_p.hbm_preset) : nullptr;
-        if (!pr) throw input_error("component '" + a.config_path + "' (gpu): hbm_preset '" + m_p.hbm_preset + "' is not a preset of kind hbm", a.where);
-        m_hbm_preset = pr->values;
-        sub.preset = &m_hbm_preset;
-    }
-    m_hbm = std::make_unique<hbm>("hbm", sub);
-    m_hbm->set_owner(this);
+    // The device memory: a part built from the `hbm:` map (an hbm unless its `kind:` says otherwise).
+    m_hbm = make_part("hbm", m_p.hbm, a, role::memory);
     m_to_hbm.bind(m_hbm->in);
     m_l2 = block_cache(m_p.l2.capacity.bytes(), m_p.l2.block.bytes());
     m_tlb = block_cache(m_p.tlb.reach.bytes(), m_p.tlb.page.bytes());
@@ -584,6 +564,6 @@ TESSEL_REGISTER_KIND(make_kind<gpu>(
     "gpu", "composite",
     "GPU running kernel after kernel: SMs with tensor cores, FP32 lanes and shared memory; CTA tiling with wave "
     "quantisation, split-K and L2 reuse; flash attention; streaming and row-wise kernels; L2 kept between "
-    "kernels (LRU, write-back); a nested hbm for DRAM; fixed launch overhead"));
+    "kernels (LRU, write-back); device memory as a part (an hbm unless `hbm.kind` names another); fixed launch overhead"));
 
 }  // namespace tessel

@@ -81,7 +81,7 @@ public:
         l2_params l2;
         tlb_params tlb;
         kernel_params kernel;
-        std::string hbm_preset;
+        part_spec hbm;  // the device memory
         void declare(param_decl& d);
     };
     /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().
@@ -128,6 +128,7 @@ public:
 
     bool has_role(role r) const override { return r == role::compute || r == role::composite; }
     std::uint64_t capacity_bytes() const override { return m_hbm->capacity_bytes(); }
+    kernel_device* kernels() override { return this; }
     void transport(txn& t) override;
     void usage(std::vector<resource_usage>& out) const override;
 
@@ -145,13 +146,12 @@ public:
     std::string summary() const override;
 
     const timing& model() const { return *m_timing; }
-    hbm& memory() { return *m_hbm; }
+    component& memory() { return *m_hbm; }
 
 private:
     params m_p;
     std::unique_ptr<timing> m_timing;
-    std::unique_ptr<hbm> m_hbm;
-    std::vector<std::pair<std::string, std::string>> m_hbm_preset;
+    std::unique_ptr<component> m_hbm;
     tlm_utils::simple_initiator_socket<gpu> m_to_hbm{"to_hbm"};
     txn_payload m_payload;
     block_cache m_l2;

@@ -43,13 +43,7 @@ void tpu::params::declare(param_decl& d) {
     d.group(core, "core", "one TensorCore");
     d.group(cmem, "cmem", "the on-chip common memory");
     d.group(op, "op", "how operations run: overheads and achievable fractions");
-    d(hbm_preset, "hbm_preset", "", "a preset of kind hbm for the device memory; empty: none");
-    if (d.describing()) {
-        hbm::params h;
-        d.group(h, "hbm", "the device memory: a nested hbm component (see `tessel describe hbm`)");
-    } else {
-        d.allow("hbm");
-    }
+    d.part<hbm::params>(hbm, "hbm", "hbm", "the device memory (see `tessel describe hbm`)");
 }
 
 namespace {
@@ -138,21 +132,7 @@ tpu::tpu(sc_core::sc_module_name n, const component_args& a)
     load_params(m_p, a);
     set_clock(m_p.clock);
     m_timing = std::make_unique<timing>(m_p, "component '" + a.config_path + "' (tpu)");
-    const kind_info* hk = kind_registry::instance().find("hbm");
-    component_args sub = a;
-    sub.kind = hk;
-    sub.params = a.params["hbm"];
-    sub.config_path = a.config_path + ".hbm";
-    sub.preset = nullptr;
-    sub.index = {};
-    if (!m_p.hbm_preset.empty()) {
-        const preset* pr = hk ? hk->find_preset(m_p.hbm_preset) : nullptr;
-        if (!pr) throw input_error("component '" + a.config_path + "' (tpu): hbm_preset '" + m_p.hbm_preset + "' is not a preset of kind hbm", a.where);
-        m_hbm_preset = pr->values;
-        sub.preset = &m_hbm_preset;
-    }
-    m_hbm = std::make_unique<hbm>("hbm", sub);
-    m_hbm->set_owner(this);
+    m_hbm = make_part("hbm", m_p.hbm, a, role::memory);
     m_to_hbm.bind(m_hbm->in);
     m_cmem = block_cache(m_p.cmem.capacity.bytes(), m_p.cmem.block.bytes());
     m_track = trace_track("");
@@ -307,6 +287,6 @@ std::string tpu::summary() const {
 TESSEL_REGISTER_KIND(make_kind<tpu>(
     "tpu", "composite",
     "TPU running operation after operation: TensorCores with weight-stationary 128x128 MXUs (padding to the array, "
-    "fill and drain), vector and transcendental units, CMEM kept between operations, a nested hbm"));
+    "fill and drain), vector and transcendental units, CMEM kept between operations, device memory as a part (an hbm by default)"));
 
 }  // namespace tessel

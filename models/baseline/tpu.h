@@ -58,7 +58,7 @@ public:
         core_params core;
         cmem_params cmem;
         op_params op;
-        std::string hbm_preset;
+        part_spec hbm;  // the device memory
         void declare(param_decl& d);
     };
     /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().
@@ -91,6 +91,7 @@ public:
 
     bool has_role(role r) const override { return r == role::compute || r == role::composite; }
     std::uint64_t capacity_bytes() const override { return m_hbm->capacity_bytes(); }
+    kernel_device* kernels() override { return this; }
     void transport(txn& t) override;
     void usage(std::vector<resource_usage>& out) const override;
 
@@ -108,8 +109,7 @@ public:
 private:
     params m_p;
     std::unique_ptr<timing> m_timing;
-    std::unique_ptr<hbm> m_hbm;
-    std::vector<std::pair<std::string, std::string>> m_hbm_preset;
+    std::unique_ptr<component> m_hbm;
     tlm_utils::simple_initiator_socket<tpu> m_to_hbm{"to_hbm"};
     txn_payload m_payload;
     block_cache m_cmem;

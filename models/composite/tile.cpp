@@ -3,29 +3,28 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/compute/pe.h"
 #include "models/core/registry.h"
+#include "models/memory/sram_bank.h"
 
 namespace tessel {
 
 void tile::params::declare(param_decl& d) {
-    d.group(compute, "pe", "the processing element (see `tessel describe pe`)");
-    d.group(scratchpad, "sram", "the scratchpad (see `tessel describe sram_bank`)");
+    d.part<pe::params>(compute, "pe", "pe", "the processing element (see `tessel describe pe`)");
+    d.part<sram_bank::params>(scratchpad, "sram", "sram_bank", "the scratchpad (see `tessel describe sram_bank`)");
 }
 
 std::vector<stat_decl> tile::stat_table() { return {}; }  // its parts report their own
 
 tile::tile(sc_core::sc_module_name n, const component_args& a) : component(n, a) {
     load_params(m_p, a);
-    component_args sub = a;
-    sub.config_path = a.config_path + ".pe";
-    sub.kind = kind_registry::instance().find("pe");
-    m_pe = std::make_unique<class pe>("pe", sub, m_p.compute);
-    sub.config_path = a.config_path + ".sram";
-    sub.kind = kind_registry::instance().find("sram_bank");
-    m_sram = std::make_unique<sram_bank>("sram", sub, m_p.scratchpad);
-    m_pe->set_owner(this);
-    m_sram->set_owner(this);
-    set_clock(m_p.compute.clock);
+    m_pe = make_part("pe", m_p.compute, a, role::compute);
+    m_sram = make_part("sram", m_p.scratchpad, a, role::memory);
+    if (!m_pe->unit_model())
+        throw input_error("component '" + m_p.compute.config_path + "': kind '" + m_p.compute.kind +
+                              "' cannot be a tile's processing element (it has no per-unit timing model)",
+                          m_p.compute.kind_where);
+    set_clock(m_pe->clock());
     m_to_pe.bind(m_pe->in);
     m_to_sram.bind(m_sram->in);
 }

@@ -113,16 +113,6 @@ pe::pe(sc_core::sc_module_name n, const component_args& a)
     init();
 }
 
-pe::pe(sc_core::sc_module_name n, const component_args& a, const params& p)
-    : component(n, a),
-      m_p(p),
-      m_timing(p),
-      m_macs(stats().scalar("macs")),
-      m_vector_ops(stats().scalar("vector_ops")),
-      m_steps(stats().scalar("steps")) {
-    init();
-}
-
 void pe::init() {
     set_clock(m_p.clock);
     m_track = trace_track("");

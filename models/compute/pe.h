@@ -55,8 +55,6 @@ public:
     };
 
     pe(sc_core::sc_module_name name, const component_args& args);
-    /// As part of a composite whose parameters were already read.
-    pe(sc_core::sc_module_name name, const component_args& args, const params& p);
 
     bool has_role(role r) const override { return r == role::compute; }
     void transport(txn& t) override;

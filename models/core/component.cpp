@@ -1,6 +1,5 @@
 #include "models/core/component.h"
 
-#include "models/baseline/kernel_device.h"
 #include "models/core/registry.h"
 #include "models/core/sim_context.h"
 
@@ -8,10 +7,14 @@ namespace tessel {
 
 const char* resource_class_name(resource_class c) {
     switch (c) {
-        case resource_class::compute: return "compute";
-        case resource_class::memory: return "memory";
-        case resource_class::network: return "network";
-        case resource_class::sync: return "sync";
+        case resource_class::compute:
+            return "compute";
+        case resource_class::memory:
+            return "memory";
+        case resource_class::network:
+            return "network";
+        case resource_class::sync:
+            return "sync";
     }
     return "?";
 }
@@ -40,9 +43,37 @@ const std::vector<memory_tier>& component::memory_tiers() const {
     return none;
 }
 
-// The one cross-cast: kernel_device is an interface the gpu and tpu kinds implement (not a kind), and the query
-// finds it for them. A kind may answer for itself instead by overriding kernels().
-kernel_device* component::kernels() { return dynamic_cast<kernel_device*>(this); }
+std::unique_ptr<component> component::make_part(const char* name, const part_spec& s, const component_args& a,
+                                                role needs) {
+    const kind_info& k = kind_registry::instance().require(s.kind, s.kind_where);
+    component_args sub;
+    sub.sim = a.sim;
+    sub.kind = &k;
+    sub.params = s.params;
+    sub.ctx = a.ctx;
+    sub.config_path = s.config_path;
+    sub.preset = s.preset.empty() ? nullptr : &k.require_preset(s.preset, s.preset_where).values;
+    sub.index = a.index;
+    sub.where = s.where;
+    sub.part = true;
+    static const char* const what[] = {"compute", "memory", "interconnect", "sync", "composite"};
+    const auto refuse = [&] {
+        throw input_error("component '" + s.config_path + "': kind '" + s.kind + "' cannot be this part (it is not a " +
+                              what[static_cast<int>(needs)] + " component)",
+                          s.kind_where);
+    };
+    // The kind's category answers before its parameters are read (a composite may still have the role).
+    if (k.category != what[static_cast<int>(needs)] && k.category != "composite") refuse();
+    std::unique_ptr<component> c(k.make(name, sub));
+    if (!c->has_role(needs)) refuse();
+    // An owner paces its traffic by its memory's peak bandwidth: a memory part has to declare one.
+    if (needs == role::memory && c->peak_bytes_per_second() <= 0)
+        throw input_error("component '" + s.config_path + "': kind '" + s.kind +
+                              "' cannot be this part (a memory part needs a peak bandwidth)",
+                          s.kind_where);
+    c->set_owner(this);
+    return c;
+}
 
 std::uint32_t component::unit_count() const {
     std::uint32_t n = 1;

@@ -8,6 +8,7 @@
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,7 @@ struct component_args {
     const std::vector<std::pair<std::string, std::string>>* preset = nullptr;
     std::vector<int> index;       // position in a replicate grid, if replicated
     source_location where;        // where the component is declared
+    bool part = false;            // built by an owner's make_part: its map also holds `kind:` and `preset:`
 };
 
 class component : public sc_core::sc_module {
@@ -96,8 +98,7 @@ public:
     /// For arrays of PEs held as data (the wafer): placement and lockstep spans (nullptr: not such an array).
     virtual pe_grid* grid() { return nullptr; }
     /// For devices that run whole kernels (gpu, tpu): their kernel interface (nullptr: not such a device).
-    /// By default the interface the kind implements, if any (kernel_device).
-    virtual kernel_device* kernels();
+    virtual kernel_device* kernels() { return nullptr; }
 
     /// The timing model: updates `t.head`/`t.tail` (and `t.unit` when the component picks it).
     virtual void transport(txn& t) = 0;
@@ -126,10 +127,18 @@ protected:
     void load_params(P& p, const component_args& a) {
         param_decl d(a.params, a.ctx, a.config_path, "component '" + a.config_path + "' (" + kind_name() + ")");
         d.set_preset(a.preset);
+        if (a.part) {  // the owner read these (param_decl::part)
+            d.allow("kind");
+            d.allow("preset");
+        }
         p.declare(d);
         d.finish();
     }
+    /// Builds a part of this composite through the kind registry, from `s` (read by param_decl::part), as the
+    /// child module `name`; throws input_error when the chosen kind lacks the role the owner needs of it.
+    std::unique_ptr<component> make_part(const char* name, const part_spec& s, const component_args& a, role needs);
     void set_clock(const frequency& f) { m_clock = f.clock(); }
+    void set_clock(const clock_domain& c) { m_clock = c; }
     /// A trace track for a unit or a sub-resource ("link[1,2].east").
     int trace_track(const std::string& sub) const;
     tick now() const;

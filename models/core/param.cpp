@@ -348,6 +348,13 @@ void param_decl::operator()(rate_table& f, std::string_view name, std::string_vi
     }
 }
 
+source_location param_decl::given_at(const yaml_node& node, const std::string& path, const source_location& otherwise) const {
+    if (m_ctx)
+        if (const auto* o = m_ctx->find_override(path)) return source_location{"--set " + path + "=" + o->text, 0, 0};
+    const yaml_node n = node[path.substr(path.rfind('.') + 1)];
+    return n.defined() ? n.where() : otherwise;
+}
+
 void param_decl::finish() const {
     if (describing() || !m_node.defined()) return;
     m_node.check_keys(m_known, "parameters of " + m_what);

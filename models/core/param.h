@@ -70,6 +70,17 @@ private:
     std::map<std::string, size_t> m_resolved_index;
 };
 
+/// A part of a composite built through the kind registry (component::make_part). Its YAML map is
+/// `{kind:, preset:, ...the kind's parameters}`: `kind` picks any registered kind (a default otherwise), and
+/// `--set OWNER.PART.kind=K` swaps it like any other parameter.
+struct part_spec {
+    std::string kind, preset;
+    yaml_node params;         // the part's map (undefined when the YAML leaves it out)
+    std::string config_path;  // "gpu.hbm"
+    source_location where;    // the part's map, or its owner's when absent
+    source_location kind_where, preset_where;  // where the kind and preset were given (YAML, --set or default)
+};
+
 class param_decl {
 public:
     /// Describe mode: only records what is declared.
@@ -111,6 +122,35 @@ public:
         child.finish();
     }
 
+    /// A nested part (see part_spec): reads its `kind` and `preset` here and leaves the rest of its map to the
+    /// part itself. `tessel describe` lists the default kind's parameters (P) under the part's name.
+    template <class P>
+    void part(part_spec& s, std::string_view name, std::string_view default_kind, std::string_view desc) {
+        const std::string kind_desc = "the kind of this part (any registered kind that fits; see `tessel describe`)";
+        const std::string preset_desc = "a preset of the part's kind; empty: none";
+        if (describing()) {
+            m_specs->push_back(param_spec{m_prefix + std::string(name), param_type::group, {},
+                                          false, std::string(desc) + " (a part: {kind: " + std::string(default_kind) +
+                                                     ", preset:, ...its parameters})", {}});
+            param_decl child(m_specs, m_prefix + std::string(name) + ".");
+            child(s.kind, "kind", default_kind, kind_desc);
+            child(s.preset, "preset", "", preset_desc);
+            P p;
+            p.declare(child);
+            return;
+        }
+        m_known.emplace_back(name);
+        const yaml_node node = m_node[name];
+        param_decl child(node, m_ctx, m_path + "." + std::string(name), m_what + "." + std::string(name));
+        child(s.kind, "kind", default_kind, kind_desc);
+        child(s.preset, "preset", "", preset_desc);
+        s.params = node;
+        s.config_path = m_path + "." + std::string(name);
+        s.where = node.defined() ? node.where() : m_node.where();
+        s.kind_where = given_at(node, s.config_path + ".kind", s.where);
+        s.preset_where = given_at(node, s.config_path + ".preset", s.where);
+    }
+
     /// Strict check: every key in the YAML map was declared.
     void finish() const;
     /// Accepts a key that someone else reads (a mapper's `impl`).
@@ -138,6 +178,8 @@ private:
     quantity parse(const raw_value& v, std::string_view name, std::initializer_list<dimension> dims,
                    std::string_view example) const;
     [[noreturn]] void bad(const raw_value& v, std::string_view name, const std::string& msg) const;
+    /// Where the value at `path` (the last name under `node`) came from: a --set, the YAML, else `otherwise`.
+    source_location given_at(const yaml_node& node, const std::string& path, const source_location& otherwise) const;
     void check_bound(double v, bound b, const raw_value& raw, std::string_view name) const;
 
     std::vector<param_spec>* m_specs = nullptr;

@@ -36,6 +36,8 @@ struct kind_info {
     std::vector<stat_decl> stats;
 
     const preset* find_preset(const std::string& n) const;
+    /// The preset `n`, or an input_error at `where` listing the kind's presets.
+    const preset& require_preset(const std::string& n, const source_location& where) const;
 };
 
 class kind_registry {
@@ -45,6 +47,8 @@ public:
     /// (see errors()).
     bool add(kind_info k);
     const kind_info* find(const std::string& name) const;
+    /// The kind `name`, or an input_error at `where` suggesting the nearest known kind.
+    const kind_info& require(const std::string& name, const source_location& where) const;
     std::vector<std::string> names() const;
     /// Problems found while registering (duplicates); tessel refuses to run while any exist.
     const std::vector<std::string>& errors() const { return m_errors; }

@@ -1,5 +1,7 @@
 #include "models/core/sim_context.h"
 
+#include "models/core/component.h"
+
 #include <systemc>
 
 #include <cstdlib>
@@ -17,6 +19,12 @@ void sim_context::init_systemc() {
     sc_core::sc_report_handler::set_actions(sc_core::SC_ERROR, sc_core::SC_THROW);
     sc_core::sc_report_handler::set_actions(sc_core::SC_FATAL, sc_core::SC_THROW);
     sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+}
+
+component* sim_context::find_component(const std::string& path) const {
+    for (component* c : m_components)
+        if (c && c->path() == path) return c;
+    return nullptr;
 }
 
 }  // namespace tessel

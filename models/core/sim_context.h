@@ -40,6 +40,8 @@ public:
     }
     void remove_component(std::uint32_t id) { m_components[id] = nullptr; }
     const std::vector<component*>& components() const { return m_components; }
+    /// The component with hierarchical name `path` built so far ("sn40l.hbm"), or nullptr.
+    component* find_component(const std::string& path) const;
 
 private:
     std::vector<component*> m_components;

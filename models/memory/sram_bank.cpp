@@ -127,15 +127,6 @@ sram_bank::sram_bank(sc_core::sc_module_name n, const component_args& a)
     init(a);
 }
 
-sram_bank::sram_bank(sc_core::sc_module_name n, const component_args& a, const params& p)
-    : component(n, a),
-      m_p(p),
-      m_read_bytes(stats().scalar("read_bytes")),
-      m_write_bytes(stats().scalar("write_bytes")),
-      m_accesses(stats().scalar("accesses")) {
-    init(a);
-}
-
 void sram_bank::init(const component_args& a) {
     set_clock(m_p.clock);
     if (m_p.capacity.bytes() % static_cast<std::uint64_t>(m_p.banks) != 0)

@@ -59,11 +59,11 @@ public:
     };
 
     sram_bank(sc_core::sc_module_name name, const component_args& args);
-    /// As part of a composite whose parameters were already read.
-    sram_bank(sc_core::sc_module_name name, const component_args& args, const params& p);
 
     bool has_role(role r) const override { return r == role::memory; }
     std::uint64_t capacity_bytes() const override { return m_p.capacity.bytes(); }
+    /// Every port of every bank at once.
+    double peak_bytes_per_second() const override { return m_timing->port_bytes_per_second() * static_cast<double>(m_timing->port_count()); }
     void transport(txn& t) override;
     void usage(std::vector<resource_usage>& out) const override;
 

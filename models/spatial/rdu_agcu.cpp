@@ -46,8 +46,7 @@ rdu_agcu::rdu_agcu(sc_core::sc_module_name n, const component_args& a)
     const std::string prefix = parent ? std::string(parent->name()) + "." : std::string();
     std::uint64_t base = 0;
     for (std::string name; names >> name;) {
-        auto* obj = sc_core::sc_find_object((prefix + name).c_str());
-        auto* mem = dynamic_cast<component*>(obj);
+        component* mem = sim().find_component(prefix + name);
         if (!mem || !mem->has_role(role::memory))
             throw input_error("component '" + a.config_path + "' (rdu_agcu): memory '" + name +
                                   "' is not a memory component declared before it (declare the memories the AGCUs "
