@@ -1,0 +1,49 @@
+// Emit and replay as a user would: `tessel run -p P -w W --emit-program F` then `tessel run -g F` must give the
+// same simulated time, the same step count and byte-identical statistics.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "tests/support/cli.h"
+
+namespace tessel::test {
+
+inline std::string slurp(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+/// Maps `workload` on `platform`, replays the emitted program and checks both runs agree; returns the mapped
+/// run's JSON summary (empty on failure).
+inline nlohmann::json expect_same_replay(const std::string& platform, const std::string& workload) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("tessel_emit_" + platform + "_" + workload);
+    fs::create_directories(dir);
+    const fs::path prog = dir / "program.yaml", s1 = dir / "mapped.json", s2 = dir / "replayed.json";
+    const auto mapped = run_tessel("run -p " + platform + " -w " + workload + " --json --stats " + s1.string() +
+                                   " --emit-program " + prog.string());
+    EXPECT_EQ(mapped.code, 0) << mapped.out;
+    if (mapped.code != 0) return {};
+    // The program names its platform, so -g alone replays it.
+    const auto replayed = run_tessel("run -g " + prog.string() + " --json --stats " + s2.string());
+    EXPECT_EQ(replayed.code, 0) << replayed.out;
+    if (replayed.code != 0) return {};
+    const auto a = nlohmann::json::parse(mapped.out), b = nlohmann::json::parse(replayed.out);
+    EXPECT_EQ(a["sim_time_s"].get<double>(), b["sim_time_s"].get<double>());
+    EXPECT_EQ(a["steps"], b["steps"]);
+    EXPECT_GT(a["sim_time_s"].get<double>(), 0.0);
+    EXPECT_EQ(slurp(s1), slurp(s2)) << "statistics differ between the mapped run and its replay";
+    fs::remove_all(dir);
+    return a;
+}
+
+}  // namespace tessel::test
