@@ -10,11 +10,13 @@ executor::executor(sc_core::sc_module_name n, platform& plat) : sc_core::sc_modu
     // Every component, parts of composites included (tile[0,0].sram), gets its own binding.
     const auto& all = plat.sim().components();
     m_socket.assign(all.size(), -1);
+    m_nets.assign(all.size(), nullptr);
     int next = 0;
     for (std::uint32_t id = 0; id < all.size(); ++id) {
         if (!all[id]) continue;
         m_out.bind(all[id]->in);
         m_socket[id] = next++;
+        if (all[id]->has_role(component::role::interconnect)) m_nets[id] = static_cast<interconnect*>(all[id]);
     }
     SC_METHOD(process);
     sensitive << m_wake;
@@ -377,11 +379,12 @@ void executor::inject(std::uint32_t fi, tick now) {
     k.flow = fi;
     k.number = static_cast<std::uint32_t>(f.count);
     k.stage = 0;
-    k.hop = 0;
     k.bytes = f.local ? f.total : std::min(f.packet, f.total - f.sent);
     k.offset = f.sent;
-    k.created = k.head = k.tail = now;
+    k.created = now;
     k.own_route = false;
+    k.net = nullptr;
+    k.t.head = k.t.tail = now;
     f.ring[f.count % f.window] = no_time;
     f.sent += k.bytes;
     ++f.count;
@@ -409,35 +412,66 @@ const std::vector<route_segment>& executor::route_of(const packet& k) const {
     return k.own_route ? k.route : m_flows[k.flow].route;
 }
 
-void executor::memory_stage(packet& k, txn_kind kind, const endpoint& e, txn& t) {
+void executor::memory_stage(packet& k, txn_kind kind, const endpoint& e, const flow& f) {
+    txn& t = m_payload.ext();
+    t.op = m_prog->steps[f.step].op;
+    t.step = f.step;
+    t.payload = nullptr;
     t.kind = kind;
     t.unit = e.unit;
     t.address = e.address + k.offset;
+    t.bytes = k.bytes;
+    t.head = k.t.head;
+    t.tail = k.t.tail;
     send(e.comp, t);
-    k.head = t.head;
-    k.tail = t.tail;
+    k.t.head = t.head;
+    k.t.tail = t.tail;
+}
+
+void executor::enter_stage(packet& k, std::uint32_t ki) {
+    const flow& f = m_flows[k.flow];
+    const std::vector<route_segment>& route = route_of(k);
+    if (f.local || k.stage > route.size()) {
+        k.net = nullptr;
+        return;
+    }
+    const route_segment& seg = route[k.stage - 1];
+    k.net = m_nets[seg.net];
+    txn& t = k.t;
+    t.kind = txn_kind::route;
+    t.op = m_prog->steps[f.step].op;
+    t.step = f.step;
+    t.bytes = k.bytes;
+    t.address = m_prog->steps[f.step].at.address + k.offset;  // where it was read (the IPU exchange's multicast)
+    t.src_port = seg.in;
+    t.dst_port = seg.out;
+    t.hop = 0;
+    t.token = ki;
 }
 
 void executor::advance(std::uint32_t ki) {
-    txn& t = m_payload.ext();
-    t.payload = nullptr;
     for (;;) {
         packet& k = m_packets[ki];
-        const flow& f = m_flows[k.flow];
-        const step& st = m_prog->steps[f.step];
-        t.op = st.op;
-        t.step = f.step;
-        t.head = k.head;
-        t.tail = k.tail;
-        t.bytes = k.bytes;
-        if (k.stage == 0) {
+        if (k.net) {
+            // In a network: its next link (or several, while nothing queued comes first), by a direct call on
+            // the network with the packet's own route transaction.
+            k.t.horizon = horizon();
+            k.net->transport(k.t);
+            if (k.t.hop == txn::parked) return;  // the network hands it back through release()
+            if (k.t.hop == txn::arrived) {
+                ++k.stage;
+                enter_stage(k, ki);
+            }
+        } else if (k.stage == 0) {
+            const flow& f = m_flows[k.flow];
+            const step& st = m_prog->steps[f.step];
             // Source memory (none when the source is a network port).
-            if (!f.src_is_port) memory_stage(k, txn_kind::read, st.at, t);
+            if (!f.src_is_port) memory_stage(k, txn_kind::read, st.at, f);
             k.stage = 1;
             if (!f.local && (f.src_by_address || f.dst_by_address)) {
                 // Memories that pick the unit by address may move this packet to another port.
                 attach_point sap = f.src_ap, dap = f.dst_ap;
-                if (f.src_by_address) sap = attach_or_fail(st.at, t.unit, f.step);
+                if (f.src_by_address) sap = attach_or_fail(st.at, m_payload.ext().unit, f.step);
                 if (f.dst_by_address)
                     dap = attach_or_fail(st.to, m_plat.comp(st.to.comp).unit_for_address(st.to.address + k.offset), f.step);
                 if (sap.net != f.src_ap.net || sap.port != f.src_ap.port || dap.net != f.dst_ap.net || dap.port != f.dst_ap.port) {
@@ -445,37 +479,21 @@ void executor::advance(std::uint32_t ki) {
                     k.own_route = true;
                 }
             }
-        } else if (!f.local && k.stage <= route_of(k).size()) {
-            const route_segment& seg = route_of(k)[k.stage - 1];
-            t.kind = txn_kind::route;
-            t.src_port = seg.in;
-            t.dst_port = seg.out;
-            t.hop = k.hop;
-            t.token = ki;
-            t.horizon = horizon();
-            send(seg.net, t);
-            if (t.hop == txn::parked) return;  // the network hands it back through release()
-            k.head = t.head;
-            k.tail = t.tail;
-            if (t.hop == txn::arrived) {
-                ++k.stage;
-                k.hop = 0;
-            } else {
-                k.hop = t.hop;
-            }
+            enter_stage(k, ki);
         } else {
             // Destination memory (none when the destination is a network port).
-            if (!f.dst_is_port) memory_stage(k, txn_kind::write, st.to, t);
+            const flow& f = m_flows[k.flow];
+            if (!f.dst_is_port) memory_stage(k, txn_kind::write, m_prog->steps[f.step].to, f);
             delivered(ki);
             return;
         }
         // The next request is made when the head gets there: now, if nothing queued comes first.
-        const packet& kn = m_packets[ki];
-        if (!may_go_now(kn.head)) {
-            push(kn.head, ev::stage, ki);
+        const tick head = m_packets[ki].t.head;
+        if (!may_go_now(head)) {
+            push(head, ev::stage, ki);
             return;
         }
-        m_now = std::max(m_now, kn.head);
+        m_now = std::max(m_now, head);
     }
 }
 
@@ -483,7 +501,7 @@ void executor::delivered(std::uint32_t ki) {
     const packet& k = m_packets[ki];
     const std::uint32_t fi = k.flow;
     flow& f = m_flows[fi];
-    const tick done = k.tail;
+    const tick done = k.t.tail;
     m_result.latency.add(done - k.created);
     const traffic_spec& tr = m_prog->traffic;
     if (tr.enabled()) {
@@ -518,13 +536,12 @@ void executor::wake_at(component& c, tick at) { push(at, ev::wake, c.id()); }
 void executor::release(std::uint64_t token, std::uint32_t hop, tick head, tick tail) {
     const auto ki = static_cast<std::uint32_t>(token);
     packet& k = m_packets[ki];
-    k.head = head;
-    k.tail = tail;
+    k.t.head = head;
+    k.t.tail = tail;
+    k.t.hop = hop;
     if (hop == txn::arrived) {
         ++k.stage;
-        k.hop = 0;
-    } else {
-        k.hop = hop;
+        enter_stage(k, ki);
     }
     push(head, ev::stage, ki);
 }

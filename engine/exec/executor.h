@@ -84,10 +84,13 @@ private:
         std::uint32_t flow = 0;
         std::uint32_t number = 0;  // within its flow
         std::uint32_t stage = 0;   // 0: source read, 1..segments: a network, then the destination write
-        std::uint32_t hop = 0;     // position within the current network
         std::uint64_t bytes = 0, offset = 0;
-        tick created = 0, head = 0, tail = 0;
+        tick created = 0;
         bool own_route = false;    // routed by address differently from its flow
+        interconnect* net = nullptr;  // the network it is in (stage 1..segments), else null
+        // Its head and tail throughout, and while it is in a network its route transaction, kept from one link
+        // to the next (position, ports, bytes), so a hop costs one call to the network.
+        txn t;
         std::vector<route_segment> route;
     };
 
@@ -103,8 +106,11 @@ private:
     void inject(std::uint32_t f, tick now);
     void schedule_next(std::uint32_t f, tick earliest);
     void advance(std::uint32_t k);
-    /// A packet's read at its source memory or write at its destination memory.
-    void memory_stage(packet& k, txn_kind kind, const endpoint& e, txn& t);
+    /// A packet's read at its source memory or write at its destination memory (k.t's head and tail in and out).
+    void memory_stage(packet& k, txn_kind kind, const endpoint& e, const flow& f);
+    /// Moves packet `ki` into the network of its current stage (at its first link) or, past the last, to its
+    /// destination stage.
+    void enter_stage(packet& k, std::uint32_t ki);
     void delivered(std::uint32_t k);
     void send(std::uint32_t comp, txn& t);
     attach_point attach_or_fail(const endpoint& e, std::int32_t unit, std::uint32_t s) const;
@@ -115,6 +121,7 @@ private:
     tlm_utils::multi_passthrough_initiator_socket<executor> m_out;
     platform& m_plat;
     std::vector<int> m_socket;  // component id -> socket index (through owners)
+    std::vector<interconnect*> m_nets;  // component id -> the network, for route transactions (direct calls)
     sc_core::sc_event m_wake;
     txn_payload m_payload;
 

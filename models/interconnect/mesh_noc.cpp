@@ -158,18 +158,6 @@ int mesh_noc::hops(std::uint32_t from, std::uint32_t to) const {
     return std::abs(fx - tx) + std::abs(fy - ty);
 }
 
-int mesh_noc::next_direction(int x, int y, int dx, int dy) const {
-    if (m_x_first) {
-        if (dx > x) return mesh_router::east;
-        if (dx < x) return mesh_router::west;
-    }
-    if (dy > y) return mesh_router::north;
-    if (dy < y) return mesh_router::south;
-    if (dx > x) return mesh_router::east;
-    if (dx < x) return mesh_router::west;
-    return mesh_router::local;
-}
-
 int mesh_noc::link_track(int node, int dir) {
     static const char* names[5] = {"east", "west", "north", "south", "eject"};
     const int w = static_cast<int>(m_p.width);
@@ -181,20 +169,34 @@ void mesh_noc::link_step(txn& t, std::uint64_t wire, int node) {
     const int dx = static_cast<int>(t.dst_port) % w, dy = static_cast<int>(t.dst_port) / w;
     int x = node % w, y = node / w;
     const tick ser = ser_ticks(wire);
+    const bool tracing = sim().trace.enabled();
+    // Head and tail in locals: the links' reservations are ticks too, so stores to them would reload t's.
+    tick head = t.head, tail = t.tail;
     // One link, or several while the executor's horizon says nothing else can reach them first.
     for (;;) {
         const int dir = next_direction(x, y, dx, dy);
-        const size_t l = static_cast<size_t>((y * w + x) * 5 + dir);
-        link_hop::pass(m_links[l], m_link_bytes[l], wire, ser, m_router, m_wire, t.head, t.tail);
-        if (sim().trace.enabled()) {
-            if (m_link_tracks[l] == -2) m_link_tracks[l] = link_track(y * w + x, dir);
-            sim().trace.slice(m_link_tracks[l], t.head - m_wire, t.tail - m_wire, t.op, t.step);
+        const size_t l = static_cast<size_t>(node * 5 + dir);
+        link_hop::pass(m_links[l], m_link_bytes[l], wire, ser, m_router, m_wire, head, tail);
+        if (tracing) {
+            if (m_link_tracks[l] == -2) m_link_tracks[l] = link_track(node, dir);
+            sim().trace.slice(m_link_tracks[l], head - m_wire, tail - m_wire, t.op, t.step);
         }
-        t.hop = neighbour_hop(x, y, dir);
-        if (t.hop == txn::arrived || t.head >= t.horizon) return;
-        x = static_cast<int>(t.hop - 1) % w;
-        y = static_cast<int>(t.hop - 1) / w;
+        switch (dir) {
+            case mesh_router::east: ++x, ++node; break;
+            case mesh_router::west: --x, --node; break;
+            case mesh_router::north: ++y, node += w; break;
+            case mesh_router::south: --y, node -= w; break;
+            default:
+                t.hop = txn::arrived;
+                t.head = head;
+                t.tail = tail;
+                return;
+        }
+        if (head >= t.horizon) break;
     }
+    t.hop = static_cast<std::uint32_t>(node) + 1;
+    t.head = head;
+    t.tail = tail;
 }
 
 std::uint32_t mesh_noc::neighbour_hop(int x, int y, int dir) const {

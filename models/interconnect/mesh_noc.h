@@ -66,7 +66,17 @@ public:
     void usage(std::vector<resource_usage>& out) const override;
 
     /// The next direction from node (x, y) towards (dx, dy); mesh_router::local when there.
-    int next_direction(int x, int y, int dx, int dy) const;
+    int next_direction(int x, int y, int dx, int dy) const {
+        if (m_x_first) {
+            if (dx > x) return mesh_router::east;
+            if (dx < x) return mesh_router::west;
+        }
+        if (dy > y) return mesh_router::north;
+        if (dy < y) return mesh_router::south;
+        if (dx > x) return mesh_router::east;
+        if (dx < x) return mesh_router::west;
+        return mesh_router::local;
+    }
     tick ser_ticks(std::uint64_t wire_bytes) {
         if (wire_bytes != m_ser_bytes) {
             m_ser_bytes = wire_bytes;
