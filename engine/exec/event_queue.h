@@ -1,9 +1,12 @@
 // The executor's event queue: earliest time first, first in first out among events of one time (so the order
-// of simultaneous events follows the order their causes happened). A monotone radix queue: no event is ever
-// pushed earlier than the last one popped, which lets events sit in 65 buckets by the highest bit in which
-// their time differs from the last popped time; a push is O(1) and each event moves down at most 64 buckets
-// over its life, much cheaper than a binary heap for the hundreds of thousands of in-flight packet events a
-// large mesh has.
+// of simultaneous events follows the order their causes happened).
+//
+// Events of one time share a slot: a list in push order. A large lock-step program has few distinct times and
+// many events at each (the 64 x 64 mesh benchmark: about 120 per time), so the queue orders slots, not events.
+// A push appends to its time's list, found through the slot the last push used or a small hash table (or
+// made); a pop takes the next event of the current time's list. Slots are ordered by a monotone radix queue: no event is ever pushed earlier than the
+// last one popped, which lets slots sit in 64 buckets by the highest bit in which their time differs from the
+// last popped time; each slot moves down at most 64 buckets over its life, and only slots move, never events.
 #pragma once
 
 #include <array>
@@ -18,11 +21,21 @@ namespace tessel {
 template <class Event>  // Event has a `tick time` member
 class event_queue {
 public:
+    event_queue() { reset(0); }
     void reset(tick now) {
+        if (m_slots.empty()) m_slots.emplace_back();
         for (auto& b : m_buckets) b.clear();
         m_least.fill(~tick{0});
         m_full = 0;
-        m_head = 0;
+        for (std::uint32_t s = 0; s < m_slots.size(); ++s) m_slots[s].events.clear();
+        m_free_slots.clear();
+        for (std::uint32_t s = static_cast<std::uint32_t>(m_slots.size()); s-- > 0;) m_free_slots.push_back(s);
+        m_table.assign(m_table.size(), entry{0, none});
+        m_table_used = 0;
+        m_current.clear();
+        m_next = 0;
+        m_cached = 0;  // a free slot of time 0, which no push after `now` matches
+        m_slots[0].time = 0;
         m_size = 0;
         m_last = now;
     }
@@ -30,58 +43,141 @@ public:
     std::size_t size() const { return m_size; }
 
     void push(const Event& e) {
-        if (e.time < m_last) throw std::logic_error("event_queue: an event was pushed into the past");
-        const std::size_t b = bucket(e.time);
-        m_buckets[b].push_back(e);
-        if (b > 0) {
-            m_full |= std::uint64_t{1} << (b - 1);
-            if (e.time < m_least[b]) m_least[b] = e.time;
+        if (e.time == m_last) {
+            m_current.push_back(e);
+            ++m_size;
+            return;
         }
+        // The slot the last push used (a used-up slot's time is in the past, so it never matches), else look.
+        std::uint32_t s = m_cached;
+        if (m_slots[s].time != e.time) s = m_cached = slot_for(e.time);
+        m_slots[s].events.push_back(e);
         ++m_size;
     }
     /// Time of the next event (the queue must not be empty). Looking does not move the queue on, so events
     /// may still be pushed at any time from the last popped one on.
     tick next_time() const {
-        if (m_head < m_buckets[0].size()) return m_last;
+        if (m_next < m_current.size()) return m_last;
         return m_least[static_cast<std::size_t>(__builtin_ctzll(m_full)) + 1];
     }
     /// Takes the next event (the queue must not be empty).
     Event pop() {
-        if (m_head == m_buckets[0].size()) refill();
+        if (m_next == m_current.size()) next_slot();
         --m_size;
-        return m_buckets[0][m_head++];
+        return m_current[m_next++];
     }
 
 private:
-    std::size_t bucket(tick t) const { return t == m_last ? 0 : static_cast<std::size_t>(64 - __builtin_clzll(t ^ m_last)); }
-    void refill() {
-        m_buckets[0].clear();
-        m_head = 0;
+    static constexpr std::uint32_t none = ~0u;
+    struct slot {
+        tick time = 0;
+        std::vector<Event> events;  // in push order (storage kept when the slot is reused)
+    };
+    struct entry {  // hash table: a pending slot's time and index (slot == none: empty)
+        tick time;
+        std::uint32_t slot;
+    };
+
+    /// The pending slot of time `t` (not the current time), made if there is none.
+    __attribute__((noinline)) std::uint32_t slot_for(tick t) {
+        if (t < m_last) throw std::logic_error("event_queue: an event was pushed into the past");
+        const std::uint32_t s = find(t);
+        return s != none ? s : new_slot(t);
+    }
+    std::size_t bucket(tick t) const { return static_cast<std::size_t>(64 - __builtin_clzll(t ^ m_last)); }
+    std::size_t home(tick t) const {
+        return static_cast<std::size_t>((t * 0x9E3779B97F4A7C15ull) >> 32) & (m_table.size() - 1);
+    }
+    std::uint32_t find(tick t) const {
+        for (std::size_t i = home(t);; i = (i + 1) & (m_table.size() - 1)) {
+            if (m_table[i].slot == none) return none;
+            if (m_table[i].time == t) return m_table[i].slot;
+        }
+    }
+    void insert(tick t, std::uint32_t s) {
+        std::size_t i = home(t);
+        while (m_table[i].slot != none) i = (i + 1) & (m_table.size() - 1);
+        m_table[i] = entry{t, s};
+    }
+    void erase(tick t) {
+        // Linear probing: close the gap by moving back every later entry of the run that may sit there.
+        const std::size_t mask = m_table.size() - 1;
+        std::size_t i = home(t);
+        while (m_table[i].time != t || m_table[i].slot == none) i = (i + 1) & mask;
+        for (std::size_t j = (i + 1) & mask; m_table[j].slot != none; j = (j + 1) & mask) {
+            const std::size_t h = home(m_table[j].time);
+            if (((j - h) & mask) >= ((j - i) & mask)) {  // its home is at or before i (cyclically)
+                m_table[i] = m_table[j];
+                i = j;
+            }
+        }
+        m_table[i].slot = none;
+        --m_table_used;
+    }
+    std::uint32_t new_slot(tick t) {
+        std::uint32_t s;
+        if (m_free_slots.empty()) {
+            s = static_cast<std::uint32_t>(m_slots.size());
+            m_slots.emplace_back();
+        } else {
+            s = m_free_slots.back();
+            m_free_slots.pop_back();
+        }
+        m_slots[s].time = t;
+        if (2 * (m_table_used + 1) > m_table.size()) grow();
+        insert(t, s);
+        ++m_table_used;
+        place(s);
+        return s;
+    }
+    void grow() {
+        std::vector<entry> old(m_table.size() * 2, entry{0, none});
+        old.swap(m_table);
+        for (const entry& x : old)
+            if (x.slot != none) insert(x.time, x.slot);
+    }
+    void place(std::uint32_t s) {
+        const tick t = m_slots[s].time;
+        const std::size_t b = bucket(t);
+        m_buckets[b].push_back(s);
+        m_full |= std::uint64_t{1} << (b - 1);
+        if (t < m_least[b]) m_least[b] = t;
+    }
+    /// The earliest pending slot's events become the current list (the current one is used up).
+    void next_slot() {
         const std::size_t i = static_cast<std::size_t>(__builtin_ctzll(m_full)) + 1;
         m_last = m_least[i];
         m_full &= ~(std::uint64_t{1} << (i - 1));
         m_least[i] = ~tick{0};
-        // In push order, so events of one time keep their order; every one lands in a lower bucket.
-        std::vector<Event> from;
+        std::vector<std::uint32_t> from;
         from.swap(m_buckets[i]);
-        for (const Event& e : from) {
-            const std::size_t b = bucket(e.time);
-            m_buckets[b].push_back(e);
-            if (b > 0) {
-                m_full |= std::uint64_t{1} << (b - 1);
-                if (e.time < m_least[b]) m_least[b] = e.time;
+        for (const std::uint32_t s : from) {
+            if (m_slots[s].time != m_last) {
+                place(s);  // every other slot lands in a lower bucket
+                continue;
             }
+            m_current.clear();
+            m_current.swap(m_slots[s].events);  // the slot keeps the old list's storage for its next use
+            m_next = 0;
+            erase(m_last);
+            m_free_slots.push_back(s);  // keeps its time (now the past), so m_cached may still name it
         }
         from.clear();
-        from.swap(m_buckets[i]);  // keep the storage for the next events of that bucket
+        from.swap(m_buckets[i]);  // keep the storage for the next slots of that bucket
     }
 
-    std::array<std::vector<Event>, 65> m_buckets;
+    std::vector<slot> m_slots;
+    std::vector<std::uint32_t> m_free_slots;
+    std::vector<entry> m_table = std::vector<entry>(64, entry{0, none});  // pending slots by time (linear probing)
+    std::size_t m_table_used = 0;
+    std::array<std::vector<std::uint32_t>, 65> m_buckets;  // pending slots; bucket 0 is the current list
     std::array<tick, 65> m_least{};  // earliest time in each bucket (buckets 1..64)
-    std::uint64_t m_full = 0;        // bit b - 1: bucket b holds events
-    std::size_t m_head = 0;          // next event of bucket 0
+    std::uint64_t m_full = 0;        // bit b - 1: bucket b holds slots
+    std::vector<Event> m_current;                // the events of time m_last
+    std::size_t m_next = 0;                      // the next of them to pop
+    std::uint32_t m_cached = 0;                  // the slot the last push went to (any slot: its time is checked)
     std::size_t m_size = 0;
-    tick m_last = 0;                 // time of the last event popped (bucket 0's time)
+    tick m_last = 0;  // time of the last event popped (the current list's time)
 };
 
 }  // namespace tessel
