@@ -36,16 +36,6 @@ sram_bank::state sram_bank::timing::make_state() const {
     return s;
 }
 
-tick sram_bank::timing::reserve_bank(state& s, size_t bank, std::uint64_t bytes, tick dur, tick at) const {
-    // The port that frees first serves the access (ties: the lowest port).
-    size_t best = bank * m_ports;
-    for (size_t p = 1; p < m_ports; ++p)
-        if (s.ports[bank * m_ports + p].free_at < s.ports[best].free_at) best = bank * m_ports + p;
-    const tick start = s.ports[best].reserve(at, dur);
-    s.bank_bytes[bank] += static_cast<double>(bytes);
-    return start + dur;
-}
-
 std::pair<tick, tick> sram_bank::timing::access(state& s, std::uint64_t address, std::uint64_t bytes, tick head,
                                                 tick tail) const {
     if (bytes == 0) return {head + m_latency, std::max(head, tail) + m_latency};
@@ -54,15 +44,25 @@ std::pair<tick, tick> sram_bank::timing::access(state& s, std::uint64_t address,
     // a long access get the same byte count, so its duration is converted once.
     const std::uint64_t il = m_interleave, nb = m_banks;
     const std::uint64_t first = address / il, last = (address + bytes - 1) / il;
+    reservation* const ports = s.ports.data();
+    double* const bank_bytes = s.bank_bytes.data();
+    const std::size_t np = m_ports;
     tick end = tail;
     std::uint64_t dur_bytes = 0;
     tick dur = 0;
-    auto reserve = [&](size_t bank, std::uint64_t b) {
+    auto reserve = [&](std::size_t bank, std::uint64_t b) {
         if (b != dur_bytes) {
             dur_bytes = b;
             dur = fs_to_ticks(static_cast<double>(b) * m_fs_per_byte);
         }
-        end = std::max(end, reserve_bank(s, bank, b, dur, head));
+        // The port that frees first serves the access (ties: the lowest port).
+        reservation* const p = ports + bank * np;
+        reservation* best = p;
+        for (std::size_t i = 1; i < np; ++i)
+            if (p[i].free_at < best->free_at) best = p + i;
+        const tick start = best->reserve(head, dur);
+        bank_bytes[bank] += static_cast<double>(b);
+        end = std::max(end, start + dur);
     };
     if (first == last) {
         reserve(static_cast<size_t>(first % nb), bytes);

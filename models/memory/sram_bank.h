@@ -50,7 +50,6 @@ public:
         std::uint64_t capacity() const { return m_capacity; }
 
     private:
-        tick reserve_bank(state& s, std::size_t bank, std::uint64_t bytes, tick dur, tick at) const;
         std::size_t m_banks, m_ports;
         std::uint64_t m_interleave, m_capacity;
         double m_bank_bps;
