@@ -305,13 +305,12 @@ void executor::issue(std::uint32_t s, tick now) {
 }
 
 attach_point executor::attach_or_fail(const endpoint& e, std::int32_t unit, std::uint32_t s) const {
-    const component& c = m_plat.comp(e.comp);
-    if (c.has_role(component::role::interconnect)) {
+    if (const interconnect* c = m_nets[e.comp]) {
         // A network port itself: the packet enters or leaves there, with no memory on that side.
-        if (unit < 0 || static_cast<std::uint32_t>(unit) >= c.unit_count())
+        if (unit < 0 || static_cast<std::uint32_t>(unit) >= c->unit_count())
             throw input_error("program '" + m_prog->name + "': " + m_prog->describe(s) + " names port " +
-                              std::to_string(unit) + " of " + c.path() + ", which has " +
-                              std::to_string(c.unit_count()) + " ports");
+                              std::to_string(unit) + " of " + c->path() + ", which has " +
+                              std::to_string(c->unit_count()) + " ports");
         return attach_point{e.comp, static_cast<std::uint32_t>(unit)};
     }
     const attach_point ap = m_plat.attachment(e.comp, unit);
@@ -336,8 +335,8 @@ void executor::start_flow(std::uint32_t s, tick now) {
     f.last = now;
     f.src_by_address = st.at.unit < 0;
     f.dst_by_address = st.to.unit < 0;
-    f.src_is_port = m_plat.comp(st.at.comp).has_role(component::role::interconnect);
-    f.dst_is_port = m_plat.comp(st.to.comp).has_role(component::role::interconnect);
+    f.src_is_port = m_nets[st.at.comp] != nullptr;
+    f.dst_is_port = m_nets[st.to.comp] != nullptr;
     f.window = 1;
     f.packet = f.total;
     f.pace = 0;
@@ -361,7 +360,9 @@ void executor::start_flow(std::uint32_t s, tick now) {
         const interconnect& first = m_plat.net(f.route.front().net);
         f.pace = transfer_ticks(static_cast<double>(f.packet + first.header_bytes()), first.link_bytes_per_second());
     }
-    f.ring.assign(f.window, no_time);
+    // Every entry is written when its packet is injected, before it is read (schedule_next), so the ring is
+    // only grown, never cleared.
+    if (f.ring.size() < f.window) f.ring.resize(f.window);
     if (f.total == 0) {
         m_result.step_end[s] = now;
         push(now, ev::complete, s);
@@ -455,12 +456,24 @@ void executor::advance(std::uint32_t ki) {
         if (k.net) {
             // In a network: its next link (or several, while nothing queued comes first), by a direct call on
             // the network with the packet's own route transaction.
-            k.t.horizon = horizon();
+            const tick h = horizon();
+            const std::size_t queued = m_queue.size();
+            k.t.horizon = h;
             k.net->transport(k.t);
             if (k.t.hop == txn::parked) return;  // the network hands it back through release()
             if (k.t.hop == txn::arrived) {
                 ++k.stage;
                 enter_stage(k, ki);
+            }
+            // Nothing was queued meanwhile, so may_go_now(head) is head < h.
+            if (queued == m_queue.size()) {
+                const tick head = k.t.head;
+                if (head >= h) {
+                    push(head, ev::stage, ki);
+                    return;
+                }
+                m_now = std::max(m_now, head);
+                continue;
             }
         } else if (k.stage == 0) {
             const flow& f = m_flows[k.flow];

@@ -418,6 +418,7 @@ void platform::connect(const std::string& text, const source_location& where) {
             m_bridges.push_back({attach_point{lc, static_cast<std::uint32_t>(lunit)}, ap});
             continue;
         }
+        if (m_attach.size() <= lc) m_attach.resize(lc + 1);
         auto& slots = m_attach[lc];
         const size_t units = lcomp.unit_count();
         if (slots.empty()) slots.assign(lunit < 0 ? 1 : units, attach_point{});
@@ -437,9 +438,8 @@ void platform::connect(const std::string& text, const source_location& where) {
 }
 
 attach_point platform::attachment(std::uint32_t c, std::int32_t unit) const {
-    const auto it = m_attach.find(c);
-    if (it != m_attach.end()) {
-        const auto& slots = it->second;
+    if (c < m_attach.size() && !m_attach[c].empty()) {
+        const auto& slots = m_attach[c];
         if (slots.size() == 1) return slots[0];
         if (unit >= 0 && static_cast<size_t>(unit) < slots.size()) return slots[static_cast<size_t>(unit)];
         return attach_point{};

@@ -118,7 +118,7 @@ private:
     std::vector<std::unique_ptr<component>> m_owned;
     std::vector<group> m_groups;
     std::vector<std::uint32_t> m_top;
-    std::map<std::uint32_t, std::vector<attach_point>> m_attach;  // comp -> per unit (size 1: whole component)
+    std::vector<std::vector<attach_point>> m_attach;  // comp id -> per unit (size 1: whole component; 0: none)
     struct bridge {
         attach_point a, b;
     };
