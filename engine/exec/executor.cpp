@@ -43,25 +43,6 @@ std::uint32_t take_slot(std::vector<T>& pool, std::vector<std::uint32_t>& free) 
 }
 }  // namespace
 
-void executor::push(tick t, ev kind, std::uint32_t index) {
-    m_queue.push(event{t, index, kind});
-    ++m_result.events;
-}
-
-tick executor::horizon() {
-    if (m_queue_everything || !m_ready.empty() || m_batch_left > 1) return 0;
-    if (m_queue.empty()) return ~tick{0};
-    const tick next = m_queue.next_time();
-    return m_quantum > 0 ? std::max(next, m_now + m_quantum + 1) : next;
-}
-
-bool executor::may_go_now(tick t) {
-    // Steps still to issue at this instant come first (the rest of the batch, or steps made ready since).
-    if (m_queue_everything || !m_ready.empty() || m_batch_left > 1) return false;
-    if (m_queue.empty() || t < m_queue.next_time()) return true;
-    return m_quantum > 0 && t <= m_now + m_quantum;
-}
-
 void executor::send(std::uint32_t comp, txn& t) {
     const int sock = m_socket[comp];
     if (sock < 0) throw std::logic_error("component " + std::to_string(comp) + " is not bound to the executor");
@@ -451,29 +432,44 @@ void executor::enter_stage(packet& k, std::uint32_t ki) {
 }
 
 void executor::advance(std::uint32_t ki) {
+    // The common case, kept small: a packet in a network takes its next link (or several, while nothing queued
+    // comes first), by a direct call on the network with the packet's own route transaction, and is then
+    // still in the network with something queued before its head.
+    packet& k = m_packets[ki];
+    if (k.net) {
+        const tick h = horizon();
+        const std::size_t queued = m_queue.size();
+        k.t.horizon = h;
+        k.net->transport(k.t);
+        // Nothing was queued meanwhile, so may_go_now(head) is head < h.
+        if (k.t.hop < txn::parked && k.t.head >= h && queued == m_queue.size()) {
+            push(k.t.head, ev::stage, ki);
+            return;
+        }
+        if (k.t.hop == txn::parked) return;  // the network hands it back through release()
+        if (k.t.hop == txn::arrived) {
+            ++k.stage;
+            enter_stage(k, ki);
+        }
+        if (queued == m_queue.size() ? k.t.head >= h : !may_go_now(k.t.head)) {
+            push(k.t.head, ev::stage, ki);
+            return;
+        }
+        m_now = std::max(m_now, k.t.head);
+    }
+    move_on(ki);
+}
+
+void executor::move_on(std::uint32_t ki) {
     for (;;) {
         packet& k = m_packets[ki];
         if (k.net) {
-            // In a network: its next link (or several, while nothing queued comes first), by a direct call on
-            // the network with the packet's own route transaction.
-            const tick h = horizon();
-            const std::size_t queued = m_queue.size();
-            k.t.horizon = h;
+            k.t.horizon = horizon();
             k.net->transport(k.t);
-            if (k.t.hop == txn::parked) return;  // the network hands it back through release()
+            if (k.t.hop == txn::parked) return;
             if (k.t.hop == txn::arrived) {
                 ++k.stage;
                 enter_stage(k, ki);
-            }
-            // Nothing was queued meanwhile, so may_go_now(head) is head < h.
-            if (queued == m_queue.size()) {
-                const tick head = k.t.head;
-                if (head >= h) {
-                    push(head, ev::stage, ki);
-                    return;
-                }
-                m_now = std::max(m_now, head);
-                continue;
             }
         } else if (k.stage == 0) {
             const flow& f = m_flows[k.flow];

@@ -16,6 +16,7 @@
 
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
 
+#include <algorithm>
 #include <exception>
 #include <unordered_map>
 #include <vector>
@@ -96,16 +97,33 @@ private:
 
     void process();
     void check_acyclic(const program& p) const;
-    void push(tick t, ev kind, std::uint32_t index);
-    bool may_go_now(tick t);
+    void push(tick t, ev kind, std::uint32_t index) {
+        m_queue.push(event{t, index, kind});
+        ++m_result.events;
+    }
+    /// Whether a request at `t` may be made at once (nothing queued or still to issue comes first).
+    bool may_go_now(tick t) const {
+        // Steps still to issue at this instant come first (the rest of the batch, or steps made ready since).
+        if (m_queue_everything || !m_ready.empty() || m_batch_left > 1) return false;
+        if (m_queue.empty() || t < m_queue.next_time()) return true;
+        return m_quantum > 0 && t <= m_now + m_quantum;
+    }
     /// The time before which a network may move a packet over further links in one call (see txn::horizon).
-    tick horizon();
+    tick horizon() const {
+        if (m_queue_everything || !m_ready.empty() || m_batch_left > 1) return 0;
+        if (m_queue.empty()) return ~tick{0};
+        const tick next = m_queue.next_time();
+        return m_quantum > 0 ? std::max(next, m_now + m_quantum + 1) : next;
+    }
     void issue(std::uint32_t s, tick now);
     void complete(std::uint32_t s);
     void start_flow(std::uint32_t s, tick now);
     void inject(std::uint32_t f, tick now);
     void schedule_next(std::uint32_t f, tick earliest);
+    /// Moves packet `k` on from where it is: its next request, and those after while nothing queued comes first
+    /// (advance keeps the common case small, move_on does the rest).
     void advance(std::uint32_t k);
+    void move_on(std::uint32_t k);
     /// A packet's read at its source memory or write at its destination memory (k.t's head and tail in and out).
     void memory_stage(packet& k, txn_kind kind, const endpoint& e, const flow& f);
     /// Moves packet `ki` into the network of its current stage (at its first link) or, past the last, to its

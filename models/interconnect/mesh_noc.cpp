@@ -55,6 +55,7 @@ mesh_noc::mesh_noc(sc_core::sc_module_name n, const component_args& a)
     load_params(m_p, a);
     set_clock(m_p.clock);
     set_packets(m_p.packets);
+    m_header = header_bytes();
     m_bps = m_p.link_bandwidth.bytes_per_second(clock());
     m_router = m_p.router_latency.to_ticks(clock());
     m_wire = m_p.link_latency.to_ticks(clock());
@@ -164,39 +165,18 @@ int mesh_noc::link_track(int node, int dir) {
     return trace_track("link[" + std::to_string(node % w) + "," + std::to_string(node / w) + "]." + names[dir]);
 }
 
-void mesh_noc::link_step(txn& t, std::uint64_t wire, int node) {
-    const int w = static_cast<int>(m_p.width);
-    const int dx = static_cast<int>(t.dst_port) % w, dy = static_cast<int>(t.dst_port) / w;
-    int x = node % w, y = node / w;
-    const tick ser = ser_ticks(wire);
-    const bool tracing = sim().trace.enabled();
-    // Head and tail in locals: the links' reservations are ticks too, so stores to them would reload t's.
-    tick head = t.head, tail = t.tail;
-    // One link, or several while the executor's horizon says nothing else can reach them first.
-    for (;;) {
-        const int dir = next_direction(x, y, dx, dy);
-        const size_t l = static_cast<size_t>(node * 5 + dir);
-        link_hop::pass(m_links[l], m_link_bytes[l], wire, ser, m_router, m_wire, head, tail);
-        if (tracing) {
-            if (m_link_tracks[l] == -2) m_link_tracks[l] = link_track(node, dir);
-            sim().trace.slice(m_link_tracks[l], head - m_wire, tail - m_wire, t.op, t.step);
-        }
-        switch (dir) {
-            case mesh_router::east: ++x, ++node; break;
-            case mesh_router::west: --x, --node; break;
-            case mesh_router::north: ++y, node += w; break;
-            case mesh_router::south: --y, node -= w; break;
-            default:
-                t.hop = txn::arrived;
-                t.head = head;
-                t.tail = tail;
-                return;
-        }
-        if (head >= t.horizon) break;
+void mesh_noc::trace_link(std::size_t l, int node, int dir, tick head, tick tail, const txn& t) {
+    if (m_link_tracks[l] == -2) m_link_tracks[l] = link_track(node, dir);
+    sim().trace.slice(m_link_tracks[l], head - m_wire, tail - m_wire, t.op, t.step);
+}
+
+void mesh_noc::trace_inject(std::uint32_t src, tick head, tick tail, const txn& t) {
+    if (m_inject_tracks[src] == -2) {
+        const std::uint32_t w = static_cast<std::uint32_t>(m_p.width);
+        m_inject_tracks[src] =
+            trace_track("link[" + std::to_string(src % w) + "," + std::to_string(src / w) + "].inject");
     }
-    t.hop = static_cast<std::uint32_t>(node) + 1;
-    t.head = head;
-    t.tail = tail;
+    sim().trace.slice(m_inject_tracks[src], head - m_wire, tail - m_wire, t.op, t.step);
 }
 
 std::uint32_t mesh_noc::neighbour_hop(int x, int y, int dir) const {
@@ -215,31 +195,74 @@ void mesh_noc::transport(txn& t) {
         m_credit->accept(t);
         return;
     }
-    const std::uint64_t wire = t.bytes + header_bytes();
+    if (!m_routers.empty()) {
+        transport_modules(t);
+        return;
+    }
+    // Arrays: the injection link at hop 0, then router after router (the output link towards the destination,
+    // or the ejection link there), one link or several while the executor's horizon says nothing else can
+    // reach them first. Head and tail in locals: the reservations are ticks too, so stores to them would
+    // reload t's.
+    const std::uint64_t wire = t.bytes + m_header;
+    const tick ser = ser_ticks(wire);
+    const bool tracing = sim().trace.enabled();
+    tick head = t.head, tail = t.tail;
+    std::uint32_t node;
     if (t.hop == 0) {
-        // Network interface to router: the injection link.
-        const size_t src = t.src_port;
-        link_hop::pass(m_inject[src], m_inject_bytes[src], wire, ser_ticks(wire), 0, m_wire, t.head, t.tail);
-        if (sim().trace.enabled()) {
-            if (m_inject_tracks[src] == -2) {
-                const int w = static_cast<int>(m_p.width);
-                m_inject_tracks[src] = trace_track("link[" + std::to_string(static_cast<int>(src) % w) + "," +
-                                                   std::to_string(static_cast<int>(src) / w) + "].inject");
-            }
-            sim().trace.slice(m_inject_tracks[src], t.head - m_wire, t.tail - m_wire, t.op, t.step);
+        node = t.src_port;
+        link_hop::pass(m_inject[node], m_inject_bytes[node], wire, ser, 0, m_wire, head, tail);
+        if (tracing) trace_inject(node, head, tail, t);
+        if (head >= t.horizon) {
+            t.hop = node + 1;
+            t.head = head;
+            t.tail = tail;
+            return;
         }
-        t.hop = t.src_port + 1;
-        if (t.head >= t.horizon || !m_routers.empty()) return;
+    } else {
+        node = t.hop - 1;
+    }
+    const std::uint32_t w = static_cast<std::uint32_t>(m_p.width);
+    const int dx = static_cast<int>(t.dst_port % w), dy = static_cast<int>(t.dst_port / w);
+    int x = static_cast<int>(node % w), y = static_cast<int>(node / w);
+    for (;;) {
+        const int dir = next_direction(x, y, dx, dy);
+        const std::size_t l = static_cast<std::size_t>(node) * 5 + static_cast<std::size_t>(dir);
+        link_hop::pass(m_links[l], m_link_bytes[l], wire, ser, m_router, m_wire, head, tail);
+        if (tracing) trace_link(l, static_cast<int>(node), dir, head, tail, t);
+        switch (dir) {
+            case mesh_router::east: ++x, ++node; break;
+            case mesh_router::west: --x, --node; break;
+            case mesh_router::north: ++y, node += w; break;
+            case mesh_router::south: --y, node -= w; break;
+            default:
+                t.hop = txn::arrived;
+                t.head = head;
+                t.tail = tail;
+                m_packets += 1;
+                m_bytes += static_cast<double>(t.bytes);
+                return;
+        }
+        if (head >= t.horizon) break;
+    }
+    t.hop = node + 1;
+    t.head = head;
+    t.tail = tail;
+}
+
+void mesh_noc::transport_modules(txn& t) {
+    const std::uint64_t wire = t.bytes + m_header;
+    if (t.hop == 0) {
+        // Network interface to router: the injection link; the router modules take it from there, one per call.
+        const std::uint32_t src = t.src_port;
+        link_hop::pass(m_inject[src], m_inject_bytes[src], wire, ser_ticks(wire), 0, m_wire, t.head, t.tail);
+        if (sim().trace.enabled()) trace_inject(src, t.head, t.tail, t);
+        t.hop = src + 1;
+        return;
     }
     // The head is at router (hop - 1): its output link towards the destination (or the ejection link).
-    const int node = static_cast<int>(t.hop) - 1;
-    if (m_routers.empty()) {
-        link_step(t, wire, node);
-    } else {
-        borrowed_payload p(t);
-        sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-        (*m_to_router[static_cast<size_t>(node)])->b_transport(p.gp(), delay);
-    }
+    borrowed_payload p(t);
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    (*m_to_router[static_cast<size_t>(t.hop - 1)])->b_transport(p.gp(), delay);
     if (t.hop == txn::arrived) {
         m_packets += 1;
         m_bytes += static_cast<double>(t.bytes);

@@ -92,12 +92,16 @@ public:
 
 private:
     void make_credit_flow(const component_args& a);
-    /// One hop of the arrays representation: the output link of router `node` towards the destination.
-    void link_step(txn& t, std::uint64_t wire_bytes, int node);
+    /// The modules representation: the injection link, else one router module's output link per call.
+    void transport_modules(txn& t);
+    /// Trace slices (out of the hop loop: tracing is rare).
+    void trace_link(std::size_t l, int node, int dir, tick head, tick tail, const txn& t);
+    void trace_inject(std::uint32_t src, tick head, tick tail, const txn& t);
     /// The position after leaving (x, y) in direction `dir` (txn::arrived for the ejection link).
     std::uint32_t neighbour_hop(int x, int y, int dir) const;
     params m_p;
     double m_bps = 0;
+    std::uint64_t m_header = 0;  // header_bytes()
     tick m_router = 0, m_wire = 0;
     bool m_x_first = true;
     std::uint64_t m_ser_bytes = ~std::uint64_t{0};  // last serialisation computed (most packets are the same size)
