@@ -27,7 +27,8 @@ sram_bank::timing::timing(const params& p)
       m_capacity(p.capacity.bytes()),
       m_bank_bps(p.bank_bandwidth.bytes_per_second(p.clock.clock())),
       m_fs_per_byte(ticks_per_second / m_bank_bps),
-      m_latency(p.latency.to_ticks(p.clock.clock())) {}
+      m_latency(p.latency.to_ticks(p.clock.clock())),
+      m_shares(splits_kept * m_banks) {}
 
 sram_bank::state sram_bank::timing::make_state() const {
     state s;
@@ -36,39 +37,30 @@ sram_bank::state sram_bank::timing::make_state() const {
     return s;
 }
 
-std::pair<tick, tick> sram_bank::timing::access(state& s, std::uint64_t address, std::uint64_t bytes, tick head,
-                                                tick tail) const {
-    if (bytes == 0) return {head + m_latency, std::max(head, tail) + m_latency};
+void sram_bank::timing::make_split(split& sp, std::size_t slot, std::uint64_t phase, std::uint64_t bytes) const {
+    sp.phase = phase;
+    sp.bytes = bytes;
+    sp.count = 0;
+    share* const out = &m_shares[slot * m_banks];
     // Bytes falling in each bank, in closed form (no loop over stripes): the partial first and last stripes
     // exactly, the whole stripes between them dealt round-robin from the bank after the first. Most banks of
     // a long access get the same byte count, so its duration is converted once.
     const std::uint64_t il = m_interleave, nb = m_banks;
-    const std::uint64_t first = address / il, last = (address + bytes - 1) / il;
-    reservation* const ports = s.ports.data();
-    double* const bank_bytes = s.bank_bytes.data();
-    const std::size_t np = m_ports;
-    tick end = tail;
+    const std::uint64_t first = phase / il, last = (phase + bytes - 1) / il;
     std::uint64_t dur_bytes = 0;
     tick dur = 0;
-    auto reserve = [&](std::size_t bank, std::uint64_t b) {
+    auto add = [&](std::uint64_t bank, std::uint64_t b) {
         if (b != dur_bytes) {
             dur_bytes = b;
             dur = fs_to_ticks(static_cast<double>(b) * m_fs_per_byte);
         }
-        // The port that frees first serves the access (ties: the lowest port).
-        reservation* const p = ports + bank * np;
-        reservation* best = p;
-        for (std::size_t i = 1; i < np; ++i)
-            if (p[i].free_at < best->free_at) best = p + i;
-        const tick start = best->reserve(head, dur);
-        bank_bytes[bank] += static_cast<double>(b);
-        end = std::max(end, start + dur);
+        out[sp.count++] = share{static_cast<std::size_t>(bank), static_cast<double>(b), dur};
     };
     if (first == last) {
-        reserve(static_cast<size_t>(first % nb), bytes);
+        add(first % nb, bytes);
     } else {
         const std::uint64_t first_bank = first % nb, last_bank = last % nb;
-        const std::uint64_t head_bytes = (first + 1) * il - address, tail_bytes = address + bytes - last * il;
+        const std::uint64_t head_bytes = (first + 1) * il - phase, tail_bytes = phase + bytes - last * il;
         const std::uint64_t whole = last - first - 1;  // stripes first+1 .. last-1
         const std::uint64_t rounds = whole / nb, extra = whole % nb;
         // k counts banks from the one after the first stripe's; it gets a whole stripe more while k < extra.
@@ -77,9 +69,36 @@ std::pair<tick, tick> sram_bank::timing::access(state& s, std::uint64_t address,
             std::uint64_t b = (rounds + (k < extra ? 1 : 0)) * il;
             if (bank == first_bank) b += head_bytes;
             if (bank == last_bank) b += tail_bytes;
-            if (b > 0) reserve(static_cast<size_t>(bank), b);
+            if (b > 0) add(bank, b);
             bank = bank + 1 == nb ? 0 : bank + 1;
         }
+    }
+}
+
+std::pair<tick, tick> sram_bank::timing::access(state& s, std::uint64_t address, std::uint64_t bytes, tick head,
+                                                tick tail) const {
+    if (bytes == 0) return {head + m_latency, std::max(head, tail) + m_latency};
+    const std::uint64_t phase = address % (m_interleave * m_banks);
+    const std::size_t slot =
+        static_cast<std::size_t>(((phase ^ (bytes * 0x9E3779B97F4A7C15ull)) * 0x9E3779B97F4A7C15ull) >> 61) %
+        splits_kept;
+    split& sp = m_splits[slot];
+    if (sp.phase != phase || sp.bytes != bytes) make_split(sp, slot, phase, bytes);
+    const share* const shares = &m_shares[slot * m_banks];
+    reservation* const ports = s.ports.data();
+    double* const bank_bytes = s.bank_bytes.data();
+    const std::size_t np = m_ports;
+    tick end = tail;
+    for (std::size_t i = 0; i < sp.count; ++i) {
+        const share& sh = shares[i];
+        // The port that frees first serves the access (ties: the lowest port).
+        reservation* const p = ports + sh.bank * np;
+        reservation* best = p;
+        for (std::size_t q = 1; q < np; ++q)
+            if (p[q].free_at < best->free_at) best = p + q;
+        const tick start = best->reserve(head, sh.dur);
+        bank_bytes[sh.bank] += sh.bytes;
+        end = std::max(end, start + sh.dur);
     }
     return {head + m_latency, end + m_latency};
 }

@@ -4,6 +4,7 @@
 // while accesses to different banks proceed together. Leaves out: read/write turnaround, ECC.
 #pragma once
 
+#include <array>
 #include <memory>
 
 #include "models/core/component.h"
@@ -50,11 +51,28 @@ public:
         std::uint64_t capacity() const { return m_capacity; }
 
     private:
+        /// How an access splits over the banks: bytes and port time per bank touched. It depends only on the
+        /// bytes and the address modulo interleave x banks (the phase), so the last few splits are kept (a
+        /// small direct-mapped cache: scratchpads see the same few access shapes over and over).
+        struct share {
+            std::size_t bank;
+            double bytes;
+            tick dur;
+        };
+        struct split {
+            std::uint64_t phase = ~std::uint64_t{0}, bytes = 0;
+            std::size_t count = 0;  // shares, at m_shares[slot * m_banks]
+        };
+        /// Fills `sp` (slot `slot`) for an access of `bytes` at `phase`.
+        void make_split(split& sp, std::size_t slot, std::uint64_t phase, std::uint64_t bytes) const;
         std::size_t m_banks, m_ports;
         std::uint64_t m_interleave, m_capacity;
         double m_bank_bps;
         double m_fs_per_byte;
         tick m_latency;
+        static constexpr std::size_t splits_kept = 8;
+        mutable std::array<split, splits_kept> m_splits;
+        mutable std::vector<share> m_shares;  // splits_kept x banks
     };
 
     sram_bank(sc_core::sc_module_name name, const component_args& args);
