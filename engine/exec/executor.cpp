@@ -147,6 +147,7 @@ executor::result executor::run(const program& p) {
     m_packets.clear();
     m_free_packets.clear();
     m_holder.clear();
+    m_pace_net = nullptr;
     m_done = 0;
     m_error = nullptr;
     m_quantum = m_plat.quantum();
@@ -334,12 +335,18 @@ void executor::start_flow(std::uint32_t s, tick now) {
         f.packet = ~std::uint64_t{0};
         f.window = ~0u;
         for (const auto& seg : f.route) {
-            const interconnect& n = m_plat.net(seg.net);
+            const interconnect& n = *m_nets[seg.net];
             f.packet = std::min(f.packet, n.packet_bytes());
             f.window = std::min(f.window, n.max_outstanding());
         }
-        const interconnect& first = m_plat.net(f.route.front().net);
-        f.pace = transfer_ticks(static_cast<double>(f.packet + first.header_bytes()), first.link_bytes_per_second());
+        const interconnect& first = *m_nets[f.route.front().net];
+        const std::uint64_t wire = f.packet + first.header_bytes();
+        if (&first != m_pace_net || wire != m_pace_wire) {  // most transfers pace like the one before
+            m_pace_net = &first;
+            m_pace_wire = wire;
+            m_pace = transfer_ticks(static_cast<double>(wire), first.link_bytes_per_second());
+        }
+        f.pace = m_pace;
     }
     // Every entry is written when its packet is injected, before it is read (schedule_next), so the ring is
     // only grown, never cleared.

@@ -155,6 +155,9 @@ private:
     std::vector<std::uint32_t> m_free_flows;
     std::vector<packet> m_packets;
     std::vector<std::uint32_t> m_free_packets;
+    const interconnect* m_pace_net = nullptr;  // the last flow's first network, wire bytes and pace (a cache)
+    std::uint64_t m_pace_wire = 0;
+    tick m_pace = 0;
     std::size_t m_done = 0;
     tick m_now = 0;      // time of the event being handled
     tick m_quantum = 0;
