@@ -60,6 +60,18 @@ public:
         if (m_next < m_current.size()) return m_last;
         return m_least[static_cast<std::size_t>(__builtin_ctzll(m_full)) + 1];
     }
+    /// Takes the next event into `e` if there is one at `t` or earlier.
+    bool pop_until(tick t, Event& e) {
+        if (m_next == m_current.size()) {
+            if (m_full == 0 || m_least[static_cast<std::size_t>(__builtin_ctzll(m_full)) + 1] > t) return false;
+            next_slot();
+        } else if (m_last > t) {
+            return false;
+        }
+        --m_size;
+        e = m_current[m_next++];
+        return true;
+    }
     /// Takes the next event (the queue must not be empty).
     Event pop() {
         if (m_next == m_current.size()) next_slot();

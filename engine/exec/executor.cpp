@@ -186,8 +186,8 @@ void executor::process() {
         for (;;) {
             // This instant's events first (completions make steps ready), then the steps that became ready, in
             // rank order; repeat until nothing is left at this instant.
-            if (!m_queue.empty() && m_queue.next_time() <= now) {
-                const event e = m_queue.pop();
+            event e;
+            if (m_queue.pop_until(now, e)) {
                 m_now = e.time;
                 switch (e.kind) {
                     case ev::complete: complete(e.index); break;

@@ -24,8 +24,11 @@ struct trace_options {
 
 class tracer {
 public:
-    void configure(const trace_options& o) { m_opt = o; }
-    bool enabled() const { return !m_opt.vcd_path.empty() || !m_opt.perfetto_path.empty(); }
+    void configure(const trace_options& o) {
+        m_opt = o;
+        m_enabled = !m_opt.vcd_path.empty() || !m_opt.perfetto_path.empty();
+    }
+    bool enabled() const { return m_enabled; }
 
     /// Registers a track; returns -1 when tracing is off or the path is outside the scope filter.
     /// `group` is the component that owns the track (one Perfetto process per group).
@@ -61,6 +64,7 @@ private:
     const std::string& op_name(std::uint32_t op) const;
 
     trace_options m_opt;
+    bool m_enabled = false;  // a file is asked for (checked on hot paths)
     std::vector<track_rec> m_tracks;
     std::vector<slice_rec> m_slices;
     std::vector<std::string> m_op_names;
