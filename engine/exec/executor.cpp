@@ -176,7 +176,7 @@ executor::result executor::run(const program& p) {
                                " steps unfinished:" + stuck);
     }
     m_prog = nullptr;
-    return m_result;
+    return std::move(m_result);  // the next run starts from result{}
 }
 
 void executor::process() {
@@ -201,7 +201,9 @@ void executor::process() {
             if (m_ready.empty()) break;
             m_issuing.swap(m_ready);
             m_ready.clear();
-            std::sort(m_issuing.begin(), m_issuing.end(), [&](std::uint32_t a, std::uint32_t b) { return m_rank[a] < m_rank[b]; });
+            const auto by_rank = [&](std::uint32_t a, std::uint32_t b) { return m_rank[a] < m_rank[b]; };
+            if (!std::is_sorted(m_issuing.begin(), m_issuing.end(), by_rank))  // often already (completions in rank order)
+                std::sort(m_issuing.begin(), m_issuing.end(), by_rank);
             m_now = now;
             for (m_batch_left = m_issuing.size(); m_batch_left > 0; --m_batch_left)
                 issue(m_issuing[m_issuing.size() - m_batch_left], now);
