@@ -6,18 +6,13 @@
 
 namespace tessel {
 
-executor::executor(sc_core::sc_module_name n, platform& plat) : sc_core::sc_module(n), m_out("out"), m_plat(plat) {
-    // Every component, parts of composites included (tile[0,0].sram), gets its own binding.
+executor::executor(sc_core::sc_module_name n, platform& plat) : sc_core::sc_module(n), m_plat(plat) {
+    // Every component, parts of composites included (tile[0,0].sram), is reached by its id.
     const auto& all = plat.sim().components();
-    m_socket.assign(all.size(), -1);
+    m_comps = all;
     m_nets.assign(all.size(), nullptr);
-    int next = 0;
-    for (std::uint32_t id = 0; id < all.size(); ++id) {
-        if (!all[id]) continue;
-        m_out.bind(all[id]->in);
-        m_socket[id] = next++;
-        if (all[id]->has_role(component::role::interconnect)) m_nets[id] = static_cast<interconnect*>(all[id]);
-    }
+    for (std::uint32_t id = 0; id < all.size(); ++id)
+        if (all[id] && all[id]->has_role(component::role::interconnect)) m_nets[id] = static_cast<interconnect*>(all[id]);
     SC_METHOD(process);
     sensitive << m_wake;
     dont_initialize();
@@ -42,13 +37,6 @@ std::uint32_t take_slot(std::vector<T>& pool, std::vector<std::uint32_t>& free) 
     return i;
 }
 }  // namespace
-
-void executor::send(std::uint32_t comp, txn& t) {
-    const int sock = m_socket[comp];
-    if (sock < 0) throw std::logic_error("component " + std::to_string(comp) + " is not bound to the executor");
-    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-    m_out[static_cast<unsigned>(sock)]->b_transport(m_payload.gp(), delay);
-}
 
 void executor::check_acyclic(const program& p) const {
     const size_t n = p.steps.size();
@@ -124,7 +112,7 @@ executor::result executor::run(const program& p) {
     if (!forward) check_acyclic(p);
     for (const step& st : p.steps) {
         auto check = [&](const endpoint& e) {
-            if (!e.valid() || e.comp >= m_socket.size() || m_socket[e.comp] < 0)
+            if (!e.valid() || e.comp >= m_comps.size() || !m_comps[e.comp])
                 throw input_error("program '" + p.name + "': a step names a component that is not part of the platform");
         };
         if (st.kind == step_kind::compute || st.kind == step_kind::sync) check(st.at);
@@ -242,7 +230,7 @@ void executor::issue(std::uint32_t s, tick now) {
         m_result.step_end[s] = end;
         push(end, ev::complete, s);
     };
-    txn& t = m_payload.ext();
+    txn& t = m_txn;
     t.op = st.op;
     t.step = s;
     t.payload = p.payload_of(s);
@@ -256,7 +244,7 @@ void executor::issue(std::uint32_t s, tick now) {
             t.unit = st.at.unit < 0 ? 0 : st.at.unit;
             t.participants = st.dep_count;
             t.head = t.tail = at;
-            send(st.at.comp, t);
+            m_comps[st.at.comp]->transport(t);
             m_result.step_start[s] = at;
             finish_at(t.tail);
             return;
@@ -266,7 +254,7 @@ void executor::issue(std::uint32_t s, tick now) {
             t.w = &p.works[st.work];
             t.head = t.tail = at;
             const std::uint64_t key = (static_cast<std::uint64_t>(st.at.comp) << 32) | static_cast<std::uint32_t>(t.unit);
-            send(st.at.comp, t);
+            m_comps[st.at.comp]->transport(t);
             if (p.strict_schedule) {
                 if (t.head != at) {
                     const auto prev = m_holder.find(key);
@@ -406,7 +394,7 @@ const std::vector<route_segment>& executor::route_of(const packet& k) const {
 }
 
 void executor::memory_stage(packet& k, txn_kind kind, const endpoint& e, const flow& f) {
-    txn& t = m_payload.ext();
+    txn& t = m_txn;
     t.op = m_prog->steps[f.step].op;
     t.step = f.step;
     t.payload = nullptr;
@@ -416,7 +404,7 @@ void executor::memory_stage(packet& k, txn_kind kind, const endpoint& e, const f
     t.bytes = k.bytes;
     t.head = k.t.head;
     t.tail = k.t.tail;
-    send(e.comp, t);
+    m_comps[e.comp]->transport(t);
     k.t.head = t.head;
     k.t.tail = t.tail;
 }
@@ -491,7 +479,7 @@ void executor::move_on(std::uint32_t ki) {
             if (!f.local && (f.src_by_address || f.dst_by_address)) {
                 // Memories that pick the unit by address may move this packet to another port.
                 attach_point sap = f.src_ap, dap = f.dst_ap;
-                if (f.src_by_address) sap = attach_or_fail(st.at, m_payload.ext().unit, f.step);
+                if (f.src_by_address) sap = attach_or_fail(st.at, m_txn.unit, f.step);
                 if (f.dst_by_address)
                     dap = attach_or_fail(st.to, m_plat.comp(st.to.comp).unit_for_address(st.to.address + k.offset), f.step);
                 if (sap.net != f.src_ap.net || sap.port != f.src_ap.port || dap.net != f.dst_ap.net || dap.port != f.dst_ap.port) {

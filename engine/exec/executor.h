@@ -14,8 +14,6 @@
 // quantum: fewer events, requests up to a quantum out of arrival order.
 #pragma once
 
-#include <tlm_utils/multi_passthrough_initiator_socket.h>
-
 #include <algorithm>
 #include <exception>
 #include <unordered_map>
@@ -130,18 +128,16 @@ private:
     /// destination stage.
     void enter_stage(packet& k, std::uint32_t ki);
     void delivered(std::uint32_t k);
-    void send(std::uint32_t comp, txn& t);
     attach_point attach_or_fail(const endpoint& e, std::int32_t unit, std::uint32_t s) const;
     const std::vector<route_segment>& route_of(const packet& k) const;
     void wake_at(component& c, tick at) override;
     void release(std::uint64_t token, std::uint32_t hop, tick head, tick tail) override;
 
-    tlm_utils::multi_passthrough_initiator_socket<executor> m_out;
     platform& m_plat;
-    std::vector<int> m_socket;  // component id -> socket index (through owners)
+    std::vector<component*> m_comps;  // component id -> the component (null: removed)
     std::vector<interconnect*> m_nets;  // component id -> the network, for route transactions (direct calls)
     sc_core::sc_event m_wake;
-    txn_payload m_payload;
+    txn m_txn;  // compute, sync and memory requests
 
     const program* m_prog = nullptr;
     std::vector<std::uint32_t> m_rank;  // tie-break order of each step
