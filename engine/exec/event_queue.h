@@ -34,7 +34,7 @@ public:
         m_table_used = 0;
         m_current.clear();
         m_next = 0;
-        m_cached = 0;  // a free slot of time 0, which no push after `now` matches
+        m_cached = m_cached2 = 0;  // a free slot of time 0, which no push after `now` matches
         m_slots[0].time = 0;
         m_size = 0;
         m_last = now;
@@ -48,10 +48,14 @@ public:
             ++m_size;
             return;
         }
-        // The slot the last push used (a used-up slot's time is in the past, so it never matches), else look.
-        std::uint32_t s = m_cached;
-        if (m_slots[s].time != e.time) s = m_cached = slot_for(e.time);
-        m_slots[s].events.push_back(e);
+        // The slots the last two pushes used (a used-up slot's time is in the past, so it never matches), else
+        // look it up.
+        if (m_slots[m_cached].time != e.time) {
+            const std::uint32_t other = m_cached;
+            m_cached = m_slots[m_cached2].time == e.time ? m_cached2 : slot_for(e.time);
+            m_cached2 = other;
+        }
+        m_slots[m_cached].events.push_back(e);
         ++m_size;
     }
     /// Time of the next event (the queue must not be empty). Looking does not move the queue on, so events
@@ -187,7 +191,7 @@ private:
     std::uint64_t m_full = 0;        // bit b - 1: bucket b holds slots
     std::vector<Event> m_current;                // the events of time m_last
     std::size_t m_next = 0;                      // the next of them to pop
-    std::uint32_t m_cached = 0;                  // the slot the last push went to (any slot: its time is checked)
+    std::uint32_t m_cached = 0, m_cached2 = 0;   // the slots the last pushes went to (any slot: its time is checked)
     std::size_t m_size = 0;
     tick m_last = 0;  // time of the last event popped (the current list's time)
 };
