@@ -74,14 +74,23 @@ void tile_array::transport(txn& t) {
         return;
     }
     const work& w = *t.w;
-    const tick dur = m_pe.ticks(w);
+    // Programs repeat the same work over many tiles: the last one's duration and ideal time are kept.
+    if (!(w.macs == m_last.macs && w.vector_ops == m_last.vector_ops && w.type == m_last.type &&
+          w.batch == m_last.batch && w.m == m_last.m && w.n == m_last.n && w.k == m_last.k) ||
+        !m_last_valid) {
+        m_last_ticks = m_pe.ticks(w);  // (throws for a data type the pe lacks: nothing is kept then)
+        m_last_ideal = m_pe.ideal_seconds(w);
+        m_last = w;
+        m_last_valid = true;
+    }
+    const tick dur = m_last_ticks;
     const tick start = m_pipe[u].reserve(t.head, dur);
     t.head = start;
     t.tail = start + dur;
     m_macs += w.macs;
     m_macs_by_type[static_cast<size_t>(w.type)] += w.macs;
     m_vector_ops += w.vector_ops;
-    m_ideal[u] += m_pe.ideal_seconds(w);
+    m_ideal[u] += m_last_ideal;
     sim().trace.slice(m_tracks[u], start, start + dur, t.op, t.step);
     const double bytes = w.local_bytes();
     if (bytes > 0) {

@@ -46,6 +46,10 @@ private:
     double& m_vector_ops;
     double& m_bytes;
     std::array<double, dtype_count> m_macs_by_type{};
+    work m_last;  // the last compute step's work (what its timing depends on) and its timing
+    bool m_last_valid = false;
+    tick m_last_ticks = 0;
+    double m_last_ideal = 0;
 };
 
 }  // namespace tessel
