@@ -437,25 +437,10 @@ void platform::connect(const std::string& text, const source_location& where) {
     }
 }
 
-attach_point platform::attachment(std::uint32_t c, std::int32_t unit) const {
-    if (c < m_attach.size() && !m_attach[c].empty()) {
-        const auto& slots = m_attach[c];
-        if (slots.size() == 1) return slots[0];
-        if (unit >= 0 && static_cast<size_t>(unit) < slots.size()) return slots[static_cast<size_t>(unit)];
-        return attach_point{};
-    }
+attach_point platform::owner_attachment(std::uint32_t c) const {
     const component& k = comp(c);
     if (k.owner()) return attachment(k.owner()->id(), 0);
     return attach_point{};
-}
-
-void platform::route_into(const attach_point& from, const attach_point& to, std::vector<route_segment>& out) const {
-    if (from.net == to.net) {
-        out.resize(1);
-        out[0] = route_segment{from.net, from.port, to.port};
-        return;
-    }
-    out = route(from, to);
 }
 
 std::vector<route_segment> platform::route(const attach_point& from, const attach_point& to) const {

@@ -75,11 +75,26 @@ public:
     std::string name_of(const endpoint& e) const;
 
     /// The network port a component's unit attaches to (through its owner for parts of composites).
-    attach_point attachment(std::uint32_t comp, std::int32_t unit) const;
+    attach_point attachment(std::uint32_t comp, std::int32_t unit) const {
+        if (comp < m_attach.size() && !m_attach[comp].empty()) {
+            const auto& slots = m_attach[comp];
+            if (slots.size() == 1) return slots[0];
+            if (unit >= 0 && static_cast<size_t>(unit) < slots.size()) return slots[static_cast<size_t>(unit)];
+            return attach_point{};
+        }
+        return owner_attachment(comp);
+    }
     /// Networks a packet crosses from one port to another (across bridges); throws if unreachable.
     std::vector<route_segment> route(const attach_point& from, const attach_point& to) const;
     /// The same, into `out` (reusing its storage: called once per packet when routes vary).
-    void route_into(const attach_point& from, const attach_point& to, std::vector<route_segment>& out) const;
+    void route_into(const attach_point& from, const attach_point& to, std::vector<route_segment>& out) const {
+        if (from.net != to.net) {
+            out = route(from, to);
+            return;
+        }
+        out.resize(1);
+        out[0] = route_segment{from.net, from.port, to.port};
+    }
     interconnect& net(std::uint32_t id) const;
 
     /// The `parameters:` block with --set applied and ${...} substituted (name -> value text), in file order:
@@ -118,6 +133,8 @@ private:
     std::vector<std::unique_ptr<component>> m_owned;
     std::vector<group> m_groups;
     std::vector<std::uint32_t> m_top;
+    /// attachment() of a component that is not connected itself: its owner's, if it has one.
+    attach_point owner_attachment(std::uint32_t comp) const;
     std::vector<std::vector<attach_point>> m_attach;  // comp id -> per unit (size 1: whole component; 0: none)
     struct bridge {
         attach_point a, b;
