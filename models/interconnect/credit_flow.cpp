@@ -175,8 +175,8 @@ void credit_flow::inject(std::uint32_t node, std::uint64_t c) {
     activate(node);
     const std::uint64_t fb =
         p.sent + 1 == p.nflits ? p.wire - static_cast<std::uint64_t>(p.sent) * m_c.flit_bytes : m_c.flit_bytes;
-    m_noc.m_inject[node].busy += m_c.cycle;
-    m_noc.m_inject_bytes[node] += static_cast<double>(fb);
+    m_noc.m_inject[node].r.busy += m_c.cycle;
+    m_noc.m_inject[node].bytes += static_cast<double>(fb);
     if (++p.sent == p.nflits) {
         m_taken[i] = 0;
         m_ni_vc[node] = -1;
@@ -264,8 +264,8 @@ void credit_flow::send(std::uint32_t node, std::uint32_t i, int out, std::uint64
     const bool tail = idx + 1 == p.nflits;
     const std::uint64_t fb = tail ? p.wire - static_cast<std::uint64_t>(idx) * m_c.flit_bytes : m_c.flit_bytes;
     const std::size_t l = static_cast<std::size_t>(node) * 5 + static_cast<std::size_t>(out);
-    m_noc.m_links[l].busy += m_c.cycle;
-    m_noc.m_link_bytes[l] += static_cast<double>(fb);
+    m_noc.m_links[l].r.busy += m_c.cycle;
+    m_noc.m_links[l].bytes += static_cast<double>(fb);
     const auto v = static_cast<std::uint32_t>(m_outvc[i]);
     if (out == local) {
         if (idx == 0) m_packets[k].head_cycle = c;

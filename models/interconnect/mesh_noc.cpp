@@ -63,7 +63,6 @@ mesh_noc::mesh_noc(sc_core::sc_module_name n, const component_args& a)
     const size_t nodes = static_cast<size_t>(m_p.width * m_p.height);
     if (nodes > 100000000) throw input_error("component '" + a.config_path + "' (mesh_noc): mesh too large", a.where);
     m_inject.resize(nodes);
-    m_inject_bytes.assign(nodes, 0.0);
     m_inject_tracks.assign(nodes, -2);
     if (m_p.representation == "modules") {
         if (nodes > 16384)
@@ -83,7 +82,6 @@ mesh_noc::mesh_noc(sc_core::sc_module_name n, const component_args& a)
         }
     } else {
         m_links.resize(nodes * 5);
-        m_link_bytes.assign(nodes * 5, 0.0);
         m_link_tracks.assign(nodes * 5, -2);
     }
     if (m_p.flow_control.impl == "credit") make_credit_flow(a);
@@ -210,7 +208,7 @@ void mesh_noc::transport(txn& t) {
     std::uint32_t node;
     if (t.hop == 0) {
         node = t.src_port;
-        link_hop::pass(m_inject[node], m_inject_bytes[node], wire, ser, 0, m_wire, head, tail);
+        link_hop::pass(m_inject[node].r, m_inject[node].bytes, wire, ser, 0, m_wire, head, tail);
         if (tracing) trace_inject(node, head, tail, t);
         if (head >= t.horizon) {
             t.hop = node + 1;
@@ -227,7 +225,7 @@ void mesh_noc::transport(txn& t) {
     for (;;) {
         const int dir = next_direction(x, y, dx, dy);
         const std::size_t l = static_cast<std::size_t>(node) * 5 + static_cast<std::size_t>(dir);
-        link_hop::pass(m_links[l], m_link_bytes[l], wire, ser, m_router, m_wire, head, tail);
+        link_hop::pass(m_links[l].r, m_links[l].bytes, wire, ser, m_router, m_wire, head, tail);
         if (tracing) trace_link(l, static_cast<int>(node), dir, head, tail, t);
         switch (dir) {
             case mesh_router::east: ++x, ++node; break;
@@ -254,7 +252,7 @@ void mesh_noc::transport_modules(txn& t) {
     if (t.hop == 0) {
         // Network interface to router: the injection link; the router modules take it from there, one per call.
         const std::uint32_t src = t.src_port;
-        link_hop::pass(m_inject[src], m_inject_bytes[src], wire, ser_ticks(wire), 0, m_wire, t.head, t.tail);
+        link_hop::pass(m_inject[src].r, m_inject[src].bytes, wire, ser_ticks(wire), 0, m_wire, t.head, t.tail);
         if (sim().trace.enabled()) trace_inject(src, t.head, t.tail, t);
         t.hop = src + 1;
         return;
@@ -270,7 +268,11 @@ void mesh_noc::transport_modules(txn& t) {
 }
 
 std::vector<double> mesh_noc::link_bytes() const {
-    if (m_routers.empty()) return m_link_bytes;
+    if (m_routers.empty()) {
+        std::vector<double> out(m_links.size());
+        for (size_t i = 0; i < m_links.size(); ++i) out[i] = m_links[i].bytes;
+        return out;
+    }
     std::vector<double> out;
     out.reserve(m_routers.size() * 5);
     for (const auto& r : m_routers) out.insert(out.end(), r->link_bytes.begin(), r->link_bytes.end());
@@ -279,9 +281,9 @@ std::vector<double> mesh_noc::link_bytes() const {
 
 void mesh_noc::usage(std::vector<resource_usage>& out) const {
     resource_usage u = link_usage(m_bps);
-    for (size_t i = 0; i < m_inject.size(); ++i) add_link(u, m_inject_bytes[i], m_inject[i].busy);
+    for (const auto& l : m_inject) add_link(u, l.bytes, l.r.busy);
     if (m_routers.empty()) {
-        for (size_t i = 0; i < m_links.size(); ++i) add_link(u, m_link_bytes[i], m_links[i].busy);
+        for (const auto& l : m_links) add_link(u, l.bytes, l.r.busy);
     } else {
         for (const auto& r : m_routers)
             for (size_t d = 0; d < 5; ++d) add_link(u, r->link_bytes[d], r->links[d].busy);

@@ -107,12 +107,15 @@ private:
     std::uint64_t m_ser_bytes = ~std::uint64_t{0};  // last serialisation computed (most packets are the same size)
     tick m_ser_ticks = 0;
     // Data-oriented state (representation: arrays).
-    std::vector<reservation> m_links;  // node * 5 + direction
-    std::vector<double> m_link_bytes;
+    /// A link's reservation and bytes side by side (a hop touches one cache line, not two).
+    struct link_state {
+        reservation r;
+        double bytes = 0;
+    };
+    std::vector<link_state> m_links;  // node * 5 + direction
     std::vector<int> m_link_tracks;
     // Injection links, both representations.
-    std::vector<reservation> m_inject;
-    std::vector<double> m_inject_bytes;
+    std::vector<link_state> m_inject;
     std::vector<int> m_inject_tracks;
     // Module representation.
     std::vector<std::unique_ptr<mesh_router>> m_routers;
