@@ -79,11 +79,11 @@ private:
         std::vector<route_segment> route;
         bool local = false;  // source and destination share a network port (or none needed)
     };
-    struct alignas(64) packet {  // cache-line aligned: a hop touches the first line (t's link fields) and net
+    struct alignas(64) packet {  // cache-line aligned: a hop touches only the first line (net and t's link fields)
+        interconnect* net = nullptr;  // the network it is in (stage 1..segments), else null
         // Its head and tail throughout, and while it is in a network its route transaction, kept from one link
         // to the next (position, ports, bytes), so a hop costs one call to the network.
         txn t;
-        interconnect* net = nullptr;  // the network it is in (stage 1..segments), else null
         std::uint32_t flow = 0;
         std::uint32_t number = 0;  // within its flow
         std::uint32_t stage = 0;   // 0: source read, 1..segments: a network, then the destination write
