@@ -1,17 +1,21 @@
-// The executor runs a program on a platform. It is a SystemC module with one TLM-2.0 initiator socket bound to
-// every component and a single SC_METHOD that works through one event queue (event_queue.h) in simulated-time
-// order, first come first served among events of one instant. Steps that become ready at one instant are
-// issued together after that instant's events, in the order of a stable rank (the step's label when the
-// program has labels, else its index), never in listing or pointer order, so a program's timing does not
-// depend on the order its independent steps are listed in.
+// The executor runs a program on a platform. It is a SystemC module with a single SC_METHOD that works through
+// one event queue (event_queue.h) in simulated-time order, first come first served among events of one
+// instant. Steps that become ready at one instant are issued together after that instant's events, in the
+// order of a stable rank (the step's label when the program has labels, else its index), never in listing or
+// pointer order, so a program's timing does not depend on the order its independent steps are listed in.
 //
 // Every resource sees its requests in the order they reach it: a transfer goes packet by packet (at most
 // `max_outstanding` packets of one transfer in flight), and a packet is presented to the source memory, to
-// each link of its route (one b_transport per link, txn::hop) and to the destination memory when its head gets
+// each link of its route (one call per link, txn::hop) and to the destination memory when its head gets
 // there. Fast path: when a packet's next request is earlier than everything else queued, it is made at once
 // instead of through the queue; that is exactly the order the queue would give (a test runs programs both
 // ways). With a global quantum > 0 (platform `quantum:`) a packet may also run ahead of the queue by up to one
 // quantum: fewer events, requests up to a quantum out of arrival order.
+//
+// Requests are direct calls on the component's timing model (component::transport, the function its TLM
+// target socket forwards to; composites still reach their parts through the sockets): a hop is the event
+// queue's cheapest work, so it is not spent on socket indirections and extension lookups. A packet keeps its
+// own route transaction from link to link (packet::t), so a hop is one call on the network.
 #pragma once
 
 #include <algorithm>

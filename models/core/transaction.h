@@ -1,7 +1,8 @@
 // What travels over tessel's TLM-2.0 sockets. Every transaction is a tlm_generic_payload carrying a `txn`
 // extension with the timing state: loosely timed, the target computes when the request starts and ends from
 // its busy-until reservations and writes the times back in the extension (head, tail); the TLM annotated delay
-// is left as the initiator set it, since every time a model needs travels in the txn.
+// is left as the initiator set it, since every time a model needs travels in the txn. The executor hands the
+// txn itself to component::transport (the function the socket forwards to), without a generic payload.
 #pragma once
 
 #include <tlm>
