@@ -3,10 +3,11 @@
 //
 // Events of one time share a slot: a list in push order. A large lock-step program has few distinct times and
 // many events at each (the 64 x 64 mesh benchmark: about 120 per time), so the queue orders slots, not events.
-// A push appends to its time's list, found through the slot the last push used or a small hash table (or
-// made); a pop takes the next event of the current time's list. Slots are ordered by a monotone radix queue: no event is ever pushed earlier than the
-// last one popped, which lets slots sit in 64 buckets by the highest bit in which their time differs from the
-// last popped time; each slot moves down at most 64 buckets over its life, and only slots move, never events.
+// A push appends to its time's list, found through the slots the last pushes used or a small hash table (or
+// made); a pop takes the next event of the current time's list. Slots are ordered by a monotone radix queue:
+// no event is ever pushed earlier than the last one popped, which lets slots sit in 64 buckets by the highest
+// bit in which their time differs from the last popped time; each slot moves down at most 64 buckets over its
+// life, and only slots move, never events.
 #pragma once
 
 #include <array>
@@ -187,11 +188,11 @@ private:
     std::vector<entry> m_table = std::vector<entry>(64, entry{0, none});  // pending slots by time (linear probing)
     std::size_t m_table_used = 0;
     std::array<std::vector<std::uint32_t>, 65> m_buckets;  // pending slots; bucket 0 is the current list
-    std::array<tick, 65> m_least{};  // earliest time in each bucket (buckets 1..64)
-    std::uint64_t m_full = 0;        // bit b - 1: bucket b holds slots
-    std::vector<Event> m_current;                // the events of time m_last
-    std::size_t m_next = 0;                      // the next of them to pop
-    std::uint32_t m_cached = 0, m_cached2 = 0;   // the slots the last pushes went to (any slot: its time is checked)
+    std::array<tick, 65> m_least{};                        // earliest time in each bucket (buckets 1..64)
+    std::uint64_t m_full = 0;                              // bit b - 1: bucket b holds slots
+    std::vector<Event> m_current;                          // the events of time m_last
+    std::size_t m_next = 0;                                // the next of them to pop
+    std::uint32_t m_cached = 0, m_cached2 = 0;  // the slots the last pushes went to (any slot: its time is checked)
     std::size_t m_size = 0;
     tick m_last = 0;  // time of the last event popped (the current list's time)
 };

@@ -12,7 +12,8 @@ executor::executor(sc_core::sc_module_name n, platform& plat) : sc_core::sc_modu
     m_comps = all;
     m_nets.assign(all.size(), nullptr);
     for (std::uint32_t id = 0; id < all.size(); ++id)
-        if (all[id] && all[id]->has_role(component::role::interconnect)) m_nets[id] = static_cast<interconnect*>(all[id]);
+        if (all[id] && all[id]->has_role(component::role::interconnect))
+            m_nets[id] = static_cast<interconnect*>(all[id]);
     SC_METHOD(process);
     sensitive << m_wake;
     dont_initialize();
@@ -191,8 +192,9 @@ void executor::process() {
             if (m_ready.empty()) break;
             m_issuing.swap(m_ready);
             m_ready.clear();
+            // Often in rank order already (completions come in the order their steps were issued).
             const auto by_rank = [&](std::uint32_t a, std::uint32_t b) { return m_rank[a] < m_rank[b]; };
-            if (!std::is_sorted(m_issuing.begin(), m_issuing.end(), by_rank))  // often already (completions in rank order)
+            if (!std::is_sorted(m_issuing.begin(), m_issuing.end(), by_rank))
                 std::sort(m_issuing.begin(), m_issuing.end(), by_rank);
             m_now = now;
             for (m_batch_left = m_issuing.size(); m_batch_left > 0; --m_batch_left)

@@ -83,7 +83,8 @@ private:
         std::vector<route_segment> route;
         bool local = false;  // source and destination share a network port (or none needed)
     };
-    struct alignas(64) packet {  // cache-line aligned: a hop touches only the first line (net and t's link fields)
+    // Cache-line aligned: a hop touches only the first line (net and t's link fields).
+    struct alignas(64) packet {
         interconnect* net = nullptr;  // the network it is in (stage 1..segments), else null
         // Its head and tail throughout, and while it is in a network its route transaction, kept from one link
         // to the next (position, ports, bytes), so a hop costs one call to the network.
@@ -138,7 +139,7 @@ private:
     void release(std::uint64_t token, std::uint32_t hop, tick head, tick tail) override;
 
     platform& m_plat;
-    std::vector<component*> m_comps;  // component id -> the component (null: removed)
+    std::vector<component*> m_comps;    // component id -> the component (null: removed)
     std::vector<interconnect*> m_nets;  // component id -> the network, for route transactions (direct calls)
     sc_core::sc_event m_wake;
     txn m_txn;  // compute, sync and memory requests

@@ -49,22 +49,22 @@ struct txn : tlm::tlm_extension<txn> {
     // it and will hand it back through sim_context::events (identified by `token`).
     static constexpr std::uint32_t arrived = ~0u, parked = ~0u - 1;
     std::uint32_t hop = 0;
-    std::uint32_t src_port = 0;   // interconnect ports, for route transactions
+    std::uint32_t src_port = 0;  // interconnect ports, for route transactions
     std::uint32_t dst_port = 0;
-    std::uint32_t op = 0;         // op index, for trace names
-    std::uint64_t bytes = 0;      // payload bytes of this packet or access
-    tick head = 0;                // in: first byte (or request) arrives; out: first byte leaves
-    tick tail = 0;                // in: last byte arrives; out: last byte leaves (compute: end)
+    std::uint32_t op = 0;     // op index, for trace names
+    std::uint64_t bytes = 0;  // payload bytes of this packet or access
+    tick head = 0;            // in: first byte (or request) arrives; out: first byte leaves
+    tick tail = 0;            // in: last byte arrives; out: last byte leaves (compute: end)
     // A network may take the packet over further links in the same call while its head reaches them before
     // `horizon` (the executor's next queued event: nothing can reach those links earlier); 0: one link only.
     tick horizon = 0;
-    std::uint64_t step = 0;       // step id, for traces
+    std::uint64_t step = 0;  // step id, for traces
     std::uint64_t token = 0;
     txn_kind kind = txn_kind::compute;
-    std::int32_t unit = 0;        // unit within the target; -1: the target picks it from the address
+    std::int32_t unit = 0;  // unit within the target; -1: the target picks it from the address
     std::uint64_t address = 0;
-    std::uint32_t participants = 0;  // sync
-    const work* w = nullptr;      // compute
+    std::uint32_t participants = 0;         // sync
+    const work* w = nullptr;                // compute
     const step_payload* payload = nullptr;  // compute: the step's kernel descriptor or instruction, if any
 
     tlm::tlm_extension_base* clone() const override { return new txn(*this); }

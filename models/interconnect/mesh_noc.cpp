@@ -228,10 +228,18 @@ void mesh_noc::transport(txn& t) {
         link_hop::pass(m_links[l].r, m_links[l].bytes, wire, ser, m_router, m_wire, head, tail);
         if (tracing) trace_link(l, static_cast<int>(node), dir, head, tail, t);
         switch (dir) {
-            case mesh_router::east: ++x, ++node; break;
-            case mesh_router::west: --x, --node; break;
-            case mesh_router::north: ++y, node += w; break;
-            case mesh_router::south: --y, node -= w; break;
+            case mesh_router::east:
+                ++x, ++node;
+                break;
+            case mesh_router::west:
+                --x, --node;
+                break;
+            case mesh_router::north:
+                ++y, node += w;
+                break;
+            case mesh_router::south:
+                --y, node -= w;
+                break;
             default:
                 t.hop = txn::arrived;
                 t.head = head;
