@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "engine/mappers/toolkit/sram_ledger.h"
 
@@ -107,8 +108,8 @@ mapping plan_streaming(const workload_graph& g, const fabric& f, const analysis&
     rep.samples = an.samples;
     rep.clk = f.pe_model->clock();
     std::vector<line_stream> streams(static_cast<size_t>(lines_max));
-    std::vector<std::vector<span>> units(n);  // line spans per op (added once)
-    std::vector<std::pair<int, int>> shape(n);
+    // The line spans of an L x S rectangle at the edge, added once and shared by every op of that shape.
+    std::map<std::pair<int, int>, std::vector<span>> lines_of;
     nlohmann::json ops = nlohmann::json::array();
     const auto mx_for_line = [&](int l) { return f.mx_port(f.mx_port_of_cross[static_cast<size_t>(l)]); };
     double io_bytes = 0;
@@ -123,10 +124,9 @@ mapping plan_streaming(const workload_graph& g, const fabric& f, const analysis&
             const int L = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(lines_max, gemm ? op.row_cap : (op.stats_reduce ? op.row_cap : lines_max))));
             const int S = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(cols, op_rows)));
             const rect r = f.from_stream(0, L, 0, S);
-            if (units[i].empty()) {
-                for (int l = 0; l < L; ++l) units[i].push_back(add_span(prog, f.line_span(r, l, S)));
-                shape[i] = {L, S};
-            }
+            std::vector<span>& lines = lines_of[{L, S}];
+            if (lines.empty())
+                for (int l = 0; l < L; ++l) lines.push_back(add_span(prog, f.line_span(r, l, S)));
             const std::uint32_t opi = prog.intern_op(op.name);
             const double P = static_cast<double>(L) * S;
             // What this op waits for: its producers in this micro-batch, and graph inputs streamed in.
@@ -199,7 +199,7 @@ mapping plan_streaming(const workload_graph& g, const fabric& f, const analysis&
                         deps.insert(deps.end(), got.begin(), got.end());
                     }
                     comps[static_cast<size_t>(l)] = last[static_cast<size_t>(l)] =
-                        f.compute_on(prog, opi, units[i][static_cast<size_t>(l)], wi, deps);
+                        f.compute_on(prog, opi, lines[static_cast<size_t>(l)], wi, deps);
                     if (from_mx > 0) streams[static_cast<size_t>(l)].used_by.push_back(comps[static_cast<size_t>(l)]);
                 }
                 if (j == 0) rec.start_steps = comps;
