@@ -2,62 +2,31 @@
 // must give the same simulated time and byte-identical statistics (per-PE arrays too on the wafers), for every mapper
 // (kernels on a GPU and a TPU, tsp, rdu, bsp, mesh, and the three wafer mappers, whose programs carry their
 // spans of PEs and SRAM placements). A broken emitted file is a located error.
-#include <gtest/gtest.h>
-
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include "tests/support/cli.h"
+#include "tests/support/replay.h"
 
 namespace fs = std::filesystem;
+using tessel::test::replay_case;
 using tessel::test::run_tessel;
+using tessel::test::slurp;
 
 namespace {
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-struct replay_case {
-    const char* platform;
-    const char* workload;
-    const char* name = nullptr;  // the test's name when the platform has several cases (default: the platform)
-    const char* sets = "";       // --set options of the mapped run only (workload and mapper; a replay has neither)
-    bool per_unit = false;       // compare the per-unit arrays too (per PE, per link: slow on large platforms)
-};
 
 class emit_replay : public ::testing::TestWithParam<replay_case> {};
 
 TEST_P(emit_replay, same_time_and_statistics) {
     const replay_case c = GetParam();
-    const fs::path dir = fs::temp_directory_path() / ("tessel_emit_" + std::string(c.name ? c.name : c.platform));
-    fs::create_directories(dir);
-    const fs::path prog = dir / "program.yaml", s1 = dir / "mapped.json", s2 = dir / "replayed.json";
-    const std::string stats = std::string(c.per_unit ? " --stats-per-unit" : "") + " --stats ";
-    const auto mapped = run_tessel(std::string("run -p ") + c.platform + " -w " + c.workload + " " + c.sets +
-                                   " --json" + stats + s1.string() + " --emit-program " + prog.string());
-    ASSERT_EQ(mapped.code, 0) << mapped.out;
-    // The program names its platform, so -g alone replays it.
-    const auto replayed = run_tessel("run -g " + prog.string() + " --json" + stats + s2.string());
-    ASSERT_EQ(replayed.code, 0) << replayed.out;
-    const auto a = nlohmann::json::parse(mapped.out), b = nlohmann::json::parse(replayed.out);
-    EXPECT_EQ(a["sim_time_s"].get<double>(), b["sim_time_s"].get<double>());
-    EXPECT_EQ(a["steps"], b["steps"]);
-    EXPECT_GT(a["sim_time_s"].get<double>(), 0.0);
-    EXPECT_EQ(slurp(s1), slurp(s2)) << "statistics differ between the mapped run and its replay";
+    const auto a = tessel::test::expect_same_replay(c);
     if (std::string(c.platform) == "tpu_v4") {
         // docs/program-yaml.md quotes this run.
         const std::string quoted = "sim_time_s " + a["sim_time_s"].dump();
-        EXPECT_NE(slurp("docs/program-yaml.md").find(quoted), std::string::npos) << "docs/program-yaml.md should quote " << quoted;
+        EXPECT_NE(slurp("docs/program-yaml.md").find(quoted), std::string::npos)
+            << "docs/program-yaml.md should quote " << quoted;
     }
-    fs::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -66,7 +35,7 @@ INSTANTIATE_TEST_SUITE_P(
                       replay_case{"tpu_v4", "resnet50"},     // kernels (TPU)
                       replay_case{"groqchip1", "resnet50"},  // tsp: instruction payloads, strict
                       replay_case{"sn40l", "resnet50"},      // rdu
-                      replay_case{"gc200", "mlp"},           // bsp (ResNet-50: 5 M steps, see docs)
+                      replay_case{"gc200", "mlp"},           // bsp (ResNet-50: emit_replay_slow_test)
                       replay_case{"mesh4x4", "mlp"},         // mesh
                       // wafer_pipeline: spans and placements on 750 x 994 PEs
                       replay_case{"wse2", "resnet50"},
@@ -91,7 +60,8 @@ TEST(emit_replay_errors, a_bad_line_names_its_file_and_line) {
     // Corrupt the first transfer step: its byte count becomes a word.
     const size_t at = text.find("\n    transfer ");
     ASSERT_NE(at, std::string::npos);
-    const size_t line_no = static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')) + 2;
+    const size_t line_no =
+        static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')) + 2;
     const size_t end = text.find('\n', at + 1);
     std::string line = text.substr(at + 1, end - at - 1);
     std::istringstream fields(line);
@@ -169,7 +139,8 @@ TEST(emit_replay_errors, a_bad_span_or_placement_names_its_line) {
 }
 
 TEST(emit_replay_errors, traffic_programs_are_their_own_file) {
-    const auto r = run_tessel("run -g workloads/programs/noc_uniform.yaml --set program.measure=100 --emit-program /tmp/tessel_never.yaml");
+    const auto r = run_tessel(
+        "run -g workloads/programs/noc_uniform.yaml --set program.measure=100 --emit-program /tmp/tessel_never.yaml");
     EXPECT_EQ(r.code, 2) << r.out;
     EXPECT_NE(r.out.find("synthetic traffic"), std::string::npos) << r.out;
 }
