@@ -160,7 +160,7 @@ std::uint32_t kernel_mapper::find_device(const platform& plat, const std::string
 
 mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
     const std::uint32_t dev_id = find_device(plat, m_opt.device);
-    kernel_device* dev = plat.comp(dev_id).kernels();
+    const kernel_device* dev = plat.comp(dev_id).kernels();
     std::optional<dtype> half_as;
     if (!m_opt.float16_as.empty()) {
         half_as = parse_dtype(m_opt.float16_as);

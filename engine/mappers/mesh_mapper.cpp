@@ -112,7 +112,7 @@ private:
     void find_memory() {
         const platform::group& g = toolkit::find_part(
             m_plat, m_opt.memory, {"mesh mapper", "memory", "off-chip memory for weights (a memory that does not compute)", toolkit::is_pure_memory});
-        component& mem = toolkit::first(m_plat, g);
+        const component& mem = toolkit::first(m_plat, g);
         m_mem = endpoint{mem.id(), mem.unit_count() > 1 ? -1 : 0, 0};
         m_alloc = toolkit::address_allocator({mem.capacity_bytes(), 4096, 0, 0});
         // Bandwidth into the tiles: the memory's peak, capped by the network ports it attaches to.

@@ -231,9 +231,11 @@ std::vector<const platform::group*> platform::groups_with(component::role r) con
     return out;
 }
 
-component& platform::comp(std::uint32_t id) const { return *m_sim.components().at(id); }
+component& platform::comp(std::uint32_t id) { return *m_sim.components().at(id); }
+const component& platform::comp(std::uint32_t id) const { return *m_sim.components().at(id); }
 
-interconnect& platform::net(std::uint32_t id) const { return static_cast<interconnect&>(comp(id)); }
+interconnect& platform::net(std::uint32_t id) { return static_cast<interconnect&>(comp(id)); }
+const interconnect& platform::net(std::uint32_t id) const { return static_cast<const interconnect&>(comp(id)); }
 
 platform::parsed_side platform::parse_side(const std::string& text, const source_location& where) const {
     parsed_side s;
@@ -541,7 +543,7 @@ endpoint platform::resolve(const std::string& path, const source_location& where
         ep.comp = g->ids[static_cast<size_t>(flat)];
         unit_idx = s.unit_idx;
     }
-    component* c = &comp(ep.comp);
+    const component* c = &comp(ep.comp);
     if (!s.sub.empty()) {
         auto* obj = sc_core::sc_find_object((c->path() + "." + s.sub).c_str());
         auto* part = dynamic_cast<component*>(obj);

@@ -65,7 +65,10 @@ public:
     /// Groups whose components have a role, in file order.
     std::vector<const group*> groups_with(component::role r) const;
 
-    component& comp(std::uint32_t id) const;
+    /// A component by id: mutable for those who run the platform (the executor), read-only through a const
+    /// platform (mappers plan on one and cannot change a component).
+    component& comp(std::uint32_t id);
+    const component& comp(std::uint32_t id) const;
     /// Top-level component ids (not parts of composites), in creation order.
     const std::vector<std::uint32_t>& top_level() const { return m_top; }
 
@@ -80,7 +83,8 @@ public:
     std::vector<route_segment> route(const attach_point& from, const attach_point& to) const;
     /// The same, into `out` (reusing its storage: called once per packet when routes vary).
     void route_into(const attach_point& from, const attach_point& to, std::vector<route_segment>& out) const;
-    interconnect& net(std::uint32_t id) const;
+    interconnect& net(std::uint32_t id);
+    const interconnect& net(std::uint32_t id) const;
 
     /// The `parameters:` block with --set applied and ${...} substituted (name -> value text), in file order:
     /// the variables a program's {expr} sees besides its loop variables.

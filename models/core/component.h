@@ -101,6 +101,7 @@ public:
     virtual const pe_grid* grid() const { return nullptr; }
     /// For devices that run whole kernels (gpu, tpu): their kernel interface (nullptr: not such a device).
     virtual kernel_device* kernels() { return nullptr; }
+    virtual const kernel_device* kernels() const { return nullptr; }
 
     /// The timing model: updates `t.head`/`t.tail` (and `t.unit` when the component picks it).
     virtual void transport(txn& t) = 0;

@@ -82,6 +82,10 @@ C* as_kind(component& c) {
     const kind_info* k = c.kind_entry();
     return k && k->type && *k->type == typeid(C) ? static_cast<C*>(&c) : nullptr;
 }
+template <class C>
+const C* as_kind(const component& c) {
+    return as_kind<C>(const_cast<component&>(c));
+}
 
 }  // namespace tessel
 
