@@ -14,7 +14,7 @@
 // out of a PE are limited by its ramp (the fabric's injection and ejection links), which is slower than its
 // SRAM ports, so the SRAM adds no time to them.
 //
-// Scale (DESIGN.md): 850k PEs cannot be 850k modules. Per-PE state is a compute reservation (16 bytes), the
+// Scale (docs/architecture.md, "Data-oriented arrays"): 850k PEs cannot be 850k modules. Per-PE state is a compute reservation (16 bytes), the
 // work done, for the physical bound (32 bytes), and the bytes placed (4 bytes): about 40 MB for a WSE-2. A
 // compute step may carry a span (grid_span.h: a rectangle of PEs) as its payload: it then runs the same work on
 // every PE of the span in lockstep, starting when the last of them is free, so a row of 750 PEs doing the same
