@@ -23,9 +23,12 @@ std::string error_of(const std::string& text) {
 }
 
 TEST(duplicate_keys, at_any_depth_name_the_second_key) {
-    EXPECT_EQ(error_of("a: 1\nb:\n  c: 2\n  c: 3\n"), "f.yaml:4:3: duplicate key 'c' (first given at line 3); each key may appear once in a map");
-    EXPECT_EQ(error_of("steps:\n  - {id: x, id: y}\n"), "f.yaml:2:13: duplicate key 'id' (first given at line 2); each key may appear once in a map");
-    EXPECT_EQ(error_of("a: 1\nb: 2\na: 3\n"), "f.yaml:3:1: duplicate key 'a' (first given at line 1); each key may appear once in a map");
+    EXPECT_EQ(error_of("a: 1\nb:\n  c: 2\n  c: 3\n"),
+              "f.yaml:4:3: duplicate key 'c' (first given at line 3); each key may appear once in a map");
+    EXPECT_EQ(error_of("steps:\n  - {id: x, id: y}\n"),
+              "f.yaml:2:13: duplicate key 'id' (first given at line 2); each key may appear once in a map");
+    EXPECT_EQ(error_of("a: 1\nb: 2\na: 3\n"),
+              "f.yaml:3:1: duplicate key 'a' (first given at line 1); each key may appear once in a map");
     EXPECT_EQ(error_of("a: {x: 1}\nb: {x: 1}\nc: [{x: 1}, {x: 2}]\n"), "");  // the same key in different maps is fine
 }
 
