@@ -35,8 +35,11 @@ int run() {
     }
     if (all || g_what == "mappers") {
         std::cout << (all ? "\n" : "") << "mappers (platform `mapper: {impl: NAME}`):\n";
-        for (const auto& n : mapper_registry::instance().names())
-            std::cout << "  " << std::left << std::setw(14) << n << mapper_registry::instance().find(n)->brief << "\n";
+        const std::vector<std::string> names = mapper_registry::instance().names();
+        size_t width = 0;
+        for (const auto& n : names) width = std::max(width, n.size());
+        for (const auto& n : names)
+            std::cout << "  " << std::left << std::setw(static_cast<int>(width + 2)) << n << mapper_registry::instance().find(n)->brief << "\n";
     }
     if (all || g_what == "platforms") {
         std::cout << (all ? "\n" : "") << "platforms (--platform NAME, from " << data_root() << "/platforms):\n";

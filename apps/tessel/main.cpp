@@ -7,9 +7,11 @@
 #include <iostream>
 
 #include "apps/tessel/command.h"
+#include "engine/mappers/mapper.h"
 #include "models/core/error.h"
 #include "models/core/registry.h"
 #include "models/core/sim_context.h"
+#include "models/core/yaml_node.h"
 
 namespace tessel {
 
@@ -34,7 +36,10 @@ int main(int argc, char** argv) {
 
 int sc_main(int argc, char** argv) {
     using namespace tessel;
-    for (const auto& e : kind_registry::instance().errors()) {
+    // A kind or mapper registered twice is a build mistake: refuse to run rather than drop one silently.
+    std::vector<std::string> registry_errors = kind_registry::instance().errors();
+    for (const auto& e : mapper_registry::instance().errors()) registry_errors.push_back(e);
+    for (const auto& e : registry_errors) {
         std::cerr << "tessel: internal error: " << e << "\n";
         return 1;
     }
@@ -45,6 +50,16 @@ int sc_main(int argc, char** argv) {
     std::stable_sort(cmds.begin(), cmds.end(), [](const command& a, const command& b) { return a.order < b.order; });
     std::vector<std::pair<CLI::App*, const command*>> subs;
     for (const auto& c : cmds) subs.emplace_back(c.setup(app), &c);
+    // A mistyped command would otherwise read as a missing one ("A subcommand is required").
+    if (argc > 1 && argv[1][0] != '-') {
+        std::vector<std::string> names;
+        for (const auto& [sub, c] : subs) names.push_back(sub->get_name());
+        if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+            std::cerr << "tessel: error: unknown command '" << argv[1] << "'" << did_you_mean(argv[1], names)
+                      << "; commands: " << join(names) << "\n";
+            return 2;
+        }
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

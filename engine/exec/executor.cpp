@@ -143,13 +143,34 @@ executor::result executor::run(const program& p) {
     m_error = nullptr;
     m_quantum = m_plat.quantum();
     tlm::tlm_global_quantum::instance().set(sc_core::sc_time::from_value(m_quantum));
+    // What the program places on arrays of PEs, by component.
+    std::unordered_map<std::uint32_t, std::vector<grid_placement>> placed;
+    for (const placement& pl : p.placements) {
+        const bool exists = pl.comp < m_comps.size() && m_comps[pl.comp];
+        if (!exists || !m_plat.comp(pl.comp).grid())
+            throw input_error(
+                "program '" + p.name + "': " + pl.data.what + " is placed on " +
+                (exists ? m_plat.comp(pl.comp).path() : std::string("a component that is not part of the platform")) +
+                ", which is not an array of PEs held as data");
+        placed[pl.comp].push_back(pl.data);
+    }
     const tick start = sc_core::sc_time_stamp().value();
     m_result.start = start;
     m_result.end = start;
     m_now = start;
     m_plat.sim().events = this;
-    for (const auto& c : m_plat.sim().components())
-        if (c) c->begin_program(start);
+    // Every component starts the program, a PE grid with the program's placements on it (which it checks).
+    static const std::vector<grid_placement> none;
+    try {
+        for (const auto& c : m_plat.sim().components()) {
+            if (!c) continue;
+            const auto it = placed.find(c->id());
+            c->begin_program(start, it != placed.end() ? it->second : none);
+        }
+    } catch (...) {
+        m_plat.sim().events = nullptr;
+        throw;
+    }
     for (size_t s = 0; s < n; ++s)
         if (m_remaining[s] == 0) m_ready.push_back(static_cast<std::uint32_t>(s));
     if (n > 0) {

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "engine/mappers/toolkit/allocator.h"
+#include "engine/mappers/toolkit/liveness.h"
 #include "engine/mappers/toolkit/parts.h"
 #include "engine/report/summary.h"
 #include "engine/workload/op_types.h"
@@ -159,7 +160,7 @@ std::uint32_t kernel_mapper::find_device(const platform& plat, const std::string
 
 mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
     const std::uint32_t dev_id = find_device(plat, m_opt.device);
-    kernel_device* dev = plat.comp(dev_id).kernels();
+    const kernel_device* dev = plat.comp(dev_id).kernels();
     std::optional<dtype> half_as;
     if (!m_opt.float16_as.empty()) {
         half_as = parse_dtype(m_opt.float16_as);
@@ -171,26 +172,21 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
     program& prog = out.prog;
     prog.name = g.name;
 
-    // Storage: every tensor lives in its root's allocation (views alias their input).
-    std::vector<int> root(nt);
-    for (size_t t = 0; t < nt; ++t) root[t] = static_cast<int>(t);
-    std::vector<long> refs(nt, 0);
+    // Storage: every tensor lives in its root's allocation (views alias their input), freed after its last read
+    // unless it holds parameters, state or graph inputs.
+    toolkit::tensor_liveness live(g);
     std::vector<bool> pinned(nt, false), allocated(nt, false);
     std::vector<std::uint64_t> addr(nt, 0);
-    for (size_t t = 0; t < nt; ++t) {
-        const tensor_info& ti = g.tensors()[t];
-        refs[t] = static_cast<long>(ti.consumers.size());
-        pinned[t] = ti.role != tensor_role::activation;
-    }
+    for (size_t t = 0; t < nt; ++t) pinned[t] = g.tensors()[t].role != tensor_role::activation;
     // Device memory: best fit over the freed ranges, 512-byte blocks (a caching allocator without size classes).
     toolkit::address_allocator mem({dev->memory_capacity(), 512, 0, 1});
     auto ensure = [&](int t) {
-        const int r = root[static_cast<size_t>(t)];
-        if (!allocated[static_cast<size_t>(r)]) {
-            addr[static_cast<size_t>(r)] = mem.alloc(g.tensor(r).bytes());
-            allocated[static_cast<size_t>(r)] = true;
+        const auto r = static_cast<size_t>(live.root(t));
+        if (!allocated[r]) {
+            addr[r] = mem.alloc(g.tensor(static_cast<int>(r)).bytes());
+            allocated[r] = true;
         }
-        return addr[static_cast<size_t>(r)];
+        return addr[r];
     };
     // Parameters, state and graph inputs are in device memory before the first kernel.
     for (size_t t = 0; t < nt; ++t) {
@@ -202,21 +198,20 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
     }
     for (size_t t = 0; t < nt; ++t)
         if (g.tensors()[t].alias_of >= 0) {
-            root[t] = root[static_cast<size_t>(g.tensors()[t].alias_of)];
+            if (g.tensors()[t].producer >= 0) live.share(static_cast<int>(t), g.tensors()[t].alias_of);
             ensure(static_cast<int>(t));
         }
     auto release = [&](int t) {
-        const int r = root[static_cast<size_t>(t)];
-        if (--refs[static_cast<size_t>(r)] <= 0 && !pinned[static_cast<size_t>(r)] && allocated[static_cast<size_t>(r)]) {
-            mem.free(addr[static_cast<size_t>(r)]);
-            allocated[static_cast<size_t>(r)] = false;
-        }
+        live.read(t, [&](int r) {
+            if (!pinned[static_cast<size_t>(r)] && allocated[static_cast<size_t>(r)]) {
+                mem.free(addr[static_cast<size_t>(r)]);
+                allocated[static_cast<size_t>(r)] = false;
+            }
+        });
     };
     auto alias = [&](int to, int from) {
-        const int r = root[static_cast<size_t>(from)];
-        root[static_cast<size_t>(to)] = r;
-        refs[static_cast<size_t>(r)] += static_cast<long>(g.tensor(to).consumers.size());
-        if (g.tensor(to).role != tensor_role::activation) pinned[static_cast<size_t>(r)] = true;
+        live.share(to, from);
+        if (g.tensor(to).role != tensor_role::activation) pinned[static_cast<size_t>(live.root(from))] = true;
     };
     const address_fn address_of = [&](int t) { return ensure(t); };
 
@@ -280,13 +275,13 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
                 // The host no longer writes x; the kernel writes op's output and reads op's other inputs.
                 auto& ops = k.desc.operands;
                 ops.erase(std::remove_if(ops.begin(), ops.end(),
-                                         [&](const kernel_operand& e) { return e.write && e.address == addr[static_cast<size_t>(root[static_cast<size_t>(x)])]; }),
+                                         [&](const kernel_operand& e) { return e.write && e.address == addr[static_cast<size_t>(live.root(x))]; }),
                           ops.end());
-                if (allocated[static_cast<size_t>(root[static_cast<size_t>(x)])] && root[static_cast<size_t>(x)] == x) {
+                // x is never written, so never read: its storage goes back now (its one read never comes).
+                if (allocated[static_cast<size_t>(live.root(x))] && live.root(x) == x) {
                     mem.free(addr[static_cast<size_t>(x)]);
                     allocated[static_cast<size_t>(x)] = false;
                 }
-                refs[static_cast<size_t>(x)] = 0;
                 double extra_bytes = 0;
                 for (size_t i = 1; i < op.inputs.size(); ++i) {
                     const int t = op.inputs[i];

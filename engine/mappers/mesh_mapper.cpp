@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "engine/mappers/toolkit/allocator.h"
+#include "engine/mappers/toolkit/liveness.h"
 #include "engine/mappers/toolkit/matmul_split.h"
 #include "engine/mappers/toolkit/parts.h"
 #include "engine/workload/op_types.h"
@@ -47,15 +48,14 @@ struct placement {
 
 class planner {
 public:
-    planner(const workload_graph& g, const platform& plat, const mesh_mapper::options& o) : m_g(g), m_plat(plat), m_opt(o) {
+    planner(const workload_graph& g, const platform& plat, const mesh_mapper::options& o) : m_g(g), m_plat(plat), m_opt(o), m_live(g) {
         find_tiles();
         find_memory();
         m_place.resize(g.tensors().size());
         m_resident.assign(m_tiles.size(), 0.0);
         m_last.assign(m_tiles.size(), {});
         m_out.prog.name = g.name;
-        m_consumers_left.resize(g.tensors().size());
-        for (size_t t = 0; t < g.tensors().size(); ++t) m_consumers_left[t] = g.tensors()[t].consumers.size();
+        m_freed.assign(g.tensors().size(), false);
     }
 
     mapping run() {
@@ -94,7 +94,8 @@ private:
     std::vector<placement> m_place;
     std::vector<double> m_resident;
     std::vector<std::vector<std::uint32_t>> m_last;
-    std::vector<size_t> m_consumers_left;
+    toolkit::tensor_liveness m_live;  // which storage each tensor is, and its reads left
+    std::vector<bool> m_freed;         // by storage root: its on-chip pieces were given back
     mapping m_out;
 
     void find_tiles() {
@@ -111,7 +112,7 @@ private:
     void find_memory() {
         const platform::group& g = toolkit::find_part(
             m_plat, m_opt.memory, {"mesh mapper", "memory", "off-chip memory for weights (a memory that does not compute)", toolkit::is_pure_memory});
-        component& mem = toolkit::first(m_plat, g);
+        const component& mem = toolkit::first(m_plat, g);
         m_mem = endpoint{mem.id(), mem.unit_count() > 1 ? -1 : 0, 0};
         m_alloc = toolkit::address_allocator({mem.capacity_bytes(), 4096, 0, 0});
         // Bandwidth into the tiles: the memory's peak, capped by the network ports it attaches to.
@@ -219,34 +220,24 @@ private:
     }
 
     void release_inputs(int o) {
-        for (int t : m_g.op(o).inputs) {
-            if (m_consumers_left[static_cast<size_t>(t)] > 0) --m_consumers_left[static_cast<size_t>(t)];
-            if (m_consumers_left[static_cast<size_t>(t)] == 0 && m_place[static_cast<size_t>(t)].resident) {
-                const double total = static_cast<double>(m_g.tensor(t).bytes());
-                for (const piece& pc : m_place[static_cast<size_t>(t)].pieces)
-                    m_resident[static_cast<size_t>(pc.tile)] -= pc.area.area() * total;
-            }
-        }
+        m_live.read_inputs(m_g.op(o), [&](int r) {
+            if (m_freed[static_cast<size_t>(r)] || !m_place[static_cast<size_t>(r)].resident) return;
+            m_freed[static_cast<size_t>(r)] = true;
+            const double total = static_cast<double>(m_g.tensor(r).bytes());
+            for (const piece& pc : m_place[static_cast<size_t>(r)].pieces)
+                m_resident[static_cast<size_t>(pc.tile)] -= pc.area.area() * total;
+        });
     }
 
     void alias(int o) {
-        // Views (reshape, flatten) and shape-only ops move nothing: the output is where the input is.
+        // Views move nothing: the outputs are their source's data, where the source is, and their readers keep
+        // the source's storage alive.
         const op_node& op = m_g.op(o);
-        int src = -1;
-        for (int t : op.inputs)
-            if (m_g.tensor(t).role != tensor_role::constant && m_g.tensor(t).role != tensor_role::weight) {
-                src = t;
-                break;
-            }
+        const int src = view_source(m_g, op);
+        if (src < 0) return;
         for (int t : op.outputs) {
-            if (src >= 0) {
-                m_place[static_cast<size_t>(t)] = m_place[static_cast<size_t>(src)];
-                if (m_place[static_cast<size_t>(src)].resident) {
-                    // The alias shares the pieces; count its consumers against the source's residency.
-                    m_consumers_left[static_cast<size_t>(src)] += m_g.tensor(t).consumers.size();
-                    m_place[static_cast<size_t>(t)].resident = true;
-                }
-            }
+            m_place[static_cast<size_t>(t)] = m_place[static_cast<size_t>(src)];
+            m_live.share(t, src);
         }
     }
 

@@ -603,8 +603,8 @@ private:
 mapping tsp_mapper::map(const workload_graph& g, const platform& plat) {
     // A static schedule is written in the tsp kind's own instructions and timing rules (tsp::timing), so this
     // mapper reaches the chip as that kind, checked by the kind registry (as_kind), not by a capability query.
-    auto is_tsp = [](component& c) { return as_kind<tsp>(c) != nullptr; };
-    tsp* chip = as_kind<tsp>(toolkit::first(plat, toolkit::find_part(plat, m_opt.chip, {"tsp mapper", "chip", "a tsp", is_tsp})));
+    auto is_tsp = [](const component& c) { return as_kind<tsp>(c) != nullptr; };
+    const tsp* chip = as_kind<tsp>(toolkit::first(plat, toolkit::find_part(plat, m_opt.chip, {"tsp mapper", "chip", "a tsp", is_tsp})));
     scheduler sch(g, *chip, m_opt);
     sch.run(plat.title());
 

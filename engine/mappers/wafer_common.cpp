@@ -5,6 +5,7 @@
 #include "engine/mappers/toolkit/parts.h"
 #include "engine/report/summary.h"
 #include "engine/workload/op_types.h"
+#include "models/core/grid_span.h"
 
 #include <algorithm>
 #include <cmath>
@@ -271,6 +272,15 @@ void to_line(program& p, const fabric& f, std::uint32_t op, endpoint from, const
 }
 
 std::string cycles_text(double cycles, const clock_domain& clk) { return format_time(cycles / clk.hz); }
+
+span add_span(program& p, const rect& r) { return span{r, p.add_payload(std::make_shared<grid_span>(r))}; }
+
+std::uint32_t fabric::compute_on(program& p, std::uint32_t op, const span& s, std::uint32_t work,
+                                 const std::vector<std::uint32_t>& deps) const {
+    const std::uint32_t step = p.add_compute(op, pe(s.r.x0, s.r.y0), work, deps);
+    p.use_payload(step, s.payload);
+    return step;
+}
 
 }  // namespace tessel::wafer
 

@@ -42,17 +42,27 @@ struct common_options {
 /// A rectangle of PEs [x0, x1) x [y0, y1).
 using rect = grid_rect;
 
+/// A rectangle of PEs that compute steps run on in lockstep, and its payload in the program (grid_span.h), which
+/// every step on it shares.
+struct span {
+    rect r;
+    std::uint32_t payload = ~0u;
+};
+
+/// Adds span `r` to program `p` (as a payload its steps share).
+span add_span(program& p, const rect& r);
+
 /// The wafer a mapper works on: found by capability (a PE grid on a dimension-ordered mesh, a memory on its
 /// edge), not by kind.
 struct fabric {
     const platform* plat = nullptr;
-    component* pe_array = nullptr;   // the component holding the PEs
-    pe_grid* pes = nullptr;          // its PE grid: placement and spans
+    const component* pe_array = nullptr;      // the component holding the PEs
+    const pe_grid* pes = nullptr;             // its PE grid: size and units
     const compute_model* pe_model = nullptr;  // one PE's timing
     pe_grid::paths paths;            // one PE's SRAM ports and ramp
     std::string pe_group;
-    interconnect* noc = nullptr;
-    component* mx = nullptr;         // the memory service on the edge (MemoryX), or nullptr
+    const interconnect* noc = nullptr;
+    const component* mx = nullptr;  // the memory service on the edge (MemoryX), or nullptr
     int W = 0, H = 0;
     bool stream_x = true;    // lines run along x (yx routing) or along y (xy routing)
     double link_bpc = 0;     // fabric link bytes per PE cycle
@@ -64,6 +74,9 @@ struct fabric {
     static fabric find(const platform& plat, const common_options& o, const std::string& who);
 
     endpoint pe(int x, int y) const { return endpoint{pe_array->id(), pes->unit_of(x, y), 0}; }
+    /// A compute step of `work` on every PE of span `s` in lockstep (the step names the span's first PE).
+    std::uint32_t compute_on(program& p, std::uint32_t op, const span& s, std::uint32_t work,
+                             const std::vector<std::uint32_t>& deps) const;
     endpoint mx_port(std::int32_t port) const { return endpoint{mx->id(), port, 0}; }
 
     // Stream coordinates of a rectangle: `lines` across, `length` along.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/mappers/toolkit/sram_ledger.h"
 #include "engine/mappers/wafer_streaming.h"
 
 namespace tessel {
@@ -147,7 +148,7 @@ struct op_state {
     int L = 1, S = 1, chunks = 1;
     std::vector<port> ports;
     std::vector<std::vector<std::uint32_t>> ready;  // [chunk][port]
-    std::vector<std::int32_t> line_units;
+    std::vector<span> lines;                        // the span of each line's PEs
     std::vector<std::uint32_t> last;  // last compute step per line (~0u: none)
 };
 
@@ -279,7 +280,7 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
     mapping out;
     program& prog = out.prog;
     prog.name = g.name;
-    f.pes->clear_placements();
+    toolkit::sram_ledger sram(*f.pe_array, prog);
     std::vector<op_state> st(n);
     nlohmann::json ops = nlohmann::json::array();
     bool inputs_resident = false;
@@ -294,9 +295,9 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
         const int L = s.L, S = s.S, c = s.chunks;
         const double P = static_cast<double>(L) * S;
         const double stat_pe = o.stationary_bytes() / P, work_pe = working_bytes(o, L, S);
-        f.pes->place(f.used_span(s.r, L, S), stat_pe + work_pe, "op '" + o.name + "' (weights, state and buffers)");
+        sram.place(f.used_span(s.r, L, S), stat_pe + work_pe, "op '" + o.name + "' (weights, state and buffers)");
         const std::uint32_t opi = prog.intern_op(o.name);
-        for (int l = 0; l < L; ++l) s.line_units.push_back(f.pes->add_span(f.line_span(s.r, l, S)));
+        for (int l = 0; l < L; ++l) s.lines.push_back(add_span(prog, f.line_span(s.r, l, S)));
         s.last.assign(static_cast<size_t>(L), ~0u);
         // One chunk's work on each PE.
         work w;
@@ -359,7 +360,7 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
                 if (j == 0) d.insert(d.end(), stat_deps[static_cast<size_t>(l)].begin(), stat_deps[static_cast<size_t>(l)].end());
                 if (s.last[static_cast<size_t>(l)] != ~0u) d.push_back(s.last[static_cast<size_t>(l)]);
                 comps[static_cast<size_t>(l)] = s.last[static_cast<size_t>(l)] =
-                    prog.add_compute(opi, endpoint{f.pe_array->id(), s.line_units[static_cast<size_t>(l)], 0}, wi, d);
+                    f.compute_on(prog, opi, s.lines[static_cast<size_t>(l)], wi, d);
             }
             if (j == 0) rec.start_steps = comps;
             auto& ready = s.ready[static_cast<size_t>(j)];
@@ -436,14 +437,14 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
     out.details["pes"] = total;
     out.details["pes_used"] = used_pes;
     out.details["stationary_bytes"] = stationary;
-    out.details["sram_used_max"] = f.pes->max_used_bytes();
+    out.details["sram_used_max"] = sram.max_used_bytes();
     out.details["ops"] = ops;
     out.notes.push_back("layer-pipelined: " + std::to_string(n) + " ops on " + std::to_string(f.W) + " x " + std::to_string(f.H) +
                         " PEs (" + format_number(100.0 * static_cast<double>(used_pes) / static_cast<double>(total), 3) +
                         "% doing work), weights and state " + format_bytes(stationary) + " in SRAM (" +
                         format_number(100.0 * stationary / (static_cast<double>(total) * static_cast<double>(f.pe_array->capacity_bytes())), 3) +
                         "% of it), " + std::to_string(m_opt.common.chunks) + " chunks per op, most on one PE " +
-                        format_bytes(static_cast<double>(f.pes->max_used_bytes())) + " of " +
+                        format_bytes(static_cast<double>(sram.max_used_bytes())) + " of " +
                         format_bytes(static_cast<double>(f.pe_array->capacity_bytes())));
     out.notes.push_back(std::string("lines run along ") + (f.stream_x ? "x" : "y") + " (the fabric's last routing leg); " +
                         "planned slowest op " + an.ops[slowest_op].name + " at " + cycles_text(slowest, f.pe_model->clock()) +
@@ -452,7 +453,7 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
         for (size_t i = 0; i < n; ++i)
             out.notes.push_back(an.ops[i].name + ": " + std::to_string(st[i].L) + " lines x " + std::to_string(st[i].S) +
                                 " PEs at (" + std::to_string(st[i].r.x0) + "," + std::to_string(st[i].r.y0) + "), " +
-                                format_bytes(static_cast<double>(f.pes->used_bytes(f.pes->unit_of(st[i].r.x0, st[i].r.y0)))) +
+                                format_bytes(static_cast<double>(sram.used_bytes(st[i].r.x0, st[i].r.y0))) +
                                 " per PE, " + m_report.ops[i].limit + "-bound");
     if (inputs_resident) out.notes.push_back("no MemoryX on the platform: graph inputs start on the wafer, outputs stay there");
     for (const auto& note : an.notes) out.notes.push_back(note);

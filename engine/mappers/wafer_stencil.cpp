@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "engine/mappers/toolkit/sram_ledger.h"
 #include "engine/report/summary.h"
 
 namespace tessel {
@@ -106,18 +107,15 @@ mapping wafer_stencil_mapper::map(const workload_graph& g, const platform& plat)
                           format_bytes(per_pe) + " per PE; a PE has " + format_bytes(f.usable) + " for data (" +
                           format_bytes(per_pe - f.usable) + " short): use a smaller nz, mapper.matrix=constant, or a "
                           "larger wafer");
-    f.pes->clear_placements();
-    const grid_rect used{0, 0, gx, gy};
-    f.pes->place(used, per_pe, "the grid's vectors");
-    const std::int32_t all = f.pes->add_span(used);
-
     mapping out;
     program& prog = out.prog;
     prog.name = g.name;
+    const grid_rect used{0, 0, gx, gy};
+    toolkit::sram_ledger(*f.pe_array, prog).place(used, per_pe, "the grid's vectors");
+    const wafer::span all = wafer::add_span(prog, used);
     m_phases.clear();
     const int chunks = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(m_opt.common.chunks, nz)));
     const int seg = static_cast<int>(m_opt.segment);
-    const endpoint span_ep{f.pe_array->id(), all, 0};
     std::vector<std::uint32_t> ready(g.tensors().size(), ~0u);
     auto deps_of = [&](const op_node& op) {
         std::vector<std::uint32_t> d;
@@ -174,7 +172,7 @@ mapping wafer_stencil_mapper::map(const workload_graph& g, const platform& plat)
                     }
                 if (c == 0) halo.insert(halo.end(), base.begin(), base.end());
                 if (prev != ~0u) halo.push_back(prev);
-                prev = prog.add_compute(opi, span_ep, wi, halo);
+                prev = f.compute_on(prog, opi, all, wi, halo);
             }
             done = prev;
             record("halo exchange and SpMV", first);
@@ -184,7 +182,7 @@ mapping wafer_stencil_mapper::map(const workload_graph& g, const platform& plat)
             w.cls = op.cost.cls;
             w.macs = points;
             w.bytes_weight = 2 * points * eb;
-            const std::uint32_t local = prog.add_compute(opi, span_ep, prog.add_work(w), base);
+            const std::uint32_t local = f.compute_on(prog, opi, all, prog.add_work(w), base);
             record("local vector work", first);
             const std::uint32_t first_reduce = static_cast<std::uint32_t>(prog.steps.size());
             const double sb = 4;  // one fp32 partial sum: one wavelet
@@ -218,7 +216,7 @@ mapping wafer_stencil_mapper::map(const workload_graph& g, const platform& plat)
             for (int t : op.inputs) grid_inputs += is_grid(g.tensor(t), grid) ? 1 : 0;
             w.bytes_weight = grid_inputs * points * eb;
             w.bytes_out = points * eb;
-            done = prog.add_compute(opi, span_ep, prog.add_work(w), base);
+            done = f.compute_on(prog, opi, all, prog.add_work(w), base);
             record("local vector work", first);
         } else {
             // A scalar: every PE computes it (after an all-reduce every PE has the operands).
@@ -226,7 +224,7 @@ mapping wafer_stencil_mapper::map(const workload_graph& g, const platform& plat)
             w.type = op.compute_type;
             w.cls = op.cost.cls;
             w.vector_ops = std::max(1.0, op.cost.flops);
-            done = prog.add_compute(opi, span_ep, prog.add_work(w), base);
+            done = f.compute_on(prog, opi, all, prog.add_work(w), base);
             record("local vector work", first);
         }
         for (int t : op.outputs) ready[static_cast<size_t>(t)] = done;

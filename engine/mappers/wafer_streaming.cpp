@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+
+#include "engine/mappers/toolkit/sram_ledger.h"
 
 namespace tessel {
 
@@ -94,20 +97,19 @@ mapping plan_streaming(const workload_graph& g, const fabric& f, const analysis&
                               " for data (" + format_bytes(per_pe - f.usable) + " short)");
         }
     }
-    f.pes->clear_placements();
-    f.pes->place(f.used_span(f.from_stream(0, lines_max, 0, cols), lines_max, cols), per_pe,
-                 "the resident activations (peak at op '" + an.ops[peak_at].name + "')");
-
     mapping out;
     program& prog = out.prog;
     prog.name = g.name;
+    toolkit::sram_ledger sram(*f.pe_array, prog);
+    sram.place(f.used_span(f.from_stream(0, lines_max, 0, cols), lines_max, cols), per_pe,
+               "the resident activations (peak at op '" + an.ops[peak_at].name + "')");
     rep = plan_report{};
     rep.mode = "weight streaming";
     rep.samples = an.samples;
     rep.clk = f.pe_model->clock();
     std::vector<line_stream> streams(static_cast<size_t>(lines_max));
-    std::vector<std::vector<std::int32_t>> units(n);  // line spans per op (registered once)
-    std::vector<std::pair<int, int>> shape(n);
+    // The line spans of an L x S rectangle at the edge, added once and shared by every op of that shape.
+    std::map<std::pair<int, int>, std::vector<span>> lines_of;
     nlohmann::json ops = nlohmann::json::array();
     const auto mx_for_line = [&](int l) { return f.mx_port(f.mx_port_of_cross[static_cast<size_t>(l)]); };
     double io_bytes = 0;
@@ -122,10 +124,9 @@ mapping plan_streaming(const workload_graph& g, const fabric& f, const analysis&
             const int L = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(lines_max, gemm ? op.row_cap : (op.stats_reduce ? op.row_cap : lines_max))));
             const int S = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(cols, op_rows)));
             const rect r = f.from_stream(0, L, 0, S);
-            if (units[i].empty()) {
-                for (int l = 0; l < L; ++l) units[i].push_back(f.pes->add_span(f.line_span(r, l, S)));
-                shape[i] = {L, S};
-            }
+            std::vector<span>& lines = lines_of[{L, S}];
+            if (lines.empty())
+                for (int l = 0; l < L; ++l) lines.push_back(add_span(prog, f.line_span(r, l, S)));
             const std::uint32_t opi = prog.intern_op(op.name);
             const double P = static_cast<double>(L) * S;
             // What this op waits for: its producers in this micro-batch, and graph inputs streamed in.
@@ -198,7 +199,7 @@ mapping plan_streaming(const workload_graph& g, const fabric& f, const analysis&
                         deps.insert(deps.end(), got.begin(), got.end());
                     }
                     comps[static_cast<size_t>(l)] = last[static_cast<size_t>(l)] =
-                        prog.add_compute(opi, endpoint{f.pe_array->id(), units[i][static_cast<size_t>(l)], 0}, wi, deps);
+                        f.compute_on(prog, opi, lines[static_cast<size_t>(l)], wi, deps);
                     if (from_mx > 0) streams[static_cast<size_t>(l)].used_by.push_back(comps[static_cast<size_t>(l)]);
                 }
                 if (j == 0) rec.start_steps = comps;
@@ -255,7 +256,7 @@ mapping plan_streaming(const workload_graph& g, const fabric& f, const analysis&
     out.details["peak_activation_bytes"] = peak;
     out.details["activation_bytes_per_pe"] = per_pe;
     out.details["streamed_bytes"] = io_bytes;
-    out.details["sram_used_max"] = f.pes->max_used_bytes();
+    out.details["sram_used_max"] = sram.max_used_bytes();
     out.details["ops"] = ops;
     out.regions.emplace_back(f.pe_group, floorplan_region{"weight streaming: every op", 0, 0, f.stream_x ? cols : lines_max,
                                                           f.stream_x ? lines_max : cols});

@@ -1,6 +1,7 @@
 #include "engine/netlist/platform.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <deque>
 #include <set>
@@ -112,6 +113,7 @@ platform::platform(sc_core::sc_module_name n, const yaml_node& root, param_conte
         } catch (const input_error& e) {
             throw input_error("quantum: " + e.message(), where);
         }
+        if (q.value < 0) throw input_error("quantum: must not be negative, got '" + text + "'", where);
         if (q.dim == dimension::cycles) m_quantum = m_clock.cycles(q.value);
         else if (q.dim == dimension::time || (q.dim == dimension::scalar && q.value == 0)) m_quantum = seconds_to_ticks(q.value);
         else throw input_error("quantum: expected a time such as 100ns or 64cycles, got '" + text + "'", where);
@@ -142,6 +144,11 @@ std::unique_ptr<platform> platform::load(const std::string& path, param_context&
     if (!is_identifier(n)) throw input_error("platform name '" + n + "' must be an identifier (letters, digits, _)", name.where());
     return std::make_unique<platform>(n.c_str(), root, ctx, sim);
 }
+
+namespace {
+/// Modules one replicated component may have: beyond this a grid must be held as data (tile_array).
+constexpr long long k_max_replicas = 65536;
+}  // namespace
 
 void platform::build_components(const yaml_node& comps, param_context& ctx) {
     comps.expect_map("components (a map of name: {kind: ..., params: ...})");
@@ -174,18 +181,20 @@ void platform::build_components(const yaml_node& comps, param_context& ctx) {
                 } catch (const input_error& err) {
                     throw input_error("replicate." + d.key + ": " + err.message(), d.value.where());
                 }
-                if (v < 1 || v != static_cast<double>(static_cast<long long>(v)))
+                if (v < 1 || v != std::floor(v))
                     throw input_error("replicate." + d.key + ": expected a positive whole number, got '" + text + "'",
+                                      d.value.where());
+                // Checked before multiplying, so no product can wrap past the limit.
+                if (v > k_max_replicas || static_cast<double>(total) * v > k_max_replicas)
+                    throw input_error("component '" + e.key + "' replicates more than " + std::to_string(k_max_replicas) +
+                                          " modules (replicate." + d.key + " = " + text +
+                                          "); large arrays must be data-oriented (use kind tile_array, or a component "
+                                          "whose units form the grid)",
                                       d.value.where());
                 g.dims.push_back(d.key);
                 g.shape.push_back(static_cast<int>(v));
                 total *= static_cast<long long>(v);
             }
-            if (total > 65536)
-                throw input_error("component '" + e.key + "' replicates " + std::to_string(total) +
-                                      " modules; large arrays must be data-oriented (use kind tile_array, or a "
-                                      "component whose units form the grid)",
-                                  rep.where());
         }
         component_args args;
         args.sim = &m_sim;
@@ -231,9 +240,11 @@ std::vector<const platform::group*> platform::groups_with(component::role r) con
     return out;
 }
 
-component& platform::comp(std::uint32_t id) const { return *m_sim.components().at(id); }
+component& platform::comp(std::uint32_t id) { return *m_sim.components().at(id); }
+const component& platform::comp(std::uint32_t id) const { return *m_sim.components().at(id); }
 
-interconnect& platform::net(std::uint32_t id) const { return static_cast<interconnect&>(comp(id)); }
+interconnect& platform::net(std::uint32_t id) { return static_cast<interconnect&>(comp(id)); }
+const interconnect& platform::net(std::uint32_t id) const { return static_cast<const interconnect&>(comp(id)); }
 
 platform::parsed_side platform::parse_side(const std::string& text, const source_location& where) const {
     parsed_side s;
@@ -526,7 +537,7 @@ endpoint platform::resolve(const std::string& path, const source_location& where
         ep.comp = g->ids[static_cast<size_t>(flat)];
         unit_idx = s.unit_idx;
     }
-    component* c = &comp(ep.comp);
+    const component* c = &comp(ep.comp);
     if (!s.sub.empty()) {
         auto* obj = sc_core::sc_find_object((c->path() + "." + s.sub).c_str());
         auto* part = dynamic_cast<component*>(obj);

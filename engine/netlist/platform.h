@@ -65,7 +65,10 @@ public:
     /// Groups whose components have a role, in file order.
     std::vector<const group*> groups_with(component::role r) const;
 
-    component& comp(std::uint32_t id) const;
+    /// A component by id: mutable for those who run the platform (the executor), read-only through a const
+    /// platform (mappers plan on one and cannot change a component).
+    component& comp(std::uint32_t id);
+    const component& comp(std::uint32_t id) const;
     /// Top-level component ids (not parts of composites), in creation order.
     const std::vector<std::uint32_t>& top_level() const { return m_top; }
 
@@ -95,7 +98,8 @@ public:
         out.resize(1);
         out[0] = route_segment{from.net, from.port, to.port};
     }
-    interconnect& net(std::uint32_t id) const;
+    interconnect& net(std::uint32_t id);
+    const interconnect& net(std::uint32_t id) const;
 
     /// The `parameters:` block with --set applied and ${...} substituted (name -> value text), in file order:
     /// the variables a program's {expr} sees besides its loop variables.

@@ -72,8 +72,20 @@ std::uint32_t program::add_delay(std::uint32_t op, tick length, const std::vecto
 
 void program::set_payload(std::uint32_t s, std::shared_ptr<const step_payload> p) {
     if (steps[s].kind != step_kind::compute) throw std::logic_error("program: a payload on " + describe(s) + ", not a compute step");
+    use_payload(s, add_payload(std::move(p)));
+}
+
+std::uint32_t program::add_payload(std::shared_ptr<const step_payload> p) {
     payloads.push_back(std::move(p));
-    steps[s].payload = static_cast<std::uint32_t>(payloads.size() - 1);
+    return static_cast<std::uint32_t>(payloads.size() - 1);
+}
+
+void program::use_payload(std::uint32_t s, std::uint32_t index) {
+    if (steps[s].kind != step_kind::compute)
+        throw std::logic_error("program: a payload on " + describe(s) + ", not a compute step");
+    if (index >= payloads.size())
+        throw std::logic_error("program: payload " + std::to_string(index) + " does not exist");
+    steps[s].payload = index;
 }
 
 std::uint32_t program::append(const program& other, const std::function<std::uint32_t(std::uint32_t)>& comp_of) {
@@ -108,6 +120,10 @@ std::uint32_t program::append(const program& other, const std::function<std::uin
         if (st.payload != ~0u) st.payload += payload_offset;
         st.dep_begin += dep_offset;
         steps.push_back(st);
+    }
+    for (placement pl : other.placements) {
+        if (comp_of) pl.comp = comp_of(pl.comp);
+        placements.push_back(std::move(pl));
     }
     strict_schedule = strict_schedule || other.strict_schedule;
     if (other.traffic.enabled()) {

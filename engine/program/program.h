@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "models/core/error.h"
+#include "models/core/grid_placement.h"
 #include "models/core/transaction.h"
 #include "models/core/units.h"
 
@@ -40,7 +41,7 @@ struct step {
     std::uint32_t work = 0;      // index into program::works (compute)
     tick not_before = 0;         // earliest start, from the program start (`start:`, static schedules, traffic)
     tick length = 0;             // delay steps
-    std::uint32_t payload = ~0u;  // index into program::payloads (compute), ~0u: none
+    std::uint32_t payload = ~0u;  // index into program::payloads (compute), ~0u: none; steps may share one
     std::uint32_t dep_begin = 0, dep_count = 0;
 };
 
@@ -61,6 +62,14 @@ struct traffic_spec {
     bool measured(tick created) const { return created >= measure_begin && created < measure_end; }
 };
 
+/// SRAM the program keeps on the PEs of a component for its whole run (a wafer mapper's weights, state and
+/// buffers): checked when planned (toolkit::sram_ledger), given to the component when the run begins
+/// (component::begin_program), which reports it in its statistics.
+struct placement {
+    std::uint32_t comp = ~0u;  // the component holding the PEs (one with component::grid())
+    grid_placement data;       // which PEs, bytes on each, and what
+};
+
 class program {
 public:
     std::string name;
@@ -69,8 +78,11 @@ public:
     std::vector<work> works;
     std::vector<std::string> op_names;
     std::vector<std::string> step_labels;  // optional user-facing names (program YAML ids); may be empty
-    /// What compute steps carry for their device (kernel descriptors, TSP instructions); shared, never changed.
+    /// What compute steps carry for their device (kernel descriptors, TSP instructions, spans of PEs); shared,
+    /// never changed.
     std::vector<std::shared_ptr<const step_payload>> payloads;
+    /// SRAM kept on arrays of PEs for the whole run, in the order it was placed.
+    std::vector<placement> placements;
     /// Static schedule: a step that cannot start exactly at its not_before is an error naming the conflict.
     bool strict_schedule = false;
     traffic_spec traffic;  // set when the program has a `traffic:` block
@@ -84,14 +96,19 @@ public:
     std::uint32_t add_delay(std::uint32_t op, tick length, const std::vector<std::uint32_t>& after);
     /// Attaches a payload to compute step `s`; it reaches the device in the step's transaction.
     void set_payload(std::uint32_t s, std::shared_ptr<const step_payload> p);
+    /// Adds a payload that several compute steps may carry (a span of PEs that every chunk of an op runs on);
+    /// returns its index for use_payload.
+    std::uint32_t add_payload(std::shared_ptr<const step_payload> p);
+    /// Makes compute step `s` carry payload `index` (from add_payload).
+    void use_payload(std::uint32_t s, std::uint32_t index);
     const step_payload* payload_of(std::uint32_t s) const {
         return steps[s].payload == ~0u ? nullptr : payloads[steps[s].payload].get();
     }
 
     /// Adds every step of `other` beside this program's (both start together; add dependencies between them
-    /// afterwards), with each component id re-bound through `comp_of` (identity when empty): how per-chip
-    /// programs join into one. Returns the offset of `other`'s steps here. Step labels are kept where either
-    /// program has them; two programs with synthetic traffic cannot be joined.
+    /// afterwards), and its placements, with each component id re-bound through `comp_of` (identity when
+    /// empty): how per-chip programs join into one. Returns the offset of `other`'s steps here. Step labels are kept
+    /// where either program has them; two programs with synthetic traffic cannot be joined.
     std::uint32_t append(const program& other, const std::function<std::uint32_t(std::uint32_t)>& comp_of = {});
 
     size_t size() const { return steps.size(); }

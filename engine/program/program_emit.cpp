@@ -11,6 +11,8 @@
 #include <unordered_map>
 
 #include "models/baseline/kernel_device.h"
+#include "models/core/grid_span.h"
+#include "models/core/pe_grid.h"
 #include "models/streaming/tsp.h"
 
 namespace tessel {
@@ -31,6 +33,12 @@ std::string exact(double v) {
 }
 
 std::string index_or_dash(std::uint32_t i) { return i == ~0u ? "-" : std::to_string(i); }
+
+/// "[x0,x1) x [y0,y1)": a rectangle of PEs, for messages.
+std::string rect_text(const grid_rect& s) {
+    return "[" + std::to_string(s.x0) + "," + std::to_string(s.x1) + ") x [" + std::to_string(s.y0) + "," +
+           std::to_string(s.y1) + ")";
+}
 
 void write_stream(std::ostream& out, const tsp::stream_use& u) {
     out << ' ' << u.stream << ' ' << u.count << ' ' << (u.east ? 1 : 0) << ' ' << u.from << ' ' << u.to << ' ' << u.offset;
@@ -81,6 +89,13 @@ public:
         const unsigned long long v = std::strtoull(t.c_str(), &end, 10);
         if (t.empty() || t[0] == '-' || *end != '\0') fail(std::string(what) + ": expected a whole number, got '" + t + "'");
         return v;
+    }
+    /// A coordinate on a grid (a whole number that fits an int).
+    int coord(const char* what) {
+        const std::int64_t v = i64(what);
+        if (v < -0x7fffffffLL || v > 0x7fffffffLL)
+            fail(std::string(what) + " " + std::to_string(v) + " is out of range");
+        return static_cast<int>(v);
     }
     std::int64_t i64(const char* what) {
         const std::string t(token(what));
@@ -206,6 +221,13 @@ void write_emitted_program(const program& p, const platform& plat, const emit_he
         steps << '\n';
     }
 
+    std::ostringstream placed;
+    for (const placement& pl : p.placements) {
+        const grid_rect& r = pl.data.rect;
+        placed << "    " << place(endpoint{pl.comp, 0, 0}) << ' ' << r.x0 << ' ' << r.y0 << ' ' << r.x1 << ' ' << r.y1
+               << ' ' << exact(pl.data.bytes_per_pe) << ' ' << pl.data.what << "\n";
+    }
+
     out << "# Emitted by tessel" << (h.command.empty() ? std::string() : ": " + h.command) << "\n"
         << "# Replay: tessel run -p " << (h.platform.empty() ? std::string("PLATFORM") : h.platform)
         << " -g THIS_FILE (with the same --set platform and mapper overrides). Format: docs/program-yaml.md, \"Emitted programs\".\n";
@@ -225,7 +247,8 @@ void write_emitted_program(const program& p, const platform& plat, const emit_he
     if (!p.payloads.empty()) {
         out << "  # kernel rows cols passes special_ops causal operands (address bytes r|w)... name\n"
                "  # instruction kind slice cycle vectors spacing ops rows out(stream count east from to offset) in0(6) in1(6)"
-               " producer0 producer1 after name\n  payloads: |\n";
+               " producer0 producer1 after name\n"
+               "  # span x0 y0 x1 y1\n  payloads: |\n";
         for (const auto& pl : p.payloads) {
             out << "    ";
             if (const auto* k = payload_as<kernel_desc>(pl.get())) {
@@ -240,11 +263,17 @@ void write_emitted_program(const program& p, const platform& plat, const emit_he
                 for (const auto& u : in->in) write_stream(out, u);
                 out << ' ' << index_or_dash(in->producer[0]) << ' ' << index_or_dash(in->producer[1]) << ' ' << index_or_dash(in->after)
                     << ' ' << in->name << "\n";
+            } else if (const auto* sp = payload_as<grid_span>(pl.get())) {
+                out << "span " << sp->rect.x0 << ' ' << sp->rect.y0 << ' ' << sp->rect.x1 << ' ' << sp->rect.y1 << "\n";
             } else {
                 throw std::logic_error("emit: a payload of an unknown type");
             }
         }
     }
+    if (!p.placements.empty())
+        out << "  # place x0 y0 x1 y1 bytes_per_pe what: SRAM kept on every PE of [x0, x1) x [y0, y1) all run\n"
+               "  placements: |\n"
+            << placed.str();
     if (p.step_labels.size() == p.steps.size() && !p.steps.empty()) {
         out << "  labels: |\n";
         for (const auto& l : p.step_labels) out << "    " << l << "\n";
@@ -257,7 +286,7 @@ void write_emitted_program(const program& p, const platform& plat, const emit_he
 
 void read_emitted_program(const yaml_node& em, const platform& plat, program& prog) {
     em.expect_map("emitted");
-    em.check_keys({"ops", "places", "works", "payloads", "labels", "steps"}, "emitted");
+    em.check_keys({"ops", "places", "works", "payloads", "placements", "labels", "steps"}, "emitted");
     for (const char* k : {"ops", "places", "works", "steps"})
         if (!em.has(k)) throw input_error(std::string("emitted: needs '") + k + "'", em.where());
     for (const auto& o : em["ops"].items()) prog.op_names.push_back(o.scalar("emitted.ops"));
@@ -333,9 +362,51 @@ void read_emitted_program(const yaml_node& em, const platform& plat, program& pr
                 in->after = r.index("after", any, true);
                 in->name = r.rest();
                 prog.payloads.push_back(std::move(in));
+            } else if (kind == "span") {
+                grid_rect s;
+                s.x0 = r.coord("x0");
+                s.y0 = r.coord("y0");
+                s.x1 = r.coord("x1");
+                s.y1 = r.coord("y1");
+                if (!r.at_end()) r.fail("more values than a span's x0 y0 x1 y1");
+                if (s.empty() || s.x0 < 0 || s.y0 < 0)
+                    r.fail("span " + rect_text(s) + " is empty or has a negative corner");
+                prog.payloads.push_back(std::make_shared<grid_span>(s));
             } else {
-                r.fail("unknown payload kind '" + std::string(kind) + "' (kernel or instruction)");
+                r.fail("unknown payload kind '" + std::string(kind) + "' (kernel, instruction or span)");
             }
+        }
+    }
+
+    if (em.has("placements")) {
+        // Checked as the run will check them (inside the array, within each PE's SRAM), so a bad line is named.
+        table_reader r(em["placements"], "emitted.placements");
+        std::unordered_map<std::uint32_t, sram_tally> tally;
+        while (r.next_line()) {
+            placement pl;
+            pl.comp = comp_of[r.index("place", comp_of.size())];
+            grid_rect& s = pl.data.rect;
+            s.x0 = r.coord("x0");
+            s.y0 = r.coord("y0");
+            s.x1 = r.coord("x1");
+            s.y1 = r.coord("y1");
+            pl.data.bytes_per_pe = r.real("bytes_per_pe");
+            pl.data.what = r.rest();
+            const component& c = plat.comp(pl.comp);
+            const pe_grid* g = c.grid();
+            if (!g) r.fail(c.path() + " is not an array of PEs held as data; only those take placements");
+            if (!g->holds(s))
+                r.fail(rect_text(s) + " is empty or leaves the " + std::to_string(g->width()) + " x " +
+                       std::to_string(g->height()) + " PEs of " + c.path());
+            auto it = tally.find(pl.comp);
+            if (it == tally.end())
+                it = tally.emplace(pl.comp, sram_tally(g->width(), g->height(), c.capacity_bytes(), c.path())).first;
+            try {
+                it->second.add(pl.data);
+            } catch (const input_error& e) {
+                r.fail(e.message());
+            }
+            prog.placements.push_back(std::move(pl));
         }
     }
 
@@ -358,8 +429,25 @@ void read_emitted_program(const yaml_node& em, const platform& plat, program& pr
             st.not_before = r.u64("start");
             st.payload = r.index("payload", prog.payloads.size(), true);
             if (st.payload != ~0u) {
-                if (payload_used[st.payload]) r.fail("payload " + std::to_string(st.payload) + " is used by two steps");
-                payload_used[st.payload] = true;
+                // A span may be shared (every chunk of an op runs on its lines); it must fit the step's PE array
+                // and hold the step's PE.
+                if (const auto* sp = payload_as<grid_span>(prog.payloads[st.payload].get())) {
+                    const component& c = plat.comp(st.at.comp);
+                    const pe_grid* g = c.grid();
+                    if (!g) r.fail("a span of PEs on " + c.path() + ", which is not an array of PEs held as data");
+                    if (!g->holds(sp->rect))
+                        r.fail("span " + std::to_string(st.payload) + " (" + rect_text(sp->rect) + ") leaves the " +
+                               std::to_string(g->width()) + " x " + std::to_string(g->height()) + " PEs of " +
+                               c.path());
+                    const grid_rect pe = g->rect_of(st.at.unit);
+                    if (pe.empty() || !sp->rect.contains(pe))
+                        r.fail("unit " + std::to_string(st.at.unit) + " is not a PE of its span " +
+                               rect_text(sp->rect));
+                } else {
+                    if (payload_used[st.payload])
+                        r.fail("payload " + std::to_string(st.payload) + " is used by two steps");
+                    payload_used[st.payload] = true;
+                }
             }
         } else if (kind == "transfer") {
             st.kind = step_kind::transfer;

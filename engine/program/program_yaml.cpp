@@ -106,6 +106,7 @@ struct reader {
 
     tick time(const yaml_node& n, const std::string& what) const {
         const quantity q = number(n, what);
+        if (q.value < 0) throw input_error(what + ": a time must not be negative, got '" + text(n, what) + "'", n.where());
         if (q.dim == dimension::cycles) return plat.clock().cycles(q.value);
         if (q.dim == dimension::time) return seconds_to_ticks(q.value);
         if (q.dim == dimension::scalar && q.value == 0) return 0;

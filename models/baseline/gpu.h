@@ -129,6 +129,7 @@ public:
     bool has_role(role r) const override { return r == role::compute || r == role::composite; }
     std::uint64_t capacity_bytes() const override { return m_hbm->capacity_bytes(); }
     kernel_device* kernels() override { return this; }
+    const kernel_device* kernels() const override { return this; }
     void transport(txn& t) override;
     void usage(std::vector<resource_usage>& out) const override;
 

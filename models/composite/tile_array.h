@@ -1,6 +1,6 @@
 // `tile_array`: a grid of tiles (pe + scratchpad + network port) held as data, not as modules: one set of
 // timing rules and flat arrays of per-tile state (compute-pipe and bank reservations). This is how hundreds of
-// thousands of PEs fit in one process (DESIGN.md: a SystemC module costs ~1.3 KB and a thread two memory
+// thousands of PEs fit in one process (a SystemC module costs ~1.3 KB and a thread two memory
 // mappings). Timing is identical to a grid of `tile` modules with the same parameters; a test proves it.
 #pragma once
 

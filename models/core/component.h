@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "models/core/grid_placement.h"
 #include "models/core/param.h"
 #include "models/core/reservation.h"
 #include "models/core/stats.h"
@@ -95,18 +96,22 @@ public:
     virtual const std::vector<memory_tier>& memory_tiers() const;
     /// For compute components: the timing rules of one of their units (nullptr: it does not compute).
     virtual const compute_model* unit_model() const { return nullptr; }
-    /// For arrays of PEs held as data (the wafer): placement and lockstep spans (nullptr: not such an array).
-    virtual pe_grid* grid() { return nullptr; }
+    /// For arrays of PEs held as data (the wafer): their size and one PE's data paths, read-only (nullptr: not
+    /// such an array). What a program places on them and the spans it runs on travel in the program.
+    virtual const pe_grid* grid() const { return nullptr; }
     /// For devices that run whole kernels (gpu, tpu): their kernel interface (nullptr: not such a device).
     virtual kernel_device* kernels() { return nullptr; }
+    virtual const kernel_device* kernels() const { return nullptr; }
 
     /// The timing model: updates `t.head`/`t.tail` (and `t.unit` when the component picks it).
     virtual void transport(txn& t) = 0;
     /// A wake-up asked for with sim_context::events->wake_at (components with their own clocked state).
     virtual void wake(tick /*now*/) {}
     /// A program starts at `origin`: a component whose state counts from a program's start (a static schedule's
-    /// cycle 0) resets it here.
-    virtual void begin_program(tick /*origin*/) {}
+    /// cycle 0) resets it here. `placements` is what the program keeps in this component's SRAM for the whole run
+    /// (its placements that name this component; only PE grids, grid() != nullptr, are given any): a grid holds
+    /// exactly those from now on.
+    virtual void begin_program(tick /*origin*/, const std::vector<grid_placement>& /*placements*/) {}
 
     /// Work, peak rates and busy time of this component's resources.
     virtual void usage(std::vector<resource_usage>& out) const {}

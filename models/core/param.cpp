@@ -204,13 +204,15 @@ void param_decl::check_bound(double x, bound b, const raw_value& raw, std::strin
 }
 
 void param_decl::operator()(std::int64_t& f, std::string_view name, std::string_view def, std::string_view desc,
-                            bound b) {
+                            bound b, std::int64_t most) {
     declare_only(name, param_type::integer, def, desc);
     const raw_value v = fetch(name, param_type::integer, def, desc);
     if (!v.present) return;
     const quantity q = parse(v, name, {dimension::scalar}, "16");
     if (std::floor(q.value) != q.value) bad(v, name, "expected a whole number, got '" + v.text + "'");
     check_bound(q.value, b, v, name);
+    if (std::fabs(q.value) > static_cast<double>(most))
+        bad(v, name, "must be at most " + std::to_string(most) + ", got '" + v.text + "'");
     f = static_cast<std::int64_t>(q.value);
 }
 

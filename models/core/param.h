@@ -91,8 +91,10 @@ public:
 
     bool describing() const { return m_specs != nullptr; }
 
+    /// A whole number, at most `most` (2^53 by default: every larger count is a typo or an overflow waiting to
+    /// happen, and doubles stop counting exactly there).
     void operator()(std::int64_t& f, std::string_view name, std::string_view def, std::string_view desc,
-                    bound b = bound::non_negative);
+                    bound b = bound::non_negative, std::int64_t most = std::int64_t{1} << 53);
     void operator()(double& f, std::string_view name, std::string_view def, std::string_view desc,
                     bound b = bound::non_negative);
     void operator()(bool& f, std::string_view name, std::string_view def, std::string_view desc);

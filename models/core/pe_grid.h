@@ -1,12 +1,11 @@
-// A grid of processing elements held as data (a wafer-scale engine's PE array): every PE has a private SRAM
-// whose placements the grid checks, and rectangles of PEs may be registered as extra units (spans) whose
-// compute steps run on every PE of the span in lockstep. What the wafer mappers place and run on; a component
-// offers it through component::grid(). The timing of one PE is its unit_model(); the data paths below are what
-// that model does not say.
+// A grid of processing elements held as data (a wafer-scale engine's PE array), as mappers see it: its size,
+// the unit of each PE and one PE's data paths. A component offers it through component::grid(); one PE's
+// timing is its unit_model() and one PE's SRAM its capacity_bytes(). It is a read-only description: what a
+// program keeps in the PEs' SRAM (grid_placement.h) and the rectangles of PEs its steps run on in lockstep
+// (grid_span.h) travel in the program, never as state a mapper sets on the component.
 #pragma once
 
 #include <cstdint>
-#include <string>
 
 #include "models/core/rect.h"
 
@@ -24,22 +23,20 @@ public:
     virtual ~pe_grid() = default;
     virtual int width() const = 0;
     virtual int height() const = 0;
-    /// The unit of the PE at (x, y).
-    virtual std::int32_t unit_of(int x, int y) const = 0;
+    /// The unit of the PE at (x, y): PEs are numbered x-major, as their per-unit statistics are.
+    std::int32_t unit_of(int x, int y) const { return static_cast<std::int32_t>(y * width() + x); }
+    /// The PE a unit names as a 1 x 1 rectangle; empty when the unit is not a PE of the grid.
+    grid_rect rect_of(std::int32_t unit) const {
+        const std::int64_t w = width(), pes = w * height();
+        if (unit < 0 || unit >= pes) return grid_rect{};
+        const int x = static_cast<int>(unit % w), y = static_cast<int>(unit / w);
+        return grid_rect{x, y, x + 1, y + 1};
+    }
+    /// Whether `r` is a non-empty rectangle of PEs inside the grid.
+    bool holds(const grid_rect& r) const {
+        return !r.empty() && r.x0 >= 0 && r.y0 >= 0 && r.x1 <= width() && r.y1 <= height();
+    }
     virtual paths pe_paths() const = 0;
-
-    /// Registers a rectangle of PEs as a unit for lockstep compute steps; returns its unit number.
-    virtual std::int32_t add_span(const grid_rect& s) = 0;
-    /// The rectangle a unit covers (a single PE for the PEs' own units).
-    virtual grid_rect span_of(std::int32_t unit) const = 0;
-    /// Places `bytes_per_pe` bytes of `what` on every PE of `s`; throws input_error when a PE would hold more
-    /// than its SRAM.
-    virtual void place(const grid_rect& s, double bytes_per_pe, const std::string& what) = 0;
-    /// Bytes placed on a PE so far, and the most on any PE.
-    virtual std::uint64_t used_bytes(std::int32_t pe) const = 0;
-    virtual std::uint64_t max_used_bytes() const = 0;
-    /// Forgets all placements (a mapper starting over with another plan).
-    virtual void clear_placements() = 0;
 };
 
 }  // namespace tessel

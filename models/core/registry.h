@@ -75,12 +75,16 @@ kind_info make_kind(std::string name, std::string category, std::string brief) {
 
 /// The component as the class C its kind was registered with (make_kind<C>), or nullptr for any other kind: a
 /// downcast the kind registry checks, not a search of the class hierarchy. Only for code that drives one kind's
-/// own interface (the tsp mapper installing a static schedule); everything else asks the capability queries on
-/// component.
+/// own interface (the tsp mapper writes a static schedule in the tsp kind's instructions and timing rules);
+/// everything else asks the capability queries on component.
 template <class C>
 C* as_kind(component& c) {
     const kind_info* k = c.kind_entry();
     return k && k->type && *k->type == typeid(C) ? static_cast<C*>(&c) : nullptr;
+}
+template <class C>
+const C* as_kind(const component& c) {
+    return as_kind<C>(const_cast<component&>(c));
 }
 
 }  // namespace tessel

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -19,9 +20,37 @@ source_location location_of(const YAML::Mark& m, const std::shared_ptr<const std
     }
     return loc;
 }
+
+// yaml-cpp keeps both entries of a repeated key and lookups see only one of them, so a repeated key would
+// silently lose a value: every map of a file is checked once, when it is loaded.
+void check_unique_keys(const YAML::Node& n, const std::shared_ptr<const std::string>& file) {
+    if (n.IsMap()) {
+        std::vector<std::pair<std::string, YAML::Mark>> keys;
+        for (auto it = n.begin(); it != n.end(); ++it) {
+            if (it->first.IsScalar()) keys.emplace_back(it->first.Scalar(), it->first.Mark());
+            check_unique_keys(it->second, file);
+        }
+        if (keys.size() < 2) return;
+        std::vector<size_t> order(keys.size());
+        for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return keys[a].first < keys[b].first; });
+        for (size_t i = 1; i < order.size(); ++i) {
+            const auto& first = keys[order[i - 1]];
+            const auto& again = keys[order[i]];
+            if (first.first == again.first)
+                throw input_error("duplicate key '" + again.first + "' (first given at line " + std::to_string(first.second.line + 1) +
+                                      "); each key may appear once in a map",
+                                  location_of(again.second, file));
+        }
+    } else if (n.IsSequence()) {
+        for (const auto& c : n) check_unique_keys(c, file);
+    }
+}
 }  // namespace
 
 yaml_node yaml_node::load_file(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) tessel::fail("'" + path + "' is a directory, not a YAML file");
     std::ifstream in(path);
     if (!in) tessel::fail("cannot open '" + path + "': no such file or not readable");
     std::stringstream ss;
@@ -32,7 +61,9 @@ yaml_node yaml_node::load_file(const std::string& path) {
 yaml_node yaml_node::load_string(const std::string& text, const std::string& name) {
     auto file = std::make_shared<const std::string>(name);
     try {
-        return yaml_node(YAML::Load(text), file);
+        YAML::Node root = YAML::Load(text);
+        check_unique_keys(root, file);
+        return yaml_node(root, file);
     } catch (const YAML::Exception& e) {
         std::string hint;
         if (e.msg.find("flow") != std::string::npos)

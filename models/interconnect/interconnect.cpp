@@ -9,7 +9,7 @@ void packet_params::declare(param_decl& d, std::string_view packet, std::string_
     d(packet_bytes, "packet_bytes", packet, "largest payload of one packet", bound::positive);
     d(header_bytes, "header_bytes", header, "header added to every packet on the wire");
     d(max_outstanding, "max_outstanding", outstanding,
-      "packets of one transfer in flight at once (the network interface's buffers)", bound::positive);
+      "packets of one transfer in flight at once (the network interface's buffers)", bound::positive, 65536);
 }
 
 void interconnect::traverse(txn& t) {

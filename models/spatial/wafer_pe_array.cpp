@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/core/grid_span.h"
 #include "models/core/registry.h"
 #include "models/core/sim_context.h"
 
@@ -108,7 +109,7 @@ wafer_pe_array::wafer_pe_array(sc_core::sc_module_name n, const component_args& 
     if (pes > 50000000) throw input_error("component '" + a.config_path + "' (wafer_pe_array): more than 50 M PEs", a.where);
     m_pipe.resize(pes);
     m_work.resize(pes);
-    m_used.assign(pes, 0);
+    m_sram = sram_tally(static_cast<int>(m_p.width), static_cast<int>(m_p.height), m_p.sram.bytes(), path());
     stats().formula("busy_max", [this](double) {
         tick b = 0;
         for (const auto& r : m_pipe) b = std::max(b, r.busy);
@@ -121,64 +122,22 @@ wafer_pe_array::wafer_pe_array(sc_core::sc_module_name n, const component_args& 
     });
     stats().formula("sram_used_max", [this](double) { return static_cast<double>(max_used_bytes()); });
     stats().formula("sram_used_mean", [this](double) {
+        const auto& used = m_sram.per_pe();
         double s = 0;
-        for (std::uint32_t u : m_used) s += u;
-        return m_used.empty() ? 0.0 : s / static_cast<double>(m_used.size());
+        for (std::uint32_t u : used) s += u;
+        return used.empty() ? 0.0 : s / static_cast<double>(used.size());
     });
     stats().per_unit("busy", [this](double) { return unit_busy(); });
-    stats().per_unit("sram_used", [this](double) { return std::vector<double>(m_used.begin(), m_used.end()); });
+    stats().per_unit("sram_used", [this](double) {
+        const auto& used = m_sram.per_pe();
+        return std::vector<double>(used.begin(), used.end());
+    });
 }
 
-std::int32_t wafer_pe_array::add_span(const span& s) {
-    if (s.x0 < 0 || s.y0 < 0 || s.x1 > m_p.width || s.y1 > m_p.height || s.x1 <= s.x0 || s.y1 <= s.y0)
-        throw input_error(path() + ": span [" + std::to_string(s.x0) + "," + std::to_string(s.x1) + ") x [" +
-                          std::to_string(s.y0) + "," + std::to_string(s.y1) + ") is empty or outside the " +
-                          std::to_string(m_p.width) + " x " + std::to_string(m_p.height) + " array");
-    const std::int64_t unit = pe_count() + static_cast<std::int64_t>(m_spans.size());
-    if (unit > 0x7fffffff) throw input_error(path() + ": too many spans");
-    m_spans.push_back(s);
-    m_span_tracks.push_back(-2);
-    return static_cast<std::int32_t>(unit);
+void wafer_pe_array::begin_program(tick /*origin*/, const std::vector<grid_placement>& placements) {
+    m_sram.clear();
+    for (const grid_placement& p : placements) m_sram.add(p);
 }
-
-wafer_pe_array::span wafer_pe_array::span_of(std::int32_t unit) const {
-    if (unit < 0) throw std::logic_error(path() + ": negative unit");
-    if (unit < pe_count()) {
-        const int x = static_cast<int>(unit % m_p.width), y = static_cast<int>(unit / m_p.width);
-        return span{x, y, x + 1, y + 1};
-    }
-    const size_t i = static_cast<size_t>(unit - pe_count());
-    // Spans are registered by the wafer mappers while mapping, so a program that names one must be run right
-    // after its mapping (an emitted wafer program cannot be replayed on a fresh platform yet).
-    if (i >= m_spans.size())
-        throw input_error(path() + ": unit " + std::to_string(unit) + " is neither a PE nor a span registered by a mapper in this run");
-    return m_spans[i];
-}
-
-void wafer_pe_array::place(const span& s, double bytes_per_pe, const std::string& what) {
-    if (bytes_per_pe <= 0) return;
-    const std::uint64_t cap = m_p.sram.bytes();
-    const auto add = static_cast<std::uint64_t>(std::ceil(bytes_per_pe - 1e-9));
-    for (int y = s.y0; y < s.y1; ++y)
-        for (int x = s.x0; x < s.x1; ++x) {
-            std::uint32_t& u = m_used[static_cast<size_t>(unit_of(x, y))];
-            if (u + add > cap)
-                throw input_error(what + " needs " + format_bytes(static_cast<double>(add)) + " on PE (" + std::to_string(x) + "," +
-                                  std::to_string(y) + ") of " + path() + ", which already holds " +
-                                  format_bytes(static_cast<double>(u)) + " of its " + format_bytes(static_cast<double>(cap)) +
-                                  " (" + format_bytes(static_cast<double>(u + add - cap)) + " short)");
-        }
-    for (int y = s.y0; y < s.y1; ++y)
-        for (int x = s.x0; x < s.x1; ++x) m_used[static_cast<size_t>(unit_of(x, y))] += static_cast<std::uint32_t>(add);
-}
-
-std::uint64_t wafer_pe_array::max_used_bytes() const {
-    std::uint32_t m = 0;
-    for (std::uint32_t u : m_used) m = std::max(m, u);
-    return m;
-}
-
-void wafer_pe_array::clear_placements() { std::fill(m_used.begin(), m_used.end(), 0u); }
 
 std::vector<double> wafer_pe_array::unit_busy() const {
     std::vector<double> v(m_pipe.size());
@@ -186,7 +145,7 @@ std::vector<double> wafer_pe_array::unit_busy() const {
     return v;
 }
 
-void wafer_pe_array::compute(txn& t, const span& s) {
+void wafer_pe_array::compute(txn& t, const grid_rect& s) {
     const work& w = *t.w;
     m_timing.check(w, path());
     const tick dur = m_timing.clk.cycles(m_timing.cycles(w));
@@ -222,32 +181,46 @@ void wafer_pe_array::compute(txn& t, const span& s) {
     t.tail = start + dur;
 }
 
+int wafer_pe_array::span_track(const grid_rect& s) {
+    const auto [it, fresh] = m_span_tracks.try_emplace({s.x0, s.y0, s.x1, s.y1}, -1);
+    if (fresh)
+        it->second = trace_track("pe[" + std::to_string(s.x0) + ".." + std::to_string(s.x1 - 1) + "," +
+                                 std::to_string(s.y0) + ".." + std::to_string(s.y1 - 1) + "]");
+    return it->second;
+}
+
 void wafer_pe_array::transport(txn& t) {
-    if (t.unit < 0) throw std::logic_error(path() + ": a step must name a PE or a span");
-    const bool is_pe = t.unit < pe_count();
-    if (t.kind == txn_kind::compute) {
-        const span s = span_of(t.unit);
-        compute(t, s);
-        if (sim().trace.enabled()) {
-            int* track;
-            std::string name;
-            if (is_pe) {
-                if (m_pe_tracks.empty()) m_pe_tracks.assign(m_pipe.size(), -2);
-                track = &m_pe_tracks[static_cast<size_t>(t.unit)];
-                name = "pe[" + std::to_string(s.x0) + "," + std::to_string(s.y0) + "]";
-            } else {
-                track = &m_span_tracks[static_cast<size_t>(t.unit - pe_count())];
-                name = "pe[" + std::to_string(s.x0) + ".." + std::to_string(s.x1 - 1) + "," + std::to_string(s.y0) + ".." +
-                       std::to_string(s.y1 - 1) + "]";
-            }
-            if (*track == -2) *track = trace_track(name);
-            sim().trace.slice(*track, t.head, t.tail, t.op, t.step);
-        }
+    if (t.unit < 0 || t.unit >= pe_count())
+        throw input_error(path() + ": unit " + std::to_string(t.unit) + " is not one of the " +
+                          std::to_string(m_p.width) + " x " + std::to_string(m_p.height) + " PEs");
+    if (t.kind != txn_kind::compute) {
+        // Reads and writes of transfers: the ramp (the fabric's injection and ejection links) is the limit.
+        m_fabric_bytes += static_cast<double>(t.bytes);
         return;
     }
-    if (!is_pe) throw std::logic_error(path() + ": a transfer must name a single PE, not a span");
-    // Reads and writes of transfers: the ramp (the fabric's injection and ejection links) is the limit.
-    m_fabric_bytes += static_cast<double>(t.bytes);
+    const grid_rect pe = rect_of(t.unit);
+    if (t.payload) {
+        // A span: the step's PEs in lockstep; its unit is one of them.
+        const auto* sp = payload_as<grid_span>(t.payload);
+        if (!sp) throw input_error(path() + ": a compute step carries a payload that is not a span of PEs");
+        const grid_rect& s = sp->rect;
+        if (!holds(s) || !s.contains(pe))
+            throw input_error(path() + ": span [" + std::to_string(s.x0) + "," + std::to_string(s.x1) + ") x [" +
+                              std::to_string(s.y0) + "," + std::to_string(s.y1) + ") is empty, outside the " +
+                              std::to_string(m_p.width) + " x " + std::to_string(m_p.height) +
+                              " array or without the step's PE (" + std::to_string(pe.x0) + "," +
+                              std::to_string(pe.y0) + ")");
+        compute(t, s);
+        if (sim().trace.enabled()) sim().trace.slice(span_track(s), t.head, t.tail, t.op, t.step);
+        return;
+    }
+    compute(t, pe);
+    if (sim().trace.enabled()) {
+        if (m_pe_tracks.empty()) m_pe_tracks.assign(m_pipe.size(), -2);
+        int& track = m_pe_tracks[static_cast<size_t>(t.unit)];
+        if (track == -2) track = trace_track("pe[" + std::to_string(pe.x0) + "," + std::to_string(pe.y0) + "]");
+        sim().trace.slice(track, t.head, t.tail, t.op, t.step);
+    }
 }
 
 void wafer_pe_array::usage(std::vector<resource_usage>& out) const {

@@ -14,19 +14,23 @@
 // out of a PE are limited by its ramp (the fabric's injection and ejection links), which is slower than its
 // SRAM ports, so the SRAM adds no time to them.
 //
-// Scale (DESIGN.md): 850k PEs cannot be 850k modules. Per-PE state is a compute reservation (16 bytes), the
-// work done, for the physical bound (32 bytes), and the bytes placed (4 bytes): about 40 MB for a WSE-2. A mapper may register spans
-// (rectangles of PEs) as extra units: a compute step on a span runs the same work on every PE of it in
-// lockstep, starting when the last of them is free, so a row of 750 PEs doing the same thing is one event.
+// Scale (docs/architecture.md, "Data-oriented arrays"): 850k PEs cannot be 850k modules. Per-PE state is a compute reservation (16 bytes), the
+// work done, for the physical bound (32 bytes), and the bytes placed (4 bytes): about 40 MB for a WSE-2. A
+// compute step may carry a span (grid_span.h: a rectangle of PEs) as its payload: it then runs the same work on
+// every PE of the span in lockstep, starting when the last of them is free, so a row of 750 PEs doing the same
+// thing is one event. What a program keeps in the PEs' SRAM comes with the program (its placements, given at
+// begin_program): the array checks them against each PE's SRAM and reports them (sram_used).
 // Leaves out: SRAM bank conflicts, instruction fetch, task scheduling between colours, the 256-byte cache.
 #pragma once
 
 #include <array>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "models/core/component.h"
 #include "models/core/compute_model.h"
+#include "models/core/grid_placement.h"
 #include "models/core/pe_grid.h"
 
 namespace tessel {
@@ -68,9 +72,6 @@ public:
         void check(const work& w, const std::string& who) const override;
     };
 
-    /// A rectangle of PEs [x0, x1) x [y0, y1).
-    using span = grid_rect;
-
     wafer_pe_array(sc_core::sc_module_name name, const component_args& args);
 
     bool has_role(role r) const override { return r == role::compute || r == role::memory; }
@@ -82,7 +83,10 @@ public:
     std::vector<double> unit_busy() const override;
 
     const compute_model* unit_model() const override { return &m_timing; }
-    pe_grid* grid() override { return this; }
+    const pe_grid* grid() const override { return this; }
+    /// Holds exactly the program's placements from now on; throws input_error for one that leaves the array or
+    /// does not fit (see sram_tally::add).
+    void begin_program(tick origin, const std::vector<grid_placement>& placements) override;
 
     int width() const override { return static_cast<int>(m_p.width); }
     int height() const override { return static_cast<int>(m_p.height); }
@@ -91,26 +95,14 @@ public:
     paths pe_paths() const override {
         return paths{m_timing.read_bpc, m_timing.write_bpc, m_timing.ramp_bpc, m_timing.overhead_cycles};
     }
-    /// The unit of the PE at (x, y).
-    std::int32_t unit_of(int x, int y) const override { return static_cast<std::int32_t>(y * m_p.width + x); }
-
-    /// Registers a rectangle of PEs as a unit for lockstep compute steps; returns its unit number (after the
-    /// PEs' own). Throws input_error if the rectangle is empty or leaves the array.
-    std::int32_t add_span(const span& s) override;
-    /// The rectangle a unit covers (a single PE for the PEs' own units).
-    span span_of(std::int32_t unit) const override;
-
-    /// Places `bytes_per_pe` bytes of `what` on every PE of `s`; throws input_error naming the PE, what it
-    /// already holds and the shortfall when a PE would hold more than its SRAM.
-    void place(const span& s, double bytes_per_pe, const std::string& what) override;
-    /// Bytes placed on a PE so far, and the most on any PE.
-    std::uint64_t used_bytes(std::int32_t pe) const override { return m_used[static_cast<size_t>(pe)]; }
-    std::uint64_t max_used_bytes() const override;
-    /// Forgets all placements (a mapper starting over with another plan).
-    void clear_placements() override;
+    /// Bytes placed on a PE by the running program, and the most on any PE.
+    std::uint64_t used_bytes(std::int32_t pe) const { return m_sram.used(pe); }
+    std::uint64_t max_used_bytes() const { return m_sram.max_used(); }
 
 private:
-    void compute(txn& t, const span& s);
+    void compute(txn& t, const grid_rect& s);
+    /// The trace track of a span's steps, one per distinct rectangle, made on first use.
+    int span_track(const grid_rect& s);
     params m_p;
     timing m_timing;
     std::vector<reservation> m_pipe;
@@ -119,9 +111,8 @@ private:
         double read_b = 0, write_b = 0, ramp_b = 0;
     };
     std::vector<pe_work> m_work;
-    std::vector<std::uint32_t> m_used;
-    std::vector<span> m_spans;
-    std::vector<int> m_span_tracks;
+    sram_tally m_sram;
+    std::map<std::array<int, 4>, int> m_span_tracks;
     std::vector<int> m_pe_tracks;
     double& m_macs;
     double& m_vector_ops;

@@ -167,7 +167,7 @@ std::shared_ptr<const step_payload> tsp::instruction::shifted(std::uint32_t offs
     return moved;
 }
 
-void tsp::begin_program(tick origin) {
+void tsp::begin_program(tick origin, const std::vector<grid_placement>& /*placements*/) {
     m_origin = origin;
     m_ran.clear();
     m_started.clear();

@@ -140,7 +140,7 @@ public:
 
     const timing& model() const { return *m_tm; }
     /// Cycle 0 of the schedule is the program's start.
-    void begin_program(tick origin) override;
+    void begin_program(tick origin, const std::vector<grid_placement>& placements) override;
     /// Cycle of the last instruction's end (all superlanes) in the last run.
     std::int64_t last_cycle() const { return m_last_cycle; }
 

@@ -166,3 +166,9 @@ TEST(cli, components_doc_matches_the_code) {
     EXPECT_TRUE(slurp("docs/components.md") == r.out)
         << "docs/components.md is out of date: run  build/bin/tessel describe --all --markdown > docs/components.md";
 }
+
+TEST(cli, a_mistyped_command_is_named_with_a_suggestion) {
+    const result r = run_tessel("runn -p mesh4x4 -w mlp");
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find("unknown command 'runn' (did you mean 'run'?)"), std::string::npos) << r.out;
+}

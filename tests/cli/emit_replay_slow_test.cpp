@@ -5,7 +5,7 @@
 namespace {
 
 TEST(emit_replay_slow, bsp_resnet50_on_gc200) {
-    const auto a = tessel::test::expect_same_replay("gc200", "resnet50");
+    const auto a = tessel::test::expect_same_replay({"gc200", "resnet50"});
     // README.md quotes this run (287.6 us).
     EXPECT_NEAR(a.value("sim_time_s", 0.0), 287.6e-6, 0.05e-6);
 }

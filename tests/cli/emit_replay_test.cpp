@@ -1,68 +1,55 @@
 // Emit and replay: `tessel run ... --emit-program F` writes the mapped program; `tessel run -p SAME -g F`
-// must give the same simulated time and byte-identical statistics, for every mapper whose programs carry all
-// they need (kernels on a GPU and a TPU, tsp, rdu, bsp, mesh). A broken emitted file is a located error.
-#include <gtest/gtest.h>
-
-#include <nlohmann/json.hpp>
-
+// must give the same simulated time and byte-identical statistics (per-PE arrays too on the wafers), for every mapper
+// (kernels on a GPU and a TPU, tsp, rdu, bsp, mesh, and the three wafer mappers, whose programs carry their
+// spans of PEs and SRAM placements). A broken emitted file is a located error.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include "tests/support/cli.h"
+#include "tests/support/replay.h"
 
 namespace fs = std::filesystem;
+using tessel::test::replay_case;
 using tessel::test::run_tessel;
+using tessel::test::slurp;
 
 namespace {
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-struct replay_case {
-    const char* platform;
-    const char* workload;
-};
 
 class emit_replay : public ::testing::TestWithParam<replay_case> {};
 
 TEST_P(emit_replay, same_time_and_statistics) {
     const replay_case c = GetParam();
-    const fs::path dir = fs::temp_directory_path() / ("tessel_emit_" + std::string(c.platform) + "_" + c.workload);
-    fs::create_directories(dir);
-    const fs::path prog = dir / "program.yaml", s1 = dir / "mapped.json", s2 = dir / "replayed.json";
-    const auto mapped = run_tessel(std::string("run -p ") + c.platform + " -w " + c.workload + " --json --stats " + s1.string() +
-                                   " --emit-program " + prog.string());
-    ASSERT_EQ(mapped.code, 0) << mapped.out;
-    // The program names its platform, so -g alone replays it.
-    const auto replayed = run_tessel("run -g " + prog.string() + " --json --stats " + s2.string());
-    ASSERT_EQ(replayed.code, 0) << replayed.out;
-    const auto a = nlohmann::json::parse(mapped.out), b = nlohmann::json::parse(replayed.out);
-    EXPECT_EQ(a["sim_time_s"].get<double>(), b["sim_time_s"].get<double>());
-    EXPECT_EQ(a["steps"], b["steps"]);
-    EXPECT_GT(a["sim_time_s"].get<double>(), 0.0);
-    EXPECT_EQ(slurp(s1), slurp(s2)) << "statistics differ between the mapped run and its replay";
+    const auto a = tessel::test::expect_same_replay(c);
     if (std::string(c.platform) == "tpu_v4") {
         // docs/program-yaml.md quotes this run.
         const std::string quoted = "sim_time_s " + a["sim_time_s"].dump();
-        EXPECT_NE(slurp("docs/program-yaml.md").find(quoted), std::string::npos) << "docs/program-yaml.md should quote " << quoted;
+        EXPECT_NE(slurp("docs/program-yaml.md").find(quoted), std::string::npos)
+            << "docs/program-yaml.md should quote " << quoted;
     }
-    fs::remove_all(dir);
 }
 
-INSTANTIATE_TEST_SUITE_P(every_mapper, emit_replay,
-                         ::testing::Values(replay_case{"h100_sxm", "resnet50"},  // kernels (GPU): kernel payloads
-                                           replay_case{"tpu_v4", "resnet50"},    // kernels (TPU)
-                                           replay_case{"groqchip1", "resnet50"}, // tsp: instruction payloads, strict
-                                           replay_case{"sn40l", "resnet50"},     // rdu
-                                           replay_case{"gc200", "mlp"},          // bsp (ResNet-50: 5 M steps, see docs)
-                                           replay_case{"mesh4x4", "mlp"}),       // mesh
-                         [](const auto& info) { return std::string(info.param.platform); });
+INSTANTIATE_TEST_SUITE_P(
+    every_mapper, emit_replay,
+    ::testing::Values(replay_case{"h100_sxm", "resnet50"},   // kernels (GPU): kernel payloads
+                      replay_case{"tpu_v4", "resnet50"},     // kernels (TPU)
+                      replay_case{"groqchip1", "resnet50"},  // tsp: instruction payloads, strict
+                      replay_case{"sn40l", "resnet50"},      // rdu
+                      replay_case{"gc200", "mlp"},           // bsp (ResNet-50: emit_replay_slow_test)
+                      replay_case{"mesh4x4", "mlp"},         // mesh
+                      // wafer_pipeline: spans and placements on 750 x 994 PEs
+                      replay_case{"wse2", "resnet50"},
+                      // the teaching wafer, layer-pipelined, with every PE's SRAM in the statistics
+                      replay_case{"wafer16", "mlp", nullptr, "", true},
+                      // wafer_streaming: spans shared by every op of a shape
+                      replay_case{"wafer16", "bert", "wafer16_streaming",
+                                  "--set mapper.impl=wafer_streaming --set workload.layers=1 "
+                                  "--set workload.hidden=128 --set workload.heads=2 --set workload.ffn=512 "
+                                  "--set workload.vocab=1000 --set workload.seq=64",
+                                  true},
+                      // wafer_stencil: one span, the 64^3 grid
+                      replay_case{"wse1", "stencil", nullptr, "", true}),
+    [](const auto& info) { return std::string(info.param.name ? info.param.name : info.param.platform); });
 
 TEST(emit_replay_errors, a_bad_line_names_its_file_and_line) {
     const fs::path dir = fs::temp_directory_path() / "tessel_emit_bad";
@@ -73,7 +60,8 @@ TEST(emit_replay_errors, a_bad_line_names_its_file_and_line) {
     // Corrupt the first transfer step: its byte count becomes a word.
     const size_t at = text.find("\n    transfer ");
     ASSERT_NE(at, std::string::npos);
-    const size_t line_no = static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')) + 2;
+    const size_t line_no =
+        static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')) + 2;
     const size_t end = text.find('\n', at + 1);
     std::string line = text.substr(at + 1, end - at - 1);
     std::istringstream fields(line);
@@ -92,8 +80,67 @@ TEST(emit_replay_errors, a_bad_line_names_its_file_and_line) {
     fs::remove_all(dir);
 }
 
+/// The 0-based index in `text` of line `prefix` (the first line starting with it) and its 1-based line number.
+std::pair<size_t, size_t> find_line(const std::string& text, const std::string& prefix) {
+    const size_t at = text.find("\n" + prefix);
+    if (at == std::string::npos) return {std::string::npos, 0};
+    return {at + 1, static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')) + 2};
+}
+
+void replace_line(std::string& text, size_t start, const std::string& line) {
+    text.replace(start, text.find('\n', start) - start, line);
+}
+
+TEST(emit_replay_errors, a_bad_span_or_placement_names_its_line) {
+    const fs::path dir = fs::temp_directory_path() / "tessel_emit_bad_wafer";
+    fs::create_directories(dir);
+    const fs::path prog = dir / "program.yaml";
+    ASSERT_EQ(run_tessel("run -p wafer16 -w mlp -q --emit-program " + prog.string()).code, 0);
+    const std::string good = slurp(prog);
+    // An empty span.
+    std::string text = good;
+    auto [span_at, span_line] = find_line(text, "    span ");
+    ASSERT_NE(span_at, std::string::npos);
+    replace_line(text, span_at, "    span 3 0 3 1");
+    std::ofstream(prog) << text;
+    auto r = run_tessel("run -g " + prog.string());
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find(prog.string() + ":" + std::to_string(span_line) + ":"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("span [3,3) x [0,1) is empty"), std::string::npos) << r.out;
+    // A span past the 16 x 16 PEs: named by the first step that runs on it.
+    text = good;
+    replace_line(text, span_at, "    span 0 0 17 1");
+    std::ofstream(prog) << text;
+    r = run_tessel("run -g " + prog.string());
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find("emitted.steps: span 0 ([0,17) x [0,1)) leaves the 16 x 16 PEs of wafer16.pe"),
+              std::string::npos)
+        << r.out;
+    // A placement of 49 KiB per PE on PEs with 48 KiB.
+    text = good;
+    const auto [pl_at, pl_line] = find_line(text, "  placements: |\n");
+    ASSERT_NE(pl_at, std::string::npos);
+    const size_t first = text.find('\n', pl_at) + 1;
+    std::istringstream fields(text.substr(first, text.find('\n', first) - first));
+    std::vector<std::string> f;
+    for (std::string w; fields >> w;) f.push_back(w);
+    ASSERT_GE(f.size(), 7u);  // place x0 y0 x1 y1 bytes what...
+    replace_line(text, first,
+                 "    " + f[0] + " " + f[1] + " " + f[2] + " " + f[3] + " " + f[4] + " 50176 the weights of fc1");
+    std::ofstream(prog) << text;
+    r = run_tessel("run -g " + prog.string());
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find(prog.string() + ":" + std::to_string(pl_line + 1) + ":"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("the weights of fc1 needs 49 KiB on PE (" + f[1] + "," + f[2] +
+                         ") of wafer16.pe, which already holds 0 B of its 48 KiB (1 KiB short)"),
+              std::string::npos)
+        << r.out;
+    fs::remove_all(dir);
+}
+
 TEST(emit_replay_errors, traffic_programs_are_their_own_file) {
-    const auto r = run_tessel("run -g workloads/programs/noc_uniform.yaml --set program.measure=100 --emit-program /tmp/tessel_never.yaml");
+    const auto r = run_tessel(
+        "run -g workloads/programs/noc_uniform.yaml --set program.measure=100 --emit-program /tmp/tessel_never.yaml");
     EXPECT_EQ(r.code, 2) << r.out;
     EXPECT_NE(r.out.find("synthetic traffic"), std::string::npos) << r.out;
 }

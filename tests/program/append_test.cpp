@@ -1,9 +1,11 @@
 // Joining programs (program::append): how the systems mapper will put per-chip programs side by side. Steps,
-// dependencies, works, op names and payloads move with their program; component ids are re-bound.
+// dependencies, works, op names, payloads and SRAM placements move with their program; component ids are
+// re-bound.
 #include <gtest/gtest.h>
 
 #include "engine/program/program.h"
 #include "models/baseline/kernel_device.h"
+#include "models/core/grid_span.h"
 #include "models/streaming/tsp.h"
 
 using namespace tessel;
@@ -75,4 +77,35 @@ TEST(program_append, payloads_only_on_compute_steps) {
     program p;
     const std::uint32_t d = p.add_delay(p.intern_op("wait"), 10, {});
     EXPECT_THROW(p.set_payload(d, std::make_shared<kernel_desc>()), std::logic_error);
+}
+
+TEST(program_append, spans_stay_shared_and_placements_are_re_bound) {
+    // Two steps on one span (two chunks of an op on the same line of PEs) and the op's weights on that line.
+    program b;
+    work w;
+    const std::uint32_t op = b.intern_op("fc1");
+    const std::uint32_t wi = b.add_work(w);
+    const std::uint32_t line = b.add_payload(std::make_shared<grid_span>(grid_rect{0, 0, 4, 1}));
+    const std::uint32_t s0 = b.add_compute(op, endpoint{2, 0, 0}, wi, {});
+    const std::uint32_t s1 = b.add_compute(op, endpoint{2, 0, 0}, wi, {s0});
+    b.use_payload(s0, line);
+    b.use_payload(s1, line);
+    b.placements.push_back(placement{2, grid_placement{{0, 0, 4, 1}, 1024, "op 'fc1' (weights)"}});
+    program a;
+    a.add_delay(a.intern_op("start"), 5, {});
+    a.placements.push_back(placement{7, grid_placement{{0, 0, 1, 1}, 8, "a flag"}});
+    a.append(b, [](std::uint32_t c) { return c + 10; });
+    // One span, carried by both appended steps.
+    ASSERT_EQ(a.payloads.size(), 1u);
+    EXPECT_EQ(a.steps[1].payload, 0u);
+    EXPECT_EQ(a.steps[2].payload, 0u);
+    EXPECT_EQ(payload_as<grid_span>(a.payload_of(2))->rect.x1, 4);
+    // The first program's placement untouched, the second's on the re-bound component.
+    ASSERT_EQ(a.placements.size(), 2u);
+    EXPECT_EQ(a.placements[0].comp, 7u);
+    EXPECT_EQ(a.placements[1].comp, 12u);
+    EXPECT_EQ(a.placements[1].data.what, "op 'fc1' (weights)");
+    EXPECT_DOUBLE_EQ(a.placements[1].data.bytes_per_pe, 1024);
+    // A payload index past the table is the caller's bug.
+    EXPECT_THROW(a.use_payload(2, 5), std::logic_error);
 }

@@ -1,5 +1,6 @@
 // Checks every wafer mapping must pass (tests/wafer): nothing over a PE's SRAM, every weight placed, each op's
 // compute inside its own rectangle (layer-pipelined: rectangles disjoint), every MAC of the graph computed once.
+// They read the program alone (its placements and its steps' spans): mapping sets nothing on the PE array.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "engine/mappers/mapper.h"
+#include "models/core/grid_span.h"
 #include "models/spatial/wafer_pe_array.h"
 
 namespace tessel::test {
@@ -17,7 +19,15 @@ namespace tessel::test {
 /// inside its own rectangle (pipelined: rectangles disjoint), every MAC of the graph computed exactly once.
 inline void check_wafer_mapping(const mapping& m, const workload_graph& g, const wafer_pe_array& pes, double reserved) {
     const double cap = static_cast<double>(pes.capacity_bytes());
-    EXPECT_LE(static_cast<double>(pes.max_used_bytes()), cap);
+    // The program's placements, tallied as the PE array will tally them when the run begins (add() throws for a
+    // PE over its SRAM).
+    sram_tally sram(pes.width(), pes.height(), pes.capacity_bytes(), pes.path());
+    for (const placement& pl : m.prog.placements) {
+        ASSERT_EQ(pl.comp, pes.id());
+        EXPECT_NO_THROW(sram.add(pl.data)) << pl.data.what;
+    }
+    EXPECT_GT(sram.max_used(), 0u) << "nothing placed";
+    EXPECT_LE(static_cast<double>(sram.max_used()), cap);
     const std::string mode = m.details.value("mode", std::string());
     double weights = 0;
     for (const auto& t : g.tensors())
@@ -52,10 +62,14 @@ inline void check_wafer_mapping(const mapping& m, const workload_graph& g, const
         }
     }
     double macs = 0;
-    for (const step& st : m.prog.steps) {
+    for (std::uint32_t i = 0; i < m.prog.size(); ++i) {
+        const step& st = m.prog.steps[i];
         if (st.kind != step_kind::compute) continue;
         ASSERT_EQ(st.at.comp, pes.id());
-        const wafer_pe_array::span s = pes.span_of(st.at.unit);
+        const grid_span* sp = payload_as<grid_span>(m.prog.payload_of(i));
+        const grid_rect s = sp ? sp->rect : pes.rect_of(st.at.unit);
+        ASSERT_FALSE(s.empty());
+        ASSERT_TRUE(s.contains(pes.rect_of(st.at.unit))) << "a span step names a PE outside its span";
         macs += m.prog.works[st.work].macs * static_cast<double>(s.area());
         if (mode == "layer-pipelined") {
             const auto it = region_of.find(m.prog.op_names[st.op]);

@@ -1,8 +1,11 @@
 // The wafer's components by hand: a PE step takes the slowest of datapath, ramp, SRAM reads and SRAM writes;
-// a span of PEs runs in lockstep and equals one step per PE when they are all free; the SRAM capacity is
-// enforced with a message that says by how much; MemoryX shares its I/O bandwidth between ports.
+// a step carrying a span of PEs runs in lockstep and equals one step per PE when they are all free; the SRAM
+// capacity is enforced with a message that says by how much, by the mappers' ledger while planning and by the
+// PE array when a program's placements reach it; MemoryX shares its I/O bandwidth between ports.
 #include <gtest/gtest.h>
 
+#include "engine/mappers/toolkit/sram_ledger.h"
+#include "models/core/grid_span.h"
 #include "models/spatial/wafer_memoryx.h"
 #include "models/spatial/wafer_pe_array.h"
 #include "tests/support/harness.h"
@@ -17,10 +20,11 @@ const char* k_params =
     "{width: 4, height: 2, sram: 48KiB, read_bandwidth: 16B/cycle, write_bandwidth: 8B/cycle, ramp_bandwidth: 4B/cycle, "
     "macs_per_cycle: {fp16: 4, fp32: 1}, vector_ops_per_cycle: {fp16: 4, fp32: 1}, task_overhead: 2cycles}";
 
-txn compute(std::int32_t unit, const work& w, tick at) {
+txn compute(std::int32_t unit, const work& w, tick at, const grid_span* span = nullptr) {
     txn t = test::request(txn_kind::compute, at);
     t.unit = unit;
     t.w = &w;
+    t.payload = span;
     return t;
 }
 
@@ -79,9 +83,8 @@ TEST(wafer_pe, a_span_runs_in_lockstep_from_when_its_last_pe_is_free) {
     txn t = compute(pe->unit_of(1, 0), w, 0);
     pe->transport(t);
     EXPECT_EQ(t.tail, 102 * test::ns);
-    const std::int32_t row0 = pe->add_span({0, 0, 4, 1});
-    EXPECT_EQ(row0, 8);  // after the 8 PEs' own units
-    t = compute(row0, w, 0);
+    const grid_span row0({0, 0, 4, 1});
+    t = compute(pe->unit_of(0, 0), w, 0, &row0);  // the step names the span's first PE
     pe->transport(t);
     EXPECT_EQ(t.head, 102 * test::ns);
     EXPECT_EQ(t.tail, 204 * test::ns);
@@ -97,8 +100,15 @@ TEST(wafer_pe, a_span_runs_in_lockstep_from_when_its_last_pe_is_free) {
     EXPECT_DOUBLE_EQ(busy[static_cast<size_t>(pe->unit_of(1, 0))], 204e-9);
     EXPECT_DOUBLE_EQ(busy[static_cast<size_t>(pe->unit_of(3, 0))], 204e-9);
     EXPECT_DOUBLE_EQ(busy[static_cast<size_t>(pe->unit_of(2, 1))], 0.0);
-    EXPECT_THROW(pe->add_span({2, 0, 5, 1}), input_error);  // leaves the array
-    EXPECT_THROW(pe->add_span({1, 1, 1, 2}), input_error);  // empty
+    const grid_span outside({2, 0, 5, 1}), empty({1, 1, 1, 2});
+    t = compute(pe->unit_of(2, 0), w, 0, &outside);
+    EXPECT_THROW(pe->transport(t), input_error);  // leaves the array
+    t = compute(pe->unit_of(1, 1), w, 0, &empty);
+    EXPECT_THROW(pe->transport(t), input_error);
+    t = compute(pe->unit_of(0, 1), w, 0, &row0);
+    EXPECT_THROW(pe->transport(t), input_error);  // the step's PE is not in its span
+    t = compute(8, w, 0);
+    EXPECT_THROW(pe->transport(t), input_error);  // not a PE
 }
 
 TEST(wafer_pe, a_span_on_free_pes_equals_one_step_per_pe) {
@@ -110,7 +120,7 @@ TEST(wafer_pe, a_span_on_free_pes_equals_one_step_per_pe) {
     w.macs = 1000;
     w.bytes_in = 900;
     w.bytes_weight = 300;
-    const std::int32_t all = b->add_span({0, 0, 4, 2});
+    const grid_span all({0, 0, 4, 2});
     for (int round = 0; round < 3; ++round) {
         tick end_a = 0;
         for (std::int32_t u = 0; u < 8; ++u) {
@@ -118,7 +128,7 @@ TEST(wafer_pe, a_span_on_free_pes_equals_one_step_per_pe) {
             a->transport(t);
             end_a = std::max(end_a, t.tail);
         }
-        txn t = compute(all, w, 0);
+        txn t = compute(0, w, 0, &all);
         b->transport(t);
         EXPECT_EQ(t.tail, end_a);
     }
@@ -136,22 +146,48 @@ TEST(wafer_pe, a_span_on_free_pes_equals_one_step_per_pe) {
 TEST(wafer_pe, placing_more_than_a_pe_holds_is_an_error_that_says_by_how_much) {
     sim_context sim;
     auto pe = test::make<wafer_pe_array>(sim, "wafer_pe_array", "pe", k_params);
-    pe->place({0, 0, 4, 1}, 40 * 1024, "weights of fc1");
-    EXPECT_EQ(pe->max_used_bytes(), 40u * 1024);
-    EXPECT_EQ(pe->used_bytes(pe->unit_of(0, 1)), 0u);
+    // A mapper plans with a ledger: 40 KiB on row 0, then 10 KiB on column 1, which overfills PE (1,0) of its
+    // 48 KiB by 2 KiB.
+    program prog;
+    toolkit::sram_ledger sram(*pe, prog);
+    sram.place({0, 0, 4, 1}, 40 * 1024, "weights of fc1");
+    EXPECT_EQ(sram.max_used_bytes(), 40u * 1024);
+    EXPECT_EQ(sram.used_bytes(3, 0), 40u * 1024);
+    EXPECT_EQ(sram.used_bytes(0, 1), 0u);
     try {
-        pe->place({1, 0, 2, 2}, 10 * 1024, "activations of fc2");
+        sram.place({1, 0, 2, 2}, 10 * 1024, "activations of fc2");
         FAIL() << "placed 50 KiB on a 48 KiB PE";
     } catch (const input_error& e) {
-        const std::string m = e.message();
-        EXPECT_NE(m.find("activations of fc2"), std::string::npos) << m;
-        EXPECT_NE(m.find("(1,0)"), std::string::npos) << m;
-        EXPECT_NE(m.find("2 KiB short"), std::string::npos) << m;
+        EXPECT_EQ(e.message(),
+                  "activations of fc2 needs 10 KiB on PE (1,0) of pe, which already holds 40 KiB of its 48 KiB "
+                  "(2 KiB short)");
     }
-    // Nothing of the failed placement stays behind.
-    EXPECT_EQ(pe->used_bytes(pe->unit_of(1, 1)), 0u);
-    pe->clear_placements();
+    // Nothing of the failed placement stays behind, in the ledger or in the program.
+    EXPECT_EQ(sram.used_bytes(1, 1), 0u);
+    ASSERT_EQ(prog.placements.size(), 1u);
+    EXPECT_EQ(prog.placements[0].comp, pe->id());
+    EXPECT_EQ(prog.placements[0].data.what, "weights of fc1");
+    EXPECT_DOUBLE_EQ(prog.placements[0].data.bytes_per_pe, 40 * 1024);
+    // Planning set nothing on the PE array; it holds a program's placements from the run's start, and a new
+    // program starts from empty.
     EXPECT_EQ(pe->max_used_bytes(), 0u);
+    pe->begin_program(0, {prog.placements[0].data});
+    EXPECT_EQ(pe->max_used_bytes(), 40u * 1024);
+    EXPECT_EQ(pe->used_bytes(pe->unit_of(1, 0)), 40u * 1024);
+    EXPECT_EQ(pe->used_bytes(pe->unit_of(1, 1)), 0u);
+    pe->begin_program(0, {});
+    EXPECT_EQ(pe->max_used_bytes(), 0u);
+    // Placements that do not fit (a program edited by hand) are the same error when the run begins.
+    try {
+        pe->begin_program(0, {prog.placements[0].data, grid_placement{{1, 0, 2, 2}, 10 * 1024, "activations of fc2"}});
+        FAIL() << "held 50 KiB on a 48 KiB PE";
+    } catch (const input_error& e) {
+        EXPECT_NE(e.message().find("(2 KiB short)"), std::string::npos) << e.message();
+    }
+    // Bytes count whole (rounded up), and a rectangle outside the array is an error.
+    sram.place({3, 1, 4, 2}, 0.5, "a flag");
+    EXPECT_EQ(sram.used_bytes(3, 1), 1u);
+    EXPECT_THROW(sram.place({3, 1, 5, 2}, 1, "a spill"), input_error);
 }
 
 TEST(wafer_memoryx, ports_share_the_io_bandwidth_each_way) {

@@ -28,12 +28,17 @@ public:
     /// input whose storage has no read left (a mapper's release must not mind being told twice).
     template <class F>
     void read_inputs(const op_node& op, F last) {
-        for (int t : op.inputs) {
-            const int r = root(t);
-            size_t& left = m_left[static_cast<size_t>(r)];
-            if (left > 0) --left;
-            if (left == 0) last(r);
-        }
+        for (int t : op.inputs) read(t, last);
+    }
+
+    /// One read of `t` (a mapper that releases a kernel's inputs when the kernel closes, not op by op): calls
+    /// `last(root)` when its storage has no read left.
+    template <class F>
+    void read(int t, F last) {
+        const int r = root(t);
+        size_t& left = m_left[static_cast<size_t>(r)];
+        if (left > 0) --left;
+        if (left == 0) last(r);
     }
 
 private:

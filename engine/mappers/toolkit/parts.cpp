@@ -27,18 +27,18 @@ const platform::group& find_part(const platform& plat, const std::string& name, 
     return *g;
 }
 
-bool computes_with_own_memory(component& c) {
+bool computes_with_own_memory(const component& c) {
     return c.unit_model() && c.has_role(component::role::compute) && c.has_role(component::role::memory);
 }
-bool is_pure_memory(component& c) {
+bool is_pure_memory(const component& c) {
     return c.has_role(component::role::memory) && !c.has_role(component::role::compute);
 }
-bool is_barrier(component& c) { return c.has_role(component::role::sync); }
-bool runs_kernels(component& c) { return c.kernels() != nullptr; }
-bool is_reconfigurable_compute(component& c) { return c.unit_model() && c.config_bytes() > 0; }
-bool is_reconfigurable_memory(component& c) { return is_pure_memory(c) && c.config_bytes() > 0; }
-bool fronts_memories(component& c) { return !c.memory_tiers().empty(); }
-bool is_pe_grid(component& c) { return c.grid() != nullptr; }
+bool is_barrier(const component& c) { return c.has_role(component::role::sync); }
+bool runs_kernels(const component& c) { return c.kernels() != nullptr; }
+bool is_reconfigurable_compute(const component& c) { return c.unit_model() && c.config_bytes() > 0; }
+bool is_reconfigurable_memory(const component& c) { return is_pure_memory(c) && c.config_bytes() > 0; }
+bool fronts_memories(const component& c) { return !c.memory_tiers().empty(); }
+bool is_pe_grid(const component& c) { return c.grid() != nullptr; }
 
 double batch_samples(const workload_graph& g) {
     const auto it = g.parameters.find("batch");
