@@ -297,8 +297,10 @@ void check_symmetric(const collective_call& c, const rounds& sched) {
     }
 }
 
-void add_unique(std::vector<std::uint32_t>& v, std::uint32_t s) {
-    if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
+// Dependencies once each (a symmetric lowering maps many received transfers to one of the representative's).
+void dedupe(std::vector<std::uint32_t>& v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
 }
 
 }  // namespace
@@ -408,15 +410,16 @@ collective_steps lower_collective(program& p, const collective_call& c) {
                 const xfer& x = sched[k][i];
                 if (!simulated(x.from)) continue;
                 std::vector<std::uint32_t> deps = last_sends[x.from];
-                for (const auto& [rk, ri] : recv[x.from]) add_unique(deps, dep_of(rk, ri));
-                if (s > 0) add_unique(deps, prev_ids[k][i]);
+                for (const auto& [rk, ri] : recv[x.from]) deps.push_back(dep_of(rk, ri));
+                if (s > 0) deps.push_back(prev_ids[k][i]);
                 if (s == 0 && first_send[x.from] == static_cast<int>(k))
-                    for (auto a : after_of(x.from)) add_unique(deps, a);
+                    for (auto a : after_of(x.from)) deps.push_back(a);
                 if (s == 0 && !c.symmetric && (first_send[x.to] < 0 || first_send[x.to] >= static_cast<int>(k)))
-                    for (auto a : after_of(x.to)) add_unique(deps, a);
+                    for (auto a : after_of(x.to)) deps.push_back(a);
                 endpoint from = c.ranks[x.from], to = c.ranks[x.to];
                 from.address += x.off_from;
                 to.address += x.off_to;
+                dedupe(deps);
                 ids[k][i] = p.add_transfer(c.op, from, to, x.bytes, deps);
                 ++out.transfers;
                 sent[x.from] = 1;
@@ -437,8 +440,9 @@ collective_steps lower_collective(program& p, const collective_call& c) {
             for (int r = 0; r < n; ++r) {
                 if (!simulated(r)) continue;
                 std::vector<std::uint32_t> deps = last_sends[r];
-                for (const auto& [rk, ri] : recv[r]) add_unique(deps, dep_of(rk, ri));
-                for (auto a : after_of(r)) add_unique(deps, a);
+                for (const auto& [rk, ri] : recv[r]) deps.push_back(dep_of(rk, ri));
+                for (auto a : after_of(r)) deps.push_back(a);
+                dedupe(deps);
                 out.done[r] = p.add_delay(c.op, 0, deps);
             }
         }

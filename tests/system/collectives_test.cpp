@@ -419,6 +419,20 @@ TEST(collectives, symmetric_fast_path_equals_the_full_lowering) {
     }
 }
 
+TEST(collectives, symmetric_ring_of_512_ranks) {
+    // 512 ranks (the crossbar's 8 tiles stand for them: the representative, rank 0, only sends to rank 1, xt[1]).
+    // 1 MiB: 2 x 511 steps of 2 KiB (72 ns): 1022 transfers, 1022 x 72 = 73584 ns. The full lowering would have
+    // 512 x 1022 transfers.
+    std::vector<endpoint> ranks;
+    for (int r = 0; r < 512; ++r) ranks.push_back(b().at("xt[" + std::to_string(r % 8) + "]"));
+    auto c = call(collective_kind::all_reduce, collective_algorithm::ring, ranks, 512 * 2048);
+    c.symmetric = true;
+    const auto t = run_one(c);
+    EXPECT_EQ(t.transfers, 1022u);
+    EXPECT_EQ(t.done[0], 1022 * xbar_transfer(8));
+    EXPECT_EQ(t.done[0], 73584 * ns);
+}
+
 TEST(collectives, a_late_rank_breaks_symmetry) {
     // Rank 3 starts 100 ns late: the full lowering ends 100 ns later (1108 ns: the delay reaches every rank
     // through the ring within the 14 steps), the fast path with rank 0 as the representative does not see it
