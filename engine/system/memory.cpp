@@ -91,9 +91,11 @@ void require_fit(const memory_report& r, const parallel_plan& plan) {
     for (const auto& s : r.stages) {
         if (s.total <= r.capacity) continue;
         if (!msg.empty()) msg += "; ";
-        msg += "stage " + std::to_string(s.stage) + " (" + std::to_string(plan.dp * plan.tp) +
-               " chips: every dp and tp rank of pipeline stage " + std::to_string(s.stage) + ") needs " +
-               format_bytes(s.total) + " but a chip has " + format_bytes(r.capacity) + "; largest: ";
+        const int chips = plan.dp * plan.tp;
+        msg += "stage " + std::to_string(s.stage) + " (" + std::to_string(chips) + (chips == 1 ? " chip" : " chips") +
+               ": every dp and tp rank of pipeline stage " + std::to_string(s.stage) + ") needs " +
+               format_bytes(s.total) + " (" + format_number(s.total, 15) + " B) but a chip has " +
+               format_bytes(r.capacity) + "; largest: ";
         for (size_t i = 0; i < s.largest.size() && i < 4; ++i)
             msg += (i ? ", " : "") + s.largest[i].what + " " + format_bytes(s.largest[i].bytes);
     }

@@ -119,17 +119,21 @@ private:
     const op_node& op(int i) const { return m_g.op(i); }
     bool phase_is(int i, op_phase p) const { return op(i).phase == p; }
 
-    /// True when every result of op i goes only into optimizer updates (directly or through sums): a weight
-    /// gradient, not something the pipeline sends.
+    /// True when op i only sums or re-lays out gradients on their way into optimizer updates (a weight gradient
+    /// such as a tied embedding's, not something the pipeline sends): its results go into optimizer ops directly or
+    /// through more such sums and layout changes.
     bool weight_grad_only(int i) {
         int& memo = m_weight_grad_only[static_cast<size_t>(i)];
         if (memo >= 0) return memo != 0;
         memo = 0;
-        bool all = !op(i).outputs.empty();
-        for (int t : op(i).outputs)
+        const op_node& o = op(i);
+        if (o.phase != op_phase::backward ||
+            !(o.type == "add" || o.kind == op_kind::reshape || o.kind == op_kind::transpose))
+            return false;
+        bool all = !o.outputs.empty();
+        for (int t : o.outputs)
             for (int c : m_g.tensor(t).consumers)
-                all = all &&
-                      (phase_is(c, op_phase::optimizer) || (phase_is(c, op_phase::backward) && weight_grad_only(c)));
+                all = all && (phase_is(c, op_phase::optimizer) || weight_grad_only(c));
         memo = all ? 1 : 0;
         return all;
     }
