@@ -226,10 +226,16 @@ void hbm::transport(txn& t) {
     tick first = max_tick, last = 0;
     std::uint32_t channel = 0;
     bool any = false;
+    // Write data arriving from head to tail goes into the controller's write buffer: its bursts are booked
+    // when the head arrives and do not hold the channel's bus until the tail, which would block every read
+    // behind a slow incoming packet (a busy-until bus cannot fill the gaps). The write still completes no
+    // earlier than its last byte arrives.
+    const bool buffered = t.kind == txn_kind::write && t.tail > t.head;
+    const tick arrival_end = t.tail;
     while (left > 0 || !any) {
         const std::uint64_t chunk = std::min(left, il - addr % il);
         const location loc = map(addr, t.unit);
-        const auto [s, e] = access_pc(loc, std::max<std::uint64_t>(chunk, 1), t.head, t.tail);
+        const auto [s, e] = access_pc(loc, std::max<std::uint64_t>(chunk, 1), t.head, buffered ? t.head : t.tail);
         sim().trace.slice(m_tracks[loc.channel], s, e, t.op, t.step);
         first = std::min(first, s);
         last = std::max(last, e);
@@ -241,7 +247,7 @@ void hbm::transport(txn& t) {
     }
     (t.kind == txn_kind::write ? m_write_bytes : m_read_bytes) += static_cast<double>(t.bytes);
     t.head = first;
-    t.tail = last;
+    t.tail = buffered ? std::max(last, arrival_end) : last;
     t.unit = static_cast<std::int32_t>(channel);
 }
 
