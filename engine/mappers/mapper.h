@@ -36,6 +36,10 @@ class mapper {
 public:
     virtual ~mapper() = default;
     virtual mapping map(const workload_graph& g, const platform& plat) = 0;
+    /// Called once after the mapper is made, before any map(): a mapper that reads more of the run's configuration
+    /// than its own options (the system mapper: the parallel plan and each chip's mapper) reads it here, so
+    /// every --set it consumes is known before the run checks for unused ones.
+    virtual void configure(const platform& /*plat*/, param_context& /*ctx*/) {}
     /// After the run: add what this execution style explains best to the summary (time per superstep split
     /// into compute, sync and exchange; per pipeline section; predicted against simulated cycles), as notes
     /// and as `summary.details`. `r` has every step's start and end.
@@ -79,8 +83,9 @@ mapper_info make_mapper(std::string name, std::string brief) {
     return i;
 }
 
-/// Creates the platform's mapper from its `mapper:` section; `ctx` supplies --set mapper.* overrides.
-std::unique_ptr<mapper> create_mapper(const platform& plat, param_context& ctx);
+/// Creates the platform's mapper from its `mapper:` section; `ctx` supplies --set overrides under `path`
+/// ("mapper", or "gpu.mapper" for the chips of a system).
+std::unique_ptr<mapper> create_mapper(const platform& plat, param_context& ctx, const std::string& path = "mapper");
 
 }  // namespace tessel
 

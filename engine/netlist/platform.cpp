@@ -67,7 +67,7 @@ platform::platform(sc_core::sc_module_name n, const yaml_node& root, param_conte
     m_file = root.file();
     root.expect_map("platform file");
     root.check_keys({"platform", "description", "clock", "quantum", "parameters", "chips", "components", "connections",
-                     "mapper", "source", "notes"},
+                     "mapper", "parallel", "source", "notes"},
                     "platform file");
     m_title = root["platform"].scalar("platform (the platform's name)");
     if (root.has("description")) m_description = root["description"].scalar("description");
@@ -132,6 +132,7 @@ platform::platform(sc_core::sc_module_name n, const yaml_node& root, param_conte
     if (comps.defined()) build_components(comps, ctx);
     build_connections(root["connections"]);
     m_mapper = root["mapper"];
+    m_parallel = root["parallel"];
 }
 
 platform::~platform() = default;

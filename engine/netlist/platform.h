@@ -129,6 +129,8 @@ public:
 
     /// The `mapper:` section (may be undefined).
     const yaml_node& mapper_spec() const { return m_mapper; }
+    /// The `parallel:` section of a system (the default parallel plan; may be undefined).
+    const yaml_node& parallel_spec() const { return m_parallel; }
 
     /// Every parameter's final value, as "path: value" lines (the resolved configuration).
     std::string resolved_yaml(const param_context& ctx) const;
@@ -185,7 +187,7 @@ private:
     mutable std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<route_segment>> m_routes;
     std::string m_prefix;  // parameter path prefix ("gpu." for a chip of a system)
     std::vector<chip_group> m_chip_groups;
-    yaml_node m_mapper;
+    yaml_node m_mapper, m_parallel;
     yaml_node m_root;
     std::vector<std::pair<std::string, std::string>> m_parameters;
 };

@@ -88,7 +88,8 @@ void program::use_payload(std::uint32_t s, std::uint32_t index) {
     steps[s].payload = index;
 }
 
-std::uint32_t program::append(const program& other, const std::function<std::uint32_t(std::uint32_t)>& comp_of) {
+std::uint32_t program::append(const program& other, const std::function<std::uint32_t(std::uint32_t)>& comp_of,
+                              const std::vector<std::uint32_t>& after) {
     if (traffic.enabled() && other.traffic.enabled())
         throw input_error("programs '" + name + "' and '" + other.name + "' both have synthetic traffic and cannot be joined");
     auto rebind = [&](endpoint e) {
@@ -119,6 +120,11 @@ std::uint32_t program::append(const program& other, const std::function<std::uin
         if (st.kind == step_kind::compute) st.work += work_offset;
         if (st.payload != ~0u) st.payload += payload_offset;
         st.dep_begin += dep_offset;
+        if (st.dep_count == 0 && !after.empty()) {
+            st.dep_begin = static_cast<std::uint32_t>(deps.size());
+            st.dep_count = static_cast<std::uint32_t>(after.size());
+            deps.insert(deps.end(), after.begin(), after.end());
+        }
         steps.push_back(st);
     }
     for (placement pl : other.placements) {

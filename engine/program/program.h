@@ -109,7 +109,9 @@ public:
     /// afterwards), and its placements, with each component id re-bound through `comp_of` (identity when
     /// empty): how per-chip programs join into one. Returns the offset of `other`'s steps here. Step labels are kept
     /// where either program has them; two programs with synthetic traffic cannot be joined.
-    std::uint32_t append(const program& other, const std::function<std::uint32_t(std::uint32_t)>& comp_of = {});
+    /// `after`: dependencies given to each of `other`'s steps that has none (where the appended part starts).
+    std::uint32_t append(const program& other, const std::function<std::uint32_t(std::uint32_t)>& comp_of = {},
+                         const std::vector<std::uint32_t>& after = {});
 
     size_t size() const { return steps.size(); }
     const std::uint32_t* deps_of(std::uint32_t s) const { return deps.data() + steps[s].dep_begin; }

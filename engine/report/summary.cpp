@@ -136,7 +136,15 @@ nlohmann::json run_summary::to_json() const {
     }
     j["resources"] = res;
     j["notes"] = notes;
-    if (!details.is_null()) j["mapping"] = details;
+    if (!details.is_null()) {
+        // A system run's plan and its per-chip split are a section of their own (docs/systems.md).
+        nlohmann::json m = details;
+        if (m.is_object() && m.contains("parallel")) {
+            j["parallel"] = m["parallel"];
+            m.erase("parallel");
+        }
+        if (!m.empty()) j["mapping"] = m;
+    }
     return j;
 }
 

@@ -124,6 +124,10 @@ class workload_graph {
 public:
     std::string name;
     std::map<std::string, std::string> parameters;  // batch, seq, precision... as resolved
+    /// Where it came from (the workload named on the command line and its --set workload overrides), so a
+    /// system mapper can build the graph again per shard.
+    std::string source;
+    std::map<std::string, std::string> source_overrides;
     /// Things the user should know about how the graph was built (ops imported as generic, defaults taken).
     std::vector<std::string> notes;
 

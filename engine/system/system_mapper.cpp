@@ -1,0 +1,463 @@
+#include "engine/system/system_mapper.h"
+
+#include <algorithm>
+#include <map>
+
+#include "engine/report/summary.h"
+#include "engine/system/collectives.h"
+#include "engine/system/memory.h"
+#include "engine/system/partition.h"
+#include "engine/system/pipeline_schedule.h"
+
+namespace tessel {
+
+void system_mapper::options::declare(param_decl& d) {
+    d(symmetric, "symmetric", "true",
+      "simulate one representative chip per pipeline stage (replicas and tensor-parallel ranks are symmetric); "
+      "false simulates every chip");
+    d(algorithm, "algorithm", "ring", "collective algorithm of the tensor- and data-parallel groups: ring, tree or direct");
+    d(chip, "chip", "", "the chip group the plan runs on (default: the system's first)");
+}
+
+TESSEL_REGISTER_MAPPER(make_mapper<system_mapper>(
+    "system", "a training iteration on a system of chips by a parallel plan (data, tensor, pipeline parallelism)"));
+
+void system_mapper::configure(const platform& plat, param_context& ctx) {
+    if (!plat.is_system())
+        throw input_error("mapper 'system' needs a system: platform '" + plat.title() +
+                              "' has no 'chips:' (see docs/systems.md)",
+                          plat.mapper_spec().where());
+    m_chip_group = m_opt.chip.empty() ? plat.chip_groups().front().name : m_opt.chip;
+    const platform::chip_group* cg = plat.find_chip_group(m_chip_group);
+    if (!cg) {
+        std::vector<std::string> names;
+        for (const auto& g : plat.chip_groups()) names.push_back(g.name);
+        throw input_error("mapper.chip: no chip group '" + m_chip_group + "'" + did_you_mean(m_chip_group, names) +
+                          "; chips: " + join(names));
+    }
+    m_plan = read_parallel_plan(plat.parallel_spec(), ctx);
+    m_chip_mapper = create_mapper(*cg->chips.front(), ctx, m_chip_group + ".mapper");
+    parse_collective_algorithm(m_opt.algorithm);
+}
+
+namespace {
+
+/// A pass of a chunk cut at its collective ops: segment k runs, then collective k (if any), then segment k+1.
+struct cut_pass {
+    struct collective {
+        std::string name;
+        collective_kind kind;
+        std::string group;
+        std::uint64_t bytes = 0;
+    };
+    std::vector<program> segments;
+    std::vector<std::vector<std::uint32_t>> sinks;  // per segment: its steps nothing in it depends on
+    std::vector<collective> collectives;
+    double flops = 0;
+};
+
+double tensor_bytes(const workload_graph& g, int t) { return static_cast<double>(g.tensor(t).bytes()); }
+
+std::vector<std::uint32_t> sinks_of(const program& p) {
+    std::vector<char> used(p.size(), 0);
+    for (std::uint32_t d : p.deps) used[d] = 1;
+    std::vector<std::uint32_t> out;
+    for (std::uint32_t s = 0; s < p.size(); ++s)
+        if (!used[s]) out.push_back(s);
+    return out;
+}
+
+std::string fmt_percent(double f) { return format_number(100 * f, 3) + "%"; }
+
+}  // namespace
+
+mapping system_mapper::map(const workload_graph& g, const platform& plat) {
+    const platform::chip_group& cg = *plat.find_chip_group(m_chip_group);
+    const parallel_plan& plan = m_plan;
+    const std::int64_t n_chips = static_cast<std::int64_t>(cg.chips.size());
+    if (g.source.empty())
+        throw input_error("mapper 'system': the workload must be named (a generator or a file) so it can be split by the plan");
+    if (plan.zero >= 3)
+        throw input_error("parallel.zero = 3 (weights sharded, gathered layer by layer) is not simulated by the system "
+                          "mapper yet; use zero 0, 1 or 2");
+    validate_plan(plan, plan_target_of(g.source, g.source_overrides, n_chips));
+    const partition_result part = partition(g.source, g.source_overrides, plan);
+    if (!part.training)
+        throw input_error("mapper 'system' simulates training iterations: set workload.training (e.g. --set "
+                          "workload.training=adam)");
+
+    // Chip 0's largest memory holds what collectives and pipeline sends move; its capacity bounds the plan.
+    const platform& chip0 = *cg.chips.front();
+    std::uint32_t mem_local = ~0u;
+    std::uint64_t capacity = 0;
+    for (std::uint32_t k = 0; k < cg.components; ++k) {
+        const component& c = plat.comp(cg.first[0] + k);
+        if (c.has_role(component::role::memory) && c.capacity_bytes() > capacity) {
+            capacity = c.capacity_bytes();
+            mem_local = k;
+        }
+    }
+    if (mem_local == ~0u) throw input_error("chip platform " + chip0.file() + " has no memory with a capacity to hold a model");
+    const memory_report mem = memory_per_chip(part, static_cast<double>(capacity));
+    require_fit(mem, plan);
+
+    const int dp = plan.dp, tp = plan.tp, pp = plan.pp, C = plan.chunks();
+    const int m = static_cast<int>(part.microbatches);
+    auto chip_index = [&](int stage, int replica, int rank) { return (stage * dp + replica) * tp + rank; };
+    auto comp_of = [&](int chip) {
+        const std::uint32_t from = cg.first[0], to = cg.first[static_cast<size_t>(chip)], n = cg.components;
+        return [from, to, n](std::uint32_t id) {
+            if (id < from || id >= from + n) throw std::logic_error("system mapper: a chip program uses a component outside its chip");
+            return id - from + to;
+        };
+    };
+    auto memory_of = [&](int chip) {
+        return endpoint{cg.first[static_cast<size_t>(chip)] + mem_local, -1, 0};
+    };
+    const collective_algorithm algo = parse_collective_algorithm(m_opt.algorithm);
+
+    // Each chunk's passes, mapped once on chip 0 and re-bound to the chip that runs them.
+    auto cut = [&](const workload_graph& graph, const std::string& what) {
+        cut_pass out;
+        std::vector<int> ops;
+        auto close = [&] {
+            program prog;
+            if (!ops.empty()) {
+                mapping mp = m_chip_mapper->map(subgraph(graph, ops, what), chip0);
+                prog = std::move(mp.prog);
+            }
+            out.sinks.push_back(sinks_of(prog));
+            out.segments.push_back(std::move(prog));
+            ops.clear();
+        };
+        for (int i = 0; i < static_cast<int>(graph.ops().size()); ++i) {
+            const op_node& op = graph.op(i);
+            out.flops += op.cost.flops;
+            if (op.kind != op_kind::collective) {
+                ops.push_back(i);
+                continue;
+            }
+            close();
+            cut_pass::collective c;
+            c.name = op.name;
+            c.kind = parse_collective_kind(op.type);
+            auto it = op.str_attrs.find("group");
+            c.group = it == op.str_attrs.end() ? "tp" : it->second;
+            const int t = c.kind == collective_kind::all_gather ? op.outputs.front() : op.inputs.front();
+            c.bytes = static_cast<std::uint64_t>(tensor_bytes(graph, t));
+            out.collectives.push_back(c);
+        }
+        close();
+        return out;
+    };
+    struct chunk_passes {
+        cut_pass fwd, bwd, opt;
+    };
+    std::vector<chunk_passes> passes;
+    for (const chunk_partition& ch : part.chunks)
+        passes.push_back({cut(ch.forward, "chunk" + std::to_string(ch.index) + ".forward"),
+                          cut(ch.backward, "chunk" + std::to_string(ch.index) + ".backward"),
+                          cut(ch.optimizer, "chunk" + std::to_string(ch.index) + ".optimizer")});
+
+    mapping out;
+    program& p = out.prog;
+    p.name = g.name;
+    const bool sym = m_opt.symmetric;
+    const int sim_dp = sym ? 1 : dp, sim_tp = sym ? 1 : tp;
+    using deps_t = std::vector<std::uint32_t>;
+
+    // Runs one pass on the tp ranks of (stage, replica): segments re-bound per rank, collectives across the group.
+    auto run_pass = [&](const cut_pass& cp, int stage, int replica, std::vector<deps_t>& at) {
+        for (size_t k = 0; k < cp.segments.size(); ++k) {
+            const program& seg = cp.segments[k];
+            if (seg.size() > 0)
+                for (int t = 0; t < sim_tp; ++t) {
+                    const std::uint32_t off = p.append(seg, comp_of(chip_index(stage, replica, t)), at[static_cast<size_t>(t)]);
+                    deps_t next;
+                    for (std::uint32_t s : cp.sinks[k]) next.push_back(off + s);
+                    at[static_cast<size_t>(t)] = std::move(next);
+                }
+            if (k >= cp.collectives.size()) continue;
+            const auto& cc = cp.collectives[k];
+            if (cc.group != "tp")
+                throw input_error("collective '" + cc.name + "' of group '" + cc.group +
+                                  "' inside a pass is not simulated by the system mapper (only tp)");
+            if (tp == 1) continue;
+            collective_call call;
+            call.kind = cc.kind;
+            call.algorithm = algo;
+            call.bytes = cc.bytes;
+            call.op = p.intern_op(cc.name);
+            call.symmetric = sym;
+            for (int t = 0; t < tp; ++t) {
+                call.ranks.push_back(memory_of(chip_index(stage, replica, t)));
+                call.after.push_back(t < sim_tp ? at[static_cast<size_t>(t)] : deps_t{});
+            }
+            const collective_steps cs = lower_collective(p, call);
+            for (int t = 0; t < sim_tp; ++t) at[static_cast<size_t>(t)] = {cs.done[static_cast<size_t>(t)]};
+        }
+    };
+    auto join = [&](std::uint32_t op, const deps_t& d) -> std::uint32_t {
+        if (d.size() == 1) return d.front();
+        return p.add_delay(op, 0, d);
+    };
+
+    // Pipeline: every lane (stage, replica) runs its schedule; items are emitted once what they receive exists.
+    const auto schedules = pipeline_schedule(plan, m);
+    struct lane {
+        int stage, replica;
+        size_t next = 0;
+        std::vector<deps_t> tail;  // per simulated tp rank
+    };
+    std::vector<lane> lanes;
+    for (int s = 0; s < pp; ++s)
+        for (int d = 0; d < sim_dp; ++d) lanes.push_back({s, d, 0, std::vector<deps_t>(static_cast<size_t>(sim_tp))});
+    // End step of (replica, chunk, microbatch, pass) per simulated tp rank.
+    std::map<std::tuple<int, int, int, int>, std::vector<std::uint32_t>> ended;
+    const std::uint32_t op_send_f = p.intern_op("pipeline.send_forward"), op_send_b = p.intern_op("pipeline.send_backward");
+    const std::uint32_t op_item = p.intern_op("pipeline.item");
+    size_t left = 0;
+    for (const auto& l : lanes) left += schedules[static_cast<size_t>(l.stage)].size();
+    while (left > 0) {
+        bool progress = false;
+        for (lane& l : lanes) {
+            const auto& items = schedules[static_cast<size_t>(l.stage)];
+            while (l.next < items.size()) {
+                const schedule_item& it = items[l.next];
+                const bool fwd = it.pass == pass_dir::forward;
+                const int from_chunk = fwd ? it.chunk - 1 : it.chunk + 1;
+                const bool receives = from_chunk >= 0 && from_chunk < C;
+                const std::tuple<int, int, int, int> src{l.replica, from_chunk, it.microbatch, fwd ? 0 : 1};
+                if (receives && !ended.count(src)) break;
+                std::vector<deps_t> at = l.tail;
+                if (receives) {
+                    const chunk_partition& sender = part.chunks[static_cast<size_t>(from_chunk)];
+                    const double bytes = fwd ? sender.send_forward_bytes : sender.send_backward_bytes;
+                    const int from_stage = sender.stage;
+                    for (int t = 0; t < sim_tp; ++t) {
+                        const std::uint32_t after = ended.at(src)[static_cast<size_t>(t)];
+                        if (from_stage == l.stage) {  // interleaved chunks on one stage: already in place
+                            at[static_cast<size_t>(t)].push_back(after);
+                            continue;
+                        }
+                        const std::uint32_t x = p.add_transfer(
+                            fwd ? op_send_f : op_send_b, memory_of(chip_index(from_stage, l.replica, t)),
+                            memory_of(chip_index(l.stage, l.replica, t)), static_cast<std::uint64_t>(bytes), {after});
+                        at[static_cast<size_t>(t)].push_back(x);
+                    }
+                }
+                const chunk_passes& cp = passes[static_cast<size_t>(it.chunk)];
+                run_pass(fwd ? cp.fwd : cp.bwd, l.stage, l.replica, at);
+                std::vector<std::uint32_t> ends;
+                for (int t = 0; t < sim_tp; ++t) {
+                    const std::uint32_t e = join(op_item, at[static_cast<size_t>(t)]);
+                    ends.push_back(e);
+                    l.tail[static_cast<size_t>(t)] = {e};
+                }
+                ended[{l.replica, it.chunk, it.microbatch, fwd ? 0 : 1}] = std::move(ends);
+                ++l.next;
+                --left;
+                progress = true;
+            }
+        }
+        if (!progress) throw std::logic_error("system mapper: the pipeline schedules wait on each other");
+    }
+
+    // Gradient reduction, then the optimizer step (and ZeRO's weight all-gather after it).
+    auto lane_of = [&](int stage, int replica) -> lane& { return lanes[static_cast<size_t>(stage * sim_dp + replica)]; };
+    auto sync = [&](const collective_use& u, int stage, bool after_optimizer) {
+        const bool gather = u.kind == "all_gather";
+        if (gather != after_optimizer) return;
+        collective_call call;
+        call.kind = parse_collective_kind(u.kind);
+        call.algorithm = algo;
+        call.bytes = static_cast<std::uint64_t>(u.bytes);
+        call.op = p.intern_op(u.name);
+        if (u.group == "embedding") {
+            // The first and last stage's copies of a tied embedding: two ranks, both simulated.
+            if (stage != 0 || pp == 1) return;
+            for (int d = 0; d < sim_dp; ++d)
+                for (int t = 0; t < sim_tp; ++t) {
+                    collective_call c2 = call;
+                    c2.algorithm = collective_algorithm::ring;
+                    c2.ranks = {memory_of(chip_index(0, d, t)), memory_of(chip_index(pp - 1, d, t))};
+                    c2.after = {lane_of(0, d).tail[static_cast<size_t>(t)], lane_of(pp - 1, d).tail[static_cast<size_t>(t)]};
+                    const collective_steps cs = lower_collective(p, c2);
+                    lane_of(0, d).tail[static_cast<size_t>(t)] = {cs.done[0]};
+                    lane_of(pp - 1, d).tail[static_cast<size_t>(t)] = {cs.done[1]};
+                }
+            return;
+        }
+        if (u.group == "dp") {
+            if (dp == 1) return;
+            call.symmetric = sym;
+            for (int t = 0; t < sim_tp; ++t) {
+                collective_call c2 = call;
+                for (int d = 0; d < dp; ++d) {
+                    c2.ranks.push_back(memory_of(chip_index(stage, d, t)));
+                    c2.after.push_back(d < sim_dp ? lane_of(stage, d).tail[static_cast<size_t>(t)] : deps_t{});
+                }
+                const collective_steps cs = lower_collective(p, c2);
+                for (int d = 0; d < sim_dp; ++d) lane_of(stage, d).tail[static_cast<size_t>(t)] = {cs.done[static_cast<size_t>(d)]};
+            }
+            return;
+        }
+        if (u.group == "tp") {
+            if (tp == 1) return;
+            call.symmetric = sym;
+            for (int d = 0; d < sim_dp; ++d) {
+                collective_call c2 = call;
+                for (int t = 0; t < tp; ++t) {
+                    c2.ranks.push_back(memory_of(chip_index(stage, d, t)));
+                    c2.after.push_back(t < sim_tp ? lane_of(stage, d).tail[static_cast<size_t>(t)] : deps_t{});
+                }
+                const collective_steps cs = lower_collective(p, c2);
+                for (int t = 0; t < sim_tp; ++t) lane_of(stage, d).tail[static_cast<size_t>(t)] = {cs.done[static_cast<size_t>(t)]};
+            }
+            return;
+        }
+        throw input_error("gradient synchronisation '" + u.name + "' of group '" + u.group + "' is not simulated by the system mapper");
+    };
+    for (bool after_optimizer : {false, true}) {
+        for (int s = 0; s < pp; ++s)
+            for (const chunk_partition& ch : part.chunks)
+                if (ch.stage == s)
+                    for (const collective_use& u : ch.grad_sync) sync(u, s, after_optimizer);
+        if (after_optimizer) break;
+        for (lane& l : lanes)
+            for (const chunk_partition& ch : part.chunks)
+                if (ch.stage == l.stage) run_pass(passes[static_cast<size_t>(ch.index)].opt, l.stage, l.replica, l.tail);
+    }
+
+    // What the run reports beside the iteration time.
+    out.samples = static_cast<double>(part.batch);
+    nlohmann::json par;
+    par["plan"] = plan.str();
+    par["dp"] = dp;
+    par["tp"] = tp;
+    par["pp"] = pp;
+    par["microbatch"] = plan.microbatch;
+    par["microbatches"] = m;
+    par["interleave"] = plan.interleave;
+    par["schedule"] = plan.schedule;
+    par["recompute"] = plan.recompute;
+    par["zero"] = plan.zero;
+    par["chips"] = n_chips;
+    par["simulated_chips"] = static_cast<std::int64_t>(pp) * sim_dp * sim_tp;
+    par["symmetric"] = sym;
+    par["ideal_bubble"] = bubble_fraction(plan.schedule, pp, plan.interleave, m);
+    nlohmann::json stages = nlohmann::json::array();
+    for (const stage_memory& sm : mem.stages)
+        stages.push_back({{"stage", sm.stage},
+                          {"weights_bytes", sm.weights},
+                          {"gradients_bytes", sm.gradients},
+                          {"optimizer_state_bytes", sm.optimizer_state},
+                          {"activations_bytes", sm.activations},
+                          {"total_bytes", sm.total},
+                          {"microbatches_in_flight", sm.max_in_flight}});
+    par["memory"] = {{"capacity_bytes", static_cast<double>(capacity)}, {"stages", stages}};
+    double hw_flops = 0;  // per rank, per iteration, every chunk: forward, backward (with recompute), optimizer
+    for (const chunk_passes& cp : passes) hw_flops += (cp.fwd.flops + cp.bwd.flops) * m + cp.opt.flops;
+    par["hardware_flops"] = hw_flops * static_cast<double>(n_chips);
+    par["chip_group"] = m_chip_group;
+    out.details["parallel"] = par;
+    out.notes.push_back("parallel plan " + plan.str() + " on " + std::to_string(n_chips) + " chips: " + std::to_string(m) +
+                        " microbatches of " + std::to_string(plan.microbatch) + " per pipeline, " + plan.schedule +
+                        " schedule (ideal bubble " + fmt_percent(bubble_fraction(plan.schedule, pp, plan.interleave, m)) +
+                        ")" + (sym ? "; one representative chip per stage simulated" : "; every chip simulated"));
+    for (const auto& n : part.notes) out.notes.push_back(n);
+    return out;
+}
+
+void system_mapper::explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const {
+    const platform::chip_group& cg = *plat.find_chip_group(m_chip_group);
+    const program& p = m.prog;
+    const double T = static_cast<double>(r.duration());
+    // Per chip: time computing, time moving data while not computing, and the rest (bubble, waiting).
+    struct split {
+        double compute = 0, comm = 0;
+        std::vector<std::pair<tick, tick>> xfer;
+        bool simulated = false;
+    };
+    std::vector<split> chips(cg.chips.size());
+    auto chip_of = [&](std::uint32_t comp) -> int {
+        const auto it = std::upper_bound(cg.first.begin(), cg.first.end(), comp);
+        if (it == cg.first.begin()) return -1;
+        const size_t c = static_cast<size_t>(it - cg.first.begin() - 1);
+        return comp < cg.first[c] + cg.components ? static_cast<int>(c) : -1;
+    };
+    std::vector<std::vector<std::pair<tick, tick>>> busy(cg.chips.size());
+    for (std::uint32_t i = 0; i < p.size(); ++i) {
+        const step& st = p.steps[i];
+        const std::pair<tick, tick> iv{r.step_start[i], r.step_end[i]};
+        if (st.kind == step_kind::compute) {
+            const int c = chip_of(st.at.comp);
+            if (c >= 0) {
+                chips[static_cast<size_t>(c)].compute += static_cast<double>(iv.second - iv.first);
+                chips[static_cast<size_t>(c)].simulated = true;
+                busy[static_cast<size_t>(c)].push_back(iv);
+            }
+        } else if (st.kind == step_kind::transfer) {
+            for (const endpoint& e : {st.at, st.to}) {
+                const int c = chip_of(e.comp);
+                if (c >= 0) chips[static_cast<size_t>(c)].xfer.push_back(iv);
+            }
+        }
+    }
+    // Exposed communication: transfer time not covered by the chip's compute.
+    auto merged = [](std::vector<std::pair<tick, tick>> v) {
+        std::sort(v.begin(), v.end());
+        std::vector<std::pair<tick, tick>> out;
+        for (const auto& iv : v) {
+            if (!out.empty() && iv.first <= out.back().second) out.back().second = std::max(out.back().second, iv.second);
+            else out.push_back(iv);
+        }
+        return out;
+    };
+    nlohmann::json per_chip = nlohmann::json::array();
+    double sum_compute = 0, sum_comm = 0;
+    int n = 0;
+    for (size_t c = 0; c < chips.size(); ++c) {
+        split& sp = chips[c];
+        if (!sp.simulated) continue;
+        const auto comp = merged(busy[c]);
+        double exposed = 0;
+        for (const auto& x : merged(sp.xfer)) {
+            double covered = 0;
+            for (const auto& b : comp) {
+                const tick lo = std::max(x.first, b.first), hi = std::min(x.second, b.second);
+                if (hi > lo) covered += static_cast<double>(hi - lo);
+            }
+            exposed += static_cast<double>(x.second - x.first) - covered;
+        }
+        sp.comm = exposed;
+        sum_compute += sp.compute;
+        sum_comm += exposed;
+        ++n;
+        per_chip.push_back({{"chip", cg.chips[c]->name()},
+                            {"compute_fraction", sp.compute / T},
+                            {"exposed_communication_fraction", exposed / T},
+                            {"idle_fraction", std::max(0.0, 1 - (sp.compute + exposed) / T)}});
+    }
+    nlohmann::json& par = s.details["parallel"];
+    par["per_chip"] = per_chip;
+    const double chips_total = static_cast<double>(cg.chips.size());
+    const double peak_per_chip = s.peak_flops / chips_total;
+    const double secs = ticks_to_seconds(r.duration());
+    par["iteration_s"] = secs;
+    par["model_flops_utilisation"] = peak_per_chip > 0 ? s.flops / secs / (peak_per_chip * chips_total) : 0;
+    par["hardware_flops_utilisation"] =
+        peak_per_chip > 0 ? par["hardware_flops"].get<double>() / secs / (peak_per_chip * chips_total) : 0;
+    par["model_tflops_per_chip"] = s.flops / secs / chips_total / 1e12;
+    par["hardware_tflops_per_chip"] = par["hardware_flops"].get<double>() / secs / chips_total / 1e12;
+    if (n > 0) {
+        const double c = sum_compute / n / T, x = sum_comm / n / T;
+        s.notes.push_back("per simulated chip (mean of " + std::to_string(n) + "): compute " + fmt_percent(c) +
+                          ", exposed communication " + fmt_percent(x) + ", bubble and waiting " +
+                          fmt_percent(std::max(0.0, 1 - c - x)) + "; MFU " +
+                          fmt_percent(par["model_flops_utilisation"].get<double>()) + ", hardware FLOP/s per chip " +
+                          format_number(par["hardware_tflops_per_chip"].get<double>(), 3) + " TFLOP/s");
+    }
+}
+
+}  // namespace tessel

@@ -1,0 +1,53 @@
+// The system mapper: one training iteration of a workload on a system of chips, by a parallel plan
+// (engine/system/parallel_plan.h). It partitions the model into what one rank runs per pipeline chunk
+// (partition.h), checks memory per chip, hands each chunk's forward, backward and optimizer graphs to the
+// chip's own mapper (the chip platform's `mapper:`: kernels on a GPU, BSP on an IPU, ...), cut at every
+// collective op, and joins the pieces into one program: per chip, the stage's pipeline schedule in order
+// (pipeline_schedule.h); between stages, the activations and their gradients as transfers; inside a stage, the
+// tensor-parallel collectives lowered to transfers on the real links (collectives.h); after the last backward
+// pass, the data-parallel gradient reduction and the optimizer step. The executor then simulates the iteration
+// like any other program, so concurrent collectives and pipeline traffic contend on the links.
+//
+// Symmetry (`symmetric: true`, the default): the dp replicas and the tp ranks of a stage run the same program
+// on interchangeable chips, so only one representative chip per pipeline stage is simulated and every
+// collective is lowered for that rank alone (its transfers on its links; what it receives from a peer stands
+// for its own matching transfer). `symmetric: false` simulates every chip with full collectives;
+// tests/system/system_mapper_test.cpp shows both give the same iteration time on a small system.
+//
+// Ranks follow Megatron-LM's order: tensor-parallel ranks fastest (inside a node), then data-parallel replicas,
+// then pipeline stages: chip = (stage * dp + replica) * tp + tp_rank.
+//
+// Left out: overlapping the gradient reduction with the backward pass bucket by bucket (overlap_grad_reduce
+// starts each chunk's reduction after its last backward pass instead of after the stage's), SC21's
+// scatter/gather of pipeline sends, the optimizer's own collectives beyond ZeRO's gradient reduce-scatter and
+// weight all-gather, and host-side launch gaps between pipeline items.
+#pragma once
+
+#include <memory>
+
+#include "engine/mappers/mapper.h"
+#include "engine/system/parallel_plan.h"
+
+namespace tessel {
+
+class system_mapper : public mapper {
+public:
+    struct options {
+        bool symmetric = true;
+        std::string algorithm = "ring";  // tp and dp collectives: ring, tree or direct
+        std::string chip;                // the chip group the plan runs on (default: the system's first)
+        void declare(param_decl& d);
+    };
+    explicit system_mapper(const options& o) : m_opt(o) {}
+    void configure(const platform& plat, param_context& ctx) override;
+    mapping map(const workload_graph& g, const platform& plat) override;
+    void explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const override;
+
+private:
+    options m_opt;
+    parallel_plan m_plan;
+    std::unique_ptr<mapper> m_chip_mapper;
+    std::string m_chip_group;
+};
+
+}  // namespace tessel

@@ -1,0 +1,149 @@
+// The system mapper end to end (`tessel run` on platforms/systems/dgx_a100.yaml, as a user runs it): the
+// symmetric fast path (one representative chip per pipeline stage) and the fully expanded run (every chip)
+// give the same iteration time; a data-parallel iteration's exposed gradient all-reduce is the ring's
+// hand-computed time on the NVSwitch; no run beats the chips' peak rate; and the plan's mistakes are errors.
+#include <gtest/gtest.h>
+
+#include "tests/support/cli.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using tessel::test::run_tessel;
+
+// A small GPT (8 layers, hidden 1024, seq 512): every plan below is valid for it and runs in well under a second.
+const std::string k_gpt =
+    "-w gpt2 --set workload.training=adam --set workload.layers=8 --set workload.hidden=1024 "
+    "--set workload.heads=16 --set workload.vocab=8192 --set workload.context=512 --set workload.seq=512 "
+    "--set workload.batch=16";
+const std::string k_dgx = "-p platforms/systems/dgx_a100.yaml";
+
+nlohmann::json run_json(const std::string& args) {
+    static int n = 0;
+    const fs::path out = fs::temp_directory_path() / ("tessel_system_mapper_test_" + std::to_string(getpid())) /
+                         std::to_string(n++);
+    fs::remove_all(out);
+    fs::create_directories(out);
+    const auto r = run_tessel("run " + args + " --out " + out.string());
+    EXPECT_EQ(r.code, 0) << args << "\n" << r.out;
+    std::ifstream in(out / "summary.json");
+    if (!in) return {};
+    return nlohmann::json::parse(in, nullptr, false);
+}
+
+std::string plan(int dp, int tp, int pp, const std::string& more = "") {
+    return " --set parallel.dp=" + std::to_string(dp) + " --set parallel.tp=" + std::to_string(tp) +
+           " --set parallel.pp=" + std::to_string(pp) + " --set parallel.microbatch=2 " + more;
+}
+
+}  // namespace
+
+TEST(system_mapper, symmetric_fast_path_and_every_chip_simulated_give_the_same_iteration_time) {
+    const char* plans[] = {
+        "--set parallel.dp=2 --set parallel.tp=2 --set parallel.pp=2 --set parallel.microbatch=2",
+        "--set parallel.dp=4 --set parallel.tp=2 --set parallel.pp=1 --set parallel.microbatch=2",
+        "--set parallel.dp=2 --set parallel.tp=1 --set parallel.pp=4 --set parallel.microbatch=1 --set parallel.schedule=gpipe",
+        "--set parallel.dp=1 --set parallel.tp=2 --set parallel.pp=4 --set parallel.microbatch=1 "
+        "--set parallel.schedule=interleaved_1f1b --set parallel.interleave=2",
+        "--set parallel.dp=2 --set parallel.tp=4 --set parallel.pp=1 --set parallel.microbatch=2 "
+        "--set parallel.sequence_parallel=true",
+        "--set parallel.dp=8 --set parallel.tp=1 --set parallel.pp=1 --set parallel.microbatch=2 --set parallel.zero=1",
+    };
+    for (const char* p : plans) {
+        const auto fast = run_json(k_dgx + " " + k_gpt + " " + p);
+        const auto full = run_json(k_dgx + " " + k_gpt + " " + p + " --set mapper.symmetric=false");
+        ASSERT_TRUE(fast.contains("parallel")) << p;
+        ASSERT_TRUE(full.contains("parallel")) << p;
+        EXPECT_TRUE(fast["parallel"]["symmetric"].get<bool>());
+        EXPECT_EQ(full["parallel"]["simulated_chips"].get<int>(), 8) << p;
+        EXPECT_LT(fast["parallel"]["simulated_chips"].get<int>(), 8) << p;
+        const double a = fast["sim_time_s"], b = full["sim_time_s"];
+        // The two differ only by the representative's own receive traffic at its memory, not simulated.
+        EXPECT_NEAR(a / b, 1.0, 1e-3) << p << ": symmetric " << a << " s, every chip " << b << " s";
+    }
+}
+
+TEST(system_mapper, data_parallel_gradient_all_reduce_costs_the_hand_computed_ring_time) {
+    // dp = 8 on one node: after the backward pass every GPU all-reduces its fp16 gradients (2 bytes per
+    // weight) in a ring: 2 (n - 1) = 14 steps, each moving 1/8 of them at 240 GB/s (the NVSwitch port's
+    // effective rate) after one NVSwitch latency of 3.4 us. Nothing computes meanwhile, so all of it is exposed.
+    const auto j = run_json(k_dgx + " " + k_gpt + plan(8, 1, 1));
+    ASSERT_TRUE(j.contains("parallel"));
+    const auto& par = j["parallel"];
+    const double grad_bytes = par["memory"]["stages"][0]["gradients_bytes"];
+    const double step = grad_bytes / 8 / 240e9 + 3.4e-6;
+    const double expected = 14 * step;
+    const double exposed = par["per_chip"][0]["exposed_communication_fraction"].get<double>() * j["sim_time_s"].get<double>();
+    EXPECT_NEAR(exposed / expected, 1.0, 0.02) << "exposed " << exposed << " s, hand-computed " << expected << " s ("
+                                               << grad_bytes << " gradient bytes)";
+}
+
+TEST(system_mapper, no_iteration_beats_the_peak_rate_of_its_chips_and_the_report_adds_up) {
+    for (const std::string& p : {plan(2, 2, 2), plan(8, 1, 1), plan(1, 4, 2)}) {
+        const auto j = run_json(k_dgx + " " + k_gpt + p);
+        ASSERT_TRUE(j.contains("parallel")) << p;
+        const auto& par = j["parallel"];
+        const double T = j["sim_time_s"];
+        // A100 dense fp16 tensor rate: 108 SMs x 1024 MACs x 2 x 1.41 GHz = 311.9 TFLOP/s per chip.
+        const double peak = 108.0 * 1024 * 2 * 1.41e9;
+        const double per_chip_flops = par["hardware_flops"].get<double>() / par["chips"].get<double>();
+        EXPECT_GE(T, per_chip_flops / peak) << p;
+        EXPECT_GT(par["hardware_flops"].get<double>(), j["flops"].get<double>() * 0.99) << p;
+        EXPECT_LE(par["model_flops_utilisation"].get<double>(), par["hardware_flops_utilisation"].get<double>()) << p;
+        EXPECT_NEAR(par["iteration_s"].get<double>(), T, 1e-12);
+        for (const auto& c : par["per_chip"]) {
+            const double sum = c["compute_fraction"].get<double>() + c["exposed_communication_fraction"].get<double>() +
+                               c["idle_fraction"].get<double>();
+            EXPECT_NEAR(sum, 1.0, 1e-9) << p << " " << c["chip"];
+        }
+        // Every stage fits in the A100's 80 GB.
+        for (const auto& s : par["memory"]["stages"]) EXPECT_LE(s["total_bytes"].get<double>(), 80e9) << p;
+    }
+}
+
+TEST(system_mapper, pipeline_bubble_shrinks_with_more_microbatches) {
+    // pp = 4 with 1F1B: the ideal bubble is (pp - 1) / m; with m = 2 the stages idle far more than with m = 8.
+    const auto few = run_json(k_dgx + " " + k_gpt + plan(2, 1, 4, "--set parallel.microbatch=4"));
+    const auto many = run_json(k_dgx + " " + k_gpt + plan(2, 1, 4, "--set parallel.microbatch=1"));
+    ASSERT_TRUE(few.contains("parallel"));
+    ASSERT_TRUE(many.contains("parallel"));
+    EXPECT_DOUBLE_EQ(few["parallel"]["ideal_bubble"].get<double>(), 3.0 / 2);
+    EXPECT_DOUBLE_EQ(many["parallel"]["ideal_bubble"].get<double>(), 3.0 / 8);
+    auto idle = [](const nlohmann::json& j) {
+        double s = 0;
+        for (const auto& c : j["parallel"]["per_chip"]) s += c["idle_fraction"].get<double>();
+        return s / static_cast<double>(j["parallel"]["per_chip"].size());
+    };
+    EXPECT_GT(idle(few), idle(many) + 0.1);
+}
+
+TEST(system_mapper, mistakes_in_the_plan_or_the_run_are_clear_errors) {
+    struct bad {
+        std::string args, says;
+    };
+    const bad cases[] = {
+        {k_dgx + " " + k_gpt + plan(4, 4, 1), "dp x tp x pp = 4 x 4 x 1 = 16, but the system has 8 chips"},
+        {k_dgx + " " + k_gpt + plan(2, 2, 2) + " --set workload.training=none", "simulates training iterations"},
+        {k_dgx + " " + k_gpt + plan(8, 1, 1) + " --set parallel.zero=3", "zero = 3"},
+        {k_dgx + " " + k_gpt + plan(2, 2, 2) + " --set parallel.bogus=1", "bogus"},
+        {k_dgx + " " + k_gpt + plan(8, 1, 1) + " --set mapper.algorithm=butterfly", "butterfly"},
+        {"-p platforms/teaching/ring8_ddr4.yaml " + k_gpt + " --set mapper.impl=system", "needs a system"},
+        {k_dgx + " -w gpt2 --set workload.training=adam --set workload.layers=96 --set workload.hidden=12288 "
+                 "--set workload.heads=96 --set workload.seq=2048 --set workload.context=2048 --set workload.batch=8" +
+             plan(8, 1, 1, "--set parallel.microbatch=1"),
+         "does not fit in memory"},
+    };
+    for (const auto& c : cases) {
+        const auto r = run_tessel("run " + c.args);
+        EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;
+        EXPECT_NE(r.out.find(c.says), std::string::npos) << c.args << "\n" << r.out;
+    }
+}
