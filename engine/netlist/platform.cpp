@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cctype>
 #include <deque>
+#include <filesystem>
 #include <set>
 #include <sstream>
 
@@ -60,18 +61,20 @@ std::string shape_str(const std::vector<int>& c) {
 
 }  // namespace
 
-platform::platform(sc_core::sc_module_name n, const yaml_node& root, param_context& ctx, sim_context& sim)
-    : sc_core::sc_module(n), m_sim(sim), m_root(root) {
+platform::platform(sc_core::sc_module_name n, const yaml_node& root, param_context& ctx, sim_context& sim,
+                   const std::string& config_prefix)
+    : sc_core::sc_module(n), m_sim(sim), m_prefix(config_prefix), m_root(root) {
     m_file = root.file();
     root.expect_map("platform file");
-    root.check_keys({"platform", "description", "clock", "quantum", "parameters", "components", "connections", "mapper",
-                     "source", "notes"},
+    root.check_keys({"platform", "description", "clock", "quantum", "parameters", "chips", "components", "connections",
+                     "mapper", "source", "notes"},
                     "platform file");
     m_title = root["platform"].scalar("platform (the platform's name)");
     if (root.has("description")) m_description = root["description"].scalar("description");
 
     auto top_value = [&](const std::string& key, const std::string& def) -> std::pair<std::string, source_location> {
-        if (const auto* o = ctx.find_override(key)) return {o->text, source_location{"--set " + key + "=" + o->text, 0, 0}};
+        if (const auto* o = ctx.find_override(m_prefix + key))
+            return {o->text, source_location{"--set " + m_prefix + key + "=" + o->text, 0, 0}};
         const yaml_node v = root[key];
         if (v.defined()) return {v.scalar(key), v.where()};
         return {def, source_location{m_file, 0, 0}};
@@ -84,7 +87,7 @@ platform::platform(sc_core::sc_module_name n, const yaml_node& root, param_conte
             if (!is_identifier(e.key)) throw input_error("parameter name '" + e.key + "' must be an identifier", e.key_where);
             const auto [text, where] = top_value_param(ctx, params, e);
             ctx.set_variable(e.key, ctx.substitute(text, where));
-            ctx.record(e.key, ctx.variables().at(e.key));
+            ctx.record(m_prefix + e.key, ctx.variables().at(e.key));
             m_parameters.emplace_back(e.key, ctx.variables().at(e.key));
         }
     }
@@ -103,7 +106,7 @@ platform::platform(sc_core::sc_module_name n, const yaml_node& root, param_conte
             throw input_error("clock: expected a frequency such as 1GHz, got '" + text + "'", where);
         m_clock.hz = q.value;
         ctx.set_variable("clock", value);
-        ctx.record("clock", value);
+        ctx.record(m_prefix + "clock", value);
     }
     {
         const auto [text, where] = top_value("quantum", "0ns");
@@ -117,11 +120,16 @@ platform::platform(sc_core::sc_module_name n, const yaml_node& root, param_conte
         if (q.dim == dimension::cycles) m_quantum = m_clock.cycles(q.value);
         else if (q.dim == dimension::time || (q.dim == dimension::scalar && q.value == 0)) m_quantum = seconds_to_ticks(q.value);
         else throw input_error("quantum: expected a time such as 100ns or 64cycles, got '" + text + "'", where);
-        ctx.record("quantum", text);
+        ctx.record(m_prefix + "quantum", text);
+    }
+    if (root.has("chips")) {
+        if (!m_prefix.empty()) throw input_error("a chip of a system cannot have chips of its own", root["chips"].where());
+        build_chips(root["chips"], ctx);
     }
     const yaml_node comps = root["components"];
-    if (!comps.defined()) throw input_error("platform file needs a 'components:' map", root.where());
-    build_components(comps, ctx);
+    if (!comps.defined() && m_chip_groups.empty())
+        throw input_error("platform file needs a 'components:' map", root.where());
+    if (comps.defined()) build_components(comps, ctx);
     build_connections(root["connections"]);
     m_mapper = root["mapper"];
 }
@@ -129,9 +137,10 @@ platform::platform(sc_core::sc_module_name n, const yaml_node& root, param_conte
 platform::~platform() = default;
 
 std::pair<std::string, source_location> platform::top_value_param(param_context& ctx, const yaml_node& params,
-                                                                  const yaml_node::entry& e) {
+                                                                  const yaml_node::entry& e) const {
     (void)params;
-    if (const auto* o = ctx.find_override(e.key)) return {o->text, source_location{"--set " + e.key + "=" + o->text, 0, 0}};
+    const std::string key = m_prefix + e.key;
+    if (const auto* o = ctx.find_override(key)) return {o->text, source_location{"--set " + key + "=" + o->text, 0, 0}};
     return {e.value.scalar("parameter '" + e.key + "'"), e.value.where()};
 }
 
@@ -148,7 +157,144 @@ std::unique_ptr<platform> platform::load(const std::string& path, param_context&
 namespace {
 /// Modules one replicated component may have: beyond this a grid must be held as data (tile_array).
 constexpr long long k_max_replicas = 65536;
+/// Chips one system may instantiate (the largest published pods: TPU v4 4,096 chips; Selene 4,480 GPUs).
+constexpr long long k_max_chips = 16384;
+
+/// A `replicate:` map ({x: 4, y: 4}) into dimension names and extents; the product is checked against `limit`
+/// before it can wrap.
+void parse_replicate(const yaml_node& rep, const param_context& ctx, const std::string& what, long long limit,
+                     const std::string& things, const std::string& advice, std::vector<std::string>& dims, std::vector<int>& shape) {
+    rep.expect_map("replicate (a map of dimension: count, e.g. {x: 4, y: 4})");
+    long long total = 1;
+    for (const auto& d : rep.entries()) {
+        const std::string text = ctx.substitute(d.value.scalar("replicate." + d.key), d.value.where());
+        double v = 0;
+        try {
+            v = parse_quantity(text).value;
+        } catch (const input_error& err) {
+            throw input_error("replicate." + d.key + ": " + err.message(), d.value.where());
+        }
+        if (v < 1 || v != std::floor(v))
+            throw input_error("replicate." + d.key + ": expected a positive whole number, got '" + text + "'",
+                              d.value.where());
+        if (v > static_cast<double>(limit) || static_cast<double>(total) * v > static_cast<double>(limit))
+            throw input_error(what + " replicates more than " + std::to_string(limit) + " " + things + " (replicate." + d.key + " = " +
+                                  text + "); " + advice,
+                              d.value.where());
+        dims.push_back(d.key);
+        shape.push_back(static_cast<int>(v));
+        total *= static_cast<long long>(v);
+    }
+}
+
+/// A chip platform named in a system: the path as given (relative to the system file's folder), with .yaml
+/// added, or under an ancestor folder (so `gpu/a100_sxm` is found from platforms/systems/).
+std::string find_chip_file(const std::string& name, const std::string& system_file, const source_location& where) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path dir = fs::path(system_file).parent_path();
+    std::vector<std::string> tried;
+    for (fs::path d = dir;; d = d.parent_path()) {
+        for (const fs::path& p : {d / name, d / (name + ".yaml")}) {
+            tried.push_back(p.string());
+            if (fs::is_regular_file(p, ec)) return p.string();
+        }
+        if (d.empty() || d == d.parent_path() || tried.size() > 16) break;
+    }
+    throw input_error("chip platform '" + name + "' not found (looked for " + tried[0] + ", " + tried[1] +
+                          " and the same under the folders above)",
+                      where);
+}
 }  // namespace
+
+void platform::build_chips(const yaml_node& chips, param_context& ctx) {
+    chips.expect_map("chips (a map of name: {platform: FILE, replicate: {...}})");
+    long long total = 0;
+    for (const auto& e : chips.entries()) {
+        if (!is_identifier(e.key)) throw input_error("chip name '" + e.key + "' must be an identifier", e.key_where);
+        const yaml_node& spec = e.value;
+        spec.expect_map("chip '" + e.key + "'");
+        spec.check_keys({"platform", "replicate", "params", "source", "notes"}, "chip '" + e.key + "'");
+        if (!spec.has("platform"))
+            throw input_error("chip '" + e.key + "' needs a 'platform:' (a chip platform file, e.g. gpu/a100_sxm)",
+                              spec.where());
+        chip_group g;
+        g.name = e.key;
+        g.where = e.key_where;
+        g.file = find_chip_file(ctx.substitute(spec["platform"].scalar("platform"), spec["platform"].where()), m_file,
+                                spec["platform"].where());
+        if (spec.has("replicate"))
+            parse_replicate(spec["replicate"], ctx, "chip '" + e.key + "'", k_max_chips, "chips",
+                            "split the system, or describe one representative part of it", g.dims, g.shape);
+        long long count = 1;
+        for (int x : g.shape) count *= x;
+        total += count;
+        if (total > k_max_chips)
+            throw input_error("the system has more than " + std::to_string(k_max_chips) + " chips", e.key_where);
+        // `params:` sets parameters inside every chip of the group (paths relative to the chip, like --set
+        // CHIP.PATH=V but weaker: a --set of the same path wins).
+        const std::string prefix = e.key + ".";
+        if (spec.has("params")) {
+            spec["params"].expect_map("chip params (a map of PATH: VALUE inside the chip, e.g. gpu.hbm.capacity: 40GB)");
+            for (const auto& p : spec["params"].entries())
+                if (!ctx.find_override(prefix + p.key))
+                    ctx.add_override(prefix + p.key, ctx.substitute(p.value.scalar(p.key), p.value.where()));
+        }
+        const yaml_node chip_root = yaml_node::load_file(g.file);
+        chip_root.expect_map("chip platform file");
+        if (chip_root.has("chips"))
+            throw input_error("chip '" + e.key + "': " + g.file + " is a system itself; a chip must be a single-chip platform",
+                              spec["platform"].where());
+        // A chip's variables (its parameters, ${clock}) are its own: the system's are restored after it.
+        const std::map<std::string, std::string> saved = ctx.variables();
+        for (long long i = 0; i < count; ++i) {
+            std::vector<int> idx;
+            long long rest = i;
+            for (int x : g.shape) {
+                idx.push_back(static_cast<int>(rest % x));
+                rest /= x;
+            }
+            const std::string inst = g.shape.empty() ? e.key : e.key + coords_str(idx);
+            const std::uint32_t first = static_cast<std::uint32_t>(m_sim.components().size());
+            try {
+                m_chips.push_back(std::make_unique<platform>(inst.c_str(), chip_root, ctx, m_sim, prefix));
+            } catch (const input_error& err) {
+                throw input_error("chip '" + inst + "' (" + g.file + "): " + err.message(), err.where());
+            }
+            ctx.replace_variables(saved);
+            const platform& chip = *m_chips.back();
+            const std::uint32_t n = static_cast<std::uint32_t>(m_sim.components().size()) - first;
+            if (i == 0) g.components = n;
+            else if (n != g.components)
+                throw input_error("chip '" + inst + "' has " + std::to_string(n) + " components where chip 0 has " +
+                                      std::to_string(g.components) + " (a chip's structure must not depend on its index)",
+                                  e.key_where);
+            g.chips.push_back(&chip);
+            g.first.push_back(first);
+            // The chip's own wiring is part of the system's topology.
+            if (m_attach.size() < chip.m_attach.size()) m_attach.resize(chip.m_attach.size());
+            for (size_t c = first; c < chip.m_attach.size(); ++c)
+                if (!chip.m_attach[c].empty()) m_attach[c] = chip.m_attach[c];
+            for (const bridge& b : chip.m_bridges) add_bridge(b);
+        }
+        m_chip_groups.push_back(std::move(g));
+    }
+}
+
+const platform::chip_group* platform::find_chip_group(const std::string& name) const {
+    for (const auto& g : m_chip_groups)
+        if (g.name == name) return &g;
+    return nullptr;
+}
+
+void platform::add_bridge(const bridge& b) {
+    const size_t i = m_bridges.size();
+    m_bridges.push_back(b);
+    const std::uint32_t hi = std::max(b.a.net, b.b.net);
+    if (m_net_bridges.size() <= hi) m_net_bridges.resize(hi + 1);
+    m_net_bridges[b.a.net].push_back(i);
+    if (b.b.net != b.a.net) m_net_bridges[b.b.net].push_back(i);
+}
 
 void platform::build_components(const yaml_node& comps, param_context& ctx) {
     comps.expect_map("components (a map of name: {kind: ..., params: ...})");
@@ -169,39 +315,17 @@ void platform::build_components(const yaml_node& comps, param_context& ctx) {
         g.name = e.key;
         g.kind = kind;
         g.where = e.key_where;
-        if (spec.has("replicate")) {
-            const yaml_node rep = spec["replicate"];
-            rep.expect_map("replicate (a map of dimension: count, e.g. {x: 4, y: 4})");
-            long long total = 1;
-            for (const auto& d : rep.entries()) {
-                const std::string text = ctx.substitute(d.value.scalar("replicate." + d.key), d.value.where());
-                double v = 0;
-                try {
-                    v = parse_quantity(text).value;
-                } catch (const input_error& err) {
-                    throw input_error("replicate." + d.key + ": " + err.message(), d.value.where());
-                }
-                if (v < 1 || v != std::floor(v))
-                    throw input_error("replicate." + d.key + ": expected a positive whole number, got '" + text + "'",
-                                      d.value.where());
-                // Checked before multiplying, so no product can wrap past the limit.
-                if (v > k_max_replicas || static_cast<double>(total) * v > k_max_replicas)
-                    throw input_error("component '" + e.key + "' replicates more than " + std::to_string(k_max_replicas) +
-                                          " modules (replicate." + d.key + " = " + text +
-                                          "); large arrays must be data-oriented (use kind tile_array, or a component "
-                                          "whose units form the grid)",
-                                      d.value.where());
-                g.dims.push_back(d.key);
-                g.shape.push_back(static_cast<int>(v));
-                total *= static_cast<long long>(v);
-            }
-        }
+        if (spec.has("replicate"))
+            parse_replicate(spec["replicate"], ctx, "component '" + e.key + "'", k_max_replicas, "modules",
+                            "large arrays must be data-oriented (use kind tile_array, or a component whose units form "
+                            "the grid)",
+                            g.dims, g.shape);
         component_args args;
         args.sim = &m_sim;
         args.kind = k;
         args.params = spec["params"];
         args.ctx = &ctx;
-        args.config_path = e.key;
+        args.config_path = m_prefix + e.key;
         args.preset = pre ? &pre->values : nullptr;
         args.where = e.key_where;
         const long long count = [&] {
@@ -285,69 +409,126 @@ void platform::build_connections(const yaml_node& conns) {
     }
 }
 
+std::optional<platform::chip_side> platform::parse_chip_side(const std::string& text, const source_location& where) const {
+    size_t i = 0;
+    while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_')) ++i;
+    const chip_group* g = find_chip_group(text.substr(0, i));
+    if (!g) return std::nullopt;
+    chip_side s;
+    s.g = g;
+    if (i < text.size() && text[i] == '[') {
+        const size_t close = text.find(']', i);
+        if (close == std::string::npos) throw input_error("'" + text + "': missing ']'", where);
+        s.idx = split_top(text.substr(i + 1, close - i - 1), ',');
+        i = close + 1;
+    }
+    if (s.idx.size() != g->shape.size())
+        throw input_error("'" + text + "': chip '" + g->name + "' is " +
+                              (g->shape.empty() ? std::string("a single chip; name it without an index")
+                                                : "a " + shape_str(g->shape) + " grid of chips; index it with " +
+                                                      std::to_string(g->shape.size()) + " values, e.g. " + g->name + "[" +
+                                                      join(g->dims) + "]"),
+                          where);
+    if (i >= text.size() || text[i] != '.' || i + 1 >= text.size())
+        throw input_error("'" + text + "': name a component inside the chip, e.g. " + g->name +
+                              (g->shape.empty() ? "" : "[0]") + "." +
+                              std::string(g->chips.front()->groups().empty() ? "gpu" : g->chips.front()->groups().front().name),
+                          where);
+    s.inner = text.substr(i + 1);
+    return s;
+}
+
+const platform& platform::chip_at(const chip_side& s, const std::vector<int>& idx, const std::string& text,
+                                  const source_location& where) const {
+    long long flat = 0, stride = 1;
+    for (size_t i = 0; i < idx.size(); ++i) {
+        if (idx[i] < 0 || idx[i] >= s.g->shape[i])
+            throw input_error("'" + text + "': " + s.g->name + coords_str(idx) + " is outside its " + shape_str(s.g->shape) +
+                                  " grid of chips",
+                              where);
+        flat += idx[i] * stride;
+        stride *= s.g->shape[i];
+    }
+    return *s.g->chips[static_cast<size_t>(flat)];
+}
+
 void platform::connect(const std::string& text, const source_location& where) {
     const size_t arrow = text.find("->");
     if (arrow == std::string::npos)
         throw input_error("connection '" + text + "': expected 'from -> to', e.g. 'tile[x,y] -> noc[x,y]'", where);
-    std::string lt = text.substr(0, arrow), rt = text.substr(arrow + 2);
     auto trim = [](std::string s) {
         while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
         size_t b = 0;
         while (b < s.size() && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
         return s.substr(b);
     };
-    const parsed_side L = parse_side(trim(lt), where), R = parse_side(trim(rt), where);
-    auto need_group = [&](const parsed_side& s) -> const group& {
-        const group* g = find_group(s.name);
-        if (!g) {
+    // A side: a component of this platform (`tile[x,y]`, `noc[3,0]`) or one inside a chip of a system
+    // (`gpu[n].gpu`, `ipu[i].exchange[1]`). Bare names among the indices are loop variables over that
+    // dimension's extent.
+    struct side {
+        std::optional<chip_side> chip;
+        const platform* plat = nullptr;  // the platform `s` is read in (this one, or chip 0 of the chip group)
+        parsed_side s;
+        const group* g = nullptr;
+        std::vector<std::string> rep_idx, unit_idx;  // replica and unit index texts
+    };
+    auto read_side = [&](const std::string& raw) {
+        side d;
+        const std::string t = trim(raw);
+        d.chip = parse_chip_side(t, where);
+        d.plat = d.chip ? d.chip->g->chips.front() : this;
+        d.s = d.plat->parse_side(d.chip ? d.chip->inner : t, where);
+        d.g = d.plat->find_group(d.s.name);
+        if (!d.g) {
             std::vector<std::string> names;
-            for (const auto& gg : m_groups) names.push_back(gg.name);
-            throw input_error("connection '" + text + "': no component named '" + s.name + "'" + did_you_mean(s.name, names) +
-                                  "; components: " + join(names),
+            for (const auto& gg : d.plat->m_groups) names.push_back(gg.name);
+            if (!d.chip)
+                for (const auto& cg : m_chip_groups) names.push_back(cg.name);
+            throw input_error("connection '" + text + "': no component named '" + d.s.name + "'" +
+                                  (d.chip ? " in chip '" + d.chip->g->name + "' (" + d.plat->file() + ")" : std::string()) +
+                                  did_you_mean(d.s.name, names) + "; components: " + join(names),
                               where);
         }
-        return *g;
+        if (!d.s.sub.empty())
+            throw input_error("connection '" + text + "': connect whole components (a tile attaches with its parts)", where);
+        const bool rep = !d.g->shape.empty();
+        d.rep_idx = rep ? d.s.replica_idx : std::vector<std::string>{};
+        d.unit_idx = rep ? d.s.unit_idx : d.s.replica_idx;
+        if (rep && d.rep_idx.size() != d.g->shape.size())
+            throw input_error("connection '" + text + "': '" + d.s.name + "' is a " + shape_str(d.g->shape) +
+                                  " grid; index it with " + std::to_string(d.g->shape.size()) + " values, e.g. " + d.s.name +
+                                  "[" + join(d.g->dims) + "]",
+                              where);
+        return d;
     };
-    const group& lg = need_group(L);
-    const group& rg = need_group(R);
-    const component& rfirst = comp(rg.ids.front());
-    if (!rfirst.has_role(component::role::interconnect))
-        throw input_error("connection '" + text + "': '" + R.name + "' (" + rg.kind +
+    const side L = read_side(text.substr(0, arrow)), R = read_side(text.substr(arrow + 2));
+    if (!comp(R.g->ids.front()).has_role(component::role::interconnect))
+        throw input_error("connection '" + text + "': '" + R.s.name + "' (" + R.g->kind +
                               ") is not a network; the right side names a network port, e.g. noc[x,y]",
                           where);
-    if (!L.sub.empty() || !R.sub.empty())
-        throw input_error("connection '" + text + "': connect whole components (a tile attaches with its parts)", where);
-
-    // Index positions on the left that are bare names are loop variables over that dimension's extent.
-    const bool l_rep = !lg.shape.empty();
-    const std::vector<int> l_units = comp(lg.ids.front()).unit_shape();
-    std::vector<std::string> l_rep_idx = l_rep ? L.replica_idx : std::vector<std::string>{};
-    std::vector<std::string> l_unit_idx = l_rep ? L.unit_idx : L.replica_idx;
-    if (l_rep && l_rep_idx.size() != lg.shape.size())
-        throw input_error("connection '" + text + "': '" + L.name + "' is a " + shape_str(lg.shape) + " grid; index it with " +
-                              std::to_string(lg.shape.size()) + " values, e.g. " + L.name + "[" +
-                              join(lg.dims) + "]",
-                          where);
-    if (!l_unit_idx.empty() && l_unit_idx.size() != l_units.size())
-        throw input_error("connection '" + text + "': '" + L.name + "' has " +
+    const std::vector<int> l_units = L.plat->comp(L.g->ids.front()).unit_shape();
+    if (!L.unit_idx.empty() && L.unit_idx.size() != l_units.size())
+        throw input_error("connection '" + text + "': '" + L.s.name + "' has " +
                               (l_units.empty() ? std::string("a single unit") : shape_str(l_units) + " units") +
                               "; its unit index needs " + std::to_string(l_units.size()) + " values",
                           where);
+
     struct loop_var {
         std::string name;
         int extent;
     };
     std::vector<loop_var> vars;
     auto collect = [&](const std::vector<std::string>& idx, const std::vector<int>& extent) {
-        for (size_t i = 0; i < idx.size(); ++i)
+        for (size_t i = 0; i < idx.size() && i < extent.size(); ++i)
             if (is_identifier(idx[i])) {
                 bool dup = false;
                 for (const auto& v : vars) dup = dup || v.name == idx[i];
                 if (!dup) vars.push_back({idx[i], extent[i]});
             }
     };
-    collect(l_rep_idx, lg.shape);
-    collect(l_unit_idx, l_units);
+    if (L.chip) collect(L.chip->idx, L.chip->g->shape);
+    collect(L.rep_idx, L.g->shape);
+    collect(L.unit_idx, l_units);
 
     std::vector<int> val(vars.size(), 0);
     auto scope = [&](std::string_view n) -> std::optional<expr_value> {
@@ -366,6 +547,24 @@ void platform::connect(const std::string& text, const source_location& where) {
         }
         return out;
     };
+    // The component a side names for the current loop values (in its chip when it has one).
+    auto component_of = [&](const side& d) -> std::pair<const platform*, std::uint32_t> {
+        const platform* p = d.chip ? &chip_at(*d.chip, eval_idx(d.chip->idx), text, where) : this;
+        const group& g = d.chip ? *p->find_group(d.s.name) : *d.g;
+        if (g.shape.empty()) return {p, g.ids.front()};
+        const std::vector<int> ri = eval_idx(d.rep_idx);
+        long long flat = 0, stride = 1;
+        for (size_t i = 0; i < ri.size(); ++i) {
+            if (ri[i] < 0 || ri[i] >= g.shape[i])
+                throw input_error("connection '" + text + "': " + d.s.name + coords_str(ri) + " is outside its " +
+                                      shape_str(g.shape) + " grid",
+                                  where);
+            flat += ri[i] * stride;
+            stride *= g.shape[i];
+        }
+        return {p, g.ids[static_cast<size_t>(flat)]};
+    };
+
     long long combos = 1;
     for (const auto& v : vars) combos *= v.extent;
     for (long long c = 0; c < combos; ++c) {
@@ -375,58 +574,38 @@ void platform::connect(const std::string& text, const source_location& where) {
             rest /= vars[i].extent;
         }
         // Left: a component (and unit, or all units).
-        std::uint32_t lc = lg.ids.front();
-        if (l_rep) {
-            const std::vector<int> ri = eval_idx(l_rep_idx);
-            long long flat = 0, stride = 1;
-            for (size_t i = 0; i < ri.size(); ++i) {
-                if (ri[i] < 0 || ri[i] >= lg.shape[i])
-                    throw input_error("connection '" + text + "': " + L.name + coords_str(ri) + " is outside its " +
-                                          shape_str(lg.shape) + " grid",
-                                      where);
-                flat += ri[i] * stride;
-                stride *= lg.shape[i];
-            }
-            lc = lg.ids[static_cast<size_t>(flat)];
-        }
+        const std::uint32_t lc = component_of(L).second;
         component& lcomp = comp(lc);
         int lunit = -1;  // all units
-        if (!l_unit_idx.empty()) {
-            const std::vector<int> ui = eval_idx(l_unit_idx);
+        if (!L.unit_idx.empty()) {
+            const std::vector<int> ui = eval_idx(L.unit_idx);
             lunit = lcomp.unit_at(ui);
             if (lunit < 0)
-                throw input_error("connection '" + text + "': unit " + coords_str(ui) + " is outside " + L.name + "'s " +
+                throw input_error("connection '" + text + "': unit " + coords_str(ui) + " is outside " + L.s.name + "'s " +
                                       shape_str(l_units) + " units",
                                   where);
         }
         // Right: a network port.
-        std::uint32_t rc = rg.ids.front();
-        std::vector<std::string> r_port_idx = R.replica_idx;
-        if (!rg.shape.empty()) {
-            const std::vector<int> ri = eval_idx(R.replica_idx);
-            long long flat = 0, stride = 1;
-            for (size_t i = 0; i < ri.size() && i < rg.shape.size(); ++i) {
-                flat += ri[i] * stride;
-                stride *= rg.shape[i];
-            }
-            rc = rg.ids.at(static_cast<size_t>(flat));
-            r_port_idx = R.unit_idx;
-        }
+        const std::uint32_t rc = component_of(R).second;
+        if (!comp(rc).has_role(component::role::interconnect))
+            throw input_error("connection '" + text + "': '" + R.s.name + "' (" + R.g->kind +
+                                  ") is not a network; the right side names a network port, e.g. noc[x,y]",
+                              where);
         interconnect& rnet = net(rc);
-        if (r_port_idx.empty())
-            throw input_error("connection '" + text + "': name the port of '" + R.name + "', e.g. " + R.name + "[" +
+        if (R.unit_idx.empty())
+            throw input_error("connection '" + text + "': name the port of '" + R.s.name + "', e.g. " + R.s.name + "[" +
                                   std::string(rnet.port_shape().size() == 2 ? "0,0" : "0") + "]",
                               where);
-        const std::vector<int> pi = eval_idx(r_port_idx);
+        const std::vector<int> pi = eval_idx(R.unit_idx);
         const int port = rnet.unit_at(pi);
         if (port < 0)
-            throw input_error("connection '" + text + "': port " + coords_str(pi) + " is outside " + R.name + "'s " +
+            throw input_error("connection '" + text + "': port " + coords_str(pi) + " is outside " + R.s.name + "'s " +
                                   shape_str(rnet.port_shape()) + " ports",
                               where);
         const attach_point ap{rc, static_cast<std::uint32_t>(port)};
         if (lcomp.has_role(component::role::interconnect)) {
-            if (lunit < 0) throw input_error("connection '" + text + "': name the port of network '" + L.name + "'", where);
-            m_bridges.push_back({attach_point{lc, static_cast<std::uint32_t>(lunit)}, ap});
+            if (lunit < 0) throw input_error("connection '" + text + "': name the port of network '" + L.s.name + "'", where);
+            add_bridge({attach_point{lc, static_cast<std::uint32_t>(lunit)}, ap});
             continue;
         }
         if (m_attach.size() <= lc) m_attach.resize(lc + 1);
@@ -440,7 +619,7 @@ void platform::connect(const std::string& text, const source_location& where) {
         } else {
             if (slots.size() == 1 && units > 1) slots.assign(units, slots[0]);
             if (slots[static_cast<size_t>(lunit)].valid() && slots.size() > 1)
-                throw input_error("connection '" + text + "': " + L.name + lcomp.unit_suffix(static_cast<std::uint32_t>(lunit)) +
+                throw input_error("connection '" + text + "': " + L.s.name + lcomp.unit_suffix(static_cast<std::uint32_t>(lunit)) +
                                       " is already connected",
                                   where);
             slots[static_cast<size_t>(lunit)] = ap;
@@ -452,6 +631,14 @@ attach_point platform::owner_attachment(std::uint32_t c) const {
     const component& k = comp(c);
     if (k.owner()) return attachment(k.owner()->id(), 0);
     return attach_point{};
+}
+
+void platform::cached_route_into(const attach_point& from, const attach_point& to, std::vector<route_segment>& out) const {
+    auto it = m_routes.find({from.net, to.net});
+    if (it == m_routes.end()) it = m_routes.emplace(std::make_pair(from.net, to.net), route(from, to)).first;
+    out = it->second;
+    out.front().in = from.port;
+    out.back().out = to.port;
 }
 
 std::vector<route_segment> platform::route(const attach_point& from, const attach_point& to) const {
@@ -468,7 +655,8 @@ std::vector<route_segment> platform::route(const attach_point& from, const attac
     while (!q.empty() && !prev.count(to.net)) {
         const std::uint32_t n = q.front();
         q.pop_front();
-        for (size_t b = 0; b < m_bridges.size(); ++b) {
+        if (n >= m_net_bridges.size()) continue;
+        for (size_t b : m_net_bridges[n]) {
             const bridge& br = m_bridges[b];
             if (br.a.net == n && !prev.count(br.b.net)) {
                 prev[br.b.net] = {n, b, true};
@@ -498,11 +686,23 @@ std::vector<route_segment> platform::route(const attach_point& from, const attac
 }
 
 endpoint platform::resolve(const std::string& path, const source_location& where) const {
+    if (const auto cs = parse_chip_side(path, where)) {
+        std::vector<int> idx;
+        for (const auto& e : cs->idx) {
+            try {
+                idx.push_back(static_cast<int>(expression::parse(e).eval_number(nullptr)));
+            } catch (const expr_error& err) {
+                throw input_error("'" + path + "': index '" + e + "': " + err.what(), where);
+            }
+        }
+        return chip_at(*cs, idx, path, where).resolve(cs->inner, where);
+    }
     const parsed_side s = parse_side(path, where);
     const group* g = find_group(s.name);
     if (!g) {
         std::vector<std::string> names;
         for (const auto& gg : m_groups) names.push_back(gg.name);
+        for (const auto& cg : m_chip_groups) names.push_back(cg.name);
         throw input_error("'" + path + "': no component named '" + s.name + "'" + did_you_mean(s.name, names) +
                               "; components: " + join(names),
                           where);

@@ -1,7 +1,9 @@
 // A platform: the SystemC module tree built from a platform YAML (components by kind from the registry,
 // replicate grids, presets, --set overrides, connections by hierarchical path), plus the topology the
 // executor routes over: which network port each component unit attaches to, and which network ports are
-// bridged (chip-to-chip links). See docs/platform-yaml.md.
+// bridged (chip-to-chip links). A system is a platform whose `chips:` instantiate whole chip platforms
+// (each a nested platform with prefixed names and parameters) joined by the system's own networks.
+// See docs/platform-yaml.md and docs/systems.md.
 #pragma once
 
 #include <systemc>
@@ -38,7 +40,9 @@ struct route_segment {
 class platform : public sc_core::sc_module {
 public:
     /// Builds the platform from a parsed YAML file. `ctx` carries --set overrides and collects resolved values.
-    platform(sc_core::sc_module_name name, const yaml_node& root, param_context& ctx, sim_context& sim);
+    /// `config_prefix` ("gpu.") prefixes every parameter path of a chip built inside a system.
+    platform(sc_core::sc_module_name name, const yaml_node& root, param_context& ctx, sim_context& sim,
+             const std::string& config_prefix = {});
     ~platform() override;
 
     /// Reads `path` and builds it; the module is named after the file's `platform:` key.
@@ -64,6 +68,24 @@ public:
     const group* find_group(const std::string& name) const;
     /// Groups whose components have a role, in file order.
     std::vector<const group*> groups_with(component::role r) const;
+
+    /// A named entry of `chips:`: one chip platform instantiated once or as a replicate grid. Every chip of a
+    /// group is built from the same file with the same parameters, so its components are created in the same
+    /// order: component `first[0] + k` of chip 0 is component `first[c] + k` of chip c.
+    struct chip_group {
+        std::string name;
+        std::string file;                // the chip platform's file
+        std::vector<std::string> dims;   // replicate dimension names, empty when not replicated
+        std::vector<int> shape;          // replicate extents
+        std::vector<const platform*> chips;  // first dimension fastest
+        std::vector<std::uint32_t> first;    // per chip: its first component id
+        std::uint32_t components = 0;        // components per chip
+        source_location where;
+    };
+    const std::vector<chip_group>& chip_groups() const { return m_chip_groups; }
+    const chip_group* find_chip_group(const std::string& name) const;
+    /// True for a system (a platform with `chips:`).
+    bool is_system() const { return !m_chip_groups.empty(); }
 
     /// A component by id: mutable for those who run the platform (the executor), read-only through a const
     /// platform (mappers plan on one and cannot change a component).
@@ -92,7 +114,7 @@ public:
     /// The same, into `out` (reusing its storage: called once per packet when routes vary).
     void route_into(const attach_point& from, const attach_point& to, std::vector<route_segment>& out) const {
         if (from.net != to.net) {
-            out = route(from, to);
+            cached_route_into(from, to, out);
             return;
         }
         out.resize(1);
@@ -113,8 +135,11 @@ public:
 
 private:
     void build_components(const yaml_node& comps, param_context& ctx);
-    static std::pair<std::string, source_location> top_value_param(param_context& ctx, const yaml_node& params,
-                                                                   const yaml_node::entry& e);
+    void build_chips(const yaml_node& chips, param_context& ctx);
+    /// route() remembered per pair of networks (the path between two networks does not depend on the ports).
+    void cached_route_into(const attach_point& from, const attach_point& to, std::vector<route_segment>& out) const;
+    std::pair<std::string, source_location> top_value_param(param_context& ctx, const yaml_node& params,
+                                                            const yaml_node::entry& e) const;
     void build_connections(const yaml_node& conns);
     void connect(const std::string& text, const source_location& where);
     struct ref {
@@ -129,12 +154,23 @@ private:
         std::string sub;                                 // ".sram" part
     };
     parsed_side parse_side(const std::string& text, const source_location& where) const;
+    /// "gpu[3].hbm" when `gpu` is a chip group: the group, the chip index texts and the path inside the chip.
+    struct chip_side {
+        const chip_group* g = nullptr;
+        std::vector<std::string> idx;
+        std::string inner;
+    };
+    std::optional<chip_side> parse_chip_side(const std::string& text, const source_location& where) const;
+    /// The chip a chip side's indices (evaluated by `eval`) name.
+    const platform& chip_at(const chip_side& s, const std::vector<int>& idx, const std::string& text,
+                            const source_location& where) const;
 
     sim_context& m_sim;
     std::string m_title, m_description, m_file;
     clock_domain m_clock;
     tick m_quantum = 0;
     std::vector<std::unique_ptr<component>> m_owned;
+    std::vector<std::unique_ptr<platform>> m_chips;
     std::vector<group> m_groups;
     std::vector<std::uint32_t> m_top;
     /// attachment() of a component that is not connected itself: its owner's, if it has one.
@@ -144,6 +180,11 @@ private:
         attach_point a, b;
     };
     std::vector<bridge> m_bridges;
+    std::vector<std::vector<size_t>> m_net_bridges;  // network comp id -> its bridges
+    void add_bridge(const bridge& b);
+    mutable std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<route_segment>> m_routes;
+    std::string m_prefix;  // parameter path prefix ("gpu." for a chip of a system)
+    std::vector<chip_group> m_chip_groups;
     yaml_node m_mapper;
     yaml_node m_root;
     std::vector<std::pair<std::string, std::string>> m_parameters;

@@ -4,6 +4,23 @@
 // embeddings, SwiGLU MLP, grouped-query attention for 70B, an untied LM head; prefill or decode with a KV
 // cache). Attention is either decomposed (matmul, scale, mask, softmax, matmul, as exported models have it)
 // or one fused attention op.
+//
+// Tensor parallelism (parameter `tp`): the graph is ONE rank's shard, Megatron-LM style (Shoeybi et al. 2019).
+// Attention splits by heads (Q, K, V column-parallel, the output projection row-parallel), the MLP by its width
+// (first linear column-parallel, second row-parallel), the token embedding and the LM head by the vocabulary
+// (padded up to a multiple of tp, as Megatron pads it). Collectives (op kind collective, attribute group "tp")
+// sit where Megatron has them: an all_reduce after each row-parallel projection and after the vocab-parallel
+// embedding (its `g`), and a grad_all_reduce (Megatron's `f`: identity forward, all-reduce of the gradient
+// backward) before each column-parallel block. Biases of row-parallel layers are added after the all-reduce and
+// are replicated, as are norms and the position embeddings. With `sequence_parallel` (Korthikanti et al. 2022)
+// the all-reduces become reduce_scatter along the sequence and the f operators all_gather along the sequence,
+// so norms, residual adds and the embedding sums work on seq/tp tokens. Left out: the vocab-parallel
+// cross-entropy's two small all-reduces (the graphs end at the logits) and dropout (the generators have none).
+//
+// Every op carries int_attrs["layer"]: -1 for the embeddings, i for layer i, `layers` for the final norm, the
+// pooler and the LM head; pipeline stages are cut by it. Ops of the attention core (scores, softmax, context)
+// also carry int_attrs["attention_core"] = 1, what selective recomputation re-runs. tp = 1 builds exactly the
+// unsplit graph.
 #include <cmath>
 
 #include "engine/workload/generators.h"
@@ -12,6 +29,22 @@
 namespace tessel {
 
 namespace {
+
+/// Tags the ops added since the last call with int_attrs[key] = value.
+class op_tagger {
+public:
+    op_tagger(graph_builder& b, std::string key) : m_b(b), m_key(std::move(key)), m_from(b.graph().ops().size()) {}
+    void tag(std::int64_t value) {
+        auto& ops = m_b.graph().ops();
+        for (size_t i = m_from; i < ops.size(); ++i) ops[i].int_attrs[m_key] = {value};
+        m_from = ops.size();
+    }
+
+private:
+    graph_builder& m_b;
+    std::string m_key;
+    size_t m_from;
+};
 
 /// [B, S, heads*d] -> [B, heads, S, d]
 int split_heads(graph_builder& b, const std::string& name, int x, std::int64_t heads) {
@@ -33,7 +66,7 @@ struct attention_config {
 };
 
 /// Scaled dot-product attention of q [B, H, S, d] over k, v [B, Hkv, Skv, d] -> [B, H, S, d].
-int attention(graph_builder& b, const std::string& n, int q, int k, int v, const attention_config& cfg) {
+int attention_ops(graph_builder& b, const std::string& n, int q, int k, int v, const attention_config& cfg) {
     const auto qs = b.shape(q), ks = b.shape(k);
     const std::int64_t heads = qs[1], kv_heads = ks[1], seq = qs[2], kv_seq = ks[2], d = qs[3];
     const bool causal = cfg.causal && seq > 1;
@@ -60,7 +93,77 @@ int attention(graph_builder& b, const std::string& n, int q, int k, int v, const
     return b.add1("matmul", n + ".context", {p, v});
 }
 
+/// attention_ops with its ops tagged as the attention core (what selective recomputation re-runs).
+int attention(graph_builder& b, const std::string& n, int q, int k, int v, const attention_config& cfg) {
+    op_tagger core(b, "attention_core");
+    const int out = attention_ops(b, n, q, k, v, cfg);
+    core.tag(1);
+    return out;
+}
+
 std::string attention_mode(const workload_params& p) { return p.choice("attention", {"decomposed", "fused"}); }
+
+/// Tensor-parallel shape of a generated model (see the header comment).
+struct tp_config {
+    std::int64_t tp = 1;
+    bool sp = false;  // sequence parallelism
+
+    bool on() const { return tp > 1; }
+    /// Rows of a vocab-parallel table on one rank: the vocabulary padded up to a multiple of tp, split.
+    std::int64_t vocab(std::int64_t v) const { return (v + tp - 1) / tp; }
+    /// Tokens of a sequence one rank holds between tensor-parallel blocks.
+    std::int64_t seq(std::int64_t s) const { return sp ? s / tp : s; }
+
+    static tp_config read(const workload_params& p, const std::string& gen, std::int64_t seq,
+                          const std::vector<std::pair<std::string, std::int64_t>>& split) {
+        tp_config c;
+        c.tp = p.positive("tp");
+        c.sp = p.boolean("sequence_parallel");
+        for (const auto& [what, n] : split)
+            if (n % c.tp)
+                fail("generator " + gen + ": tp (" + std::to_string(c.tp) + ") must divide " + what + " (" +
+                         std::to_string(n) + ")",
+                     p.find("tp")->where);
+        if (c.sp && c.tp == 1)
+            fail("generator " + gen + ": sequence_parallel needs tp > 1", p.find("sequence_parallel")->where);
+        if (c.sp && seq % c.tp)
+            fail("generator " + gen + ": sequence_parallel needs tp (" + std::to_string(c.tp) + ") to divide seq (" +
+                     std::to_string(seq) + ")",
+                 p.find("sequence_parallel")->where);
+        return c;
+    }
+};
+
+/// A collective over the tensor-parallel group; all_gather and reduce_scatter work along the sequence (axis 1).
+int tp_collective(graph_builder& b, const tp_config& c, const std::string& type, const std::string& name, int x) {
+    return b.add1(type, name, {x}, op_attrs().i("ranks", c.tp).i("axis", 1).s("group", "tp"));
+}
+
+/// Into a column-parallel block: Megatron's f (identity forward, gradient all-reduced backward), or with sequence
+/// parallelism an all-gather of the sequence.
+int enter_tp(graph_builder& b, const tp_config& c, const std::string& name, int x) {
+    if (!c.on()) return x;
+    if (c.sp) return tp_collective(b, c, "all_gather", name + ".all_gather", x);
+    return b.add1("grad_all_reduce", name + ".grad_all_reduce", {x},
+                  op_attrs().is("shape", b.shape(x)).i("ranks", c.tp).s("group", "tp"));
+}
+
+/// Out of a row-parallel block (Megatron's g): the partial sums all-reduced, or with sequence parallelism
+/// reduce-scattered along the sequence.
+int exit_tp(graph_builder& b, const tp_config& c, const std::string& name, int x) {
+    if (!c.on()) return x;
+    return c.sp ? tp_collective(b, c, "reduce_scatter", name + ".reduce_scatter", x)
+                : tp_collective(b, c, "all_reduce", name + ".all_reduce", x);
+}
+
+/// A row-parallel linear layer: the weight's input rows are split, the partial products leave through exit_tp,
+/// and the (replicated) bias is added after it. tp = 1: the ordinary linear layer.
+int row_linear(graph_builder& b, const tp_config& c, const std::string& name, int x, std::int64_t out, bool bias) {
+    if (!c.on()) return linear(b, name, x, out, bias);
+    int y = exit_tp(b, c, name, linear(b, name, x, out, false));
+    if (bias) y = b.add1("add", name + ".add_bias", {y, b.weight(name + ".bias", {out})});
+    return y;
+}
 
 // ---------------------------------------------------------------------------------------------------- BERT
 
@@ -70,39 +173,53 @@ workload_graph build_bert(const workload_params& p) {
     const std::int64_t vocab = p.positive("vocab"), max_pos = p.positive("max_position"), types = p.positive("type_vocab");
     if (hidden % heads) fail("generator bert: hidden (" + std::to_string(hidden) + ") must be a multiple of heads (" + std::to_string(heads) + ")", p.find("heads")->where);
     if (seq > max_pos) fail("generator bert: seq (" + std::to_string(seq) + ") exceeds max_position (" + std::to_string(max_pos) + ")", p.find("seq")->where);
+    const tp_config tp = tp_config::read(p, "bert", seq, {{"heads", heads}, {"ffn", ffn}});
     attention_config cfg;
     cfg.fused = attention_mode(p) == "fused";
     graph_builder b("bert", p.precision());
+    op_tagger layer(b, "layer");
+    const std::int64_t local_seq = tp.seq(seq);  // tokens per rank outside the tensor-parallel blocks
     const int ids = b.input("input_ids", {batch, seq}, dtype::int64);
-    const int type_ids = b.input("token_type_ids", {batch, seq}, dtype::int64);
-    const int pos_ids = b.constant("position_ids", {1, seq}, dtype::int64);
-    int x = b.add1("embedding", "embeddings.word", {b.weight("embeddings.word_embeddings.weight", {vocab, hidden}), ids});
+    const int type_ids = b.input("token_type_ids", {batch, local_seq}, dtype::int64);
+    const int pos_ids = b.constant("position_ids", {1, local_seq}, dtype::int64);
+    int x = b.add1("embedding", "embeddings.word",
+                   {b.weight("embeddings.word_embeddings.weight", {tp.vocab(vocab), hidden}), ids});
+    x = exit_tp(b, tp, "embeddings.word", x);
     const int t = b.add1("embedding", "embeddings.token_type", {b.weight("embeddings.token_type_embeddings.weight", {types, hidden}), type_ids});
     const int pe = b.add1("embedding", "embeddings.position", {b.weight("embeddings.position_embeddings.weight", {max_pos, hidden}), pos_ids});
     x = b.add1("add", "embeddings.add_type", {x, t});
     x = b.add1("add", "embeddings.add_position", {x, pe});
     x = layer_norm(b, "embeddings.LayerNorm", x);
+    layer.tag(-1);
+    const std::int64_t h_tp = hidden / tp.tp, heads_tp = heads / tp.tp;
     for (std::int64_t l = 0; l < layers; ++l) {
         const std::string n = "encoder.layer." + std::to_string(l);
-        const int q = split_heads(b, n + ".q", linear(b, n + ".attention.query", x, hidden, true), heads);
-        const int k = split_heads(b, n + ".k", linear(b, n + ".attention.key", x, hidden, true), heads);
-        const int v = split_heads(b, n + ".v", linear(b, n + ".attention.value", x, hidden, true), heads);
+        const int xin = enter_tp(b, tp, n + ".attention", x);
+        const int q = split_heads(b, n + ".q", linear(b, n + ".attention.query", xin, h_tp, true), heads_tp);
+        const int k = split_heads(b, n + ".k", linear(b, n + ".attention.key", xin, h_tp, true), heads_tp);
+        const int v = split_heads(b, n + ".v", linear(b, n + ".attention.value", xin, h_tp, true), heads_tp);
         const int ctx = merge_heads(b, n + ".context", attention(b, n + ".attention", q, k, v, cfg));
-        int y = linear(b, n + ".attention.output.dense", ctx, hidden, true);
+        int y = row_linear(b, tp, n + ".attention.output.dense", ctx, hidden, true);
         y = b.add1("add", n + ".attention.residual", {y, x});
         x = layer_norm(b, n + ".attention.output.LayerNorm", y);
-        y = linear(b, n + ".intermediate.dense", x, ffn, true);
+        y = linear(b, n + ".intermediate.dense", enter_tp(b, tp, n + ".intermediate", x), ffn / tp.tp, true);
         y = b.add1("gelu", n + ".intermediate.gelu", {y});
-        y = linear(b, n + ".output.dense", y, hidden, true);
+        y = row_linear(b, tp, n + ".output.dense", y, hidden, true);
         y = b.add1("add", n + ".output.residual", {y, x});
         x = layer_norm(b, n + ".output.LayerNorm", y);
+        layer.tag(l);
     }
     if (p.boolean("pooler")) {
-        // The pooler reads the first token's hidden state.
+        // The pooler reads the first token's hidden state; it is replicated on the tensor-parallel ranks, so with
+        // sequence parallelism the sequence is gathered first and the gradient only split back (grad_split).
+        if (tp.sp)
+            x = b.add1("all_gather", "pooler.all_gather", {x},
+                       op_attrs().i("ranks", tp.tp).i("axis", 1).s("group", "tp").i("grad_split", 1));
         int first = b.add1("slice", "pooler.first_token", {x}, op_attrs().is("starts", {0}).is("ends", {1}).is("axes", {1}));
         first = b.add1("squeeze", "pooler.squeeze", {first}, op_attrs().is("axes", {1}));
         b.add1("tanh", "pooler.activation", {linear(b, "pooler.dense", first, hidden, true)});
     }
+    layer.tag(layers);
     return b.finish();
 }
 
@@ -114,32 +231,41 @@ workload_graph build_gpt2(const workload_params& p) {
     const std::int64_t vocab = p.positive("vocab"), context = p.positive("context");
     if (hidden % heads) fail("generator gpt2: hidden (" + std::to_string(hidden) + ") must be a multiple of heads (" + std::to_string(heads) + ")", p.find("heads")->where);
     if (seq > context) fail("generator gpt2: seq (" + std::to_string(seq) + ") exceeds the context (" + std::to_string(context) + ")", p.find("seq")->where);
+    const tp_config tp =
+        tp_config::read(p, "gpt2", seq, {{"heads", heads}, {"the feed-forward width 4 * hidden", 4 * hidden}});
     attention_config cfg;
     cfg.fused = attention_mode(p) == "fused";
     cfg.causal = true;
     graph_builder b("gpt2", p.precision());
+    op_tagger layer(b, "layer");
     const int ids = b.input("input_ids", {batch, seq}, dtype::int64);
-    const int pos_ids = b.constant("position_ids", {1, seq}, dtype::int64);
-    const int wte = b.weight("wte.weight", {vocab, hidden});
+    const int pos_ids = b.constant("position_ids", {1, tp.seq(seq)}, dtype::int64);
+    const int wte = b.weight("wte.weight", {tp.vocab(vocab), hidden});
     int x = b.add1("embedding", "wte", {wte, ids});
+    x = exit_tp(b, tp, "wte", x);
     x = b.add1("add", "add_position", {x, b.add1("embedding", "wpe", {b.weight("wpe.weight", {context, hidden}), pos_ids})});
+    layer.tag(-1);
+    const std::int64_t h_tp = hidden / tp.tp, heads_tp = heads / tp.tp;
     for (std::int64_t l = 0; l < layers; ++l) {
         const std::string n = "h." + std::to_string(l);
-        const int h = layer_norm(b, n + ".ln_1", x);
-        const int qkv = linear(b, n + ".attn.c_attn", h, 3 * hidden, true);
-        const auto parts = b.add("split", n + ".attn.split", {qkv}, op_attrs().i("axis", -1).is("sizes", {hidden, hidden, hidden}), 3);
-        const int q = split_heads(b, n + ".q", parts[0], heads);
-        const int k = split_heads(b, n + ".k", parts[1], heads);
-        const int v = split_heads(b, n + ".v", parts[2], heads);
+        const int h = enter_tp(b, tp, n + ".attn", layer_norm(b, n + ".ln_1", x));
+        const int qkv = linear(b, n + ".attn.c_attn", h, 3 * h_tp, true);
+        const auto parts =
+            b.add("split", n + ".attn.split", {qkv}, op_attrs().i("axis", -1).is("sizes", {h_tp, h_tp, h_tp}), 3);
+        const int q = split_heads(b, n + ".q", parts[0], heads_tp);
+        const int k = split_heads(b, n + ".k", parts[1], heads_tp);
+        const int v = split_heads(b, n + ".v", parts[2], heads_tp);
         const int ctx = merge_heads(b, n + ".context", attention(b, n + ".attn", q, k, v, cfg));
-        x = b.add1("add", n + ".attn.residual", {x, linear(b, n + ".attn.c_proj", ctx, hidden, true)});
-        int m = linear(b, n + ".mlp.c_fc", layer_norm(b, n + ".ln_2", x), 4 * hidden, true);
+        x = b.add1("add", n + ".attn.residual", {x, row_linear(b, tp, n + ".attn.c_proj", ctx, hidden, true)});
+        int m = linear(b, n + ".mlp.c_fc", enter_tp(b, tp, n + ".mlp", layer_norm(b, n + ".ln_2", x)), 4 * h_tp, true);
         m = b.add1("gelu", n + ".mlp.gelu", {m});
-        x = b.add1("add", n + ".mlp.residual", {x, linear(b, n + ".mlp.c_proj", m, hidden, true)});
+        x = b.add1("add", n + ".mlp.residual", {x, row_linear(b, tp, n + ".mlp.c_proj", m, hidden, true)});
+        layer.tag(l);
     }
-    x = layer_norm(b, "ln_f", x);
-    // The LM head reuses the token embedding (weight tying): logits = x . wte^T.
+    x = enter_tp(b, tp, "lm_head", layer_norm(b, "ln_f", x));
+    // The LM head reuses the token embedding (weight tying): logits = x . wte^T (vocab-parallel: this rank's rows).
     b.add1("matmul", "lm_head", {x, wte}, op_attrs().i("transpose_b", 1));
+    layer.tag(layers);
     return b.finish();
 }
 
@@ -162,40 +288,48 @@ workload_graph build_llama(const workload_params& p) {
         fail("generator llama: hidden (" + std::to_string(hidden) + ") must be a multiple of heads (" + std::to_string(heads) +
                  "), and heads of kv_heads (" + std::to_string(kv_heads) + ")",
              p.find("heads")->where);
+    const tp_config tp = tp_config::read(p, "llama", seq, {{"heads", heads}, {"kv_heads", kv_heads}, {"ffn", ffn}});
     const std::int64_t d = hidden / heads;
+    const std::int64_t heads_tp = heads / tp.tp, kv_tp = kv_heads / tp.tp;
     attention_config cfg;
     cfg.fused = attention_mode(p) == "fused";
     cfg.causal = true;
     graph_builder b("llama", p.precision());
+    op_tagger layer(b, "layer");
     const int ids = b.input("input_ids", {batch, seq}, dtype::int64);
     // Rotary tables for positions cache .. cache + seq - 1, shared by every layer.
     const int cos = b.constant("rope.cos", {seq, d}), sin = b.constant("rope.sin", {seq, d});
-    int x = b.add1("embedding", "embed_tokens", {b.weight("embed_tokens.weight", {vocab, hidden}), ids});
+    int x = b.add1("embedding", "embed_tokens", {b.weight("embed_tokens.weight", {tp.vocab(vocab), hidden}), ids});
+    x = exit_tp(b, tp, "embed_tokens", x);
+    layer.tag(-1);
     for (std::int64_t l = 0; l < layers; ++l) {
         const std::string n = "layers." + std::to_string(l);
-        const int h = rms_norm(b, n + ".input_layernorm", x);
-        int q = split_heads(b, n + ".q", linear(b, n + ".self_attn.q_proj", h, hidden, false), heads);
-        int k = split_heads(b, n + ".k", linear(b, n + ".self_attn.k_proj", h, kv_heads * d, false), kv_heads);
-        int v = split_heads(b, n + ".v", linear(b, n + ".self_attn.v_proj", h, kv_heads * d, false), kv_heads);
+        const int h = enter_tp(b, tp, n + ".self_attn", rms_norm(b, n + ".input_layernorm", x));
+        int q = split_heads(b, n + ".q", linear(b, n + ".self_attn.q_proj", h, heads_tp * d, false), heads_tp);
+        int k = split_heads(b, n + ".k", linear(b, n + ".self_attn.k_proj", h, kv_tp * d, false), kv_tp);
+        int v = split_heads(b, n + ".v", linear(b, n + ".self_attn.v_proj", h, kv_tp * d, false), kv_tp);
         q = rotary(b, n + ".q", q, cos, sin);
         k = rotary(b, n + ".k", k, cos, sin);
         if (cache > 0) {
             // The new keys and values join those cached by earlier steps.
-            const int kc = b.state(n + ".k_cache", {batch, kv_heads, cache, d});
-            const int vc = b.state(n + ".v_cache", {batch, kv_heads, cache, d});
+            const int kc = b.state(n + ".k_cache", {batch, kv_tp, cache, d});
+            const int vc = b.state(n + ".v_cache", {batch, kv_tp, cache, d});
             k = b.add1("concat", n + ".k_cache_append", {kc, k}, op_attrs().i("axis", 2));
             v = b.add1("concat", n + ".v_cache_append", {vc, v}, op_attrs().i("axis", 2));
         }
         const int ctx = merge_heads(b, n + ".context", attention(b, n + ".self_attn", q, k, v, cfg));
-        x = b.add1("add", n + ".attn_residual", {x, linear(b, n + ".self_attn.o_proj", ctx, hidden, false)});
-        const int h2 = rms_norm(b, n + ".post_attention_layernorm", x);
-        const int gate = b.add1("silu", n + ".mlp.act", {linear(b, n + ".mlp.gate_proj", h2, ffn, false)});
-        const int up = linear(b, n + ".mlp.up_proj", h2, ffn, false);
-        const int m = linear(b, n + ".mlp.down_proj", b.add1("mul", n + ".mlp.gate_up", {gate, up}), hidden, false);
+        x = b.add1("add", n + ".attn_residual", {x, row_linear(b, tp, n + ".self_attn.o_proj", ctx, hidden, false)});
+        const int h2 = enter_tp(b, tp, n + ".mlp", rms_norm(b, n + ".post_attention_layernorm", x));
+        const int gate = b.add1("silu", n + ".mlp.act", {linear(b, n + ".mlp.gate_proj", h2, ffn / tp.tp, false)});
+        const int up = linear(b, n + ".mlp.up_proj", h2, ffn / tp.tp, false);
+        const int m =
+            row_linear(b, tp, n + ".mlp.down_proj", b.add1("mul", n + ".mlp.gate_up", {gate, up}), hidden, false);
         x = b.add1("add", n + ".mlp_residual", {x, m});
+        layer.tag(l);
     }
-    x = rms_norm(b, "norm", x);
-    linear(b, "lm_head", x, vocab, false);
+    x = enter_tp(b, tp, "lm_head", rms_norm(b, "norm", x));
+    linear(b, "lm_head", x, tp.vocab(vocab), false);
+    layer.tag(layers);
     return b.finish();
 }
 
@@ -216,6 +350,12 @@ generator_info bert_generator() {
                 {"max_position", "512", "rows of the position embedding"},
                 {"type_vocab", "2", "rows of the token-type embedding"},
                 {"pooler", "true", "include the pooler (dense + tanh on the first token)"},
+                {"tp", "1",
+                 "tensor-parallel ranks: the graph is one rank's shard (heads, feed-forward width and vocabulary split "
+                 "tp ways, Megatron-LM collectives between)"},
+                {"sequence_parallel", "false",
+                 "with tp > 1: norms, residual adds and embeddings work on seq/tp tokens; all-reduces become "
+                 "reduce-scatter/all-gather pairs"},
                 {"attention", "decomposed", "decomposed (matmul, scale, softmax, matmul) or fused (one attention op)"}};
     g.presets["variant"]["large"] = {{"layers", "24"}, {"hidden", "1024"}, {"heads", "16"}, {"ffn", "4096"}};
     g.build = build_bert;
@@ -226,15 +366,23 @@ generator_info gpt2_generator() {
     generator_info g;
     g.name = "gpt2";
     g.doc = "GPT-2 decoder with causal attention and the LM head tied to the token embedding";
-    g.params = {{"variant", "small", "small (124M), medium (355M), large (774M) or xl (1.5B); sets the sizes below unless given"},
-                {"batch", "1", "sequences per step"},
-                {"seq", "1024", "tokens per sequence"},
-                {"layers", "12", "decoder layers"},
-                {"hidden", "768", "model width"},
-                {"heads", "12", "attention heads (hidden must be a multiple)"},
-                {"vocab", "50257", "vocabulary size (byte-level BPE)"},
-                {"context", "1024", "rows of the position embedding (longest sequence)"},
-                {"attention", "decomposed", "decomposed (matmul, scale, mask, softmax, matmul) or fused (one attention op)"}};
+    g.params = {
+        {"variant", "small",
+         "small (124M), medium (355M), large (774M) or xl (1.5B); sets the sizes below unless given"},
+        {"batch", "1", "sequences per step"},
+        {"seq", "1024", "tokens per sequence"},
+        {"layers", "12", "decoder layers"},
+        {"hidden", "768", "model width"},
+        {"heads", "12", "attention heads (hidden must be a multiple)"},
+        {"vocab", "50257", "vocabulary size (byte-level BPE)"},
+        {"context", "1024", "rows of the position embedding (longest sequence)"},
+        {"tp", "1",
+         "tensor-parallel ranks: the graph is one rank's shard (heads, feed-forward width and vocabulary split tp "
+         "ways, Megatron-LM collectives between)"},
+        {"sequence_parallel", "false",
+         "with tp > 1: norms, residual adds and embeddings work on seq/tp tokens; all-reduces become "
+         "reduce-scatter/all-gather pairs"},
+        {"attention", "decomposed", "decomposed (matmul, scale, mask, softmax, matmul) or fused (one attention op)"}};
     g.presets["variant"]["medium"] = {{"layers", "24"}, {"hidden", "1024"}, {"heads", "16"}};
     g.presets["variant"]["large"] = {{"layers", "36"}, {"hidden", "1280"}, {"heads", "20"}};
     g.presets["variant"]["xl"] = {{"layers", "48"}, {"hidden", "1600"}, {"heads", "25"}};
@@ -247,18 +395,25 @@ generator_info llama_generator() {
     g.name = "llama";
     g.doc = "Llama 2 decoder: RMSNorm, rotary embeddings, SwiGLU MLP, grouped-query attention (70b); one step of "
             "prefill (seq new tokens) or decode (1 new token over a KV cache)";
-    g.params = {{"variant", "7b", "7b (6.74B parameters), 13b or 70b; sets the sizes below unless given"},
-                {"mode", "prefill", "prefill: seq tokens, empty cache; decode: seq 1 and kv_cache 2048 unless given"},
-                {"batch", "1", "sequences per step"},
-                {"seq", "2048", "new tokens per sequence in this step"},
-                {"kv_cache", "0", "tokens already in the KV cache (their keys and values are read, not recomputed)"},
-                {"layers", "32", "decoder layers"},
-                {"hidden", "4096", "model width"},
-                {"heads", "32", "query heads"},
-                {"kv_heads", "32", "key/value heads (fewer than heads is grouped-query attention)"},
-                {"ffn", "11008", "width of the SwiGLU MLP"},
-                {"vocab", "32000", "vocabulary size"},
-                {"attention", "decomposed", "decomposed (matmul, scale, mask, softmax, matmul) or fused (one attention op)"}};
+    g.params = {
+        {"variant", "7b", "7b (6.74B parameters), 13b or 70b; sets the sizes below unless given"},
+        {"mode", "prefill", "prefill: seq tokens, empty cache; decode: seq 1 and kv_cache 2048 unless given"},
+        {"batch", "1", "sequences per step"},
+        {"seq", "2048", "new tokens per sequence in this step"},
+        {"kv_cache", "0", "tokens already in the KV cache (their keys and values are read, not recomputed)"},
+        {"layers", "32", "decoder layers"},
+        {"hidden", "4096", "model width"},
+        {"heads", "32", "query heads"},
+        {"kv_heads", "32", "key/value heads (fewer than heads is grouped-query attention)"},
+        {"ffn", "11008", "width of the SwiGLU MLP"},
+        {"vocab", "32000", "vocabulary size"},
+        {"tp", "1",
+         "tensor-parallel ranks: the graph is one rank's shard (heads, feed-forward width and vocabulary split tp "
+         "ways, Megatron-LM collectives between)"},
+        {"sequence_parallel", "false",
+         "with tp > 1: norms, residual adds and embeddings work on seq/tp tokens; all-reduces become "
+         "reduce-scatter/all-gather pairs"},
+        {"attention", "decomposed", "decomposed (matmul, scale, mask, softmax, matmul) or fused (one attention op)"}};
     g.presets["variant"]["13b"] = {{"layers", "40"}, {"hidden", "5120"}, {"heads", "40"}, {"kv_heads", "40"}, {"ffn", "13824"}};
     g.presets["variant"]["70b"] = {{"layers", "80"}, {"hidden", "8192"}, {"heads", "64"}, {"kv_heads", "8"}, {"ffn", "28672"}};
     g.presets["mode"]["decode"] = {{"seq", "1"}, {"kv_cache", "2048"}};

@@ -69,6 +69,7 @@ std::vector<op_type_info> make_catalog() {
     const std::vector<attr_spec> collective_attrs = {
         required(a_int("ranks", "", "number of participating chips")),
         a_int("axis", "0", "axis that is gathered or scattered"),
+        a_text("group", "", "the process group of a parallel plan (tp, dp, pp); empty: all chips"),
     };
     std::vector<op_type_info> c;
     // --- matrix products and convolutions
@@ -228,13 +229,33 @@ std::vector<op_type_info> make_catalog() {
                  "takes a strided window: reads and writes the window's elements"});
     // --- collectives for multi-chip work (FLOPs: the reduction adds a chip performs)
     c.push_back({"all_reduce", op_kind::collective, 1, 1, 1, 1, collective_attrs,
-                 "sum across chips, every chip gets the result; (ranks-1)/ranks adds per element on each chip"});
-    c.push_back({"all_gather", op_kind::collective, 1, 1, 0, 1, collective_attrs,
-                 "concatenates every chip's tensor along `axis`: the output is ranks times larger"});
+                 "sum across chips, every chip gets the result; (ranks-1)/ranks adds per element on each chip. Its "
+                 "gradient is the output gradient itself (Megatron-LM's g: the ranks use the sum identically)"});
+    {
+        auto a = collective_attrs;
+        a.push_back(a_bool("grad_split", "false",
+                           "the ranks use the gathered tensor identically (replicated work), so the backward op only "
+                           "takes this rank's part of the gradient instead of a reduce_scatter"));
+        c.push_back({"all_gather", op_kind::collective, 1, 1, 0, 1, a,
+                     "concatenates every chip's tensor along `axis`: the output is ranks times larger; its backward "
+                     "op is a reduce_scatter"});
+    }
     c.push_back({"reduce_scatter", op_kind::collective, 1, 1, 1, 0, collective_attrs,
-                 "sums across chips and leaves each chip 1/ranks of the result along `axis`"});
+                 "sums across chips and leaves each chip 1/ranks of the result along `axis`; its backward op is an "
+                 "all_gather"});
     c.push_back({"all_to_all", op_kind::collective, 1, 1, 0, 0, collective_attrs,
                  "each chip sends a 1/ranks share to every other: same shape out"});
+    c.push_back({"grad_all_reduce",
+                 op_kind::reshape,
+                 1,
+                 1,
+                 0,
+                 0,
+                 {required(a_ints("shape", "", "the input's shape (the output is the input)")),
+                  required(a_int("ranks", "", "number of participating chips")),
+                  a_text("group", "", "the process group of a parallel plan (tp, dp, pp); empty: all chips")},
+                 "identity in the forward pass (a view, free); its backward op is an all_reduce of the gradient over "
+                 "the group: Megatron-LM's f operator in front of a column-parallel block"});
     // --- optimizers (FLOPs per parameter)
     c.push_back({"sgd", op_kind::optimizer, 2, 4, 2, 0, {},
                  "inputs w, g (+ momentum buffer, + fp32 master weights): w -= lr * g (2 per parameter); with "

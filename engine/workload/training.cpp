@@ -31,7 +31,11 @@ public:
         m_grad.assign(m_g.tensors().size(), -1);
         // Seed: the gradient of the loss at every differentiable graph output.
         for (int t : m_g.graph_outputs())
-            if (m_rg[static_cast<size_t>(t)]) contribute(t, add1("loss_grad", m_g.tensor(t).name + ".loss_grad", {t}, {}));
+            if (m_rg[static_cast<size_t>(t)]) {
+                const int producer = m_g.tensor(t).producer;
+                layer_scope at(*this, producer >= 0 ? layer_of(m_g.op(producer)) : no_layer);
+                contribute(t, add1("loss_grad", m_g.tensor(t).name + ".loss_grad", {t}, {}));
+            }
         for (auto it = order.rbegin(); it != order.rend(); ++it) backward(*it);
         optimizer_step();
         finalize_graph(m_g, m_precision);
@@ -49,6 +53,27 @@ private:
     std::vector<std::vector<int>> m_contrib;   // gradient contributions per tensor
     std::vector<int> m_grad;                   // the summed gradient, once taken
     int m_unique = 0;
+    /// The layer (int_attrs["layer"], set by the transformer generators) given to the ops being added; -2: none.
+    static constexpr std::int64_t no_layer = -2;
+    std::int64_t m_layer = no_layer;
+
+    static std::int64_t layer_of(const op_node& op) {
+        const auto it = op.int_attrs.find("layer");
+        return it == op.int_attrs.end() || it->second.empty() ? no_layer : it->second.front();
+    }
+    /// The smallest layer among ops (those without one ignored); no_layer when none has one.
+    static std::int64_t min_layer(std::int64_t a, std::int64_t b) {
+        if (a == no_layer) return b;
+        if (b == no_layer) return a;
+        return std::min(a, b);
+    }
+    /// Sets m_layer for the life of the scope.
+    struct layer_scope {
+        training_builder& t;
+        std::int64_t saved;
+        layer_scope(training_builder& tb, std::int64_t layer) : t(tb), saved(tb.m_layer) { t.m_layer = layer; }
+        ~layer_scope() { t.m_layer = saved; }
+    };
 
     // By value: adding ops adds tensors, which moves the tensor list under any reference into it.
     shape_t shape(int t) const { return m_g.tensor(t).shape; }
@@ -89,6 +114,10 @@ private:
         op.str_attrs = a.texts;
         op.compute_type = phase == op_phase::optimizer && m_mixed ? dtype::fp32 : m_precision;
         op.where = where;
+        if (m_layer != no_layer)
+            op.int_attrs["layer"] = {m_layer};
+        else
+            op.int_attrs.erase("layer");
         apply_attr_defaults(op);
         for (int o = 0; o < outputs; ++o)
             op.outputs.push_back(new_tensor(outputs == 1 ? op.name : op.name + "." + std::to_string(o), tensor_role::activation, m_precision));
@@ -123,6 +152,13 @@ private:
         if (m_grad[static_cast<size_t>(t)] >= 0) return m_grad[static_cast<size_t>(t)];
         const auto parts = m_contrib[static_cast<size_t>(t)];
         if (parts.empty()) return -1;
+        // The sum belongs to the earliest layer that contributes (where the gradient flows on from).
+        std::int64_t layer = no_layer;
+        for (int part : parts) {
+            const int producer = m_g.tensor(part).producer;
+            if (producer >= 0) layer = min_layer(layer, layer_of(m_g.op(producer)));
+        }
+        layer_scope at(*this, layer);
         int g = parts[0];
         for (size_t i = 1; i < parts.size(); ++i) g = add1("add", m_g.tensor(t).name + ".grad_sum", {g, parts[i]}, {});
         m_grad[static_cast<size_t>(t)] = g;
@@ -174,10 +210,41 @@ private:
             any |= dys.back() >= 0;
         }
         if (!any || f.kind == op_kind::shape_only) return;
+        layer_scope at(*this, layer_of(f));
         const int dy = dys[0];
         const std::string n = f.name + ".grad";
         auto rg = [&](size_t i) { return i < f.inputs.size() && m_rg[static_cast<size_t>(f.inputs[i])]; };
         const auto& in = f.inputs;
+
+        // Collectives of tensor-parallel shards (Megatron-LM): the gradient of an all_reduce (g) is the output
+        // gradient itself, of grad_all_reduce (f) an all_reduce, of an all_gather a reduce_scatter (or this rank's
+        // part when the ranks used the gathered tensor identically) and of a reduce_scatter an all_gather.
+        if (f.kind == op_kind::collective || f.type == "grad_all_reduce") {
+            if (!rg(0)) return;
+            op_attrs a;
+            a.i("ranks", attr_int(f, "ranks", 1)).i("axis", attr_int(f, "axis")).s("group", attr_text(f, "group"));
+            const int ax = *normalise_axis(attr_int(f, "axis"), shape(in[0]).size());
+            if (f.type == "all_reduce")
+                contribute(in[0], dy);
+            else if (f.type == "grad_all_reduce")
+                contribute(in[0], add1("all_reduce", n, {dy}, a, f.where));
+            else if (f.type == "reduce_scatter")
+                contribute(in[0], add1("all_gather", n, {dy}, a, f.where));
+            else if (f.type == "all_gather" && attr_int(f, "grad_split"))
+                contribute(in[0], add1("slice", n, {dy},
+                                       op_attrs()
+                                           .is("starts", {0})
+                                           .is("ends", {shape(in[0])[static_cast<size_t>(ax)]})
+                                           .is("axes", {ax}),
+                                       f.where));
+            else if (f.type == "all_gather")
+                contribute(in[0], add1("reduce_scatter", n, {dy}, a, f.where));
+            else if (f.type == "all_to_all")
+                contribute(in[0], add1("all_to_all", n, {dy}, a, f.where));
+            else
+                fail("training: " + describe_op(f) + ": no backward rule for this collective", f.where);
+            return;
+        }
 
         if (f.type == "matmul") {
             if (shape(in[0]).size() < 2 || shape(in[1]).size() < 2)
@@ -263,6 +330,7 @@ private:
                 op.type = f.type + "_grad";
                 op.phase = op_phase::backward;
                 op.float_attrs["flops_per_element"] = attr_number(f, "flops_per_element");
+                if (m_layer != no_layer) op.int_attrs["layer"] = {m_layer};
                 op.compute_type = m_precision;
                 op.where = f.where;
                 op.inputs = {dy};
@@ -326,8 +394,13 @@ private:
         const size_t n = m_g.tensors().size();
         for (size_t t = 0; t < n; ++t) {
             if (m_g.tensors()[t].role != tensor_role::weight || m_g.tensors()[t].alias_of >= 0) continue;
+            // The update belongs to the earliest layer reading the weight (a tied embedding: the embedding's).
+            std::int64_t layer = no_layer;
+            for (int c : m_g.tensors()[t].consumers)
+                if (m_g.op(c).phase == op_phase::forward) layer = min_layer(layer, layer_of(m_g.op(c)));
             const int g = grad_of(static_cast<int>(t));
             if (g < 0) continue;
+            layer_scope at(*this, layer);
             const std::string w = m_g.tensors()[t].name;
             const shape_t s = m_g.tensors()[t].shape;
             std::vector<int> inputs = {static_cast<int>(t), g};

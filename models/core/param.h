@@ -57,6 +57,8 @@ public:
 
     void set_variable(const std::string& name, const std::string& value) { m_variables[name] = value; }
     const std::map<std::string, std::string>& variables() const { return m_variables; }
+    /// Puts back a saved set of variables (a chip of a system defines its own while it is built).
+    void replace_variables(std::map<std::string, std::string> v) { m_variables = std::move(v); }
     /// Replaces each ${expr} in text by its value (a lone ${name} by the variable's text).
     std::string substitute(const std::string& text, const source_location& where) const;
 

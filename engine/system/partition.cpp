@@ -1,0 +1,395 @@
+#include "engine/system/partition.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <set>
+
+#include "engine/workload/cost.h"
+#include "engine/workload/load.h"
+#include "engine/workload/op_types.h"
+#include "models/core/error.h"
+
+namespace tessel {
+
+int chunk_of_layer(std::int64_t layer, std::int64_t layers, int chunks) {
+    if (chunks <= 1 || layers <= 0) return 0;
+    if (layer < 0) return 0;
+    if (layer >= layers) return chunks - 1;
+    const std::int64_t per = layers / chunks;
+    return static_cast<int>(std::min<std::int64_t>(layer / std::max<std::int64_t>(per, 1), chunks - 1));
+}
+
+workload_graph subgraph(const workload_graph& g, const std::vector<int>& ops, const std::string& name) {
+    std::vector<char> in_set(g.ops().size(), 0);
+    for (int o : ops) in_set[static_cast<size_t>(o)] = 1;
+    std::set<int> used;
+    for (int o : ops) {
+        for (int t : g.op(o).inputs) used.insert(t);
+        for (int t : g.op(o).outputs) used.insert(t);
+    }
+    workload_graph s;
+    s.name = name;
+    s.parameters = g.parameters;
+    std::map<int, int> remap;
+    for (int t : used) {
+        tensor_info ti = g.tensor(t);
+        const bool inside = ti.producer >= 0 && in_set[static_cast<size_t>(ti.producer)];
+        if (!inside) {
+            if (ti.role == tensor_role::activation || ti.role == tensor_role::output) ti.role = tensor_role::input;
+        } else {
+            bool read_outside = ti.role == tensor_role::output;
+            for (int c : ti.consumers) read_outside |= !in_set[static_cast<size_t>(c)];
+            ti.role = read_outside ? tensor_role::output : tensor_role::activation;
+        }
+        ti.producer = -1;
+        ti.consumers.clear();
+        ti.alias_of = -1;
+        remap[t] = s.add_tensor(std::move(ti));
+    }
+    std::vector<int> sorted = ops;
+    std::sort(sorted.begin(), sorted.end());
+    for (int o : sorted) {
+        op_node op = g.op(o);
+        for (int& t : op.inputs) t = remap.at(t);
+        for (int& t : op.outputs) t = remap.at(t);
+        s.add_op(std::move(op));
+    }
+    s.relink();
+    return s;
+}
+
+namespace {
+
+std::int64_t layer_attr(const op_node& op, std::int64_t fallback) {
+    const auto it = op.int_attrs.find("layer");
+    return it == op.int_attrs.end() || it->second.empty() ? fallback : it->second.front();
+}
+
+std::int64_t param_int(const workload_graph& g, const std::string& key, std::int64_t fallback = 0) {
+    const auto it = g.parameters.find(key);
+    if (it == g.parameters.end()) return fallback;
+    try {
+        return static_cast<std::int64_t>(std::stod(it->second));
+    } catch (const std::exception&) {
+        return fallback;
+    }
+}
+
+/// Bytes of the whole tensor a collective works on (NCCL-tests convention).
+double collective_bytes(const workload_graph& g, const op_node& op) {
+    double in = 0, out = 0;
+    for (int t : op.inputs) in += static_cast<double>(g.tensor(t).bytes());
+    for (int t : op.outputs) out += static_cast<double>(g.tensor(t).bytes());
+    return std::max(in, out);
+}
+
+void list_collectives(const workload_graph& g, const std::string& when_default, std::vector<collective_use>& out) {
+    for (const auto& op : g.ops()) {
+        if (op.kind != op_kind::collective) continue;
+        const bool recompute = attr_int(op, "recompute") != 0;
+        out.push_back(collective_use{op.name, op.type, attr_text(op, "group"), collective_bytes(g, op),
+                                     recompute ? "recompute" : when_default});
+    }
+}
+
+class partitioner {
+public:
+    partitioner(const workload_graph& g, const parallel_plan& plan, std::int64_t layers, std::int64_t seq)
+        : m_g(g), m_plan(plan), m_layers(layers), m_seq(seq) {}
+
+    std::vector<chunk_partition> run() {
+        const int chunks = m_plan.chunks();
+        const size_t n = m_g.ops().size();
+        m_chunk.assign(n, 0);
+        for (size_t i = 0; i < n; ++i) m_chunk[i] = chunk_of_layer(layer_attr(m_g.ops()[i], 0), m_layers, chunks);
+        m_weight_grad_only.assign(n, -1);
+        std::vector<chunk_partition> out(static_cast<size_t>(chunks));
+        for (int c = 0; c < chunks; ++c) build(c, out[static_cast<size_t>(c)]);
+        return out;
+    }
+
+private:
+    const workload_graph& m_g;
+    parallel_plan m_plan;
+    std::int64_t m_layers, m_seq;
+    std::vector<int> m_chunk;
+    std::vector<int> m_weight_grad_only;  // memo: -1 unknown
+
+    const op_node& op(int i) const { return m_g.op(i); }
+    bool phase_is(int i, op_phase p) const { return op(i).phase == p; }
+
+    /// True when op i only sums or re-lays out gradients on their way into optimizer updates (a weight gradient
+    /// such as a tied embedding's, not something the pipeline sends): its results go into optimizer ops directly or
+    /// through more such sums and layout changes.
+    bool weight_grad_only(int i) {
+        int& memo = m_weight_grad_only[static_cast<size_t>(i)];
+        if (memo >= 0) return memo != 0;
+        memo = 0;
+        const op_node& o = op(i);
+        if (o.phase != op_phase::backward ||
+            !(o.type == "add" || o.kind == op_kind::reshape || o.kind == op_kind::transpose))
+            return false;
+        bool all = !o.outputs.empty();
+        for (int t : o.outputs)
+            for (int c : m_g.tensor(t).consumers)
+                all = all && (phase_is(c, op_phase::optimizer) || weight_grad_only(c));
+        memo = all ? 1 : 0;
+        return all;
+    }
+
+    /// The tensor whose storage t shares (through views such as reshape and Megatron's f).
+    int storage_root(int t) const {
+        for (int guard = 0; guard < 64; ++guard) {
+            const int p = m_g.tensor(t).producer;
+            if (p < 0 || !is_view(op(p))) return t;
+            const int src = view_source(m_g, op(p));
+            if (src < 0) return t;
+            t = src;
+        }
+        return t;
+    }
+
+    static bool holds_data(const tensor_info& t) {
+        return t.role == tensor_role::activation || t.role == tensor_role::input || t.role == tensor_role::output;
+    }
+
+    /// Kept bytes of a set of tensors, views counted once.
+    double kept_of(const std::set<int>& tensors, std::vector<kept_tensor>* list) const {
+        std::set<int> roots;
+        for (int t : tensors) roots.insert(storage_root(t));
+        double sum = 0;
+        for (int r : roots) {
+            const auto& ti = m_g.tensor(r);
+            if (!holds_data(ti) || (ti.producer >= 0 && op(ti.producer).phase != op_phase::forward)) continue;
+            sum += static_cast<double>(ti.bytes());
+            if (list) list->push_back(kept_tensor{ti.name, static_cast<double>(ti.bytes())});
+        }
+        if (list)
+            std::stable_sort(list->begin(), list->end(),
+                             [](const kept_tensor& a, const kept_tensor& b) { return a.bytes > b.bytes; });
+        return sum;
+    }
+
+    void build(int c, chunk_partition& p) {
+        const int chunks = m_plan.chunks();
+        p.index = c;
+        p.stage = c % m_plan.pp;
+        p.virtual_index = c / m_plan.pp;
+        if (m_layers > 0 && chunks > 0) {
+            const std::int64_t per = m_layers / chunks;
+            p.first_layer = c == 0 ? -1 : static_cast<int>(c * per);
+            p.last_layer = c == chunks - 1 ? static_cast<int>(m_layers) : static_cast<int>((c + 1) * per - 1);
+        }
+        std::vector<int> fwd, bwd, opt;
+        std::set<int> weights;
+        for (size_t i = 0; i < m_g.ops().size(); ++i) {
+            const op_node& o = m_g.ops()[i];
+            if (o.phase == op_phase::optimizer) continue;
+            if (m_chunk[i] != c) continue;
+            (o.phase == op_phase::forward ? fwd : bwd).push_back(static_cast<int>(i));
+            for (int t : o.inputs)
+                if (m_g.tensor(t).role == tensor_role::weight) weights.insert(t);
+        }
+        // The optimizer updates of every weight the chunk reads (a tied embedding is updated on both stages).
+        for (size_t i = 0; i < m_g.ops().size(); ++i) {
+            const op_node& o = m_g.ops()[i];
+            if (o.phase == op_phase::optimizer && !o.inputs.empty() && weights.count(o.inputs[0]))
+                opt.push_back(static_cast<int>(i));
+        }
+
+        // Recomputation: forward ops re-run in front of the backward pass.
+        std::vector<int> recomputed;
+        if (!bwd.empty()) {
+            if (m_plan.recompute == "full")
+                recomputed = fwd;
+            else if (m_plan.recompute == "selective")
+                for (int i : fwd)
+                    if (attr_int(op(i), "attention_core")) recomputed.push_back(i);
+        }
+
+        // Graphs.
+        p.forward = subgraph(m_g, fwd, m_g.name + ".chunk" + std::to_string(c) + ".forward");
+        std::vector<int> bwd_ops = recomputed;
+        bwd_ops.insert(bwd_ops.end(), bwd.begin(), bwd.end());
+        p.backward = subgraph(m_g, bwd_ops, m_g.name + ".chunk" + std::to_string(c) + ".backward");
+        for (auto& o : p.backward.ops())
+            if (o.phase == op_phase::forward) o.int_attrs["recompute"] = {1};
+        p.optimizer = subgraph(m_g, opt, m_g.name + ".chunk" + std::to_string(c) + ".optimizer");
+        if (m_plan.zero >= 1 && m_plan.dp > 1 && !opt.empty()) {
+            // ZeRO: each replica updates 1/dp of every tensor (a flat share, rounded up).
+            for (auto& t : p.optimizer.tensors())
+                if (t.role != tensor_role::constant) t.shape = {(t.elements() + m_plan.dp - 1) / m_plan.dp};
+            compute_costs(p.optimizer);
+        }
+        list_collectives(p.forward, "forward", p.collectives);
+        list_collectives(p.backward, "backward", p.collectives);
+        list_collectives(p.optimizer, "optimizer", p.collectives);
+
+        // Boundaries.
+        std::set<int> fwd_set(fwd.begin(), fwd.end()), bwd_set(bwd.begin(), bwd.end());
+        auto send = [&](std::vector<boundary_tensor>& list, int t, int to) {
+            for (const auto& b : list)
+                if (b.name == m_g.tensor(t).name && b.to_chunk == to) return;
+            const auto& ti = m_g.tensor(t);
+            list.push_back(boundary_tensor{ti.name, ti.shape, ti.type, static_cast<double>(ti.bytes()), c, to});
+        };
+        for (int i : fwd)
+            for (int t : op(i).outputs)
+                for (int consumer : m_g.tensor(t).consumers) {
+                    const int to = m_chunk[static_cast<size_t>(consumer)];
+                    if (to != c && !phase_is(consumer, op_phase::optimizer)) send(p.sends_forward, t, to);
+                }
+        for (int i : bwd)
+            for (int t : op(i).outputs)
+                for (int consumer : m_g.tensor(t).consumers) {
+                    const int to = m_chunk[static_cast<size_t>(consumer)];
+                    if (to == c || !phase_is(consumer, op_phase::backward) || weight_grad_only(consumer)) continue;
+                    send(p.sends_backward, t, to);
+                }
+        for (const auto& b : p.sends_forward) p.send_forward_bytes += b.bytes;
+        for (const auto& b : p.sends_backward) p.send_backward_bytes += b.bytes;
+
+        // Weights, gradients, optimizer state.
+        std::map<int, const op_node*> update_of;
+        for (const auto& o : m_g.ops())
+            if (o.phase == op_phase::optimizer && !o.inputs.empty()) update_of[o.inputs[0]] = &o;
+        for (int w : weights) {
+            const auto& ti = m_g.tensor(w);
+            p.weights.push_back(ti.name);
+            p.params += static_cast<double>(ti.elements());
+            p.weight_bytes += static_cast<double>(ti.bytes());
+            const auto it = update_of.find(w);
+            if (it == update_of.end()) continue;
+            const op_node& u = *it->second;
+            if (u.inputs.size() > 1) p.grad_bytes += static_cast<double>(m_g.tensor(u.inputs[1]).bytes());
+            for (size_t k = 2; k < u.inputs.size(); ++k)
+                p.optimizer_bytes += static_cast<double>(m_g.tensor(u.inputs[k]).bytes());
+        }
+
+        // Activations kept for the backward pass.
+        if (!bwd.empty()) {
+            std::set<int> read_by_backward, produced_fwd;
+            for (int i : fwd)
+                for (int t : op(i).outputs) produced_fwd.insert(t);
+            for (int i : bwd)
+                for (int t : op(i).inputs) {
+                    const auto& ti = m_g.tensor(t);
+                    if (!holds_data(ti)) continue;
+                    if (ti.producer < 0 || phase_is(ti.producer, op_phase::forward)) read_by_backward.insert(t);
+                }
+            std::set<int> none = read_by_backward, kept;
+            if (m_plan.recompute == "none") {
+                kept = none;
+            } else if (m_plan.recompute == "selective") {
+                std::set<int> recomputed_out;
+                for (int i : recomputed)
+                    for (int t : op(i).outputs) recomputed_out.insert(t);
+                for (int t : read_by_backward)
+                    if (!recomputed_out.count(t)) kept.insert(t);
+                for (int i : recomputed)
+                    for (int t : op(i).inputs)
+                        if (holds_data(m_g.tensor(t)) && !recomputed_out.count(t)) kept.insert(t);
+            } else {
+                // Full: only what the chunk's forward reads from outside itself (its input).
+                for (int i : fwd)
+                    for (int t : op(i).inputs)
+                        if (holds_data(m_g.tensor(t)) && !produced_fwd.count(t)) kept.insert(t);
+            }
+            p.activation_bytes = kept_of(kept, &p.kept);
+            const double all = kept_of(none, nullptr);
+            p.recompute_bytes = std::max(0.0, all - p.activation_bytes);
+        }
+
+        // Gradient synchronisation, once per iteration.
+        const bool has_grads = !opt.empty();
+        if (has_grads && m_plan.dp > 1) {
+            p.dp_grad_bytes = p.grad_bytes;
+            if (m_plan.zero == 0) {
+                p.grad_sync.push_back({"dp.grad_all_reduce", "all_reduce", "dp", p.grad_bytes, "iteration"});
+            } else {
+                p.grad_sync.push_back({"dp.grad_reduce_scatter", "reduce_scatter", "dp", p.grad_bytes, "iteration"});
+                p.grad_sync.push_back({"dp.weight_all_gather", "all_gather", "dp", p.weight_bytes, "iteration"});
+                if (m_plan.zero == 3) {
+                    p.grad_sync.push_back(
+                        {"dp.zero3_forward_all_gather", "all_gather", "dp", p.weight_bytes, "microbatch"});
+                    p.grad_sync.push_back(
+                        {"dp.zero3_backward_all_gather", "all_gather", "dp", p.weight_bytes, "microbatch"});
+                }
+            }
+        }
+        if (has_grads && chunks > 1) {
+            // Weights read by forward ops of other chunks on other stages (a tied embedding): their gradients are
+            // all-reduced between the stages holding a copy.
+            double tied = 0;
+            for (int w : weights) {
+                std::set<int> stages;
+                for (int consumer : m_g.tensor(w).consumers)
+                    if (phase_is(consumer, op_phase::forward))
+                        stages.insert(m_chunk[static_cast<size_t>(consumer)] % m_plan.pp);
+                if (stages.size() > 1) {
+                    const auto it = update_of.find(w);
+                    if (it != update_of.end() && it->second->inputs.size() > 1)
+                        tied += static_cast<double>(m_g.tensor(it->second->inputs[1]).bytes());
+                }
+            }
+            if (tied > 0)
+                p.grad_sync.push_back({"embedding.grad_all_reduce", "all_reduce", "embedding", tied, "iteration"});
+        }
+        if (has_grads && m_plan.sequence_parallel && m_plan.tp > 1 && m_seq > 0) {
+            // Replicated weights applied to this rank's share of the sequence: gradients summed over tp.
+            const std::int64_t local = m_seq / m_plan.tp;
+            double replicated = 0;
+            for (int w : weights) {
+                bool on_shard = false;
+                for (int consumer : m_g.tensor(w).consumers) {
+                    if (!phase_is(consumer, op_phase::forward) || op(consumer).outputs.empty()) continue;
+                    const auto& s = m_g.tensor(op(consumer).outputs[0]).shape;
+                    on_shard |= s.size() >= 3 && s[1] == local;
+                }
+                const auto it = update_of.find(w);
+                if (on_shard && it != update_of.end() && it->second->inputs.size() > 1)
+                    replicated += static_cast<double>(m_g.tensor(it->second->inputs[1]).bytes());
+            }
+            if (replicated > 0)
+                p.grad_sync.push_back(
+                    {"tp.sequence_parallel_grad_all_reduce", "all_reduce", "tp", replicated, "iteration"});
+        }
+    }
+};
+
+}  // namespace
+
+partition_result partition(const std::string& spec, const std::map<std::string, std::string>& overrides,
+                           const parallel_plan& plan) {
+    const plan_target target = plan_target_of(spec, overrides, plan.chips());
+    validate_plan(plan, target);
+    auto ov = overrides;
+    ov["batch"] = std::to_string(plan.microbatch);
+    if (target.splittable) {
+        ov["tp"] = std::to_string(plan.tp);
+        ov["sequence_parallel"] = plan.sequence_parallel ? "true" : "false";
+    }
+    const workload_graph g = load_workload(spec, ov);
+    partition_result r;
+    r.plan = plan;
+    r.workload = spec;
+    r.layers = target.layers;
+    r.batch = target.batch;
+    r.microbatches = microbatches(plan, target.batch);
+    const auto it = g.parameters.find("training");
+    r.training = it != g.parameters.end() && it->second != "none";
+    if (!r.training)
+        r.notes.push_back("workload.training is none: the chunks have forward graphs only (inference pipeline)");
+    r.chunks = partitioner(g, plan, target.layers, param_int(g, "seq", target.seq)).run();
+    if (target.splittable && plan.tp > 1) {
+        const std::int64_t vocab = param_int(g, "vocab");
+        if (vocab % plan.tp)
+            r.notes.push_back("the vocabulary (" + std::to_string(vocab) + ") is padded to " +
+                              std::to_string((vocab + plan.tp - 1) / plan.tp * plan.tp) + " rows to split it " +
+                              std::to_string(plan.tp) + " ways");
+    }
+    return r;
+}
+
+}  // namespace tessel
