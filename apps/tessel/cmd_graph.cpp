@@ -38,7 +38,9 @@ std::map<std::string, std::string> parse_sets(const std::vector<std::string>& se
         if (eq == std::string::npos || eq == 0) fail("--set " + s + ": expected KEY=VALUE (e.g. --set batch=8)");
         std::string key = s.substr(0, eq);
         if (key.rfind("workload.", 0) == 0) key = key.substr(9);
-        m[key] = s.substr(eq + 1);
+        const std::string value = s.substr(eq + 1);
+        if (const auto [it, fresh] = m.emplace(key, value); !fresh && it->second != value)
+            fail("--set " + key + " is given twice, as '" + it->second + "' and as '" + value + "'; give it once");
     }
     return m;
 }

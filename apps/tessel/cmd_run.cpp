@@ -5,12 +5,14 @@
 #include "apps/tessel/paths.h"
 #include "engine/program/program_yaml.h"
 #include "engine/run/session.h"
+#include "models/core/limits.h"
 
 namespace tessel {
 namespace {
 
 session_options g_opt;
 bool g_json = false, g_quiet = false;
+std::vector<std::string> g_limits;
 
 CLI::App* setup(CLI::App& app) {
     auto* c = app.add_subcommand("run", "simulate a workload or a program on a platform");
@@ -29,12 +31,14 @@ CLI::App* setup(CLI::App& app) {
     c->add_option("--floorplan", g_opt.floorplan, "draw the grid of compute units coloured by how busy each was (.svg or .png)");
     c->add_option("--emit-program", g_opt.emit_program, "write the program as it runs (program YAML; replay it with -g FILE)");
     c->add_flag("--stats-per-unit", g_opt.per_unit_stats, "include per-unit arrays (per link, per PE) in stats JSON");
+    c->add_option("--limit", g_limits, "raise or lower a resource budget: NAME=VALUE (repeatable; modules, ops, steps, packets, sim_seconds; docs/reliability.md)");
     c->add_flag("--json", g_json, "print the summary as JSON instead of a table");
     c->add_flag("-q,--quiet", g_quiet, "print nothing on success");
     return c;
 }
 
 int run() {
+    for (const auto& l : g_limits) limits().set(l);
     if (g_opt.platform.empty() && !g_opt.program.empty()) g_opt.platform = program_platform(g_opt.program);
     if (g_opt.platform.empty())
         throw input_error(g_opt.program.empty() ? "tessel run needs --platform"

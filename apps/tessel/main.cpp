@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
+#include <new>
 #include <iostream>
 
 #include "apps/tessel/command.h"
@@ -60,6 +61,14 @@ int sc_main(int argc, char** argv) {
             return 2;
         }
     }
+    // An unknown option before any command would otherwise read as a missing command.
+    if (argc > 1 && argv[1][0] == '-') {
+        const std::string a = argv[1];
+        if (a != "-h" && a != "--help" && a != "--version") {
+            std::cerr << "tessel: error: unknown option '" << a << "' (tessel COMMAND [OPTIONS]; tessel --help lists the commands)\n";
+            return 2;
+        }
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -73,6 +82,11 @@ int sc_main(int argc, char** argv) {
         return 2;
     } catch (const input_error& e) {
         std::cerr << "tessel: error: " << e.what() << "\n";
+        return 2;
+    } catch (const std::bad_alloc&) {
+        // A last line of defence: the budgets (models/core/limits.h) should refuse such an input first.
+        std::cerr << "tessel: error: out of memory: the input needs more memory than this machine gives tessel; make "
+                     "it smaller (docs/reliability.md)\n";
         return 2;
     } catch (const std::exception& e) {
         std::cerr << "tessel: internal error: " << e.what() << "\n";

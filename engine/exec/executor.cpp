@@ -1,7 +1,9 @@
 #include "engine/exec/executor.h"
 
 #include <algorithm>
+#include <cmath>
 
+#include "models/core/limits.h"
 #include "models/interconnect/interconnect.h"
 
 namespace tessel {
@@ -79,6 +81,53 @@ void executor::check_acyclic(const program& p) const {
                       " (" + std::to_string(n - seen) + " steps are blocked)");
 }
 
+void executor::check_budget(const program& p) const {
+    // Compute steps on a resource that does not compute, and the run's packets and simulated time estimated
+    // before it starts: lower bounds from the largest packet and the fastest link of any network, so a run
+    // refused here could never have fitted.
+    using r = component::role;
+    std::uint64_t max_packet = 0;
+    double max_rate = 0;
+    for (const interconnect* n : m_nets)
+        if (n) {
+            max_packet = std::max(max_packet, n->packet_bytes());
+            max_rate = std::max(max_rate, n->link_bytes_per_second());
+        }
+    double packets = 0;
+    for (std::uint32_t s = 0; s < p.steps.size(); ++s) {
+        const step& st = p.steps[s];
+        auto refuse = [&](const component& c, const std::string& why) {
+            throw input_error("program '" + p.name + "': " + p.describe(s) + " " + why + " " + c.path() + " (" + c.kind_name() + ")");
+        };
+        if (st.kind == step_kind::compute && !m_comps[st.at.comp]->has_role(r::compute))
+            refuse(*m_comps[st.at.comp], "computes on");
+        // A start or a delay past the simulated-time budget could never finish inside it (an emitted program's
+        // start of 1e23 ticks would otherwise leave the step waiting forever past the representable end).
+        for (const auto& [t, verb] : {std::pair<tick, const char*>{st.not_before, " starts at "}, {st.length, " lasts "}}) {
+            const double secs = ticks_to_seconds(t);
+            if (secs > limits().sim_seconds)
+                throw input_error("program '" + p.name + "': " + p.describe(s) + verb + format_time(secs) + "; " +
+                                  over_limit("sim_seconds", secs, "simulated seconds"));
+        }
+        // Transfer endpoints are not checked by role here: mappers write configuration into compute units
+        // (rdu_pcu takes writes); a hand-written program's are checked where they are read (program_yaml.cpp),
+        // and a pe refuses a transfer itself (pe::transport).
+        if (st.kind != step_kind::transfer) continue;
+        if (st.bytes == 0 || max_packet == 0) continue;
+        const double bytes = static_cast<double>(st.bytes);
+        const double k = std::ceil(bytes / static_cast<double>(max_packet));
+        packets += k;
+        const double secs = max_rate > 0 ? bytes / max_rate : 0;
+        if (secs > limits().sim_seconds)
+            throw input_error("program '" + p.name + "': " + p.describe(s) + " moves " + format_bytes(bytes) +
+                              ", at least " + format_time(secs) + " of simulated time at the fastest link bandwidth of any network, " +
+                              format_rate(max_rate, "B/s") + "; " + over_limit("sim_seconds", secs, "simulated seconds"));
+    }
+    if (packets > limits().packets)
+        throw input_error("program '" + p.name + "' " + over_limit("packets", packets, "network packets") +
+                          " (its transfers in packets of at most " + format_bytes(static_cast<double>(max_packet)) + ")");
+}
+
 executor::result executor::run(const program& p) {
     m_prog = &p;
     const size_t n = p.steps.size();
@@ -122,6 +171,7 @@ executor::result executor::run(const program& p) {
             check(st.to);
         }
     }
+    check_budget(p);
     // Tie-break ranks: by label when the program has labels (a hand-written program's ids), else by index.
     m_rank.resize(n);
     for (size_t s = 0; s < n; ++s) m_rank[s] = static_cast<std::uint32_t>(s);

@@ -133,6 +133,9 @@ private:
     /// destination stage.
     void enter_stage(packet& k, std::uint32_t ki);
     void delivered(std::uint32_t k);
+    /// Refuses, before the run, steps on the wrong kind of resource and programs over the packet or simulated-time
+    /// budget (models/core/limits.h).
+    void check_budget(const program& p) const;
     attach_point attach_or_fail(const endpoint& e, std::int32_t unit, std::uint32_t s) const;
     const std::vector<route_segment>& route_of(const packet& k) const;
     void wake_at(component& c, tick at) override;

@@ -1,5 +1,7 @@
 #include "engine/mappers/mesh_mapper.h"
 
+#include "models/core/limits.h"
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -299,6 +301,11 @@ private:
                 std::int64_t mb = r1 - r0, nb = n1 - n0;
                 int sm = 1, sn = 1;
                 while (static_cast<double>((mb + sm - 1) / sm) * static_cast<double>((nb + sn - 1) / sn) * 4 > work_budget / 2) {
+                    if (sm >= mb && sn >= nb)
+                        fail("mesh mapper: op '" + op.name + "' cannot fit even one fp32 accumulator in a tile's working SRAM (" +
+                             format_bytes(work_budget) + " of " + format_bytes(static_cast<double>(m_capacity)) +
+                             " with mapper.resident_fraction " + format_number(m_opt.resident_fraction) +
+                             "); give the tiles more SRAM (tile.sram.capacity)");
                     if ((mb + sm - 1) / sm >= (nb + sn - 1) / sn) sm *= 2;
                     else sn *= 2;
                 }
@@ -307,6 +314,12 @@ private:
                 std::int64_t kc = static_cast<std::int64_t>(avail / (buffers * static_cast<double>(smb + snb) * eb));
                 kc = std::clamp<std::int64_t>(kc, 1, K);
                 const std::int64_t chunks = (K + kc - 1) / kc;
+                const double planned = static_cast<double>(pm) * pn * sm * sn * static_cast<double>(chunks) * 3;
+                if (planned > limits().steps)
+                    fail("mesh mapper: op '" + op.name + "' in " + format_number(static_cast<double>(sm) * sn) + " sub-blocks x " +
+                         std::to_string(chunks) + " K chunks on " + std::to_string(pm * pn) + " tiles " +
+                         over_limit("steps", planned, "steps") + "; a tile's SRAM of " +
+                         format_bytes(static_cast<double>(m_capacity)) + " is far too small for this op (tile.sram.capacity)");
                 chunks_used = static_cast<int>(chunks);
                 subblocks_used = sm * sn;
                 kc_used = kc;

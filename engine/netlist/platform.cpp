@@ -1,5 +1,7 @@
 #include "engine/netlist/platform.h"
 
+#include "models/core/limits.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cctype>
@@ -104,6 +106,7 @@ platform::platform(sc_core::sc_module_name n, const yaml_node& root, param_conte
         }
         if (q.dim != dimension::frequency || q.value <= 0)
             throw input_error("clock: expected a frequency such as 1GHz, got '" + text + "'", where);
+        if (const std::string why = clock_out_of_range(q.value); !why.empty()) throw input_error("clock: " + why, where);
         m_clock.hz = q.value;
         ctx.set_variable("clock", value);
         ctx.record(m_prefix + "clock", value);

@@ -7,6 +7,8 @@
 
 #include "engine/program/program_emit.h"
 #include "engine/program/traffic.h"
+#include "models/core/checked.h"
+#include "models/core/limits.h"
 #include "models/core/expr.h"
 #include "models/core/tracer.h"
 
@@ -101,7 +103,7 @@ struct reader {
             throw input_error(what + ": expected a size such as 1MiB or 4096B, got '" + text(n, what) + "'", n.where());
         if (q.value < 0 || std::floor(q.value) != q.value)
             throw input_error(what + ": expected a whole number of bytes, got '" + text(n, what) + "'", n.where());
-        return static_cast<std::uint64_t>(q.value);
+        return static_cast<std::uint64_t>(checked_count(q.value, what, n.where()));
     }
 
     tick time(const yaml_node& n, const std::string& what) const {
@@ -114,6 +116,29 @@ struct reader {
     }
 
     endpoint place(const yaml_node& n, const std::string& what) const { return plat.resolve(text(n, what), n.where()); }
+
+    /// A place a transfer reads or writes: a memory, a component holding memory (a tile), or a network port.
+    endpoint data_place(const yaml_node& n, const std::string& what) const {
+        const endpoint e = place(n, what);
+        const component& c = plat.comp(e.comp);
+        using r = component::role;
+        if (!c.has_role(r::memory) && !c.has_role(r::interconnect))
+            throw input_error(what + ": '" + text(n, what) + "' is a " + c.kind_name() + ", which holds no data; a transfer moves "
+                              "data between memories (a tile, its sram, an hbm) or network ports",
+                              n.where());
+        return e;
+    }
+
+    /// A place a compute step runs on: a component that computes.
+    endpoint compute_place(const yaml_node& n, const std::string& what) const {
+        const endpoint e = place(n, what);
+        const component& c = plat.comp(e.comp);
+        if (!c.has_role(component::role::compute))
+            throw input_error(what + ": '" + text(n, what) + "' is a " + c.kind_name() + ", which does not compute; a compute "
+                              "step runs on a processing element (a tile, its pe, a gpu)",
+                              n.where());
+        return e;
+    }
 };
 
 }  // namespace
@@ -197,6 +222,7 @@ program parse_program(const yaml_node& root, const platform& plat, param_context
         if (item.has("for")) {
             const yaml_node loops = item["for"];
             loops.expect_map("for (a map of variable: range, e.g. {i: 0..15})");
+            std::vector<std::pair<std::string, std::vector<double>>> loop_values;
             for (const auto& l : loops.entries()) {
                 const std::string what = "for." + l.key;
                 auto number = [&](const std::string& text, const source_location& where) {
@@ -226,16 +252,28 @@ program parse_program(const yaml_node& root, const platform& plat, param_context
                         throw input_error(what + ": expected a range 'a..b' (inclusive) or a list", l.value.where());
                     const double a = number(r.substr(0, dots), l.value.where());
                     const double b = number(r.substr(dots + 2), l.value.where());
+                    if (!std::isfinite(a) || !std::isfinite(b) || std::fabs(a) > 9e15 || std::fabs(b) > 9e15)
+                        throw input_error(what + ": range '" + r + "' needs finite bounds within +-9e15", l.value.where());
                     if (b < a) throw input_error(what + ": empty range '" + r + "'", l.value.where());
                     if (b - a > 1e7) throw input_error(what + ": range '" + r + "' is too long", l.value.where());
                     for (double v = a; v <= b; v += 1) values.push_back(v);
                 }
+                loop_values.emplace_back(l.key, std::move(values));
+            }
+            // The loops multiply: refuse a product over the steps budget before building any of it.
+            double planned = 1;
+            for (const auto& [_, values] : loop_values) planned *= static_cast<double>(values.size());
+            if (planned + static_cast<double>(prog.size()) > limits().steps)
+                throw input_error("for: the loops make " + format_number(planned) + " steps; the program " +
+                                      over_limit("steps", planned + static_cast<double>(prog.size()), "steps"),
+                                  loops.where());
+            for (const auto& [key, values] : loop_values) {
                 std::vector<vars_t> next;
                 next.reserve(combos.size() * values.size());
                 for (const auto& c : combos)
                     for (double v : values) {
                         vars_t m = c;
-                        m[l.key] = v;
+                        m[key] = v;
                         next.push_back(std::move(m));
                     }
                 combos.swap(next);
@@ -257,7 +295,7 @@ program parse_program(const yaml_node& root, const platform& plat, param_context
                 t.check_keys({"from", "to", "bytes", "from_address", "to_address"}, "transfer");
                 for (const char* k : {"from", "to", "bytes"})
                     if (!t.has(k)) throw input_error(std::string("transfer needs '") + k + "'", t.where());
-                endpoint from = rd.place(t["from"], "from"), to = rd.place(t["to"], "to");
+                endpoint from = rd.data_place(t["from"], "from"), to = rd.data_place(t["to"], "to");
                 if (t.has("from_address")) from.address = rd.bytes(t["from_address"], "from_address");
                 if (t.has("to_address")) to.address = rd.bytes(t["to_address"], "to_address");
                 s = prog.add_transfer(op, from, to, rd.bytes(t["bytes"], "bytes"), {});
@@ -278,9 +316,16 @@ program parse_program(const yaml_node& root, const platform& plat, param_context
                     gm.expect_seq("gemm ([m, n, k])");
                     const auto dims = gm.items();
                     if (dims.size() != 3) throw input_error("gemm: expected [m, n, k]", gm.where());
-                    w.m = static_cast<std::int64_t>(rd.count(dims[0], "gemm.m"));
-                    w.n = static_cast<std::int64_t>(rd.count(dims[1], "gemm.n"));
-                    w.k = static_cast<std::int64_t>(rd.count(dims[2], "gemm.k"));
+                    const char* names[] = {"gemm.m", "gemm.n", "gemm.k"};
+                    std::int64_t mnk[3];
+                    for (int i = 0; i < 3; ++i) {
+                        mnk[i] = checked_count(rd.count(dims[static_cast<size_t>(i)], names[i]), names[i], dims[static_cast<size_t>(i)].where());
+                        if (mnk[i] < 1) throw input_error(std::string(names[i]) + ": must be at least 1, got 0", dims[static_cast<size_t>(i)].where());
+                    }
+                    w.m = mnk[0];
+                    w.n = mnk[1];
+                    w.k = mnk[2];
+                    (void)checked_mul(checked_mul(w.m, w.n, "gemm m x n", gm.where()), w.k, "gemm m x n x k", gm.where());
                     w.batch = 1;
                     w.macs = static_cast<double>(w.m) * static_cast<double>(w.n) * static_cast<double>(w.k);
                     w.cls = op_class::gemm;
@@ -291,7 +336,11 @@ program parse_program(const yaml_node& root, const platform& plat, param_context
                 }
                 if (c.has("vector_ops")) w.vector_ops = rd.count(c["vector_ops"], "vector_ops");
                 if (c.has("bytes")) w.bytes_in = static_cast<double>(rd.bytes(c["bytes"], "bytes"));
-                s = prog.add_compute(op, rd.place(c["on"], "on"), prog.add_work(w), {});
+                if (!c.has("gemm") && !c.has("macs") && !c.has("vector_ops") && !c.has("bytes"))
+                    throw input_error("compute needs the work it does: macs, gemm: [m, n, k], vector_ops or bytes (operands "
+                                      "it loads)",
+                                      c.where());
+                s = prog.add_compute(op, rd.compute_place(c["on"], "on"), prog.add_work(w), {});
             } else if (item.has("sync")) {
                 const yaml_node sy = item["sync"];
                 sy.expect_map("sync");

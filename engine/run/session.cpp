@@ -30,7 +30,12 @@ tick parse_time_arg(const std::string& text, const std::string& what) {
     }
     if (q.dim != dimension::time && !(q.dim == dimension::scalar && q.value == 0))
         throw input_error(what + ": expected a time such as 10us, got '" + text + "'");
-    return seconds_to_ticks(q.value);
+    if (q.value < 0) throw input_error(what + ": a time from the start of the run cannot be negative, got '" + text + "'");
+    try {
+        return seconds_to_ticks(q.value);
+    } catch (const input_error& e) {
+        throw input_error(what + ": " + e.message());
+    }
 }
 
 void write_file(const std::string& path, const std::string& text) {
@@ -61,10 +66,16 @@ session::~session() = default;
 
 run_summary session::run() {
     if (m_opt.platform.empty()) throw input_error("no platform given (--platform FILE.yaml)");
-    if (m_opt.workload.empty() == m_opt.program.empty())
+    if (m_opt.workload.empty() && m_opt.program.empty())
+        throw input_error("nothing to run: give --workload (a workload to map) or --program (a program to run)");
+    if (!m_opt.workload.empty() && !m_opt.program.empty())
         throw input_error("give either --workload (a workload to map) or --program (a program to run), not both");
+    std::map<std::string, std::string> given;
     for (const auto& s : m_opt.sets) {
         auto [k, v] = split_set(s);
+        // Outputs must not depend on the order of the --set flags: one key with two values is refused.
+        if (const auto [it, fresh] = given.emplace(k, v); !fresh && it->second != v)
+            throw input_error("--set " + k + " is given twice, as '" + it->second + "' and as '" + v + "'; give it once");
         if (k.rfind("workload.", 0) == 0) m_workload_sets[k.substr(9)] = v;
         else m_ctx.add_override(k, v);
     }

@@ -91,6 +91,11 @@ std::string csv_cell(const nlohmann::ordered_json& v) {
 }
 
 results_store::results_store(std::string dir, bool writer) : m_dir(std::move(dir)), m_writer(writer) {
+    {
+        std::error_code ec;
+        if (fs::exists(m_dir, ec) && !fs::is_directory(m_dir, ec))
+            throw input_error("results folder '" + m_dir + "' is a file, not a folder; name another with --out");
+    }
     if (m_writer) {
         std::error_code ec;
         fs::create_directories(m_dir, ec);

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "engine/sweep/metrics.h"
+#include "models/core/limits.h"
 #include "models/core/units.h"
 #include "models/core/yaml_node.h"
 
@@ -62,7 +63,16 @@ public:
         m_root.check_keys({"sweep", "description", "platform", "workload", "program", "set", "axes", "zip", "derived",
                            "filter", "metrics", "timeout", "slurm"},
                           "sweep file");
-        if (m_root.has("sweep")) m_spec.name = m_root["sweep"].scalar("sweep");
+        if (m_root.has("sweep")) {
+            const yaml_node n = m_root["sweep"];
+            m_spec.name = n.scalar("sweep");
+            // The name becomes a folder (out/sweeps/NAME): one plain component, never a path out of it.
+            if (m_spec.name.empty() || m_spec.name == "." || m_spec.name == ".." ||
+                m_spec.name.find_first_of("/\\") != std::string::npos ||
+                std::any_of(m_spec.name.begin(), m_spec.name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; }))
+                n.fail("sweep: '" + m_spec.name + "' is not a plain name; it names the results folder out/sweeps/NAME, so it "
+                       "cannot be empty, '.' or '..', or hold '/', '\\' or control characters");
+        }
         if (m_root.has("description")) m_spec.description = m_root["description"].scalar("description");
         read_input("platform", m_spec.platform, m_spec.platform_where);
         read_input("workload", m_spec.workload, m_spec.workload_where);
@@ -532,6 +542,7 @@ std::vector<std::string> default_metrics() {
 spec load_spec(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw input_error("cannot open sweep file '" + path + "': no such file or not readable");
+    require_input_file(path, "sweep file");
     std::stringstream ss;
     ss << in.rdbuf();
     return parse_spec(ss.str(), path);
@@ -554,7 +565,9 @@ std::string format_value(double v) {
     return buf;
 }
 
-double parse_duration(const std::string& text) {
+namespace {
+
+double parse_duration_unchecked(const std::string& text) {
     char* end = nullptr;
     const double v = std::strtod(text.c_str(), &end);
     if (end != text.c_str()) {
@@ -572,6 +585,16 @@ double parse_duration(const std::string& text) {
     if (q.dim == dimension::scalar) return q.value;  // plain seconds
     if (q.dim != dimension::time) throw input_error("expected a duration such as 30s, 10min or 2h, got '" + text + "'");
     return q.value;
+}
+
+}  // namespace
+
+double parse_duration(const std::string& text) {
+    const double v = parse_duration_unchecked(text);
+    // 0 means no limit; a week per point is far past any sensible run (and keeps the clock arithmetic exact).
+    if (!(v >= 0)) throw input_error("expected a duration of 0 (no limit) or more, got '" + text + "'");
+    if (v > 604800) throw input_error("'" + text + "' is more than a week (604800 s); use 0 for no limit");
+    return v;
 }
 
 std::string point_key(const std::string& platform, const std::string& workload, const std::string& program,

@@ -75,6 +75,13 @@ void finalize_graph(workload_graph& g, dtype precision) {
     if (!has_outputs)
         for (auto& t : g.tensors())
             if (t.producer >= 0 && t.consumers.empty() && t.role == tensor_role::activation) t.role = tensor_role::output;
+    // A degenerate workload would "simulate" in 0 s: refuse it instead of reporting nonsense.
+    if (g.ops().empty()) fail("workload '" + g.name + "' has no ops: there is nothing to simulate");
+    for (const auto& t : g.tensors())
+        if (t.role == tensor_role::input && t.elements() == 0)
+            fail("workload '" + g.name + "': input '" + t.name + "' has shape " + t.shape_str() +
+                     ", with no elements (is a size parameter such as batch 0?)",
+                 t.consumers.empty() ? source_location{} : g.ops()[static_cast<size_t>(t.consumers.front())].where);
     g.topological_order();  // throws naming a cycle
     compute_costs(g);
     g.parameters["precision"] = dtype_name(precision);

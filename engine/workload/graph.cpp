@@ -1,5 +1,8 @@
 #include "engine/workload/graph.h"
 
+#include "models/core/checked.h"
+#include "models/core/limits.h"
+
 #include <algorithm>
 #include <queue>
 
@@ -43,11 +46,7 @@ const char* op_kind_name(op_kind k) {
     return "?";
 }
 
-std::int64_t tensor_info::elements() const {
-    std::int64_t n = 1;
-    for (auto d : shape) n *= d;
-    return n;
-}
+std::int64_t tensor_info::elements() const { return checked_elements(shape, "tensor '" + name + "'"); }
 
 std::string tensor_info::shape_str() const {
     std::string s;
@@ -83,6 +82,9 @@ size_t op_node::own_inputs() const {
 }
 
 int workload_graph::add_tensor(tensor_info t) {
+    if (static_cast<double>(m_tensors.size()) >= limits().ops)
+        fail("workload graph '" + name + "' " + over_limit("ops", static_cast<double>(m_tensors.size()) + 1, "tensors or more") +
+             "; a smaller workload (fewer layers) needs fewer");
     const int id = static_cast<int>(m_tensors.size());
     m_tensor_index[t.name] = id;
     m_tensors.push_back(std::move(t));
@@ -95,6 +97,9 @@ int workload_graph::find_tensor(const std::string& n) const {
 }
 
 int workload_graph::add_op(op_node op) {
+    if (static_cast<double>(m_ops.size()) >= limits().ops)
+        fail("workload graph '" + name + "' " + over_limit("ops", static_cast<double>(m_ops.size()) + 1, "ops or more") +
+             "; a smaller workload (fewer layers) needs fewer");
     const int id = static_cast<int>(m_ops.size());
     for (int t : op.inputs) m_tensors[static_cast<size_t>(t)].consumers.push_back(id);
     for (int t : op.outputs) m_tensors[static_cast<size_t>(t)].producer = id;
@@ -194,7 +199,14 @@ std::vector<int> workload_graph::topological_order() const {
             if (--indeg[static_cast<size_t>(s)] == 0) ready.push(s);
     }
     if (order.size() != n) {
-        // Name one cycle: walk from a remaining op along remaining edges until an op repeats.
+        // Name one cycle. Every op left has a predecessor left (its in-degree is above 0), so walking backwards
+        // from any of them must repeat an op; the ops from the repeat on, in data-flow order, are a cycle. (Walking
+        // forwards can reach an op downstream of the cycle with no successor left.)
+        std::vector<std::vector<int>> pred(n);
+        for (size_t u = 0; u < n; ++u)
+            if (indeg[u] > 0)
+                for (int s : succ[u])
+                    if (indeg[static_cast<size_t>(s)] > 0) pred[static_cast<size_t>(s)].push_back(static_cast<int>(u));
         std::vector<int> on_path(n, -1), path;
         int v = -1;
         for (size_t i = 0; i < n; ++i)
@@ -205,18 +217,17 @@ std::vector<int> workload_graph::topological_order() const {
         while (on_path[static_cast<size_t>(v)] < 0) {
             on_path[static_cast<size_t>(v)] = static_cast<int>(path.size());
             path.push_back(v);
-            int next = -1;
-            for (int s : succ[static_cast<size_t>(v)])
-                if (indeg[static_cast<size_t>(s)] > 0) {
-                    next = s;
-                    break;
-                }
-            v = next;
+            v = pred[static_cast<size_t>(v)].front();
         }
+        // path[on_path[v]..] walks the cycle against the data flow; print it along the flow, closing at its start.
+        std::vector<int> ring(path.begin() + on_path[static_cast<size_t>(v)], path.end());
+        std::reverse(ring.begin(), ring.end());
+        // Start at the op declared first, so the message reads the same whichever op the walk began from.
+        std::rotate(ring.begin(), std::min_element(ring.begin(), ring.end()), ring.end());
         std::string cycle;
-        for (size_t i = static_cast<size_t>(on_path[static_cast<size_t>(v)]); i < path.size(); ++i)
-            cycle += m_ops[static_cast<size_t>(path[i])].name + " -> ";
-        cycle += m_ops[static_cast<size_t>(v)].name;
+        for (int u : ring) cycle += m_ops[static_cast<size_t>(u)].name + " -> ";
+        cycle += m_ops[static_cast<size_t>(ring.front())].name;
+        v = ring.front();
         throw input_error("workload graph '" + name + "' has a cycle: " + cycle, m_ops[static_cast<size_t>(v)].where);
     }
     return order;

@@ -17,6 +17,8 @@
 #include "engine/workload/op_types.h"
 #include "engine/workload/passes.h"
 #include "engine/workload/shape_inference.h"
+#include "models/core/checked.h"
+#include "models/core/limits.h"
 #include "models/core/units.h"
 #include "models/core/yaml_node.h"
 
@@ -59,11 +61,7 @@ std::optional<dtype> map_type(int t, dtype precision) {
 
 bool is_integer(dtype t) { return t == dtype::int8 || t == dtype::int4 || t == dtype::int32 || t == dtype::int64 || t == dtype::boolean; }
 
-std::int64_t elements_of(const shape_t& s) {
-    std::int64_t n = 1;
-    for (auto d : s) n *= d;
-    return n;
-}
+std::int64_t elements_of(const shape_t& s) { return checked_elements(s, "a tensor's element count"); }
 
 template <typename T>
 values_t decode_raw(const std::string& raw) {
@@ -76,12 +74,44 @@ values_t decode_raw(const std::string& raw) {
     return v;
 }
 
+/// "" when a TensorProto's data in the file fits its `n` elements, else what is wrong with it. Data that cannot
+/// be checked (external, an element type of unknown size, no data at all) passes.
+std::string stored_data_mismatch(const onnx::TensorProto& t, std::int64_t n) {
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) return {};
+    if (!t.raw_data().empty()) {
+        size_t size = 0;
+        switch (t.data_type()) {
+            case onnx::TensorProto::DOUBLE:
+            case onnx::TensorProto::INT64:
+            case onnx::TensorProto::UINT64: size = 8; break;
+            case onnx::TensorProto::FLOAT:
+            case onnx::TensorProto::INT32:
+            case onnx::TensorProto::UINT32: size = 4; break;
+            case onnx::TensorProto::FLOAT16:
+            case onnx::TensorProto::BFLOAT16:
+            case onnx::TensorProto::INT16:
+            case onnx::TensorProto::UINT16: size = 2; break;
+            case onnx::TensorProto::INT8:
+            case onnx::TensorProto::UINT8:
+            case onnx::TensorProto::BOOL: size = 1; break;
+            default: return {};
+        }
+        const size_t bytes = t.raw_data().size();
+        if (bytes % size == 0 && static_cast<std::int64_t>(bytes / size) == n) return {};
+        return "its raw data is " + std::to_string(bytes) + " bytes, not " + std::to_string(n) + " elements of " +
+               std::to_string(size) + " bytes";
+    }
+    const std::int64_t typed = t.float_data_size() + t.double_data_size() + t.int64_data_size() + t.int32_data_size() +
+                               t.uint64_data_size();
+    if (typed == 0 || typed == n) return {};
+    return "its data holds " + std::to_string(typed) + " values";
+}
+
 /// The contents of a TensorProto when they are in the file and small; nullopt otherwise (external data,
 /// large tensors, 16-bit floats).
 std::optional<values_t> tensor_values(const onnx::TensorProto& t) {
     if (t.data_location() == onnx::TensorProto::EXTERNAL) return std::nullopt;
-    std::int64_t n = 1;
-    for (auto d : t.dims()) n *= d;
+    const std::int64_t n = elements_of(shape_t(t.dims().begin(), t.dims().end()));
     if (n > max_tracked_elements) return std::nullopt;
     values_t v;
     if (!t.raw_data().empty()) {
@@ -234,6 +264,7 @@ private:
         t.name = name;
         t.role = role;
         t.type = type;
+        (void)checked_elements(shape, m_path + ": tensor '" + name + "'");
         t.shape = std::move(shape);
         m_declared.push_back(0);
         const int id = m_g.add_tensor(std::move(t));
@@ -273,6 +304,7 @@ private:
 };
 
 void onnx_importer::read_file() {
+    require_input_file(m_path, "ONNX model", 2.0 * 1024 * 1024 * 1024);  // protobuf's own limit
     std::ifstream in(m_path, std::ios::binary);
     if (!in) fail("cannot open '" + m_path + "': no such file or not readable");
     std::stringstream ss;
@@ -287,6 +319,10 @@ void onnx_importer::read_file() {
     for (const auto& o : m_model.opset_import())
         if (o.domain().empty() || o.domain() == "ai.onnx") m_opset = o.version();
     if (m_opset == 0) fail(m_path + ": the model imports no version of the default ONNX operator set");
+    // ONNX numbers its operator sets 1, 2, ... (23 in 2025); a version far past that is a corrupt model.
+    if (m_opset < 0 || m_opset > 1000)
+        fail(m_path + ": the model imports ONNX operator set version " + std::to_string(m_opset) +
+             ", which does not exist (versions are small numbers: 1 to about 23)");
     m_report.file = m_path;
     m_report.producer = m_model.producer_name() + (m_model.producer_version().empty() ? "" : " " + m_model.producer_version());
     m_report.opset = m_opset;
@@ -330,6 +366,9 @@ void onnx_importer::read_initializers() {
         shape_t s(init.dims().begin(), init.dims().end());
         tensor_role role = tensor_role::constant;
         if (is_float_type(init.data_type()) && elements_of(s) > 1) role = m_bn_stats.count(init.name()) ? tensor_role::state : tensor_role::weight;
+        if (const std::string why = stored_data_mismatch(init, elements_of(s)); !why.empty())
+            fail(m_path + ": initializer '" + init.name() + "' has shape " + shape_str(s) + " (" + std::to_string(elements_of(s)) +
+                 " elements) but " + why + " (a truncated or corrupt model)");
         const int t = new_tensor(init.name(), role, *type, s);
         if (auto v = tensor_values(init)) m_values[t] = *v;
     }
@@ -645,6 +684,11 @@ void onnx_importer::import_node(const onnx::NodeProto& n, int index) {
         if (type == "Conv") {
             const shape_t& x = in_shape(0);
             const shape_t& w = in_shape(1);
+            // ONNX's Conv takes (N, C, spatial...): rank 3 (Conv1d) and 5 (Conv3d) import as generic ops, but
+            // a rank below 3 is not a convolution at all.
+            if (x.size() < 3 || w.size() < 3)
+                bad("Conv needs an input and a weight of rank 3 or more (N, C, spatial dimensions), got " +
+                    std::to_string(x.size()) + " and " + std::to_string(w.size()));
             if (x.size() != 4 || w.size() != 4) {
                 generic = true;
             } else {
@@ -1010,7 +1054,13 @@ onnx_import_result onnx_importer::run() {
 }  // namespace
 
 onnx_import_result import_onnx(const std::string& path, const onnx_import_options& options) {
-    return onnx_importer(path, options).run();
+    try {
+        return onnx_importer(path, options).run();
+    } catch (const input_error& e) {
+        // Every message names the model: the importer's own do, checks deeper down (shapes, counts) do not.
+        if (e.where().known() || e.message().rfind(path, 0) == 0) throw;
+        throw input_error(path + ": " + e.message());
+    }
 }
 
 workload_graph load_onnx_workload(const std::string& path, const std::map<std::string, std::string>& overrides) {

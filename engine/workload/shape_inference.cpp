@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "engine/workload/op_types.h"
+#include "models/core/checked.h"
 
 namespace tessel {
 
@@ -74,8 +75,8 @@ struct out_desc {
 std::int64_t product(const shape_t& s, size_t from = 0, size_t to = ~size_t{0}) {
     const size_t end = std::min(to, s.size());
     if (from >= end) return 1;
-    return std::accumulate(s.begin() + static_cast<std::ptrdiff_t>(from), s.begin() + static_cast<std::ptrdiff_t>(end),
-                           std::int64_t{1}, std::multiplies<>());
+    return checked_elements(shape_t(s.begin() + static_cast<std::ptrdiff_t>(from), s.begin() + static_cast<std::ptrdiff_t>(end)),
+                            "a shape's element count");
 }
 
 bool is_integer_type(dtype t) {
@@ -539,6 +540,11 @@ void inference::run() {
         auto& t = m_g.tensors()[static_cast<size_t>(m_op.outputs[o])];
         for (auto d : outs[o].shape)
             if (d < 0) bad("output '" + t.name + "' would have a negative size: " + shape_str(outs[o].shape));
+        try {
+            (void)checked_elements(outs[o].shape, "output '" + t.name + "'");
+        } catch (const input_error& e) {
+            bad(e.message());
+        }
         if (declared(o)) {
             if (t.shape != outs[o].shape)
                 bad("output '" + t.name + "' is declared " + shape_str(t.shape) + " but the op produces " + shape_str(outs[o].shape));

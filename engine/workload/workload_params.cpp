@@ -1,5 +1,7 @@
 #include "engine/workload/workload_params.h"
 
+#include "models/core/checked.h"
+
 #include <cmath>
 
 #include "models/core/expr.h"
@@ -121,7 +123,9 @@ double workload_params::number(const std::string& name) const {
 
 std::int64_t workload_params::integer(const std::string& name) const {
     const double v = number(name);
-    if (std::floor(v) != v || std::fabs(v) > 9e18) bad(*find(name), "expected a whole number");
+    if (std::fabs(v) > static_cast<double>(k_max_count))
+        bad(*find(name), "is more than 2^53 (" + std::to_string(k_max_count) + "), the largest count tessel handles");
+    if (std::floor(v) != v) bad(*find(name), "expected a whole number");
     return static_cast<std::int64_t>(v);
 }
 

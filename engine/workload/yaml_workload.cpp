@@ -1,8 +1,11 @@
 #include "engine/workload/yaml_workload.h"
 
+#include "models/core/checked.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <optional>
 #include <ostream>
 
 #include "engine/workload/builder.h"
@@ -68,9 +71,21 @@ private:
 
     std::int64_t whole(const yaml_node& n, const std::string& what, std::int64_t min) const {
         const std::string text = n.scalar(what);
+        // A count has no unit: "64KiB" as a dimension is a size written where a number of elements belongs.
+        std::optional<quantity> q;
+        try {
+            q = parse_quantity(text);
+        } catch (const input_error&) {
+        }
+        if (q && q->dim != dimension::scalar)
+            n.fail(what + ": '" + text + "' has a unit; expected a plain whole number (a count of elements, not a size)");
         const double v = m_params.eval(text, n.where(), what);
-        if (std::floor(v) != v || std::fabs(v) > 9e18) n.fail(what + ": expected a whole number, got " + format_number(v, 12));
-        if (v < static_cast<double>(min)) n.fail(what + ": must be at least " + std::to_string(min) + ", got " + format_number(v, 12));
+        const std::string shown = text == format_number(v, 12) ? text : "'" + text + "' = " + format_number(v, 12);
+        if (std::isnan(v)) n.fail(what + ": expected a whole number, got " + shown);
+        if (v < static_cast<double>(min)) n.fail(what + ": must be at least " + std::to_string(min) + ", got " + shown);
+        if (v > static_cast<double>(k_max_count))
+            n.fail(what + ": " + shown + " is more than 2^53 (" + std::to_string(k_max_count) + "), the largest size tessel handles");
+        if (std::floor(v) != v) n.fail(what + ": expected a whole number, got " + shown);
         return static_cast<std::int64_t>(v);
     }
 

@@ -1,3 +1,4 @@
+#include "models/core/limits.h"
 #include "models/bsp/ipu_tiles.h"
 
 #include <algorithm>
@@ -12,6 +13,9 @@ void ipu_tiles::params::declare(param_decl& d) {
     d(clock, "clock", "${clock}", "tile clock (default: the platform clock)");
     d(width, "width", required, "tiles along x of the drawing grid (units = width x height tiles)", bound::positive);
     d(height, "height", required, "tiles along y of the drawing grid", bound::positive);
+    if (!d.describing())
+        require_units(static_cast<double>(width) * static_cast<double>(height),
+                      "a ipu_tiles of " + std::to_string(width) + " x " + std::to_string(height) + " tiles");
     d(threads, "threads", "6",
       "barrel-scheduled worker threads per tile: each issues one instruction every `threads` cycles", bound::positive);
     d(amp_macs_per_cycle, "amp_macs_per_cycle", "{fp32: 8, fp16: 32}",

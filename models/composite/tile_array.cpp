@@ -1,3 +1,4 @@
+#include "models/core/limits.h"
 #include "models/composite/tile_array.h"
 
 #include <algorithm>
@@ -11,6 +12,9 @@ namespace tessel {
 void tile_array::params::declare(param_decl& d) {
     d(width, "width", required, "tiles along x", bound::positive);
     d(height, "height", required, "tiles along y", bound::positive);
+    if (!d.describing())
+        require_units(static_cast<double>(width) * static_cast<double>(height),
+                      "a tile_array of " + std::to_string(width) + " x " + std::to_string(height) + " tiles");
     d.group(compute, "pe", "the processing element of every tile (see `tessel describe pe`)");
     d.group(scratchpad, "sram", "the scratchpad of every tile (see `tessel describe sram_bank`)");
 }

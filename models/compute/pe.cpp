@@ -122,6 +122,11 @@ void pe::init() {
 }
 
 void pe::transport(txn& t) {
+    // A pe holds no data: only compute reaches it (a hand-written program's transfer to one is refused where it is
+    // read; this catches any other, such as an emitted program's).
+    if (t.kind != txn_kind::compute || !t.w)
+        throw input_error("a transfer reads or writes " + path() + " (pe), which holds no data; move data to or from its "
+                          "tile or its sram");
     const work& w = *t.w;
     const tick dur = m_timing.ticks(w);
     const tick start = m_pipe.reserve(t.head, dur);

@@ -1,5 +1,8 @@
 #include "models/core/param.h"
 
+#include "models/core/checked.h"
+#include "models/core/limits.h"
+
 #include <cmath>
 
 #include "models/core/expr.h"
@@ -272,6 +275,7 @@ void param_decl::operator()(frequency& f, std::string_view name, std::string_vie
     if (!v.present) return;
     const quantity q = parse(v, name, {dimension::frequency}, "1.1GHz");
     check_bound(q.value, bound::positive, v, name);
+    if (const std::string why = clock_out_of_range(q.value); !why.empty()) bad(v, name, why);
     f.q = q;
 }
 
@@ -285,6 +289,8 @@ void param_decl::operator()(byte_size& f, std::string_view name, std::string_vie
     q.dim = dimension::size;
     if (std::floor(q.value) != q.value) bad(v, name, "must be a whole number of bytes, got '" + v.text + "'");
     check_bound(q.value, b, v, name);
+    if (q.value > static_cast<double>(k_max_count))
+        bad(v, name, "'" + v.text + "' is more than 2^53 bytes (8 PiB), the largest size tessel handles exactly");
     f.q = q;
 }
 

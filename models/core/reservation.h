@@ -16,7 +16,7 @@ struct reservation {
     /// Reserves `dur` ticks starting no earlier than `at`; returns the start time.
     tick reserve(tick at, tick dur) {
         const tick start = std::max(at, free_at);
-        free_at = start + dur;
+        if (__builtin_add_overflow(start, dur, &free_at)) time_overflow(start, dur);
         busy += dur;
         return start;
     }

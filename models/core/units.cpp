@@ -21,6 +21,12 @@ tick seconds_to_ticks(double seconds) {
     return fs_to_ticks(fs);
 }
 
+void time_overflow(tick start, tick dur) {
+    throw input_error("simulated time runs past what tessel can represent (about 5.1 hours at femtosecond resolution): a "
+                      "resource busy from " + format_time(ticks_to_seconds(start)) + " for another " +
+                      format_time(ticks_to_seconds(dur)) + "; a bandwidth or rate is far too small, or an amount far too large");
+}
+
 double ticks_to_seconds(tick t) { return static_cast<double>(t) / ticks_per_second; }
 
 tick transfer_ticks(double bytes, double bytes_per_second) {

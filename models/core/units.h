@@ -17,6 +17,9 @@ constexpr tick max_tick = ~tick{0};
 
 /// Seconds to ticks, rounding up (values within 1e-9 relative of an integer count are taken as exact).
 tick seconds_to_ticks(double seconds);
+/// Throws the input_error for a simulated time past the representable end (a reservation of `dur` from
+/// `start` that would wrap): a rate so small, or an amount so large, that the run cannot be simulated.
+[[noreturn]] void time_overflow(tick start, tick dur);
 double ticks_to_seconds(tick t);
 
 /// What a number measures. Cycles and per-cycle values need a clock to become absolute.

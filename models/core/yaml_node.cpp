@@ -1,11 +1,13 @@
 #include "models/core/yaml_node.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "models/core/limits.h"
 #include "models/core/units.h"
 
 namespace tessel {
@@ -46,11 +48,65 @@ void check_unique_keys(const YAML::Node& n, const std::shared_ptr<const std::str
         for (const auto& c : n) check_unique_keys(c, file);
     }
 }
+// A quoted value left open runs on to the next quote and swallows the lines between into one string (a preset
+// name holding the rest of the file). YAML allows quoted values over several lines, so only one that swallows a
+// line that reads as a key ("params:", "- x") is refused, where the quote opens.
+void check_open_quotes(const YAML::Node& n, const std::string& text, const std::shared_ptr<const std::string>& file) {
+    if (n.IsMap()) {
+        for (auto it = n.begin(); it != n.end(); ++it) check_open_quotes(it->second, text, file);
+    } else if (n.IsSequence()) {
+        for (const auto& c : n) check_open_quotes(c, text, file);
+    } else if (n.IsScalar() && n.Tag() == "!") {
+        const YAML::Mark m = n.Mark();
+        if (m.pos < 0 || static_cast<size_t>(m.pos) >= text.size()) return;
+        const char q = text[static_cast<size_t>(m.pos)];
+        if (q != '"' && q != '\'') return;
+        size_t i = static_cast<size_t>(m.pos) + 1;
+        for (; i < text.size(); ++i) {
+            if (q == '"' && text[i] == '\\') {
+                ++i;
+                continue;
+            }
+            if (text[i] == q) {
+                if (q == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+                    ++i;
+                    continue;
+                }
+                break;
+            }
+        }
+        const std::string body = text.substr(static_cast<size_t>(m.pos) + 1, i - static_cast<size_t>(m.pos) - 1);
+        size_t line_start = body.find('\n');
+        int lines = 0;
+        while (line_start != std::string::npos) {
+            ++lines;
+            size_t b = line_start + 1, e = body.find('\n', b);
+            const std::string line = body.substr(b, e == std::string::npos ? std::string::npos : e - b);
+            const size_t f = line.find_first_not_of(" \t");
+            if (f != std::string::npos) {
+                size_t k = f;
+                while (k < line.size() && (std::isalnum(static_cast<unsigned char>(line[k])) || line[k] == '_' || line[k] == '.')) ++k;
+                const bool key = k > f && k < line.size() && line[k] == ':' && (k + 1 == line.size() || line[k + 1] == ' ');
+                const bool item = line.compare(f, 2, "- ") == 0;
+                if (key || item) {
+                    std::string shown = line.substr(f);
+                    if (shown.size() > 40) shown = shown.substr(0, 40) + "...";
+                    throw input_error(std::string("a ") + (q == '"' ? "double" : "single") + "-quoted value opens here and runs on to line " +
+                                          std::to_string(m.line + 1 + lines) + ", swallowing '" + shown + "'; is its closing " +
+                                          (q == '"' ? "\"" : "'") + " missing?",
+                                      location_of(m, file));
+                }
+            }
+            line_start = e;
+        }
+    }
+}
 }  // namespace
 
 yaml_node yaml_node::load_file(const std::string& path) {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) tessel::fail("'" + path + "' is a directory, not a YAML file");
+    require_input_file(path, "YAML file");
     std::ifstream in(path);
     if (!in) tessel::fail("cannot open '" + path + "': no such file or not readable");
     std::stringstream ss;
@@ -62,6 +118,7 @@ yaml_node yaml_node::load_string(const std::string& text, const std::string& nam
     auto file = std::make_shared<const std::string>(name);
     try {
         YAML::Node root = YAML::Load(text);
+        check_open_quotes(root, text, file);
         check_unique_keys(root, file);
         return yaml_node(root, file);
     } catch (const YAML::Exception& e) {
@@ -133,7 +190,8 @@ double yaml_node::as_number(std::string_view what) const {
 
 std::int64_t yaml_node::as_int(std::string_view what) const {
     const double v = as_number(what);
-    if (std::floor(v) != v || std::fabs(v) > 9.0e18) fail(std::string(what) + ": expected a whole number, got '" + scalar(what) + "'");
+    if (std::fabs(v) > 9.0e18) fail(std::string(what) + ": '" + scalar(what) + "' is too large (at most 2^53 is meaningful)");
+    if (std::floor(v) != v) fail(std::string(what) + ": expected a whole number, got '" + scalar(what) + "'");
     return static_cast<std::int64_t>(v);
 }
 

@@ -1,3 +1,4 @@
+#include "models/core/limits.h"
 #include "models/interconnect/mesh_noc.h"
 
 #include <algorithm>
@@ -29,6 +30,9 @@ void mesh_noc::params::declare(param_decl& d) {
     d(clock, "clock", "${clock}", "router clock (default: the platform clock)");
     d(width, "width", required, "routers along x", bound::positive);
     d(height, "height", required, "routers along y", bound::positive);
+    if (!d.describing())
+        require_units(static_cast<double>(width) * static_cast<double>(height),
+                      "a mesh_noc of " + std::to_string(width) + " x " + std::to_string(height) + " routers");
     d(link_bandwidth, "link_bandwidth", "32B/cycle", "bandwidth of one link in one direction");
     d(router_latency, "router_latency", "2cycles", "router pipeline latency per hop");
     d(link_latency, "link_latency", "1cycle", "wire latency per hop");

@@ -10,18 +10,18 @@ namespace tessel {
 
 void hbm::params::declare(param_decl& d) {
     d(clock, "clock", "${clock}", "memory controller clock (timings below may be given in its cycles)");
-    d(channels, "channels", "8", "independent channels (an HBM3 stack has 16, an HBM2e stack 8)", bound::positive);
+    d(channels, "channels", "8", "independent channels (an HBM3 stack has 16, an HBM2e stack 8)", bound::positive, 4096);
     d(pseudo_channels, "pseudo_channels", "2", "pseudo-channels per channel, each with its own data bus and banks",
-      bound::positive);
-    d(bank_groups, "bank_groups", "4", "bank groups per pseudo-channel", bound::positive);
-    d(banks_per_group, "banks_per_group", "4", "banks per bank group", bound::positive);
+      bound::positive, 64);
+    d(bank_groups, "bank_groups", "4", "bank groups per pseudo-channel", bound::positive, 256);
+    d(banks_per_group, "banks_per_group", "4", "banks per bank group", bound::positive, 256);
     d(pin_rate, "pin_rate", "3.2Gb/s", "data rate of one data pin");
     d(width, "width", "64", "data bus width of one pseudo-channel, in bits", bound::positive);
     d(burst_length, "burst_length", "4", "beats per burst (bytes per burst = width / 8 x burst_length)",
       bound::positive);
     d(row_bytes, "row_bytes", "1KiB", "row (page) size of one bank", bound::positive);
     d(interleave, "interleave", "256B", "consecutive bytes mapped to one channel before the next", bound::positive);
-    d(capacity, "capacity", "16GiB", "capacity of the whole device");
+    d(capacity, "capacity", "16GiB", "capacity of the whole device", bound::positive);
     d(tCL, "tCL", "14ns", "column access (CAS) latency: column command to first data");
     d(tRCD, "tRCD", "14ns", "activate to column command");
     d(tRP, "tRP", "14ns", "precharge to activate");

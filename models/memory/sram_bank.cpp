@@ -12,7 +12,7 @@ namespace tessel {
 void sram_bank::params::declare(param_decl& d) {
     d(clock, "clock", "${clock}", "clock of the banks (default: the platform clock)");
     d(capacity, "capacity", "256KiB", "total capacity over all banks", bound::positive);
-    d(banks, "banks", "4", "independent banks", bound::positive);
+    d(banks, "banks", "4", "independent banks", bound::positive, 65536);
     d(ports, "ports", "1", "ports per bank (accesses one bank serves at once)", bound::positive);
     d(bank_bandwidth, "bank_bandwidth", "16B/cycle", "bytes per cycle through one port of one bank");
     d(latency, "latency", "1cycle", "access latency added to every access");

@@ -1,3 +1,4 @@
+#include "models/core/limits.h"
 #include "models/spatial/wafer_pe_array.h"
 
 #include <algorithm>
@@ -13,6 +14,9 @@ void wafer_pe_array::params::declare(param_decl& d) {
     d(clock, "clock", "${clock}", "clock of the PEs and their routers (default: the platform clock)");
     d(width, "width", required, "PEs along x", bound::positive);
     d(height, "height", required, "PEs along y", bound::positive);
+    if (!d.describing())
+        require_units(static_cast<double>(width) * static_cast<double>(height),
+                      "a wafer_pe_array of " + std::to_string(width) + " x " + std::to_string(height) + " PEs");
     d(sram, "sram", "48KiB", "SRAM of one PE; everything the PE computes on lives here (WSE-2: 48 KB in 8 banks, Hot Chips 34)",
       bound::positive);
     d(read_bandwidth, "read_bandwidth", "16B/cycle", "SRAM reads per cycle (WSE-2: two 64-bit reads, Hot Chips 34)");

@@ -114,7 +114,7 @@ TEST(cli, bad_input_exits_2_with_one_clear_message) {
         {"run -p mesh4x4 -w mlp --set noc.link_bandwidth=64GHz", "--set noc.link_bandwidth=64GHz: parameter 'link_bandwidth'"},
         {"run -p mesh4x4 -w mlp --set noc.link_bandwidth", "expected PATH=VALUE"},
         {"run -p mesh4x4 -g no/such/program.yaml", "cannot open 'no/such/program.yaml'"},
-        {"run -p mesh4x4", "give either --workload"},
+        {"run -p mesh4x4", "nothing to run: give --workload"},
         {"describe no_such_kind", "no component kind or mapper named 'no_such_kind'"},
         {"run -p mesh4x4 -w mlp --trace-from 10GHz", "--trace-from: expected a time"},
     };

@@ -166,7 +166,9 @@ void planner::map_gemm(int o) {
     std::vector<double> out_cols;                             // output column edges
     for (int sl = 0; sl < S; ++sl) {
         if (sl > 0) begin(op.name + " (slice " + std::to_string(sl + 1) + ")");
-        const auto [ns0, ns1] = band(s.N, S, sl);
+        // Not a structured binding: lambdas below capture ns0, which C++17 allows only for variables (clang).
+        const auto ns_band = band(s.N, S, sl);
+        const auto ns0 = ns_band.first, ns1 = ns_band.second;
         const std::int64_t NS = ns1 - ns0;
         auto nband = [&](int j) {
             const auto [a, b] = band(NS, pn, j);

@@ -1,0 +1,53 @@
+// Shared by the libFuzzer harnesses (fuzz/*.cpp): SystemC set up once, the input as text, and the one rule
+// every harness checks: bad input may only ever surface as an input_error. Any other exception escapes, and
+// libFuzzer reports it (with the input) as a crash; so do signals, sanitizer reports, hangs (-timeout) and
+// memory beyond -rss_limit_mb / -malloc_limit_mb.
+#pragma once
+
+#include <systemc>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+#include "models/core/error.h"
+#include "models/core/sim_context.h"
+
+namespace tessel::fuzz {
+
+/// SystemC's kernel, once per process (1 fs resolution, warnings and errors as exceptions).
+inline void init_once() {
+    static const bool done = [] {
+        setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
+        sim_context::init_systemc();
+        return true;
+    }();
+    (void)done;
+}
+
+inline std::string text_of(const std::uint8_t* data, std::size_t size) {
+    return std::string(reinterpret_cast<const char*>(data), size);
+}
+
+/// Writes the input to a per-process scratch file (for loaders that take a path) and returns its path.
+inline std::string scratch_file(const std::uint8_t* data, std::size_t size, const char* suffix) {
+    static const std::string dir = [] {
+        const char* t = std::getenv("TMPDIR");
+        return std::string(t && *t ? t : "/tmp");
+    }();
+    const std::string path = dir + "/tessel-fuzz-" + std::to_string(getpid()) + suffix;
+    std::ofstream os(path, std::ios::binary | std::ios::trunc);
+    os.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+    return path;
+}
+
+}  // namespace tessel::fuzz
+
+// SystemC's library defines main() (it calls sc_main); libFuzzer brings its own main, so sc_main is never
+// called, but the symbol must exist.
+#define TESSEL_FUZZ_SC_MAIN \
+    int sc_main(int, char**) { return 0; }

@@ -1,0 +1,26 @@
+// libFuzzer harness: the program YAML loader (steps, endpoints, loops, ranges, dependencies, traffic) against
+// the teaching mesh (platforms/teaching/mesh4x4.yaml), loaded once.
+#include <memory>
+
+#include "engine/netlist/platform.h"
+#include "engine/program/program_yaml.h"
+#include "fuzz/fuzz_common.h"
+
+TESSEL_FUZZ_SC_MAIN
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    using namespace tessel;
+    fuzz::init_once();
+    static sim_context sim;
+    static param_context pctx;
+    static std::unique_ptr<platform> plat =
+        platform::load(std::string(TESSEL_SOURCE_DIR) + "/platforms/teaching/mesh4x4.yaml", pctx, sim);
+    try {
+        const yaml_node root = yaml_node::load_string(fuzz::text_of(data, size), "fuzz.yaml");
+        param_context ctx;
+        const program p = parse_program(root, *plat, &ctx);
+        (void)p.steps.size();
+    } catch (const input_error&) {
+    }
+    return 0;
+}
