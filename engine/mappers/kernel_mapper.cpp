@@ -304,6 +304,13 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
             }
         }
         close_kernel();
+        // An optimizer updates in place: its outputs (the weight, then its state) are its inputs less the
+        // gradient (engine/workload/training.cpp), not new storage beside them.
+        if (op.kind == op_kind::optimizer && op.inputs.size() == op.outputs.size() + 1)
+            for (size_t i = 0; i < op.outputs.size(); ++i) {
+                const int in = op.inputs[i == 0 ? 0 : i + 1];
+                if (g.tensor(in).bytes() == g.tensor(op.outputs[i]).bytes()) alias(op.outputs[i], in);
+            }
         kernels.push_back(lower_op(g, o, address_of, type_for(op)));
         for (int t : op.inputs) pending_release.push_back(t);
     }

@@ -356,9 +356,11 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
                           {"total_bytes", sm.total},
                           {"microbatches_in_flight", sm.max_in_flight}});
     par["memory"] = {{"capacity_bytes", static_cast<double>(capacity)}, {"stages", stages}};
-    double hw_flops = 0;  // per rank, per iteration, every chunk: forward, backward (with recompute), optimizer
+    // Every chunk runs on the dp x tp ranks of its stage: forward, backward (with recompute) per microbatch, and
+    // the optimizer once.
+    double hw_flops = 0;
     for (const chunk_passes& cp : passes) hw_flops += (cp.fwd.flops + cp.bwd.flops) * m + cp.opt.flops;
-    par["hardware_flops"] = hw_flops * static_cast<double>(n_chips);
+    par["hardware_flops"] = hw_flops * dp * tp;
     par["chip_group"] = m_chip_group;
     out.details["parallel"] = par;
     out.notes.push_back("parallel plan " + plan.str() + " on " + std::to_string(n_chips) + " chips: " + std::to_string(m) +
@@ -442,7 +444,14 @@ void system_mapper::explain(const mapping& m, const platform& plat, const execut
     nlohmann::json& par = s.details["parallel"];
     par["per_chip"] = per_chip;
     const double chips_total = static_cast<double>(cg.chips.size());
-    const double peak_per_chip = s.peak_flops / chips_total;
+    // A chip's peak is its fastest compute unit's (the tensor cores), not the sum with its other units: that is
+    // the peak MFU is quoted against (Megatron-LM: 312 TFLOP/s per A100).
+    double peak_system = 0;
+    for (const resource_usage& u : s.resources)
+        if (u.cls == resource_class::compute && u.work_unit == "FLOP") peak_system = std::max(peak_system, u.peak_rate * u.units);
+    if (peak_system <= 0) peak_system = s.peak_flops;
+    const double peak_per_chip = peak_system / chips_total;
+    par["peak_flops_per_chip"] = peak_per_chip;
     const double secs = ticks_to_seconds(r.duration());
     par["iteration_s"] = secs;
     par["model_flops_utilisation"] = peak_per_chip > 0 ? s.flops / secs / (peak_per_chip * chips_total) : 0;
