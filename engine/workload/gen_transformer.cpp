@@ -335,6 +335,15 @@ workload_graph build_llama(const workload_params& p) {
 
 }  // namespace
 
+// The tensor-parallel parameters every transformer generator takes (docs/parallelism.md).
+const generator_param k_tp_param{"tp", "1",
+                                 "tensor-parallel ranks: the graph is one rank's shard (heads, feed-forward width and "
+                                 "vocabulary split tp ways, Megatron-LM collectives between)"};
+const generator_param k_sequence_parallel_param{
+    "sequence_parallel", "false",
+    "with tp > 1: norms, residual adds and embeddings work on seq/tp tokens; all-reduces become "
+    "reduce-scatter/all-gather pairs"};
+
 generator_info bert_generator() {
     generator_info g;
     g.name = "bert";
@@ -350,12 +359,7 @@ generator_info bert_generator() {
                 {"max_position", "512", "rows of the position embedding"},
                 {"type_vocab", "2", "rows of the token-type embedding"},
                 {"pooler", "true", "include the pooler (dense + tanh on the first token)"},
-                {"tp", "1",
-                 "tensor-parallel ranks: the graph is one rank's shard (heads, feed-forward width and vocabulary split "
-                 "tp ways, Megatron-LM collectives between)"},
-                {"sequence_parallel", "false",
-                 "with tp > 1: norms, residual adds and embeddings work on seq/tp tokens; all-reduces become "
-                 "reduce-scatter/all-gather pairs"},
+                k_tp_param, k_sequence_parallel_param,
                 {"attention", "decomposed", "decomposed (matmul, scale, softmax, matmul) or fused (one attention op)"}};
     g.presets["variant"]["large"] = {{"layers", "24"}, {"hidden", "1024"}, {"heads", "16"}, {"ffn", "4096"}};
     g.build = build_bert;
@@ -376,12 +380,7 @@ generator_info gpt2_generator() {
         {"heads", "12", "attention heads (hidden must be a multiple)"},
         {"vocab", "50257", "vocabulary size (byte-level BPE)"},
         {"context", "1024", "rows of the position embedding (longest sequence)"},
-        {"tp", "1",
-         "tensor-parallel ranks: the graph is one rank's shard (heads, feed-forward width and vocabulary split tp "
-         "ways, Megatron-LM collectives between)"},
-        {"sequence_parallel", "false",
-         "with tp > 1: norms, residual adds and embeddings work on seq/tp tokens; all-reduces become "
-         "reduce-scatter/all-gather pairs"},
+        k_tp_param, k_sequence_parallel_param,
         {"attention", "decomposed", "decomposed (matmul, scale, mask, softmax, matmul) or fused (one attention op)"}};
     g.presets["variant"]["medium"] = {{"layers", "24"}, {"hidden", "1024"}, {"heads", "16"}};
     g.presets["variant"]["large"] = {{"layers", "36"}, {"hidden", "1280"}, {"heads", "20"}};
@@ -407,12 +406,7 @@ generator_info llama_generator() {
         {"kv_heads", "32", "key/value heads (fewer than heads is grouped-query attention)"},
         {"ffn", "11008", "width of the SwiGLU MLP"},
         {"vocab", "32000", "vocabulary size"},
-        {"tp", "1",
-         "tensor-parallel ranks: the graph is one rank's shard (heads, feed-forward width and vocabulary split tp "
-         "ways, Megatron-LM collectives between)"},
-        {"sequence_parallel", "false",
-         "with tp > 1: norms, residual adds and embeddings work on seq/tp tokens; all-reduces become "
-         "reduce-scatter/all-gather pairs"},
+        k_tp_param, k_sequence_parallel_param,
         {"attention", "decomposed", "decomposed (matmul, scale, mask, softmax, matmul) or fused (one attention op)"}};
     g.presets["variant"]["13b"] = {{"layers", "40"}, {"hidden", "5120"}, {"heads", "40"}, {"kv_heads", "40"}, {"ffn", "13824"}};
     g.presets["variant"]["70b"] = {{"layers", "80"}, {"hidden", "8192"}, {"heads", "64"}, {"kv_heads", "8"}, {"ffn", "28672"}};

@@ -9,14 +9,10 @@
 #include "tests/support/cli.h"
 
 using tessel::test::run_tessel;
+using tessel::test::write_temp;
 
 namespace {
 
-std::string write(const std::string& name, const std::string& text) {
-    const auto p = std::filesystem::temp_directory_path() / name;
-    std::ofstream(p) << text;
-    return p.string();
-}
 
 #define EXPECT_ERROR(args, text)                                                          \
     do {                                                                                  \
@@ -28,7 +24,7 @@ std::string write(const std::string& name, const std::string& text) {
 
 TEST(budgets, crash_a_transfer_to_a_pe_is_refused_where_it_is_written) {
     // Used to SIGSEGV in pe::timing::cycles (a pe holds no data, so a transfer to it had no work).
-    const std::string g = write("tessel_to_pe.yaml",
+    const std::string g = write_temp("tessel_to_pe.yaml",
                                 "program: pe\nsteps:\n  - {id: a, transfer: {from: \"tile[0,0]\", to: \"tile[3,0].pe\", bytes: 64KiB}}\n");
     EXPECT_ERROR("run -q -p mesh4x4 -g " + g,
                  "tessel_to_pe.yaml:3:47: to: 'tile[3,0].pe' is a pe, which holds no data; a transfer moves data between "
@@ -48,14 +44,14 @@ TEST(budgets, hang_and_runaway_memory_are_refused_before_they_start) {
                  "of 2e+07 (--limit steps=N raises it)");
     EXPECT_ERROR("run -q -p mesh4x4 -w gemm --set hbm.channels=100000000", "must be at most 4096, got '100000000'");
     // 1e15 bytes at the mesh's fastest link, 32 B/cycle at 1 GHz = 32 GB/s: 1e15 / 3.2e10 = 31,250 s > 3600 s.
-    const std::string g = write("tessel_pb.yaml",
+    const std::string g = write_temp("tessel_pb.yaml",
                                 "program: big\nsteps:\n  - {id: a, transfer: {from: hbm, to: \"tile[0,0]\", bytes: 1e15B}}\n");
     EXPECT_ERROR("run -q -p mesh4x4 -g " + g,
                  "program 'big': step 0 'a' moves 1 PB, at least 3.125e+04 s of simulated time at the fastest link "
                  "bandwidth of any network, 32 GB/s; needs 3.125e+04 simulated seconds, over the limit of 3600 "
                  "(--limit sim_seconds=N raises it)");
     // Two loops of 10^7 each: 10^14 steps, refused before either loop is built.
-    const std::string f = write("tessel_for.yaml", "program: f\nsteps:\n  - for: {i: 0..9999999, j: 0..9999999}\n    id: \"d{i}_{j}\"\n    delay: 1ns\n");
+    const std::string f = write_temp("tessel_for.yaml", "program: f\nsteps:\n  - for: {i: 0..9999999, j: 0..9999999}\n    id: \"d{i}_{j}\"\n    delay: 1ns\n");
     EXPECT_ERROR("run -q -p mesh4x4 -g " + f,
                  "tessel_for.yaml:3:10: for: the loops make 1e+14 steps; the program needs 1e+14 steps, over the limit of "
                  "2e+07 (--limit steps=N raises it)");
@@ -93,14 +89,14 @@ TEST(budgets, silently_wrong_inputs_are_refused) {
     EXPECT_NE(ok.out.find("FLOPs:       2.252 P (1.126 P MACs, 2 FLOPs each)"), std::string::npos) << ok.out;
     EXPECT_ERROR("run -q -p mesh4x4 -w mlp --set workload.batch=0",
                  "mlp.yaml:19:5: workload 'mlp': input 'x' has shape 0x1024, with no elements (is a size parameter such as batch 0?)");
-    const std::string empty = write("tessel_noops.yaml", "workload: empty\ntensors:\n  x: {shape: [4], role: input}\nops: []\n");
+    const std::string empty = write_temp("tessel_noops.yaml", "workload: empty\ntensors:\n  x: {shape: [4], role: input}\nops: []\n");
     EXPECT_ERROR("run -q -p mesh4x4 -w " + empty, "workload 'empty' has no ops: there is nothing to simulate");
-    const std::string on_hbm = write("tessel_on_hbm.yaml", "program: h\nsteps:\n  - {id: a, compute: {on: hbm, macs: 1000, dtype: fp16}}\n");
+    const std::string on_hbm = write_temp("tessel_on_hbm.yaml", "program: h\nsteps:\n  - {id: a, compute: {on: hbm, macs: 1000, dtype: fp16}}\n");
     EXPECT_ERROR("run -q -p mesh4x4 -g " + on_hbm,
                  "tessel_on_hbm.yaml:3:27: on: 'hbm' is a hbm, which does not compute; a compute step runs on a processing element");
     EXPECT_ERROR("run -q -p mesh4x4 -w mlp --set clock=1e30Hz",
                  "clock: 1e+18 THz is above 10 THz, the fastest clock tessel simulates (a cycle must span at least 100 fs)");
-    const std::string unit_dim = write("tessel_unit_dim.yaml",
+    const std::string unit_dim = write_temp("tessel_unit_dim.yaml",
                                        "workload: u\ntensors:\n  x: {shape: [\"64KiB\", 4], role: input}\n  w: {shape: [4, 4], role: weight}\n"
                                        "ops:\n  - {name: y, op: matmul, inputs: [x, w]}\n");
     EXPECT_ERROR("run -q -p mesh4x4 -w " + unit_dim,
@@ -114,13 +110,13 @@ TEST(budgets, silently_wrong_inputs_are_refused) {
 }
 
 TEST(budgets, misleading_messages_now_say_what_is_wrong) {
-    const std::string quote = write("tessel_quote.yaml",
+    const std::string quote = write_temp("tessel_quote.yaml",
                                     "platform: q\nclock: 1GHz\ncomponents:\n  hbm:\n    kind: hbm\n    preset: \"hbm2e_stack\n"
                                     "    params:\n      channels: 4\n  x:\n    kind: barrier\ndescription: the end\"\n");
     EXPECT_ERROR("run -q -p " + quote + " -w gemm",
                  "tessel_quote.yaml:6:13: a double-quoted value opens here and runs on to line 7, swallowing 'params:'; is "
                  "its closing \" missing?");
-    const std::string cycle = write("tessel_cycle.yaml",
+    const std::string cycle = write_temp("tessel_cycle.yaml",
                                     "workload: cyc\ntensors:\n  x: {shape: [4], role: input}\nops:\n"
                                     "  - {name: a, op: add, inputs: [x, c]}\n  - {name: b, op: relu, inputs: [a]}\n"
                                     "  - {name: c, op: relu, inputs: [b]}\n");
@@ -137,11 +133,11 @@ TEST(budgets, misleading_messages_now_say_what_is_wrong) {
 
 TEST(budgets, sweep_specs_are_checked_for_names_and_timeouts) {
     const std::string base = "platform: mesh4x4\nworkload: gemm\naxes:\n  workload.m: [64]\n";
-    const std::string slash = write("tessel_sweep_slash.yaml", "sweep: ../../etc/x\n" + base);
+    const std::string slash = write_temp("tessel_sweep_slash.yaml", "sweep: ../../etc/x\n" + base);
     EXPECT_ERROR("sweep --dry-run " + slash, "tessel_sweep_slash.yaml:1:8: sweep: '../../etc/x' is not a plain name");
-    const std::string neg = write("tessel_sweep_neg.yaml", "sweep: s\n" + base + "timeout: -5s\n");
+    const std::string neg = write_temp("tessel_sweep_neg.yaml", "sweep: s\n" + base + "timeout: -5s\n");
     EXPECT_ERROR("sweep --dry-run " + neg, "timeout: expected a duration of 0 (no limit) or more, got '-5s'");
-    const std::string huge = write("tessel_sweep_huge.yaml", "sweep: s\n" + base + "timeout: 1e300s\n");
+    const std::string huge = write_temp("tessel_sweep_huge.yaml", "sweep: s\n" + base + "timeout: 1e300s\n");
     EXPECT_ERROR("sweep --dry-run " + huge, "timeout: '1e300s' is more than a week (604800 s); use 0 for no limit");
     EXPECT_ERROR("sweep sweeps/mesh4x4_100.yaml --out README.md --dry-run",
                  "results folder 'README.md' is a file, not a folder; name another with --out");

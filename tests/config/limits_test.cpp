@@ -9,18 +9,14 @@
 #include "tests/support/cli.h"
 
 using tessel::test::run_tessel;
+using tessel::test::write_temp;
 
 namespace {
 
-std::string write(const std::string& name, const std::string& text) {
-    const auto p = std::filesystem::temp_directory_path() / name;
-    std::ofstream(p) << text;
-    return p.string();
-}
 
 TEST(limits, a_replicate_product_that_would_wrap_is_refused_before_building) {
     // 2^32 x 2^32 wrapped to 0 and passed the module limit, then hung building.
-    const std::string p = write("tessel_rep.yaml",
+    const std::string p = write_temp("tessel_rep.yaml",
                                 "platform: rep\nclock: 1GHz\ncomponents:\n  tile:\n    kind: tile\n"
                                 "    replicate: {x: 65536, y: 4294967296}\n");
     const auto r = run_tessel("run -p " + p + " -w mlp");
@@ -42,7 +38,7 @@ TEST(limits, counts_have_a_ceiling) {
 }
 
 TEST(limits, times_are_not_negative) {
-    const std::string g = write("tessel_neg.yaml", "program: neg\nsteps:\n  - {id: a, delay: -1us}\n");
+    const std::string g = write_temp("tessel_neg.yaml", "program: neg\nsteps:\n  - {id: a, delay: -1us}\n");
     auto r = run_tessel("run -p mesh4x4 -g " + g);
     EXPECT_EQ(r.code, 2) << r.out;
     EXPECT_NE(r.out.find("tessel_neg.yaml:3:"), std::string::npos) << r.out;

@@ -7,6 +7,8 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace tessel::test {
@@ -28,6 +30,13 @@ inline cli_result run_tessel(const std::string& args) {
     const int status = pclose(p);
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     return r;
+}
+
+/// Writes `text` to a file named `name` in the temporary folder and returns its path.
+inline std::string write_temp(const std::string& name, const std::string& text) {
+    const auto p = std::filesystem::temp_directory_path() / name;
+    std::ofstream(p) << text;
+    return p.string();
 }
 
 }  // namespace tessel::test
