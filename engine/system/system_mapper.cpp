@@ -80,6 +80,9 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
     if (plan.zero >= 3)
         throw input_error("parallel.zero = 3 (weights sharded, gathered layer by layer) is not simulated by the system "
                           "mapper yet; use zero 0, 1 or 2");
+    if (plan.overlap_grad_reduce)
+        throw input_error("parallel.overlap_grad_reduce = true is not simulated by the system mapper yet: the gradient "
+                          "reduction starts after a stage's last backward pass; leave it false");
     validate_plan(plan, plan_target_of(g.source, g.source_overrides, n_chips));
     const partition_result part = partition(g.source, g.source_overrides, plan);
     if (!part.training)

@@ -17,10 +17,10 @@
 // Ranks follow Megatron-LM's order: tensor-parallel ranks fastest (inside a node), then data-parallel replicas,
 // then pipeline stages: chip = (stage * dp + replica) * tp + tp_rank.
 //
-// Left out: overlapping the gradient reduction with the backward pass bucket by bucket (overlap_grad_reduce
-// starts each chunk's reduction after its last backward pass instead of after the stage's), SC21's
-// scatter/gather of pipeline sends, the optimizer's own collectives beyond ZeRO's gradient reduce-scatter and
-// weight all-gather, and host-side launch gaps between pipeline items.
+// Left out: overlapping the gradient reduction with the backward pass (overlap_grad_reduce = true is refused;
+// every reduction starts after its stage's last backward pass), SC21's scatter/gather of pipeline sends, the
+// optimizer's own collectives beyond ZeRO's gradient reduce-scatter and weight all-gather, ZeRO-3 (refused), and
+// host-side launch gaps between pipeline items.
 #pragma once
 
 #include <memory>
