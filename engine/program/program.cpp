@@ -18,9 +18,16 @@ const char* step_kind_name(step_kind k) {
 }
 
 std::uint32_t program::intern_op(const std::string& op) {
-    for (size_t i = op_names.size(); i-- > 0;)
-        if (op_names[i] == op) return static_cast<std::uint32_t>(i);
+    if (m_op_indexed > op_names.size()) {  // op_names was replaced: index afresh
+        m_op_index.clear();
+        m_op_indexed = 0;
+    }
+    for (; m_op_indexed < op_names.size(); ++m_op_indexed)
+        m_op_index[op_names[m_op_indexed]] = static_cast<std::uint32_t>(m_op_indexed);
+    if (auto it = m_op_index.find(op); it != m_op_index.end()) return it->second;
     op_names.push_back(op);
+    m_op_index.emplace(op, static_cast<std::uint32_t>(op_names.size() - 1));
+    m_op_indexed = op_names.size();
     return static_cast<std::uint32_t>(op_names.size() - 1);
 }
 
@@ -95,7 +102,7 @@ void program::use_payload(std::uint32_t s, std::uint32_t index) {
 }
 
 std::uint32_t program::append(const program& other, const std::function<std::uint32_t(std::uint32_t)>& comp_of,
-                              const std::vector<std::uint32_t>& after) {
+                              const std::vector<std::uint32_t>& after, append_memo* memo) {
     if (traffic.enabled() && other.traffic.enabled())
         throw input_error("programs '" + name + "' and '" + other.name + "' both have synthetic traffic and cannot be joined");
     auto rebind = [&](endpoint e) {
@@ -104,14 +111,34 @@ std::uint32_t program::append(const program& other, const std::function<std::uin
     };
     const auto offset = static_cast<std::uint32_t>(steps.size());
     const auto dep_offset = static_cast<std::uint32_t>(deps.size());
-    const auto work_offset = static_cast<std::uint32_t>(works.size());
-    const auto payload_offset = static_cast<std::uint32_t>(payloads.size());
-    std::vector<std::uint32_t> op_of(other.op_names.size());
-    for (size_t i = 0; i < other.op_names.size(); ++i) op_of[i] = intern_op(other.op_names[i]);
-    works.insert(works.end(), other.works.begin(), other.works.end());
-    for (const auto& p : other.payloads) {
-        auto moved = p ? p->shifted(offset) : nullptr;
-        payloads.push_back(moved ? std::move(moved) : p);
+    // Works and op names never change once added: a memo shares them between copies. Payloads are shared too
+    // unless they refer to step indices (shifted() gives a copy), which must follow each copy.
+    const bool again = memo && memo->source == &other && memo->works != ~0u;
+    auto work_offset = static_cast<std::uint32_t>(works.size());
+    auto payload_offset = static_cast<std::uint32_t>(payloads.size());
+    std::vector<std::uint32_t> local_op_of;
+    std::vector<std::uint32_t>& op_of = memo ? memo->op_of : local_op_of;
+    if (again) {
+        work_offset = memo->works;
+    } else {
+        op_of.resize(other.op_names.size());
+        for (size_t i = 0; i < other.op_names.size(); ++i) op_of[i] = intern_op(other.op_names[i]);
+        works.insert(works.end(), other.works.begin(), other.works.end());
+    }
+    if (again && memo->payloads != ~0u) {
+        payload_offset = memo->payloads;
+    } else {
+        bool moved_any = false;
+        for (const auto& p : other.payloads) {
+            auto moved = p ? p->shifted(offset) : nullptr;
+            moved_any = moved_any || moved;
+            payloads.push_back(moved ? std::move(moved) : p);
+        }
+        if (memo) memo->payloads = moved_any ? ~0u : payload_offset;
+    }
+    if (memo) {
+        memo->source = &other;
+        memo->works = work_offset;
     }
     for (std::uint32_t d : other.deps) deps.push_back(d + offset);
     if (!step_labels.empty() || !other.step_labels.empty()) {

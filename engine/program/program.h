@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "models/core/error.h"
@@ -87,6 +88,7 @@ public:
     bool strict_schedule = false;
     traffic_spec traffic;  // set when the program has a `traffic:` block
 
+    /// The index of `op` in op_names, appending it when new (the last entry of that name if several).
     std::uint32_t intern_op(const std::string& op);
     std::uint32_t add_work(const work& w);
     std::uint32_t add_compute(std::uint32_t op, endpoint at, std::uint32_t work, const std::vector<std::uint32_t>& after);
@@ -110,8 +112,15 @@ public:
     /// empty): how per-chip programs join into one. Returns the offset of `other`'s steps here. Step labels are kept
     /// where either program has them; two programs with synthetic traffic cannot be joined.
     /// `after`: dependencies given to each of `other`'s steps that has none (where the appended part starts).
+    /// `memo`: kept by a caller that appends the same program many times (a system's pass per microbatch):
+    /// the works, payloads and op names of `other` are then added once and shared by every copy.
+    struct append_memo {
+        const program* source = nullptr;
+        std::uint32_t works = ~0u, payloads = ~0u;
+        std::vector<std::uint32_t> op_of;
+    };
     std::uint32_t append(const program& other, const std::function<std::uint32_t(std::uint32_t)>& comp_of = {},
-                         const std::vector<std::uint32_t>& after = {});
+                         const std::vector<std::uint32_t>& after = {}, append_memo* memo = nullptr);
 
     size_t size() const { return steps.size(); }
     const std::uint32_t* deps_of(std::uint32_t s) const { return deps.data() + steps[s].dep_begin; }
@@ -120,6 +129,12 @@ public:
 
 private:
     std::uint32_t push(step st, const std::vector<std::uint32_t>& after);
+
+private:
+    // op_names -> index, brought up to date lazily (op_names is public: readers append to it directly). A system
+    // program interns a name per pass instance; a linear search made that quadratic.
+    std::unordered_map<std::string, std::uint32_t> m_op_index;
+    size_t m_op_indexed = 0;
 };
 
 }  // namespace tessel

@@ -358,10 +358,17 @@ double bus_bandwidth_factor(collective_kind k, int n) {
     return 1;
 }
 
-collective_steps lower_collective(program& p, const collective_call& c) {
-    check(c);
-    const int n = static_cast<int>(c.ranks.size());
-    const std::uint32_t slices = std::max<std::uint32_t>(1, c.chunks);
+collective_steps lower_collective(program& p, const collective_call& call) {
+    check(call);
+    const int n = static_cast<int>(call.ranks.size());
+    const std::uint32_t slices = std::max<std::uint32_t>(1, call.chunks);
+    // Symmetric lowering needs equal pieces on every rank: the message is padded to a multiple of ranks x slices
+    // x 2 lanes (a few bytes; a 340 MB gradient over 15 replicas would otherwise differ by one byte per piece).
+    collective_call c = call;
+    if (c.symmetric) {
+        const std::uint64_t unit = static_cast<std::uint64_t>(n) * slices * 2;
+        c.bytes = (c.bytes + unit - 1) / unit * unit;
+    }
     const int rep = c.representative;
     auto simulated = [&](int r) { return !c.symmetric || r == rep; };
     static const std::vector<std::uint32_t> none;

@@ -100,7 +100,8 @@ struct collective_call {
     std::uint32_t chunks = 0;
     /// ring, torus, hierarchical: half the buffer each way round every ring.
     bool bidirectional = false;
-    /// Emit only the representative rank's transfers (see the file comment).
+    /// Emit only the representative rank's transfers (see the file comment). The message is then padded to a
+    /// multiple of ranks x chunks x 2 bytes so that every rank's pieces are equal.
     bool symmetric = false;
     int representative = 0;
 };

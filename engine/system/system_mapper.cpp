@@ -52,6 +52,7 @@ struct cut_pass {
     };
     std::vector<program> segments;
     std::vector<std::vector<std::uint32_t>> sinks;  // per segment: its steps nothing in it depends on
+    std::vector<program::append_memo> memos;         // per segment: its copies share works and payloads
     std::vector<collective> collectives;
     double flops = 0;
 };
@@ -131,6 +132,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
             }
             out.sinks.push_back(sinks_of(prog));
             out.segments.push_back(std::move(prog));
+            out.memos.emplace_back();
             ops.clear();
         };
         for (int i = 0; i < static_cast<int>(graph.ops().size()); ++i) {
@@ -170,12 +172,12 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
     using deps_t = std::vector<std::uint32_t>;
 
     // Runs one pass on the tp ranks of (stage, replica): segments re-bound per rank, collectives across the group.
-    auto run_pass = [&](const cut_pass& cp, int stage, int replica, std::vector<deps_t>& at) {
+    auto run_pass = [&](cut_pass& cp, int stage, int replica, std::vector<deps_t>& at) {
         for (size_t k = 0; k < cp.segments.size(); ++k) {
             const program& seg = cp.segments[k];
             if (seg.size() > 0)
                 for (int t = 0; t < sim_tp; ++t) {
-                    const std::uint32_t off = p.append(seg, comp_of(chip_index(stage, replica, t)), at[static_cast<size_t>(t)]);
+                    const std::uint32_t off = p.append(seg, comp_of(chip_index(stage, replica, t)), at[static_cast<size_t>(t)], &cp.memos[k]);
                     deps_t next;
                     for (std::uint32_t s : cp.sinks[k]) next.push_back(off + s);
                     at[static_cast<size_t>(t)] = std::move(next);
@@ -249,7 +251,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
                         at[static_cast<size_t>(t)].push_back(x);
                     }
                 }
-                const chunk_passes& cp = passes[static_cast<size_t>(it.chunk)];
+                chunk_passes& cp = passes[static_cast<size_t>(it.chunk)];
                 run_pass(fwd ? cp.fwd : cp.bwd, l.stage, l.replica, at);
                 std::vector<std::uint32_t> ends;
                 for (int t = 0; t < sim_tp; ++t) {

@@ -8,8 +8,6 @@
 #pragma once
 
 #include <cstdint>
-#include <list>
-#include <unordered_map>
 #include <vector>
 
 namespace tessel {
@@ -22,6 +20,9 @@ public:
         double bytes;
         bool write;
     };
+
+    /// Blocks one cache may track (its slots are allocated up front).
+    static constexpr std::uint64_t k_max_blocks = std::uint64_t{1} << 22;
 
     block_cache() = default;
     block_cache(std::uint64_t capacity, std::uint64_t block);
@@ -40,17 +41,33 @@ public:
     double resident(std::uint64_t address, double bytes) const;
 
 private:
-    struct entry {
-        std::list<std::uint64_t>::iterator pos;
+    static constexpr std::uint32_t none = ~0u;
+    /// A resident block. Slots are allocated once (one per block of capacity) and linked in recency order:
+    /// a kernel touches thousands of blocks, and the cache must not allocate per touch.
+    struct slot {
+        std::uint64_t block = 0;
         double dirty = 0;  // bytes written since the block was filled
+        std::uint32_t newer = none, older = none;
     };
-    /// Makes block b most recently used, inserting it (and evicting) when absent; returns whether it was there.
-    bool touch(std::uint64_t b, std::vector<dram_access>& dram, entry** e);
+    /// Makes block b most recently used, inserting it (and evicting) when absent; returns its slot, or `none`
+    /// when the cache holds nothing. `*hit` says whether it was there.
+    std::uint32_t touch(std::uint64_t b, std::vector<dram_access>& dram, bool* hit);
+    std::uint32_t find(std::uint64_t b) const;
+    double access(std::uint64_t address, double bytes, bool write, std::vector<dram_access>& dram);
+    void index_insert(std::uint64_t b, std::uint32_t s);
+    void index_erase(std::uint64_t b);
+    void unlink(std::uint32_t s);
+    void link_front(std::uint32_t s);
 
     std::uint64_t m_block = 1;
     std::uint64_t m_blocks = 0;
-    std::list<std::uint64_t> m_lru;  // front: most recent
-    std::unordered_map<std::uint64_t, entry> m_map;
+    std::vector<slot> m_slots;
+    std::uint32_t m_used = 0, m_newest = none, m_oldest = none;
+    // Block -> slot, open addressing with linear probing (keys stored + 1; 0 = empty).
+    std::vector<std::uint64_t> m_keys;
+    std::vector<std::uint32_t> m_vals;
+    std::uint64_t m_mask = 0;
+    std::vector<double> m_scan_dirty;  // a long scan's first blocks' dirty bytes
 };
 
 }  // namespace tessel

@@ -21,9 +21,12 @@ struct dram_stream_result {
 };
 
 /// Sends `accesses` to `memory` from `start` on, at most `bytes_per_second` on average, in segments of at most
-/// `segment` bytes. `op` and `step` name the requests in traces.
+/// `segment` bytes. `op` and `step` name the requests in traces. With `whole_streams` (a memory that times a
+/// request as a stream, component::takes_whole_streams) contiguous accesses in one direction go as one request
+/// each, and the pacing bounds the result directly: the cost is per stream, not per segment.
 dram_stream_result stream_to_memory(tlm::tlm_fw_transport_if<>& memory, txn_payload& payload,
                                     const std::vector<block_cache::dram_access>& accesses, tick start,
-                                    double bytes_per_second, std::uint64_t segment, std::uint32_t op, std::uint64_t step);
+                                    double bytes_per_second, std::uint64_t segment, std::uint32_t op, std::uint64_t step,
+                                    bool whole_streams = false);
 
 }  // namespace tessel

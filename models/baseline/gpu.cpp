@@ -353,8 +353,12 @@ gpu::gpu(sc_core::sc_module_name n, const component_args& a)
     // The device memory: a part built from the `hbm:` map (an hbm unless its `kind:` says otherwise).
     m_hbm = make_part("hbm", m_p.hbm, a, role::memory);
     m_to_hbm.bind(m_hbm->in);
-    m_l2 = block_cache(m_p.l2.capacity.bytes(), m_p.l2.block.bytes());
-    m_tlb = block_cache(m_p.tlb.reach.bytes(), m_p.tlb.page.bytes());
+    try {
+        m_l2 = block_cache(m_p.l2.capacity.bytes(), m_p.l2.block.bytes());
+        m_tlb = block_cache(m_p.tlb.reach.bytes(), m_p.tlb.page.bytes());
+    } catch (const input_error& e) {
+        throw input_error("component '" + a.config_path + "' (gpu) l2 or tlb: " + e.message(), a.where);
+    }
     m_track = trace_track("");
     stats().formula("busy", [this](double) { return ticks_to_seconds(m_busy.busy); });
     stats().formula("l2_hit_rate", [this](double) { return m_l2_bytes > 0 ? m_l2_hits / m_l2_bytes : 0.0; });
@@ -426,7 +430,7 @@ void gpu::transport(txn& t) {
     }
     const double dram_rate = m_hbm->peak_bytes_per_second() * tm.p.kernel.dram_efficiency;
     const dram_stream_result dr = stream_to_memory(*m_to_hbm.operator->(), m_payload, m_dram, t0, dram_rate,
-                                                   tm.p.kernel.segment.bytes(), t.op, t.step);
+                                                   tm.p.kernel.segment.bytes(), t.op, t.step, m_hbm->takes_whole_streams());
     const double walks = d ? translate(*d) : 0;
     const double dram_s = ticks_to_seconds(dr.last - t0) + walks * tm.p.tlb.miss_cost.q.value;
     const double body = std::max({pl.compute_s, pl.cache_s, pl.row_s, dram_s});

@@ -134,7 +134,11 @@ tpu::tpu(sc_core::sc_module_name n, const component_args& a)
     m_timing = std::make_unique<timing>(m_p, "component '" + a.config_path + "' (tpu)");
     m_hbm = make_part("hbm", m_p.hbm, a, role::memory);
     m_to_hbm.bind(m_hbm->in);
-    m_cmem = block_cache(m_p.cmem.capacity.bytes(), m_p.cmem.block.bytes());
+    try {
+        m_cmem = block_cache(m_p.cmem.capacity.bytes(), m_p.cmem.block.bytes());
+    } catch (const input_error& e) {
+        throw input_error("component '" + a.config_path + "' (tpu) cmem: " + e.message(), a.where);
+    }
     m_track = trace_track("");
     stats().formula("busy", [this](double) { return ticks_to_seconds(m_busy.busy); });
     stats().formula("mxu_utilisation",
@@ -183,7 +187,7 @@ void tpu::transport(txn& t) {
     }
     const dram_stream_result dr = stream_to_memory(*m_to_hbm.operator->(), m_payload, m_dram, t0,
                                                    m_hbm->peak_bytes_per_second() * tm.p.op.hbm_efficiency,
-                                                   tm.p.op.segment.bytes(), t.op, t.step);
+                                                   tm.p.op.segment.bytes(), t.op, t.step, m_hbm->takes_whole_streams());
     const double dram_s = ticks_to_seconds(dr.last - t0);
     const double compute = std::max(pl.mxu_s, pl.vector_s);
     const double body = std::max({compute, pl.cache_s, dram_s});

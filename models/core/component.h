@@ -86,6 +86,9 @@ public:
     // queries for what it has; for the rest the base answers 0, nothing or nullptr.
     /// Peak bytes per second of the whole component (every unit, one direction); 0: not a memory, or none known.
     virtual double peak_bytes_per_second() const { return 0; }
+    /// For memories: whether a requester may send a long sequential stream as one request (the memory times it
+    /// at its sustained rate) instead of in paced segments; true for memories simulated at rate level.
+    virtual bool takes_whole_streams() const { return false; }
     /// Bytes per second one unit moves (one DMA engine, one port); 0 when the kind has no per-unit figure.
     virtual double unit_bytes_per_second() const { return 0; }
     /// For reconfigurable units: bytes of configuration loaded into one before a graph section runs on it.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "models/core/registry.h"
 #include "models/core/sim_context.h"
@@ -35,6 +36,10 @@ void hbm::params::declare(param_decl& d) {
     d.choice(bank_hash, "bank_hash", "xor", {"xor", "none"},
              "xor: bank index XOR low row bits, so streams at power-of-two strides spread over banks "
              "(permutation-based interleaving, Zhang et al., MICRO 2000); none: plain bank bits");
+    d.choice(detail, "detail", "banks", {"banks", "stream"},
+             "banks: every interleave block timed on its channel, bank and row; stream: each request a sequential "
+             "stream at the sustained rate the bank model reaches (one queue per device, O(1) per request: for "
+             "systems of many chips)");
 }
 
 std::vector<stat_decl> hbm::stat_table() {
@@ -66,6 +71,7 @@ hbm::hbm(sc_core::sc_module_name n, const component_args& a)
     m_pc_bps = m_p.pin_rate.bytes_per_second(clk) * static_cast<double>(m_p.width);
     m_xor_hash = m_p.bank_hash == "xor";
     m_closed_page = m_p.page_policy == "closed";
+    m_stream_detail = m_p.detail == "stream";
     m_burst_bytes = static_cast<std::uint64_t>(m_p.width / 8 * m_p.burst_length);
     if (m_burst_bytes == 0) throw input_error("component '" + a.config_path + "' (hbm): width must be at least 8 bits", a.where);
     m_burst = transfer_ticks(static_cast<double>(m_burst_bytes), m_pc_bps);
@@ -86,7 +92,14 @@ hbm::hbm(sc_core::sc_module_name n, const component_args& a)
     const size_t pcs = static_cast<size_t>(m_p.channels * m_p.pseudo_channels);
     m_pcs.resize(pcs);
     for (auto& pc : m_pcs) pc.banks.resize(static_cast<size_t>(m_p.bank_groups * m_p.banks_per_group));
-    for (std::int64_t c = 0; c < m_p.channels; ++c) m_tracks.push_back(trace_track("channel[" + std::to_string(c) + "]"));
+    if (m_stream_detail) {
+        const stream_rate r = sustained_stream();
+        m_stream_bps = r.bytes_per_second;
+        m_stream_latency = seconds_to_ticks(r.latency_s);
+        m_tracks.push_back(trace_track("stream"));
+    } else {
+        for (std::int64_t c = 0; c < m_p.channels; ++c) m_tracks.push_back(trace_track("channel[" + std::to_string(c) + "]"));
+    }
     stats().formula("bandwidth", [this](double s) { return s > 0 ? (m_read_bytes + m_write_bytes) / s : 0.0; });
     stats().formula("peak_bandwidth", [this](double) { return peak_bytes_per_second(); });
     stats().formula("utilisation", [this](double s) {
@@ -220,31 +233,90 @@ std::pair<tick, tick> hbm::access_pc(const location& loc, std::uint64_t bytes, t
     return {data_start, data_end};
 }
 
-void hbm::transport(txn& t) {
+std::pair<tick, tick> hbm::access_range(std::uint64_t address, std::uint64_t bytes, int unit, tick at, tick tail,
+                                        const txn* traced) {
     const std::uint64_t il = m_p.interleave.bytes();
-    std::uint64_t addr = t.address, left = t.bytes;
+    std::uint64_t addr = address, left = bytes;
     tick first = max_tick, last = 0;
-    std::uint32_t channel = 0;
     bool any = false;
+    while (left > 0 || !any) {
+        const std::uint64_t chunk = std::min(left, il - addr % il);
+        const location loc = map(addr, unit);
+        const auto [s, e] = access_pc(loc, std::max<std::uint64_t>(chunk, 1), at, tail);
+        if (traced) sim().trace.slice(m_tracks[loc.channel], s, e, traced->op, traced->step);
+        first = std::min(first, s);
+        last = std::max(last, e);
+        any = true;
+        addr += chunk;
+        left -= chunk;
+        if (chunk == 0) break;
+    }
+    return {first, last};
+}
+
+hbm::stream_rate hbm::sustained_stream() {
+    // Two reads from idle, 16 and 64 MiB (several refresh intervals of a whole device), on a scratch copy of the
+    // state: the rate is the slope between them, the latency what the shorter one took beyond its bytes.
+    // Memoised per parameter set: a system instantiates the same memory hundreds of times.
+    static std::map<std::string, stream_rate> memo;
+    std::string key = std::to_string(m_pc_bps) + "/" + std::to_string(m_burst) + "/" + std::to_string(m_burst_bytes);
+    for (std::int64_t v : {m_p.channels, m_p.pseudo_channels, m_p.bank_groups, m_p.banks_per_group,
+                           static_cast<std::int64_t>(m_p.row_bytes.bytes()), static_cast<std::int64_t>(m_p.interleave.bytes()),
+                           static_cast<std::int64_t>(m_cl), static_cast<std::int64_t>(m_rcd), static_cast<std::int64_t>(m_rp),
+                           static_cast<std::int64_t>(m_ras), static_cast<std::int64_t>(m_rrd), static_cast<std::int64_t>(m_faw),
+                           static_cast<std::int64_t>(m_refi), static_cast<std::int64_t>(m_rfc),
+                           static_cast<std::int64_t>(m_xor_hash), static_cast<std::int64_t>(m_closed_page)})
+        key += "/" + std::to_string(v);
+    if (auto it = memo.find(key); it != memo.end()) return it->second;
+    const std::vector<pc_state> saved = m_pcs;
+    const double stats_saved[] = {m_read_bytes, m_write_bytes, m_hits, m_misses, m_empty, m_refresh_stall};
+    auto time_of = [&](std::uint64_t bytes) {
+        for (auto& pc : m_pcs) {
+            const size_t banks = pc.banks.size();
+            pc = pc_state{};
+            pc.banks.resize(banks);
+        }
+        return access_range(0, bytes, -1, 0, 0, nullptr).second;
+    };
+    const std::uint64_t n1 = std::uint64_t{16} << 20, n2 = std::uint64_t{64} << 20;
+    const tick t1 = time_of(n1), t2 = time_of(n2);
+    m_pcs = saved;
+    m_read_bytes = stats_saved[0];
+    m_write_bytes = stats_saved[1];
+    m_hits = stats_saved[2];
+    m_misses = stats_saved[3];
+    m_empty = stats_saved[4];
+    m_refresh_stall = stats_saved[5];
+    stream_rate r;
+    r.bytes_per_second = static_cast<double>(n2 - n1) / ticks_to_seconds(t2 - t1);
+    r.latency_s = std::max(0.0, ticks_to_seconds(t1) - static_cast<double>(n1) / r.bytes_per_second);
+    memo.emplace(key, r);
+    return r;
+}
+
+void hbm::transport_stream(txn& t) {
+    const bool buffered = t.kind == txn_kind::write && t.tail > t.head;
+    const tick dur = transfer_ticks(static_cast<double>(std::max<std::uint64_t>(t.bytes, 1)), m_stream_bps);
+    const tick start = m_stream.reserve(t.head + m_stream_latency, dur);
+    const tick end = start + dur;
+    sim().trace.slice(m_tracks.front(), start, end, t.op, t.step);
+    m_stream_bytes += static_cast<double>(t.bytes);
+    (t.kind == txn_kind::write ? m_write_bytes : m_read_bytes) += static_cast<double>(t.bytes);
+    t.unit = t.unit >= 0 ? t.unit : unit_for_address(t.address);
+    t.head = start;
+    t.tail = buffered ? std::max(end, t.tail) : end;
+}
+
+void hbm::transport(txn& t) {
+    if (m_stream_detail) return transport_stream(t);
     // Write data arriving from head to tail goes into the controller's write buffer: its bursts are booked
     // when the head arrives and do not hold the channel's bus until the tail, which would block every read
     // behind a slow incoming packet (a busy-until bus cannot fill the gaps). The write still completes no
     // earlier than its last byte arrives.
     const bool buffered = t.kind == txn_kind::write && t.tail > t.head;
     const tick arrival_end = t.tail;
-    while (left > 0 || !any) {
-        const std::uint64_t chunk = std::min(left, il - addr % il);
-        const location loc = map(addr, t.unit);
-        const auto [s, e] = access_pc(loc, std::max<std::uint64_t>(chunk, 1), t.head, buffered ? t.head : t.tail);
-        sim().trace.slice(m_tracks[loc.channel], s, e, t.op, t.step);
-        first = std::min(first, s);
-        last = std::max(last, e);
-        if (!any) channel = loc.channel;
-        any = true;
-        addr += chunk;
-        left -= chunk;
-        if (chunk == 0) break;
-    }
+    const std::uint32_t channel = map(t.address, t.unit).channel;
+    const auto [first, last] = access_range(t.address, t.bytes, t.unit, t.head, buffered ? t.head : t.tail, &t);
     (t.kind == txn_kind::write ? m_write_bytes : m_read_bytes) += static_cast<double>(t.bytes);
     t.head = first;
     t.tail = buffered ? std::max(last, arrival_end) : last;
@@ -260,10 +332,13 @@ void hbm::usage(std::vector<resource_usage>& out) const {
     u.work_unit = "B";
     u.peak_rate = m_pc_bps;
     u.units = static_cast<double>(m_pcs.size());
+    // At stream detail every pseudo-channel carries an equal share and is busy whenever the device is.
+    const double stream_share = m_stream_bytes / static_cast<double>(m_pcs.size());
     for (const auto& pc : m_pcs) {
-        u.ideal_max = std::max(u.ideal_max, pc.bytes / m_pc_bps);
-        u.busy_seconds += ticks_to_seconds(pc.bus.busy);
-        u.busy_max = std::max(u.busy_max, ticks_to_seconds(pc.bus.busy));
+        const double busy = ticks_to_seconds(pc.bus.busy + m_stream.busy);
+        u.ideal_max = std::max(u.ideal_max, (pc.bytes + stream_share) / m_pc_bps);
+        u.busy_seconds += busy;
+        u.busy_max = std::max(u.busy_max, busy);
     }
     u.ideal_seconds = u.work / m_pc_bps;
     out.push_back(u);

@@ -6,6 +6,12 @@
 // limited by activations (tRRD, tFAW, tRC). A DDR4 channel is the same model with one channel and 8 KiB rows
 // (preset ddr4_3200). Leaves out: command-bus conflicts, read/write turnaround, scheduler reordering (FR-FCFS),
 // per-bank refresh.
+//
+// Level of detail (`detail`): `banks` times every interleave block as above; `stream` times each request as a
+// sequential stream through one device-wide queue at the sustained rate and first-data latency that the bank
+// model of the same parameters reaches on a long stream (measured on a scratch copy, once per parameter set).
+// A request then costs O(1) however many bytes it moves: systems of hundreds of GPUs stay cheap. It keeps the
+// refresh and activation losses of streaming; it loses bank conflicts of random or strided traffic.
 #pragma once
 
 #include "models/core/component.h"
@@ -29,6 +35,7 @@ public:
         duration tCL, tRCD, tRP, tRAS, tRRD, tFAW, tREFI, tRFC;
         std::string page_policy;
         std::string bank_hash;
+        std::string detail;
         void declare(param_decl& d);
     };
     /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().
@@ -45,6 +52,15 @@ public:
 
     /// Peak bandwidth of the whole device.
     double peak_bytes_per_second() const override { return m_pc_bps * static_cast<double>(m_pcs.size()); }
+    bool takes_whole_streams() const override { return m_stream_detail; }
+
+    /// What a long sequential read stream reaches on the bank model from idle: bytes per second in the steady
+    /// state and the time to first data.
+    struct stream_rate {
+        double bytes_per_second = 0;
+        double latency_s = 0;
+    };
+    stream_rate sustained_stream();
 
     struct location {
         std::uint32_t channel, pc, bank;
@@ -74,12 +90,20 @@ private:
     /// One access to one pseudo-channel; returns {data start, data end}.
     std::pair<tick, tick> access_pc(const location& loc, std::uint64_t bytes, tick at, tick tail);
     tick after_refresh(std::uint32_t channel, tick t, std::uint64_t* epoch) const;
+    /// The bank model's timing of [address, address + bytes); returns {first data, last data}.
+    std::pair<tick, tick> access_range(std::uint64_t address, std::uint64_t bytes, int unit, tick at, tick tail,
+                                       const txn* traced);
+    void transport_stream(txn& t);
 
     params m_p;
     std::vector<pc_state> m_pcs;
     std::vector<int> m_tracks;
     double m_pc_bps = 0;
-    bool m_xor_hash = true, m_closed_page = false;
+    bool m_xor_hash = true, m_closed_page = false, m_stream_detail = false;
+    reservation m_stream;  // detail = stream: the device as one queue
+    tick m_stream_latency = 0;
+    double m_stream_bps = 0;
+    double m_stream_bytes = 0;
     tick m_burst = 0;
     std::uint64_t m_burst_bytes = 0;
     tick m_cl = 0, m_rcd = 0, m_rp = 0, m_ras = 0, m_rrd = 0, m_faw = 0, m_refi = 0, m_rfc = 0;

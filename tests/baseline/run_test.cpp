@@ -41,14 +41,14 @@ const std::map<std::string, std::string> models = {
     {"llama2-7b", "-w llama2-7b --set workload.layers=2"},
 };
 
-/// summary.json of one run, cached by (platform, model).
-const nlohmann::json& run(const std::string& platform, const std::string& model) {
+/// summary.json of one run, cached by (platform, model, extra arguments).
+const nlohmann::json& run(const std::string& platform, const std::string& model, const std::string& extra = "") {
     static std::map<std::string, nlohmann::json> cache;
-    const std::string key = platform + " " + model;
+    const std::string key = platform + " " + model + extra;
     auto it = cache.find(key);
     if (it != cache.end()) return it->second;
-    const fs::path out = scratch(platform + "_" + model);
-    const result r = run_tessel("run -p " + platform + " " + models.at(model) + " --out " + out.string());
+    const fs::path out = scratch(platform + "_" + model + std::to_string(cache.size()));
+    const result r = run_tessel("run -p " + platform + " " + models.at(model) + " " + extra + " --out " + out.string());
     EXPECT_EQ(r.code, 0) << key << "\n" << r.out;
     nlohmann::json j;
     std::ifstream in(out / "summary.json");
@@ -96,6 +96,20 @@ TEST(baseline_run, a100_over_h100_lies_between_the_bandwidth_and_peak_rate_ratio
     const double r = run("a100_sxm", "llama2-7b").value("sim_time_s", 0.0) / run("h100_sxm", "llama2-7b").value("sim_time_s", 1.0);
     EXPECT_GT(r, 0.95 * bandwidth_ratio);
     EXPECT_LT(r, 1.05 * compute_ratio);
+}
+
+// The level of detail systems use (each kernel's DRAM traffic one stream at the rate the bank model sustains,
+// L2 residency in 1 MiB blocks) keeps every model's time within 1% of the bank-level run.
+TEST(baseline_run, system_level_of_detail_stays_within_one_percent_of_bank_level) {
+    for (const char* platform : {"a100_sxm", "h100_sxm"})
+        for (const auto& [model, args] : models) {
+            const double banks = run(platform, model).value("sim_time_s", 0.0);
+            const nlohmann::json& j = run(platform, model, "--set gpu.hbm.detail=stream --set gpu.l2.block=1MiB");
+            const double stream = j.value("sim_time_s", 0.0);
+            ASSERT_GT(banks, 0) << platform << " " << model;
+            EXPECT_NEAR(stream, banks, 0.01 * banks) << platform << " " << model;
+            EXPECT_GE(stream, j.value("physical_bound_s", 0.0)) << platform << " " << model;
+        }
 }
 
 TEST(baseline_run, a_model_that_does_not_fit_in_device_memory_is_one_clear_error) {

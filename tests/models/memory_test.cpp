@@ -136,3 +136,45 @@ TEST(hbm, streaming_reaches_most_of_peak_random_access_much_less) {
     EXPECT_GT(r, 0.15);
     std::printf("streaming %.1f%% of peak, random %.1f%%\n", 100 * s, 100 * r);
 }
+
+// detail: stream times a request as a sequential stream at what the bank model reaches on one: the two agree on
+// long streams, the stream rate never beats the pins, and requests queue behind each other.
+TEST(hbm, stream_detail_matches_the_bank_model_on_long_streams) {
+    sim_context sim;
+    auto banks = test::make<hbm>(sim, "hbm", "banks", "{}", "hbm2e_stack");
+    auto stream = test::make<hbm>(sim, "hbm", "streamed", "{detail: stream}", "hbm2e_stack");
+    EXPECT_FALSE(banks->takes_whole_streams());
+    EXPECT_TRUE(stream->takes_whole_streams());
+    const double peak = banks->peak_bytes_per_second();
+    const hbm::stream_rate r = stream->sustained_stream();
+    EXPECT_LE(r.bytes_per_second, peak);
+    // What streaming loses at bank level is refresh: tRFC / tREFI = 350 / 3900 = 9.0% of the time.
+    EXPECT_NEAR(r.bytes_per_second / peak, 1 - 350.0 / 3900.0, 0.02);
+    EXPECT_GE(r.latency_s, 28e-9);  // at least tRCD + tCL to the first data
+    EXPECT_LT(r.latency_s, 1e-6);
+    // 32 MiB as one request against the same bytes in 256 KiB requests at bank level.
+    const std::uint64_t bytes = std::uint64_t{32} << 20;
+    tick bank_end = 0;
+    for (std::uint64_t off = 0; off < bytes; off += 256 << 10) {
+        txn t = test::request(txn_kind::read, 0, 256 << 10, off);
+        t.unit = -1;
+        banks->transport(t);
+        bank_end = std::max(bank_end, t.tail);
+    }
+    txn whole = test::request(txn_kind::read, 0, bytes, 0);
+    whole.unit = -1;
+    stream->transport(whole);
+    EXPECT_NEAR(ticks_to_seconds(whole.tail), ticks_to_seconds(bank_end), 0.01 * ticks_to_seconds(bank_end));
+    EXPECT_GE(ticks_to_seconds(whole.tail), static_cast<double>(bytes) / peak);  // never beats the pins
+    // A second request waits for the first: one queue per device.
+    txn next = test::request(txn_kind::write, 0, 1 << 20, bytes);
+    next.unit = -1;
+    stream->transport(next);
+    EXPECT_EQ(next.head, whole.tail);
+    EXPECT_NEAR(ticks_to_seconds(next.tail - next.head), (1 << 20) / r.bytes_per_second, 1e-12);
+    // The statistics count the bytes as the bank model does.
+    std::vector<resource_usage> u;
+    stream->usage(u);
+    EXPECT_DOUBLE_EQ(u.front().work, static_cast<double>(bytes + (1 << 20)));
+    EXPECT_LE(u.front().ideal_max, ticks_to_seconds(next.tail));
+}

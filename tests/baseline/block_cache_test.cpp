@@ -1,0 +1,112 @@
+// The block cache against a plain reference LRU (a list of blocks, searched linearly) on random mixes of short
+// accesses and scans longer than the cache: the flat structure and the closed form of long scans must give
+// the same hits, the same DRAM reads and write-backs in the same order, and the same residency afterwards.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <list>
+#include <random>
+
+#include "models/baseline/block_cache.h"
+#include "models/core/error.h"
+
+using namespace tessel;
+
+namespace {
+
+/// Write-allocate, write-back LRU over whole blocks, one block at a time: the definition block_cache follows.
+class reference_lru {
+public:
+    reference_lru(std::uint64_t capacity, std::uint64_t block) : m_block(block), m_blocks(capacity / block) {}
+
+    double access(std::uint64_t address, double bytes, bool write, std::vector<block_cache::dram_access>& dram) {
+        if (bytes <= 0) return 0;
+        const std::uint64_t end = address + static_cast<std::uint64_t>(std::ceil(bytes));
+        double hits = 0;
+        for (std::uint64_t a = address; a < end;) {
+            const std::uint64_t b = a / m_block, next = std::min(end, (b + 1) * m_block);
+            const double part = static_cast<double>(next - a);
+            auto it = std::find_if(m_lru.begin(), m_lru.end(), [b](const entry& e) { return e.block == b; });
+            const bool hit = it != m_lru.end();
+            if (hit && !write) hits += part;
+            if (!hit && !write) dram.push_back({a, part, false});
+            double dirty = 0;
+            if (hit) {
+                dirty = it->dirty;
+                m_lru.erase(it);
+            } else if (m_blocks == 0) {
+                if (write) dram.push_back({a, part, true});
+                a = next;
+                continue;
+            } else if (m_lru.size() >= m_blocks) {
+                if (m_lru.back().dirty > 0) dram.push_back({m_lru.back().block * m_block, m_lru.back().dirty, true});
+                m_lru.pop_back();
+            }
+            if (write) dirty = std::min(static_cast<double>(m_block), dirty + part);
+            m_lru.push_front({b, dirty});
+            a = next;
+        }
+        return hits;
+    }
+    double resident(std::uint64_t address, double bytes) const {
+        const std::uint64_t end = address + static_cast<std::uint64_t>(std::ceil(bytes));
+        double in = 0;
+        for (std::uint64_t a = address; a < end;) {
+            const std::uint64_t b = a / m_block, next = std::min(end, (b + 1) * m_block);
+            if (std::any_of(m_lru.begin(), m_lru.end(), [b](const entry& e) { return e.block == b; }))
+                in += static_cast<double>(next - a);
+            a = next;
+        }
+        return in;
+    }
+
+private:
+    struct entry {
+        std::uint64_t block;
+        double dirty;
+    };
+    std::uint64_t m_block, m_blocks;
+    std::list<entry> m_lru;
+};
+
+void expect_same(const std::vector<block_cache::dram_access>& a, const std::vector<block_cache::dram_access>& b,
+                 int round) {
+    ASSERT_EQ(a.size(), b.size()) << "round " << round;
+    for (size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a[i].address, b[i].address) << "round " << round << " access " << i;
+        EXPECT_EQ(a[i].bytes, b[i].bytes) << "round " << round << " access " << i;
+        EXPECT_EQ(a[i].write, b[i].write) << "round " << round << " access " << i;
+    }
+}
+
+}  // namespace
+
+TEST(block_cache, equals_a_reference_lru_on_random_accesses_and_long_scans) {
+    for (std::uint64_t blocks : {0, 1, 3, 16}) {
+        const std::uint64_t block = 1024, capacity = blocks * block;
+        block_cache c(capacity, block);
+        reference_lru r(capacity, block);
+        std::mt19937_64 rng(7 + blocks);
+        for (int round = 0; round < 3000; ++round) {
+            // Addresses in a window a few times the cache, so blocks come back; lengths from a few bytes to
+            // several cache sizes (the closed form of long scans), unaligned at both ends.
+            const std::uint64_t address = rng() % (64 * block);
+            const double bytes = static_cast<double>(1 + rng() % ((rng() % 4 == 0 ? 5 * blocks + 3 : 3) * block));
+            const bool write = rng() % 3 == 0;
+            std::vector<block_cache::dram_access> got, want;
+            const double h = write ? (c.write(address, bytes, got), 0.0) : c.read(address, bytes, got);
+            const double hr = r.access(address, bytes, write, want);
+            ASSERT_EQ(h, hr) << "blocks " << blocks << " round " << round;
+            expect_same(got, want, round);
+            const std::uint64_t probe = rng() % (64 * block);
+            ASSERT_EQ(c.resident(probe, 8 * block), r.resident(probe, 8 * block)) << "blocks " << blocks << " round " << round;
+        }
+        c.clear();
+        EXPECT_EQ(c.resident(0, 64 * block), 0) << "cleared";
+    }
+}
+
+TEST(block_cache, too_many_blocks_is_an_input_error) {
+    EXPECT_THROW(block_cache(std::uint64_t{1} << 40, 64), input_error);
+}
