@@ -293,31 +293,26 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
                 }
             return;
         }
-        if (u.group == "dp") {
-            if (dp == 1) return;
+        if (u.group == "dp" || u.group == "tp") {
+            // One collective per group of the stage: across replicas (dp, one per tp rank) or across tp ranks
+            // (one per replica). (member, other) -> chip, with `member` running over the group.
+            const bool over_dp = u.group == "dp";
+            const int members = over_dp ? dp : tp, sim_members = over_dp ? sim_dp : sim_tp;
+            const int groups = over_dp ? sim_tp : sim_dp;
+            if (members == 1) return;
             call.symmetric = sym;
-            for (int t = 0; t < sim_tp; ++t) {
+            auto tail = [&](int member, int other) -> deps_t& {
+                const int d = over_dp ? member : other, t = over_dp ? other : member;
+                return lane_of(stage, d).tail[static_cast<size_t>(t)];
+            };
+            for (int o = 0; o < groups; ++o) {
                 collective_call c2 = call;
-                for (int d = 0; d < dp; ++d) {
-                    c2.ranks.push_back(memory_of(chip_index(stage, d, t)));
-                    c2.after.push_back(d < sim_dp ? lane_of(stage, d).tail[static_cast<size_t>(t)] : deps_t{});
+                for (int m = 0; m < members; ++m) {
+                    c2.ranks.push_back(memory_of(over_dp ? chip_index(stage, m, o) : chip_index(stage, o, m)));
+                    c2.after.push_back(m < sim_members ? tail(m, o) : deps_t{});
                 }
                 const collective_steps cs = lower_collective(p, c2);
-                for (int d = 0; d < sim_dp; ++d) lane_of(stage, d).tail[static_cast<size_t>(t)] = {cs.done[static_cast<size_t>(d)]};
-            }
-            return;
-        }
-        if (u.group == "tp") {
-            if (tp == 1) return;
-            call.symmetric = sym;
-            for (int d = 0; d < sim_dp; ++d) {
-                collective_call c2 = call;
-                for (int t = 0; t < tp; ++t) {
-                    c2.ranks.push_back(memory_of(chip_index(stage, d, t)));
-                    c2.after.push_back(t < sim_tp ? lane_of(stage, d).tail[static_cast<size_t>(t)] : deps_t{});
-                }
-                const collective_steps cs = lower_collective(p, c2);
-                for (int t = 0; t < sim_tp; ++t) lane_of(stage, d).tail[static_cast<size_t>(t)] = {cs.done[static_cast<size_t>(t)]};
+                for (int m = 0; m < sim_members; ++m) tail(m, o) = {cs.done[static_cast<size_t>(m)]};
             }
             return;
         }

@@ -4,20 +4,13 @@
 
 #include "engine/system/parallel_plan.h"
 #include "models/core/yaml_node.h"
+#include "tests/support/errors.h"
 
 using namespace tessel;
 
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const input_error& e) {
-        return e.what();
-    }
-    ADD_FAILURE() << "expected an input_error";
-    return {};
-}
+using test::error_of;
 
 parallel_plan read(const std::string& yaml, const std::map<std::string, std::string>& sets = {}) {
     param_context ctx;

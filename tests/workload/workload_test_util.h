@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "models/core/error.h"
+#include "tests/support/errors.h"
 
 namespace tessel::test {
 
@@ -65,18 +66,6 @@ private:
 inline std::string read_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-/// The message of the input_error `f` throws; fails the test when it throws nothing.
-template <typename F>
-std::string error_of(F&& f) {
-    try {
-        f();
-    } catch (const input_error& e) {
-        return e.what();
-    }
-    ADD_FAILURE() << "expected an input_error";
-    return {};
 }
 
 // ---- small ONNX models -----------------------------------------------------------------------------------
