@@ -28,6 +28,7 @@ packages=(
   python3 python3-yaml python3-matplotlib python3-numpy   # sweep scripts and plots
   slurm-wlm munge           # the Slurm sweep backend and its test (a local single-node cluster)
   valgrind                  # bench/: instruction counts
+  clang libclang-rt-dev     # scripts/fuzz.sh: libFuzzer harnesses (fuzz/), run briefly by scripts/test.sh
   "${extra[@]}"
 )
 

@@ -16,4 +16,9 @@ cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=0:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE 'scripts|slow'
-echo "test.sh: all tests passed (normal and sanitizer builds)"
+
+# Fuzzing, bounded (docs/reliability.md): each libFuzzer harness replays the repository's inputs and every past
+# finding (fuzz/regressions/), then fuzzes for 15 s under AddressSanitizer + UBSan. The long run is
+# scripts/fuzz.sh --seconds 600.
+scripts/fuzz.sh --seconds 15
+echo "test.sh: all tests passed (normal and sanitizer builds, bounded fuzzing)"

@@ -13,6 +13,7 @@
 #include "apps/tessel/command.h"
 #include "apps/tessel/paths.h"
 #include "engine/calibrate/calibrate.h"
+#include "models/core/output_file.h"
 
 namespace tessel {
 namespace {
@@ -52,9 +53,7 @@ void write_text(const std::string& path, const std::string& text) {
         std::error_code ec;
         std::filesystem::create_directories(p.parent_path(), ec);
     }
-    std::ofstream os(path, std::ios::binary);
-    if (!os) throw input_error("cannot write '" + path + "'");
-    os << text;
+    write_file_atomic(path, text);
 }
 
 int run() {

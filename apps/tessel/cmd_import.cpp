@@ -6,6 +6,7 @@
 #include "apps/tessel/command.h"
 #include "engine/workload/onnx_import.h"
 #include "engine/workload/yaml_workload.h"
+#include "models/core/output_file.h"
 
 namespace tessel {
 
@@ -37,8 +38,8 @@ int run_import() {
     const onnx_import_result r = import_onnx(o.model, io);
     std::cout << format_import_report(r.report);
     if (o.output.empty()) return 0;
-    std::ofstream out(o.output);
-    if (!out) fail("cannot write '" + o.output + "'");
+    output_file file(o.output, "workload");
+    std::ostream& out = file.stream();
     std::string comment = "Imported by tessel from " + o.model + " (" + r.report.producer + ", opset " + std::to_string(r.report.opset) + ").";
     if (!r.report.symbols.empty()) {
         comment += "\nShapes are for";
@@ -48,7 +49,7 @@ int run_import() {
     for (const auto& u : r.report.unknown)
         comment += "\nUnknown op " + u.op_type + " imported as generic (bytes only); set flops_per_element on it if you know it.";
     write_workload_yaml(r.graph, out, comment);
-    if (!out) fail("cannot write '" + o.output + "'");
+    file.commit();
     std::cout << "wrote " << o.output << "\n";
     return 0;
 }

@@ -6,6 +6,9 @@
 #include <exception>
 #include <new>
 #include <iostream>
+#include <string>
+
+#include <unistd.h>
 
 #include "apps/tessel/command.h"
 #include "engine/mappers/mapper.h"
@@ -27,6 +30,24 @@ bool register_command(command c) {
 }
 
 }  // namespace tessel
+
+namespace {
+
+// Prints the run's one error line on stderr and, when a sweep runs us (TESSEL_ERROR_FD names a pipe), there too:
+// the sweep keeps it in the point's row even if stderr's file could not be written (engine/sweep/runner.cpp).
+int report(const std::string& line, int code) {
+    std::cerr << line << "\n";
+    if (const char* fd_text = std::getenv("TESSEL_ERROR_FD")) {
+        const int fd = std::atoi(fd_text);
+        const std::string text = line + "\n";
+        if (fd > 2 && ::write(fd, text.data(), text.size()) < 0) {
+            // Nobody is listening: stderr already has it.
+        }
+    }
+    return code;
+}
+
+}  // namespace
 
 // Our main() takes precedence over libsystemc's: it silences the banner before SystemC prints it, then lets
 // SystemC set up its kernel and call sc_main.
@@ -81,18 +102,15 @@ int sc_main(int argc, char** argv) {
             if (sub->parsed()) return c->run();
         return 2;
     } catch (const input_error& e) {
-        std::cerr << "tessel: error: " << e.what() << "\n";
-        return 2;
+        return report("tessel: error: " + std::string(e.what()), 2);
     } catch (const std::bad_alloc&) {
         // A last line of defence: the budgets (models/core/limits.h) should refuse such an input first.
-        std::cerr << "tessel: error: out of memory: the input needs more memory than this machine gives tessel; make "
-                     "it smaller (docs/reliability.md)\n";
-        return 2;
+        return report("tessel: error: out of memory: the input needs more memory than this machine gives tessel; make "
+                      "it smaller (docs/reliability.md)",
+                      2);
     } catch (const std::exception& e) {
-        std::cerr << "tessel: internal error: " << e.what() << "\n";
-        return 1;
+        return report("tessel: internal error: " + std::string(e.what()), 1);
     } catch (...) {
-        std::cerr << "tessel: internal error: unknown exception\n";
-        return 1;
+        return report("tessel: internal error: unknown exception", 1);
     }
 }

@@ -70,7 +70,7 @@ struct tensor_store {
 
 class scheduler {
 public:
-    scheduler(const workload_graph& g, const tsp& chip, const tsp_mapper::options& o) : m_g(g), m_chip(chip), m_tm(chip.model()), m_opt(o), m_bands(m_tm), m_liveness(g) {
+    scheduler(const workload_graph& g, const tsp& chip, const tsp_mapper::options& o) : m_g(g), m_tm(chip.model()), m_opt(o), m_bands(m_tm), m_liveness(g) {
         m_free.assign(m_tm.units, {0, 0});
         m_slice_used.assign(m_tm.units, 0.0);
         m_store.resize(g.tensors().size());
@@ -113,7 +113,6 @@ public:
 
 private:
     const workload_graph& m_g;
-    const tsp& m_chip;
     const tsp::timing& m_tm;
     const tsp_mapper::options& m_opt;
     stream_bands m_bands;

@@ -1,5 +1,6 @@
 #include "engine/netlist/platform.h"
 
+#include "models/core/checked.h"
 #include "models/core/limits.h"
 
 #include <algorithm>
@@ -17,6 +18,12 @@
 namespace tessel {
 
 namespace {
+
+// An index expression's value: truncated toward zero like integer division ("n / 8" is n's node), and within
+// int's range (a 20-digit index is an error, not a wrapped number).
+int index_of(double v, const std::string& what, const source_location& where) {
+    return checked_int(std::isfinite(v) ? std::trunc(v) : v, what, where);
+}
 
 bool is_identifier(const std::string& s) {
     if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
@@ -544,7 +551,7 @@ void platform::connect(const std::string& text, const source_location& where) {
         std::vector<int> out;
         for (const auto& e : idx) {
             try {
-                out.push_back(static_cast<int>(expression::parse(e).eval_number(scope)));
+                out.push_back(index_of(expression::parse(e).eval_number(scope), "connection '" + text + "': index '" + e + "'", where));
             } catch (const expr_error& err) {
                 throw input_error("connection '" + text + "': index '" + e + "': " + err.what(), where);
             }
@@ -694,7 +701,7 @@ endpoint platform::resolve(const std::string& path, const source_location& where
         std::vector<int> idx;
         for (const auto& e : cs->idx) {
             try {
-                idx.push_back(static_cast<int>(expression::parse(e).eval_number(nullptr)));
+                idx.push_back(index_of(expression::parse(e).eval_number(nullptr), "'" + path + "': index '" + e + "'", where));
             } catch (const expr_error& err) {
                 throw input_error("'" + path + "': index '" + e + "': " + err.what(), where);
             }
@@ -715,7 +722,7 @@ endpoint platform::resolve(const std::string& path, const source_location& where
         std::vector<int> out;
         for (const auto& e : idx) {
             try {
-                out.push_back(static_cast<int>(expression::parse(e).eval_number(nullptr)));
+                out.push_back(index_of(expression::parse(e).eval_number(nullptr), "'" + path + "': index '" + e + "'", where));
             } catch (const expr_error& err) {
                 throw input_error("'" + path + "': index '" + e + "': " + err.what(), where);
             }

@@ -40,7 +40,7 @@ double uniform_unit(std::mt19937_64& rng) { return static_cast<double>(rng() >> 
 
 traffic_destinations::traffic_destinations(traffic_pattern p, int w, int h, std::vector<std::uint32_t> hotspots,
                                            double fraction)
-    : m_pattern(p), m_w(w), m_h(h), m_n(static_cast<std::uint32_t>(w) * static_cast<std::uint32_t>(h)),
+    : m_pattern(p), m_w(w), m_n(static_cast<std::uint32_t>(w) * static_cast<std::uint32_t>(h)),
       m_hotspots(std::move(hotspots)), m_fraction(fraction) {
     if (m_n < 2) throw input_error("synthetic traffic needs a network of at least 2 ports");
     if (p == traffic_pattern::transpose && (h == 1 || w != h))

@@ -49,7 +49,7 @@ public:
 
 private:
     traffic_pattern m_pattern;
-    int m_w, m_h;
+    int m_w;
     std::uint32_t m_n;
     std::vector<std::uint32_t> m_hotspots;
     double m_fraction;

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "models/core/error.h"
+#include "models/core/output_file.h"
 
 namespace tessel {
 
@@ -41,8 +42,8 @@ std::string xml(const std::string& s) {
 void write_svg(const floorplan& fp, const std::string& path) {
     const int cell = std::max(4, std::min(40, 800 / std::max(fp.width, fp.height)));
     const int W = fp.width * cell, H = fp.height * cell;
-    std::ofstream os(path);
-    if (!os) throw input_error("cannot write floorplan '" + path + "'");
+    output_file out(path, "floorplan");
+    std::ostream& os = out.stream();
     os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W + 20 << "\" height=\"" << H + 70
        << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
     os << "<text x=\"10\" y=\"16\">" << xml(fp.title) << "</text>\n<g transform=\"translate(10,24)\">\n";
@@ -70,14 +71,14 @@ void write_svg(const floorplan& fp, const std::string& path) {
            << int(c[1]) << "," << int(c[2]) << ")\"/>\n";
     }
     os << "<text x=\"10\" y=\"" << H + 62 << "\">busy 0%</text><text x=\"200\" y=\"" << H + 62 << "\">100%</text>\n</svg>\n";
-    if (!os) throw input_error("error writing floorplan '" + path + "'");
+    out.commit();
 }
 
 void put32(std::string& s, std::uint32_t v) {
     for (int i = 3; i >= 0; --i) s += static_cast<char>((v >> (8 * i)) & 0xff);
 }
 
-void chunk(std::ofstream& os, const char* type, const std::string& data) {
+void chunk(std::ostream& os, const char* type, const std::string& data) {
     std::string c;
     put32(c, static_cast<std::uint32_t>(data.size()));
     std::string body = std::string(type, 4) + data;
@@ -114,8 +115,8 @@ void write_png(const floorplan& fp, const std::string& path) {
     if (compress2(reinterpret_cast<Bytef*>(z.data()), &len, reinterpret_cast<const Bytef*>(raw.data()), static_cast<uLong>(raw.size()), 6) != Z_OK)
         throw input_error("cannot compress floorplan '" + path + "'");
     z.resize(len);
-    std::ofstream os(path, std::ios::binary);
-    if (!os) throw input_error("cannot write floorplan '" + path + "'");
+    output_file out(path, "floorplan");
+    std::ostream& os = out.stream();
     os.write("\x89PNG\r\n\x1a\n", 8);
     std::string ihdr;
     put32(ihdr, static_cast<std::uint32_t>(W));
@@ -124,7 +125,7 @@ void write_png(const floorplan& fp, const std::string& path) {
     chunk(os, "IHDR", ihdr);
     chunk(os, "IDAT", z);
     chunk(os, "IEND", "");
-    if (!os) throw input_error("error writing floorplan '" + path + "'");
+    out.commit();
 }
 
 }  // namespace

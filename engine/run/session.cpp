@@ -8,6 +8,7 @@
 #include "engine/program/program_emit.h"
 #include "engine/program/program_yaml.h"
 #include "engine/workload/load.h"
+#include "models/core/output_file.h"
 
 namespace tessel {
 
@@ -44,10 +45,7 @@ void write_file(const std::string& path, const std::string& text) {
         std::error_code ec;
         std::filesystem::create_directories(p.parent_path(), ec);
     }
-    std::ofstream os(path, std::ios::binary);
-    if (!os) throw input_error("cannot write '" + path + "'");
-    os << text;
-    if (!os) throw input_error("error writing '" + path + "'");
+    write_file_atomic(path, text);
 }
 
 std::uint64_t fnv1a(const std::string& s) {
@@ -126,14 +124,14 @@ run_summary session::run() {
     }
     if (!workload_name.empty()) m_mapping.prog.name = workload_name;
     if (!m_opt.emit_program.empty()) {
-        std::ofstream out(m_opt.emit_program);
-        if (!out) throw input_error("--emit-program: cannot write '" + m_opt.emit_program + "'");
+        output_file file(m_opt.emit_program, "--emit-program file");
+        std::ostream& out = file.stream();
         emit_header h;
         h.platform = m_opt.platform_arg.empty() ? m_opt.platform : m_opt.platform_arg;
         h.command = "tessel run -p " + h.platform + (m_opt.workload.empty() ? " -g " + m_opt.program : " -w " + m_opt.workload);
         for (const auto& st : m_opt.sets) h.command += " --set " + st;
         write_emitted_program(m_mapping.prog, *m_platform, h, out);
-        if (!out.flush()) throw input_error("--emit-program: writing '" + m_opt.emit_program + "' failed");
+        file.commit();
     }
     m_sim.trace.set_op_names(m_mapping.prog.op_names);
     m_exec = std::make_unique<executor>("executor", *m_platform);

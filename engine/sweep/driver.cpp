@@ -93,7 +93,7 @@ int run_sweep(const sweep_options& o, std::ostream& out, std::ostream& err) {
         std::ifstream in(o.spec_file, std::ios::binary);
         std::stringstream ss;
         ss << in.rdbuf();
-        write_file_atomic(out_dir + "/spec.yaml", ss.str());  // the spec these results came from
+        write_durable(out_dir + "/spec.yaml", ss.str());  // the spec these results came from
     }
     run_settings rs;
     rs.tessel = o.tessel.empty() ? self_exe() : o.tessel;

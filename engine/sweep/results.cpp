@@ -21,8 +21,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The disk, not tessel, failed (full, read-only, gone): exit 2 with the path and the system's reason.
 [[noreturn]] void sys_fail(const std::string& what) {
-    throw std::runtime_error(what + ": " + std::strerror(errno));
+    throw input_error(what + ": " + std::strerror(errno));
 }
 
 int open_append(const std::string& path) {
@@ -31,46 +32,32 @@ int open_append(const std::string& path) {
     return fd;
 }
 
-void fsync_dir(const std::string& dir) {
-    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return;
-    ::fsync(fd);
-    ::close(fd);
-}
-
 const char* fixed_columns_before[] = {"point", "key", "status", "exit_code"};
 const char* fixed_columns_after[] = {"config_hash", "tessel_version", "wall_s", "host", "finished", "backend", "slurm_job", "error", "dir"};
 
 }  // namespace
 
 void write_line(int fd, const std::string& text, const std::string& what) {
+    // On failure (a full disk) the partial line is cut off again, so the file never holds a torn row.
+    const off_t before = ::lseek(fd, 0, SEEK_END);
+    auto undo_and_fail = [&](const std::string& doing) {
+        const int err = errno;
+        if (before >= 0 && ::ftruncate(fd, before) != 0) {
+            // The torn line is dropped when the sweep is opened again.
+        }
+        errno = err;
+        sys_fail(doing + what);
+    };
     size_t done = 0;
     while (done < text.size()) {
         const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
         if (n < 0) {
             if (errno == EINTR) continue;
-            sys_fail("cannot write " + what);
+            undo_and_fail("cannot write ");
         }
         done += size_t(n);
     }
-    if (::fsync(fd) != 0) sys_fail("cannot sync " + what);
-}
-
-void write_file_atomic(const std::string& path, const std::string& text) {
-    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) sys_fail("cannot write '" + tmp + "'");
-    try {
-        write_line(fd, text, "'" + tmp + "'");
-    } catch (...) {
-        ::close(fd);
-        ::unlink(tmp.c_str());
-        throw;
-    }
-    ::close(fd);
-    if (::rename(tmp.c_str(), path.c_str()) != 0) sys_fail("cannot rename '" + tmp + "'");
-    const fs::path p(path);
-    fsync_dir(p.has_parent_path() ? p.parent_path().string() : ".");
+    if (::fsync(fd) != 0) undo_and_fail("cannot sync ");
 }
 
 std::string csv_field(const std::string& s) {
@@ -177,7 +164,7 @@ void results_store::rewrite_csv(const std::vector<std::string>& params, const st
     std::string text = header + "\n";
     for (const auto& key : m_order)
         if (!rerun.count(key)) text += csv_line(m_latest.at(key));
-    write_file_atomic(csv_path(), text);
+    write_durable(csv_path(), text);
     if (m_csv_fd >= 0) ::close(m_csv_fd);
     m_csv_fd = open_append(csv_path());
 }

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/core/output_file.h"
+
 #include <map>
 #include <set>
 #include <string>
@@ -57,10 +59,12 @@ private:
     size_t m_lines = 0, m_torn = 0, m_bad = 0;
 };
 
-/// Writes `text` to `fd` completely (retrying short writes), then fsyncs; throws std::runtime_error on failure.
+/// Writes `text` to `fd` completely (retrying short writes), then fsyncs; on failure it truncates the file back
+/// to where it was and throws input_error naming `what` and the reason.
 void write_line(int fd, const std::string& text, const std::string& what);
-/// Writes a file atomically: a temporary next to it, fsync, rename over `path`.
-void write_file_atomic(const std::string& path, const std::string& text);
+/// Writes a sweep file atomically and durably (models/core/output_file.h: temporary, fsync, rename, fsync of
+/// the folder), so a resumed sweep never reads half a file.
+inline void write_durable(const std::string& path, const std::string& text) { write_file_atomic(path, text, "file", true); }
 /// A CSV field, quoted when it needs to be.
 std::string csv_field(const std::string& s);
 /// A JSON value as a CSV cell: numbers in their shortest exact form, strings as they are, null empty.

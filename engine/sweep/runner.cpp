@@ -20,6 +20,7 @@
 
 #include "engine/sweep/metrics.h"
 #include "models/core/error.h"
+#include "models/core/output_file.h"
 
 namespace tessel::sweep {
 
@@ -157,14 +158,14 @@ row make_row(const job& j, const outcome& o, const run_settings& rs) {
     if (!o.exited) {
         r["status"] = "failed";
         r["exit_code"] = 128 + o.code;
-        const std::string last = error_line(log);
+        const std::string last = o.reported.empty() ? error_line(log) : o.reported;
         r["error"] = "killed by signal " + std::to_string(o.code) + " (" + strsignal(o.code) + ")" + (last.empty() ? "" : ": " + last);
         return r;
     }
     r["exit_code"] = o.code;
     if (o.code != 0) {
         r["status"] = "failed";
-        const std::string last = error_line(log);
+        const std::string last = o.reported.empty() ? error_line(log) : o.reported;
         r["error"] = last.empty() ? "exit status " + std::to_string(o.code) : last;
         return r;
     }
@@ -205,24 +206,51 @@ bool local_pool::run(const std::vector<job>& jobs, int parallel, const run_setti
         const job* j;
         clock_type::time_point start;
         bool timed_out = false;
+        int report_fd = -1;  // read end of the run's error pipe
     };
     std::map<pid_t, running> live;
     const pid_t parent = ::getpid();
+    // The environment of every run: ours plus TESSEL_ERROR_FD (built before fork: the child may not allocate).
+    std::vector<std::string> env_text;
+    for (char** e = environ; *e; ++e)
+        if (std::strncmp(*e, "TESSEL_ERROR_FD=", 16) != 0) env_text.emplace_back(*e);
+    env_text.emplace_back("TESSEL_ERROR_FD=3");
+    std::vector<char*> envp;
+    for (auto& e : env_text) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    // Whatever the run wrote to its error pipe (it has exited, so this never blocks), then closes the pipe.
+    auto take_report = [](int fd) {
+        std::string text;
+        char buf[4096];
+        ::fcntl(fd, F_SETFL, O_NONBLOCK);
+        for (ssize_t n; text.size() < 65536 && (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, size_t(n));
+        ::close(fd);
+        while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+        return text;
+    };
 
     auto launch = [&](const job& j) {
         std::error_code ec;
         fs::remove_all(j.dir, ec);  // left over from an interrupted run
         fs::create_directories(j.dir, ec);
-        if (ec) throw std::runtime_error("cannot create '" + j.dir + "': " + ec.message());
+        if (ec) throw input_error("cannot create '" + j.dir + "': " + ec.message());
         std::string cmd;
         for (const auto& a : j.argv) cmd += (cmd.empty() ? "" : " ") + shell_quote(a);
-        std::ofstream(j.dir + "/command.txt") << cmd << "\n";
+        write_file_atomic(j.dir + "/command.txt", cmd + "\n", "command file");
         const std::string log = j.dir + "/log.txt";
         std::vector<char*> argv;
         for (const auto& a : j.argv) argv.push_back(const_cast<char*>(a.c_str()));
         argv.push_back(nullptr);
+        // The run's error line also comes back through a pipe (its fd 3, named by TESSEL_ERROR_FD), so a point
+        // that fails for lack of disk space keeps its reason even though its log.txt could not be written.
+        int report[2];
+        if (::pipe2(report, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
         const pid_t pid = ::fork();
-        if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+        if (pid < 0) {
+            ::close(report[0]);
+            ::close(report[1]);
+            throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+        }
         if (pid == 0) {
             // Only async-signal-safe calls between fork and exec.
             ::setpgid(0, 0);                     // a timeout kills the point's whole process group
@@ -239,16 +267,19 @@ bool local_pool::run(const std::vector<job>& jobs, int parallel, const run_setti
                 ::dup2(null, 0);
                 ::close(null);
             }
+            if (report[1] == 3) ::fcntl(3, F_SETFD, 0);  // dup2 onto itself would keep close-on-exec
+            else ::dup2(report[1], 3);
             sigset_t none;
             sigemptyset(&none);
             ::sigprocmask(SIG_SETMASK, &none, nullptr);
-            ::execv(argv[0], argv.data());
+            ::execve(argv[0], argv.data(), envp.data());
             const char msg[] = "tessel sweep: error: cannot execute the tessel binary\n";
             if (::write(2, msg, sizeof msg - 1) < 0) ::_exit(127);
             ::_exit(127);
         }
+        ::close(report[1]);
         ::setpgid(pid, pid);
-        live[pid] = running{&j, clock_type::now()};
+        live[pid] = running{&j, clock_type::now(), false, report[0]};
     };
 
     auto reap = [&](bool block) {
@@ -271,6 +302,7 @@ bool local_pool::run(const std::vector<job>& jobs, int parallel, const run_setti
             } else {
                 o.code = 1;
             }
+            o.reported = take_report(it->second.report_fd);
             const job& j = *it->second.j;
             it = live.erase(it);
             if (!block) done(j, make_row(j, o, rs));

@@ -37,6 +37,9 @@ struct outcome {
     bool exited = true;   // false: killed by a signal
     int code = 0;         // exit status, or the signal
     double wall_s = 0;
+    /// What the run reported through TESSEL_ERROR_FD (its one-line error), which survives a log that could not
+    /// be written (a full disk); empty when it reported nothing.
+    std::string reported;
 };
 
 /// Turns a platform, workload or program as written in the spec into what `tessel run` gets: a file relative

@@ -371,9 +371,9 @@ bool run_slurm(const std::vector<job>& jobs, const run_settings& rs, const slurm
     t["rows"] = b.dir + "/rows";
     t["jobs"] = nlohmann::json::array();
     for (const auto& j : todo) t["jobs"].push_back(job_to_json(j));
-    write_file_atomic(b.dir + "/tasks.json", t.dump(1) + "\n");
+    write_durable(b.dir + "/tasks.json", t.dump(1) + "\n");
     const std::string script = b.dir + "/job.sh";
-    write_file_atomic(script, "#!/bin/sh\n# tessel sweep '" + ss.sweep_name + "', submission " + std::to_string(n) +
+    write_durable(script, "#!/bin/sh\n# tessel sweep '" + ss.sweep_name + "', submission " + std::to_string(n) +
                                   ": array task $SLURM_ARRAY_TASK_ID runs its points from tasks.json and leaves one row each in rows/.\n"
                                   "exec " + shell_quote(rs.tessel) + " sweep-task " + shell_quote(b.dir + "/tasks.json") +
                                   " \"$SLURM_ARRAY_TASK_ID\"\n");
@@ -401,7 +401,7 @@ bool run_slurm(const std::vector<job>& jobs, const run_settings& rs, const slurm
     b.job_id = last.substr(0, last.find(';'));
     if (b.job_id.empty() || b.job_id.find_first_not_of("0123456789") != std::string::npos)
         throw std::runtime_error("cannot read the job id from sbatch's output: " + trim(out));
-    write_file_atomic(active_file, b.job_id + " " + b.dir + "\n");
+    write_durable(active_file, b.job_id + " " + b.dir + "\n");
     log << "tessel sweep: submitted Slurm job " << b.job_id << ": " << tasks << " array task" << (tasks == 1 ? "" : "s") << ", "
         << b.points_per_task << " point" << (b.points_per_task == 1 ? "" : "s") << " each; logs in " << b.dir << "/logs\n";
     if (!follow(b)) return false;
@@ -436,7 +436,7 @@ int run_slurm_task(const std::string& task_file, long index, std::ostream& log) 
     const bool finished = pool.run(mine, cpus, rs, [&](const job& j, const row& done_row) {
         row r = done_row;
         r["slurm_job"] = array_job + "_" + std::to_string(index);
-        write_file_atomic(rows + "/" + j.key + ".json", r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+        write_durable(rows + "/" + j.key + ".json", r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
         log << "point " << j.index << " (" << j.key << "): " << r["status"].get<std::string>()
             << (r["error"].get<std::string>().empty() ? "" : ": " + r["error"].get<std::string>()) << "\n";
     });

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <unordered_map>
 #include <set>
 #include <sstream>
 
@@ -23,9 +24,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A typo in a range must not ask for a billion points.
+// A typo in a range must not ask for a billion points. A million points is days of runs even on a cluster, and
+// their expansion alone takes seconds and hundreds of MB; a larger study is several sweeps.
 constexpr size_t max_axis_values = 100000;
-constexpr double max_points = 10e6;
+constexpr double max_points = 1e6;
 
 bool is_input(const std::string& name) { return name == "platform" || name == "workload" || name == "program"; }
 
@@ -615,10 +617,13 @@ expansion expand(const spec& s) {
     for (const auto& g : s.groups) total *= double(s.axes[g.front()].values.size());
     if (total > max_points)
         fail("the axes make " + format_value(total) + " combinations; more than " + format_value(max_points) +
-             " is surely a mistake", s.axes_where);
+             " is surely a mistake (split the study into several sweeps)", s.axes_where);
     out.combinations = size_t(total);
     std::vector<size_t> pos(s.groups.size(), 0);
-    std::map<std::string, size_t> seen;
+    std::unordered_map<std::string, size_t> seen;
+    seen.reserve(out.combinations);
+    out.points.reserve(out.combinations);
+    const bool needs_scope = !s.derived.empty() || !s.filters.empty();
     for (size_t n = 0; n < out.combinations; ++n) {
         point p;
         p.platform = s.platform.value;
@@ -627,10 +632,10 @@ expansion expand(const spec& s) {
         std::vector<size_t> value_of(s.axes.size(), 0);
         for (size_t g = 0; g < s.groups.size(); ++g)
             for (size_t ax : s.groups[g]) value_of[ax] = pos[g];
-        std::map<std::string, std::string> scope_values;
+        std::map<std::string, std::string> scope_values;  // only for derived values and filters
         for (const auto& f : s.sets) {
             p.sets.push_back(f);
-            scope_values[f.name] = f.value;
+            if (needs_scope) scope_values[f.name] = f.value;
         }
         for (size_t ax = 0; ax < s.axes.size(); ++ax) {
             const param v{s.axes[ax].name, s.axes[ax].values[value_of[ax]]};
@@ -639,11 +644,13 @@ expansion expand(const spec& s) {
             else if (v.name == "workload") p.workload = v.value;
             else if (v.name == "program") p.program = v.value;
             else p.sets.push_back(v);
-            scope_values[v.name] = v.value;
+            if (needs_scope) scope_values[v.name] = v.value;
         }
-        scope_values["platform"] = p.platform;
-        if (!p.workload.empty()) scope_values["workload"] = p.workload;
-        if (!p.program.empty()) scope_values["program"] = p.program;
+        if (needs_scope) {
+            scope_values["platform"] = p.platform;
+            if (!p.workload.empty()) scope_values["workload"] = p.workload;
+            if (!p.program.empty()) scope_values["program"] = p.program;
+        }
         const expr_scope scope = [&](std::string_view name) -> std::optional<expr_value> {
             const auto it = scope_values.find(std::string(name));
             if (it == scope_values.end()) return std::nullopt;

@@ -16,7 +16,7 @@ workload_graph build_gemm(const workload_params& p) {
 }
 
 workload_graph build_mlp(const workload_params& p) {
-    const std::int64_t batch = p.positive("batch"), layers = p.positive("layers");
+    const std::int64_t batch = p.positive("batch"), layers = p.repeats("layers", 1);  // one matmul per layer at least
     const std::int64_t in = p.positive("input"), hidden = p.positive("hidden"), out = p.positive("output");
     const std::string act = p.choice("activation", {"relu", "gelu", "silu", "tanh", "sigmoid"});
     const bool bias = p.boolean("bias");

@@ -13,7 +13,7 @@ namespace {
 
 workload_graph build_stencil(const workload_params& p) {
     const std::int64_t nx = p.positive("nx"), ny = p.positive("ny"), nz = p.positive("nz");
-    const std::int64_t iterations = p.positive("iterations");
+    const std::int64_t iterations = p.repeats("iterations", 1);  // one op per iteration at least
     const std::string solver = p.choice("solver", {"none", "bicgstab"});
     const shape_t grid = {nx, ny, nz};
     graph_builder b("stencil", p.precision());

@@ -165,10 +165,14 @@ int row_linear(graph_builder& b, const tp_config& c, const std::string& name, in
     return y;
 }
 
+// The fewest ops any layer below builds (two norms, four projections, attention, two MLP matmuls, two residual
+// adds): a lower bound, so refusing `layers` x this over the ops limit never refuses a graph that would fit.
+constexpr double k_min_ops_per_layer = 10;
+
 // ---------------------------------------------------------------------------------------------------- BERT
 
 workload_graph build_bert(const workload_params& p) {
-    const std::int64_t batch = p.positive("batch"), seq = p.positive("seq"), layers = p.positive("layers");
+    const std::int64_t batch = p.positive("batch"), seq = p.positive("seq"), layers = p.repeats("layers", k_min_ops_per_layer);
     const std::int64_t hidden = p.positive("hidden"), heads = p.positive("heads"), ffn = p.positive("ffn");
     const std::int64_t vocab = p.positive("vocab"), max_pos = p.positive("max_position"), types = p.positive("type_vocab");
     if (hidden % heads) fail("generator bert: hidden (" + std::to_string(hidden) + ") must be a multiple of heads (" + std::to_string(heads) + ")", p.find("heads")->where);
@@ -226,7 +230,7 @@ workload_graph build_bert(const workload_params& p) {
 // ---------------------------------------------------------------------------------------------------- GPT-2
 
 workload_graph build_gpt2(const workload_params& p) {
-    const std::int64_t batch = p.positive("batch"), seq = p.positive("seq"), layers = p.positive("layers");
+    const std::int64_t batch = p.positive("batch"), seq = p.positive("seq"), layers = p.repeats("layers", k_min_ops_per_layer);
     const std::int64_t hidden = p.positive("hidden"), heads = p.positive("heads");
     const std::int64_t vocab = p.positive("vocab"), context = p.positive("context");
     if (hidden % heads) fail("generator gpt2: hidden (" + std::to_string(hidden) + ") must be a multiple of heads (" + std::to_string(heads) + ")", p.find("heads")->where);
@@ -281,7 +285,7 @@ int rotary(graph_builder& b, const std::string& n, int x, int cos, int sin) {
 }
 
 workload_graph build_llama(const workload_params& p) {
-    const std::int64_t batch = p.positive("batch"), seq = p.positive("seq"), layers = p.positive("layers");
+    const std::int64_t batch = p.positive("batch"), seq = p.positive("seq"), layers = p.repeats("layers", k_min_ops_per_layer);
     const std::int64_t hidden = p.positive("hidden"), heads = p.positive("heads"), kv_heads = p.positive("kv_heads");
     const std::int64_t ffn = p.positive("ffn"), vocab = p.positive("vocab"), cache = p.positive("kv_cache", 0);
     if (hidden % heads || heads % kv_heads)

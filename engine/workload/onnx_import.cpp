@@ -297,6 +297,8 @@ private:
         while (m_g.tensor(t).alias_of >= 0) t = m_g.tensor(t).alias_of;
         return t;
     }
+    /// kernel_shape, strides, dilations and pads sized for `spatial` dimensions, positive (pads non-negative).
+    void check_window_attrs(const node_attrs& a, size_t spatial) const;
     void pads_for_auto(const node_attrs& a, const shape_t& x, const std::vector<std::int64_t>& k,
                        const std::vector<std::int64_t>& s, const std::vector<std::int64_t>& d, std::vector<std::int64_t>& pads) const;
     std::optional<values_t> evaluate(const std::string& type, const onnx::NodeProto& n, const std::vector<int>& ins,
@@ -460,6 +462,24 @@ std::vector<const onnx::NodeProto*> onnx_importer::node_order() {
                 fail(m_path + ": node " + std::to_string(i) + " '" + nodes[i].name() + "' (" + nodes[i].op_type() + ") is part of a cycle");
     }
     return order;
+}
+
+void onnx_importer::check_window_attrs(const node_attrs& a, size_t spatial) const {
+    // libonnx's own shape inference (the fallback for Conv1d/3d and pools it imports as generic ops) reads these
+    // without checking them against the rank: a mismatch crashed it (found by fuzz/onnx_fuzz.cpp).
+    auto check = [&](const char* name, size_t count, std::int64_t least) {
+        const auto v = a.ints(name);
+        if (!v) return;
+        if (v->size() != count)
+            bad(std::string("attribute '") + name + "' has " + std::to_string(v->size()) + " values; the input has " +
+                std::to_string(spatial) + " spatial dimension(s), so it needs " + std::to_string(count));
+        for (std::int64_t x : *v)
+            if (x < least) bad(std::string("attribute '") + name + "' has the value " + std::to_string(x) + "; it must be at least " + std::to_string(least));
+    };
+    check("kernel_shape", spatial, 1);
+    check("strides", spatial, 1);
+    check("dilations", spatial, 1);
+    check("pads", 2 * spatial, 0);
 }
 
 void onnx_importer::pads_for_auto(const node_attrs& a, const shape_t& x, const std::vector<std::int64_t>& k,
@@ -689,6 +709,10 @@ void onnx_importer::import_node(const onnx::NodeProto& n, int index) {
             if (x.size() < 3 || w.size() < 3)
                 bad("Conv needs an input and a weight of rank 3 or more (N, C, spatial dimensions), got " +
                     std::to_string(x.size()) + " and " + std::to_string(w.size()));
+            if (x.size() != w.size())
+                bad("Conv's input (rank " + std::to_string(x.size()) + ") and weight (rank " + std::to_string(w.size()) +
+                    ") must have the same rank");
+            check_window_attrs(a, x.size() - 2);
             if (x.size() != 4 || w.size() != 4) {
                 generic = true;
             } else {
@@ -703,6 +727,10 @@ void onnx_importer::import_node(const onnx::NodeProto& n, int index) {
         } else if (type == "MaxPool" || type == "AveragePool") {
             const shape_t& x = in_shape(0);
             const auto k = a.ints("kernel_shape");
+            if (x.size() < 3)
+                bad(type + " needs an input of rank 3 or more (N, C, spatial dimensions), got rank " + std::to_string(x.size()));
+            if (!k) bad(type + " has no kernel_shape");
+            check_window_attrs(a, x.size() - 2);
             if (x.size() != 4 || !k || k->size() != 2 || (out_names.size() > 1 && !out_names[1].empty())) {
                 generic = true;
             } else {
@@ -759,7 +787,8 @@ void onnx_importer::import_node(const onnx::NodeProto& n, int index) {
                         target[i] = x[i];
                     }
                     if (target[i] == -1) infer_at = static_cast<int>(i);
-                    else known_product *= target[i];
+                    else if (target[i] < 0) bad("the target shape has a negative entry " + std::to_string(target[i]) + " at position " + std::to_string(i));
+                    else known_product = checked_mul(known_product, target[i], m_node_desc + ": the target shape's element count", source_location{m_path, 0, 0});
                 }
                 if (infer_at >= 0) {
                     if (known_product == 0 || elements_of(x) % known_product)

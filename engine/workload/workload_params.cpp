@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "models/core/expr.h"
+#include "models/core/limits.h"
 #include "models/core/units.h"
 #include "models/core/yaml_node.h"
 
@@ -132,6 +133,13 @@ std::int64_t workload_params::integer(const std::string& name) const {
 std::int64_t workload_params::positive(const std::string& name, std::int64_t min) const {
     const std::int64_t v = integer(name);
     if (v < min) bad(*find(name), "must be at least " + std::to_string(min));
+    return v;
+}
+
+std::int64_t workload_params::repeats(const std::string& name, double ops_each) const {
+    const std::int64_t v = positive(name);
+    if (static_cast<double>(v) * ops_each > limits().ops)
+        bad(*find(name), over_limit("ops", static_cast<double>(v) * ops_each, "ops or more") + "; use fewer");
     return v;
 }
 

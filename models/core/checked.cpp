@@ -1,6 +1,7 @@
 #include "models/core/checked.h"
 
 #include <cstdio>
+#include <limits>
 
 namespace tessel {
 
@@ -61,6 +62,14 @@ std::int64_t checked_count(double v, const std::string& what, const source_locat
              where);
     if (v != std::floor(v)) fail(what + ": expected a whole number, got " + num(v), where);
     return static_cast<std::int64_t>(v);
+}
+
+int checked_int(double v, const std::string& what, const source_location& where) {
+    if (std::isnan(v)) fail(what + ": expected a whole number, got NaN", where);
+    constexpr double lim = std::numeric_limits<int>::max();
+    if (v > lim || v < -lim) fail(what + ": " + num(v) + " is out of range (at most " + num(lim) + " in magnitude)", where);
+    if (v != std::floor(v)) fail(what + ": expected a whole number, got " + num(v), where);
+    return static_cast<int>(v);
 }
 
 }  // namespace tessel

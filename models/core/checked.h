@@ -27,5 +27,8 @@ std::int64_t checked_elements(const std::vector<std::int64_t>& shape, const std:
 /// A double that must be a whole count in [0, k_max_count] (a number of bytes, packets, steps): NaN,
 /// infinities, negatives and values beyond 2^53 throw, naming `what`.
 std::int64_t checked_count(double v, const std::string& what, const source_location& where = {});
+/// A double that must be a whole number in int's range (an index or offset; callers check their own bounds):
+/// NaN, infinities, fractions and magnitudes beyond 2^31 - 1 throw, naming `what`.
+int checked_int(double v, const std::string& what, const source_location& where = {});
 
 }  // namespace tessel

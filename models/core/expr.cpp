@@ -1,8 +1,10 @@
 #include "models/core/expr.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <unordered_map>
 
 #include "models/core/units.h"
 
@@ -49,12 +51,33 @@ private:
         m_pos += tok.size();
         return true;
     }
-    static node_ptr make(expression::node::kind_t k, std::string text, std::vector<node_ptr> args, size_t off) {
+    // Evaluating, printing and freeing a tree recurse over its height, and parsing over its nesting: both are
+    // bounded so that no input can overflow the stack (a fuzzer found "((((..." 100,000 deep).
+    static constexpr int k_max_height = 256, k_max_nesting = 3 * 256;
+    std::unordered_map<const expression::node*, int> m_height;  // of every inner node made so far
+    int m_nesting = 0;
+    struct nest {
+        parser& p;
+        nest(parser& pp) : p(pp) {
+            if (++p.m_nesting > k_max_nesting) throw expr_error("expression nested too deeply", p.m_pos);
+        }
+        ~nest() { --p.m_nesting; }
+    };
+
+    node_ptr make(expression::node::kind_t k, std::string text, std::vector<node_ptr> args, size_t off) {
+        int h = 1;
+        for (const auto& a : args) {
+            const auto it = m_height.find(a.get());
+            h = std::max(h, 1 + (it == m_height.end() ? 1 : it->second));
+        }
+        if (h > k_max_height)
+            throw expr_error("expression too long: more than " + std::to_string(k_max_height) + " operations deep", off);
         auto n = std::make_shared<expression::node>();
         n->kind = k;
         n->text = std::move(text);
         n->args = std::move(args);
         n->offset = off;
+        m_height[n.get()] = h;
         return n;
     }
 
@@ -75,6 +98,7 @@ private:
         }
     }
     node_ptr parse_not() {
+        const nest guard(*this);
         skip();
         const size_t at = m_pos;
         if (accept("not")) return make(expression::node::unary, "not", {parse_not()}, at);
@@ -123,6 +147,7 @@ private:
         }
     }
     node_ptr parse_unary() {
+        const nest guard(*this);
         skip();
         const size_t at = m_pos;
         if (accept("-")) return make(expression::node::unary, "-", {parse_unary()}, at);
@@ -137,6 +162,7 @@ private:
         return base;
     }
     node_ptr parse_primary() {
+        const nest guard(*this);
         skip();
         const size_t at = m_pos;
         if (m_pos >= m_s.size()) throw expr_error("expression ends where a value was expected", m_pos);

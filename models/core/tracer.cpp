@@ -6,6 +6,7 @@
 #include <map>
 
 #include "models/core/error.h"
+#include "models/core/output_file.h"
 #include "models/core/text.h"
 
 namespace tessel {
@@ -111,8 +112,8 @@ std::string micros(tick t) {
 }  // namespace
 
 void tracer::write_vcd(const std::string& path) const {
-    std::ofstream os(path);
-    if (!os) fail("cannot write VCD trace '" + path + "'");
+    output_file out(path, "VCD trace");
+    std::ostream& os = out.stream();
     os << "$comment tessel activity trace: per track, busy = 1 while a step runs, op = index of its op $end\n";
     if (!m_op_names.empty()) {
         os << "$comment op indices:";
@@ -193,12 +194,12 @@ void tracer::write_vcd(const std::string& path) const {
             if (active[tr] > 0) os << "b" << binary(op) << " " << ids[tr].op << "\n";
         }
     }
-    if (!os) fail("error writing VCD trace '" + path + "'");
+    out.commit();
 }
 
 void tracer::write_perfetto(const std::string& path) const {
-    std::ofstream os(path);
-    if (!os) fail("cannot write trace '" + path + "'");
+    output_file out(path, "trace");
+    std::ostream& os = out.stream();
     std::map<std::string, int> pids;
     for (const auto& t : m_tracks) pids.emplace(t.group, 0);
     int next = 1;
@@ -228,7 +229,7 @@ void tracer::write_perfetto(const std::string& path) const {
               << "}}";
     }
     os << "\n]}\n";
-    if (!os) fail("error writing trace '" + path + "'");
+    out.commit();
 }
 
 }  // namespace tessel

@@ -154,8 +154,12 @@ bool yaml_node::has(std::string_view key) const { return (*this)[key].m_node.IsD
 std::vector<yaml_node::entry> yaml_node::entries() const {
     std::vector<entry> out;
     if (!is_map()) return out;
-    for (auto it = m_node.begin(); it != m_node.end(); ++it)
-        out.push_back(entry{it->first.as<std::string>(), location_of(it->first.Mark(), m_file), yaml_node(it->second, m_file)});
+    for (auto it = m_node.begin(); it != m_node.end(); ++it) {
+        const source_location at = location_of(it->first.Mark(), m_file);
+        // YAML allows '? [a, b]: v' (a list or map as a key); no tessel key is one.
+        if (!it->first.IsScalar()) throw input_error("a key must be a plain name, not a list or a map", at);
+        out.push_back(entry{it->first.Scalar(), at, yaml_node(it->second, m_file)});
+    }
     return out;
 }
 

@@ -72,9 +72,13 @@ TEST(budgets, a_limit_can_be_raised_deliberately) {
 }
 
 TEST(budgets, internal_errors_became_input_errors) {
-    // A workload generator asked for 10^8 layers used to end in bad_alloc; the graph budget stops it.
+    // A workload generator asked for 10^8 layers used to end in bad_alloc; the graph budget stops it, up front
+    // at the parameter for generators, and as the graph grows for everything else.
     EXPECT_ERROR("run -q -p mesh4x4 -w llama --set workload.layers=100000000",
-                 "workload graph 'llama' needs 5e+05 tensors or more, over the limit of 5e+05 (--limit ops=N raises it)");
+                 "--set workload.layers: workload parameter 'layers' = '100000000': needs 1e+09 ops or more, over the "
+                 "limit of 5e+05 (--limit ops=N raises it); use fewer");
+    EXPECT_ERROR("run -q -p mesh4x4 -w llama --set workload.layers=2 --limit ops=50",
+                 "workload graph 'llama' needs 51 tensors or more, over the limit of 50 (--limit ops=N raises it)");
     EXPECT_ERROR("run -q -p /dev/zero -w gemm", "YAML file '/dev/zero' is not a plain file (a device, pipe or socket)");
 }
 

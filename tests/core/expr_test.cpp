@@ -61,3 +61,25 @@ TEST(expr, errors_name_the_position) {
     EXPECT_THROW(expression::parse("(1 + 2"), expr_error);
     EXPECT_THROW(expression::parse("max()"), expr_error);
 }
+
+TEST(expr, depth_is_bounded_so_no_input_overflows_the_stack) {
+    // Found by fuzz/expr_fuzz.cpp: 100,000 nested parentheses overflowed the parser's stack.
+    auto message = [](const std::string& text) -> std::string {
+        try {
+            (void)expression::parse(text);
+        } catch (const expr_error& e) {
+            return e.what();
+        }
+        return "parsed";
+    };
+    EXPECT_EQ(message(std::string(100000, '(') + "1" + std::string(100000, ')')), "expression nested too deeply");
+    EXPECT_EQ(message(std::string(100000, '-') + "1"), "expression nested too deeply");
+    std::string chain = "1";
+    for (int i = 0; i < 100000; ++i) chain += "+1";
+    EXPECT_EQ(message(chain), "expression too long: more than 256 operations deep");
+    // Anything written by hand stays far inside: 200 levels of parentheses and 255 terms evaluate.
+    EXPECT_EQ(eval(std::string(200, '(') + "2" + std::string(200, ')')), 2);
+    std::string sum = "1";
+    for (int i = 0; i < 254; ++i) sum += " + 1";
+    EXPECT_EQ(eval(sum), 255);
+}

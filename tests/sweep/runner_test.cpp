@@ -159,3 +159,16 @@ TEST(sweep_runner, shell_quoting) {
     EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
     EXPECT_EQ(shell_quote(""), "''");
 }
+
+TEST(sweep_runner, a_point_whose_log_cannot_be_written_keeps_its_reason) {
+    // A full disk: the run's stdout and stderr go nowhere, but tessel also reports its error line on the pipe the
+    // sweep hands it (TESSEL_ERROR_FD), so the row still says why the point failed.
+    const fs::path out = scratch("full");
+    const std::vector<job> jobs = {shell_job(out, 0, "exec >/dev/full 2>/dev/full; exec " + bin() + " run -q -p mesh4x4 -w gemm --set workload.m=0")};
+    const auto rows = run_all(jobs, 1, run_settings{});
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows.at("k0")["status"], "failed");
+    EXPECT_EQ(rows.at("k0")["exit_code"], 2);
+    EXPECT_EQ(rows.at("k0")["error"], capture(bin() + " run -q -p mesh4x4 -w gemm --set workload.m=0 2>&1 | tr -d '\\n'"));
+    EXPECT_NE(rows.at("k0")["error"].get<std::string>().find("tessel: error: "), std::string::npos);
+}
