@@ -542,9 +542,16 @@ void platform::connect(const std::string& text, const source_location& where) {
     collect(L.unit_idx, l_units);
 
     std::vector<int> val(vars.size(), 0);
+    // Index expressions see the loop variables and the platform's numeric parameters ("(n // 16 + 1) % z").
     auto scope = [&](std::string_view n) -> std::optional<expr_value> {
         for (size_t i = 0; i < vars.size(); ++i)
             if (vars[i].name == n) return static_cast<double>(val[i]);
+        for (const auto& [name, text] : m_parameters)
+            if (name == n) {
+                char* end = nullptr;
+                const double v = std::strtod(text.c_str(), &end);
+                if (end != text.c_str() && *end == '\0') return v;
+            }
         return std::nullopt;
     };
     auto eval_idx = [&](const std::vector<std::string>& idx) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <sstream>
+#include <utility>
 
 #include "engine/report/summary.h"
 #include "engine/system/collectives.h"
@@ -15,7 +17,11 @@ void system_mapper::options::declare(param_decl& d) {
     d(symmetric, "symmetric", "true",
       "simulate one representative chip per pipeline stage (replicas and tensor-parallel ranks are symmetric); "
       "false simulates every chip");
-    d(algorithm, "algorithm", "ring", "collective algorithm of the tensor- and data-parallel groups: ring, tree or direct");
+    d(algorithm, "algorithm", "ring",
+      "collective algorithm of the tensor- and data-parallel groups: ring, tree, direct or torus (rings along each "
+      "dimension of `torus` in turn, as TPU pods and IPU-PODs reduce)");
+    d(torus, "torus", "", "the chips' torus extents, first dimension fastest in chip order (4x4x4), for algorithm torus");
+    d(bidirectional, "bidirectional", "false", "send half of every ring's data each way round (links with a channel per direction)");
     d(chip, "chip", "", "the chip group the plan runs on (default: the system's first)");
 }
 
@@ -37,7 +43,24 @@ void system_mapper::configure(const platform& plat, param_context& ctx) {
     }
     m_plan = read_parallel_plan(plat.parallel_spec(), ctx);
     m_chip_mapper = create_mapper(*cg->chips.front(), ctx, m_chip_group + ".mapper");
-    parse_collective_algorithm(m_opt.algorithm);
+    const collective_algorithm algo = parse_collective_algorithm(m_opt.algorithm);
+    m_torus.clear();
+    if (algo == collective_algorithm::torus) {
+        if (m_opt.torus.empty()) throw input_error("mapper.algorithm torus needs mapper.torus, the chips' torus extents (e.g. 4x4x4)");
+        std::int64_t product = 1;
+        std::istringstream extents(m_opt.torus);
+        for (std::string part; std::getline(extents, part, 'x');) {
+            char* end = nullptr;
+            const long v = std::strtol(part.c_str(), &end, 10);
+            if (part.empty() || *end != '\0' || v < 1 || v > 65536)
+                throw input_error("mapper.torus '" + m_opt.torus + "': expected extents like 4x4x4, got '" + part + "'");
+            m_torus.push_back(static_cast<int>(v));
+            product *= v;
+        }
+        if (product != static_cast<std::int64_t>(cg->chips.size()))
+            throw input_error("mapper.torus " + m_opt.torus + " has " + std::to_string(product) + " places but chip group '" +
+                              m_chip_group + "' has " + std::to_string(cg->chips.size()) + " chips");
+    }
 }
 
 namespace {
@@ -69,6 +92,32 @@ std::vector<std::uint32_t> sinks_of(const program& p) {
 }
 
 std::string fmt_percent(double f) { return format_number(100 * f, 3) + "%"; }
+
+/// The torus a group of `members` chips spans, its members `stride` apart in chip order, on a system torus of
+/// extents `dims` (first fastest): the stride skips whole leading dimensions (or divides the first one left), the
+/// members then fill dimensions from the front. Empty when the group does not line up with the torus (then its
+/// collectives run as one ring through the torus' routes).
+std::vector<int> group_torus(std::vector<int> dims, int stride, int members) {
+    size_t d = 0;
+    while (stride > 1 && d < dims.size()) {
+        if (stride % dims[d] == 0) stride /= dims[d++];
+        else if (dims[d] % stride == 0) dims[d] /= std::exchange(stride, 1);
+        else return {};
+    }
+    std::vector<int> shape;
+    while (members > 1 && d < dims.size()) {
+        if (members % dims[d] == 0) {
+            shape.push_back(dims[d]);
+            members /= dims[d++];
+        } else if (dims[d] % members == 0) {
+            shape.push_back(std::exchange(members, 1));
+        } else {
+            return {};
+        }
+    }
+    if (members != 1) return {};
+    return shape;
+}
 
 }  // namespace
 
@@ -119,6 +168,16 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
         return endpoint{cg.first[static_cast<size_t>(chip)] + mem_local, -1, 0};
     };
     const collective_algorithm algo = parse_collective_algorithm(m_opt.algorithm);
+    // A group's algorithm: on a torus, rings along each dimension the group spans (a ring where it does not
+    // line up); elsewhere the one asked for.
+    auto shape_call = [&](collective_call& call, int stride, int members) {
+        call.algorithm = algo;
+        call.bidirectional = m_opt.bidirectional && algo != collective_algorithm::tree && algo != collective_algorithm::direct;
+        if (algo != collective_algorithm::torus) return;
+        const auto fits = algorithms_for(call.kind);
+        if (std::find(fits.begin(), fits.end(), algo) != fits.end()) call.shape = group_torus(m_torus, stride, members);
+        if (call.shape.empty()) call.algorithm = collective_algorithm::ring;
+    };
 
     // Each chunk's passes, mapped once on chip 0 and re-bound to the chip that runs them.
     auto cut = [&](const workload_graph& graph, const std::string& what) {
@@ -190,7 +249,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
             if (tp == 1) continue;
             collective_call call;
             call.kind = cc.kind;
-            call.algorithm = algo;
+            shape_call(call, 1, tp);
             call.bytes = cc.bytes;
             call.op = p.intern_op(cc.name);
             call.symmetric = sym;
@@ -275,7 +334,6 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
         if (gather != after_optimizer) return;
         collective_call call;
         call.kind = parse_collective_kind(u.kind);
-        call.algorithm = algo;
         call.bytes = static_cast<std::uint64_t>(u.bytes);
         call.op = p.intern_op(u.name);
         if (u.group == "embedding") {
@@ -301,6 +359,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
             const int groups = over_dp ? sim_tp : sim_dp;
             if (members == 1) return;
             call.symmetric = sym;
+            shape_call(call, over_dp ? tp : 1, members);
             auto tail = [&](int member, int other) -> deps_t& {
                 const int d = over_dp ? member : other, t = over_dp ? other : member;
                 return lane_of(stage, d).tail[static_cast<size_t>(t)];

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "engine/mappers/mapper.h"
 #include "engine/system/parallel_plan.h"
@@ -34,7 +35,9 @@ class system_mapper : public mapper {
 public:
     struct options {
         bool symmetric = true;
-        std::string algorithm = "ring";  // tp and dp collectives: ring, tree or direct
+        std::string algorithm = "ring";  // tp and dp collectives: ring, tree, direct or torus
+        std::string torus;               // the chips' torus extents, first fastest ("4x4x4"), for algorithm torus
+        bool bidirectional = false;      // half of each ring's data each way (links with a channel per direction)
         std::string chip;                // the chip group the plan runs on (default: the system's first)
         void declare(param_decl& d);
     };
@@ -48,6 +51,7 @@ private:
     parallel_plan m_plan;
     std::unique_ptr<mapper> m_chip_mapper;
     std::string m_chip_group;
+    std::vector<int> m_torus;  // parsed options.torus
 };
 
 }  // namespace tessel
