@@ -46,6 +46,16 @@ public:
         return static_cast<double>(bytes) / seconds * bus_bandwidth_factor(kind, ranks);
     }
 
+    /// One ring all-reduce of `bytes` over gpu[first] .. gpu[first + n - 1]: its bus bandwidth.
+    double ring_all_reduce(int first, int n, std::uint64_t bytes) {
+        collective_call c;
+        c.kind = collective_kind::all_reduce;
+        c.algorithm = collective_algorithm::ring;
+        c.ranks = gpus(first, n);
+        c.bytes = bytes;
+        return bus_bandwidth({c}, c.kind, bytes, n);
+    }
+
 private:
     sim_context m_sim;
     param_context m_ctx;

@@ -25,12 +25,7 @@ test::nccl_bench& bench() {
 }  // namespace
 
 TEST(nccl_dgx_a100, intra_node_all_reduce_bus_bandwidth_is_within_10_percent_of_230_gbps) {
-    collective_call c;
-    c.kind = collective_kind::all_reduce;
-    c.algorithm = collective_algorithm::ring;
-    c.ranks = bench().gpus(0, 8);
-    c.bytes = k_bytes;
-    const double busbw = bench().bus_bandwidth({c}, c.kind, k_bytes, 8);
+    const double busbw = bench().ring_all_reduce(0, 8, k_bytes);
     std::printf("DGX A100, 8 GPUs, ring all-reduce of 8 GiB: bus bandwidth %.1f GB/s (NCCL: ~230)\n", busbw / 1e9);
     EXPECT_NEAR(busbw, 230e9, 0.10 * 230e9);
     // Never above the NVLink rate the netlist gives a GPU.
