@@ -7,6 +7,7 @@ clear error. Skipped with a message where slurm-wlm or munge is not installed or
 
 Run with /usr/bin/python3 (standard library only)."""
 
+import glob
 import os
 import signal
 import subprocess
@@ -77,6 +78,18 @@ class slurm(unittest.TestCase):
             time.sleep(0.1)
         self.fail("array task %d never ran" % task)
 
+    def wait_point_started(self, out, setting, timeout=60):
+        """Waits until a task has launched the run of the point with `setting` in its command. Slurm can show a task
+        RUNNING before its batch step has started; a cancel in that window may never reach it."""
+        end = time.time() + timeout
+        while time.time() < end:
+            for cmd in glob.glob(os.path.join(out, "points", "*", "command.txt")):
+                with open(cmd) as f:
+                    if setting in f.read():
+                        return
+            time.sleep(0.1)
+        self.fail("no run of the point with %s started" % setting)
+
     def test_results_equal_the_local_backend(self):
         d = sl.scratch("slurm_eq")
         spec = sl.write(os.path.join(d, "small.yaml"), SMALL)
@@ -109,6 +122,7 @@ class slurm(unittest.TestCase):
         p = subprocess.Popen(sl.sweep_cmd(spec, out, "--backend", "slurm", "--poll", "0.3"), stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, universal_newlines=True, cwd=sl.REPO, env=CLUSTER.env)
         job = self.wait_running(out, 1)
+        self.wait_point_started(out, "workload.m=4096")
         subprocess.run(["scancel", "%s_1" % job], check=True, env=CLUSTER.env)
         stdout, stderr = p.communicate(timeout=120)
         self.assertEqual(p.returncode, 0, stderr)
