@@ -87,6 +87,11 @@ run_summary session::run() {
     m_sim.trace.configure(to);
 
     m_platform = platform::load(m_opt.platform, m_ctx, m_sim);
+    // A system's trace has one Perfetto process per chip, a track per unit inside it.
+    std::vector<std::string> chips;
+    for (const auto& g : m_platform->chip_groups())
+        for (const platform* c : g.chips) chips.push_back(c->name());
+    m_sim.trace.set_processes(chips);
     double flops = 0;
     std::string workload_name;
     if (!m_opt.program.empty()) {

@@ -23,6 +23,9 @@ void system_mapper::options::declare(param_decl& d) {
     d(torus, "torus", "", "the chips' torus extents, first dimension fastest in chip order (4x4x4), for algorithm torus");
     d(bidirectional, "bidirectional", "false", "send half of every ring's data each way round (links with a channel per direction)");
     d(chip, "chip", "", "the chip group the plan runs on (default: the system's first)");
+    d(memory, "memory", "",
+      "the chip's memory (its name inside the chip platform, e.g. hbm) that collectives and pipeline sends read "
+      "and write (default: the memory with the largest capacity, which also bounds the plan)");
 }
 
 TESSEL_REGISTER_MAPPER(make_mapper<system_mapper>(
@@ -139,7 +142,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
         throw input_error("mapper 'system' simulates training iterations: set workload.training (e.g. --set "
                           "workload.training=adam)");
 
-    // Chip 0's largest memory holds what collectives and pipeline sends move; its capacity bounds the plan.
+    // Chip 0's largest memory bounds the plan; it (or mapper.memory) holds what collectives and pipeline sends move.
     const platform& chip0 = *cg.chips.front();
     std::uint32_t mem_local = ~0u;
     std::uint64_t capacity = 0;
@@ -151,6 +154,13 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
         }
     }
     if (mem_local == ~0u) throw input_error("chip platform " + chip0.file() + " has no memory with a capacity to hold a model");
+    if (!m_opt.memory.empty()) {
+        const endpoint e = chip0.resolve(m_opt.memory, plat.mapper_spec().where());
+        if (e.comp < cg.first[0] || e.comp >= cg.first[0] + cg.components || !plat.comp(e.comp).has_role(component::role::memory))
+            throw input_error("mapper.memory '" + m_opt.memory + "' is not a memory of the chips of '" + m_chip_group + "'",
+                              plat.mapper_spec().where());
+        mem_local = e.comp - cg.first[0];
+    }
     const memory_report mem = memory_per_chip(part, static_cast<double>(capacity));
     require_fit(mem, plan);
 
@@ -225,6 +235,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
 
     mapping out;
     program& p = out.prog;
+    m_items.clear();
     p.name = g.name;
     const bool sym = m_opt.symmetric;
     const int sim_dp = sym ? 1 : dp, sim_tp = sym ? 1 : tp;
@@ -311,12 +322,16 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
                     }
                 }
                 chunk_passes& cp = passes[static_cast<size_t>(it.chunk)];
+                const std::uint32_t item_first = static_cast<std::uint32_t>(p.size());  // after the receive
                 run_pass(fwd ? cp.fwd : cp.bwd, l.stage, l.replica, at);
                 std::vector<std::uint32_t> ends;
+                const std::uint32_t item_op = p.intern_op(std::string(fwd ? "F" : "B") + " chunk " + std::to_string(it.chunk) +
+                                                          " mb " + std::to_string(it.microbatch));
                 for (int t = 0; t < sim_tp; ++t) {
                     const std::uint32_t e = join(op_item, at[static_cast<size_t>(t)]);
                     ends.push_back(e);
                     l.tail[static_cast<size_t>(t)] = {e};
+                    m_items.push_back({chip_index(l.stage, l.replica, t), item_first, e, item_op});
                 }
                 ended[{l.replica, it.chunk, it.microbatch, fwd ? 0 : 1}] = std::move(ends);
                 ++l.next;
@@ -454,15 +469,16 @@ void system_mapper::explain(const mapping& m, const platform& plat, const execut
         if (st.kind == step_kind::compute) {
             const int c = chip_of(st.at.comp);
             if (c >= 0) {
-                chips[static_cast<size_t>(c)].compute += static_cast<double>(iv.second - iv.first);
                 chips[static_cast<size_t>(c)].simulated = true;
                 busy[static_cast<size_t>(c)].push_back(iv);
             }
         } else if (st.kind == step_kind::transfer) {
-            for (const endpoint& e : {st.at, st.to}) {
-                const int c = chip_of(e.comp);
+            // Communication is data crossing between chips (collectives, pipeline sends); a chip's own loads
+            // and stores (an RDU's HBM to its memory units) are part of its work.
+            const int a = chip_of(st.at.comp), b = chip_of(st.to.comp);
+            if (a == b) continue;
+            for (const int c : {a, b})
                 if (c >= 0) chips[static_cast<size_t>(c)].xfer.push_back(iv);
-            }
         }
     }
     // Exposed communication: transfer time not covered by the chip's compute.
@@ -481,7 +497,10 @@ void system_mapper::explain(const mapping& m, const platform& plat, const execut
     for (size_t c = 0; c < chips.size(); ++c) {
         split& sp = chips[c];
         if (!sp.simulated) continue;
+        // Compute time is the union of the chip's compute intervals: a spatial chip runs many at once.
         const auto comp = merged(busy[c]);
+        sp.compute = 0;
+        for (const auto& b : comp) sp.compute += static_cast<double>(b.second - b.first);
         double exposed = 0;
         for (const auto& x : merged(sp.xfer)) {
             double covered = 0;
@@ -502,6 +521,7 @@ void system_mapper::explain(const mapping& m, const platform& plat, const execut
     }
     nlohmann::json& par = s.details["parallel"];
     par["per_chip"] = per_chip;
+    trace_pipeline(plat, r);
     const double chips_total = static_cast<double>(cg.chips.size());
     // A chip's peak is its fastest compute unit's (the tensor cores), not the sum with its other units: that is
     // the peak MFU is quoted against (Megatron-LM: 312 TFLOP/s per A100).
@@ -525,6 +545,25 @@ void system_mapper::explain(const mapping& m, const platform& plat, const execut
                           fmt_percent(std::max(0.0, 1 - c - x)) + "; MFU " +
                           fmt_percent(par["model_flops_utilisation"].get<double>()) + ", hardware FLOP/s per chip " +
                           format_number(par["hardware_tflops_per_chip"].get<double>(), 3) + " TFLOP/s");
+    }
+}
+
+void system_mapper::trace_pipeline(const platform& plat, const executor::result& r) const {
+    tracer& tr = plat.sim().trace;
+    if (!tr.enabled()) return;
+    const platform::chip_group& cg = *plat.find_chip_group(m_chip_group);
+    std::map<int, int> track;  // chip -> its pipeline track
+    for (const pipeline_item& it : m_items) {
+        auto [at, fresh] = track.emplace(it.chip, -1);
+        if (fresh) {
+            const std::string chip = cg.chips[static_cast<size_t>(it.chip)]->name();
+            at->second = tr.track(chip, chip + ".pipeline");
+        }
+        if (at->second < 0) continue;
+        // The item runs from its first step's start to its last step's end (its pass and the pass's collectives).
+        tick start = r.step_end[it.last], end = r.step_end[it.last];
+        for (std::uint32_t s = it.first; s <= it.last; ++s) start = std::min(start, r.step_start[s]);
+        tr.slice(at->second, start, end, it.op, it.last);
     }
 }
 

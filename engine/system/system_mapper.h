@@ -39,6 +39,7 @@ public:
         std::string torus;               // the chips' torus extents, first fastest ("4x4x4"), for algorithm torus
         bool bidirectional = false;      // half of each ring's data each way (links with a channel per direction)
         std::string chip;                // the chip group the plan runs on (default: the system's first)
+        std::string memory;              // the chip memory collectives and pipeline sends use (default: the largest)
         void declare(param_decl& d);
     };
     explicit system_mapper(const options& o) : m_opt(o) {}
@@ -47,11 +48,21 @@ public:
     void explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const override;
 
 private:
+    /// Adds a "pipeline" track to each simulated chip's trace process: one slice per pipeline item.
+    void trace_pipeline(const platform& plat, const executor::result& r) const;
+
     options m_opt;
     parallel_plan m_plan;
     std::unique_ptr<mapper> m_chip_mapper;
     std::string m_chip_group;
     std::vector<int> m_torus;  // parsed options.torus
+    /// What each simulated chip's pipeline track shows: one item (a chunk's forward or backward pass of one
+    /// microbatch) spans steps [first, last] of the program; its op is named "F chunk 0 mb 3".
+    struct pipeline_item {
+        int chip;
+        std::uint32_t first, last, op;
+    };
+    std::vector<pipeline_item> m_items;
 };
 
 }  // namespace tessel

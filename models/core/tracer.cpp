@@ -197,11 +197,21 @@ void tracer::write_vcd(const std::string& path) const {
     out.commit();
 }
 
+std::string tracer::process_of(const std::string& group) const {
+    // The nearest listed ancestor of the group (or the group itself), cutting its path at dots from the end.
+    for (size_t end = group.size(); end != std::string::npos && end > 0; end = group.rfind('.', end - 1)) {
+        std::string head = group.substr(0, end);
+        if (m_processes.count(head)) return head;
+    }
+    return group;
+}
+
 void tracer::write_perfetto(const std::string& path) const {
     output_file out(path, "trace");
     std::ostream& os = out.stream();
+    std::vector<std::string> process(m_tracks.size());
     std::map<std::string, int> pids;
-    for (const auto& t : m_tracks) pids.emplace(t.group, 0);
+    for (size_t i = 0; i < m_tracks.size(); ++i) pids.emplace(process[i] = process_of(m_tracks[i].group), 0);
     int next = 1;
     for (auto& [g, pid] : pids) pid = next++;
     os << "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
@@ -213,17 +223,18 @@ void tracer::write_perfetto(const std::string& path) const {
     };
     for (const auto& [g, pid] : pids)
         sep() << "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " << pid << ", \"args\": {\"name\": " << json_str(g) << "}}";
+    std::vector<int> track_pid(m_tracks.size());
     for (size_t i = 0; i < m_tracks.size(); ++i) {
-        const int pid = pids[m_tracks[i].group];
+        const int pid = track_pid[i] = pids[process[i]];
         std::string name = m_tracks[i].path;
-        if (name.rfind(m_tracks[i].group + ".", 0) == 0) name = name.substr(m_tracks[i].group.size() + 1);
+        if (name.rfind(process[i] + ".", 0) == 0) name = name.substr(process[i].size() + 1);
         sep() << "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": " << pid << ", \"tid\": " << i + 1
               << ", \"args\": {\"name\": " << json_str(name) << "}}";
         sep() << "{\"ph\": \"M\", \"name\": \"thread_sort_index\", \"pid\": " << pid << ", \"tid\": " << i + 1
               << ", \"args\": {\"sort_index\": " << i << "}}";
     }
     for (const auto& s : m_slices) {
-        const int pid = pids[m_tracks[s.track].group];
+        const int pid = track_pid[s.track];
         sep() << "{\"ph\": \"X\", \"name\": " << json_str(op_name(s.op)) << ", \"pid\": " << pid << ", \"tid\": " << s.track + 1
               << ", \"ts\": " << micros(s.start) << ", \"dur\": " << micros(s.end - s.start) << ", \"args\": {\"step\": " << s.step
               << "}}";

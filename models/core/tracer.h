@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ public:
     }
 
     void set_op_names(std::vector<std::string> names) { m_op_names = std::move(names); }
+    /// Components under one of these paths (the chips of a system: "dgx_a100.gpu[3]") share one Perfetto process,
+    /// their tracks named by the rest of their path; other components keep a process each.
+    void set_processes(const std::vector<std::string>& prefixes) { m_processes = {prefixes.begin(), prefixes.end()}; }
     /// Writes the files asked for; throws input_error if a file cannot be written.
     void write() const;
     size_t slice_count() const { return m_slices.size(); }
@@ -62,8 +66,11 @@ private:
     void write_vcd(const std::string& path) const;
     void write_perfetto(const std::string& path) const;
     const std::string& op_name(std::uint32_t op) const;
+    /// The Perfetto process a track group belongs to (a chip, or the group itself).
+    std::string process_of(const std::string& group) const;
 
     trace_options m_opt;
+    std::set<std::string> m_processes;
     bool m_enabled = false;  // a file is asked for (checked on hot paths)
     std::vector<track_rec> m_tracks;
     std::vector<slice_rec> m_slices;
