@@ -5,30 +5,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include <filesystem>
-#include <fstream>
 #include <string>
-#include <unistd.h>
 
 #include "tests/support/cli.h"
-
-namespace fs = std::filesystem;
+#include "tests/support/run_summary.h"
 
 namespace {
 
 using tessel::test::run_tessel;
 
-nlohmann::json run_json(const std::string& args) {
-    static int n = 0;
-    const fs::path out = fs::temp_directory_path() / ("tessel_sn40l_node_test_" + std::to_string(getpid())) / std::to_string(n++);
-    fs::remove_all(out);
-    fs::create_directories(out);
-    const auto r = run_tessel("run -p platforms/systems/sn40l_node.yaml " + args + " --out " + out.string());
-    EXPECT_EQ(r.code, 0) << args << "\n" << r.out;
-    std::ifstream in(out / "summary.json");
-    if (!in) return {};
-    return nlohmann::json::parse(in, nullptr, false);
-}
+nlohmann::json run_json(const std::string& args) { return tessel::test::run_summary("-p platforms/systems/sn40l_node.yaml " + args); }
 
 const std::string k_small_gpt =
     "-w gpt2 --set workload.training=adam --set workload.precision=bf16 --set workload.layers=1 --set workload.hidden=1024 "

@@ -5,15 +5,11 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/cli.h"
+#include "tests/support/run_summary.h"
 
 #include <nlohmann/json.hpp>
 
-#include <filesystem>
-#include <fstream>
 #include <string>
-#include <unistd.h>
-
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -27,18 +23,7 @@ const std::string k_gpt_inference =
 const std::string k_gpt = k_gpt_inference + " --set workload.training=adam";
 const std::string k_dgx = "-p platforms/systems/dgx_a100.yaml";
 
-nlohmann::json run_json(const std::string& args) {
-    static int n = 0;
-    const fs::path out = fs::temp_directory_path() / ("tessel_system_mapper_test_" + std::to_string(getpid())) /
-                         std::to_string(n++);
-    fs::remove_all(out);
-    fs::create_directories(out);
-    const auto r = run_tessel("run " + args + " --out " + out.string());
-    EXPECT_EQ(r.code, 0) << args << "\n" << r.out;
-    std::ifstream in(out / "summary.json");
-    if (!in) return {};
-    return nlohmann::json::parse(in, nullptr, false);
-}
+nlohmann::json run_json(const std::string& args) { return tessel::test::run_summary(args); }
 
 std::string plan(int dp, int tp, int pp, const std::string& more = "", int microbatch = 2) {
     return " --set parallel.dp=" + std::to_string(dp) + " --set parallel.tp=" + std::to_string(tp) +

@@ -6,30 +6,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include <filesystem>
-#include <fstream>
 #include <string>
-#include <unistd.h>
 
 #include "tests/support/cli.h"
-
-namespace fs = std::filesystem;
+#include "tests/support/run_summary.h"
 
 namespace {
 
 using tessel::test::run_tessel;
 
-nlohmann::json run_json(const std::string& args) {
-    static int n = 0;
-    const fs::path out = fs::temp_directory_path() / ("tessel_tpu_pod_test_" + std::to_string(getpid())) / std::to_string(n++);
-    fs::remove_all(out);
-    fs::create_directories(out);
-    const auto r = run_tessel("run -p platforms/systems/tpu_v4_pod.yaml " + args + " --out " + out.string());
-    EXPECT_EQ(r.code, 0) << args << "\n" << r.out;
-    std::ifstream in(out / "summary.json");
-    if (!in) return {};
-    return nlohmann::json::parse(in, nullptr, false);
-}
+nlohmann::json run_json(const std::string& args) { return tessel::test::run_summary("-p platforms/systems/tpu_v4_pod.yaml " + args); }
 
 const std::string k_bert_dp16 =
     "--set chips=16 -w bert-large --set workload.training=adam --set workload.batch=64 --set parallel.dp=16 "

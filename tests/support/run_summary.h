@@ -1,0 +1,30 @@
+// `tessel run ARGS --out DIR` as a user runs it, for tests that read what a run reports: returns the summary.json
+// it wrote (null when it wrote none; a run that does not exit 0 fails the test with its output).
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/support/cli.h"
+
+namespace tessel::test {
+
+inline nlohmann::json run_summary(const std::string& args) {
+    static int n = 0;
+    const auto out = std::filesystem::temp_directory_path() / ("tessel_run_summary_" + std::to_string(getpid())) / std::to_string(n++);
+    std::filesystem::remove_all(out);
+    std::filesystem::create_directories(out);
+    const auto r = run_tessel("run " + args + " --out " + out.string());
+    EXPECT_EQ(r.code, 0) << args << "\n" << r.out;
+    std::ifstream in(out / "summary.json");
+    if (!in) return {};
+    return nlohmann::json::parse(in, nullptr, false);
+}
+
+}  // namespace tessel::test
