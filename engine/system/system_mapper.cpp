@@ -521,7 +521,7 @@ void system_mapper::explain(const mapping& m, const platform& plat, const execut
     }
     nlohmann::json& par = s.details["parallel"];
     par["per_chip"] = per_chip;
-    trace_pipeline(plat, r);
+    trace_pipeline(m, plat, r);
     const double chips_total = static_cast<double>(cg.chips.size());
     // A chip's peak is its fastest compute unit's (the tensor cores), not the sum with its other units: that is
     // the peak MFU is quoted against (Megatron-LM: 312 TFLOP/s per A100).
@@ -548,7 +548,7 @@ void system_mapper::explain(const mapping& m, const platform& plat, const execut
     }
 }
 
-void system_mapper::trace_pipeline(const platform& plat, const executor::result& r) const {
+void system_mapper::trace_pipeline(const mapping& m, const platform& plat, const executor::result& r) const {
     tracer& tr = plat.sim().trace;
     if (!tr.enabled()) return;
     const platform::chip_group& cg = *plat.find_chip_group(m_chip_group);
@@ -560,9 +560,16 @@ void system_mapper::trace_pipeline(const platform& plat, const executor::result&
             at->second = tr.track(chip, chip + ".pipeline");
         }
         if (at->second < 0) continue;
-        // The item runs from its first step's start to its last step's end (its pass and the pass's collectives).
+        // The item runs from its first step on this chip to its last step's end (its pass and the pass's
+        // collectives; with every chip simulated, the other tp ranks' steps of the item are interleaved).
+        const std::uint32_t lo = cg.first[static_cast<size_t>(it.chip)], hi = lo + cg.components;
+        auto on_chip = [&](const endpoint& e) { return e.comp >= lo && e.comp < hi; };
         tick start = r.step_end[it.last], end = r.step_end[it.last];
-        for (std::uint32_t s = it.first; s <= it.last; ++s) start = std::min(start, r.step_start[s]);
+        for (std::uint32_t s = it.first; s <= it.last; ++s) {
+            const step& st = m.prog.steps[s];
+            if (st.kind != step_kind::delay && (on_chip(st.at) || (st.kind == step_kind::transfer && on_chip(st.to))))
+                start = std::min(start, r.step_start[s]);
+        }
         tr.slice(at->second, start, end, it.op, it.last);
     }
 }

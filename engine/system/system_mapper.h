@@ -49,7 +49,7 @@ public:
 
 private:
     /// Adds a "pipeline" track to each simulated chip's trace process: one slice per pipeline item.
-    void trace_pipeline(const platform& plat, const executor::result& r) const;
+    void trace_pipeline(const mapping& m, const platform& plat, const executor::result& r) const;
 
     options m_opt;
     parallel_plan m_plan;
