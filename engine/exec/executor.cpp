@@ -243,7 +243,8 @@ executor::result executor::run(const program& p) {
 
 void executor::process() {
     try {
-        const tick now = sc_core::sc_time_stamp().value();
+        const tick woken = sc_core::sc_time_stamp().value();
+        tick now = woken;
         ++m_result.activations;
         for (;;) {
             // This instant's events first (completions make steps ready), then the steps that became ready, in
@@ -260,7 +261,14 @@ void executor::process() {
                 }
                 continue;
             }
-            if (m_ready.empty()) break;
+            if (m_ready.empty()) {
+                // This instant is done. The executor is the kernel's only process and components are timed by
+                // the ticks they are given, not by the kernel's clock: it moves on to the next instant itself
+                // (the same order of events, without a kernel round trip per instant).
+                if (m_queue.empty()) break;
+                now = m_queue.next_time();
+                continue;
+            }
             m_issuing.swap(m_ready);
             m_ready.clear();
             // Often in rank order already (completions come in the order their steps were issued).
@@ -272,7 +280,8 @@ void executor::process() {
                 issue(m_issuing[m_issuing.size() - m_batch_left], now);
             m_issuing.clear();
         }
-        if (!m_queue.empty()) m_wake.notify(sc_core::sc_time::from_value(m_queue.next_time() - now));
+        // The kernel's clock follows to the last instant: a later program starts from there.
+        if (now > woken) m_wake.notify(sc_core::sc_time::from_value(now - woken));
     } catch (...) {
         // Stop this program (no further events), not the kernel: later programs may still run.
         m_error = std::current_exception();

@@ -44,6 +44,8 @@ public:
     /// into compute, sync and exchange; per pipeline section; predicted against simulated cycles), as notes
     /// and as `summary.details`. `r` has every step's start and end.
     virtual void explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const {}
+    /// Whether explain() reads the kernel devices' per-kernel records; when not, the run does not keep them.
+    virtual bool reads_kernel_records() const { return true; }
 };
 
 struct mapper_info {

@@ -8,6 +8,7 @@
 #include "engine/program/program_emit.h"
 #include "engine/program/program_yaml.h"
 #include "engine/workload/load.h"
+#include "models/baseline/kernel_device.h"
 #include "models/core/output_file.h"
 
 namespace tessel {
@@ -115,6 +116,15 @@ run_summary session::run() {
                               "mapper.NAME; workload parameters workload.NAME)");
         }
         m_mapping = mp->map(g, *m_platform);
+        if (!mp->reads_kernel_records()) {
+            auto stop_recording = [&](std::uint32_t id) {
+                if (kernel_device* k = m_platform->comp(id).kernels()) k->keep_records(false);
+            };
+            for (const std::uint32_t id : m_platform->top_level()) stop_recording(id);
+            for (const auto& g : m_platform->chip_groups())
+                for (const std::uint32_t first : g.first)
+                    for (std::uint32_t id = first; id < first + g.components; ++id) stop_recording(id);
+        }
         flops = g.total().flops;
         for (const auto& [k, v] : g.parameters) m_workload_resolved += "workload." + k + ": \"" + v + "\"\n";
         workload_name = g.name;

@@ -501,13 +501,14 @@ void system_mapper::explain(const mapping& m, const platform& plat, const execut
         const auto comp = merged(busy[c]);
         sp.compute = 0;
         for (const auto& b : comp) sp.compute += static_cast<double>(b.second - b.first);
+        // Both lists are sorted and disjoint: one sweep pairs each transfer interval with the compute it meets.
         double exposed = 0;
+        size_t from = 0;
         for (const auto& x : merged(sp.xfer)) {
+            while (from < comp.size() && comp[from].second <= x.first) ++from;
             double covered = 0;
-            for (const auto& b : comp) {
-                const tick lo = std::max(x.first, b.first), hi = std::min(x.second, b.second);
-                if (hi > lo) covered += static_cast<double>(hi - lo);
-            }
+            for (size_t k = from; k < comp.size() && comp[k].first < x.second; ++k)
+                covered += static_cast<double>(std::min(x.second, comp[k].second) - std::max(x.first, comp[k].first));
             exposed += static_cast<double>(x.second - x.first) - covered;
         }
         sp.comm = exposed;

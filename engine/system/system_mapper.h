@@ -46,6 +46,7 @@ public:
     void configure(const platform& plat, param_context& ctx) override;
     mapping map(const workload_graph& g, const platform& plat) override;
     void explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const override;
+    bool reads_kernel_records() const override { return false; }
 
 private:
     /// Adds a "pipeline" track to each simulated chip's trace process: one slice per pipeline item.

@@ -96,7 +96,7 @@ std::uint32_t block_cache::touch(std::uint64_t b, std::vector<dram_access>& dram
     if (m_used >= m_blocks) {
         s = m_oldest;
         const slot& victim = m_slots[s];
-        if (victim.dirty > 0) dram.push_back({victim.block * m_block, victim.dirty, true});
+        if (victim.dirty > 0) emit(dram, victim.block * m_block, victim.dirty, true);
         index_erase(victim.block);
         unlink(s);
     } else {
@@ -107,6 +107,17 @@ std::uint32_t block_cache::touch(std::uint64_t b, std::vector<dram_access>& dram
     link_front(s);
     index_insert(b, s);
     return s;
+}
+
+void block_cache::emit(std::vector<dram_access>& dram, std::uint64_t address, double bytes, bool write) const {
+    if (m_coalesce && !dram.empty()) {
+        dram_access& last = dram.back();
+        if (last.write == write && last.address + static_cast<std::uint64_t>(std::ceil(last.bytes)) == address) {
+            last.bytes += bytes;
+            return;
+        }
+    }
+    dram.push_back({address, bytes, write});
 }
 
 double block_cache::read(std::uint64_t address, double bytes, std::vector<dram_access>& dram) {
@@ -138,7 +149,7 @@ double block_cache::access(std::uint64_t address, double bytes, bool write, std:
             bool hit = false;
             const std::uint32_t s = touch(b, dram, &hit);
             if (s != none) m_slots[s].dirty = std::min(static_cast<double>(m_block), m_slots[s].dirty + part);
-            else dram.push_back({from_of(i), part, true});  // no cache: the write goes straight to DRAM
+            else emit(dram, from_of(i), part, true);  // no cache: the write goes straight to DRAM
             continue;
         }
         // The miss is appended before touch() may append the write-back it causes: the fill is what the kernel
@@ -151,7 +162,7 @@ double block_cache::access(std::uint64_t address, double bytes, bool write, std:
             }
             hits += part;
         } else {
-            dram.push_back({from_of(i), part, false});
+            emit(dram, from_of(i), part, false);
             bool hit = false;
             touch(b, dram, &hit);
         }
@@ -164,10 +175,17 @@ double block_cache::access(std::uint64_t address, double bytes, bool write, std:
         if (i < K) return m_scan_dirty[static_cast<size_t>(i)];
         return write ? std::min(static_cast<double>(m_block), part_of(i)) : 0.0;
     };
-    for (std::uint64_t i = K; i < n; ++i) {
-        if (!write) dram.push_back({from_of(i), part_of(i), false});
+    // Coalesced, the scan's blocks from 2K on go at once: a read's are one run of misses (their victims, read
+    // by this scan, are clean); a write's are one run of full dirty victims (interior blocks of the scan).
+    const std::uint64_t each = m_coalesce ? std::min(n, 2 * K) : n;
+    for (std::uint64_t i = K; i < each; ++i) {
+        if (!write) emit(dram, from_of(i), part_of(i), false);
         const double victim = dirty_of(i - K);
-        if (victim > 0) dram.push_back({(first + i - K) * m_block, victim, true});
+        if (victim > 0) emit(dram, (first + i - K) * m_block, victim, true);
+    }
+    if (each < n) {
+        if (write) emit(dram, (first + K) * m_block, static_cast<double>((n - 2 * K) * m_block), true);
+        else emit(dram, from_of(each), static_cast<double>(end - from_of(each)), false);
     }
     clear();
     for (std::uint64_t i = n - K; i < n; ++i) {

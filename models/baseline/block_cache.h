@@ -35,6 +35,11 @@ public:
     /// Empties the cache without writing anything back.
     void clear();
 
+    /// For a memory that takes contiguous accesses in one direction as one request
+    /// (component::takes_whole_streams): adjacent accesses that continue each other are appended as one, and a
+    /// long scan's tail in closed form. Requests and their order as the memory sees them do not change.
+    void coalesce(bool on) { m_coalesce = on; }
+
     std::uint64_t capacity() const { return m_blocks * m_block; }
     std::uint64_t block_bytes() const { return m_block; }
     /// Bytes of [address, address + bytes) resident now.
@@ -54,6 +59,8 @@ private:
     std::uint32_t touch(std::uint64_t b, std::vector<dram_access>& dram, bool* hit);
     std::uint32_t find(std::uint64_t b) const;
     double access(std::uint64_t address, double bytes, bool write, std::vector<dram_access>& dram);
+    /// Appends a DRAM access (merged into the last one where coalescing and it continues it).
+    void emit(std::vector<dram_access>& dram, std::uint64_t address, double bytes, bool write) const;
     void index_insert(std::uint64_t b, std::uint32_t s);
     void index_erase(std::uint64_t b);
     void unlink(std::uint32_t s);
@@ -67,6 +74,7 @@ private:
     std::vector<std::uint64_t> m_keys;
     std::vector<std::uint32_t> m_vals;
     std::uint64_t m_mask = 0;
+    bool m_coalesce = false;
     std::vector<double> m_scan_dirty;  // a long scan's first blocks' dirty bytes
 };
 

@@ -156,6 +156,11 @@ gpu::kernel_plan gpu::timing::plan_gemm(const work& w) const {
 
     kernel_plan best;
     double best_score = -1;
+    struct {
+        double bm = 0, bn = 0;
+        int split = 1;
+        double ctas = 0, waves = 0, resident = 1;
+    } chosen;
     const double k_tiles = std::max(1.0, ceil_div(K, bk));
     for (const tile& t : tiles) {
         const double bm = t.bm, bn = t.bn;
@@ -213,20 +218,22 @@ gpu::kernel_plan gpu::timing::plan_gemm(const work& w) const {
                 best.extra_s = extra;
                 best.reread_bytes = reread;
                 best.kernels = split > 1 ? 2 : 1;
-                std::ostringstream os;
-                os << static_cast<int>(bm) << "x" << static_cast<int>(bn) << " tiles";
-                if (split > 1) os << ", split-K " << split;
-                os << ", " << static_cast<long long>(ctas) << " CTAs in " << static_cast<long long>(waves) << " wave"
-                   << (waves > 1 ? "s" : "") << " (" << format_number(100 * ctas / (waves * sms * resident), 3)
-                   << "% of SM time)";
-                if (!tensor) os << ", FP32 lanes";
-                best.text = os.str();
+                chosen = {bm, bn, split, ctas, waves, resident};
             }
         }
     }
     if (best_score < 0)
         throw input_error("gpu: no CTA tile of kernel.tiles fits two pipeline stages in " +
                           format_bytes(smem) + " of shared memory");
+    // The text of the chosen candidate only (formatting every better candidate cost more than the search).
+    std::ostringstream os;
+    os << static_cast<int>(chosen.bm) << "x" << static_cast<int>(chosen.bn) << " tiles";
+    if (chosen.split > 1) os << ", split-K " << chosen.split;
+    os << ", " << static_cast<long long>(chosen.ctas) << " CTAs in " << static_cast<long long>(chosen.waves) << " wave"
+       << (chosen.waves > 1 ? "s" : "") << " ("
+       << format_number(100 * chosen.ctas / (chosen.waves * sms * chosen.resident), 3) << "% of SM time)";
+    if (!tensor) os << ", FP32 lanes";
+    best.text = os.str();
     best.type = w.type;
     if (tensor) best.tensor_macs = w.macs;
     else best.lane_ops = w.macs;
@@ -355,7 +362,8 @@ gpu::gpu(sc_core::sc_module_name n, const component_args& a)
     m_to_hbm.bind(m_hbm->in);
     try {
         m_l2 = block_cache(m_p.l2.capacity.bytes(), m_p.l2.block.bytes());
-        m_tlb = block_cache(m_p.tlb.reach.bytes(), m_p.tlb.page.bytes());
+        m_tlb = extent_lru(m_p.tlb.reach.bytes(), m_p.tlb.page.bytes());
+        m_l2.coalesce(m_hbm->takes_whole_streams());
     } catch (const input_error& e) {
         throw input_error("component '" + a.config_path + "' (gpu) l2 or tlb: " + e.message(), a.where);
     }
@@ -366,10 +374,10 @@ gpu::gpu(sc_core::sc_module_name n, const component_args& a)
 
 double gpu::translate(const kernel_desc& d) {
     if (m_tlb.capacity() == 0) return 0;
-    m_pages.clear();
-    // Loads and stores translate alike: every page not held is one walk (one range appended per missing page).
-    for (const auto& o : d.operands) m_tlb.read(o.address, o.bytes, m_pages);
-    return static_cast<double>(m_pages.size());
+    // Loads and stores translate alike: every page not held is one walk.
+    std::uint64_t walks = 0;
+    for (const auto& o : d.operands) walks += m_tlb.touch(o.address, o.bytes);
+    return static_cast<double>(walks);
 }
 
 void gpu::warm(const kernel_desc& d) {
@@ -457,6 +465,7 @@ void gpu::transport(txn& t) {
     m_special += pl.special_ops;
     m_cache_bytes += pl.cache_bytes;
 
+    if (!keeps_records()) return;
     kernel_record r;
     r.step = t.step;
     r.op = t.op;

@@ -28,6 +28,7 @@
 #include <unordered_map>
 
 #include "models/baseline/block_cache.h"
+#include "models/baseline/extent_lru.h"
 #include "models/baseline/kernel_device.h"
 #include "models/memory/hbm.h"
 
@@ -156,8 +157,8 @@ private:
     tlm_utils::simple_initiator_socket<gpu> m_to_hbm{"to_hbm"};
     txn_payload m_payload;
     block_cache m_l2;
-    block_cache m_tlb;  // pages whose translations the last-level TLB holds
-    std::vector<block_cache::dram_access> m_dram, m_pages;
+    extent_lru m_tlb;  // pages whose translations the last-level TLB holds
+    std::vector<block_cache::dram_access> m_dram;
     /// TLB misses of a kernel's operands (pages not held), updating what the TLB holds.
     double translate(const kernel_desc& d);
     std::vector<kernel_record> m_records;

@@ -70,6 +70,10 @@ public:
     /// Kernels run since the last clear, in order.
     virtual const std::vector<kernel_record>& records() const = 0;
     virtual void clear_records() = 0;
+    /// Whether kernels are recorded at all (on unless switched off): a system run's many chips are explained by
+    /// the system mapper, which reads no kernel records, and millions of them would cost time and gigabytes.
+    void keep_records(bool on) { m_keep_records = on; }
+    bool keeps_records() const { return m_keep_records; }
     /// Forgets what the caches hold (without write-backs): the calibrator starts every measurement cold.
     virtual void reset_caches() = 0;
     /// Updates what the caches (and address translation) hold as if `d` had run, without timing it: the
@@ -82,6 +86,9 @@ public:
     virtual double cache_capacity() const = 0;
     /// "GPU: 132 SMs ..." for notes.
     virtual std::string summary() const = 0;
+
+private:
+    bool m_keep_records = true;
 };
 
 /// Formats a tunable's value for YAML ("1.45us", "0.812").

@@ -136,6 +136,7 @@ tpu::tpu(sc_core::sc_module_name n, const component_args& a)
     m_to_hbm.bind(m_hbm->in);
     try {
         m_cmem = block_cache(m_p.cmem.capacity.bytes(), m_p.cmem.block.bytes());
+        m_cmem.coalesce(m_hbm->takes_whole_streams());
     } catch (const input_error& e) {
         throw input_error("component '" + a.config_path + "' (tpu) cmem: " + e.message(), a.where);
     }
@@ -208,6 +209,7 @@ void tpu::transport(txn& t) {
     m_special += pl.special_ops;
     m_cache_bytes += pl.cache_bytes;
 
+    if (!keeps_records()) return;
     kernel_record r;
     r.step = t.step;
     r.op = t.op;

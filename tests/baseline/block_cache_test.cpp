@@ -7,8 +7,10 @@
 #include <cmath>
 #include <list>
 #include <random>
+#include <tuple>
 
 #include "models/baseline/block_cache.h"
+#include "models/baseline/dram_stream.h"
 #include "models/core/error.h"
 
 using namespace tessel;
@@ -80,7 +82,56 @@ void expect_same(const std::vector<block_cache::dram_access>& a, const std::vect
     }
 }
 
+/// A memory that takes whole streams and records what it is asked for: each request's address, bytes,
+/// direction and the time it may start (the pacing), finishing it at once.
+struct recording_memory : tlm::tlm_fw_transport_if<> {
+    std::vector<std::tuple<std::uint64_t, std::uint64_t, bool, tick>> requests;
+    void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&) override {
+        const txn* t = nullptr;
+        gp.get_extension(t);
+        requests.emplace_back(t->address, t->bytes, t->kind == txn_kind::write, t->head);
+    }
+    tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload&, tlm::tlm_phase&, sc_core::sc_time&) override {
+        return tlm::TLM_COMPLETED;
+    }
+    bool get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi&) override { return false; }
+    unsigned int transport_dbg(tlm::tlm_generic_payload&) override { return 0; }
+};
+
 }  // namespace
+
+TEST(block_cache, coalesced_accesses_make_the_same_whole_stream_requests) {
+    // Coalescing merges what a whole-stream memory would merge anyway, and writes long scans in closed form:
+    // the memory must see the same requests, in the same order, paced alike, and the hits must agree.
+    for (std::uint64_t blocks : {0, 1, 3, 16}) {
+        const std::uint64_t block = 1024, capacity = blocks * block;
+        block_cache plain(capacity, block), merged(capacity, block);
+        merged.coalesce(true);
+        std::mt19937_64 rng(3 + blocks);
+        for (int round = 0; round < 1500; ++round) {
+            std::vector<block_cache::dram_access> a, b;
+            double ha = 0, hb = 0;
+            for (int o = 0, ops = 1 + static_cast<int>(rng() % 4); o < ops; ++o) {  // a kernel's operands
+                const std::uint64_t address = rng() % (64 * block);
+                const double bytes = static_cast<double>(1 + rng() % ((rng() % 3 == 0 ? 6 * blocks + 3 : 3) * block));
+                if (rng() % 3 == 0) {
+                    plain.write(address, bytes, a);
+                    merged.write(address, bytes, b);
+                } else {
+                    ha += plain.read(address, bytes, a);
+                    hb += merged.read(address, bytes, b);
+                }
+            }
+            ASSERT_EQ(ha, hb) << "blocks " << blocks << " round " << round;
+            ASSERT_LE(b.size(), a.size());
+            recording_memory ma, mb;
+            txn_payload pa, pb;
+            stream_to_memory(ma, pa, a, 1000, 1e9, 256, 0, 0, true);
+            stream_to_memory(mb, pb, b, 1000, 1e9, 256, 0, 0, true);
+            ASSERT_EQ(ma.requests, mb.requests) << "blocks " << blocks << " round " << round;
+        }
+    }
+}
 
 TEST(block_cache, equals_a_reference_lru_on_random_accesses_and_long_scans) {
     for (std::uint64_t blocks : {0, 1, 3, 16}) {
