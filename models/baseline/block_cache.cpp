@@ -120,6 +120,13 @@ void block_cache::emit(std::vector<dram_access>& dram, std::uint64_t address, do
     dram.push_back({address, bytes, write});
 }
 
+bool block_cache::holds_any(std::uint64_t first, std::uint64_t n) const {
+    // Slots [0, m_used) are exactly the resident blocks (a slot is only freed by clear()).
+    for (std::uint32_t s = 0; s < m_used; ++s)
+        if (m_slots[s].block - first < n) return true;
+    return false;
+}
+
 double block_cache::read(std::uint64_t address, double bytes, std::vector<dram_access>& dram) {
     return access(address, bytes, false, dram);
 }
@@ -140,7 +147,25 @@ double block_cache::access(std::uint64_t address, double bytes, bool write, std:
     // is newer than anything else), so every later block misses and evicts the block K places behind it. The
     // first K go block by block; the rest follow in closed form (same misses, write-backs and final state).
     const std::uint64_t K = m_blocks;
-    const std::uint64_t exact = K > 0 && n > K ? K : n;
+    const bool long_scan = K > 0 && n > K;
+    const bool cold = long_scan && !holds_any(first, n);
+    if (cold) {
+        // A cold long scan (a large model's weight or activation stream): its first K blocks all miss and evict
+        // the cache's contents oldest first (once any free slots are filled), with no lookups.
+        m_scan_dirty.resize(static_cast<size_t>(K));
+        const std::uint64_t free = K - m_used;
+        std::uint32_t victim = m_oldest;
+        for (std::uint64_t i = 0; i < K; ++i) {
+            if (!write) emit(dram, from_of(i), part_of(i), false);
+            if (i >= free) {
+                const slot& v = m_slots[victim];
+                if (v.dirty > 0) emit(dram, v.block * m_block, v.dirty, true);
+                victim = v.newer;
+            }
+            m_scan_dirty[static_cast<size_t>(i)] = write ? std::min(static_cast<double>(m_block), part_of(i)) : 0.0;
+        }
+    }
+    const std::uint64_t exact = cold ? 0 : long_scan ? K : n;
     double hits = 0;
     for (std::uint64_t i = 0; i < exact; ++i) {
         const std::uint64_t b = first + i;
@@ -167,9 +192,11 @@ double block_cache::access(std::uint64_t address, double bytes, bool write, std:
             touch(b, dram, &hit);
         }
     }
-    if (exact == n) return hits;
-    m_scan_dirty.resize(static_cast<size_t>(K));
-    for (std::uint64_t i = 0; i < K; ++i) m_scan_dirty[static_cast<size_t>(i)] = m_slots[find(first + i)].dirty;
+    if (!long_scan) return hits;
+    if (!cold) {
+        m_scan_dirty.resize(static_cast<size_t>(K));
+        for (std::uint64_t i = 0; i < K; ++i) m_scan_dirty[static_cast<size_t>(i)] = m_slots[find(first + i)].dirty;
+    }
     // Dirty bytes of scan position i once it is resident.
     auto dirty_of = [&](std::uint64_t i) {
         if (i < K) return m_scan_dirty[static_cast<size_t>(i)];

@@ -58,6 +58,8 @@ private:
     /// when the cache holds nothing. `*hit` says whether it was there.
     std::uint32_t touch(std::uint64_t b, std::vector<dram_access>& dram, bool* hit);
     std::uint32_t find(std::uint64_t b) const;
+    /// Whether any of blocks [first, first + n) is resident (a look at every slot: the cache has few).
+    bool holds_any(std::uint64_t first, std::uint64_t n) const;
     double access(std::uint64_t address, double bytes, bool write, std::vector<dram_access>& dram);
     /// Appends a DRAM access (merged into the last one where coalescing and it continues it).
     void emit(std::vector<dram_access>& dram, std::uint64_t address, double bytes, bool write) const;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iterator>
 
 namespace tessel {
 
@@ -10,38 +9,39 @@ extent_lru::extent_lru(std::uint64_t capacity, std::uint64_t block)
     : m_block(std::max<std::uint64_t>(1, block)), m_blocks(capacity / std::max<std::uint64_t>(1, block)) {}
 
 void extent_lru::clear() {
-    m_by_address.clear();
-    m_by_age.clear();
+    m_extents.clear();
     m_held = 0;
 }
 
-void extent_lru::cut(std::uint64_t lo, std::uint64_t first, std::uint64_t end) {
-    const auto it = m_by_address.find(lo);
-    const extent e = it->second;
-    if (lo < first) {
-        it->second.end = first;
-    } else {
-        m_by_address.erase(it);
-        m_by_age.erase({e.stamp, lo});
-    }
-    if (end < e.end) {
-        m_by_address.emplace(end, extent{e.end, e.stamp});
-        m_by_age.emplace(e.stamp, end);
-    }
+std::vector<extent_lru::extent>::iterator extent_lru::at_or_after(std::uint64_t b) {
+    return std::lower_bound(m_extents.begin(), m_extents.end(), b,
+                            [](const extent& e, std::uint64_t x) { return e.end <= x; });
+}
+
+void extent_lru::cut(std::vector<extent>::iterator e, std::uint64_t first, std::uint64_t end) {
     m_held -= end - first;
+    const extent whole = *e;
+    if (whole.first < first && end < whole.end) {  // a hole in the middle: two pieces of the same age
+        e->end = first;
+        m_extents.insert(e + 1, extent{end, whole.end, whole.stamp});
+    } else if (whole.first < first) {
+        e->end = first;
+    } else if (end < whole.end) {
+        e->first = end;
+    } else {
+        m_extents.erase(e);
+    }
 }
 
 void extent_lru::evict(std::uint64_t blocks) {
-    while (blocks > 0 && !m_by_age.empty()) {
-        const auto [stamp, lo] = *m_by_age.begin();
-        const auto it = m_by_address.find(lo);
-        const std::uint64_t end = it->second.end, take = std::min(blocks, end - lo);
-        m_by_address.erase(it);
-        m_by_age.erase(m_by_age.begin());
-        if (lo + take < end) {  // the extent's oldest blocks are its lowest
-            m_by_address.emplace(lo + take, extent{end, stamp});
-            m_by_age.emplace(stamp, lo + take);
-        }
+    while (blocks > 0 && !m_extents.empty()) {
+        auto oldest = m_extents.begin();
+        for (auto e = m_extents.begin() + 1; e != m_extents.end(); ++e)
+            if (e->stamp < oldest->stamp) oldest = e;  // ties: the lower address, seen first, is older
+        const std::uint64_t take = std::min(blocks, oldest->end - oldest->first);
+        // An extent's oldest blocks are its lowest.
+        if (oldest->first + take < oldest->end) oldest->first += take;
+        else m_extents.erase(oldest);
         m_held -= take;
         blocks -= take;
     }
@@ -57,17 +57,16 @@ void extent_lru::insert(std::uint64_t first, std::uint64_t end, std::uint64_t st
     }
     if (first == end) return;
     m_held += end - first;
+    const auto next = at_or_after(first);
     // The access's previous piece ends here: extend it (same recency order, one extent fewer).
-    auto next = m_by_address.lower_bound(first);
-    if (next != m_by_address.begin()) {
-        auto prev = std::prev(next);
-        if (prev->second.end == first && prev->second.stamp == stamp) {
-            prev->second.end = end;
+    if (next != m_extents.begin()) {
+        const auto prev = next - 1;
+        if (prev->end == first && prev->stamp == stamp) {
+            prev->end = end;
             return;
         }
     }
-    m_by_address.emplace_hint(next, first, extent{end, stamp});
-    m_by_age.emplace(stamp, first);
+    m_extents.insert(next, extent{first, end, stamp});
 }
 
 std::uint64_t extent_lru::touch(std::uint64_t address, double bytes) {
@@ -81,18 +80,15 @@ std::uint64_t extent_lru::touch(std::uint64_t address, double bytes) {
     // nowhere up to the next extent (misses: evict as many of the oldest, then become newest). Taking a piece at
     // once is what block by block does: a piece's own blocks are newer than anything it evicts.
     for (std::uint64_t p = first; p < end;) {
-        auto it = m_by_address.upper_bound(p);
-        if (it != m_by_address.begin()) {
-            const auto held = std::prev(it);
-            if (held->second.end > p) {
-                const std::uint64_t q = std::min(held->second.end, end);
-                cut(held->first, p, q);
-                insert(p, q, stamp);
-                p = q;
-                continue;
-            }
+        const auto e = at_or_after(p);
+        if (e != m_extents.end() && e->first <= p) {
+            const std::uint64_t q = std::min(e->end, end);
+            cut(e, p, q);
+            insert(p, q, stamp);
+            p = q;
+            continue;
         }
-        const std::uint64_t q = it == m_by_address.end() ? end : std::min(it->first, end);
+        const std::uint64_t q = e == m_extents.end() ? end : std::min(e->first, end);
         misses += q - p;
         insert(p, q, stamp);
         p = q;

@@ -389,6 +389,36 @@ void gpu::warm(const kernel_desc& d) {
     translate(d);
 }
 
+namespace {
+bool same_work(const work& a, const work& b) {
+    static_assert(sizeof(work) == 80, "same_work compares every field of work: add the new one");
+    return a.macs == b.macs && a.vector_ops == b.vector_ops && a.bytes_in == b.bytes_in &&
+           a.bytes_weight == b.bytes_weight && a.bytes_out == b.bytes_out && a.type == b.type && a.cls == b.cls &&
+           a.batch == b.batch && a.m == b.m && a.n == b.n && a.k == b.k;
+}
+}  // namespace
+
+const gpu::kernel_plan& gpu::plan_of(const work& w, const kernel_desc* d) {
+    planned& e = m_plans[&w];
+    const bool same = e.made && same_work(e.w, w) && e.has_desc == (d != nullptr) &&
+                      (!d || (e.causal == d->causal && e.rows == d->rows && e.cols == d->cols &&
+                              e.passes == d->passes && e.special_ops == d->special_ops));
+    if (!same) {
+        e.plan = m_timing->plan(w, d);
+        e.made = true;
+        e.w = w;
+        e.has_desc = d != nullptr;
+        if (d) {
+            e.causal = d->causal;
+            e.rows = d->rows;
+            e.cols = d->cols;
+            e.passes = d->passes;
+            e.special_ops = d->special_ops;
+        }
+    }
+    return e.plan;
+}
+
 void gpu::transport(txn& t) {
     if (t.kind != txn_kind::compute || !t.w) {
         // A plain read or write goes to the device memory.
@@ -406,7 +436,7 @@ void gpu::transport(txn& t) {
         w.type != dtype::int32)
         throw input_error(path() + " has no tensor-core rate for " + std::string(dtype_name(w.type)) +
                           " (sm.tensor_macs_per_cycle)");
-    const kernel_plan pl = tm.plan(w, d);
+    const kernel_plan& pl = plan_of(w, d);
 
     const tick start = std::max(t.head, m_busy.free_at);
     const double launch = tm.p.kernel.launch_overhead.q.value;
@@ -549,7 +579,12 @@ std::vector<tunable> gpu::tunables() {
     std::vector<tunable> out;
     auto add = [&](std::string name, std::string unit, double lo, double hi, bool log, std::string affects,
                    std::pair<std::function<double()>, std::function<void(double)>> gs) {
-        out.push_back(tunable{std::move(name), std::move(unit), lo, hi, log, std::move(affects), gs.first, gs.second});
+        // A new value changes every plan: the reused ones go.
+        auto set = [this, set = gs.second](double v) {
+            set(v);
+            m_plans.clear();
+        };
+        out.push_back(tunable{std::move(name), std::move(unit), lo, hi, log, std::move(affects), gs.first, set});
     };
     add("kernel.launch_overhead", "s", 0.2e-6, 6e-6, true, "all", time_param(k.launch_overhead));
     add("kernel.l2_efficiency", "", 0.2, 1.0, false, "stream", frac(k.l2_efficiency));

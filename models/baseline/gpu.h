@@ -159,6 +159,20 @@ private:
     block_cache m_l2;
     extent_lru m_tlb;  // pages whose translations the last-level TLB holds
     std::vector<block_cache::dram_access> m_dram;
+    /// The last plan of each of the program's works: a system run replays a pass's kernels once per microbatch,
+    /// and a plan searches every tile and split. Reused only while the work, the descriptor fields a plan reads
+    /// and the parameters (tunables() clears it) are unchanged.
+    struct planned {
+        bool made = false;
+        work w;
+        bool has_desc = false, causal = false;
+        std::int64_t rows = 0, cols = 0;
+        int passes = 0;
+        double special_ops = 0;
+        kernel_plan plan;
+    };
+    std::unordered_map<const work*, planned> m_plans;
+    const kernel_plan& plan_of(const work& w, const kernel_desc* d);
     /// TLB misses of a kernel's operands (pages not held), updating what the TLB holds.
     double translate(const kernel_desc& d);
     std::vector<kernel_record> m_records;

@@ -112,7 +112,7 @@ TEST(block_cache, coalesced_accesses_make_the_same_whole_stream_requests) {
             std::vector<block_cache::dram_access> a, b;
             double ha = 0, hb = 0;
             for (int o = 0, ops = 1 + static_cast<int>(rng() % 4); o < ops; ++o) {  // a kernel's operands
-                const std::uint64_t address = rng() % (64 * block);
+                const std::uint64_t address = rng() % ((round % 3 == 0 ? 4096 : 64) * block);
                 const double bytes = static_cast<double>(1 + rng() % ((rng() % 3 == 0 ? 6 * blocks + 3 : 3) * block));
                 if (rng() % 3 == 0) {
                     plain.write(address, bytes, a);
@@ -142,7 +142,8 @@ TEST(block_cache, equals_a_reference_lru_on_random_accesses_and_long_scans) {
         for (int round = 0; round < 3000; ++round) {
             // Addresses in a window a few times the cache, so blocks come back; lengths from a few bytes to
             // several cache sizes (the closed form of long scans), unaligned at both ends.
-            const std::uint64_t address = rng() % (64 * block);
+            // Every third round in a wide window: long scans that find nothing resident (the cold-scan path).
+            const std::uint64_t address = rng() % ((round % 3 == 0 ? 4096 : 64) * block);
             const double bytes = static_cast<double>(1 + rng() % ((rng() % 4 == 0 ? 5 * blocks + 3 : 3) * block));
             const bool write = rng() % 3 == 0;
             std::vector<block_cache::dram_access> got, want;
