@@ -4,10 +4,10 @@
 // Events of one time share a slot: a list in push order. A large lock-step program has few distinct times and
 // many events at each (the 64 x 64 mesh benchmark: about 120 per time), so the queue orders slots, not events.
 // A push appends to its time's list, found through the slots the last pushes used or a small hash table (or
-// made); a pop takes the next event of the current time's list. Slots are ordered by a monotone radix queue:
-// no event is ever pushed earlier than the last one popped, which lets slots sit in 64 buckets by the highest
-// bit in which their time differs from the last popped time; each slot moves down at most 64 buckets over its
-// life, and only slots move, never events.
+// made); a pop takes the next event of the current time's list. Pending slots are ordered by a binary heap of
+// (time, slot) pairs: few slots are pending at once (at most 119 in the 1T GPT system run, whose 23 million
+// events nearly all have times of their own), so a heap of a few cache lines beats moving slots between
+// radix buckets.
 #pragma once
 
 #include <array>
@@ -25,9 +25,7 @@ public:
     event_queue() { reset(0); }
     void reset(tick now) {
         if (m_slots.empty()) m_slots.emplace_back();
-        for (auto& b : m_buckets) b.clear();
-        m_least.fill(~tick{0});
-        m_full = 0;
+        m_heap.clear();
         for (std::uint32_t s = 0; s < m_slots.size(); ++s) m_slots[s].events.clear();
         m_free_slots.clear();
         for (std::uint32_t s = static_cast<std::uint32_t>(m_slots.size()); s-- > 0;) m_free_slots.push_back(s);
@@ -63,12 +61,12 @@ public:
     /// may still be pushed at any time from the last popped one on.
     tick next_time() const {
         if (m_next < m_current.size()) return m_last;
-        return m_least[static_cast<std::size_t>(__builtin_ctzll(m_full)) + 1];
+        return m_heap.front().time;
     }
     /// Takes the next event into `e` if there is one at `t` or earlier.
     bool pop_until(tick t, Event& e) {
         if (m_next == m_current.size()) {
-            if (m_full == 0 || m_least[static_cast<std::size_t>(__builtin_ctzll(m_full)) + 1] > t) return false;
+            if (m_heap.empty() || m_heap.front().time > t) return false;
             next_slot();
         } else if (m_last > t) {
             return false;
@@ -101,7 +99,6 @@ private:
         const std::uint32_t s = find(t);
         return s != none ? s : new_slot(t);
     }
-    std::size_t bucket(tick t) const { return static_cast<std::size_t>(64 - __builtin_clzll(t ^ m_last)); }
     std::size_t home(tick t) const {
         return static_cast<std::size_t>((t * 0x9E3779B97F4A7C15ull) >> 32) & (m_table.size() - 1);
     }
@@ -154,42 +151,49 @@ private:
             if (x.slot != none) insert(x.time, x.slot);
     }
     void place(std::uint32_t s) {
-        const tick t = m_slots[s].time;
-        const std::size_t b = bucket(t);
-        m_buckets[b].push_back(s);
-        m_full |= std::uint64_t{1} << (b - 1);
-        if (t < m_least[b]) m_least[b] = t;
+        // Sift up: a parent is earlier, or as early (one time has one pending slot, so ties do not occur).
+        const entry x{m_slots[s].time, s};
+        std::size_t i = m_heap.size();
+        m_heap.push_back(x);
+        while (i > 0) {
+            const std::size_t up = (i - 1) / 2;
+            if (m_heap[up].time <= x.time) break;
+            m_heap[i] = m_heap[up];
+            i = up;
+        }
+        m_heap[i] = x;
     }
     /// The earliest pending slot's events become the current list (the current one is used up).
     void next_slot() {
-        const std::size_t i = static_cast<std::size_t>(__builtin_ctzll(m_full)) + 1;
-        m_last = m_least[i];
-        m_full &= ~(std::uint64_t{1} << (i - 1));
-        m_least[i] = ~tick{0};
-        std::vector<std::uint32_t> from;
-        from.swap(m_buckets[i]);
-        for (const std::uint32_t s : from) {
-            if (m_slots[s].time != m_last) {
-                place(s);  // every other slot lands in a lower bucket
-                continue;
+        const std::uint32_t s = m_heap.front().slot;
+        m_last = m_heap.front().time;
+        const entry x = m_heap.back();
+        m_heap.pop_back();
+        if (!m_heap.empty()) {  // sift the last entry down from the root
+            const std::size_t n = m_heap.size();
+            std::size_t i = 0;
+            for (;;) {
+                std::size_t c = 2 * i + 1;
+                if (c >= n) break;
+                if (c + 1 < n && m_heap[c + 1].time < m_heap[c].time) ++c;
+                if (x.time <= m_heap[c].time) break;
+                m_heap[i] = m_heap[c];
+                i = c;
             }
-            m_current.clear();
-            m_current.swap(m_slots[s].events);  // the slot keeps the old list's storage for its next use
-            m_next = 0;
-            erase(m_last);
-            m_free_slots.push_back(s);  // keeps its time (now the past), so m_cached may still name it
+            m_heap[i] = x;
         }
-        from.clear();
-        from.swap(m_buckets[i]);  // keep the storage for the next slots of that bucket
+        m_current.clear();
+        m_current.swap(m_slots[s].events);  // the slot keeps the old list's storage for its next use
+        m_next = 0;
+        erase(m_last);
+        m_free_slots.push_back(s);  // keeps its time (now the past), so m_cached may still name it
     }
 
     std::vector<slot> m_slots;
     std::vector<std::uint32_t> m_free_slots;
     std::vector<entry> m_table = std::vector<entry>(64, entry{0, none});  // pending slots by time (linear probing)
     std::size_t m_table_used = 0;
-    std::array<std::vector<std::uint32_t>, 65> m_buckets;  // pending slots; bucket 0 is the current list
-    std::array<tick, 65> m_least{};                        // earliest time in each bucket (buckets 1..64)
-    std::uint64_t m_full = 0;                              // bit b - 1: bucket b holds slots
+    std::vector<entry> m_heap;                             // pending slots, earliest on top
     std::vector<Event> m_current;                          // the events of time m_last
     std::size_t m_next = 0;                                // the next of them to pop
     std::uint32_t m_cached = 0, m_cached2 = 0;  // the slots the last pushes went to (any slot: its time is checked)

@@ -109,17 +109,6 @@ std::uint32_t block_cache::touch(std::uint64_t b, std::vector<dram_access>& dram
     return s;
 }
 
-void block_cache::emit(std::vector<dram_access>& dram, std::uint64_t address, double bytes, bool write) const {
-    if (m_coalesce && !dram.empty()) {
-        dram_access& last = dram.back();
-        if (last.write == write && last.address + static_cast<std::uint64_t>(std::ceil(last.bytes)) == address) {
-            last.bytes += bytes;
-            return;
-        }
-    }
-    dram.push_back({address, bytes, write});
-}
-
 bool block_cache::holds_any(std::uint64_t first, std::uint64_t n) const {
     // Slots [0, m_used) are exactly the resident blocks (a slot is only freed by clear()).
     for (std::uint32_t s = 0; s < m_used; ++s)
@@ -204,7 +193,9 @@ double block_cache::access(std::uint64_t address, double bytes, bool write, std:
     };
     // Coalesced, the scan's blocks from 2K on go at once: a read's are one run of misses (their victims, read
     // by this scan, are clean); a write's are one run of full dirty victims (interior blocks of the scan).
-    const std::uint64_t each = m_coalesce ? std::min(n, 2 * K) : n;
+    // A read whose first K blocks leave nothing dirty behind goes at once from K on too.
+    const bool clean = !write && std::all_of(m_scan_dirty.begin(), m_scan_dirty.end(), [](double d) { return d == 0; });
+    const std::uint64_t each = !m_coalesce ? n : clean ? K : std::min(n, 2 * K);
     for (std::uint64_t i = K; i < each; ++i) {
         if (!write) emit(dram, from_of(i), part_of(i), false);
         const double victim = dirty_of(i - K);

@@ -7,6 +7,7 @@
 // the A100/H100 (data is counted once), replacement policies other than LRU.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -62,7 +63,16 @@ private:
     bool holds_any(std::uint64_t first, std::uint64_t n) const;
     double access(std::uint64_t address, double bytes, bool write, std::vector<dram_access>& dram);
     /// Appends a DRAM access (merged into the last one where coalescing and it continues it).
-    void emit(std::vector<dram_access>& dram, std::uint64_t address, double bytes, bool write) const;
+    void emit(std::vector<dram_access>& dram, std::uint64_t address, double bytes, bool write) const {
+        if (m_coalesce && !dram.empty()) {
+            dram_access& last = dram.back();
+            if (last.write == write && last.address + static_cast<std::uint64_t>(std::ceil(last.bytes)) == address) {
+                last.bytes += bytes;
+                return;
+            }
+        }
+        dram.push_back({address, bytes, write});
+    }
     void index_insert(std::uint64_t b, std::uint32_t s);
     void index_erase(std::uint64_t b);
     void unlink(std::uint32_t s);

@@ -1,6 +1,6 @@
 // The executor's event queue against the rule it implements: earliest time first, and events of one time in
 // the order they were pushed. Random pushes and pops (many events per time, pushes at the current time while
-// it is being served, times far apart so slots move down many buckets) are checked against a plain reference.
+// it is being served, times far apart and close together) are checked against a plain reference.
 #include <gtest/gtest.h>
 
 #include <map>
