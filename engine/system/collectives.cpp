@@ -1,6 +1,8 @@
 #include "engine/system/collectives.h"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 #include "models/core/error.h"
 #include "models/core/yaml_node.h"
@@ -358,7 +360,67 @@ double bus_bandwidth_factor(collective_kind k, int n) {
     return 1;
 }
 
-collective_steps lower_collective(program& p, const collective_call& call) {
+// A collective's schedule per slice, with what the lowering derives from it.
+struct collective_schedules::plan {
+    struct slice {
+        rounds sched;
+        // Position of each transfer among its sender's transfers of its round, and the representative's
+        // transfers per round by position (what a transfer from another rank stands for, symmetrically).
+        std::vector<std::vector<int>> pos;
+        std::vector<std::vector<std::size_t>> rep_at;
+        std::vector<int> first_send;  // per rank: its first round with a send (-1: none)
+    };
+    std::vector<slice> slices;
+};
+
+namespace {
+
+/// Schedules a (padded) call, slice by slice.
+collective_schedules::plan make_plan(const collective_call& c) {
+    const int n = static_cast<int>(c.ranks.size());
+    const std::uint32_t slices = std::max<std::uint32_t>(1, c.chunks);
+    collective_schedules::plan out;
+    for (std::uint32_t s = 0; s < slices; ++s) {
+        const std::uint64_t lo = cut(c.bytes, s, slices), hi = cut(c.bytes, s + 1, slices);
+        collective_schedules::plan::slice sl;
+        sl.sched = schedule_of(c, lo, hi - lo);
+        if (c.symmetric && s == 0) check_symmetric(c, sl.sched);
+        sl.pos.resize(sl.sched.size());
+        sl.rep_at.resize(sl.sched.size());
+        sl.first_send.assign(static_cast<size_t>(n), -1);
+        for (size_t k = 0; k < sl.sched.size(); ++k) {
+            std::vector<int> count(static_cast<size_t>(n), 0);
+            for (size_t i = 0; i < sl.sched[k].size(); ++i) {
+                const xfer& x = sl.sched[k][i];
+                sl.pos[k].push_back(count[x.from]++);
+                if (x.from == c.representative) sl.rep_at[k].push_back(i);
+                if (sl.first_send[x.from] < 0) sl.first_send[x.from] = static_cast<int>(k);
+            }
+        }
+        out.slices.push_back(std::move(sl));
+    }
+    return out;
+}
+
+}  // namespace
+
+struct collective_schedules::store {
+    using key = std::tuple<int, int, int, std::vector<int>, std::uint64_t, std::uint32_t, bool, int, int, bool, int>;
+    std::map<key, plan> plans;
+};
+
+collective_schedules::collective_schedules() : m(std::make_unique<store>()) {}
+collective_schedules::~collective_schedules() = default;
+
+const collective_schedules::plan& collective_schedules::of(const collective_call& c) {
+    store::key k{static_cast<int>(c.kind), static_cast<int>(c.algorithm), static_cast<int>(c.ranks.size()), c.shape,
+                 c.bytes, c.chunks, c.bidirectional, c.root, c.peer, c.symmetric, c.representative};
+    const auto it = m->plans.find(k);
+    if (it != m->plans.end()) return it->second;
+    return m->plans.emplace(std::move(k), make_plan(c)).first->second;
+}
+
+collective_steps lower_collective(program& p, const collective_call& call, collective_schedules* cache) {
     check(call);
     const int n = static_cast<int>(call.ranks.size());
     const std::uint32_t slices = std::max<std::uint32_t>(1, call.chunks);
@@ -369,6 +431,8 @@ collective_steps lower_collective(program& p, const collective_call& call) {
         const std::uint64_t unit = static_cast<std::uint64_t>(n) * slices * 2;
         c.bytes = (c.bytes + unit - 1) / unit * unit;
     }
+    collective_schedules::plan own;
+    const collective_schedules::plan& planned = cache ? cache->of(c) : (own = make_plan(c));
     const int rep = c.representative;
     auto simulated = [&](int r) { return !c.symmetric || r == rep; };
     static const std::vector<std::uint32_t> none;
@@ -383,23 +447,10 @@ collective_steps lower_collective(program& p, const collective_call& call) {
     std::vector<std::vector<std::uint32_t>> prev_ids;  // the previous slice's step per transfer (round-major)
     std::vector<std::vector<std::uint32_t>> last_sends(static_cast<size_t>(n));
     for (std::uint32_t s = 0; s < slices; ++s) {
-        const std::uint64_t lo = cut(c.bytes, s, slices), hi = cut(c.bytes, s + 1, slices);
-        const rounds sched = schedule_of(c, lo, hi - lo);
-        if (c.symmetric && s == 0) check_symmetric(c, sched);
-        // Position of each transfer among its sender's transfers of its round, and the representative's
-        // transfers per round by position (what a transfer from another rank stands for, symmetrically).
-        std::vector<std::vector<int>> pos(sched.size());
-        std::vector<std::vector<std::size_t>> rep_at(sched.size());
-        std::vector<int> first_send(static_cast<size_t>(n), -1);
-        for (size_t k = 0; k < sched.size(); ++k) {
-            std::vector<int> count(static_cast<size_t>(n), 0);
-            for (size_t i = 0; i < sched[k].size(); ++i) {
-                const xfer& x = sched[k][i];
-                pos[k].push_back(count[x.from]++);
-                if (x.from == rep) rep_at[k].push_back(i);
-                if (first_send[x.from] < 0) first_send[x.from] = static_cast<int>(k);
-            }
-        }
+        const rounds& sched = planned.slices[s].sched;
+        const auto& pos = planned.slices[s].pos;
+        const auto& rep_at = planned.slices[s].rep_at;
+        const auto& first_send = planned.slices[s].first_send;
         std::vector<std::vector<std::uint32_t>> ids(sched.size());
         // A received transfer as a dependency: itself, or (symmetric, from another rank) the representative's
         // transfer in the same round and position.

@@ -53,6 +53,7 @@
 
 #include <cstdint>
 #include <string>
+#include <memory>
 #include <vector>
 
 #include "engine/program/program.h"
@@ -114,8 +115,24 @@ struct collective_steps {
     std::uint64_t transfers = 0;       // transfer steps among them
 };
 
+/// The schedules of the collectives lowered so far, by what a schedule depends on (kind, algorithm, ranks,
+/// shape, bytes, slices, directions, root, peer, representative), not by the ranks' buffers or dependencies:
+/// a pipeline lowers the same tensor-parallel all-reduce once per layer and microbatch.
+class collective_schedules {
+public:
+    collective_schedules();
+    ~collective_schedules();
+    struct plan;
+    const plan& of(const collective_call& c);
+
+private:
+    struct store;
+    std::unique_ptr<store> m;
+};
+
 /// Adds the collective's steps to `p`. Bad calls (no ranks, a shape that does not match, a root out of range,
 /// an algorithm the kind does not have, a symmetric call that is not) are input_errors saying what to change.
-collective_steps lower_collective(program& p, const collective_call& c);
+/// With `cache`, a schedule already made for an identical call is reused (the steps are the same).
+collective_steps lower_collective(program& p, const collective_call& c, collective_schedules* cache = nullptr);
 
 }  // namespace tessel

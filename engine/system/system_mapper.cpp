@@ -234,6 +234,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
                           cut(ch.optimizer, "chunk" + std::to_string(ch.index) + ".optimizer")});
 
     mapping out;
+    collective_schedules collective_plans;  // one per distinct collective: the same all-reduce recurs per layer and microbatch
     program& p = out.prog;
     m_items.clear();
     p.name = g.name;
@@ -268,7 +269,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
                 call.ranks.push_back(memory_of(chip_index(stage, replica, t)));
                 call.after.push_back(t < sim_tp ? at[static_cast<size_t>(t)] : deps_t{});
             }
-            const collective_steps cs = lower_collective(p, call);
+            const collective_steps cs = lower_collective(p, call, &collective_plans);
             for (int t = 0; t < sim_tp; ++t) at[static_cast<size_t>(t)] = {cs.done[static_cast<size_t>(t)]};
         }
     };
@@ -360,7 +361,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
                     c2.algorithm = collective_algorithm::ring;
                     c2.ranks = {memory_of(chip_index(0, d, t)), memory_of(chip_index(pp - 1, d, t))};
                     c2.after = {lane_of(0, d).tail[static_cast<size_t>(t)], lane_of(pp - 1, d).tail[static_cast<size_t>(t)]};
-                    const collective_steps cs = lower_collective(p, c2);
+                    const collective_steps cs = lower_collective(p, c2, &collective_plans);
                     lane_of(0, d).tail[static_cast<size_t>(t)] = {cs.done[0]};
                     lane_of(pp - 1, d).tail[static_cast<size_t>(t)] = {cs.done[1]};
                 }
@@ -385,7 +386,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
                     c2.ranks.push_back(memory_of(over_dp ? chip_index(stage, m, o) : chip_index(stage, o, m)));
                     c2.after.push_back(m < sim_members ? tail(m, o) : deps_t{});
                 }
-                const collective_steps cs = lower_collective(p, c2);
+                const collective_steps cs = lower_collective(p, c2, &collective_plans);
                 for (int m = 0; m < sim_members; ++m) tail(m, o) = {cs.done[static_cast<size_t>(m)]};
             }
             return;

@@ -506,3 +506,35 @@ TEST(collectives, bad_calls_say_what_to_change) {
     c.representative = 9;
     EXPECT_NE(error_of(c).find("representative 9 is out of range"), std::string::npos) << error_of(c);
 }
+
+TEST(collectives, a_cached_schedule_lowers_to_the_same_steps) {
+    // The system mapper lowers one tensor-parallel all-reduce per layer and microbatch through a schedule cache:
+    // the steps must be those of a fresh lowering, for calls that share a schedule but not their buffers or
+    // dependencies, and a call that differs in anything the schedule reads must not take another's.
+    collective_schedules cache;
+    program fresh, cached;
+    const std::uint32_t before = fresh.add_delay(0, 5, {});
+    cached.add_delay(0, 5, {});
+    auto c = call(collective_kind::all_reduce, collective_algorithm::ring, ranks_of("xt", 8), 65536);
+    for (int round = 0; round < 6; ++round) {
+        c.symmetric = round % 2 == 0;
+        c.chunks = round < 4 ? 0 : 4;
+        c.representative = round == 2 ? 3 : 0;
+        c.after.assign(8, {before});
+        lower_collective(fresh, c);
+        lower_collective(cached, c, &cache);
+    }
+    ASSERT_EQ(cached.size(), fresh.size());
+    for (std::uint32_t i = 0; i < fresh.size(); ++i) {
+        const step& a = fresh.steps[i];
+        const step& b = cached.steps[i];
+        ASSERT_EQ(a.kind, b.kind) << "step " << i;
+        EXPECT_EQ(a.at.comp, b.at.comp) << "step " << i;
+        EXPECT_EQ(a.at.address, b.at.address) << "step " << i;
+        EXPECT_EQ(a.to.comp, b.to.comp) << "step " << i;
+        EXPECT_EQ(a.to.address, b.to.address) << "step " << i;
+        EXPECT_EQ(a.bytes, b.bytes) << "step " << i;
+        ASSERT_EQ(a.dep_count, b.dep_count) << "step " << i;
+        EXPECT_TRUE(std::equal(fresh.deps_of(i), fresh.deps_of(i) + a.dep_count, cached.deps_of(i))) << "step " << i;
+    }
+}
