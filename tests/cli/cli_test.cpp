@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 #include <sys/wait.h>
+#include "tests/support/files.h"
 
 namespace fs = std::filesystem;
 
@@ -23,12 +24,7 @@ using result = tessel::test::cli_result;
 
 using tessel::test::run_tessel;
 
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+using tessel::test::slurp;
 
 fs::path scratch(const std::string& name) {
     const fs::path d = fs::temp_directory_path() / ("tessel_cli_test_" + std::to_string(getpid())) / name;

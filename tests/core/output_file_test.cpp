@@ -11,6 +11,7 @@
 
 #include "models/core/output_file.h"
 #include "tests/support/errors.h"
+#include "tests/support/files.h"
 
 namespace fs = std::filesystem;
 using tessel::output_file;
@@ -19,12 +20,7 @@ using tessel::test::error_of;
 
 namespace {
 
-std::string read(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+using tessel::test::slurp;
 
 fs::path fresh_dir(const std::string& name) {
     const fs::path d = fs::temp_directory_path() / (name + "-" + std::to_string(::getpid()));
@@ -43,7 +39,7 @@ TEST(output_file, a_committed_file_has_every_byte_and_no_temporary_is_left) {
     const fs::path d = fresh_dir("tessel-out-ok");
     const std::string big(3 << 20, 'x');  // larger than any stream buffer
     write_file_atomic((d / "a.json").string(), big);
-    EXPECT_EQ(read(d / "a.json"), big);
+    EXPECT_EQ(slurp(d / "a.json"), big);
     EXPECT_EQ(entries(d), 1u);
 }
 
@@ -56,7 +52,7 @@ TEST(output_file, an_abandoned_write_keeps_the_previous_file_and_leaves_no_tempo
         throw std::runtime_error("the run failed half way");
     } catch (const std::runtime_error&) {
     }
-    EXPECT_EQ(read(d / "trace.json"), "old");
+    EXPECT_EQ(slurp(d / "trace.json"), "old");
     EXPECT_EQ(entries(d), 1u);
 }
 

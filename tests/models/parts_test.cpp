@@ -10,18 +10,14 @@
 #include <sstream>
 
 #include "tests/support/cli.h"
+#include "tests/support/files.h"
 
 namespace fs = std::filesystem;
 using tessel::test::run_tessel;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+using tessel::test::slurp;
 
 /// `text` with the lines from the one equal to `first` up to (not including) the next line starting with
 /// `until` replaced by `with`.

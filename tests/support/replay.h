@@ -12,15 +12,9 @@
 #include <string>
 
 #include "tests/support/cli.h"
+#include "tests/support/files.h"
 
 namespace tessel::test {
-
-inline std::string slurp(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 struct replay_case {
     const char* platform;

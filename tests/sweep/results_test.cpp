@@ -10,6 +10,7 @@
 
 #include "engine/sweep/results.h"
 #include "models/core/error.h"
+#include "tests/support/files.h"
 
 using namespace tessel;
 using namespace tessel::sweep;
@@ -23,12 +24,7 @@ fs::path scratch(const std::string& name) {
     return d;
 }
 
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+using tessel::test::slurp;
 
 row make(const std::string& key, const std::string& status, double t) {
     row r;
