@@ -19,7 +19,7 @@ const std::vector<std::pair<collective_kind, const char*>> kind_names = {
 const std::vector<std::pair<collective_algorithm, const char*>> algorithm_names = {
     {collective_algorithm::ring, "ring"},     {collective_algorithm::tree, "tree"},
     {collective_algorithm::torus, "torus"},   {collective_algorithm::hierarchical, "hierarchical"},
-    {collective_algorithm::direct, "direct"},
+    {collective_algorithm::direct, "direct"},  {collective_algorithm::in_network, "in_network"},
 };
 
 template <class E>
@@ -203,6 +203,18 @@ rounds schedule_of(const collective_call& c, std::uint64_t base, std::uint64_t b
                     break;
             }
             break;
+        case collective_algorithm::in_network: {
+            // Participant n + r is rank r's engine in the switch: contributions in, then results out.
+            std::vector<xfer> in, back;
+            for (int r = 0; r < n; ++r) {
+                in.push_back(xfer{r, n + r, base, base, bytes});
+                if (c.kind == collective_kind::all_reduce) back.push_back(xfer{n + r, r, base, base, bytes});
+                else back.push_back(xfer{n + r, r, piece(r).first, piece(r).first, piece(r).second});
+            }
+            out.push_back(std::move(in));
+            out.push_back(std::move(back));
+            break;
+        }
     }
     return out;
 }
@@ -262,6 +274,13 @@ void check(const collective_call& c) {
         fail("collective " + what + ": bidirectional is for the ring, torus and hierarchical algorithms");
     if (c.bidirectional && c.kind == collective_kind::broadcast)
         fail("collective " + what + ": a ring broadcast is a chain and has one direction");
+    const bool in_network = c.algorithm == collective_algorithm::in_network;
+    if (in_network && static_cast<int>(c.engines.size()) != n)
+        fail("collective " + what + ": give one switch engine per rank (" + std::to_string(c.engines.size()) +
+             " engines for " + std::to_string(n) + " ranks)");
+    if (!in_network && !c.engines.empty()) fail("collective " + what + ": switch engines are only for the in_network algorithm");
+    for (const endpoint& e : c.engines)
+        if (!e.valid()) fail("collective " + what + ": a switch engine has no endpoint");
     if (!c.after.empty() && static_cast<int>(c.after.size()) != n)
         fail("collective " + what + ": 'after' has " + std::to_string(c.after.size()) + " lists for " +
              std::to_string(n) + " ranks (give one per rank, or none)");
@@ -270,9 +289,17 @@ void check(const collective_call& c) {
              " is out of range (ranks 0.." + std::to_string(n - 1) + ")");
 }
 
+// A schedule's participants: the ranks, then (in_network) their engines, rank r's at n + r.
+int participants(const collective_call& c) { return static_cast<int>(c.ranks.size() + c.engines.size()); }
+
+// Who stands for participant x in a symmetric lowering: the representative rank, or its engine.
+int representative_of(const collective_call& c, int x) {
+    return x < static_cast<int>(c.ranks.size()) ? c.representative : static_cast<int>(c.ranks.size()) + c.representative;
+}
+
 // Symmetric lowering needs every rank to send the same bytes in every round.
 void check_symmetric(const collective_call& c, const rounds& sched) {
-    const int n = static_cast<int>(c.ranks.size());
+    const int n = participants(c);
     const std::string what = std::string(name(c.kind)) + " (" + name(c.algorithm) + ")";
     for (size_t k = 0; k < sched.size(); ++k) {
         std::vector<std::vector<std::uint64_t>> sent(static_cast<size_t>(n));
@@ -281,9 +308,8 @@ void check_symmetric(const collective_call& c, const rounds& sched) {
             sent[x.from].push_back(x.bytes);
             ++received[x.to];
         }
-        const int rep = c.representative;
         for (int r = 0; r < n; ++r)
-            if (sent[r] != sent[rep] || received[r] != received[rep]) {
+            if (const int rep = representative_of(c, r); sent[r] != sent[rep] || received[r] != received[rep]) {
                 auto text = [](const std::vector<std::uint64_t>& v) {
                     std::string s;
                     for (auto b : v) s += (s.empty() ? "" : ", ") + std::to_string(b);
@@ -329,8 +355,9 @@ std::vector<collective_algorithm> algorithms_for(collective_kind k) {
     using a = collective_algorithm;
     switch (k) {
         case collective_kind::all_reduce:
-            return {a::ring, a::tree, a::torus, a::hierarchical, a::direct};
+            return {a::ring, a::tree, a::torus, a::hierarchical, a::direct, a::in_network};
         case collective_kind::reduce_scatter:
+            return {a::ring, a::torus, a::hierarchical, a::direct, a::in_network};
         case collective_kind::all_gather:
             return {a::ring, a::torus, a::hierarchical, a::direct};
         case collective_kind::all_to_all:
@@ -377,7 +404,7 @@ namespace {
 
 /// Schedules a (padded) call, slice by slice.
 collective_schedules::plan make_plan(const collective_call& c) {
-    const int n = static_cast<int>(c.ranks.size());
+    const int n = participants(c);
     const std::uint32_t slices = std::max<std::uint32_t>(1, c.chunks);
     collective_schedules::plan out;
     for (std::uint32_t s = 0; s < slices; ++s) {
@@ -393,7 +420,7 @@ collective_schedules::plan make_plan(const collective_call& c) {
             for (size_t i = 0; i < sl.sched[k].size(); ++i) {
                 const xfer& x = sl.sched[k][i];
                 sl.pos[k].push_back(count[x.from]++);
-                if (x.from == c.representative) sl.rep_at[k].push_back(i);
+                if (x.from == representative_of(c, x.from)) sl.rep_at[k].push_back(i);
                 if (sl.first_send[x.from] < 0) sl.first_send[x.from] = static_cast<int>(k);
             }
         }
@@ -433,19 +460,22 @@ collective_steps lower_collective(program& p, const collective_call& call, colle
     }
     collective_schedules::plan own;
     const collective_schedules::plan& planned = cache ? cache->of(c) : (own = make_plan(c));
-    const int rep = c.representative;
-    auto simulated = [&](int r) { return !c.symmetric || r == rep; };
+    const int parts = participants(c);
+    auto simulated = [&](int r) { return !c.symmetric || r == representative_of(c, r); };
     static const std::vector<std::uint32_t> none;
     auto after_of = [&](int r) -> const std::vector<std::uint32_t>& {
-        return c.after.empty() ? none : c.after[static_cast<size_t>(r)];
+        return c.after.empty() || r >= n ? none : c.after[static_cast<size_t>(r)];
     };
+    auto endpoint_of = [&](int x) { return x < n ? c.ranks[static_cast<size_t>(x)] : c.engines[static_cast<size_t>(x - n)]; };
+    // in_network: an engine sends the result once every rank's contribution is in (the round before).
+    const bool after_whole_round = c.algorithm == collective_algorithm::in_network;
 
     collective_steps out;
     out.first = static_cast<std::uint32_t>(p.size());
     out.done.assign(static_cast<size_t>(n), ~0u);
 
     std::vector<std::vector<std::uint32_t>> prev_ids;  // the previous slice's step per transfer (round-major)
-    std::vector<std::vector<std::uint32_t>> last_sends(static_cast<size_t>(n));
+    std::vector<std::vector<std::uint32_t>> last_sends(static_cast<size_t>(parts));
     for (std::uint32_t s = 0; s < slices; ++s) {
         const rounds& sched = planned.slices[s].sched;
         const auto& pos = planned.slices[s].pos;
@@ -454,7 +484,7 @@ collective_steps lower_collective(program& p, const collective_call& call, colle
         std::vector<std::vector<std::uint32_t>> ids(sched.size());
         // A received transfer as a dependency: itself, or (symmetric, from another rank) the representative's
         // transfer in the same round and position.
-        std::vector<std::vector<std::pair<std::size_t, std::size_t>>> recv(static_cast<size_t>(n));
+        std::vector<std::vector<std::pair<std::size_t, std::size_t>>> recv(static_cast<size_t>(parts));
         auto dep_of = [&](std::size_t k, std::size_t i) {
             const xfer& x = sched[k][i];
             if (simulated(x.from)) return ids[k][i];
@@ -463,18 +493,20 @@ collective_steps lower_collective(program& p, const collective_call& call, colle
         for (auto& l : last_sends) l.clear();
         for (size_t k = 0; k < sched.size(); ++k) {
             ids[k].assign(sched[k].size(), ~0u);
-            std::vector<char> sent(static_cast<size_t>(n), 0);
+            std::vector<char> sent(static_cast<size_t>(parts), 0);
             for (size_t i = 0; i < sched[k].size(); ++i) {
                 const xfer& x = sched[k][i];
                 if (!simulated(x.from)) continue;
                 std::vector<std::uint32_t> deps = last_sends[x.from];
                 for (const auto& [rk, ri] : recv[x.from]) deps.push_back(dep_of(rk, ri));
+                if (after_whole_round && k > 0)
+                    for (size_t j = 0; j < sched[k - 1].size(); ++j) deps.push_back(dep_of(k - 1, j));
                 if (s > 0) deps.push_back(prev_ids[k][i]);
                 if (s == 0 && first_send[x.from] == static_cast<int>(k))
                     for (auto a : after_of(x.from)) deps.push_back(a);
                 if (s == 0 && !c.symmetric && (first_send[x.to] < 0 || first_send[x.to] >= static_cast<int>(k)))
                     for (auto a : after_of(x.to)) deps.push_back(a);
-                endpoint from = c.ranks[x.from], to = c.ranks[x.to];
+                endpoint from = endpoint_of(x.from), to = endpoint_of(x.to);
                 from.address += x.off_from;
                 to.address += x.off_to;
                 dedupe(deps);
@@ -483,7 +515,7 @@ collective_steps lower_collective(program& p, const collective_call& call, colle
                 sent[x.from] = 1;
             }
             // The round's senders have consumed what they had received; then this round's transfers arrive.
-            for (int r = 0; r < n; ++r)
+            for (int r = 0; r < parts; ++r)
                 if (sent[r]) {
                     last_sends[r].clear();
                     recv[r].clear();

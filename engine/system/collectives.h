@@ -21,6 +21,11 @@
 //  - direct: every pair at once in one round: all-to-all (rank i sends piece j to rank j), reduce-scatter
 //    (piece j to rank j), all-gather (own piece to every rank), all-reduce (the reduce-scatter then the
 //    all-gather, two rounds), broadcast (root to every rank), send_recv (one transfer root -> peer).
+//  - in_network: the switch reduces (NVLink SHARP, SwarmX): every rank writes its buffer into its engine in the
+//    switch (`engines`, a switch_reducer each), and once every rank's contribution is in, each engine sends the
+//    result back to its rank (the switch multicasts it). all-reduce: the whole buffer in and out; reduce-scatter:
+//    the whole buffer in, the rank's piece out. Give `chunks` so that slices stream through the switch (NCCL's
+//    NVLS pipelines them); without, the whole buffer is reduced before any result leaves.
 //  `bidirectional` (ring, torus, hierarchical): half the buffer goes round each ring one way, half the other
 //  way, in the same rounds (both directions of a link, as on TPU ICI and IPU-Links).
 //
@@ -35,17 +40,18 @@
 // packetisation, latency and contention. Left out: the reduction's compute. NCCL and the TPU/IPU runtimes fuse
 // the reduction into the copy (the kernel that receives a piece adds it to the local piece as it goes), so link
 // bandwidth, not arithmetic, bounds it; the extra local read of the piece being reduced is not charged to the
-// memory either. Also left out: in-switch reduction (NVLink SHARP), protocol choice (NCCL's LL/LL128/Simple),
-// kernel launch overhead (add a delay step to `after`), and the exact address layout of pieces and slices (each
-// transfer reads and writes the right number of bytes at a plausible offset of the rank's buffer).
+// memory either (in_network charges the switch engine's reduction rate instead). Also left out: protocol choice
+// (NCCL's LL/LL128/Simple), kernel launch overhead (add a delay step to `after`), and the exact address layout of
+// pieces and slices (each transfer reads and writes the right number of bytes at a plausible offset of the rank's
+// buffer).
 //
 // Symmetric fast path (`symmetric`): the ranks are assumed interchangeable (the same links, the same timing, the
 // same start), and only the representative rank's own transfers are emitted; a dependency on a transfer that
 // another rank sends is replaced by the representative's own transfer in the same round and position (by
-// symmetry it finishes at the same time). The lowering checks that every rank sends the same bytes in every
-// round (so tree, broadcast, send_recv and byte counts that do not split evenly are refused). It cannot check
-// the platform: symmetry does not hold with asymmetric links (a ring laid on a mesh, whose wrap-around crosses
-// several links), a rank starting late (only the representative's `after` is used), or contention from traffic
+// symmetry it finishes at the same time; in_network: the representative's engine stands for every engine). The
+// lowering checks that every rank sends the same bytes in every round (so tree, broadcast, send_recv and byte
+// counts that do not split evenly are refused). It cannot check the platform: symmetry does not hold with
+// asymmetric links (a ring laid on a mesh, whose wrap-around crosses several links), a rank starting late (only the representative's `after` is used), or contention from traffic
 // that is not itself symmetric, nor where several ranks' transfers share a link (the fast path sees only one of
 // them). tests/system/collectives_test.cpp shows equality with the full lowering where symmetry holds and the
 // difference where it does not.
@@ -61,7 +67,7 @@
 namespace tessel {
 
 enum class collective_kind { all_reduce, reduce_scatter, all_gather, all_to_all, broadcast, send_recv };
-enum class collective_algorithm { ring, tree, torus, hierarchical, direct };
+enum class collective_algorithm { ring, tree, torus, hierarchical, direct, in_network };
 
 const char* name(collective_kind k);
 const char* name(collective_algorithm a);
@@ -85,6 +91,8 @@ struct collective_call {
     /// torus: grid extents (product = ranks, first dimension fastest); hierarchical: {ranks per group, groups};
     /// empty for the other algorithms.
     std::vector<int> shape;
+    /// in_network: per rank, the switch engine (a switch_reducer) that takes its contribution; empty otherwise.
+    std::vector<endpoint> engines;
     /// The collective's size as NCCL counts it: all_reduce and broadcast the buffer each rank holds,
     /// reduce_scatter the input of each rank (it keeps bytes/n), all_gather the output of each rank (it
     /// contributes bytes/n), all_to_all what each rank sends in all (bytes/n to each rank, itself included),

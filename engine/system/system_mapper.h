@@ -40,6 +40,8 @@ public:
         bool bidirectional = false;      // half of each ring's data each way (links with a channel per direction)
         std::string chip;                // the chip group the plan runs on (default: the system's first)
         std::string memory;              // the chip memory collectives and pipeline sends use (default: the largest)
+        std::string in_network;          // switch_reducer group, one engine per chip: groups on one switch reduce there
+        byte_size in_network_slice;      // an in-network collective streams through the switch in slices this big
         void declare(param_decl& d);
     };
     explicit system_mapper(const options& o) : m_opt(o) {}
@@ -57,6 +59,7 @@ private:
     std::unique_ptr<mapper> m_chip_mapper;
     std::string m_chip_group;
     std::vector<int> m_torus;  // parsed options.torus
+    std::vector<std::uint32_t> m_engines;  // options.in_network: per chip, its engine's component id
     /// What each simulated chip's pipeline track shows: one item (a chunk's forward or backward pass of one
     /// microbatch) spans steps [first, last] of the program; its op is named "F chunk 0 mb 3".
     struct pipeline_item {

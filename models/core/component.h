@@ -95,6 +95,8 @@ public:
     virtual std::uint64_t config_bytes() const { return 0; }
     /// For barriers: ticks from the last of `participants` arriving to everyone's release.
     virtual tick sync_ticks(std::uint32_t /*participants*/) const { return 0; }
+    /// For a switch's in-network reduction engines (switch_reducer): true (collectives reduce in them).
+    virtual bool reduces_in_network() const { return false; }
     /// For components in front of memories (DMA engines): the memories they reach, in address order.
     virtual const std::vector<memory_tier>& memory_tiers() const;
     /// For compute components: the timing rules of one of their units (nullptr: it does not compute).

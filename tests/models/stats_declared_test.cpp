@@ -25,7 +25,7 @@ using namespace tessel;
 
 namespace {
 
-// tile_array and crossbar appear in no bundled platform.
+// tile_array, crossbar and switch_reducer appear in no bundled chip platform.
 const char* small_platform = R"(
 platform: small
 clock: 1GHz
@@ -41,10 +41,13 @@ components:
     replicate: {i: 2}
   xbar:
     kind: crossbar
-    params: {ports: 2}
+    params: {ports: 3}
+  engine:
+    kind: switch_reducer
 connections:
   - grid[x,y] -> noc[x,y]
   - xt[i] -> xbar[i]
+  - engine -> xbar[2]
 )";
 
 const char* small_program = R"(
@@ -56,6 +59,8 @@ steps:
     transfer: {from: "grid[0,0]", to: "grid[1,1]", bytes: 4KiB}
   - id: across_the_crossbar
     transfer: {from: "xt[0]", to: "xt[1]", bytes: 4KiB}
+  - id: into_the_switch
+    transfer: {from: "xt[0]", to: "engine", bytes: 4KiB}
 )";
 
 /// One platform and what runs on it: a workload mapped by the platform's mapper, a program file, or (for the
@@ -118,7 +123,8 @@ TEST(stats_declared, every_kind_emits_exactly_what_describe_lists) {
     add("platforms/rdu/plasticine.yaml", "mlp");       // rdu_pcu, rdu_pmu, rdu_agcu, mesh_noc, hbm
     add("platforms/wafer/wafer16.yaml", "mlp");        // wafer_pe_array, wafer_memoryx
     add("platforms/teaching/ring8_ddr4.yaml", "mlp");  // ring, tile (pe, sram_bank)
-    // A hand-written program on tiles, a mesh, HBM and a barrier; then the inline platform: tile_array, crossbar.
+    // A hand-written program on tiles, a mesh, HBM and a barrier; then the inline platform: tile_array, crossbar,
+    // switch_reducer.
     add("platforms/teaching/mesh4x4.yaml", "", "workloads/programs/superstep.yaml");
     add("", "");
 

@@ -30,6 +30,13 @@ public:
         return out;
     }
 
+    /// Components `group[first]` .. `group[first + n - 1]` of the system (a switch's engines: "nvls").
+    std::vector<endpoint> components(const std::string& group, int first, int n) const {
+        std::vector<endpoint> out;
+        for (int i = first; i < first + n; ++i) out.push_back(m_plat->resolve(group + "[" + std::to_string(i) + "]", {}));
+        return out;
+    }
+
     /// Runs the calls at once (NCCL's channels are concurrent rings) and returns the bus bandwidth of a
     /// collective of `bytes` over `ranks` ranks that took as long as the slowest call.
     double bus_bandwidth(std::vector<collective_call> calls, collective_kind kind, std::uint64_t bytes, int ranks) {
@@ -44,6 +51,19 @@ public:
         const auto r = m_exec->run(p);
         const double seconds = static_cast<double>(r.duration()) * 1e-15;
         return static_cast<double>(bytes) / seconds * bus_bandwidth_factor(kind, ranks);
+    }
+
+    /// One all-reduce of `bytes` over gpu[first] .. gpu[first + n - 1] reduced in the switch engines
+    /// `engines[first..]`, streamed in `slices`: its bus bandwidth.
+    double in_network_all_reduce(int first, int n, std::uint64_t bytes, const std::string& engines, std::uint32_t slices) {
+        collective_call c;
+        c.kind = collective_kind::all_reduce;
+        c.algorithm = collective_algorithm::in_network;
+        c.ranks = gpus(first, n);
+        c.engines = components(engines, first, n);
+        c.bytes = bytes;
+        c.chunks = slices;
+        return bus_bandwidth({c}, c.kind, bytes, n);
     }
 
     /// One ring all-reduce of `bytes` over gpu[first] .. gpu[first + n - 1]: its bus bandwidth.

@@ -17,7 +17,9 @@ namespace {
 //  - xt[0..7] on an 8-port crossbar;
 //  - rt[0..7] on a bidirectional 8-node ring;
 //  - mt[x,y] on a 2 x 4 mesh (x fastest, so rank r is mt[r % 2, r / 2]);
-//  - two "nodes" of 4 tiles, at[i] on crossbar xa and bt[i] on crossbar xb, whose port 4 is joined by a chip link.
+//  - two "nodes" of 4 tiles, at[i] on crossbar xa and bt[i] on crossbar xb, whose port 4 is joined by a chip link;
+//  - st[0..3] on ports 0-3 of crossbar sx, whose ports 4-7 hold its in-network reduction engines sr[0..3], each
+//    reducing 16 B/cycle (half a port's rate, so they are the bottleneck).
 // Every network: 32 B/cycle at 1 GHz, packets of 256 B + 16 B header = 272 B on the wire, 8.5 ns per packet per
 // link, 8 packets of a transfer in flight. Scratchpads are 16 banks x 1 KiB/cycle with no latency: a 256 B packet
 // takes 0.0625 ns in each of 4 banks, hidden under the 8.5 ns on the wire, so times are the networks'.
@@ -69,7 +71,21 @@ components:
     kind: chip_link
     params: {lanes: 1, lane_bandwidth: 16GB/s, latency: 100ns, packet_bytes: 256B, header_bytes: 16B,
              max_outstanding: 8}
+  st:
+    kind: tile
+    replicate: {i: 4}
+    params: {sram: {capacity: 4MiB, banks: 16, bank_bandwidth: 1024B/cycle, latency: 0cycles}}
+  sx:
+    kind: crossbar
+    params: {ports: 8, port_bandwidth: 32B/cycle, latency: 4cycles, packet_bytes: 256B, header_bytes: 16B,
+             max_outstanding: 8}
+  sr:
+    kind: switch_reducer
+    replicate: {i: 4}
+    params: {reduce_bandwidth: 16B/cycle, latency: 0ns}
 connections:
+  - st[i] -> sx[i]
+  - sr[i] -> sx[i + 4]
   - xt[i] -> xbar[i]
   - rt[i] -> ring[i]
   - mt[x,y] -> noc[x,y]
@@ -348,6 +364,44 @@ TEST(collectives, send_recv_between_nodes) {
     EXPECT_EQ(t.done[1], 0) << "a bystander takes no part";
 }
 
+TEST(collectives, in_network_reduction_in_the_switch) {
+    // All-reduce of 4 KiB over st[0..3]: each rank writes 16 packets into its engine sr[r]. Packet j reaches
+    // the engine 4 ns after it entered the crossbar, which is at most every 8.5 ns, but the engine reduces a
+    // 256 B packet in 16 ns, so it ends at 4 + 16 x 16 = 260 ns. Then every engine sends the 16 packets of the
+    // result back (a read costs nothing: the switch multicasts): 16 x 8.5 + 4 = 140 ns, done at 400 ns.
+    auto c = call(collective_kind::all_reduce, collective_algorithm::in_network, ranks_of("st", 4), 4096);
+    c.engines = ranks_of("sr", 4);
+    timing t = run_one(c);
+    EXPECT_EQ(t.transfers, 8u);
+    for (tick d : t.done) EXPECT_EQ(d, 260 * ns + xbar_transfer(16));
+    // In 4 slices of 1 KiB (4 packets): slice s enters the engine once slice s-1's transfer ended, at 68 s ns,
+    // and is reduced 68 ns later (4 + 4 x 16); its result goes back in 4 x 8.5 + 4 = 38 ns, after the slice
+    // before has: slice 3 at 272 + 38 = 310 ns. The engines reduce 4 KiB at 16 GB/s: 256 ns is the bound.
+    c.chunks = 4;
+    t = run_one(c);
+    for (tick d : t.done) EXPECT_EQ(d, 310 * ns);
+    EXPECT_GE(t.last, 256 * ns);
+    // Reduce-scatter: the whole buffer in, each rank's quarter back (4 packets): 260 + 38 = 298 ns.
+    auto rs = call(collective_kind::reduce_scatter, collective_algorithm::in_network, ranks_of("st", 4), 4096);
+    rs.engines = ranks_of("sr", 4);
+    for (tick d : run_one(rs).done) EXPECT_EQ(d, 260 * ns + xbar_transfer(4));
+    // An engine waits for every rank's contribution: rank 2 starting 100 ns late holds every result back.
+    program p;
+    const std::uint32_t late = p.add_delay(p.intern_op("late"), 100 * ns, {});
+    auto held = call(collective_kind::all_reduce, collective_algorithm::in_network, ranks_of("st", 4), 4096);
+    held.engines = ranks_of("sr", 4);
+    held.after = {{}, {}, {late}, {}};
+    held.op = p.intern_op("collective");
+    const collective_steps cs = lower_collective(p, held);
+    const auto r = b().exec->run(p);
+    for (auto d : cs.done) EXPECT_EQ(r.step_end[d] - r.start, 360 * ns + xbar_transfer(16));
+    // The symmetric fast path emits rank 0's transfer and its engine's, with the same times.
+    c.symmetric = true;
+    t = run_one(c);
+    EXPECT_EQ(t.transfers, 2u * 4u);
+    EXPECT_EQ(t.done[0], 310 * ns);
+}
+
 TEST(collectives, after_holds_each_rank) {
     // A 100 ns delay before rank 0 only: rank 0's first send and rank 7's first send into rank 0 wait for it; the
     // rest of the ring waits for them in turn, so the whole all-reduce ends 100 ns later (1108 ns).
@@ -505,6 +559,17 @@ TEST(collectives, bad_calls_say_what_to_change) {
     }
     c.representative = 9;
     EXPECT_NE(error_of(c).find("representative 9 is out of range"), std::string::npos) << error_of(c);
+}
+
+TEST(collectives, in_network_needs_one_engine_per_rank) {
+    auto c = call(collective_kind::all_reduce, collective_algorithm::in_network, ranks_of("st", 4), 4096);
+    EXPECT_NE(error_of(c).find("give one switch engine per rank (0 engines for 4 ranks)"), std::string::npos) << error_of(c);
+    auto ring = call(collective_kind::all_reduce, collective_algorithm::ring, ranks_of("st", 4), 4096);
+    ring.engines = ranks_of("sr", 4);
+    EXPECT_NE(error_of(ring).find("switch engines are only for the in_network algorithm"), std::string::npos);
+    auto ag = call(collective_kind::all_gather, collective_algorithm::in_network, ranks_of("st", 4), 4096);
+    ag.engines = ranks_of("sr", 4);
+    EXPECT_NE(error_of(ag).find("all_gather has no 'in_network' algorithm"), std::string::npos) << error_of(ag);
 }
 
 TEST(collectives, a_cached_schedule_lowers_to_the_same_steps) {

@@ -148,3 +148,40 @@ TEST(system_mapper, full_recomputation_adds_one_forward_pass_to_the_hardware_flo
     EXPECT_GT(ratio, 1.28);
     EXPECT_LT(ratio, 4.0 / 3 + 0.02);
 }
+
+TEST(system_mapper, nvlink_sharp_reduces_gradients_in_the_switch_at_the_hand_computed_time) {
+    // dp = 8 on one DGX H100: the gradient all-reduce runs in the NVSwitches' SHARP engines (mapper.in_network:
+    // nvls), in slices of at least 8 MiB (k = G / 8 MiB of them). Slice s enters its engine after slice s-1 has:
+    // one NVSwitch latency (3.4 us) for its head, then the engine's 274 GB/s for its bytes; the last slice's result
+    // comes back at the port's 370 GB/s after another latency. The ring instead moves 2 (n-1)/n of the buffer:
+    // 14 steps of G/8 at 370 GB/s plus 3.4 us each.
+    const std::string h100 = "-p platforms/systems/dgx_h100.yaml " + k_gpt + plan(8, 1, 1);
+    const auto nvls = run_json(h100);
+    const auto ring = run_json(h100 + " --set mapper.in_network=none");
+    ASSERT_TRUE(nvls.contains("parallel"));
+    ASSERT_TRUE(ring.contains("parallel"));
+    auto exposed = [](const nlohmann::json& j) {
+        return j["parallel"]["per_chip"][0]["exposed_communication_fraction"].get<double>() * j["sim_time_s"].get<double>();
+    };
+    const double grad = nvls["parallel"]["memory"]["stages"][0]["gradients_bytes"];
+    const double k = std::floor(grad / (8 << 20)), slice = grad / k;
+    const double in_switch = k * (slice / 274e9 + 3.4e-6) + slice / 370e9 + 3.4e-6;
+    const double in_ring = 14 * (grad / 8 / 370e9 + 3.4e-6);
+    EXPECT_NEAR(exposed(nvls) / in_switch, 1.0, 0.02) << exposed(nvls) << " s, by hand " << in_switch << " s";
+    EXPECT_NEAR(exposed(ring) / in_ring, 1.0, 0.02) << exposed(ring) << " s, by hand " << in_ring << " s";
+    // The representative's engine reduced its gradients once (padded to a multiple of ranks x slices x 2 bytes).
+    double reduced = -1;
+    for (const auto& r : nvls["resources"])
+        if (r["kind"] == "switch_reducer") reduced = r["work"];
+    EXPECT_GE(reduced, grad);
+    EXPECT_LT(reduced, grad + 8 * k * 2);
+    // Two GPUs' ring moves each buffer once at the port's 370 GB/s, faster than the 274 GB/s engine: the mapper
+    // keeps the ring there, as NCCL's tuner would.
+    // (tp = 2 with pp = 4: only pairs reduce.)
+    const auto pairs = run_json("-p platforms/systems/dgx_h100.yaml " + k_gpt + plan(1, 2, 4));
+    for (const auto& r : pairs["resources"]) {
+        if (r["kind"] == "switch_reducer") {
+            EXPECT_EQ(r["work"].get<double>(), 0.0) << r.dump();
+        }
+    }
+}
