@@ -28,6 +28,9 @@ struct mapping {
     double samples = 1;              // items (images, sequences) one run of the program processes
     /// Where ops were placed on 2D grids of units, for floorplans: (group or component name, region).
     std::vector<std::pair<std::string, floorplan_region>> regions;
+    /// Component id ranges [first, end) that stood idle because a representative ran their share (a symmetric
+    /// system run's other chips): the resource table leaves them out, so its means are over what ran.
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> represented;
 };
 
 struct run_summary;

@@ -22,7 +22,8 @@ std::string group_name(const std::string& path) {
     return out;
 }
 
-run_summary summarise(const platform& plat, const executor::result& r, const program& p, double flops, double samples) {
+run_summary summarise(const platform& plat, const executor::result& r, const program& p, double flops, double samples,
+                      const std::vector<std::pair<std::uint32_t, std::uint32_t>>& represented) {
     run_summary s;
     s.platform = plat.title();
     s.workload = p.name;
@@ -49,8 +50,23 @@ run_summary summarise(const platform& plat, const executor::result& r, const pro
     }
 
     std::vector<resource_usage> all;
-    for (component* c : plat.sim().components())
-        if (c) c->usage(all);
+    auto stood_in_for = [&](std::uint32_t id) {
+        for (const auto& [first, end] : represented)
+            if (id >= first && id < end) return true;
+        return false;
+    };
+    double represented_peak = 0;  // the idle stand-ins' compute still counts in the system's peak
+    for (component* c : plat.sim().components()) {
+        if (!c) continue;
+        if (!stood_in_for(c->id())) {
+            c->usage(all);
+            continue;
+        }
+        std::vector<resource_usage> idle;
+        c->usage(idle);
+        for (const auto& u : idle)
+            if (u.cls == resource_class::compute) represented_peak += u.peak_rate * u.units;
+    }
     const std::string prefix = std::string(plat.name()) + ".";
     std::map<std::string, size_t> index;
     for (auto u : all) {
@@ -77,6 +93,7 @@ run_summary summarise(const platform& plat, const executor::result& r, const pro
             a.busy_max = std::max(a.busy_max, u.busy_max);
         }
     }
+    s.peak_flops = represented_peak;
     for (const auto& u : s.resources)
         if (u.cls == resource_class::compute) s.peak_flops += u.peak_rate * u.units;
     // A simulated time below the physical bound would mean a model ran faster than its hardware.

@@ -48,7 +48,9 @@ struct run_summary {
 
 /// Collects usage from every component, groups replicas ("tile[*].pe"), and checks the physical bound:
 /// a run shorter than any resource's work at peak rate is a modelling bug and throws std::logic_error.
-run_summary summarise(const platform& plat, const executor::result& r, const program& p, double flops, double samples);
+/// Components in `represented` ([first, end) id ranges, mapping::represented) are left out.
+run_summary summarise(const platform& plat, const executor::result& r, const program& p, double flops, double samples,
+                      const std::vector<std::pair<std::uint32_t, std::uint32_t>>& represented = {});
 
 /// "tile[3,2].pe" -> "tile[*].pe"
 std::string group_name(const std::string& path);

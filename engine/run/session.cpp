@@ -153,7 +153,7 @@ run_summary session::run() {
     m_result = m_exec->run(m_mapping.prog);
     // A hand-written program processes no samples; only a mapped workload has a throughput.
     const double samples = m_opt.program.empty() ? m_mapping.samples : 0.0;
-    run_summary s = summarise(*m_platform, m_result, m_mapping.prog, flops, samples);
+    run_summary s = summarise(*m_platform, m_result, m_mapping.prog, flops, samples, m_mapping.represented);
     s.notes = m_mapping.notes;
     s.details = m_mapping.details;
     if (m_mapper) m_mapper->explain(m_mapping, *m_platform, m_result, s);

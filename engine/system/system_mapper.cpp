@@ -477,6 +477,13 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
     par["zero"] = plan.zero;
     par["chips"] = n_chips;
     par["simulated_chips"] = static_cast<std::int64_t>(pp) * sim_dp * sim_tp;
+    for (int s = 0; s < pp; ++s)
+        for (int d = 0; d < dp; ++d)
+            for (int t = 0; t < tp; ++t)
+                if (d >= sim_dp || t >= sim_tp) {
+                    const std::uint32_t first = cg.first[static_cast<size_t>(chip_index(s, d, t))];
+                    out.represented.push_back({first, first + cg.components});
+                }
     par["symmetric"] = sym;
     par["ideal_bubble"] = bubble_fraction(plan.schedule, pp, plan.interleave, m);
     nlohmann::json stages = nlohmann::json::array();
@@ -584,12 +591,13 @@ void system_mapper::explain(const mapping& m, const platform& plat, const execut
     trace_pipeline(m, plat, r);
     const double chips_total = static_cast<double>(cg.chips.size());
     // A chip's peak is its fastest compute unit's (the tensor cores), not the sum with its other units: that is
-    // the peak MFU is quoted against (Megatron-LM: 312 TFLOP/s per A100).
-    double peak_system = 0;
+    // the peak MFU is quoted against (Megatron-LM: 312 TFLOP/s per A100). The resource table holds the simulated
+    // chips only (mapping::represented).
+    double peak_simulated = 0;
     for (const resource_usage& u : s.resources)
-        if (u.cls == resource_class::compute && u.work_unit == "FLOP") peak_system = std::max(peak_system, u.peak_rate * u.units);
-    if (peak_system <= 0) peak_system = s.peak_flops;
-    const double peak_per_chip = peak_system / chips_total;
+        if (u.cls == resource_class::compute && u.work_unit == "FLOP") peak_simulated = std::max(peak_simulated, u.peak_rate * u.units);
+    const double peak_per_chip =
+        peak_simulated > 0 ? peak_simulated / par["simulated_chips"].get<double>() : s.peak_flops / chips_total;
     par["peak_flops_per_chip"] = peak_per_chip;
     const double secs = ticks_to_seconds(r.duration());
     par["iteration_s"] = secs;
