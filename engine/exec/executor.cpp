@@ -149,6 +149,9 @@ executor::result executor::run(const program& p) {
             forward = forward && d < s;
             ++m_succ_begin[d + 1];
         }
+        if (st.anchor != ~0u && st.anchor >= s)
+            throw input_error("program '" + p.name + "': " + p.describe(static_cast<std::uint32_t>(s)) +
+                              " counts its start from step " + std::to_string(st.anchor) + ", which is not an earlier step");
     }
     for (size_t s = 0; s < n; ++s) m_succ_begin[s + 1] += m_succ_begin[s];
     m_succ.assign(p.deps.size(), 0);
@@ -298,13 +301,22 @@ void executor::complete(std::uint32_t s) {
         if (--m_remaining[m_succ[i]] == 0) m_ready.push_back(m_succ[i]);
 }
 
+tick executor::origin_of(const step& st) const {
+    if (st.anchor == ~0u) return m_result.start;
+    const tick end = m_result.step_end[st.anchor];
+    if (st.kind != step_kind::compute) return end;
+    const clock_domain& clk = m_comps[st.at.comp]->clock();
+    return m_result.start + clk.cycles(std::ceil(clk.to_cycles(end - m_result.start) - 1e-6));
+}
+
 void executor::issue(std::uint32_t s, tick now) {
     const program& p = *m_prog;
     const step& st = p.steps[s];
-    if (st.not_before > now - m_result.start) {
-        // `start:` (or a static schedule's slot, counted from the program's start): the step is issued when its
-        // time comes, in time order with every other request, not booked ahead of them.
-        push(m_result.start + st.not_before, ev::issue, s);
+    const tick origin = origin_of(st);
+    if (now < origin + st.not_before) {  // (an anchored origin may lie ahead of now: the next clock edge)
+        // `start:` (or a static schedule's slot, counted from the program's start or its anchor): the step is
+        // issued when its time comes, in time order with every other request, not booked ahead of them.
+        push(origin + st.not_before, ev::issue, s);
         return;
     }
     const tick at = now;
@@ -335,6 +347,7 @@ void executor::issue(std::uint32_t s, tick now) {
             t.unit = st.at.unit < 0 ? 0 : st.at.unit;
             t.w = &p.works[st.work];
             t.head = t.tail = at;
+            t.origin = origin;
             const std::uint64_t key = (static_cast<std::uint64_t>(st.at.comp) << 32) | static_cast<std::uint32_t>(t.unit);
             m_comps[st.at.comp]->transport(t);
             if (p.strict_schedule) {

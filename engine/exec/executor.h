@@ -120,6 +120,9 @@ private:
         return m_quantum > 0 ? std::max(next, m_now + m_quantum + 1) : next;
     }
     void issue(std::uint32_t s, tick now);
+    /// What a step's not_before counts from: the program start, or its anchor's end at the next edge of the clock
+    /// of the component it computes on.
+    tick origin_of(const step& st) const;
     void complete(std::uint32_t s);
     void start_flow(std::uint32_t s, tick now);
     void inject(std::uint32_t f, tick now);

@@ -109,6 +109,15 @@ std::uint32_t program::append(const program& other, const std::function<std::uin
         if (e.valid() && comp_of) e.comp = comp_of(e.comp);
         return e;
     };
+    // A static schedule placed after its inputs: its cycles count from when they are in (the anchor), and it
+    // starts from the anchor alone so that the anchor's end is known when its first steps are issued.
+    std::uint32_t anchor = ~0u;
+    std::vector<std::uint32_t> joined;
+    if (other.strict_schedule && !after.empty() && !other.steps.empty()) {
+        anchor = after.size() == 1 ? after.front() : add_delay(intern_op(other.name + ".start"), 0, after);
+        joined = {anchor};
+    }
+    const std::vector<std::uint32_t>& starts = anchor == ~0u ? after : joined;
     const auto offset = static_cast<std::uint32_t>(steps.size());
     const auto dep_offset = static_cast<std::uint32_t>(deps.size());
     // Works and op names never change once added: a memo shares them between copies. Payloads are shared too
@@ -153,11 +162,13 @@ std::uint32_t program::append(const program& other, const std::function<std::uin
         if (st.kind == step_kind::compute) st.work += work_offset;
         if (st.payload != ~0u) st.payload += payload_offset;
         st.dep_begin += dep_offset;
-        if (st.dep_count == 0 && !after.empty()) {
+        if (st.dep_count == 0 && !starts.empty()) {
             st.dep_begin = static_cast<std::uint32_t>(deps.size());
-            st.dep_count = static_cast<std::uint32_t>(after.size());
-            deps.insert(deps.end(), after.begin(), after.end());
+            st.dep_count = static_cast<std::uint32_t>(starts.size());
+            deps.insert(deps.end(), starts.begin(), starts.end());
         }
+        if (st.anchor != ~0u) st.anchor += offset;
+        else if (anchor != ~0u) st.anchor = anchor;
         steps.push_back(st);
     }
     for (placement pl : other.placements) {

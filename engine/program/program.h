@@ -40,7 +40,11 @@ struct step {
     endpoint to;                 // transfer destination
     std::uint64_t bytes = 0;     // transfer size
     std::uint32_t work = 0;      // index into program::works (compute)
-    tick not_before = 0;         // earliest start, from the program start (`start:`, static schedules, traffic)
+    /// not_before counts from this step's end instead of the program start, rounded up to the next edge of the
+    /// clock of the component the step runs on: a static schedule placed after its inputs (program::append).
+    /// The anchor is an earlier step every path to this one passes through; ~0u: none.
+    std::uint32_t anchor = ~0u;
+    tick not_before = 0;         // earliest start, from the program start or the anchor (`start:`, static schedules, traffic)
     tick length = 0;             // delay steps
     std::uint32_t payload = ~0u;  // index into program::payloads (compute), ~0u: none; steps may share one
     std::uint32_t dep_begin = 0, dep_count = 0;
@@ -112,6 +116,8 @@ public:
     /// empty): how per-chip programs join into one. Returns the offset of `other`'s steps here. Step labels are kept
     /// where either program has them; two programs with synthetic traffic cannot be joined.
     /// `after`: dependencies given to each of `other`'s steps that has none (where the appended part starts).
+    /// A static schedule (`other.strict_schedule`) appended after something keeps its shape: its start times
+    /// count from the moment `after` is done (one zero-length step joining `after` becomes their anchor).
     /// `memo`: kept by a caller that appends the same program many times (a system's pass per microbatch):
     /// the works, payloads and op names of `other` are then added once and shared by every copy.
     struct append_memo {

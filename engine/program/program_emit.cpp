@@ -213,6 +213,7 @@ void write_emitted_program(const program& p, const platform& plat, const emit_he
                 break;
             case step_kind::delay: steps << ' ' << st.length << ' ' << st.not_before; break;
         }
+        if (st.anchor != ~0u) steps << " from " << st.anchor;
         if (st.dep_count > 0) {
             steps << " after";
             const std::uint32_t* d = p.deps_of(static_cast<std::uint32_t>(s));
@@ -468,7 +469,12 @@ void read_emitted_program(const yaml_node& em, const platform& plat, program& pr
         }
         st.dep_begin = static_cast<std::uint32_t>(deps.size());
         if (!r.at_end()) {
-            if (r.token("after") != "after") r.fail("expected 'after' and the steps this one waits for");
+            std::string_view word = r.token("from or after");
+            if (word == "from") {
+                st.anchor = static_cast<std::uint32_t>(r.u64("step"));
+                word = r.at_end() ? std::string_view("after") : r.token("after");
+            }
+            if (word != "after") r.fail("expected 'from' or 'after' and the steps this one waits for");
             while (!r.at_end()) deps.push_back(static_cast<std::uint32_t>(r.u64("step")));
         }
         st.dep_count = static_cast<std::uint32_t>(deps.size()) - st.dep_begin;

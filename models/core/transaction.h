@@ -58,6 +58,7 @@ struct txn : tlm::tlm_extension<txn> {
     // A network may take the packet over further links in the same call while its head reaches them before
     // `horizon` (the executor's next queued event: nothing can reach those links earlier); 0: one link only.
     tick horizon = 0;
+    tick origin = 0;  // compute: when the step's schedule counts from (the program start, or its anchor's end)
     std::uint64_t step = 0;  // step id, for traces
     std::uint64_t token = 0;
     txn_kind kind = txn_kind::compute;

@@ -243,13 +243,17 @@ void tsp::transport(txn& t) {
         conflict(who(t.step) + " names slice " + std::to_string(in.unit) + "; the chip has " + std::to_string(m_tm->units));
     if (m_tm->kind[in.unit] != m_tm->expected(in.kind))
         conflict(who(t.step) + " is a " + op_kind_name(in.kind) + " but runs on " + m_tm->unit_name(in.unit));
-    const tick expected = m_origin + clock().cycles(static_cast<double>(in.cycle));
-    if (t.head != expected) {
-        const double at = clock().to_cycles(t.head - m_origin);
+    // The schedule's cycle 0 is the program's start or, for a schedule placed after its inputs, its anchor's
+    // clock edge (t.origin): its cycles are offset by whole cycles on the chip's own count.
+    const std::int64_t offset = std::llround(clock().to_cycles(t.origin - m_origin));
+    const std::int64_t start = offset + in.cycle;
+    const tick expected = m_origin + clock().cycles(static_cast<double>(start));
+    // The origin and the offset into it round to whole ticks separately: a tick apart is the same clock edge.
+    if (t.head + 1 < expected || t.head > expected + 1) {
+        const double at = clock().to_cycles(t.head - t.origin);
         conflict(who(t.step) + " is scheduled at cycle " + std::to_string(in.cycle) + " but could not start before cycle " +
                  format_number(at, 12) + " (a program step it depends on finished late)");
     }
-    const std::int64_t start = in.cycle;
     if (in.kind == op_kind::vxm) {
         const std::int64_t need = (in.ops + m_p.vxm.chain - 1) / m_p.vxm.chain;
         if (in.spacing < need)
@@ -300,7 +304,6 @@ void tsp::transport(txn& t) {
     m_ended[t.step] = start + busy;
     const std::int64_t end = start + busy + m_tm->skew;
     m_last_cycle = std::max(m_last_cycle, end);
-    t.head = expected;
     t.tail = m_origin + clock().cycles(static_cast<double>(end));
     const tick busy_end = m_origin + clock().cycles(static_cast<double>(start + busy));
     m_busy[in.unit] += ticks_to_seconds(busy_end - expected);

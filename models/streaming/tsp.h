@@ -12,7 +12,9 @@
 // overlapping positions and cycles), whose operands are not on its input stream exactly when it starts, or that
 // starts before an instruction it depends on has finished, stops the run with an error naming both
 // instructions and the cycle. Timing is in whole cycles of the chip clock, converted to ticks from absolute
-// cycle numbers, so the simulated time equals the schedule's prediction exactly.
+// cycle numbers, so the simulated time equals the schedule's prediction exactly. A schedule placed after its
+// inputs in a larger program (a system's pass behind a transfer: step::anchor) counts its cycle 0 from the
+// clock edge its anchor gives (txn::origin), on the same count, so its checks and timing hold there too.
 //
 // Leaves out: instruction queues and their fetch (one instruction per slice per cycle is assumed), the MEM
 // reads that feed weight installs (weights arrive on dedicated weight streams), stream groups for wide types

@@ -2,13 +2,15 @@
 // hand, and every kind of schedule error (stream register overwrite, busy slice, operands not there) named
 // with both instructions and the cycle. Then the tsp mapper on the bundled GroqChip 1: for every example the
 // simulation ends at exactly the cycle the static schedule predicts, never faster than the MXM's peak allows,
-// and a model whose weights exceed the chip's SRAM is an input_error that says by how much.
+// and a model whose weights exceed the chip's SRAM is an input_error that says by how much; a schedule placed
+// twice in a larger program, each behind a delay, runs its predicted cycles from the next clock edge each time.
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 
 #include "engine/mappers/tsp_mapper.h"
+#include "engine/program/program_emit.h"
 #include "engine/report/summary.h"
 #include "engine/workload/load.h"
 #include "models/streaming/tsp.h"
@@ -281,4 +283,45 @@ TEST(tsp_mapper, weights_larger_than_the_chip_say_by_how_much_and_which_tensors)
         EXPECT_NE(m.find("wte.weight 77.19 MB"), std::string::npos) << m;
         EXPECT_NE(m.find("at least 2 chips"), std::string::npos) << m;
     }
+}
+
+TEST(tsp_mapper, a_schedule_placed_after_its_inputs_keeps_its_shape_from_the_next_clock_edge) {
+    // A system joins a chip's static schedules behind transfers and other passes (program::append with `after`):
+    // each copy's cycle 0 is the first edge of the 900 MHz clock after what it waits for, and it then runs
+    // exactly its predicted cycles. Here: 1000.3 ns of something, the schedule, 777 ns more, the schedule again.
+    test::bench& g = all().groq;
+    tsp& c = chip_of(g);
+    tsp_mapper mp = make_tsp_mapper("{}");
+    const mapping one = mp.map(load_workload(std::string(TESSEL_SOURCE_DIR) + "/workloads/mlp.yaml", {}), *g.plat);
+    const std::int64_t cycles = mp.predicted_cycles();
+    program p;
+    p.name = "two_passes";
+    const std::uint32_t first_wait = p.add_delay(p.intern_op("wait"), 1000300 * test::ps, {});
+    const std::uint32_t at1 = p.append(one.prog, {}, {first_wait});
+    std::vector<std::uint32_t> ends;
+    for (std::uint32_t s = 0; s < one.prog.size(); ++s) ends.push_back(at1 + s);
+    const std::uint32_t second_wait = p.add_delay(p.intern_op("wait"), 777 * ns, ends);
+    p.append(one.prog, {}, {second_wait});
+    const executor::result r = g.exec->run(p);
+    const clock_domain& clk = c.model().clk;
+    // 1000.3 ns is 900.27 cycles: the first copy starts at cycle 901 and ends `cycles` later; 777 ns is 699.3
+    // cycles more, so the second starts at the edge after that and ends `cycles` after it.
+    const std::int64_t start1 = 901, end1 = start1 + cycles;
+    const std::int64_t start2 = static_cast<std::int64_t>(std::ceil(clk.to_cycles(clk.cycles(static_cast<double>(end1)) + 777 * ns) - 1e-6));
+    EXPECT_EQ(c.last_cycle(), start2 + cycles);
+    EXPECT_NEAR(static_cast<double>(r.duration()), static_cast<double>(clk.cycles(static_cast<double>(start2 + cycles))), 2.0);
+    // Written out and read back (`--emit-program`), the anchors come back (`from N`) and the run is the same.
+    std::ostringstream text;
+    write_emitted_program(p, *g.plat, {}, text);
+    program back;
+    back.name = p.name;
+    back.strict_schedule = true;
+    read_emitted_program(yaml_node::load_string(text.str(), "emitted.yaml")["emitted"], *g.plat, back);
+    ASSERT_EQ(back.size(), p.size());
+    for (std::uint32_t s = 0; s < p.size(); ++s) EXPECT_EQ(back.steps[s].anchor, p.steps[s].anchor) << s;
+    EXPECT_EQ(g.exec->run(back).duration(), r.duration());
+    // A step that counts from a later step is refused.
+    program bad = one.prog;
+    bad.steps[0].anchor = 3;
+    EXPECT_THROW(g.exec->run(bad), input_error);
 }
