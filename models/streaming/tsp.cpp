@@ -233,6 +233,13 @@ void tsp::check_streams(std::uint64_t step, const instruction& in, std::int64_t 
 }
 
 void tsp::transport(txn& t) {
+    if (t.kind == txn_kind::read || t.kind == txn_kind::write) {
+        // A C2C transfer's data leaving or landing in MEM (see the file comment).
+        const tick latency = m_p.mem.latency.to_ticks(clock());
+        t.head += latency;
+        t.tail += latency;
+        return;
+    }
     const instruction* carried = payload_as<instruction>(t.payload);
     if (!carried)
         throw input_error(path() + ": step " + std::to_string(t.step) +
@@ -248,8 +255,9 @@ void tsp::transport(txn& t) {
     const std::int64_t offset = std::llround(clock().to_cycles(t.origin - m_origin));
     const std::int64_t start = offset + in.cycle;
     const tick expected = m_origin + clock().cycles(static_cast<double>(start));
-    // The origin and the offset into it round to whole ticks separately: a tick apart is the same clock edge.
-    if (t.head + 1 < expected || t.head > expected + 1) {
+    // The origin and the offsets into it round to whole ticks separately: within half a cycle is the same edge.
+    const tick half = clock().cycles(0.5);
+    if (t.head + half < expected || t.head > expected + half) {
         const double at = clock().to_cycles(t.head - t.origin);
         conflict(who(t.step) + " is scheduled at cycle " + std::to_string(in.cycle) + " but could not start before cycle " +
                  format_number(at, 12) + " (a program step it depends on finished late)");

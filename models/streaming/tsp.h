@@ -18,7 +18,9 @@
 //
 // Leaves out: instruction queues and their fetch (one instruction per slice per cycle is assumed), the MEM
 // reads that feed weight installs (weights arrive on dedicated weight streams), stream groups for wide types
-// (a stream register carries one vector of any type), chip-to-chip links, power and clock throttling.
+// (a stream register carries one vector of any type), power and clock throttling. Chip-to-chip transfers (a
+// system's C2C links) read and write MEM with its latency and without taking a slice port: Groq schedules them
+// beside the compute, and at 14 GB/s a link is far slower than the slices.
 #pragma once
 
 #include <array>
@@ -135,7 +137,10 @@ public:
     bool has_role(role r) const override { return r == role::compute || r == role::memory; }
     /// Slices west to east, times superlanes (for floorplans); instructions address superlane 0 (unit = slice).
     std::vector<int> unit_shape() const override { return {static_cast<int>(m_tm->units), static_cast<int>(m_p.superlanes)}; }
-    std::uint64_t capacity_bytes() const override { return m_p.mem.slice_capacity.bytes(); }
+    /// Every MEM slice of both hemispheres: what a chip holds (a system's plan is checked against it).
+    std::uint64_t capacity_bytes() const override {
+        return 2 * static_cast<std::uint64_t>(m_p.mem.slices) * m_p.mem.slice_capacity.bytes();
+    }
     void transport(txn& t) override;
     void usage(std::vector<resource_usage>& out) const override;
     std::vector<double> unit_busy() const override;
