@@ -174,14 +174,22 @@ private:
             }
             if (s.slices.size() == want) break;
             if (want == n_mem) {
-                double used = 0;
-                for (std::uint32_t u : m_tm.mem_units) used += m_slice_used[u];
+                double used = 0, fullest = 0;
+                for (std::uint32_t u : m_tm.mem_units) {
+                    used += m_slice_used[u];
+                    fullest = std::max(fullest, m_slice_used[u]);
+                }
                 const double total = m_capacity * static_cast<double>(n_mem);
+                // Short in total, or (the total would do) a slice too full for its share of the tensor.
+                const std::string why =
+                    used + s.bytes > total
+                        ? "short by " + format_bytes(used + s.bytes - total)
+                        : "it needs " + format_bytes(share) + " in every slice and the fullest has " +
+                              format_bytes(m_capacity - fullest) + " free";
                 throw input_error("workload '" + m_g.name + "' does not fit on '" + m_platform + "': tensor '" + ti(t).name +
                                   "' (" + format_bytes(s.bytes) + ") finds no room next to " + format_bytes(used) +
                                   " of live tensors in the " + std::to_string(n_mem) + " MEM slices (" + format_capacity(total) +
-                                  "); short by " + format_bytes(used + s.bytes - total) + "; largest live: " + largest_live(5) +
-                                  ". A TSP has no off-chip memory");
+                                  "); " + why + "; largest live: " + largest_live(5) + ". A TSP has no off-chip memory");
             }
             want = n_mem;  // spread thinner
         }

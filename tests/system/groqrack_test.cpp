@@ -68,3 +68,16 @@ TEST(groqrack, bert_large_data_parallel_does_not_fit_and_says_why) {
     EXPECT_NE(r.out.find("but a chip has 220 MiB"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("optimizer state 4.022 GB"), std::string::npos) << r.out;
 }
+
+TEST(groqrack, a_chip_schedule_that_cannot_place_a_tensor_names_the_slices_not_a_negative_shortfall) {
+    // tp 6 x pp 12: the plan's per-chip estimate fits, but the chip mapper, placing the optimizer's temporaries
+    // beside the embedding's Adam state, finds MEM slices too full for a tensor spread over all of them while
+    // the chip as a whole still has room: it says so instead of "short by -863.7 KB".
+    const auto r = tessel::test::run_tessel("run " + k_rack + " -w gpt2 --set workload.training=adam "
+                                            "--set workload.precision=fp16 --set workload.batch=8 --set workload.seq=256 "
+                                            "--set parallel.tp=6 --set parallel.pp=12 --set parallel.microbatch=1 "
+                                            "--set parallel.recompute=full");
+    EXPECT_NE(r.code, 0);
+    EXPECT_NE(r.out.find("in every slice and the fullest has"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("short by -"), std::string::npos) << r.out;
+}
