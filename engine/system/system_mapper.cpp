@@ -218,17 +218,21 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
     // by the bandwidth bounds, as NCCL's tuner picks: the switch moves the buffer once each way at the slower of
     // the engine and the chip's link, a ring 2(n-1)/n times (all-reduce; (n-1)/n against 1 + 1/n for a
     // reduce-scatter) at the link's rate. With few chips the ring wins (2 chips: 1x against the engine's rate).
+    std::vector<double> link_to_engine(m_engines.size(), -1.0);  // per chip, found once
     auto in_switch = [&](collective_call& call, const std::vector<int>& chips) {
         if (m_engines.empty() || chips.size() < 2) return;
         if (call.kind != collective_kind::all_reduce && call.kind != collective_kind::reduce_scatter) return;
         const attach_point engine0 = plat.attachment(m_engines[static_cast<size_t>(chips.front())], 0);
         for (int c : chips)
             if (plat.attachment(m_engines[static_cast<size_t>(c)], 0).net != engine0.net) return;
-        const attach_point chip_port = plat.attachment(memory_of(chips.front()).comp, 0);
-        if (!chip_port.valid() || !engine0.valid()) return;
-        double link = std::numeric_limits<double>::infinity();  // the chip's links toward the switch
-        for (const route_segment& seg : plat.route(chip_port, engine0))
-            link = std::min(link, plat.net(seg.net).link_bytes_per_second());
+        double& link = link_to_engine[static_cast<size_t>(chips.front())];  // the chip's links toward the switch
+        if (link < 0) {
+            const attach_point chip_port = plat.attachment(memory_of(chips.front()).comp, 0);
+            if (!chip_port.valid() || !engine0.valid()) return;
+            link = std::numeric_limits<double>::infinity();
+            for (const route_segment& seg : plat.route(chip_port, engine0))
+                link = std::min(link, plat.net(seg.net).link_bytes_per_second());
+        }
         const double engine = std::min(link, plat.comp(m_engines[static_cast<size_t>(chips.front())]).peak_bytes_per_second());
         const double n = static_cast<double>(chips.size());
         const bool all_reduce = call.kind == collective_kind::all_reduce;
