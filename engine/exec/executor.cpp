@@ -151,7 +151,8 @@ executor::result executor::run(const program& p) {
         }
         if (st.anchor != ~0u && st.anchor >= s)
             throw input_error("program '" + p.name + "': " + p.describe(static_cast<std::uint32_t>(s)) +
-                              " counts its start from step " + std::to_string(st.anchor) + ", which is not an earlier step");
+                              " counts its start from step " + std::to_string(st.anchor) +
+                              ", which is not an earlier step");
     }
     for (size_t s = 0; s < n; ++s) m_succ_begin[s + 1] += m_succ_begin[s];
     m_succ.assign(p.deps.size(), 0);

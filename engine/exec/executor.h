@@ -1,9 +1,10 @@
 // The executor runs a program on a platform. It is a SystemC module with a single SC_METHOD that works through
 // one event queue (event_queue.h) in simulated-time order, first come first served among events of one
 // instant; it is the kernel's only process, so it moves from instant to instant itself and wakes the kernel
-// once at the end to bring its clock along. Steps that become ready at one instant are issued together after that instant's events, in the
-// order of a stable rank (the step's label when the program has labels, else its index), never in listing or
-// pointer order, so a program's timing does not depend on the order its independent steps are listed in.
+// once at the end to bring its clock along. Steps that become ready at one instant are issued together after
+// that instant's events, in the order of a stable rank (the step's label when the program has labels, else its
+// index), never in listing or pointer order, so a program's timing does not depend on the order its independent
+// steps are listed in.
 //
 // Every resource sees its requests in the order they reach it: a transfer goes packet by packet (at most
 // `max_outstanding` packets of one transfer in flight), and a packet is presented to the source memory, to

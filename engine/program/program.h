@@ -44,7 +44,7 @@ struct step {
     /// clock of the component the step runs on: a static schedule placed after its inputs (program::append).
     /// The anchor is an earlier step every path to this one passes through; ~0u: none.
     std::uint32_t anchor = ~0u;
-    tick not_before = 0;         // earliest start, from the program start or the anchor (`start:`, static schedules, traffic)
+    tick not_before = 0;         // earliest start from the program start or the anchor (`start:`, schedules, traffic)
     tick length = 0;             // delay steps
     std::uint32_t payload = ~0u;  // index into program::payloads (compute), ~0u: none; steps may share one
     std::uint32_t dep_begin = 0, dep_count = 0;

@@ -278,7 +278,8 @@ void check(const collective_call& c) {
     if (in_network && static_cast<int>(c.engines.size()) != n)
         fail("collective " + what + ": give one switch engine per rank (" + std::to_string(c.engines.size()) +
              " engines for " + std::to_string(n) + " ranks)");
-    if (!in_network && !c.engines.empty()) fail("collective " + what + ": switch engines are only for the in_network algorithm");
+    if (!in_network && !c.engines.empty())
+        fail("collective " + what + ": switch engines are only for the in_network algorithm");
     for (const endpoint& e : c.engines)
         if (!e.valid()) fail("collective " + what + ": a switch engine has no endpoint");
     if (!c.after.empty() && static_cast<int>(c.after.size()) != n)
@@ -294,7 +295,8 @@ int participants(const collective_call& c) { return static_cast<int>(c.ranks.siz
 
 // Who stands for participant x in a symmetric lowering: the representative rank, or its engine.
 int representative_of(const collective_call& c, int x) {
-    return x < static_cast<int>(c.ranks.size()) ? c.representative : static_cast<int>(c.ranks.size()) + c.representative;
+    return x < static_cast<int>(c.ranks.size()) ? c.representative
+                                                : static_cast<int>(c.ranks.size()) + c.representative;
 }
 
 // Symmetric lowering needs every rank to send the same bytes in every round.
@@ -466,7 +468,9 @@ collective_steps lower_collective(program& p, const collective_call& call, colle
     auto after_of = [&](int r) -> const std::vector<std::uint32_t>& {
         return c.after.empty() || r >= n ? none : c.after[static_cast<size_t>(r)];
     };
-    auto endpoint_of = [&](int x) { return x < n ? c.ranks[static_cast<size_t>(x)] : c.engines[static_cast<size_t>(x - n)]; };
+    auto endpoint_of = [&](int x) {
+        return x < n ? c.ranks[static_cast<size_t>(x)] : c.engines[static_cast<size_t>(x - n)];
+    };
     // in_network: an engine sends the result once every rank's contribution is in (the round before).
     const bool after_whole_round = c.algorithm == collective_algorithm::in_network;
 

@@ -51,10 +51,10 @@
 // symmetry it finishes at the same time; in_network: the representative's engine stands for every engine). The
 // lowering checks that every rank sends the same bytes in every round (so tree, broadcast, send_recv and byte
 // counts that do not split evenly are refused). It cannot check the platform: symmetry does not hold with
-// asymmetric links (a ring laid on a mesh, whose wrap-around crosses several links), a rank starting late (only the representative's `after` is used), or contention from traffic
-// that is not itself symmetric, nor where several ranks' transfers share a link (the fast path sees only one of
-// them). tests/system/collectives_test.cpp shows equality with the full lowering where symmetry holds and the
-// difference where it does not.
+// asymmetric links (a ring laid on a mesh, whose wrap-around crosses several links), a rank starting late (only
+// the representative's `after` is used), or contention from traffic that is not itself symmetric, nor where
+// several ranks' transfers share a link (the fast path sees only one of them). tests/system/collectives_test.cpp
+// shows equality with the full lowering where symmetry holds and the difference where it does not.
 #pragma once
 
 #include <cstdint>

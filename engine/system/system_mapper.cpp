@@ -78,14 +78,21 @@ void system_mapper::configure(const platform& plat, param_context& ctx) {
     if (m_opt.in_network != "none") {
         const platform::group* eg = plat.find_group(m_opt.in_network);
         const std::string what = "mapper.in_network '" + m_opt.in_network + "'";
-        if (!eg) throw input_error(what + " is not a component of " + plat.title(), plat.mapper_spec().where());
+        if (!eg) {
+            std::vector<std::string> names;
+            for (const auto& g : plat.groups()) names.push_back(g.name);
+            throw input_error(what + " is not a component of " + plat.title() + did_you_mean(m_opt.in_network, names) +
+                                  "; none turns in-network reduction off",
+                              plat.mapper_spec().where());
+        }
         for (std::uint32_t id : eg->ids)
             if (!plat.comp(id).reduces_in_network())
                 throw input_error(what + " is a " + eg->kind + ", not an in-network reduction engine (switch_reducer)",
                                   plat.mapper_spec().where());
         if (eg->ids.size() != cg->chips.size())
             throw input_error(what + " has " + std::to_string(eg->ids.size()) + " engines for the " +
-                                  std::to_string(cg->chips.size()) + " chips of '" + m_chip_group + "' (give one per chip)",
+                                  std::to_string(cg->chips.size()) + " chips of '" + m_chip_group +
+                                  "' (give one per chip)",
                               plat.mapper_spec().where());
         m_engines = eg->ids;
     }
@@ -233,7 +240,8 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
             for (const route_segment& seg : plat.route(chip_port, engine0))
                 link = std::min(link, plat.net(seg.net).link_bytes_per_second());
         }
-        const double engine = std::min(link, plat.comp(m_engines[static_cast<size_t>(chips.front())]).peak_bytes_per_second());
+        const double engine =
+            std::min(link, plat.comp(m_engines[static_cast<size_t>(chips.front())]).peak_bytes_per_second());
         const double n = static_cast<double>(chips.size());
         const bool all_reduce = call.kind == collective_kind::all_reduce;
         const double ring_bytes = all_reduce ? 2 * (n - 1) / n : (n - 1) / n, switch_bytes = all_reduce ? 1 : 1 + 1 / n;
@@ -241,7 +249,8 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
         call.algorithm = collective_algorithm::in_network;
         call.shape.clear();
         call.bidirectional = false;
-        call.chunks = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(call.bytes / m_opt.in_network_slice.bytes(), 1, 64));
+        call.chunks =
+            static_cast<std::uint32_t>(std::clamp<std::uint64_t>(call.bytes / m_opt.in_network_slice.bytes(), 1, 64));
         for (int c : chips) call.engines.push_back(endpoint{m_engines[static_cast<size_t>(c)], 0, 0});
     };
 
@@ -290,7 +299,8 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
                           cut(ch.optimizer, "chunk" + std::to_string(ch.index) + ".optimizer")});
 
     mapping out;
-    collective_schedules collective_plans;  // one per distinct collective: the same all-reduce recurs per layer and microbatch
+    // One schedule per distinct collective: the same all-reduce recurs per layer and microbatch.
+    collective_schedules collective_plans;
     program& p = out.prog;
     m_items.clear();
     p.name = g.name;
@@ -599,7 +609,8 @@ void system_mapper::explain(const mapping& m, const platform& plat, const execut
     // chips only (mapping::represented).
     double peak_simulated = 0;
     for (const resource_usage& u : s.resources)
-        if (u.cls == resource_class::compute && u.work_unit == "FLOP") peak_simulated = std::max(peak_simulated, u.peak_rate * u.units);
+        if (u.cls == resource_class::compute && u.work_unit == "FLOP")
+            peak_simulated = std::max(peak_simulated, u.peak_rate * u.units);
     const double peak_per_chip =
         peak_simulated > 0 ? peak_simulated / par["simulated_chips"].get<double>() : s.peak_flops / chips_total;
     par["peak_flops_per_chip"] = peak_per_chip;

@@ -33,7 +33,8 @@ public:
     /// Components `group[first]` .. `group[first + n - 1]` of the system (a switch's engines: "nvls").
     std::vector<endpoint> components(const std::string& group, int first, int n) const {
         std::vector<endpoint> out;
-        for (int i = first; i < first + n; ++i) out.push_back(m_plat->resolve(group + "[" + std::to_string(i) + "]", {}));
+        for (int i = first; i < first + n; ++i)
+            out.push_back(m_plat->resolve(group + "[" + std::to_string(i) + "]", {}));
         return out;
     }
 
@@ -55,7 +56,8 @@ public:
 
     /// One all-reduce of `bytes` over gpu[first] .. gpu[first + n - 1] reduced in the switch engines
     /// `engines[first..]`, streamed in `slices`: its bus bandwidth.
-    double in_network_all_reduce(int first, int n, std::uint64_t bytes, const std::string& engines, std::uint32_t slices) {
+    double in_network_all_reduce(int first, int n, std::uint64_t bytes, const std::string& engines,
+                                 std::uint32_t slices) {
         collective_call c;
         c.kind = collective_kind::all_reduce;
         c.algorithm = collective_algorithm::in_network;

@@ -563,7 +563,8 @@ TEST(collectives, bad_calls_say_what_to_change) {
 
 TEST(collectives, in_network_needs_one_engine_per_rank) {
     auto c = call(collective_kind::all_reduce, collective_algorithm::in_network, ranks_of("st", 4), 4096);
-    EXPECT_NE(error_of(c).find("give one switch engine per rank (0 engines for 4 ranks)"), std::string::npos) << error_of(c);
+    EXPECT_NE(error_of(c).find("give one switch engine per rank (0 engines for 4 ranks)"), std::string::npos)
+        << error_of(c);
     auto ring = call(collective_kind::all_reduce, collective_algorithm::ring, ranks_of("st", 4), 4096);
     ring.engines = ranks_of("sr", 4);
     EXPECT_NE(error_of(ring).find("switch engines are only for the in_network algorithm"), std::string::npos);

@@ -33,16 +33,18 @@ TEST(groqrack, gradient_all_reduce_over_a_node_costs_the_hand_computed_ring_time
     const double expected = 14 * (grad / 8 / 196e9 + 0.6e-6);
     for (const auto& chip : par["per_chip"]) {
         const double exposed = chip["exposed_communication_fraction"].get<double>() * j["sim_time_s"].get<double>();
-        EXPECT_NEAR(exposed / expected, 1.0, 0.02) << chip["chip"] << ": " << exposed << " s, by hand " << expected << " s";
+        EXPECT_NEAR(exposed / expected, 1.0, 0.02)
+            << chip["chip"] << ": " << exposed << " s, by hand " << expected << " s";
     }
 }
 
 TEST(groqrack, a_gpt_trains_with_tensor_pipeline_and_data_parallelism_on_72_chips) {
     // tp 4 inside a node, 6 pipeline stages, 3 replicas; ZeRO-1 and full recomputation to fit 220 MiB per chip.
-    const auto j = tessel::test::run_summary(k_rack + " -w gpt2 --set workload.training=adam --set workload.precision=fp16 "
-                                                      "--set workload.seq=256 --set workload.batch=12 --set parallel.tp=4 "
-                                                      "--set parallel.pp=6 --set parallel.dp=3 --set parallel.microbatch=1 "
-                                                      "--set parallel.zero=1 --set parallel.recompute=full");
+    const auto j = tessel::test::run_summary(k_rack +
+                                             " -w gpt2 --set workload.training=adam --set workload.precision=fp16 "
+                                             "--set workload.seq=256 --set workload.batch=12 --set parallel.tp=4 "
+                                             "--set parallel.pp=6 --set parallel.dp=3 --set parallel.microbatch=1 "
+                                             "--set parallel.zero=1 --set parallel.recompute=full");
     ASSERT_TRUE(j.contains("parallel"));
     const auto& par = j["parallel"];
     EXPECT_EQ(par["chips"].get<int>(), 72);
@@ -60,9 +62,11 @@ TEST(groqrack, a_gpt_trains_with_tensor_pipeline_and_data_parallelism_on_72_chip
 }
 
 TEST(groqrack, bert_large_data_parallel_does_not_fit_and_says_why) {
-    const auto r = tessel::test::run_tessel("run " + k_rack + " -w bert-large --set workload.training=adam "
-                                            "--set workload.precision=fp16 --set workload.batch=72 --set parallel.dp=72 "
-                                            "--set parallel.microbatch=1");
+    const auto r =
+        tessel::test::run_tessel("run " + k_rack +
+                                 " -w bert-large --set workload.training=adam "
+                                 "--set workload.precision=fp16 --set workload.batch=72 --set parallel.dp=72 "
+                                 "--set parallel.microbatch=1");
     EXPECT_NE(r.code, 0);
     EXPECT_NE(r.out.find("does not fit in memory"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("but a chip has 220 MiB"), std::string::npos) << r.out;
@@ -73,10 +77,12 @@ TEST(groqrack, a_chip_schedule_that_cannot_place_a_tensor_names_the_slices_not_a
     // tp 6 x pp 12: the plan's per-chip estimate fits, but the chip mapper, placing the optimizer's temporaries
     // beside the embedding's Adam state, finds MEM slices too full for a tensor spread over all of them while
     // the chip as a whole still has room: it says so instead of "short by -863.7 KB".
-    const auto r = tessel::test::run_tessel("run " + k_rack + " -w gpt2 --set workload.training=adam "
-                                            "--set workload.precision=fp16 --set workload.batch=8 --set workload.seq=256 "
-                                            "--set parallel.tp=6 --set parallel.pp=12 --set parallel.microbatch=1 "
-                                            "--set parallel.recompute=full");
+    const auto r =
+        tessel::test::run_tessel("run " + k_rack +
+                                 " -w gpt2 --set workload.training=adam "
+                                 "--set workload.precision=fp16 --set workload.batch=8 --set workload.seq=256 "
+                                 "--set parallel.tp=6 --set parallel.pp=12 --set parallel.microbatch=1 "
+                                 "--set parallel.recompute=full");
     EXPECT_NE(r.code, 0);
     EXPECT_NE(r.out.find("in every slice and the fullest has"), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find("short by -"), std::string::npos) << r.out;

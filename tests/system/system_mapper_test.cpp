@@ -161,7 +161,8 @@ TEST(system_mapper, nvlink_sharp_reduces_gradients_in_the_switch_at_the_hand_com
     ASSERT_TRUE(nvls.contains("parallel"));
     ASSERT_TRUE(ring.contains("parallel"));
     auto exposed = [](const nlohmann::json& j) {
-        return j["parallel"]["per_chip"][0]["exposed_communication_fraction"].get<double>() * j["sim_time_s"].get<double>();
+        return j["parallel"]["per_chip"][0]["exposed_communication_fraction"].get<double>() *
+               j["sim_time_s"].get<double>();
     };
     const double grad = nvls["parallel"]["memory"]["stages"][0]["gradients_bytes"];
     const double k = std::floor(grad / (8 << 20)), slice = grad / k;
@@ -175,9 +176,18 @@ TEST(system_mapper, nvlink_sharp_reduces_gradients_in_the_switch_at_the_hand_com
         if (r["kind"] == "switch_reducer") reduced = r["work"];
     EXPECT_GE(reduced, grad);
     EXPECT_LT(reduced, grad + 8 * k * 2);
+    // A mistyped engine group, or one that is not a switch_reducer, is named with where the mapper is set.
+    for (const auto& [set, says] :
+         {std::pair<std::string, std::string>{"nvlz", "'nvlz' is not a component of dgx_h100 (did you mean 'nvls'?)"},
+          {"hub", "'hub' is a crossbar, not an in-network reduction engine"}}) {
+        const auto r = tessel::test::run_tessel("run " + h100 + " --set mapper.in_network=" + set);
+        EXPECT_EQ(r.code, 2) << r.out;
+        EXPECT_NE(r.out.find("dgx_h100.yaml:"), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find(says), std::string::npos) << r.out;
+    }
     // Two GPUs' ring moves each buffer once at the port's 370 GB/s, faster than the 274 GB/s engine: the mapper
-    // keeps the ring there, as NCCL's tuner would.
-    // (tp = 2 with pp = 4: only pairs reduce.)
+    // keeps the ring there, as NCCL's tuner would
+    // (tp = 2 with pp = 4: only pairs reduce).
     const auto pairs = run_json("-p platforms/systems/dgx_h100.yaml " + k_gpt + plan(1, 2, 4));
     for (const auto& r : pairs["resources"]) {
         if (r["kind"] == "switch_reducer") {

@@ -307,9 +307,11 @@ TEST(tsp_mapper, a_schedule_placed_after_its_inputs_keeps_its_shape_from_the_nex
     // 1000.3 ns is 900.27 cycles: the first copy starts at cycle 901 and ends `cycles` later; 777 ns is 699.3
     // cycles more, so the second starts at the edge after that and ends `cycles` after it.
     const std::int64_t start1 = 901, end1 = start1 + cycles;
-    const std::int64_t start2 = static_cast<std::int64_t>(std::ceil(clk.to_cycles(clk.cycles(static_cast<double>(end1)) + 777 * ns) - 1e-6));
+    const std::int64_t start2 =
+        static_cast<std::int64_t>(std::ceil(clk.to_cycles(clk.cycles(static_cast<double>(end1)) + 777 * ns) - 1e-6));
     EXPECT_EQ(c.last_cycle(), start2 + cycles);
-    EXPECT_NEAR(static_cast<double>(r.duration()), static_cast<double>(clk.cycles(static_cast<double>(start2 + cycles))), 2.0);
+    EXPECT_NEAR(static_cast<double>(r.duration()),
+                static_cast<double>(clk.cycles(static_cast<double>(start2 + cycles))), 2.0);
     // Written out and read back (`--emit-program`), the anchors come back (`from N`) and the run is the same.
     std::ostringstream text;
     write_emitted_program(p, *g.plat, {}, text);
