@@ -57,28 +57,8 @@ void executor::check_acyclic(const program& p) const {
             if (--indeg[m_succ[i]] == 0) stack.push_back(m_succ[i]);
     }
     if (seen == n) return;
-    // Walk backwards along unfinished dependencies until a step repeats: that is a cycle.
-    std::uint32_t cur = 0;
-    while (indeg[cur] == 0) ++cur;
-    std::vector<int> pos(n, -1);
-    std::vector<std::uint32_t> path;
-    while (pos[cur] < 0) {
-        pos[cur] = static_cast<int>(path.size());
-        path.push_back(cur);
-        const std::uint32_t* d = p.deps_of(cur);
-        std::uint32_t next = cur;
-        for (std::uint32_t i = 0; i < p.steps[cur].dep_count; ++i)
-            if (indeg[d[i]] > 0) {
-                next = d[i];
-                break;
-            }
-        cur = next;
-    }
-    std::string cycle;
-    for (size_t i = path.size(); i-- > static_cast<size_t>(pos[cur]);) cycle += p.describe(path[i]) + " -> ";
-    cycle += p.describe(cur);
-    throw input_error("program '" + p.name + "' can never finish: its steps wait on each other in a cycle: " + cycle +
-                      " (" + std::to_string(n - seen) + " steps are blocked)");
+    // A safety net for programs built by mappers: a YAML program's cycle is refused where it is written.
+    throw input_error(p.cycle_message(p.find_cycle()));
 }
 
 void executor::check_budget(const program& p) const {

@@ -1,5 +1,6 @@
 #include "engine/program/program.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "models/core/error.h"
@@ -181,6 +182,69 @@ std::uint32_t program::append(const program& other, const std::function<std::uin
         if (comp_of) traffic.network = comp_of(traffic.network);
     }
     return offset;
+}
+
+program::dependency_cycle program::find_cycle() const {
+    const size_t n = steps.size();
+    // Kahn's order over the successor lists: the steps it never reaches are blocked.
+    std::vector<std::uint32_t> indeg(n), succ_begin(n + 1, 0), succ(deps.size());
+    for (size_t s = 0; s < n; ++s) {
+        indeg[s] = steps[s].dep_count;
+        for (std::uint32_t i = 0; i < steps[s].dep_count; ++i)
+            ++succ_begin[deps_of(static_cast<std::uint32_t>(s))[i] + 1];
+    }
+    for (size_t s = 0; s < n; ++s) succ_begin[s + 1] += succ_begin[s];
+    {
+        std::vector<std::uint32_t> fill(succ_begin.begin(), succ_begin.end() - 1);
+        for (size_t s = 0; s < n; ++s)
+            for (std::uint32_t i = 0; i < steps[s].dep_count; ++i)
+                succ[fill[deps_of(static_cast<std::uint32_t>(s))[i]]++] = static_cast<std::uint32_t>(s);
+    }
+    std::vector<std::uint32_t> ready;
+    for (size_t s = 0; s < n; ++s)
+        if (indeg[s] == 0) ready.push_back(static_cast<std::uint32_t>(s));
+    size_t done = 0;
+    while (!ready.empty()) {
+        const std::uint32_t s = ready.back();
+        ready.pop_back();
+        ++done;
+        for (std::uint32_t i = succ_begin[s]; i < succ_begin[s + 1]; ++i)
+            if (--indeg[succ[i]] == 0) ready.push_back(succ[i]);
+    }
+    dependency_cycle c;
+    c.blocked = n - done;
+    if (done == n) return c;
+    // Every blocked step waits for a blocked step, so walking back from one along blocked dependencies must repeat
+    // a step; the steps from the repeat on, read in reverse, are a cycle along the data flow. (Walking forwards
+    // could end at a step downstream of the cycle that nothing waits for.)
+    std::uint32_t cur = 0;
+    while (indeg[cur] == 0) ++cur;
+    std::vector<std::uint32_t> pos(n, ~0u), path;
+    while (pos[cur] == ~0u) {
+        pos[cur] = static_cast<std::uint32_t>(path.size());
+        path.push_back(cur);
+        const std::uint32_t* d = deps_of(cur);
+        std::uint32_t i = 0;
+        while (indeg[d[i]] == 0) ++i;  // a blocked step has a blocked dependency
+        cur = d[i];
+    }
+    c.steps.assign(path.begin() + pos[cur], path.end());
+    std::reverse(c.steps.begin(), c.steps.end());
+    // From the step listed first, so the message is the same wherever the walk began.
+    std::rotate(c.steps.begin(), std::min_element(c.steps.begin(), c.steps.end()), c.steps.end());
+    return c;
+}
+
+std::string program::cycle_message(const dependency_cycle& c) const {
+    std::string m = "program '" + name + "' can never finish: ";
+    if (c.steps.size() == 1) {
+        m += describe(c.steps.front()) + " waits for itself";
+    } else {
+        m += "its steps wait on each other in a cycle: ";
+        for (std::uint32_t s : c.steps) m += describe(s) + " -> ";
+        if (!c.steps.empty()) m += describe(c.steps.front());
+    }
+    return m + " (" + std::to_string(c.blocked) + (c.blocked == 1 ? " step is" : " steps are") + " blocked)";
 }
 
 std::string program::describe(std::uint32_t s) const {

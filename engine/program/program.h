@@ -133,6 +133,20 @@ public:
     /// "step 12 'load_a'" or "step 12 (transfer of op 'fc1')" for messages.
     std::string describe(std::uint32_t s) const;
 
+    /// Why the steps can never all finish: one cycle of dependencies, for a message.
+    struct dependency_cycle {
+        /// Along the data flow (each step waits for the one before it, the first for the last), from the cycle's
+        /// step listed first, each step once; empty when every step can run.
+        std::vector<std::uint32_t> steps;
+        size_t blocked = 0;  // steps that can never start: the cycle's and every step waiting on them
+    };
+    /// Finds one (the steps in dependency order, then a walk back along unfinished dependencies). Every
+    /// dependency must name an existing step. Linear in steps and dependencies.
+    dependency_cycle find_cycle() const;
+    /// "program 'p' can never finish: its steps wait on each other in a cycle: step 0 'a' -> step 1 'b' -> step 0
+    /// 'a' (2 steps are blocked)"; a cycle of one step "waits for itself".
+    std::string cycle_message(const dependency_cycle& c) const;
+
 private:
     std::uint32_t push(step st, const std::vector<std::uint32_t>& after);
 

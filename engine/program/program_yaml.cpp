@@ -1,5 +1,6 @@
 #include "engine/program/program_yaml.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -406,6 +407,20 @@ program parse_program(const yaml_node& root, const platform& plat, param_context
         prog.steps[s].dep_begin = static_cast<std::uint32_t>(prog.deps.size());
         prog.steps[s].dep_count = static_cast<std::uint32_t>(deps[s].size());
         prog.deps.insert(prog.deps.end(), deps[s].begin(), deps[s].end());
+    }
+    // A cycle among the `after:` lists is refused here, at its step listed first (the executor's own check is for
+    // programs built by mappers). Only a dependency on a later-listed step, or on the step itself, can close one.
+    bool forward = true;
+    for (size_t s = 0; s < prog.size() && forward; ++s)
+        for (std::uint32_t d : deps[s]) forward = forward && d < s;
+    if (!forward) {
+        const program::dependency_cycle c = prog.find_cycle();
+        if (!c.steps.empty()) {
+            // Every step of a cycle has `after:`, so it is among with_deps (in step order).
+            const auto it = std::lower_bound(with_deps.begin(), with_deps.end(), c.steps.front(),
+                                             [](const pending& p, std::uint32_t s) { return p.index < s; });
+            throw input_error(prog.cycle_message(c), it != with_deps.end() ? it->node.where() : steps.where());
+        }
     }
     // Synthetic traffic: packets after the steps, with no dependencies either way.
     if (root.has("traffic")) {

@@ -190,9 +190,11 @@ private:
             n->kind = expression::node::number;
             n->num = v;
             n->offset = at;
-            // A unit right after a number ("48KiB", "2cycles") makes it a quantity in canonical units.
+            // A unit right after a number ("48KiB", "2cycles", "32B/cycle") makes it a quantity in canonical
+            // units. A unit starts with a letter and has a '/' only between letters, so "6/2" and "48KiB/2" divide.
+            auto letter = [&](size_t i) { return i < m_s.size() && std::isalpha(static_cast<unsigned char>(m_s[i])); };
             size_t u = m_pos;
-            while (u < m_s.size() && (std::isalpha(static_cast<unsigned char>(m_s[u])) || m_s[u] == '/')) ++u;
+            while (letter(u) || (u > m_pos && m_s[u] == '/' && letter(u - 1) && letter(u + 1))) ++u;
             if (u > m_pos) {
                 const std::string unit(m_s.substr(m_pos, u - m_pos));
                 if (unit != "and" && unit != "or" && unit != "not") {

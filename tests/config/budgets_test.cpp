@@ -116,6 +116,24 @@ TEST(budgets, misleading_messages_now_say_what_is_wrong) {
                                     "  - {name: a, op: add, inputs: [x, c]}\n  - {name: b, op: relu, inputs: [a]}\n"
                                     "  - {name: c, op: relu, inputs: [b]}\n");
     EXPECT_TESSEL_ERROR("run -q -p mesh4x4 -w " + cycle, "tessel_cycle.yaml:5:5: workload graph 'cyc' has a cycle: a -> b -> c -> a");
+    // A program's cycle, along the data flow from the step listed first, each step once (it printed
+    // "step 1 'b' -> step 2 'c' -> step 0 'a' -> step 0 'a'"), at that step when the program is YAML.
+    const std::string steps = write_temp("tessel_steps_cycle.yaml",
+                                         "program: p\nsteps:\n  - {id: a, delay: 1us, after: [c]}\n"
+                                         "  - {id: b, delay: 1us, after: [a]}\n  - {id: c, delay: 1us, after: [b]}\n");
+    EXPECT_TESSEL_ERROR(
+        "run -q -p mesh4x4 -g " + steps,
+        "tessel_steps_cycle.yaml:3:5: program 'p' can never finish: its steps wait on each other in a cycle: "
+        "step 0 'a' -> step 1 'b' -> step 2 'c' -> step 0 'a' (3 steps are blocked)\n");
+    // An emitted program's dependencies are indices, left to the executor's check (programs from mappers).
+    const std::string emitted =
+        write_temp("tessel_emitted_cycle.yaml",
+                   "program: e\nemitted:\n  ops: [a, b]\n  places: [\"tile[0,0]\"]\n  works: |\n"
+                   "  labels: |\n    a\n    b\n  steps: |\n    delay 0 1000 0 after 1\n"
+                   "    delay 1 1000 0 after 0\n");
+    EXPECT_TESSEL_ERROR("run -q -p mesh4x4 -g " + emitted,
+                        "tessel: error: program 'e' can never finish: its steps wait on each other in a cycle: "
+                        "step 0 'a' -> step 1 'b' -> step 0 'a' (2 steps are blocked)\n");
     EXPECT_TESSEL_ERROR("run -q -p mesh4x4 -w mlp --set workload.batch=1e30",
                  "tensor 'x' shape: 'batch' = 1e+30 is more than 2^53 (9007199254740992), the largest size tessel handles");
     EXPECT_TESSEL_ERROR("runn", "unknown command 'runn' (did you mean 'run'?)");

@@ -123,3 +123,19 @@ TEST(platform_errors, missing_file) {
         EXPECT_NE(std::string(e.what()).find("cannot open 'no/such/platform.yaml'"), std::string::npos);
     }
 }
+
+TEST(platform_errors, a_division_in_a_parameter_needs_no_spaces) {
+    // Issue 16: "${1/0}" said "unknown unit '/' in '1/'" (the number reader took "1/" for a number with a unit)
+    // while "${1 / 0}" said division by zero. Both say it now, at the value; "${6/2}" is 3, and units keep their
+    // slash.
+    EXPECT_EQ(error_of(with("clock: 1GHz", "parameters: {k: \"${1/0}\"}\nclock: 1GHz")),
+              "plat.yaml:2:17: in '${1/0}': division by zero");
+    EXPECT_EQ(error_of(with("clock: 1GHz", "parameters: {k: \"${1 / 0}\"}\nclock: 1GHz")),
+              "plat.yaml:2:17: in '${1 / 0}': division by zero");
+    sim_context sim;
+    param_context ctx;
+    std::string text = with("clock: 1GHz", "parameters: {k: \"${6/2}\"}\nclock: 1GHz");
+    text.replace(text.find("NAME"), 4, "pdiv");
+    const platform p("pdiv", yaml_node::load_string(text, "plat.yaml"), ctx, sim);
+    EXPECT_EQ(p.parameters(), (std::vector<std::pair<std::string, std::string>>{{"k", "3"}}));
+}

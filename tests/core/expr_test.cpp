@@ -83,3 +83,30 @@ TEST(expr, depth_is_bounded_so_no_input_overflows_the_stack) {
     for (int i = 0; i < 254; ++i) sum += " + 1";
     EXPECT_EQ(eval(sum), 255);
 }
+
+TEST(expr, a_slash_right_after_a_number_divides) {
+    // Issue 16: "1/0" said "unknown unit '/' in '1/'": the number reader took "1/" for a number with a unit. A
+    // unit starts with a letter, and its '/' stands between letters ("32B/cycle", "1GB/s").
+    EXPECT_DOUBLE_EQ(eval("6/2"), 3);
+    EXPECT_DOUBLE_EQ(eval("7//2"), 3);
+    EXPECT_DOUBLE_EQ(eval("1e3/4"), 250);
+    EXPECT_DOUBLE_EQ(eval("48KiB/2"), 24576);  // 49152 B / 2
+    EXPECT_DOUBLE_EQ(eval("32B/cycle"), 32);
+    EXPECT_DOUBLE_EQ(eval("32B/cycle/2"), 16);
+    EXPECT_DOUBLE_EQ(eval("2GB/s / 1MB/s"), 2000);
+    EXPECT_DOUBLE_EQ(eval("6/x", {{"x", 3}}), 2);
+    try {
+        eval("1/0");
+        FAIL() << "expected an error";
+    } catch (const expr_error& e) {
+        EXPECT_STREQ(e.what(), "division by zero");
+    }
+    try {
+        eval("1GB/S");
+        FAIL() << "expected an error";
+    } catch (const expr_error& e) {
+        EXPECT_NE(std::string(e.what()).find("unknown unit 'GB/S' in '1GB/S' (did you mean 'GB/s'?)"),
+                  std::string::npos)
+            << e.what();
+    }
+}

@@ -110,6 +110,8 @@ MEANINGFUL = {
     ("platform", "macs_huge"): "0: an ideal PE (compute takes no time) is a what-if question; the run is exact",
     ("platform", "packet_one"): "0: 1-byte packets are slow to simulate but well defined, and within the packet budget",
     ("platform", "header_ge_packet"): "0: header_bytes is added to each packet's payload (packet_bytes), so this halves the link efficiency",
+    ("program", "expr_index_float"): "0: a finished index is truncated toward zero (docs/platform-yaml.md), so {1/3} is tile 0, "
+                                     "as {1 / 3} always was; it failed only while '1/' read as a number with a unit",
     ("program", "after_scalar"): "0: after: a is the one-dependency form of after: [a]",
     ("program", "platform_unknown"): "0: -p names the platform; a program's platform: is only the default when -p is absent",
     ("program", "transfer_same_place"): "0: a copy within one tile (through its SRAM) is a real step",
@@ -256,7 +258,8 @@ PLATFORM_MUTATIONS = [
     ("params_list", "    params:\n      latency: 50cycles", "    params: [latency, 50cycles]", "params as a list", ""),
     ("anchor_alias_bomb", "description: 4x4", "x: &a [1,1,1,1,1,1,1,1,1]\ny: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
      "z: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nw: [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ndescription: 4x4", "YAML aliases (a billion laughs)", ""),
-    ("parameters_div0", "clock: 1GHz", "parameters: {k: \"${1/0}\"}\nclock: 1GHz", "a parameter of ${1/0} (issue 16: unknown unit '/')", ""),
+    ("parameters_div0", "clock: 1GHz", "parameters: {k: \"${1/0}\"}\nclock: 1GHz", "a parameter of ${1/0} (issue 16: unknown unit '/')",
+     "parameters_div0.yaml:5:17: in '${1/0}': division by zero"),
     ("parameters_cycle", "clock: 1GHz", "parameters: {a: \"${b}\", b: \"${a}\"}\nclock: 1GHz", "parameters defined by each other", ""),
     ("parameters_unknown", "clock: 1GHz", "parameters: {a: \"${nothing + 1}\"}\nclock: 1GHz", "a parameter reading an unknown name", ""),
     ("tile_array_1e10", "  sync:\n", "  arr:\n    kind: tile_array\n    params: {width: 100000, height: 100000}\n  sync:\n",
@@ -452,9 +455,12 @@ PROGRAM_MUTATIONS = [
      "a step that is both a transfer and a compute", ""),
     ("step_no_kind", "    compute: {on: \"tile[3,0]\", vector_ops: 65536, dtype: fp16}\n", "", "a step with no kind", ""),
     ("after_unknown", "after: [a, b]", "after: [a, z]", "a dependency on an unknown step", "z"),
-    ("after_self", "after: [a, b]", "after: [a, c]", "a step waiting for itself", ""),
+    ("after_self", "after: [a, b]", "after: [a, c]", "a step waiting for itself",
+     "after_self.yaml:9:5: program 'corpus_prog' can never finish: step 2 'c' waits for itself"),
     ("after_cycle", "    transfer: {from: \"tile[0,0]\", to: \"tile[3,0]\", bytes: 64KiB}\n  - id: b",
-     "    transfer: {from: \"tile[0,0]\", to: \"tile[3,0]\", bytes: 64KiB}\n    after: [c]\n  - id: b", "a dependency cycle a -> c -> a", ""),
+     "    transfer: {from: \"tile[0,0]\", to: \"tile[3,0]\", bytes: 64KiB}\n    after: [c]\n  - id: b", "a dependency cycle a -> c -> a",
+     "after_cycle.yaml:5:5: program 'corpus_prog' can never finish: its steps wait on each other in a cycle: step 0 'a' -> "
+     "step 2 'c' -> step 0 'a' (2 steps are blocked)"),
     ("after_glob_none", "after: [a, b]", "after: [\"zz*\"]", "a glob matching no step", ""),
     ("after_scalar", "after: [a, b]", "after: a", "after as a scalar", ""),
     ("duplicate_id", "  - id: b\n", "  - id: a\n", "two steps with the same id", ""),
@@ -471,7 +477,7 @@ PROGRAM_MUTATIONS = [
     ("for_product_huge", "  - id: c\n", "  - for: {i: 0..9999999, j: 0..9999999}\n    id: \"d{i}_{j}\"\n    delay: 1ns\n  - id: c\n",
      "two loops whose product is 1e14 steps", ""),
     ("for_reversed", "  - id: c\n", "  - for: {i: 5..0}\n    id: \"d{i}\"\n    delay: 1ns\n  - id: c\n", "a range from 5 down to 0", ""),
-    ("for_div0", "  - id: c\n", "  - for: {i: 0..3}\n    id: \"d{i}\"\n    delay: \"{1/0}ns\"\n  - id: c\n", "{1/0} in a loop body", ""),
+    ("for_div0", "  - id: c\n", "  - for: {i: 0..3}\n    id: \"d{i}\"\n    delay: \"{1/0}ns\"\n  - id: c\n", "{1/0} in a loop body", "in '{1/0}': division by zero"),
     ("for_unknown_var", "  - id: c\n", "  - for: {i: 0..3}\n    id: \"d{j}\"\n    delay: 1ns\n  - id: c\n", "an unbound loop variable", ""),
     ("for_same_ids", "  - id: c\n", "  - for: {i: 0..3}\n    id: \"d\"\n    delay: 1ns\n  - id: c\n", "a loop giving every step the same id", ""),
     ("for_unclosed_brace", "  - id: c\n", "  - for: {i: 0..3}\n    id: \"d{i\"\n    delay: 1ns\n  - id: c\n", "an unclosed brace", ""),
@@ -517,7 +523,9 @@ def programs():
     out("program", "emitted_bad_columns", "program: e\nemitted:\n  ops: [\"x\"]\n  places: [\"tile[0,0]\"]\n  works: |\n    1 0 0\n"
         "  steps: |\n    compute 0 0 0 0 0 0 -\n", "an emitted program with a short works line")
     out("program", "emitted_after_forward", "program: e\nemitted:\n  ops: [\"x\"]\n  places: [\"tile[0,0]\"]\n  works: |\n    1 0 0 0 0 fp16 gemm 1 1 1 1\n"
-        "  steps: |\n    compute 0 0 0 0 0 0 - after 1\n    compute 0 0 0 0 0 0 - after 0\n", "an emitted program whose steps wait on each other")
+        "  steps: |\n    compute 0 0 0 0 0 0 - after 1\n    compute 0 0 0 0 0 0 - after 0\n", "an emitted program whose steps wait on each other",
+        error="its steps wait on each other in a cycle: step 0 (compute of op 'x') -> step 1 (compute of op 'x') -> "
+        "step 0 (compute of op 'x') (2 steps are blocked)")
     out("program", "emitted_huge_start", "program: e\nemitted:\n  ops: [\"x\"]\n  places: [\"tile[0,0]\"]\n  works: |\n    1 0 0 0 0 fp16 gemm 1 1 1 1\n"
         "  steps: |\n    compute 0 0 0 0 0 99999999999999999999999 -\n", "an emitted start of 1e23 ticks")
     out("program", "emitted_transfer_huge", "program: e\nemitted:\n  ops: [\"x\"]\n  places: [\"tile[0,0]\", \"tile[1,0]\"]\n  works: |\n    1 0 0 0 0 fp16 gemm 1 1 1 1\n"

@@ -107,3 +107,30 @@ TEST(program_params, an_unknown_name_is_a_located_error) {
         EXPECT_NE(e.message().find("width"), std::string::npos) << e.what();
     }
 }
+
+TEST(program_yaml, a_dependency_cycle_is_refused_at_its_first_step) {
+    // Issue 16: the executor printed "step 1 'b' -> step 2 'c' -> step 0 'a' -> step 0 'a'" (the walk's start
+    // twice, against the data flow) and no place. The loader names the cycle along the data flow from the step
+    // listed first, each step once, at that step. Here d waits on the cycle without being part of it: a waits for
+    // c, b for a and z, c for b, so a -> b -> c -> a; d, a, b and c can never start.
+    const bench b("cycle");
+    auto message = [&](const std::string& text) -> std::string {
+        try {
+            (void)b.load(text);
+        } catch (const input_error& e) {
+            return e.what();
+        }
+        return "loaded";
+    };
+    EXPECT_EQ(message("program: c\nsteps:\n  - {id: d, delay: 1us, after: [c]}\n  - {id: a, delay: 1us, after: [c]}\n"
+                      "  - {id: z, delay: 1us}\n  - {id: b, delay: 1us, after: [a, z]}\n  - id: c\n    delay: 1us\n"
+                      "    after: b\n"),
+              "p.yaml:4:5: program 'c' can never finish: its steps wait on each other in a cycle: step 1 'a' -> step 3 "
+              "'b' -> step 4 'c' -> step 1 'a' (4 steps are blocked)");
+    EXPECT_EQ(message("program: c\nsteps:\n  - {id: z, delay: 1us}\n  - id: a\n    delay: 1us\n    after: [z, a]\n"),
+              "p.yaml:4:5: program 'c' can never finish: step 1 'a' waits for itself (1 step is blocked)");
+    // A step loop waiting on a later one is no cycle.
+    EXPECT_EQ(message("program: c\nsteps:\n  - for: {i: 0..2}\n    id: \"s{i}\"\n    delay: 1us\n    after: last\n"
+                      "  - {id: last, delay: 1us}\n"),
+              "loaded");
+}
