@@ -8,6 +8,7 @@
 #include <cctype>
 #include <deque>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -554,11 +555,25 @@ void platform::connect(const std::string& text, const source_location& where) {
             }
         return std::nullopt;
     };
+    // Each index text is parsed once and evaluated per loop value (a wafer connects 745,500 PEs by one line); a
+    // bare loop variable is its value.
+    std::map<std::string, expression> parsed;
     auto eval_idx = [&](const std::vector<std::string>& idx) {
         std::vector<int> out;
+        out.reserve(idx.size());
         for (const auto& e : idx) {
+            size_t var = 0;
+            while (var < vars.size() && vars[var].name != e) ++var;
+            if (var < vars.size()) {
+                out.push_back(val[var]);
+                continue;
+            }
             try {
-                out.push_back(index_of(expression::parse(e).eval_number(scope), "connection '" + text + "': index '" + e + "'", where));
+                auto it = parsed.find(e);
+                if (it == parsed.end()) it = parsed.emplace(e, expression::parse(e)).first;
+                const double v = it->second.eval_number(scope);
+                const bool plain = std::fabs(v) < 2147483647.0 && v == std::trunc(v);  // the usual case: no message built
+                out.push_back(plain ? static_cast<int>(v) : index_of(v, "connection '" + text + "': index '" + e + "'", where));
             } catch (const expr_error& err) {
                 throw input_error("connection '" + text + "': index '" + e + "': " + err.what(), where);
             }

@@ -11,6 +11,8 @@
 #include "engine/system/memory.h"
 #include "engine/system/partition.h"
 #include "engine/system/pipeline_schedule.h"
+#include "engine/system/sinks.h"
+#include "engine/system/weight_streaming.h"
 #include "models/interconnect/interconnect.h"
 
 namespace tessel {
@@ -36,6 +38,13 @@ void system_mapper::options::declare(param_decl& d) {
       "an in-network collective streams through the switch in slices of at least this size (at most 64): results "
       "leave while later slices are reduced, and each slice pays the route's latency once",
       bound::positive);
+    d(weights, "weights", "resident",
+      "where the weights live: resident (on every chip, by the plan) or streamed (in the `store`, streamed through "
+      "each chip layer by layer, gradients reduced in the `in_network` engines on the way back: a Cerebras cluster; "
+      "data parallel only)");
+    d(store, "store", "memoryx", "weights: streamed: the component holding the weights and optimizer state (MemoryX)");
+    d(fabric, "fabric", "swarmx",
+      "weights: streamed: the network between the chips and the store (SwarmX); its port c is chip c's I/O");
 }
 
 TESSEL_REGISTER_MAPPER(make_mapper<system_mapper>(
@@ -96,6 +105,61 @@ void system_mapper::configure(const platform& plat, param_context& ctx) {
                               plat.mapper_spec().where());
         m_engines = eg->ids;
     }
+    m_store = m_fabric = ~0u;
+    if (m_opt.weights == "streamed") {
+        if (m_engines.empty())
+            throw input_error("mapper.weights=streamed needs mapper.in_network: the reduction engines (switch_reducer, one "
+                              "per chip) that sum the gradients on their way to the store",
+                              plat.mapper_spec().where());
+        auto single = [&](const std::string& key, const std::string& name, component::role r, const char* what) {
+            const platform::group* grp = plat.find_group(name);
+            if (!grp) {
+                std::vector<std::string> names;
+                for (const auto& g : plat.groups()) names.push_back(g.name);
+                throw input_error("mapper." + key + " '" + name + "' is not a component of " + plat.title() +
+                                      did_you_mean(name, names) + "; components: " + join(names),
+                                  plat.mapper_spec().where());
+            }
+            if (grp->ids.size() != 1 || !plat.comp(grp->ids.front()).has_role(r))
+                throw input_error("mapper." + key + " '" + name + "' is " +
+                                      (grp->ids.size() != 1 ? std::to_string(grp->ids.size()) + " components" : "a " + grp->kind) +
+                                      ", not a single " + what,
+                                  plat.mapper_spec().where());
+            return grp->ids.front();
+        };
+        m_store = single("store", m_opt.store, component::role::memory, "memory");
+        m_fabric = single("fabric", m_opt.fabric, component::role::interconnect, "network");
+        if (plat.comp(m_fabric).unit_count() < cg->chips.size())
+            throw input_error("mapper.fabric '" + m_opt.fabric + "' has " + std::to_string(plat.comp(m_fabric).unit_count()) +
+                                  " ports for the " + std::to_string(cg->chips.size()) + " chips of '" + m_chip_group +
+                                  "' (port c is chip c's I/O)",
+                              plat.mapper_spec().where());
+    } else if (m_opt.weights != "resident") {
+        throw input_error("mapper.weights '" + m_opt.weights + "': expected resident or streamed", plat.mapper_spec().where());
+    }
+}
+
+std::pair<std::uint32_t, std::uint64_t> system_mapper::chip_memory(const platform& plat,
+                                                                   const platform::chip_group& cg) const {
+    const platform& chip0 = *cg.chips.front();
+    std::uint32_t mem_local = ~0u;
+    std::uint64_t capacity = 0;
+    for (std::uint32_t k = 0; k < cg.components; ++k) {
+        const component& c = plat.comp(cg.first[0] + k);
+        if (c.has_role(component::role::memory) && c.capacity_bytes() > capacity) {
+            capacity = c.capacity_bytes();
+            mem_local = k;
+        }
+    }
+    if (mem_local == ~0u) throw input_error("chip platform " + chip0.file() + " has no memory with a capacity to hold a model");
+    if (!m_opt.memory.empty()) {
+        const endpoint e = chip0.resolve(m_opt.memory, plat.mapper_spec().where());
+        if (e.comp < cg.first[0] || e.comp >= cg.first[0] + cg.components || !plat.comp(e.comp).has_role(component::role::memory))
+            throw input_error("mapper.memory '" + m_opt.memory + "' is not a memory of the chips of '" + m_chip_group + "'",
+                              plat.mapper_spec().where());
+        mem_local = e.comp - cg.first[0];
+    }
+    return {mem_local, capacity};
 }
 
 namespace {
@@ -116,15 +180,6 @@ struct cut_pass {
 };
 
 double tensor_bytes(const workload_graph& g, int t) { return static_cast<double>(g.tensor(t).bytes()); }
-
-std::vector<std::uint32_t> sinks_of(const program& p) {
-    std::vector<char> used(p.size(), 0);
-    for (std::uint32_t d : p.deps) used[d] = 1;
-    std::vector<std::uint32_t> out;
-    for (std::uint32_t s = 0; s < p.size(); ++s)
-        if (!used[s]) out.push_back(s);
-    return out;
-}
 
 std::string fmt_percent(double f) { return format_number(100 * f, 3) + "%"; }
 
@@ -162,6 +217,20 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
     const std::int64_t n_chips = static_cast<std::int64_t>(cg.chips.size());
     if (g.source.empty())
         throw input_error("mapper 'system': the workload must be named (a generator or a file) so it can be split by the plan");
+    if (m_opt.weights == "streamed") {
+        weight_streaming_setup ws;
+        ws.chips = &cg;
+        ws.chip_memory = chip_memory(plat, cg).first;
+        ws.fabric = m_fabric;
+        ws.engines = m_engines;
+        ws.store = m_store;
+        ws.symmetric = m_opt.symmetric;
+        std::vector<streamed_item> items;
+        mapping out = map_weight_streaming(g, plat, plan, *m_chip_mapper, ws, items);
+        m_items.clear();
+        for (const streamed_item& it : items) m_items.push_back({it.chip, it.first, it.last, it.op});
+        return out;
+    }
     if (plan.zero >= 3)
         throw input_error("parallel.zero = 3 (weights sharded, gathered layer by layer) is not simulated by the system "
                           "mapper yet; use zero 0, 1 or 2");
@@ -176,23 +245,9 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
 
     // Chip 0's largest memory bounds the plan; it (or mapper.memory) holds what collectives and pipeline sends move.
     const platform& chip0 = *cg.chips.front();
-    std::uint32_t mem_local = ~0u;
-    std::uint64_t capacity = 0;
-    for (std::uint32_t k = 0; k < cg.components; ++k) {
-        const component& c = plat.comp(cg.first[0] + k);
-        if (c.has_role(component::role::memory) && c.capacity_bytes() > capacity) {
-            capacity = c.capacity_bytes();
-            mem_local = k;
-        }
-    }
-    if (mem_local == ~0u) throw input_error("chip platform " + chip0.file() + " has no memory with a capacity to hold a model");
-    if (!m_opt.memory.empty()) {
-        const endpoint e = chip0.resolve(m_opt.memory, plat.mapper_spec().where());
-        if (e.comp < cg.first[0] || e.comp >= cg.first[0] + cg.components || !plat.comp(e.comp).has_role(component::role::memory))
-            throw input_error("mapper.memory '" + m_opt.memory + "' is not a memory of the chips of '" + m_chip_group + "'",
-                              plat.mapper_spec().where());
-        mem_local = e.comp - cg.first[0];
-    }
+    const std::pair<std::uint32_t, std::uint64_t> chip_mem = chip_memory(plat, cg);
+    const std::uint32_t mem_local = chip_mem.first;
+    const std::uint64_t capacity = chip_mem.second;
     const memory_report mem = memory_per_chip(part, static_cast<double>(capacity));
     require_fit(mem, plan);
 

@@ -17,6 +17,9 @@
 // Ranks follow Megatron-LM's order: tensor-parallel ranks fastest (inside a node), then data-parallel replicas,
 // then pipeline stages: chip = (stage * dp + replica) * tp + tp_rank.
 //
+// `weights: streamed` trains as a Cerebras cluster does instead: weights in a store, streamed through each chip,
+// data parallel only (engine/system/weight_streaming.h).
+//
 // Left out: overlapping the gradient reduction with the backward pass (overlap_grad_reduce = true is refused;
 // every reduction starts after its stage's last backward pass), SC21's scatter/gather of pipeline sends, the
 // optimizer's own collectives beyond ZeRO's gradient reduce-scatter and weight all-gather, ZeRO-3 (refused), and
@@ -42,6 +45,9 @@ public:
         std::string memory;              // the chip memory collectives and pipeline sends use (default: the largest)
         std::string in_network;          // switch_reducer group, one engine per chip: groups on one switch reduce there
         byte_size in_network_slice;      // an in-network collective streams through the switch in slices this big
+        std::string weights;             // resident (on the chips) or streamed (weight_streaming.h)
+        std::string store;               // streamed: the component holding weights and optimizer state
+        std::string fabric;              // streamed: the network whose port c is chip c's I/O
         void declare(param_decl& d);
     };
     explicit system_mapper(const options& o) : m_opt(o) {}
@@ -60,6 +66,10 @@ private:
     std::string m_chip_group;
     std::vector<int> m_torus;  // parsed options.torus
     std::vector<std::uint32_t> m_engines;  // options.in_network: per chip, its engine's component id
+    std::uint32_t m_store = ~0u, m_fabric = ~0u;  // options.store and options.fabric (weights streamed)
+    /// Index inside a chip of the memory collectives and pipeline sends use (mapper.memory, or the largest),
+    /// and the largest memory's capacity.
+    std::pair<std::uint32_t, std::uint64_t> chip_memory(const platform& plat, const platform::chip_group& cg) const;
     /// What each simulated chip's pipeline track shows: one item (a chunk's forward or backward pass of one
     /// microbatch) spans steps [first, last] of the program; its op is named "F chunk 0 mb 3".
     struct pipeline_item {

@@ -66,9 +66,10 @@ mesh_noc::mesh_noc(sc_core::sc_module_name n, const component_args& a)
     m_x_first = m_p.routing.impl == "xy";
     const size_t nodes = static_cast<size_t>(m_p.width * m_p.height);
     if (nodes > 100000000) throw input_error("component '" + a.config_path + "' (mesh_noc): mesh too large", a.where);
-    m_inject.resize(nodes);
-    m_inject_tracks.assign(nodes, -2);
+    m_nodes = nodes;
     if (m_p.representation == "modules") {
+        m_inject.resize(nodes);
+        m_inject_tracks.assign(nodes, -2);
         if (nodes > 16384)
             throw input_error("component '" + a.config_path + "' (mesh_noc): representation 'modules' builds one "
                               "module per router; use 'arrays' for meshes over 16384 routers",
@@ -84,10 +85,11 @@ mesh_noc::mesh_noc(sc_core::sc_module_name n, const component_args& a)
             m_to_router.push_back(std::make_unique<tlm_utils::simple_initiator_socket<mesh_noc>>(sn.c_str()));
             m_to_router.back()->bind(m_routers[i]->in);
         }
-    } else {
-        m_links.resize(nodes * 5);
-        m_link_tracks.assign(nodes * 5, -2);
+    } else if (m_p.flow_control.impl == "credit") {
+        allocate_links();
     }
+    // Otherwise the link arrays are made by the first packet: a wafer that a system's representative chip stands
+    // for never carries one (4.5 M links, 120 MB on a WSE-2).
     if (m_p.flow_control.impl == "credit") make_credit_flow(a);
     stats().formula("link_bandwidth", [this](double) { return m_bps; });
     stats().formula("max_link_utilisation", [this](double s) {
@@ -201,6 +203,7 @@ void mesh_noc::transport(txn& t) {
         transport_modules(t);
         return;
     }
+    if (m_inject.empty()) allocate_links();
     // Arrays: the injection link at hop 0, then router after router (the output link towards the destination,
     // or the ejection link there), one link or several while the executor's horizon says nothing else can
     // reach them first. Head and tail in locals: the reservations are ticks too, so stores to them would
@@ -279,9 +282,16 @@ void mesh_noc::transport_modules(txn& t) {
     }
 }
 
+void mesh_noc::allocate_links() {
+    m_inject.resize(m_nodes);
+    m_inject_tracks.assign(m_nodes, -2);
+    m_links.resize(m_nodes * 5);
+    m_link_tracks.assign(m_nodes * 5, -2);
+}
+
 std::vector<double> mesh_noc::link_bytes() const {
     if (m_routers.empty()) {
-        std::vector<double> out(m_links.size());
+        std::vector<double> out(m_nodes * 5);
         for (size_t i = 0; i < m_links.size(); ++i) out[i] = m_links[i].bytes;
         return out;
     }
@@ -293,6 +303,11 @@ std::vector<double> mesh_noc::link_bytes() const {
 
 void mesh_noc::usage(std::vector<resource_usage>& out) const {
     resource_usage u = link_usage(m_bps);
+    if (m_inject.empty()) {  // no packet crossed it: every link idle
+        u.units += static_cast<double>(6 * m_nodes);
+        out.push_back(u);
+        return;
+    }
     for (const auto& l : m_inject) add_link(u, l.bytes, l.r.busy);
     if (m_routers.empty()) {
         for (const auto& l : m_links) add_link(u, l.bytes, l.r.busy);

@@ -112,6 +112,9 @@ private:
         reservation r;
         double bytes = 0;
     };
+    /// The arrays representation's links, made when the first packet arrives.
+    void allocate_links();
+    std::size_t m_nodes = 0;
     std::vector<link_state> m_links;  // node * 5 + direction
     std::vector<int> m_link_tracks;
     // Injection links, both representations.

@@ -111,8 +111,8 @@ wafer_pe_array::wafer_pe_array(sc_core::sc_module_name n, const component_args& 
         throw input_error("component '" + a.config_path + "' (wafer_pe_array): sram above 4 GiB per PE", a.where);
     const size_t pes = static_cast<size_t>(m_p.width * m_p.height);
     if (pes > 50000000) throw input_error("component '" + a.config_path + "' (wafer_pe_array): more than 50 M PEs", a.where);
-    m_pipe.resize(pes);
-    m_work.resize(pes);
+    m_pes = pes;  // m_pipe and m_work are made by the first compute step: a wafer a system's representative
+                  // stands for never runs one (745,500 PEs, 48 MB on a WSE-2)
     m_sram = sram_tally(static_cast<int>(m_p.width), static_cast<int>(m_p.height), m_p.sram.bytes(), path());
     stats().formula("busy_max", [this](double) {
         tick b = 0;
@@ -122,7 +122,7 @@ wafer_pe_array::wafer_pe_array(sc_core::sc_module_name n, const component_args& 
     stats().formula("utilisation", [this](double s) {
         double b = 0;
         for (const auto& r : m_pipe) b += ticks_to_seconds(r.busy);
-        return s > 0 ? b / (s * static_cast<double>(m_pipe.size())) : 0.0;
+        return s > 0 ? b / (s * static_cast<double>(m_pes)) : 0.0;
     });
     stats().formula("sram_used_max", [this](double) { return static_cast<double>(max_used_bytes()); });
     stats().formula("sram_used_mean", [this](double) {
@@ -144,8 +144,8 @@ void wafer_pe_array::begin_program(tick /*origin*/, const std::vector<grid_place
 }
 
 std::vector<double> wafer_pe_array::unit_busy() const {
-    std::vector<double> v(m_pipe.size());
-    for (size_t i = 0; i < v.size(); ++i) v[i] = ticks_to_seconds(m_pipe[i].busy);
+    std::vector<double> v(m_pes);
+    for (size_t i = 0; i < m_pipe.size(); ++i) v[i] = ticks_to_seconds(m_pipe[i].busy);
     return v;
 }
 
@@ -153,6 +153,10 @@ void wafer_pe_array::compute(txn& t, const grid_rect& s) {
     const work& w = *t.w;
     m_timing.check(w, path());
     const tick dur = m_timing.clk.cycles(m_timing.cycles(w));
+    if (m_pipe.empty()) {
+        m_pipe.resize(m_pes);
+        m_work.resize(m_pes);
+    }
     // Lockstep: every PE of the span starts when the last of them is free.
     tick start = t.head;
     for (int y = s.y0; y < s.y1; ++y) {
@@ -239,7 +243,7 @@ void wafer_pe_array::usage(std::vector<resource_usage>& out) const {
         u.cls = cls;
         u.work_unit = unit;
         u.peak_rate = peak;
-        u.units = static_cast<double>(m_pipe.size());
+        u.units = static_cast<double>(m_pes);
         for (size_t i = 0; i < m_pipe.size(); ++i) {
             u.work += work_of(m_work[i]);
             const double ideal = ideal_of(m_work[i]);

@@ -105,6 +105,7 @@ private:
     int span_track(const grid_rect& s);
     params m_p;
     timing m_timing;
+    std::size_t m_pes = 0;
     std::vector<reservation> m_pipe;
     struct pe_work {
         double compute_s = 0;  // seconds of datapath work at peak
