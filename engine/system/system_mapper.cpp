@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 #include "engine/report/summary.h"
@@ -228,6 +230,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
         std::vector<streamed_item> items;
         mapping out = map_weight_streaming(g, plat, plan, *m_chip_mapper, ws, items);
         m_items.clear();
+        m_collectives.clear();
         for (const streamed_item& it : items) m_items.push_back({it.chip, it.first, it.last, it.op});
         return out;
     }
@@ -358,6 +361,12 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
     collective_schedules collective_plans;
     program& p = out.prog;
     m_items.clear();
+    m_collectives.clear();
+    auto lower = [&](const collective_call& c) {
+        const collective_steps cs = lower_collective(p, c, &collective_plans);
+        m_collectives.push_back({c.op, c.kind, c.algorithm, c.bytes, static_cast<int>(c.ranks.size()), cs.first, cs.end});
+        return cs;
+    };
     p.name = g.name;
     const bool sym = m_opt.symmetric;
     const int sim_dp = sym ? 1 : dp, sim_tp = sym ? 1 : tp;
@@ -393,7 +402,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
                 call.after.push_back(t < sim_tp ? at[static_cast<size_t>(t)] : deps_t{});
             }
             in_switch(call, chips);
-            const collective_steps cs = lower_collective(p, call, &collective_plans);
+            const collective_steps cs = lower(call);
             for (int t = 0; t < sim_tp; ++t) at[static_cast<size_t>(t)] = {cs.done[static_cast<size_t>(t)]};
         }
     };
@@ -485,7 +494,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
                     c2.algorithm = collective_algorithm::ring;
                     c2.ranks = {memory_of(chip_index(0, d, t)), memory_of(chip_index(pp - 1, d, t))};
                     c2.after = {lane_of(0, d).tail[static_cast<size_t>(t)], lane_of(pp - 1, d).tail[static_cast<size_t>(t)]};
-                    const collective_steps cs = lower_collective(p, c2, &collective_plans);
+                    const collective_steps cs = lower(c2);
                     lane_of(0, d).tail[static_cast<size_t>(t)] = {cs.done[0]};
                     lane_of(pp - 1, d).tail[static_cast<size_t>(t)] = {cs.done[1]};
                 }
@@ -513,7 +522,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
                     c2.after.push_back(m < sim_members ? tail(m, o) : deps_t{});
                 }
                 in_switch(c2, chips);
-                const collective_steps cs = lower_collective(p, c2, &collective_plans);
+                const collective_steps cs = lower(c2);
                 for (int m = 0; m < sim_members; ++m) tail(m, o) = {cs.done[static_cast<size_t>(m)]};
             }
             return;
@@ -658,6 +667,7 @@ void system_mapper::explain(const mapping& m, const platform& plat, const execut
     nlohmann::json& par = s.details["parallel"];
     par["per_chip"] = per_chip;
     trace_pipeline(m, plat, r);
+    report_collectives(m, r, s);
     const double chips_total = static_cast<double>(cg.chips.size());
     // A chip's peak is its fastest compute unit's (the tensor cores), not the sum with its other units: that is
     // the peak MFU is quoted against (Megatron-LM: 312 TFLOP/s per A100). The resource table holds the simulated
@@ -685,6 +695,65 @@ void system_mapper::explain(const mapping& m, const platform& plat, const execut
                           fmt_percent(par["model_flops_utilisation"].get<double>()) + ", hardware FLOP/s per chip " +
                           format_number(par["hardware_tflops_per_chip"].get<double>(), 3) + " TFLOP/s");
     }
+}
+
+void system_mapper::report_collectives(const mapping& m, const executor::result& r, run_summary& s) const {
+    // Calls of the same shape (kind, algorithm, size, ranks) are one entry: a tensor-parallel all-reduce recurs
+    // per layer (ops of their own names) and microbatch. A call lasts from its first step's start to its last step's end
+    // (on the simulated ranks), so waiting for a slower peer counts; the bandwidths follow NCCL-tests.
+    struct entry {
+        const collective_record* rec = nullptr;  // the first call
+        std::uint64_t calls = 0;
+        double total = 0;
+        std::set<std::uint32_t> ops;
+    };
+    std::map<std::tuple<int, int, std::uint64_t, int>, entry> by;
+    for (const collective_record& c : m_collectives) {
+        if (c.first >= c.end) continue;
+        tick start = r.step_start[c.first], end = r.step_end[c.first];
+        for (std::uint32_t k = c.first; k < c.end; ++k) {
+            start = std::min(start, r.step_start[k]);
+            end = std::max(end, r.step_end[k]);
+        }
+        entry& e = by[{static_cast<int>(c.kind), static_cast<int>(c.algorithm), c.bytes, c.ranks}];
+        if (!e.rec) e.rec = &c;
+        e.ops.insert(c.op);
+        ++e.calls;
+        e.total += ticks_to_seconds(end - start);
+    }
+    std::vector<const entry*> order;
+    for (const auto& [key, e] : by) order.push_back(&e);
+    std::stable_sort(order.begin(), order.end(), [](const entry* a, const entry* b) { return a->total > b->total; });
+    nlohmann::json list = nlohmann::json::array();
+    for (const entry* e : order) {
+        const collective_record& c = *e->rec;
+        const double mean = e->total / static_cast<double>(e->calls);
+        const double algbw = mean > 0 ? static_cast<double>(c.bytes) / mean : 0.0;
+        list.push_back({{"name", m.prog.op_names[c.op]},
+                        {"ops", e->ops.size()},
+                        {"kind", name(c.kind)},
+                        {"algorithm", name(c.algorithm)},
+                        {"ranks", c.ranks},
+                        {"bytes", static_cast<double>(c.bytes)},
+                        {"calls", e->calls},
+                        {"mean_s", mean},
+                        {"total_s", e->total},
+                        {"algorithm_bandwidth", algbw},
+                        {"bus_bandwidth", algbw * bus_bandwidth_factor(c.kind, c.ranks)}});
+    }
+    s.details["parallel"]["collectives"] = list;
+    if (order.empty()) return;
+    const nlohmann::json& top = list.front();
+    auto count = [](size_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
+    s.notes.push_back("collectives: " + count(m_collectives.size(), "call") + " of " + count(list.size(), "kind") +
+                      "; the longest in all, '" + top["name"].get<std::string>() + "'" +
+                      (top["ops"].get<size_t>() > 1 ? " and " + count(top["ops"].get<size_t>() - 1, "op") + " like it" : std::string()) +
+                      " (" +
+                      top["kind"].get<std::string>() + ", " + top["algorithm"].get<std::string>() + ", " +
+                      std::to_string(top["ranks"].get<int>()) + " ranks, " + format_bytes(top["bytes"].get<double>()) +
+                      "): " + std::to_string(top["calls"].get<std::uint64_t>()) + " x " +
+                      format_time(top["mean_s"].get<double>()) + ", bus bandwidth " +
+                      format_rate(top["bus_bandwidth"].get<double>(), "B/s"));
 }
 
 void system_mapper::trace_pipeline(const mapping& m, const platform& plat, const executor::result& r) const {

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "engine/mappers/mapper.h"
+#include "engine/system/collectives.h"
 #include "engine/system/parallel_plan.h"
 
 namespace tessel {
@@ -77,6 +78,18 @@ private:
         std::uint32_t first, last, op;
     };
     std::vector<pipeline_item> m_items;
+    /// Each collective lowered into the program: its steps [first, end), for the per-collective report.
+    struct collective_record {
+        std::uint32_t op;
+        collective_kind kind;
+        collective_algorithm algorithm;
+        std::uint64_t bytes;
+        int ranks;
+        std::uint32_t first, end;
+    };
+    std::vector<collective_record> m_collectives;
+    /// The report's `collectives` list: per distinct collective, its calls, mean time and bandwidths.
+    void report_collectives(const mapping& m, const executor::result& r, run_summary& s) const;
 };
 
 }  // namespace tessel

@@ -37,6 +37,21 @@ TEST(sn40l_node, data_parallel_all_reduce_is_the_hand_computed_ring_time) {
                            j["parallel"]["iteration_s"].get<double>();
     EXPECT_NEAR(exposed, expect, 0.02 * expect) << "exposed " << exposed << " s vs " << expect << " s";
     EXPECT_GE(exposed, wire);  // never faster than the ports allow
+    // The report's per-collective entry: the one all-reduce, its time and NCCL-style bandwidths.
+    const auto& list = j["parallel"]["collectives"];
+    ASSERT_EQ(list.size(), 1u) << list;
+    const auto& c = list[0];
+    EXPECT_EQ(c["name"], "dp.grad_all_reduce");
+    EXPECT_EQ(c["kind"], "all_reduce");
+    EXPECT_EQ(c["algorithm"], "ring");
+    EXPECT_EQ(c["ranks"].get<int>(), 8);
+    EXPECT_EQ(c["bytes"].get<double>(), grad_bytes);
+    EXPECT_EQ(c["calls"].get<int>(), 1);
+    const double t = c["mean_s"].get<double>();
+    EXPECT_NEAR(t, expect, 0.02 * expect);
+    EXPECT_DOUBLE_EQ(c["algorithm_bandwidth"].get<double>(), grad_bytes / t);
+    EXPECT_DOUBLE_EQ(c["bus_bandwidth"].get<double>(), grad_bytes / t * 2 * 7 / 8);
+    EXPECT_LE(c["bus_bandwidth"].get<double>(), 64e9);  // a ring's bus bandwidth never beats a port
 }
 
 TEST(sn40l_node, gpt_runs_with_tensor_pipeline_and_data_parallelism_on_16_sockets) {
