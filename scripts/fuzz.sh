@@ -51,6 +51,10 @@ copy_seeds platform platforms/**/*.yaml tests/corpus/platform/*.yaml tests/corpu
 # The wafers' 600-762 x 595-1176 fabrics take 1.4 s to build (14 s under the sanitizers): their seeds get 16 x 16
 # fabrics, the same code paths at a rate the fuzzer can explore.
 [ -d "$seeds/platform" ] && sed -E -i 's/^(  (width|height):) *[0-9]{3,}/\1 16/' "$seeds"/platform/platforms_wafer_*.yaml
+# The CS-2 cluster's chips are the real wafer file: give them 16 x 16 PEs through the chips' params.
+[ -f "$seeds/platform/platforms_systems_cs2_cluster.yaml" ] &&
+  sed -E -i 's/^(      mapper\.impl: wafer_streaming.*)$/\1\n      width: 16\n      height: 16/' \
+    "$seeds/platform/platforms_systems_cs2_cluster.yaml"
 copy_seeds workload workloads/*.yaml tests/corpus/workload/*.yaml
 copy_seeds program workloads/programs/*.yaml tests/corpus/program/*.yaml
 copy_seeds sweep sweeps/*.yaml tests/corpus/sweep/*.yaml
