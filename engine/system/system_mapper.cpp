@@ -13,7 +13,7 @@
 #include "engine/system/memory.h"
 #include "engine/system/partition.h"
 #include "engine/system/pipeline_schedule.h"
-#include "engine/system/sinks.h"
+#include "engine/system/chip_program.h"
 #include "engine/system/weight_streaming.h"
 #include "models/interconnect/interconnect.h"
 
@@ -257,13 +257,6 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
     const int dp = plan.dp, tp = plan.tp, pp = plan.pp, C = plan.chunks();
     const int m = static_cast<int>(part.microbatches);
     auto chip_index = [&](int stage, int replica, int rank) { return (stage * dp + replica) * tp + rank; };
-    auto comp_of = [&](int chip) {
-        const std::uint32_t from = cg.first[0], to = cg.first[static_cast<size_t>(chip)], n = cg.components;
-        return [from, to, n](std::uint32_t id) {
-            if (id < from || id >= from + n) throw std::logic_error("system mapper: a chip program uses a component outside its chip");
-            return id - from + to;
-        };
-    };
     auto memory_of = [&](int chip) {
         return endpoint{cg.first[static_cast<size_t>(chip)] + mem_local, -1, 0};
     };
@@ -378,7 +371,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
             const program& seg = cp.segments[k];
             if (seg.size() > 0)
                 for (int t = 0; t < sim_tp; ++t) {
-                    const std::uint32_t off = p.append(seg, comp_of(chip_index(stage, replica, t)), at[static_cast<size_t>(t)], &cp.memos[k]);
+                    const std::uint32_t off = p.append(seg, on_chip(cg, chip_index(stage, replica, t)), at[static_cast<size_t>(t)], &cp.memos[k]);
                     deps_t next;
                     for (std::uint32_t s : cp.sinks[k]) next.push_back(off + s);
                     at[static_cast<size_t>(t)] = std::move(next);

@@ -3,7 +3,7 @@
 #include <map>
 
 #include "engine/system/partition.h"
-#include "engine/system/sinks.h"
+#include "engine/system/chip_program.h"
 #include "engine/workload/load.h"
 #include "models/core/error.h"
 #include "models/core/text.h"
@@ -87,15 +87,13 @@ mapping map_weight_streaming(const workload_graph& g, const platform& plat, cons
     }
     // Each update goes with its gradient's flow; an update whose gradient the pass does not write under its
     // producer's name (a view) waits for the end of the pass.
+    std::map<std::string, size_t> flow_named;
+    for (size_t f = 0; f < flows.size(); ++f) flow_named.emplace(flows[f].op, f);
     double late_update = 0;
     for (const auto& [name, bytes] : update_of) {
-        bool found = false;
-        for (gradient_flow& f : flows)
-            if (f.op == name) {
-                f.update_bytes += bytes;
-                found = true;
-            }
-        if (!found) late_update += bytes;
+        const auto it = flow_named.find(name);
+        if (it != flow_named.end()) flows[it->second].update_bytes += bytes;
+        else late_update += bytes;
     }
 
     const int dp = plan.dp, sim_dp = setup.symmetric ? 1 : dp;
@@ -113,15 +111,7 @@ mapping map_weight_streaming(const workload_graph& g, const platform& plat, cons
         std::vector<deps_t> contributions(flows.size());
         deps_t ends;
         for (int d = 0; d < sim_dp; ++d) {
-            const std::uint32_t from = cg.first[0], to = cg.first[static_cast<size_t>(d)], span = cg.components;
-            const std::uint32_t off = p.append(
-                pass,
-                [from, to, span](std::uint32_t id) {
-                    if (id < from || id >= from + span)
-                        throw std::logic_error("weight streaming: a chip program uses a component outside its chip");
-                    return id - from + to;
-                },
-                tail[static_cast<size_t>(d)], &memo);
+            const std::uint32_t off = p.append(pass, on_chip(cg, d), tail[static_cast<size_t>(d)], &memo);
             deps_t sinks;
             for (std::uint32_t s : sinks_of(pass)) sinks.push_back(off + s);
             const std::uint32_t end = p.add_delay(op_item, 0, sinks);
