@@ -47,6 +47,38 @@ ELEMENTWISE_N = [1 << 16, 1 << 20, 1 << 24, 1 << 27]
 ROWWISE_SHAPES = [(4096, 1024), (16384, 4096)]
 SDPA_SHAPES = [(1, 32, 2048, 128), (8, 16, 512, 64)]
 
+# --suite operators: the shapes the first set left out (issue 15), kept apart so the first file stays as it was.
+# Unaligned leading dimensions (vocab-sized N, K = 1500) beside their aligned neighbours, wave quantisation,
+# tall-skinny / split-K, fp32 for a few of them.
+OPS_GEMM = [
+    (4096, 30522, 1024), (4096, 30528, 1024), (8192, 50257, 768), (8192, 50304, 768), (1024, 50257, 768),
+    (4096, 4096, 1500), (4096, 4096, 1504), (1500, 1500, 1500), (2048, 2048, 1500), (4096, 1500, 4096),
+    (3000, 3000, 3000), (5120, 5120, 5120), (6144, 6144, 6144), (2304, 2304, 2304), (3072, 3072, 3072),
+    (1536, 1536, 1536), (7168, 7168, 2048), (8192, 8192, 128),
+    (64, 1024, 65536), (128, 128, 65536), (256, 1024, 16384), (1024, 1024, 32768), (32, 8192, 8192),
+    (16, 16384, 4096), (2048, 2048, 16384), (4096, 1024, 4096), (4096, 4096, 1024), (4096, 3072, 768),
+    (4096, 768, 3072), (16384, 1024, 4096), (16384, 4096, 1024), (2048, 11008, 4096),
+]
+OPS_GEMM_FP32 = [(3000, 3000, 3000), (2048, 30522, 1024), (2048, 30528, 1024), (256, 1024, 16384),
+                 (128, 128, 65536), (1536, 1536, 1536), (4096, 4096, 1500)]
+# Long rows: 64 Mi elements each, rows of 1 Ki to 64 Ki.
+OPS_ROWWISE = [(65536, 1024), (16384, 4096), (8192, 8192), (4096, 16384), (2048, 32768), (1024, 65536),
+               (8192, 768), (4096, 4096)]
+# (B, H, Sq, Skv, D, causal): long sequences, head dims, BERT shapes (not causal), one-query decode.
+OPS_SDPA = [(1, 32, 8192, 8192, 128, True), (1, 16, 16384, 16384, 128, True), (4, 32, 4096, 4096, 128, True),
+            (8, 16, 2048, 2048, 64, True), (8, 12, 1024, 1024, 64, True), (32, 16, 128, 128, 64, False),
+            (8, 16, 512, 512, 64, False), (1, 32, 4096, 4096, 128, False), (1, 8, 4096, 4096, 256, True),
+            (2, 32, 2048, 2048, 128, True), (8, 32, 1, 4096, 128, False), (1, 32, 1, 4096, 128, False),
+            (32, 32, 1, 2048, 128, False), (1, 32, 1, 32768, 128, False), (64, 32, 1, 1024, 128, False)]
+# ResNet-50's convolutions at batch 32 (N, C, H, W, K, R, stride, pad), NCHW and channels-last.
+OPS_CONV = [(32, 3, 224, 224, 64, 7, 2, 3), (32, 64, 56, 56, 64, 1, 1, 0), (32, 64, 56, 56, 64, 3, 1, 1),
+            (32, 64, 56, 56, 256, 1, 1, 0), (32, 256, 56, 56, 64, 1, 1, 0), (32, 128, 28, 28, 128, 3, 1, 1),
+            (32, 256, 56, 56, 512, 1, 2, 0), (32, 256, 14, 14, 256, 3, 1, 1), (32, 1024, 14, 14, 256, 1, 1, 0),
+            (32, 512, 7, 7, 512, 3, 1, 1), (32, 2048, 7, 7, 512, 1, 1, 0), (32, 512, 7, 7, 2048, 1, 1, 0),
+            (1, 64, 56, 56, 64, 3, 1, 1), (1, 512, 7, 7, 512, 3, 1, 1)]
+# Elementwise chains of eager code, on n bf16 values.
+OPS_CHAIN_N = [1 << 20, 1 << 24, 1 << 26]
+
 QUICK = {
     "gemm": [(1024, 1024, 1024), (4096, 4096, 4096), (1, 4096, 4096), (128, 4096, 4096), (8192, 1024, 1024)],
     "copy": [1 << 20, 64 << 20, 1 << 30],
@@ -69,6 +101,10 @@ def main():
     ap.add_argument("--kinds", default="gemm,copy,elementwise,rowwise,sdpa",
                     help="comma-separated kinds to measure (gemm, copy, elementwise, rowwise, sdpa)")
     ap.add_argument("--quick", action="store_true", help="a smaller set of shapes")
+    ap.add_argument("--suite", choices=["calibration", "operators"], default="calibration",
+                    help="calibration: the shapes of validation/gpu/h100_microbenchmarks.jsonl (default); "
+                         "operators: unaligned and split-K GEMMs, long rows, attention, convolutions, "
+                         "optimizer steps and eager chains (validation/gpu/h100_operators.jsonl)")
     ap.add_argument("--max-bytes", type=float, default=None,
                     help="skip kernels whose operands need more device memory than this (default: 45%% of the "
                          "GPU's memory)")
@@ -151,6 +187,12 @@ def main():
 
     dtypes = {"bfloat16": torch.bfloat16, "float32": torch.float32}
 
+    if args.suite == "operators":
+        measure_operators(torch, F, dev, emit, seconds_per_kernel, fits)
+        if args.out:
+            out.close()
+        return
+
     if "gemm" in kinds:
         for name in ("bfloat16", "float32"):
             t = dtypes[name]
@@ -220,6 +262,146 @@ def main():
 
     if args.out:
         out.close()
+
+
+def kernels_of(torch, fn):
+    """The GPU kernels one call of fn launches, as (name, microseconds), from PyTorch's profiler."""
+    from torch.profiler import profile, ProfilerActivity
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    out = []
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            out.append((e.name, e.time_range.elapsed_us()))
+    return out
+
+
+def measure_operators(torch, F, dev, emit, seconds_per_kernel, fits):
+    """The operator-level set: every row also names the kernels the op launched (eager PyTorch), so that
+    `sec` (the op's graph-replayed time) can be compared kernel by kernel."""
+    bf16 = torch.bfloat16
+
+    def row(fields, fn):
+        try:
+            sec = seconds_per_kernel(fn)
+            ks = kernels_of(torch, fn)
+            fields = dict(fields)
+            fields["sec"] = sec
+            fields["kernels"] = len(ks)
+            fields["kernel_names"] = sorted(set(k[0][:96] for k in ks))
+            emit(fields)
+        except Exception as e:  # one op that fails (memory, unsupported) must not lose the rest
+            print("measure_gpu.py: skipped %s: %s" % (fields, e), file=sys.stderr)
+        torch.cuda.empty_cache()
+
+    for (name, t, shapes) in (("bfloat16", bf16, OPS_GEMM), ("float32", torch.float32, OPS_GEMM_FP32)):
+        for (m, n, k) in shapes:
+            if not fits((m * k + k * n + m * n) * (2 if t == bf16 else 4)):
+                continue
+            a = torch.randn(m, k, device=dev, dtype=t)
+            b = torch.randn(k, n, device=dev, dtype=t)
+            c = torch.empty(m, n, device=dev, dtype=t)
+            row({"kind": "gemm", "dtype": name, "M": m, "N": n, "K": k, "set": "operators"},
+                lambda: torch.matmul(a, b, out=c))
+            del a, b, c
+
+    for (rows, cols) in OPS_ROWWISE:
+        x = torch.randn(rows, cols, device=dev, dtype=bf16)
+        w = torch.ones(cols, device=dev, dtype=bf16)
+        bias = torch.zeros(cols, device=dev, dtype=bf16)
+        base = {"kind": "rowwise", "rows": rows, "cols": cols, "dtype": "bfloat16", "set": "operators"}
+        row(dict(base, op="softmax"), lambda: torch.softmax(x, dim=-1))
+        row(dict(base, op="layernorm"), lambda: F.layer_norm(x, (cols,), w, bias))
+        row(dict(base, op="rmsnorm"), lambda: F.rms_norm(x, (cols,), w))
+        # Hugging Face's LlamaRMSNorm, as eager code runs it: fp32 upcast, pow, mean, rsqrt, two muls, downcast.
+        def hf_rmsnorm():
+            h = x.to(torch.float32)
+            var = h.pow(2).mean(-1, keepdim=True)
+            h = h * torch.rsqrt(var + 1e-6)
+            return w * h.to(bf16)
+        row(dict(base, op="rmsnorm_hf_eager"), hf_rmsnorm)
+        del x, w, bias
+
+    for (b, h, sq, skv, d, causal) in OPS_SDPA:
+        q = torch.randn(b, h, sq, d, device=dev, dtype=bf16)
+        k = torch.randn(b, h, skv, d, device=dev, dtype=bf16)
+        v = torch.randn_like(k)
+        fields = {"kind": "sdpa", "B": b, "H": h, "S": skv, "D": d, "causal": causal, "dtype": "bfloat16",
+                  "set": "operators"}
+        if sq != skv:
+            fields["Sq"] = sq
+        row(fields, lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
+        del q, k, v
+
+    for (n, c, hh, ww, kk, r, stride, pad) in OPS_CONV:
+        for layout in ("nchw", "nhwc"):
+            fmt = torch.channels_last if layout == "nhwc" else torch.contiguous_format
+            x = torch.randn(n, c, hh, ww, device=dev, dtype=bf16).to(memory_format=fmt)
+            w = torch.randn(kk, c, r, r, device=dev, dtype=bf16).to(memory_format=fmt)
+            row({"kind": "conv", "N": n, "C": c, "H": hh, "W": ww, "K": kk, "R": r, "S": r, "stride": stride,
+                 "pad": pad, "layout": layout, "dtype": "bfloat16", "set": "operators"},
+                lambda: F.conv2d(x, w, stride=stride, padding=pad))
+            del x, w
+        x = torch.randn(n, c, hh, ww, device=dev, dtype=bf16)
+        bn_w = torch.ones(c, device=dev, dtype=bf16)
+        bn_b = torch.zeros(c, device=dev, dtype=bf16)
+        rm = torch.zeros(c, device=dev, dtype=bf16)
+        rv = torch.ones(c, device=dev, dtype=bf16)
+        row({"kind": "batchnorm", "N": n, "C": c, "H": hh, "W": ww, "training": True, "dtype": "bfloat16",
+             "set": "operators"}, lambda: F.batch_norm(x, rm, rv, bn_w, bn_b, training=True))
+        del x
+
+    for n in OPS_CHAIN_N:
+        x = torch.randn(n, device=dev, dtype=bf16)
+        base = {"kind": "elementwise", "n": n, "dtype": "bfloat16", "set": "operators"}
+        row(dict(base, op="gelu"), lambda: F.gelu(x))
+        row(dict(base, op="gelu_tanh"), lambda: F.gelu(x, approximate="tanh"))
+        row(dict(base, op="gelu_new_hf_eager"),
+            lambda: 0.5 * x * (1.0 + torch.tanh(0.7978845608028654 * (x + 0.044715 * torch.pow(x, 3.0)))))
+        row(dict(base, op="silu"), lambda: F.silu(x))
+        row(dict(base, op="dropout"), lambda: F.dropout(x, p=0.1, training=True))
+        row(dict(base, op="mul"), lambda: x * x)
+        del x
+
+    # Cross-entropy as eager code runs it: fp32 log-softmax over the logits, then nll (forward only here).
+    for (rows, vocab) in ((8192, 50257), (4096, 30522), (2048, 32000)):
+        logits = torch.randn(rows, vocab, device=dev, dtype=bf16)
+        target = torch.randint(0, vocab, (rows,), device=dev)
+        row({"kind": "cross_entropy", "rows": rows, "cols": vocab, "dtype": "bfloat16", "upcast": "float32",
+             "set": "operators"}, lambda: F.cross_entropy(logits.float(), target))
+        del logits, target
+
+    # Optimizer steps over real models' parameter lists (fp32 master weights, as mixed precision keeps them).
+    shapes = {"gpt2_small": [(50257, 768), (1024, 768)] + [(768,), (768,), (768, 2304), (2304,), (768, 768), (768,),
+                                                            (768,), (768,), (768, 3072), (3072,), (3072, 768),
+                                                            (768,)] * 12 + [(768,), (768,)],
+              "bert_large": [(30522, 1024), (512, 1024), (2, 1024), (1024,), (1024,)] +
+                            [(1024, 1024), (1024,)] * 4 * 24 + [(1024,), (1024,), (4096, 1024), (4096,),
+                                                                (1024, 4096), (1024,), (1024,), (1024,)] * 24}
+    for model, shp in shapes.items():
+        params = [torch.zeros(s, device=dev, dtype=torch.float32, requires_grad=True) for s in shp]
+        for p in params:
+            p.grad = torch.randn_like(p)
+        nparams = sum(p.numel() for p in params)
+        for impl in ("foreach", "fused"):
+            for name, cls in (("adamw", torch.optim.AdamW), ("sgd", torch.optim.SGD)):
+                kw = {"lr": 1e-4}
+                if name == "sgd":
+                    kw["momentum"] = 0.9
+                else:
+                    kw["capturable"] = True
+                kw[impl] = True
+                try:
+                    opt = cls(params, **kw)
+                except Exception as e:
+                    print("measure_gpu.py: skipped %s %s: %s" % (name, impl, e), file=sys.stderr)
+                    continue
+                row({"kind": "optimizer", "op": name, "impl": impl, "model": model, "params": nparams,
+                     "tensors": len(params), "dtype": "float32", "set": "operators"}, opt.step)
+                del opt
+        del params
 
 
 if __name__ == "__main__":

@@ -19,7 +19,8 @@ namespace tessel {
 namespace {
 
 struct options {
-    std::string platform, measurements, out, report;
+    std::string platform, out, report;
+    std::vector<std::string> measurements;
     std::vector<std::string> sets, only, fit_params;
     bool holdout_gemm = false, no_fit = false, quiet = false;
 } g_opt;
@@ -27,10 +28,10 @@ struct options {
 CLI::App* setup(CLI::App& app) {
     auto* c = app.add_subcommand("calibrate", "fit a GPU/TPU platform's overheads and achievable fractions to measured kernel times");
     c->add_option("-p,--platform", g_opt.platform, "platform YAML with a gpu or tpu (or a bundled platform name)")->required();
-    c->add_option("-m,--measurements", g_opt.measurements, "measured kernels, JSON lines (scripts/measure_gpu.py writes them)")->required();
+    c->add_option("-m,--measurements", g_opt.measurements, "measured kernels, JSON lines (scripts/measure_gpu.py writes them); repeat or comma-separate for several files")->required()->delimiter(',');
     c->add_option("-o,--out", g_opt.out, "write the fitted platform here (may be the platform file itself)");
     c->add_option("--report", g_opt.report, "write every measurement next to its simulated time: .csv or .md");
-    c->add_option("--only", g_opt.only, "use only these kinds of measurement (gemm, copy, elementwise, rowwise, sdpa)")->delimiter(',');
+    c->add_option("--only", g_opt.only, "use only these kinds of measurement (gemm, copy, elementwise, rowwise, sdpa, conv)")->delimiter(',');
     c->add_option("--fit", g_opt.fit_params, "fit only these parameters (e.g. kernel.tensor_efficiency,kernel.cta_latency); default: all the device offers")->delimiter(',');
     c->add_flag("--holdout-gemm", g_opt.holdout_gemm, "fit on every other GEMM shape of each data type and report the rest as held out");
     c->add_flag("--no-fit", g_opt.no_fit, "only simulate the measurements with the platform as it is, and report");
@@ -63,19 +64,22 @@ int run() {
         std::vector<measurement> keep;
         for (auto& m : set.items)
             if (std::find(g_opt.only.begin(), g_opt.only.end(), m.kind) != g_opt.only.end()) keep.push_back(m);
-        if (keep.empty()) throw input_error("--only: no measurements of those kinds in '" + g_opt.measurements + "'");
+        if (keep.empty()) throw input_error("--only: no measurements of those kinds in '" + set.file + "'");
         set.items = std::move(keep);
     }
     const auto& ms = set.items;
     // Which measurements the fit sees.
     std::vector<bool> in_fit(ms.size(), true);
+    for (size_t i = 0; i < ms.size(); ++i) in_fit[i] = !ms[i].holdout;
     if (g_opt.holdout_gemm) {
         std::map<std::string, int> seen;
         for (size_t i = 0; i < ms.size(); ++i)
-            if (ms[i].kind == "gemm") in_fit[i] = seen[ms[i].row.value("dtype", std::string())]++ % 2 == 0;
+            if (ms[i].kind == "gemm" && !ms[i].holdout) in_fit[i] = seen[ms[i].row.value("dtype", std::string())]++ % 2 == 0;
     }
     std::vector<size_t> fit_set, held;
     for (size_t i = 0; i < ms.size(); ++i) (in_fit[i] ? fit_set : held).push_back(i);
+    // What each row was to this run: fitted, held out of the fit, or only checked (--no-fit).
+    auto role = [&](size_t i) -> std::string { return !in_fit[i] ? "held out" : g_opt.no_fit ? "checked" : "fit"; };
 
     calibrator cal(plat_path, g_opt.sets);
     std::ostream* log = g_opt.quiet ? nullptr : &std::cout;
@@ -105,12 +109,20 @@ int run() {
         return e;
     };
     std::vector<std::string> summary;
-    summary.push_back("MAPE " + pct(mape(ms, sim, fit_set)) + " on the " + std::to_string(fit_set.size()) + " measurements fitted");
+    summary.push_back("MAPE " + pct(mape(ms, sim, fit_set)) + " on the " + std::to_string(fit_set.size()) +
+                      (g_opt.no_fit ? " measurements checked (no fit)" : " measurements fitted"));
     if (!held.empty()) summary.push_back("MAPE " + pct(mape(ms, sim, held)) + " on the " + std::to_string(held.size()) + " held out");
     if (!big_gemm.empty())
         summary.push_back("large square bf16 GEMMs: MAPE " + pct(mape(ms, sim, big_gemm)) + ", worst " + pct(worst(big_gemm)));
     if (!memory.empty())
         summary.push_back("memory-bound (copy, elementwise): MAPE " + pct(mape(ms, sim, memory)) + ", worst " + pct(worst(memory)));
+    // Per kernel class (the issue-15 bar: no class over 20 %), over every row fitted or not.
+    std::map<std::string, std::vector<size_t>> classes;
+    for (size_t i = 0; i < ms.size(); ++i) classes[ms[i].kernel_class()].push_back(i);
+    std::string per_class;
+    for (const auto& [name, idx] : classes)
+        per_class += (per_class.empty() ? "" : ", ") + name + " " + pct(mape(ms, sim, idx)) + " (" + std::to_string(idx.size()) + ")";
+    summary.push_back("per class: " + per_class);
 
     if (!g_opt.quiet) {
         char line[256];
@@ -119,7 +131,7 @@ int run() {
         for (size_t i = 0; i < ms.size(); ++i) {
             std::snprintf(line, sizeof line, "%-40s %11s %11s %8s %s\n", ms[i].label.c_str(), secs(ms[i].seconds).c_str(),
                           secs(sim[i]).c_str(), pct(100 * (sim[i] - ms[i].seconds) / ms[i].seconds).c_str(),
-                          in_fit[i] ? "" : "(held out)");
+                          role(i) == "held out" ? "(held out)" : "");
             std::cout << line;
         }
         std::cout << "\n";
@@ -138,7 +150,7 @@ int run() {
             os << "| measurement | measured | simulated | error | set | plan | bound |\n|---|---:|---:|---:|---|---|---|\n";
             for (size_t i = 0; i < ms.size(); ++i)
                 os << "| " << ms[i].label << " | " << secs(ms[i].seconds) << " | " << secs(sim[i]) << " | "
-                   << pct(100 * (sim[i] - ms[i].seconds) / ms[i].seconds) << " | " << (in_fit[i] ? "fit" : "held out") << " | "
+                   << pct(100 * (sim[i] - ms[i].seconds) / ms[i].seconds) << " | " << role(i) << " | "
                    << rec[i].plan << " | " << rec[i].bound << " |\n";
             os << "\n";
             for (const auto& s : summary) os << "- " << s << "\n";
@@ -147,7 +159,7 @@ int run() {
             for (size_t i = 0; i < ms.size(); ++i) {
                 char buf[96];
                 std::snprintf(buf, sizeof buf, "%.6e,%.6e,%.2f", ms[i].seconds, sim[i], 100 * (sim[i] - ms[i].seconds) / ms[i].seconds);
-                os << ms[i].kind << ",\"" << ms[i].label << "\"," << buf << "," << (in_fit[i] ? "fit" : "held out") << ",\""
+                os << ms[i].kind << ",\"" << ms[i].label << "\"," << buf << "," << role(i) << ",\""
                    << rec[i].plan << "\"," << rec[i].bound << "\n";
             }
             for (const auto& s : summary) os << "# " << s << "\n";
@@ -161,8 +173,9 @@ int run() {
         std::vector<std::pair<std::string, std::string>> values;
         for (auto& t : cal.tunables()) values.emplace_back(t.name, format_tunable(t, t.get()));
         std::vector<std::string> prov;
-        prov.push_back(std::string("fitted by tessel calibrate ") + TESSEL_VERSION + " to " +
-                       std::filesystem::path(set.file).filename().string() + " (" + std::to_string(fit_set.size()) +
+        std::string files;
+        for (const auto& f : g_opt.measurements) files += (files.empty() ? "" : " + ") + std::filesystem::path(f).filename().string();
+        prov.push_back(std::string("fitted by tessel calibrate ") + TESSEL_VERSION + " to " + files + " (" + std::to_string(fit_set.size()) +
                        " of " + std::to_string(ms.size()) + " kernels" + (set.device.contains("name") ? ", " + set.device["name"].get<std::string>() : std::string()) + ")");
         std::string fitted;
         for (auto& t : cal.tunables()) fitted += (fitted.empty() ? "" : ", ") + t.name.substr(t.name.rfind('.') + 1);

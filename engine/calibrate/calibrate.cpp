@@ -27,6 +27,19 @@ bool measurement::memory_bound() const {
     return operands * eb * row.value("n", 0.0) >= min_memory_bound_bytes;
 }
 
+std::string measurement::kernel_class() const {
+    if (kind == "gemm") {
+        const std::string t = row.value("dtype", std::string());
+        // A leading dimension (K of A, N of B and C) that is not a multiple of 16 bytes.
+        const double eb = t == "float32" ? 4 : 2;
+        const bool aligned = std::fmod(row.value("K", 0.0) * eb, 16) == 0 && std::fmod(row.value("N", 0.0) * eb, 16) == 0;
+        return std::string("gemm ") + (t == "float32" ? "fp32" : "bf16") + (aligned ? "" : " unaligned");
+    }
+    if (kind == "rowwise") return "rowwise " + row.value("op", std::string());
+    if (kind == "sdpa") return row.contains("Sq") && row.value("Sq", 0) < row.value("S", 0) ? "sdpa decode" : "sdpa";
+    return kind;
+}
+
 namespace {
 
 std::int64_t need_int(const nlohmann::json& j, const char* key, const std::string& where) {
@@ -80,6 +93,11 @@ measurement_set load_measurements(const std::string& path) {
         m.kind = kind;
         m.row = j;
         m.line = n;
+        m.file = path;
+        if (j.contains("holdout")) {
+            if (!j["holdout"].is_boolean()) throw input_error(where + ": 'holdout' must be true or false");
+            m.holdout = j["holdout"].get<bool>();
+        }
         if (!j.contains("sec") || !j["sec"].is_number() || !(j["sec"].get<double>() > 0))
             throw input_error(where + ": the row needs a positive 'sec' (seconds of one kernel)");
         m.seconds = j["sec"].get<double>();
@@ -103,16 +121,41 @@ measurement_set load_measurements(const std::string& path) {
             m.label = "rowwise " + op + " " + dtype_name(need_dtype(j, where)) + " " +
                       shape_label({need_int(j, "rows", where), need_int(j, "cols", where)});
         } else if (kind == "sdpa") {
+            const std::int64_t s = need_int(j, "S", where);
+            const std::int64_t sq = j.contains("Sq") ? need_int(j, "Sq", where) : s;
+            if (sq > s) throw input_error(where + ": 'Sq' (queries) must not exceed 'S' (keys)");
             m.label = std::string("sdpa ") + dtype_name(need_dtype(j, where)) + " " +
-                      shape_label({need_int(j, "B", where), need_int(j, "H", where), need_int(j, "S", where), need_int(j, "D", where)}) +
-                      (j.value("causal", false) ? " causal" : "");
+                      shape_label({need_int(j, "B", where), need_int(j, "H", where), s, need_int(j, "D", where)}) +
+                      (sq != s ? " q=" + std::to_string(sq) : std::string()) + (j.value("causal", false) ? " causal" : "");
+        } else if (kind == "conv") {
+            if (j.value("layout", std::string("nhwc")) != "nhwc")
+                throw input_error(where + ": conv rows must be channels-last ('layout': 'nhwc'); an NCHW convolution "
+                                          "in eager PyTorch adds layout-conversion kernels the kernel model does not run");
+            m.label = std::string("conv ") + dtype_name(need_dtype(j, where)) + " " +
+                      shape_label({need_int(j, "N", where), need_int(j, "C", where), need_int(j, "H", where),
+                                   need_int(j, "W", where)}) +
+                      " k" + std::to_string(need_int(j, "K", where)) + " " + std::to_string(need_int(j, "R", where)) + "x" +
+                      std::to_string(need_int(j, "S", where)) + "/" + std::to_string(need_int(j, "stride", where)) +
+                      " p" + std::to_string(j.value("pad", 0));
         } else {
-            throw input_error(where + ": unknown kind '" + kind + "' (device, gemm, copy, elementwise, rowwise, sdpa)");
+            throw input_error(where + ": unknown kind '" + kind + "' (device, gemm, copy, elementwise, rowwise, sdpa, conv)");
         }
         set.items.push_back(std::move(m));
     }
     if (set.items.empty()) throw input_error("measurements '" + path + "' hold no kernel rows");
     return set;
+}
+
+measurement_set load_measurements(const std::vector<std::string>& paths) {
+    measurement_set all;
+    for (const auto& p : paths) {
+        measurement_set one = load_measurements(p);
+        if (all.file.empty()) all.file = p;
+        else all.file += ", " + p;
+        if (all.device.is_null() && !one.device.is_null()) all.device = one.device;
+        for (auto& m : one.items) all.items.push_back(std::move(m));
+    }
+    return all;
 }
 
 double mape(const std::vector<measurement>& ms, const std::vector<double>& sim, const std::vector<size_t>& which) {
@@ -183,9 +226,16 @@ const calibrator::prepared& calibrator::prepare(const measurement& m) {
         if (op == "softmax") x = b.add1("softmax", "softmax", {in}, op_attrs().i("axis", -1));
         else if (op == "layernorm") x = layer_norm(b, "layernorm", in);
         else x = rms_norm(b, "rmsnorm", in);
+    } else if (m.kind == "conv") {
+        const std::int64_t stride = need_int(j, "stride", where);
+        const int in = b.input("x", {need_int(j, "N", where), need_int(j, "C", where), need_int(j, "H", where), need_int(j, "W", where)});
+        const int w = b.input("w", {need_int(j, "K", where), need_int(j, "C", where), need_int(j, "R", where), need_int(j, "S", where)});
+        x = b.add1("conv2d", "conv", {in, w}, op_attrs().is("stride", {stride}).is("padding", {j.value("pad", std::int64_t{0})}));
     } else {
-        const shape_t s = {need_int(j, "B", where), need_int(j, "H", where), need_int(j, "S", where), need_int(j, "D", where)};
-        x = b.add1("attention", "sdpa", {b.input("q", s), b.input("k", s), b.input("v", s)},
+        const std::int64_t bb = need_int(j, "B", where), h = need_int(j, "H", where), d = need_int(j, "D", where);
+        const std::int64_t s = need_int(j, "S", where), sq = j.contains("Sq") ? need_int(j, "Sq", where) : s;
+        const shape_t kv = {bb, h, s, d};
+        x = b.add1("attention", "sdpa", {b.input("q", {bb, h, sq, d}), b.input("k", kv), b.input("v", kv)},
                    op_attrs().i("causal", j.value("causal", false) ? 1 : 0));
     }
     (void)x;

@@ -1,6 +1,6 @@
 // Calibration of a kernel device (gpu, tpu) against measured kernel times (`tessel calibrate`).
 // Measurements are JSON lines as scripts/measure_gpu.py writes them (validation/gpu/README.md): a device row,
-// then one row per kernel: gemm, copy, elementwise, rowwise, sdpa, each with its shape and the measured seconds
+// then one row per kernel: gemm, copy, elementwise, rowwise, sdpa (Sq < S: decode-shaped), conv (NHWC), each with its shape and the measured seconds
 // of one kernel replayed from a CUDA graph. Each is simulated the way `tessel run` would run that op: the op
 // is built as a one-op workload graph, lowered by the kernels mapper's lower_op(), and run on the platform's
 // device through the executor with the device's caches as the replay before would have left them (the
@@ -33,10 +33,15 @@ struct measurement {
     nlohmann::json row;  // the JSON line as read
     double seconds = 0;  // measured time of one kernel
     int line = 0;        // line in the file
+    std::string file;    // the file it came from
+    bool holdout = false;  // "holdout": true in the row: never fitted, reported as held out
     /// Copies and elementwise ops moving at least min_memory_bound_bytes: their bytes take several times the
     /// fixed launch overhead, so bandwidth sets their time (the set the 15 % check applies to). Smaller ones
     /// are launch-bound.
     bool memory_bound() const;
+    /// The kernel class the report groups errors by: "gemm bf16", "gemm bf16 unaligned", "gemm fp32",
+    /// "rowwise softmax", "sdpa decode", "conv", "copy", "elementwise".
+    std::string kernel_class() const;
     static constexpr double min_memory_bound_bytes = 16.0 * 1024 * 1024;
 };
 
@@ -48,6 +53,8 @@ struct measurement_set {
 
 /// Reads a measurements file; a malformed line is an input_error naming file and line.
 measurement_set load_measurements(const std::string& path);
+/// Reads several files into one set (the device row of the first that has one).
+measurement_set load_measurements(const std::vector<std::string>& paths);
 
 /// Mean absolute percentage error of `sim` against the measurements at `which` (all when empty), in percent.
 double mape(const std::vector<measurement>& ms, const std::vector<double>& sim, const std::vector<size_t>& which = {});

@@ -66,7 +66,7 @@ void add_row_info(const workload_graph& g, const op_node& op, kernel_desc& d) {
     double special_rows = 0, special_elems = 0;
     switch (op.kind) {
         case op_kind::softmax: passes = 2; special_elems = 1; break;        // max, then sum of exp
-        case op_kind::layernorm: passes = 1; special_rows = 1; break;       // mean and variance in one (Welford); rsqrt
+        case op_kind::layernorm: passes = 2; special_rows = 1; break;       // mean and variance (Welford), then normalise
         case op_kind::reduce: passes = 1; break;
         default: return;
     }
@@ -91,7 +91,18 @@ void add_row_info(const workload_graph& g, const op_node& op, kernel_desc& d) {
     cols = std::max<std::int64_t>(1, cols);
     d.rows = std::max<std::int64_t>(1, x.elements() / cols);
     d.cols = cols;
+    // The kernels PyTorch picks (their names are in validation/gpu/h100_operators.jsonl). Softmax: rows of up
+    // to 1024 elements one warp each ("softmax_warp_forward": max and sum by warp shuffles, one pass); rows that
+    // fit one CTA's 48 KiB of shared memory stay on chip for both passes; longer rows are read three times
+    // (max; sum of exponentials; output), with a block barrier after each of the first two. Layer and RMS
+    // norm read the row for its statistics, then again to normalise it.
+    const double row_bytes = static_cast<double>(cols) * dtype_bits(x.type) / 8.0;
+    int rereads = 0;
+    if (op.kind == op_kind::softmax && cols <= 1024) passes = 1;
+    else if (op.kind == op_kind::softmax && row_bytes > 48.0 * 1024) rereads = 2;
+    else if (op.kind == op_kind::layernorm) rereads = 1;
     d.passes = passes;
+    d.rereads = rereads;
     d.special_ops += special_elems * elements(x) + special_rows * static_cast<double>(d.rows);
 }
 

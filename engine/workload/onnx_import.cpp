@@ -776,6 +776,9 @@ void onnx_importer::import_node(const onnx::NodeProto& n, int index) {
             if (!present(1) || !known(ins[1])) {
                 if (!m_vi_shape.count(out_names.at(0))) known_ints(present(1) ? ins[1] : -1, "the target shape");
                 declared_shapes.push_back(m_vi_shape.at(out_names.at(0)));
+                // A reshape keeps its input's element type (an int64 index tensor stays int64), whatever the
+                // workload precision.
+                declared_types.push_back(m_g.tensor(required(0)).type);
             } else {
                 auto target = known_ints(ins[1], "the target shape");
                 const bool allow_zero = a.i("allowzero", 0) != 0;

@@ -66,6 +66,23 @@ void gpu::kernel_params::declare(param_decl& d) {
       "CTAs whose B-tile loads are shared (a Hopper thread-block cluster with TMA multicast; 1: none)",
       bound::positive);
     d(attention_tile, "attention_tile", "128x64", "query rows x key rows per block of the fused attention kernel");
+    d(attention_overlap, "attention_overlap", "0",
+      "fraction of the shorter of a key block's two phases (tensor-core products, softmax) that the attention "
+      "kernel hides under the longer (warp-specialised kernels with asynchronous MMA: FlashAttention-3, "
+      "cuDNN's sm90 kernels); fitted");
+    d(decode_tile, "decode_tile", "16x128",
+      "query rows x key rows per block of the decode attention kernel, used when there are fewer queries than "
+      "query rows (one query padded to the MMA's 16 rows); its keys are split over CTAs to fill the SMs, and a "
+      "second kernel combines the splits");
+    d(fallback_efficiency, "fallback_efficiency", "1",
+      "fraction of the tensor-core peak the library's fallback GEMM kernels sustain, which it runs when a leading "
+      "dimension (K or N) is not a multiple of 16 bytes: no TMA, operands loaded in the alignment's width; fitted");
+    d(narrow_load, "narrow_load", "0",
+      "bytes one SM's fallback GEMM kernel loads per cycle per byte of load width (loads are as wide as the "
+      "operands' alignment: 2, 4 or 8 bytes); 0: no limit; fitted");
+    d(stream_k, "stream_k", "false",
+      "persistent GEMM kernels share a partial last wave's tiles over all SMs along K (stream-K, Hopper's "
+      "persistent tile schedulers), so a partial wave costs its share of the work plus a partial-tile fix-up");
     d(vector_bytes, "vector_bytes", "16B", "bytes one thread loads at once (row-wise kernels: elements per thread)",
       bound::positive);
     d(segment, "segment", "256KiB", "size of the DRAM requests a kernel's traffic is paced in", bound::positive);
@@ -84,6 +101,14 @@ void gpu::params::declare(param_decl& d) {
 namespace {
 
 double ceil_div(double a, double b) { return std::ceil(a / b - 1e-12); }
+
+/// The widest vector load (at most 16 bytes) that rows of `elems` elements of `eb` bytes each stay aligned to.
+double alignment_bytes(std::int64_t elems, double eb) {
+    const auto bytes = static_cast<std::int64_t>(static_cast<double>(elems) * eb);
+    std::int64_t a = 16;
+    while (a > 1 && bytes % a != 0) a /= 2;
+    return static_cast<double>(a);
+}
 
 std::vector<gpu::timing::tile> parse_tiles(const std::string& text, const std::string& who) {
     std::vector<gpu::timing::tile> out;
@@ -117,7 +142,14 @@ gpu::timing::timing(const params& prm, const std::string& who) : p(prm), clk(prm
     const auto at = parse_tiles(p.kernel.attention_tile, who + " kernel.attention_tile");
     attn_bq = at.front().bm;
     attn_bkv = at.front().bn;
-    for (double e : {p.kernel.tensor_efficiency, p.kernel.simt_efficiency, p.kernel.l2_efficiency, p.kernel.dram_efficiency})
+    const auto dt = parse_tiles(p.kernel.decode_tile, who + " kernel.decode_tile");
+    decode_bq = dt.front().bm;
+    decode_bkv = dt.front().bn;
+    if (p.kernel.narrow_load < 0) throw input_error(who + ": kernel.narrow_load must not be negative");
+    if (!(p.kernel.attention_overlap >= 0 && p.kernel.attention_overlap <= 1))
+        throw input_error(who + ": kernel.attention_overlap must be between 0 and 1");
+    for (double e : {p.kernel.tensor_efficiency, p.kernel.simt_efficiency, p.kernel.l2_efficiency, p.kernel.dram_efficiency,
+                     p.kernel.fallback_efficiency})
         if (!(e > 0 && e <= 1)) throw input_error(who + ": kernel efficiencies must be above 0 and at most 1");
 }
 
@@ -140,9 +172,14 @@ gpu::kernel_plan gpu::timing::plan_gemm(const work& w) const {
     const double sms = static_cast<double>(p.sms), hz = clk.hz;
     const double tensor_rate = p.sm.tensor_macs_per_cycle.at(w.type);
     const bool tensor = tensor_rate > 0;
+    // Operands whose leading dimension (K of A, N of B and C) is not a multiple of 16 bytes cannot be moved by
+    // TMA or 16-byte vector loads: the library falls back to kernels that load in the alignment's width.
+    const double align = std::min(alignment_bytes(w.k, eb), alignment_bytes(w.n, eb));
+    const bool fallback = tensor && align < 16;
     // MACs per second one SM sustains in a main loop.
-    const double sm_rate = tensor ? tensor_rate * hz * p.kernel.tensor_efficiency
+    const double sm_rate = tensor ? tensor_rate * hz * (fallback ? p.kernel.fallback_efficiency : p.kernel.tensor_efficiency)
                                   : static_cast<double>(p.sm.fp32_lanes) * hz * p.kernel.simt_efficiency;
+    const double narrow_bps = fallback && p.kernel.narrow_load > 0 ? p.kernel.narrow_load * align * hz : 0;
     const double smem_bps = p.sm.smem_bandwidth.bytes_per_second(clk);
     const double smem = static_cast<double>(p.sm.smem.bytes());
     const double l2_bps = l2_peak();
@@ -160,6 +197,7 @@ gpu::kernel_plan gpu::timing::plan_gemm(const work& w) const {
         double bm = 0, bn = 0;
         int split = 1;
         double ctas = 0, waves = 0, resident = 1;
+        bool streamed = false;
     } chosen;
     const double k_tiles = std::max(1.0, ceil_div(K, bk));
     for (const tile& t : tiles) {
@@ -169,26 +207,35 @@ gpu::kernel_plan gpu::timing::plan_gemm(const work& w) const {
         const double ctas_per_sm = std::clamp(std::floor(smem / (2 * stage)), 1.0,
                                               static_cast<double>(p.sm.max_ctas));
         // Shared memory feeds the MMA: (bm + bn) bytes per K step serve bm x bn MACs.
-        const double sm_tile_rate = std::min(sm_rate, smem_bps * bm * bn / ((bm + bn) * eb));
+        double sm_tile_rate = std::min(sm_rate, smem_bps * bm * bn / ((bm + bn) * eb));
+        if (narrow_bps > 0) sm_tile_rate = std::min(sm_tile_rate, narrow_bps * bm * bn / ((bm + bn) * eb));
         const double tiles_mn = batch * ceil_div(M, bm) * ceil_div(N, bn);
         const int max_split = static_cast<int>(std::min<double>(static_cast<double>(p.kernel.max_split_k), k_tiles));
         for (int split = 1; split <= max_split; ++split) {
             const double kc = ceil_div(k_tiles, split) * bk;  // K per CTA, padded to whole K tiles
             const double ctas = tiles_mn * split;
             const double slots = sms * ctas_per_sm;
-            const double waves = ceil_div(ctas, slots);
+            // A persistent stream-K kernel spreads a partial last wave over every SM; other kernels run it whole.
+            const bool streamed = p.kernel.stream_k && !fallback && split == 1 && ctas > slots;
+            const double waves = streamed ? ctas / slots : ceil_div(ctas, slots);
             const double active = std::min(ctas, slots);
             // CTAs sharing one SM share its tensor cores and shared memory.
             const double resident = std::min(ctas_per_sm, ceil_div(ctas, sms));
             const double cta_rate = sm_tile_rate / resident;
-            const double cluster = std::min<double>(static_cast<double>(p.kernel.cluster), ceil_div(M, bm));
+            const double cluster = fallback ? 1.0 : std::min<double>(static_cast<double>(p.kernel.cluster), ceil_div(M, bm));
             const double cta_bytes = (bm + bn / cluster) * kc * eb;
             const double t_mma = bm * bn * kc / cta_rate;
             const double t_l2 = cta_bytes / (l2_bps / active);
             const double t_epi = epilogue_ops / ctas / (lanes_rate / resident);
             const double t_cta = std::max(t_mma, t_l2) + t_epi + p.kernel.cta_latency.q.value;
-            const double compute = waves * t_cta;
+            double compute = waves * t_cta;
             double l2_bytes = ctas * cta_bytes + c_bytes;
+            if (streamed && waves != std::floor(waves)) {
+                // The tiles shared along K: each SM's FP32 partial tile goes through L2 and is added once.
+                const double fixup = 2 * bm * bn * 4;
+                compute += fixup / (l2_bps / active) + p.kernel.cta_latency.q.value;
+                l2_bytes += slots * fixup;
+            }
             double extra = 0;
             if (split > 1) {
                 // Partial sums in FP32 go through L2 and a reduction kernel adds them.
@@ -218,7 +265,7 @@ gpu::kernel_plan gpu::timing::plan_gemm(const work& w) const {
                 best.extra_s = extra;
                 best.reread_bytes = reread;
                 best.kernels = split > 1 ? 2 : 1;
-                chosen = {bm, bn, split, ctas, waves, resident};
+                chosen = {bm, bn, split, ctas, waves, resident, streamed};
             }
         }
     }
@@ -229,10 +276,11 @@ gpu::kernel_plan gpu::timing::plan_gemm(const work& w) const {
     std::ostringstream os;
     os << static_cast<int>(chosen.bm) << "x" << static_cast<int>(chosen.bn) << " tiles";
     if (chosen.split > 1) os << ", split-K " << chosen.split;
-    os << ", " << static_cast<long long>(chosen.ctas) << " CTAs in " << static_cast<long long>(chosen.waves) << " wave"
-       << (chosen.waves > 1 ? "s" : "") << " ("
+    os << ", " << static_cast<long long>(chosen.ctas) << " CTAs in " << format_number(chosen.waves, 3) << " wave"
+       << (chosen.waves > 1 ? "s" : "") << (chosen.streamed ? " (stream-K)" : "") << " ("
        << format_number(100 * chosen.ctas / (chosen.waves * sms * chosen.resident), 3) << "% of SM time)";
     if (!tensor) os << ", FP32 lanes";
+    if (fallback) os << ", fallback kernel (" << static_cast<int>(align) << "-byte aligned operands)";
     best.text = os.str();
     best.type = w.type;
     if (tensor) best.tensor_macs = w.macs;
@@ -245,9 +293,12 @@ gpu::kernel_plan gpu::timing::plan_attention(const work& w, const kernel_desc* d
     // Flash attention: one CTA per (batch, head, query block), looping over key blocks.
     const double eb = dtype_bits(w.type) / 8.0;
     const double hz = clk.hz;
-    const double bq = attn_bq, bkv = attn_bkv;
     const std::int64_t heads = std::max<std::int64_t>(1, w.batch);
     const double sq = static_cast<double>(w.m), skv = static_cast<double>(w.n);
+    // Fewer queries than a query block (decode): the library's decode kernel, with small query blocks and the
+    // keys split over CTAs so that a few heads still fill the SMs.
+    const bool decode = sq < attn_bq;
+    const double bq = decode ? decode_bq : attn_bq, bkv = decode ? decode_bkv : attn_bkv;
     const double dqk = static_cast<double>(w.k) / 2, dv = static_cast<double>(w.k) - dqk;
     const bool causal = d && d->causal;
     const double tensor_rate = p.sm.tensor_macs_per_cycle.at(w.type);
@@ -257,8 +308,11 @@ gpu::kernel_plan gpu::timing::plan_attention(const work& w, const kernel_desc* d
     const double sfu_rate = static_cast<double>(p.sm.sfu_lanes) * hz;
     const double scores = static_cast<double>(heads) * sq * skv;
     const double vec_per_score = scores > 0 ? std::max(0.0, w.vector_ops) / scores : 0;
-    // One key block: two products on the tensor cores, then the online softmax (one exp per score).
-    const double block_s = bq * bkv * (dqk + dv) / sm_rate + bq * bkv / sfu_rate + bq * bkv * vec_per_score / lanes_rate;
+    // One key block: two products on the tensor cores and the online softmax (one exp per score); kernels that
+    // run one block's softmax while the tensor cores multiply another hide attention_overlap of the shorter.
+    const double mma_s = bq * bkv * (dqk + dv) / sm_rate;
+    const double softmax_s = bq * bkv / sfu_rate + bq * bkv * vec_per_score / lanes_rate;
+    const double block_s = std::max(mma_s, softmax_s) + (1 - p.kernel.attention_overlap) * std::min(mma_s, softmax_s);
     const std::int64_t q_blocks = static_cast<std::int64_t>(ceil_div(sq, bq));
     const std::int64_t kv_blocks = static_cast<std::int64_t>(ceil_div(skv, bkv));
     // Key blocks per query block (causal: up to the diagonal). The kernel launches the longest query blocks
@@ -274,31 +328,44 @@ gpu::kernel_plan gpu::timing::plan_attention(const work& w, const kernel_desc* d
         blocks[static_cast<size_t>(i)] = n;
     }
     std::sort(blocks.begin(), blocks.end(), std::greater<double>());
+    const double units = static_cast<double>(heads * q_blocks);
+    const double splits = decode ? std::clamp(std::floor(static_cast<double>(p.sms) / units), 1.0,
+                                              static_cast<double>(kv_blocks))
+                                 : 1.0;
     std::priority_queue<double, std::vector<double>, std::greater<double>> free_at;
     for (std::int64_t s = 0; s < p.sms; ++s) free_at.push(0.0);
     double makespan = 0, blocks_total = 0;
     for (double n : blocks)
-        for (std::int64_t h = 0; h < heads; ++h) {
-            blocks_total += n;
-            const double t = free_at.top() + n * block_s + p.kernel.cta_latency.q.value;
-            free_at.pop();
-            free_at.push(t);
-            makespan = std::max(makespan, t);
-        }
+        for (std::int64_t h = 0; h < heads; ++h)
+            for (double part = 0; part < splits; ++part) {
+                const double mine = std::max(0.0, std::min(ceil_div(n, splits), n - part * ceil_div(n, splits)));
+                if (mine <= 0) continue;
+                blocks_total += mine;
+                const double t = free_at.top() + mine * block_s + p.kernel.cta_latency.q.value;
+                free_at.pop();
+                free_at.push(t);
+                makespan = std::max(makespan, t);
+            }
     kernel_plan pl;
     pl.type = w.type;
     pl.compute_s = makespan;
-    const double ctas = static_cast<double>(heads * q_blocks);
+    const double ctas = units * splits;
+    if (splits > 1) {
+        // A second kernel adds the splits' partial outputs (FP32, with their softmax maxima and sums).
+        pl.kernels = 2;
+        pl.extra_s = p.kernel.launch_overhead.q.value + 2 * ctas * sq * (dv + 2) * 4 / (l2_peak() * p.kernel.l2_efficiency);
+    }
     pl.cache_bytes = ctas * bq * (dqk + dv) * eb + blocks_total * bkv * (dqk + dv) * eb;
     pl.cache_s = pl.cache_bytes / l2_peak();
-    const double done = blocks_total / (ctas * static_cast<double>(kv_blocks));  // share of scores computed
+    const double done = std::min(1.0, blocks_total / (units * static_cast<double>(kv_blocks)));  // share of scores computed
     if (tensor_rate > 0) pl.tensor_macs = w.macs * done;
     else pl.lane_ops = w.macs * done;
     pl.lane_ops += w.vector_ops * done;
     pl.special_ops = blocks_total * bq * bkv;
     std::ostringstream os;
-    os << "flash attention, " << static_cast<int>(bq) << "x" << static_cast<int>(bkv) << " blocks, "
-       << static_cast<long long>(ctas) << " CTAs" << (causal ? ", causal" : "");
+    os << (decode ? "decode attention, " : "flash attention, ") << static_cast<int>(bq) << "x" << static_cast<int>(bkv)
+       << " blocks, " << static_cast<long long>(ctas) << " CTAs" << (causal ? ", causal" : "");
+    if (splits > 1) os << ", keys split " << static_cast<long long>(splits) << " ways + combine kernel";
     pl.text = os.str();
     return pl;
 }
@@ -321,9 +388,27 @@ gpu::kernel_plan gpu::timing::plan_stream(const work& w, const kernel_desc* d) c
         const double rows_per_sm = std::clamp(std::floor(static_cast<double>(p.sm.max_threads) / threads), 1.0,
                                               static_cast<double>(p.sm.max_ctas));
         const double waves = ceil_div(static_cast<double>(d->rows), sms * rows_per_sm);
-        pl.row_s = waves * d->passes * p.kernel.row_latency.q.value;
+        // A row longer than one CTA's threads hold (1024 threads x vector_bytes) is walked in chunks, each
+        // chunk one more dependent step of every pass.
+        const double chunks = ceil_div(static_cast<double>(d->cols), 1024 * per_thread);
+        const double passes = static_cast<double>(d->passes) * chunks;
+        pl.row_s = waves * passes * p.kernel.row_latency.q.value;
+        if (d->rereads > 0) {
+            // Rows read again come from L2 while the rows in flight (and their outputs) fit there; a wave
+            // larger than that evicts each row before its next read, and the re-reads go to DRAM.
+            const double in_flight = std::min(static_cast<double>(d->rows), sms * rows_per_sm) * static_cast<double>(d->cols) * eb;
+            const double again = d->rereads * static_cast<double>(d->rows) * static_cast<double>(d->cols) * eb;
+            if (2 * in_flight > static_cast<double>(p.l2.capacity.bytes())) {
+                pl.reread_bytes = again;
+            } else {
+                pl.cache_bytes += again;
+                pl.cache_s = pl.cache_bytes / (l2_peak() * p.kernel.l2_efficiency);
+            }
+        }
         os << "row-wise, " << d->rows << " rows of " << d->cols << " in " << static_cast<long long>(waves)
-           << " wave" << (waves > 1 ? "s" : "") << " x " << d->passes << " pass" << (d->passes > 1 ? "es" : "");
+           << " wave" << (waves > 1 ? "s" : "") << " x " << static_cast<long long>(passes) << " pass"
+           << (passes > 1 ? "es" : "");
+        if (d->rereads > 0) os << ", rows re-read " << d->rereads << "x from " << (pl.reread_bytes > 0 ? "DRAM" : "L2");
     } else if (w.is_matmul()) {
         os << "matrix-vector (streaming)";
     } else {
@@ -402,7 +487,8 @@ const gpu::kernel_plan& gpu::plan_of(const work& w, const kernel_desc* d) {
     planned& e = m_plans[&w];
     const bool same = e.made && same_work(e.w, w) && e.has_desc == (d != nullptr) &&
                       (!d || (e.causal == d->causal && e.rows == d->rows && e.cols == d->cols &&
-                              e.passes == d->passes && e.special_ops == d->special_ops));
+                              e.passes == d->passes && e.rereads == d->rereads &&
+                              e.special_ops == d->special_ops));
     if (!same) {
         e.plan = m_timing->plan(w, d);
         e.made = true;
@@ -413,6 +499,7 @@ const gpu::kernel_plan& gpu::plan_of(const work& w, const kernel_desc* d) {
             e.rows = d->rows;
             e.cols = d->cols;
             e.passes = d->passes;
+            e.rereads = d->rereads;
             e.special_ops = d->special_ops;
         }
     }
@@ -471,7 +558,9 @@ void gpu::transport(txn& t) {
                                                    tm.p.kernel.segment.bytes(), t.op, t.step, m_hbm->takes_whole_streams());
     const double walks = d ? translate(*d) : 0;
     const double dram_s = ticks_to_seconds(dr.last - t0) + walks * tm.p.tlb.miss_cost.q.value;
-    const double body = std::max({pl.compute_s, pl.cache_s, pl.row_s, dram_s});
+    // A row-wise kernel's waves wait on their reductions: each dependent pass adds its latency to the
+    // streaming of the wave's bytes.
+    const double body = std::max({pl.compute_s, pl.cache_s, dram_s + pl.row_s});
     const tick end = t0 + seconds_to_ticks(body + pl.extra_s);
 
     m_busy.free_at = end;
@@ -512,7 +601,7 @@ void gpu::transport(txn& t) {
     r.dram_bytes = dr.read_bytes + dr.write_bytes;
     const double worst = body;
     if (launch > body) r.bound = "overhead";
-    else if (worst == dram_s) r.bound = "dram";
+    else if (worst == dram_s + pl.row_s) r.bound = pl.row_s > dram_s ? "latency" : "dram";
     else if (worst == pl.compute_s) r.bound = "compute";
     else if (worst == pl.cache_s) r.bound = "cache";
     else r.bound = "latency";
@@ -593,6 +682,9 @@ std::vector<tunable> gpu::tunables() {
     add("kernel.tensor_efficiency", "", 0.3, 1.0, false, "gemm", frac(k.tensor_efficiency));
     add("kernel.simt_efficiency", "", 0.3, 1.0, false, "gemm", frac(k.simt_efficiency));
     add("kernel.cta_latency", "s", 0.02e-6, 5e-6, true, "gemm", time_param(k.cta_latency));
+    add("kernel.fallback_efficiency", "", 0.05, 1.0, false, "gemm", frac(k.fallback_efficiency));
+    add("kernel.attention_overlap", "", 0.0, 1.0, false, "attention", frac(k.attention_overlap));
+    add("kernel.narrow_load", "B/cycle", 0.5, 64, true, "gemm", frac(k.narrow_load));
     if (m_timing->p.tlb.reach.bytes() > 0)
         add("tlb.miss_cost", "s", 1e-9, 2e-6, true, "stream", time_param(m_timing->p.tlb.miss_cost));
     return out;

@@ -71,6 +71,11 @@ public:
         std::int64_t max_split_k = 0;
         std::int64_t cluster = 0;
         std::string attention_tile;
+        std::string decode_tile;
+        double fallback_efficiency = 1;
+        double attention_overlap = 0;
+        double narrow_load = 0;
+        bool stream_k = false;
         byte_size vector_bytes;
         byte_size segment;
         void declare(param_decl& d);
@@ -113,6 +118,7 @@ public:
         };
         std::vector<tile> tiles;
         int attn_bq = 0, attn_bkv = 0;
+        int decode_bq = 0, decode_bkv = 0;
         explicit timing(const params& prm, const std::string& who = "gpu");
         kernel_plan plan(const work& w, const kernel_desc* d) const;
         kernel_plan plan_gemm(const work& w) const;
@@ -167,7 +173,7 @@ private:
         work w;
         bool has_desc = false, causal = false;
         std::int64_t rows = 0, cols = 0;
-        int passes = 0;
+        int passes = 0, rereads = 0;
         double special_ops = 0;
         kernel_plan plan;
     };

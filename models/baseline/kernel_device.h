@@ -32,6 +32,8 @@ struct kernel_desc : step_payload {
     std::vector<kernel_operand> operands;  // reads and writes, in the order the kernel touches them
     std::int64_t rows = 0, cols = 0;      // row-wise kernels (softmax, norms, reductions): rows x reduced length
     int passes = 0;                       // dependent passes over each row (softmax: max, then sum)
+    int rereads = 0;                      // times each row is read again after its first read (from L2 while
+                                          // the rows in flight fit there, else from DRAM)
     double special_ops = 0;               // transcendental evaluations (exp, erf, tanh, rsqrt)
     bool causal = false;                  // attention: keys after the query position are skipped
 };

@@ -214,7 +214,13 @@ TEST(calibration, bad_measurement_files_are_input_errors_naming_the_line) {
     expect_error(dev + "{\"kind\": \"gemm\", \"dtype\": \"bfloat16\", \"M\": 4, \"N\": 4, \"sec\": 1e-6}\n", ":2: a 'gemm' row needs a number 'K'");
     expect_error(dev + "not json\n", ":2: not a JSON object");
     expect_error(dev + "{\"kind\": \"copy\", \"bytes_read\": 4, \"bytes_written\": 4, \"sec\": 0}\n", ":2: the row needs a positive 'sec'");
-    expect_error(dev + "{\"kind\": \"conv\", \"sec\": 1e-6}\n", ":2: unknown kind 'conv'");
+    expect_error(dev + "{\"kind\": \"winograd\", \"sec\": 1e-6}\n", ":2: unknown kind 'winograd'");
+    expect_error(dev + "{\"kind\": \"conv\", \"dtype\": \"bfloat16\", \"N\": 1, \"C\": 3, \"H\": 8, \"W\": 8, \"K\": 4, \"R\": 3,"
+                       " \"S\": 3, \"stride\": 1, \"layout\": \"nchw\", \"sec\": 1e-6}\n", "must be channels-last");
+    expect_error(dev + "{\"kind\": \"sdpa\", \"dtype\": \"bfloat16\", \"B\": 1, \"H\": 1, \"S\": 8, \"Sq\": 9, \"D\": 64,"
+                       " \"sec\": 1e-6}\n", "'Sq' (queries) must not exceed 'S'");
+    expect_error(dev + "{\"kind\": \"copy\", \"bytes_read\": 8, \"bytes_written\": 8, \"holdout\": 1, \"sec\": 1e-6}\n",
+                 "'holdout' must be true or false");
     expect_error(dev, "hold no kernel rows");
     EXPECT_THROW(load_measurements(scratch("missing.jsonl").string()), input_error);
     auto& f = fx();
@@ -237,4 +243,31 @@ TEST(calibration, the_fitted_platform_keeps_its_comments_and_replaces_the_old_pr
     EXPECT_EQ(twice.find("a.jsonl"), std::string::npos) << twice;
     EXPECT_NE(twice.find("launch_overhead: 2us # (fit) per kernel"), std::string::npos) << twice;
     EXPECT_NE(twice.find("# header"), std::string::npos);
+}
+
+TEST(calibration, shipped_h100_meets_the_bounds_on_the_operator_set) {
+    // validation/gpu/h100_operators.jsonl: unaligned and split-K GEMMs, wave quantisation, long rows, attention
+    // shapes (decode among them) and ResNet-50's convolutions, measured on the same kind of H100 in the same
+    // way; every third row of each kind is held out of the fit (its "holdout" field). The bounds are the
+    // ones this model meets today (docs/validation.md lists what remains over 20 %).
+    auto& f = fx();
+    const measurement_set ops = load_measurements("validation/gpu/h100_operators.jsonl");
+    ASSERT_EQ(ops.items.size(), 98u);
+    std::map<std::string, std::vector<size_t>> cls;
+    std::vector<size_t> held, all;
+    for (size_t i = 0; i < ops.items.size(); ++i) {
+        cls[ops.items[i].kernel_class()].push_back(i);
+        all.push_back(i);
+        if (ops.items[i].holdout) held.push_back(i);
+    }
+    EXPECT_EQ(held.size(), 30u);
+    const std::vector<double> sim = f.h100.simulate_all(ops.items);
+    EXPECT_LT(mape(ops.items, sim, all), 15);
+    EXPECT_LT(mape(ops.items, sim, held), 15);
+    // Before this set, unaligned bf16 GEMMs were 65-82 % too fast and one-query attention up to 3.6x too slow.
+    EXPECT_LT(mape(ops.items, sim, cls["gemm bf16 unaligned"]), 10);
+    EXPECT_LT(mape(ops.items, sim, cls["gemm bf16"]), 10);
+    EXPECT_LT(mape(ops.items, sim, cls["sdpa"]), 15);
+    EXPECT_LT(mape(ops.items, sim, cls["sdpa decode"]), 20);
+    for (size_t i : all) EXPECT_LT(std::fabs(err_pct(sim[i], ops.items[i].seconds)), 70) << ops.items[i].label;
 }

@@ -1,5 +1,6 @@
 // The timing rules of the GPU and TPU baselines against hand-computed values, on small made-up devices whose
-// numbers are easy to follow (1 GHz clock): GEMM wave quantisation, K padding to the K tile, split-K;
+// numbers are easy to follow (1 GHz clock): GEMM wave quantisation, stream-K, the unaligned fallback kernel, K
+// padding to the K tile, split-K;
 // TPU weight-stationary folds with padding to the 128 x 128 array and one
 // fill/drain; the LRU write-back residency model both caches use. Components are called directly (no
 // simulation).
@@ -80,6 +81,48 @@ TEST(gpu_timing, a_partial_wave_costs_a_whole_wave) {
         EXPECT_NEAR(pl.compute_s, 20.48 * us, 1e-12) << m;
         EXPECT_NE(pl.text.find("6 CTAs in 2 waves"), std::string::npos) << pl.text;
     }
+}
+
+TEST(gpu_timing, a_persistent_stream_k_kernel_shares_a_partial_wave_out) {
+    // The same 6 CTAs on 4 SMs as above, with a stream-K kernel: 1.5 waves of work (15.36 us), plus the fix-up
+    // of the tiles shared along K: each of the 4 SMs' FP32 partial tile (128 x 128 x 4 B) written and read
+    // through its quarter of L2 (1 MiB per ns in all).
+    sim_context sim;
+    auto g = test::make<gpu>(sim, "gpu", "g_stream_k",
+                             "{sms: 4, sm: {tensor_macs_per_cycle: {bf16: 1024}, fp32_lanes: 128, smem: 64KiB,"
+                             " smem_bandwidth: 1048576B/cycle, max_ctas: 1}, l2: {capacity: 1MiB, bandwidth: 1048576B/cycle},"
+                             " kernel: {tiles: 128x128, k_tile: 64, max_split_k: 1, cluster: 1, stream_k: true}, hbm: {channels: 8}}");
+    const auto pl = g->model().plan(gemm(384, 256, 640), nullptr);
+    const double fixup = 2.0 * 128 * 128 * 4 / (1048576.0 * 1e9 / 4);
+    EXPECT_NEAR(pl.compute_s, 15.36 * us + fixup, 1e-12);
+    EXPECT_NE(pl.text.find("1.5 waves (stream-K)"), std::string::npos) << pl.text;
+    // A whole number of waves has nothing to share: 4 CTAs in one wave as before.
+    EXPECT_NEAR(g->model().plan(gemm(256, 256, 640), nullptr).compute_s, 10.24 * us, 1e-12);
+}
+
+TEST(gpu_timing, an_unaligned_leading_dimension_runs_the_fallback_kernel) {
+    // N = 250 bf16 = 500 B: rows aligned to 4 bytes, not 16. The fallback kernel runs at half the tensor
+    // rate (fallback_efficiency 0.5: 512 MACs/ns) and loads 2 B per cycle per byte of width: 8 B/ns per SM,
+    // which feeds a 128x128 tile 8 * 128*128 / (256 * 2 B) = 256 MACs/ns: that limit sets the time.
+    sim_context sim;
+    auto g = test::make<gpu>(sim, "gpu", "g_fallback",
+                             "{sms: 4, sm: {tensor_macs_per_cycle: {bf16: 1024}, fp32_lanes: 128, smem: 64KiB,"
+                             " smem_bandwidth: 1048576B/cycle, max_ctas: 1}, l2: {capacity: 1MiB, bandwidth: 1048576B/cycle},"
+                             " kernel: {tiles: 128x128, k_tile: 64, max_split_k: 1, cluster: 1, fallback_efficiency: 0.5,"
+                             " narrow_load: 2}, hbm: {channels: 8}}");
+    const auto pl = g->model().plan(gemm(256, 250, 640), nullptr);
+    EXPECT_NEAR(pl.compute_s, 128.0 * 128 * 640 / 256e9, 1e-12);
+    EXPECT_NE(pl.text.find("fallback kernel (4-byte aligned operands)"), std::string::npos) << pl.text;
+    // Without the load limit the fallback's tensor rate sets it; an aligned N = 256 runs the normal kernel.
+    auto g2 = test::make<gpu>(sim, "gpu", "g_fallback2",
+                              "{sms: 4, sm: {tensor_macs_per_cycle: {bf16: 1024}, fp32_lanes: 128, smem: 64KiB,"
+                              " smem_bandwidth: 1048576B/cycle, max_ctas: 1}, l2: {capacity: 1MiB, bandwidth: 1048576B/cycle},"
+                              " kernel: {tiles: 128x128, k_tile: 64, max_split_k: 1, cluster: 1, fallback_efficiency: 0.5},"
+                              " hbm: {channels: 8}}");
+    EXPECT_NEAR(g2->model().plan(gemm(256, 250, 640), nullptr).compute_s, 128.0 * 128 * 640 / 512e9, 1e-12);
+    const auto aligned = g2->model().plan(gemm(256, 256, 640), nullptr);
+    EXPECT_NEAR(aligned.compute_s, 10.24 * us, 1e-12);
+    EXPECT_EQ(aligned.text.find("fallback"), std::string::npos) << aligned.text;
 }
 
 TEST(gpu_timing, k_is_padded_to_the_k_tile) {

@@ -233,6 +233,34 @@ TEST(onnx_import, handmade_model_covers_the_ops_of_real_exports) {
     }
 }
 
+TEST(onnx_import, a_reshape_whose_target_shape_was_stripped_keeps_its_input_type) {
+    // The dynamo exporter's GPT-2 at opset 18: token ids are reshaped by an int64 shape initializer that a
+    // weight-stripping pass emptied, so the target comes from value_info. The reshaped ids must stay int64
+    // (they index the embedding), not take the bf16 workload precision.
+    test::temp_dir dir;
+    onnx_model b(18);
+    b.input("input_ids", {1, 8}, onnx::TensorProto::INT64);
+    b.weight("wte", {100, 16});
+    auto* shape = b.m.mutable_graph()->add_initializer();
+    shape->set_name("view_shape");
+    shape->set_data_type(onnx::TensorProto::INT64);
+    shape->add_dims(2);
+    shape->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* e = shape->add_external_data();
+    e->set_key("location");
+    e->set_value("absent.bin");
+    b.value_info("view", {1, 8}, onnx::TensorProto::INT64);
+    b.node("Reshape", {"input_ids", "view_shape"}, {"view"});
+    b.node("Gather", {"wte", "view"}, {"embedding"});
+    b.output("embedding");
+    const std::string path = b.save(dir, "stripped_view.onnx");
+    const auto r = import_onnx(path, {{{"precision", "bf16"}}, false});
+    const auto& g = r.graph;
+    EXPECT_EQ(g.tensor(g.find_tensor("view")).type, dtype::int64);
+    EXPECT_EQ(g.tensor(g.find_tensor("embedding")).shape, (shape_t{1, 8, 16}));
+    EXPECT_EQ(g.tensor(g.find_tensor("embedding")).type, dtype::bf16);
+}
+
 TEST(onnx_import, convolution_padding_and_pooling_rules) {
     test::temp_dir dir;
     onnx_model b(13);

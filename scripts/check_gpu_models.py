@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Compare tessel's GPU baseline with whole models measured on a real GPU (the held-out check).
+
+    python3 scripts/check_gpu_models.py                      # h100_sxm against validation/gpu/h100_models.jsonl
+    python3 scripts/check_gpu_models.py --tessel path/to/tessel --platform h100_sxm --markdown
+
+Each row of the measurements (scripts/measure_gpu_models.py writes them) names a model, a mode and a shape; this
+script runs the same workload with `tessel run` and prints measured kernel time (the sum of the step's GPU
+kernels), simulated time and the error, and the kernel counts of both. The measurements are never fitted:
+`tessel calibrate` sees kernels only. Needs only the Python standard library.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def tessel_args(row):
+    """The `tessel run` arguments for one measured case, or None when tessel has no such workload."""
+    model, mode, batch = row["model"], row["mode"], row["batch"]
+    sets = ["workload.batch=%d" % batch, "workload.precision=bf16"]
+    if model == "resnet50":
+        w = "resnet50"
+    elif model in ("bert_base", "bert_large"):
+        w = "bert-base" if model == "bert_base" else "bert-large"
+        sets.append("workload.seq=%d" % row["seq"])
+    elif model == "gpt2":
+        w = "gpt2"
+        sets.append("workload.seq=%d" % row["seq"])
+    elif model == "llama2-7b":
+        if not row.get("lm_head"):
+            return None  # tessel's llama graph ends in the LM head; the row measured LlamaModel without it
+        w = "llama2-7b"
+        sets.append("workload.layers=%d" % row["layers"])
+        sets.append("workload.mode=%s" % mode)
+        if mode == "prefill":
+            sets.append("workload.seq=%d" % row["seq"])
+        else:
+            sets.append("workload.kv_cache=%d" % row["kv"])
+    else:
+        return None
+    if mode == "training":
+        sets.append("workload.training=%s" % ("sgd" if row.get("optimizer") == "sgd" else "adam"))
+    args = ["-w", w]
+    for s in sets:
+        args += ["--set", s]
+    return args
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tessel", default=os.path.join(ROOT, "build", "bin", "tessel"))
+    ap.add_argument("--platform", default="h100_sxm")
+    ap.add_argument("--measurements", default=os.path.join(ROOT, "validation", "gpu", "h100_models.jsonl"))
+    ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    args = ap.parse_args()
+    rows = []
+    with open(args.measurements) as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            r = json.loads(line)
+            if r.get("kind") == "model":
+                rows.append(r)
+    if not rows:
+        sys.exit("check_gpu_models.py: no model rows in " + args.measurements)
+    out = []
+    for r in rows:
+        targs = tessel_args(r)
+        if targs is None:
+            out.append((r["case"], r["kernel_sec"], None, r["kernels"], None,
+                        "not compared (no tessel workload of the same structure)"))
+            continue
+        cmd = [args.tessel, "run", "-p", args.platform, "--json"] + targs
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            out.append((r["case"], r["kernel_sec"], None, r["kernels"], None, p.stderr.strip().splitlines()[-1]))
+            continue
+        s = json.loads(p.stdout)
+        out.append((r["case"], r["kernel_sec"], s["sim_time_s"], r["kernels"], s["steps"], ""))
+    errs = [abs(sim / meas - 1) * 100 for (_, meas, sim, _, _, _) in out if sim]
+    if args.markdown:
+        print("| case | measured (kernel sum) | tessel | error | kernels measured | tessel steps |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for case, meas, sim, km, ks, note in out:
+            if sim is None:
+                print("| %s | %.3f ms | - | %s | %d | - |" % (case, meas * 1e3, note, km))
+            else:
+                print("| %s | %.3f ms | %.3f ms | %+.1f%% | %d | %d |" % (case, meas * 1e3, sim * 1e3,
+                                                                       (sim / meas - 1) * 100, km, ks))
+    else:
+        for case, meas, sim, km, ks, note in out:
+            if sim is None:
+                print("%-36s measured %9.3f ms  tessel: %s" % (case, meas * 1e3, note))
+            else:
+                print("%-36s measured %9.3f ms  tessel %9.3f ms  %+6.1f%%  kernels %4d vs %4d" %
+                      (case, meas * 1e3, sim * 1e3, (sim / meas - 1) * 100, km, ks))
+    if errs:
+        print("mean absolute error over %d models: %.1f%%" % (len(errs), sum(errs) / len(errs)))
+
+
+if __name__ == "__main__":
+    main()
