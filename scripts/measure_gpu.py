@@ -23,8 +23,10 @@ Output: one JSON object per line. First {"kind": "device", ...}, then one row pe
   copy         bytes_read, bytes_written, sec, gbps_rw              device-to-device copy
   elementwise  op (add | gelu), n, dtype, sec                       n elements
   rowwise      op (softmax | layernorm), rows, cols, dtype, sec     over the last dimension
-  sdpa         B, H, S, D, causal, dtype, sec                       scaled_dot_product_attention(q, k, v)
-`sec` is seconds per kernel.
+  sdpa         B, H, S, D, causal, dtype, sec [, Sq]                scaled_dot_product_attention(q, k, v); Sq queries
+`sec` is seconds per kernel. --suite operators adds conv (N, C, H, W, K, R, S, stride, pad, layout), batchnorm,
+cross_entropy and optimizer rows, and on every row `kernels` and `kernel_names` (what the op launched, from
+PyTorch's profiler); there `sec` is the whole op, all its kernels.
 """
 
 import argparse

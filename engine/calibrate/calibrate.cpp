@@ -12,6 +12,7 @@
 #include "engine/run/session.h"
 #include "engine/workload/builder.h"
 #include "engine/workload/layers.h"
+#include "models/baseline/gpu.h"
 #include "models/core/sim_context.h"
 
 namespace tessel {
@@ -32,7 +33,8 @@ std::string measurement::kernel_class() const {
         const std::string t = row.value("dtype", std::string());
         // A leading dimension (K of A, N of B and C) that is not a multiple of 16 bytes.
         const double eb = t == "float32" ? 4 : 2;
-        const bool aligned = std::fmod(row.value("K", 0.0) * eb, 16) == 0 && std::fmod(row.value("N", 0.0) * eb, 16) == 0;
+        const bool aligned = std::min(operand_alignment(row.value("K", std::int64_t{0}), eb),
+                                      operand_alignment(row.value("N", std::int64_t{0}), eb)) >= 16;
         return std::string("gemm ") + (t == "float32" ? "fp32" : "bf16") + (aligned ? "" : " unaligned");
     }
     if (kind == "rowwise") return "rowwise " + row.value("op", std::string());
@@ -203,7 +205,7 @@ const calibrator::prepared& calibrator::prepare(const measurement& m) {
     for (const auto& p : m_prepared)
         if (p->label == m.label) return *p;
     const nlohmann::json& j = m.row;
-    const std::string where = "measurement line " + std::to_string(m.line);
+    const std::string where = m.file + ":" + std::to_string(m.line);
     dtype type = m.kind == "copy" ? dtype::int8 : need_dtype(j, where);
     graph_builder b("calibration", type);
     int x = -1;

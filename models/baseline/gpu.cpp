@@ -102,14 +102,6 @@ namespace {
 
 double ceil_div(double a, double b) { return std::ceil(a / b - 1e-12); }
 
-/// The widest vector load (at most 16 bytes) that rows of `elems` elements of `eb` bytes each stay aligned to.
-double alignment_bytes(std::int64_t elems, double eb) {
-    const auto bytes = static_cast<std::int64_t>(static_cast<double>(elems) * eb);
-    std::int64_t a = 16;
-    while (a > 1 && bytes % a != 0) a /= 2;
-    return static_cast<double>(a);
-}
-
 std::vector<gpu::timing::tile> parse_tiles(const std::string& text, const std::string& who) {
     std::vector<gpu::timing::tile> out;
     std::stringstream ss(text);
@@ -136,6 +128,13 @@ std::vector<gpu::timing::tile> parse_tiles(const std::string& text, const std::s
 }
 
 }  // namespace
+
+double operand_alignment(std::int64_t elems, double eb) {
+    const auto bytes = static_cast<std::int64_t>(static_cast<double>(elems) * eb);
+    std::int64_t a = 16;
+    while (a > 1 && bytes % a != 0) a /= 2;
+    return static_cast<double>(a);
+}
 
 gpu::timing::timing(const params& prm, const std::string& who) : p(prm), clk(prm.clock.clock()) {
     tiles = parse_tiles(p.kernel.tiles, who + " kernel.tiles");
@@ -174,7 +173,7 @@ gpu::kernel_plan gpu::timing::plan_gemm(const work& w) const {
     const bool tensor = tensor_rate > 0;
     // Operands whose leading dimension (K of A, N of B and C) is not a multiple of 16 bytes cannot be moved by
     // TMA or 16-byte vector loads: the library falls back to kernels that load in the alignment's width.
-    const double align = std::min(alignment_bytes(w.k, eb), alignment_bytes(w.n, eb));
+    const double align = std::min(operand_alignment(w.k, eb), operand_alignment(w.n, eb));
     const bool fallback = tensor && align < 16;
     // MACs per second one SM sustains in a main loop.
     const double sm_rate = tensor ? tensor_rate * hz * (fallback ? p.kernel.fallback_efficiency : p.kernel.tensor_efficiency)

@@ -34,6 +34,10 @@
 
 namespace tessel {
 
+/// The widest vector load (at most 16 bytes) that rows of `elems` elements of `eb` bytes each stay aligned to:
+/// a GEMM whose leading dimension gives less than 16 runs the library's fallback kernels.
+double operand_alignment(std::int64_t elems, double eb);
+
 class gpu : public component, public kernel_device {
 public:
     struct sm_params {

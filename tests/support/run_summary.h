@@ -1,5 +1,6 @@
 // `tessel run ARGS --out DIR` as a user runs it, for tests that read what a run reports: returns the summary.json
-// it wrote (null when it wrote none; a run that does not exit 0 fails the test with its output).
+// it wrote (null when it wrote none; a run that does not exit 0 fails the test with its output), and what one of
+// its resources did.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -25,6 +26,14 @@ inline nlohmann::json run_summary(const std::string& args) {
     std::ifstream in(out / "summary.json");
     if (!in) return {};
     return nlohmann::json::parse(in, nullptr, false);
+}
+
+/// The `work` of the resource `name` in a summary's resource table (0, and a test failure, when it has none).
+inline double resource_work(const nlohmann::json& summary, const std::string& name) {
+    for (const auto& r : summary["resources"])
+        if (r["name"] == name) return r["work"].get<double>();
+    ADD_FAILURE() << "no resource " << name;
+    return 0;
 }
 
 }  // namespace tessel::test

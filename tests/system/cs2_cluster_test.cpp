@@ -11,18 +11,13 @@
 #include "tests/support/cli.h"
 #include "tests/support/run_summary.h"
 
+using tessel::test::resource_work;
+
 namespace {
 
 const std::string k_cluster = "-p platforms/systems/cs2_cluster.yaml --set cs2.width=60 --set cs2.height=64";
 // workloads/mlp.yaml: four 1024 x 1024 layers with biases, fp16, Adam: 4,198,400 parameters.
 const std::string k_mlp = " -w mlp --set workload.training=adam --set workload.batch=64";
-
-double work_of(const nlohmann::json& j, const std::string& name) {
-    for (const auto& r : j["resources"])
-        if (r["name"] == name) return r["work"].get<double>();
-    ADD_FAILURE() << "no resource " << name;
-    return 0;
-}
 
 }  // namespace
 
@@ -48,13 +43,13 @@ TEST(cs2_cluster, every_byte_through_a_cs2_swarmx_and_memoryx_matches_the_hand_c
     EXPECT_EQ(par["streamed"]["in_bytes_per_pass"].get<double>(), in);
     EXPECT_EQ(par["streamed"]["out_bytes_per_pass"].get<double>(), out);
     EXPECT_EQ(par["streamed"]["update_bytes"].get<double>(), update);
-    EXPECT_EQ(work_of(j, "cs2[*].memoryx.to_wafer"), 2 * in);
-    EXPECT_EQ(work_of(j, "cs2[*].memoryx.from_wafer"), 2 * out);
+    EXPECT_EQ(resource_work(j, "cs2[*].memoryx.to_wafer"), 2 * in);
+    EXPECT_EQ(resource_work(j, "cs2[*].memoryx.from_wafer"), 2 * out);
     // SwarmX: each microbatch's gradients into the CS-2's reduction engine; the sums on to MemoryX, which
     // writes them and the updated state (an update writes back what it read).
-    EXPECT_EQ(work_of(j, "reduce[*]"), 2 * out);
-    EXPECT_EQ(work_of(j, "memoryx.from_wafer"), 2 * out + update);
-    EXPECT_EQ(work_of(j, "memoryx.to_wafer"), update);
+    EXPECT_EQ(resource_work(j, "reduce[*]"), 2 * out);
+    EXPECT_EQ(resource_work(j, "memoryx.from_wafer"), 2 * out + update);
+    EXPECT_EQ(resource_work(j, "memoryx.to_wafer"), update);
     // Physics: nothing beats MemoryX's own bandwidth (150 GB/s each way) or a CS-2's I/O.
     const double t = j["sim_time_s"].get<double>();
     EXPECT_GE(t, (2 * out + update) / 150e9);
@@ -71,8 +66,8 @@ TEST(cs2_cluster, one_representative_cs2_gives_the_iteration_time_of_every_cs2_s
     EXPECT_EQ(full["parallel"]["simulated_chips"].get<int>(), 4);
     EXPECT_DOUBLE_EQ(sym["sim_time_s"].get<double>(), full["sim_time_s"].get<double>());
     // Every CS-2 streams its own copy in; SwarmX sends one sum to MemoryX.
-    EXPECT_EQ(work_of(full, "cs2[*].memoryx.to_wafer"), 4 * work_of(sym, "cs2[*].memoryx.to_wafer"));
-    EXPECT_EQ(work_of(full, "memoryx.from_wafer"), work_of(sym, "memoryx.from_wafer"));
+    EXPECT_EQ(resource_work(full, "cs2[*].memoryx.to_wafer"), 4 * resource_work(sym, "cs2[*].memoryx.to_wafer"));
+    EXPECT_EQ(resource_work(full, "memoryx.from_wafer"), resource_work(sym, "memoryx.from_wafer"));
 }
 
 TEST(cs2_cluster, a_slower_memoryx_lengthens_the_iteration_and_a_faster_one_cannot_beat_the_cs2s) {
@@ -84,7 +79,7 @@ TEST(cs2_cluster, a_slower_memoryx_lengthens_the_iteration_and_a_faster_one_cann
     EXPECT_GE(slow, 16 * (4 * 1024.0 * 1024 + 4 * 1024) / 15e9);
     EXPECT_GT(slow, base);
     EXPECT_LE(fast["sim_time_s"].get<double>(), base);
-    EXPECT_GE(fast["sim_time_s"].get<double>(), work_of(fast, "cs2[*].memoryx.to_wafer") / 150e9);
+    EXPECT_GE(fast["sim_time_s"].get<double>(), resource_work(fast, "cs2[*].memoryx.to_wafer") / 150e9);
 }
 
 TEST(cs2_cluster, model_parallelism_zero_and_recompute_are_refused_with_the_reason) {

@@ -51,13 +51,8 @@ TEST(groqrack, a_gpt_trains_with_tensor_pipeline_and_data_parallelism_on_72_chip
     ASSERT_EQ(par["per_chip"].size(), 72u);
     for (const auto& chip : par["per_chip"]) EXPECT_GT(chip["compute_fraction"].get<double>(), 0.0) << chip["chip"];
     // Activations cross the global links between stages on different nodes and the node links inside one.
-    double node_bytes = 0, global_bytes = 0;
-    for (const auto& r : j["resources"]) {
-        if (r["name"] == "node[*]") node_bytes = r["work"];
-        if (r["name"] == "global") global_bytes = r["work"];
-    }
-    EXPECT_GT(node_bytes, 0.0);
-    EXPECT_GT(global_bytes, 0.0);
+    EXPECT_GT(tessel::test::resource_work(j, "node[*]"), 0.0);
+    EXPECT_GT(tessel::test::resource_work(j, "global"), 0.0);
     EXPECT_GE(j["sim_time_s"].get<double>(), j["physical_bound_s"].get<double>());
 }
 

@@ -63,10 +63,7 @@ TEST(sn40l_node, gpt_runs_with_tensor_pipeline_and_data_parallelism_on_16_socket
     EXPECT_EQ(j["parallel"]["chips"].get<int>(), 16);
     EXPECT_EQ(j["parallel"]["simulated_chips"].get<int>(), 2);
     EXPECT_GT(j["parallel"]["model_flops_utilisation"].get<double>(), 0);
-    bool fabric_used = false;
-    for (const auto& r : j["resources"])
-        if (r["name"] == "p2p") fabric_used = r["work"].get<double>() > 0;
-    EXPECT_TRUE(fabric_used);
+    EXPECT_GT(tessel::test::resource_work(j, "p2p"), 0.0);
 }
 
 TEST(sn40l_node, mapper_memory_must_name_a_memory_of_the_chip) {
