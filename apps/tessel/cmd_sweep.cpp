@@ -4,6 +4,7 @@
 
 #include "apps/tessel/command.h"
 #include "apps/tessel/paths.h"
+#include "apps/tessel/validators.h"
 #include "engine/sweep/driver.h"
 #include "engine/sweep/slurm.h"
 #include "engine/sweep/spec.h"
@@ -17,41 +18,6 @@ std::string g_timeout;
 std::string g_partition, g_time_limit;
 int g_cpus = 0, g_points_per_task = 0, g_max_parallel = -1;
 bool g_no_progress = false;
-
-// CLI11's PositiveNumber prints its range up to DBL_MAX (300 digits); these say what is expected.
-const CLI::Validator k_positive_count(
-    [](std::string& v) -> std::string {
-        try {
-            size_t used = 0;
-            const long long n = std::stoll(v, &used);
-            if (used == v.size() && n >= 1 && n <= 1000000) return {};
-        } catch (const std::exception&) {
-        }
-        return "expected a whole number from 1 to 1000000, got '" + v + "'";
-    },
-    "INT>=1");
-const CLI::Validator k_nonnegative_count(
-    [](std::string& v) -> std::string {
-        try {
-            size_t used = 0;
-            const long long n = std::stoll(v, &used);
-            if (used == v.size() && n >= 0 && n <= 1000000) return {};
-        } catch (const std::exception&) {
-        }
-        return "expected a whole number from 0 to 1000000, got '" + v + "'";
-    },
-    "INT>=0");
-const CLI::Validator k_positive_seconds(
-    [](std::string& v) -> std::string {
-        try {
-            size_t used = 0;
-            const double x = std::stod(v, &used);
-            if (used == v.size() && x > 0 && x <= 86400) return {};
-        } catch (const std::exception&) {
-        }
-        return "expected seconds above 0 and at most 86400, got '" + v + "'";
-    },
-    "SECONDS");
 
 CLI::App* setup(CLI::App& app) {
     auto* c = app.add_subcommand("sweep", "run a design-space sweep (docs/sweeps.md): every point a tessel run, "

@@ -167,10 +167,6 @@ private:
                              "step: 8}); a single value belongs under set:");
             }
             if (a.values.empty()) fail(what + " is empty: it has no values, so the sweep would have no points", e.key_where);
-            std::set<std::string> seen;
-            for (size_t i = 0; i < a.values.size(); ++i)
-                if (!seen.insert(a.values[i]).second)
-                    fail(what + ": value '" + a.values[i] + "' appears twice", a.value_where[i]);
             m_spec.axes.push_back(std::move(a));
         }
     }
@@ -324,6 +320,21 @@ private:
             } else if (!emitted[size_t(group_of[ax])]) {
                 emitted[size_t(group_of[ax])] = true;
                 m_spec.groups.push_back(zips[size_t(group_of[ax])]);
+            }
+        }
+        // A value twice on one axis would run one point twice; zipped axes may repeat a value as long as no whole
+        // combination repeats (`tessel plan` zips every plan key: dp=2 comes with several tp).
+        for (const auto& g : m_spec.groups) {
+            std::set<std::vector<std::string>> seen;
+            const axis& first = m_spec.axes[g.front()];
+            for (size_t i = 0; i < first.values.size(); ++i) {
+                std::vector<std::string> combo;
+                for (size_t ax : g) combo.push_back(m_spec.axes[ax].values[i]);
+                if (seen.insert(combo).second) continue;
+                if (g.size() == 1) fail("axis '" + first.name + "': value '" + first.values[i] + "' appears twice", first.value_where[i]);
+                std::string names;
+                for (size_t ax : g) names += (names.empty() ? "" : ", ") + m_spec.axes[ax].name + " = " + m_spec.axes[ax].values[i];
+                fail("zipped axes: the combination " + names + " appears twice", first.value_where[i]);
             }
         }
     }

@@ -57,6 +57,12 @@ public:
     void explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const override;
     bool reads_kernel_records() const override { return false; }
 
+    /// For `tessel plan` (after configure): the chips a plan runs on, the memory per chip that bounds it, and
+    /// whether weights stream from a store (then only data parallelism applies and chip memory does not bound it).
+    const platform::chip_group& chips(const platform& plat) const { return *plat.find_chip_group(m_chip_group); }
+    std::uint64_t chip_capacity(const platform& plat) const { return chip_memory(plat, chips(plat)).second; }
+    bool streams_weights() const { return m_opt.weights == "streamed"; }
+
 private:
     /// Adds a "pipeline" track to each simulated chip's trace process: one slice per pipeline item.
     void trace_pipeline(const mapping& m, const platform& plat, const executor::result& r) const;

@@ -1,0 +1,46 @@
+// Option checks shared by subcommands: CLI11's PositiveNumber prints its range up to DBL_MAX (300 digits); these
+// say what is expected.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <exception>
+#include <string>
+
+namespace tessel {
+
+inline const CLI::Validator k_positive_count(
+    [](std::string& v) -> std::string {
+        try {
+            size_t used = 0;
+            const long long n = std::stoll(v, &used);
+            if (used == v.size() && n >= 1 && n <= 1000000) return {};
+        } catch (const std::exception&) {
+        }
+        return "expected a whole number from 1 to 1000000, got '" + v + "'";
+    },
+    "INT>=1");
+inline const CLI::Validator k_nonnegative_count(
+    [](std::string& v) -> std::string {
+        try {
+            size_t used = 0;
+            const long long n = std::stoll(v, &used);
+            if (used == v.size() && n >= 0 && n <= 1000000) return {};
+        } catch (const std::exception&) {
+        }
+        return "expected a whole number from 0 to 1000000, got '" + v + "'";
+    },
+    "INT>=0");
+inline const CLI::Validator k_positive_seconds(
+    [](std::string& v) -> std::string {
+        try {
+            size_t used = 0;
+            const double x = std::stod(v, &used);
+            if (used == v.size() && x > 0 && x <= 86400) return {};
+        } catch (const std::exception&) {
+        }
+        return "expected seconds above 0 and at most 86400, got '" + v + "'";
+    },
+    "SECONDS");
+
+}  // namespace tessel

@@ -1,0 +1,576 @@
+#include "engine/plan/advisor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <sstream>
+
+#include "engine/mappers/mapper.h"
+#include "engine/netlist/platform.h"
+#include "engine/run/session.h"
+#include "engine/sweep/results.h"
+#include "engine/system/system_mapper.h"
+#include "models/core/error.h"
+#include "models/core/output_file.h"
+#include "models/core/units.h"
+
+namespace tessel {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+/// The parallel.* keys the search varies (axes of its sweep); the others apply to every plan as set.
+const std::vector<std::string> k_searched = {"dp", "tp", "pp", "microbatch", "interleave", "schedule", "recompute", "zero"};
+
+/// One system size: the platform loaded at one value of the scale parameter.
+struct system_size {
+    std::string value;  // of the scale parameter ("" without one)
+    std::int64_t chips = 0;
+    double capacity = 0;
+    bool streamed = false;
+    plan_space space;
+    std::string dp_only_reason;  // why every chip a replica is not among the plans, when it is not
+};
+
+/// A simulated plan's result.
+struct plan_result {
+    const plan_candidate* cand = nullptr;
+    std::string status = "pending", error;
+    double iteration_s = 0, samples_per_s = 0, mfu = 0;
+    double compute = 0, comm = 0, bubble = 0;  // mean fractions per simulated chip
+    double run_memory = 0;                     // the run's own worst stage (equals the estimate)
+    std::string dir;
+    bool ok() const { return status == "ok"; }
+};
+
+/// The plan as the tables name it: parallel_plan::str() and the memory keys the search varies.
+std::string label(const parallel_plan& p) {
+    std::string s = p.str();
+    if (p.schedule == "gpipe") s += " gpipe";
+    if (p.recompute != "none") s += " recompute=" + p.recompute;
+    if (p.zero) s += " zero=" + std::to_string(p.zero);
+    return s;
+}
+
+std::string yaml_quote(const std::string& s) { return json(s).dump(); }  // a JSON string is a YAML string
+
+std::string pct(double f) { return format_number(100 * f, 3) + "%"; }
+
+/// The absolute path of a file the user named relative to the working directory, else the name as it is.
+std::string absolute_if_file(const std::string& s) {
+    std::error_code ec;
+    if (fs::is_regular_file(s, ec)) return fs::absolute(s).lexically_normal().string();
+    return s;
+}
+
+/// What the user set: platform sets, workload overrides and the plan's fixed keys (folded into the limits).
+struct split_sets {
+    std::vector<std::pair<std::string, std::string>> platform;  // includes parallel.* keys that are not searched
+    std::map<std::string, std::string> workload;
+};
+
+split_sets split_user_sets(const plan_options& o, plan_limits& limits) {
+    split_sets out;
+    param_context ctx;  // reads the parallel.* values with the run's own rules, so a bad one fails here
+    for (const auto& s : o.sets) {
+        auto [k, v] = split_set(s);
+        if (k.rfind("workload.", 0) == 0) {
+            out.workload[k.substr(9)] = v;
+            continue;
+        }
+        if (k == o.scale_param) throw input_error("--set " + k + ": the system parameter --scale varies; set it there");
+        if (k.rfind("parallel.", 0) == 0) {
+            ctx.add_override(k, v);
+            const std::string key = k.substr(9);
+            if (std::find(k_searched.begin(), k_searched.end(), key) != k_searched.end() && key != "schedule") {
+                auto list = [&](std::vector<int>& l) {
+                    if (!l.empty()) throw input_error("--set " + k + " and --" + key + " both restrict " + key + "; give one");
+                    l = parse_int_list("--set " + k, v);
+                };
+                if (key == "dp") list(limits.dp);
+                else if (key == "tp") list(limits.tp);
+                else if (key == "pp") list(limits.pp);
+                else if (key == "microbatch") list(limits.microbatch);
+                else if (key == "interleave") list(limits.interleave);
+                else if (key == "zero") list(limits.zero);
+                else if (key == "recompute") {
+                    if (!limits.recompute.empty()) throw input_error("--set " + k + " and --recompute both restrict recompute; give one");
+                    limits.recompute = {v};
+                }
+                continue;
+            }
+            if (key != "schedule") out.platform.push_back({k, v});
+            continue;
+        }
+        out.platform.push_back({k, v});
+    }
+    // The plan's keys the search does not vary (schedule, sequence_parallel, ...) and unknown ones, through a run's rules.
+    param_context check;
+    for (const auto& s : o.sets) {
+        auto [k, v] = split_set(s);
+        if (k.rfind("parallel.", 0) != 0) continue;
+        const std::string key = k.substr(9);
+        if (key == "schedule" || std::find(k_searched.begin(), k_searched.end(), key) == k_searched.end()) check.add_override(k, v);
+    }
+    limits.base = read_parallel_plan(yaml_node(), check);
+    const auto unused = check.unused_overrides();
+    if (!unused.empty()) throw input_error("--set " + unused.front() + ": not a parallel plan key (tessel describe parallel lists them)");
+    for (const auto& r : limits.recompute)
+        if (r != "none" && r != "selective" && r != "full")
+            throw input_error("recompute '" + r + "': expected none, selective or full");
+    for (const int z : limits.zero)
+        if (z > 2) throw input_error("zero " + std::to_string(z) + ": the system mapper simulates ZeRO 0, 1 and 2");
+    return out;
+}
+
+/// Loads the system at one scale value and reads its chips and memory per chip.
+system_size load_size(const plan_options& o, const std::string& platform_file, const split_sets& sets,
+                      const std::string& value) {
+    sim_context sim;
+    param_context ctx;
+    for (const auto& [k, v] : sets.platform) ctx.add_override(k, v);
+    if (!o.scale_param.empty()) ctx.add_override(o.scale_param, value);
+    const std::unique_ptr<platform> plat = platform::load(platform_file, ctx, sim);
+    if (!plat->is_system())
+        throw input_error("tessel plan needs a system (a platform with chips: and mapper: {impl: system}); '" + o.platform +
+                          "' is a single chip: try platforms/systems/*.yaml");
+    const std::unique_ptr<mapper> m = create_mapper(*plat, ctx);
+    const auto* sm = dynamic_cast<const system_mapper*>(m.get());
+    if (!sm) throw input_error("tessel plan needs the system mapper (mapper: {impl: system}) on '" + o.platform + "'");
+    const auto unused = ctx.unused_overrides();
+    if (!unused.empty()) throw input_error("--set " + unused.front() + ": no such parameter on '" + o.platform + "'");
+    system_size s;
+    s.value = value;
+    s.chips = static_cast<std::int64_t>(sm->chips(*plat).chips.size());
+    s.streamed = sm->streams_weights();
+    s.capacity = s.streamed ? 0 : static_cast<double>(sm->chip_capacity(*plat));
+    return s;
+}
+
+json plan_json(const parallel_plan& p) {
+    return {{"plan", label(p)}, {"dp", p.dp}, {"tp", p.tp}, {"pp", p.pp}, {"microbatch", p.microbatch},
+            {"interleave", p.interleave}, {"schedule", p.schedule}, {"recompute", p.recompute}, {"zero", p.zero}};
+}
+
+/// The sweep that simulates every candidate: one zipped axis group over the plan keys (and the scale parameter).
+std::string sweep_yaml(const plan_options& o, const std::string& platform_file, const std::string& workload,
+                       const split_sets& sets, const std::vector<system_size>& sizes) {
+    std::vector<std::string> names;
+    if (!o.scale_param.empty()) names.push_back(o.scale_param);
+    for (const auto& k : k_searched) names.push_back("parallel." + k);
+    std::map<std::string, std::vector<std::string>> values;
+    for (const auto& s : sizes)
+        for (const auto& c : s.space.candidates) {
+            const parallel_plan& p = c.plan;
+            if (!o.scale_param.empty()) values[o.scale_param].push_back(s.value);
+            values["parallel.dp"].push_back(std::to_string(p.dp));
+            values["parallel.tp"].push_back(std::to_string(p.tp));
+            values["parallel.pp"].push_back(std::to_string(p.pp));
+            values["parallel.microbatch"].push_back(std::to_string(p.microbatch));
+            values["parallel.interleave"].push_back(std::to_string(p.interleave));
+            values["parallel.schedule"].push_back(p.schedule);
+            values["parallel.recompute"].push_back(p.recompute);
+            values["parallel.zero"].push_back(std::to_string(p.zero));
+        }
+    std::ostringstream y;
+    y << "# written by tessel plan: every candidate plan is a point (re-run with tessel sweep, or tessel plan again)\n"
+      << "sweep: plan\n"
+      << "platform: " << yaml_quote(platform_file) << "\n"
+      << "workload: " << yaml_quote(workload) << "\n";
+    if (!sets.platform.empty() || !sets.workload.empty()) {
+        y << "set:\n";
+        for (const auto& [k, v] : sets.platform) y << "  " << yaml_quote(k) << ": " << yaml_quote(v) << "\n";
+        for (const auto& [k, v] : sets.workload) y << "  " << yaml_quote("workload." + k) << ": " << yaml_quote(v) << "\n";
+    }
+    y << "axes:\n";
+    for (const auto& n : names) {
+        y << "  " << yaml_quote(n) << ": [";
+        for (size_t i = 0; i < values[n].size(); ++i) y << (i ? ", " : "") << yaml_quote(values[n][i]);
+        y << "]\n";
+    }
+    y << "zip:\n  - [";
+    for (size_t i = 0; i < names.size(); ++i) y << (i ? ", " : "") << yaml_quote(names[i]);
+    y << "]\n";
+    return y.str();
+}
+
+double mean_of(const json& per_chip, const char* key) {
+    if (!per_chip.is_array() || per_chip.empty()) return 0;
+    double s = 0;
+    for (const auto& c : per_chip) s += c.value(key, 0.0);
+    return s / static_cast<double>(per_chip.size());
+}
+
+void read_result(plan_result& r, const sweep::row& row, const std::string& out_dir) {
+    r.status = row.value("status", "failed");
+    r.error = row.value("error", "");
+    r.dir = row.value("dir", "");
+    if (!r.ok()) return;
+    std::ifstream in(out_dir + "/" + r.dir + "/summary.json");
+    json s;
+    try {
+        s = json::parse(in);
+    } catch (const std::exception& e) {
+        r.status = "failed";
+        r.error = "its summary.json does not read: " + std::string(e.what());
+        return;
+    }
+    r.iteration_s = s.value("sim_time_s", 0.0);
+    r.samples_per_s = s.value("throughput_per_s", 0.0);
+    const json& par = s.contains("parallel") ? s["parallel"] : json::object();
+    r.mfu = par.value("model_flops_utilisation", 0.0);
+    r.compute = mean_of(par.value("per_chip", json::array()), "compute_fraction");
+    r.comm = mean_of(par.value("per_chip", json::array()), "exposed_communication_fraction");
+    r.bubble = mean_of(par.value("per_chip", json::array()), "idle_fraction");
+    if (par.contains("memory") && par["memory"].contains("stages"))
+        for (const auto& st : par["memory"]["stages"]) r.run_memory = std::max(r.run_memory, st.value("total_bytes", 0.0));
+}
+
+/// "1.31x faster than X: 2.1 ms less exposed communication (5% vs 12%), for 0.4 ms more bubble (...)": what the
+/// winner saves, largest first, then what it pays; the parts of the iteration that differ by under 1% are left out.
+std::string wins_by(const plan_result& a, const plan_result& b) {
+    const double frac_a[3] = {a.compute, a.comm, a.bubble}, frac_b[3] = {b.compute, b.comm, b.bubble};
+    const char* names[3] = {"compute", "exposed communication", "bubble and waiting"};
+    std::vector<std::pair<double, int>> saves, pays;
+    for (int i = 0; i < 3; ++i) {
+        const double delta = frac_b[i] * b.iteration_s - frac_a[i] * a.iteration_s;
+        if (std::abs(delta) < 0.01 * a.iteration_s) continue;
+        (delta > 0 ? saves : pays).push_back({std::abs(delta), i});
+    }
+    std::sort(saves.rbegin(), saves.rend());
+    std::sort(pays.rbegin(), pays.rend());
+    auto part = [&](const std::pair<double, int>& d, const char* more_less) {
+        return format_time(d.first) + " " + more_less + " " + names[d.second] + " (" + pct(frac_a[d.second]) + " of its iteration vs " +
+               pct(frac_b[d.second]) + ")";
+    };
+    std::string s = format_number(b.iteration_s / a.iteration_s, 3) + "x faster than " + label(b.cand->plan) + ": ";
+    for (size_t i = 0; i < saves.size(); ++i) s += (i ? ", " : "") + part(saves[i], "less");
+    for (size_t i = 0; i < pays.size(); ++i) s += std::string(i ? ", " : saves.empty() ? "" : ", for ") + part(pays[i], "more");
+    if (saves.empty() && pays.empty()) s += "the same split of the iteration, within 1%";
+    return s;
+}
+
+struct size_report {
+    const system_size* size = nullptr;
+    std::vector<plan_result> results;     // ranked: ok by iteration time, then the rest
+    std::vector<std::string> why;         // the best plan's case, in sentences
+    std::vector<std::pair<int, std::string>> by_dp;  // dp, "x samples/s (plan)" or why none
+    int dp_pays_to = 0;                   // the data-parallel degree with the highest throughput
+};
+
+size_report rank_size(const system_size& s, std::vector<plan_result> results) {
+    size_report r;
+    r.size = &s;
+    std::stable_sort(results.begin(), results.end(), [](const plan_result& a, const plan_result& b) {
+        if (a.ok() != b.ok()) return a.ok();
+        if (a.ok() && a.iteration_s != b.iteration_s) return a.iteration_s < b.iteration_s;
+        return false;
+    });
+    r.results = std::move(results);
+    if (r.results.empty() || !r.results.front().ok()) return r;
+    const plan_result& best = r.results.front();
+    r.why.push_back("best: " + label(best.cand->plan) + ", " + format_time(best.iteration_s) + " per iteration, " +
+                    format_number(best.samples_per_s, 4) + " samples/s, MFU " + pct(best.mfu));
+    if (r.results.size() > 1 && r.results[1].ok()) r.why.push_back("it is " + wins_by(best, r.results[1]));
+    // Plain data parallelism: every chip a replica.
+    const plan_result* dp_only = nullptr;
+    for (const auto& x : r.results)
+        if (x.ok() && x.cand->plan.tp == 1 && x.cand->plan.pp == 1 && (!dp_only)) dp_only = &x;
+    if (best.cand->plan.tp == 1 && best.cand->plan.pp == 1) {
+        r.why.push_back("plain data parallelism wins: no model parallelism is needed to fit or to go faster");
+    } else if (dp_only && r.results.size() > 1 && dp_only == &r.results[1]) {
+        r.why.push_back("the runner-up is plain data parallelism");
+    } else if (dp_only) {
+        r.why.push_back("plain data parallelism (" + label(dp_only->cand->plan) + ") is slower: the best plan is " +
+                        wins_by(best, *dp_only));
+    } else {
+        const plan_candidate* miss = nullptr;
+        for (const auto& c : s.space.rejected)
+            if (c.plan.tp == 1 && c.plan.pp == 1) miss = &c;
+        if (miss)
+            r.why.push_back("plain data parallelism (dp=" + std::to_string(miss->plan.dp) + ") does not fit: " +
+                            miss->rejected + " even at microbatch " + std::to_string(miss->plan.microbatch) + " with " +
+                            miss->plan.recompute + " recomputation and ZeRO " + std::to_string(miss->plan.zero) +
+                            " (" + miss->memory_largest + ")");
+        else if (!s.dp_only_reason.empty())
+            r.why.push_back("plain data parallelism (dp=" + std::to_string(s.chips) + ") " + s.dp_only_reason);
+    }
+    // Best throughput at each data-parallel degree.
+    std::map<int, const plan_result*> best_at;
+    for (const auto& x : r.results)
+        if (x.ok() && !best_at.count(x.cand->plan.dp)) best_at[x.cand->plan.dp] = &x;
+    std::map<int, const plan_candidate*> missing;
+    for (const auto& c : s.space.rejected)
+        if (!best_at.count(c.plan.dp) && !missing.count(c.plan.dp)) missing[c.plan.dp] = &c;
+    double top = 0;
+    for (const auto& [dp, x] : best_at)
+        if (x->samples_per_s > top) top = x->samples_per_s, r.dp_pays_to = dp;
+    std::map<int, std::string> lines;
+    for (const auto& [dp, x] : best_at)
+        lines[dp] = format_number(x->samples_per_s, 4) + " samples/s (" + label(x->cand->plan) + ")";
+    for (const auto& [dp, c] : missing) lines[dp] = "does not fit (" + c->rejected + ")";
+    for (const auto& [dp, l] : lines) r.by_dp.push_back({dp, l});
+    return r;
+}
+
+void print_size(std::ostream& out, const plan_options& o, const size_report& r) {
+    const system_size& s = *r.size;
+    out << (o.scale_param.empty() ? "" : o.scale_param + "=" + s.value + ": ") << s.chips << " chips"
+        << (s.capacity > 0 ? ", " + format_bytes(s.capacity) + " per chip" : ", weights streamed") << "; "
+        << s.space.candidates.size() << " plans simulated, " << s.space.rejected.size() << " do not fit\n";
+    if (r.results.empty()) {
+        out << "  no plan fits" << (s.space.first_violation.empty() ? "" : " (" + s.space.first_violation + ")") << "\n";
+        return;
+    }
+    std::vector<std::vector<std::string>> rows = {{"rank", "plan", "iteration", "samples/s", "MFU", "memory/chip", "compute", "exposed comm", "bubble"}};
+    int rank = 0;
+    for (const auto& x : r.results) {
+        if (rank >= o.top) break;
+        ++rank;
+        if (x.ok())
+            rows.push_back({std::to_string(rank), label(x.cand->plan), format_time(x.iteration_s), format_number(x.samples_per_s, 4),
+                            pct(x.mfu), format_bytes(x.cand->memory_bytes), pct(x.compute), pct(x.comm), pct(x.bubble)});
+        else
+            rows.push_back({"-", label(x.cand->plan), x.status + ": " + x.error, "", "", format_bytes(x.cand->memory_bytes), "", "", ""});
+    }
+    std::vector<size_t> w(rows.front().size(), 0);
+    for (const auto& row : rows)
+        for (size_t c = 0; c < row.size(); ++c)
+            if (!(row[2].size() > 40 && c == 2)) w[c] = std::max(w[c], row[c].size());
+    for (const auto& row : rows) {
+        std::string line = " ";
+        for (size_t c = 0; c < row.size(); ++c) {
+            const bool right = c == 0 || c >= 2;
+            const std::string pad(w[c] > row[c].size() ? w[c] - row[c].size() : 0, ' ');
+            line += " " + (right ? pad + row[c] : row[c] + (c + 1 < row.size() ? pad : ""));
+        }
+        while (!line.empty() && line.back() == ' ') line.pop_back();
+        out << line << "\n";
+    }
+    if (r.results.size() > static_cast<size_t>(o.top)) out << "  ... and " << r.results.size() - o.top << " more in plan.json\n";
+    for (const auto& w2 : r.why) out << "  " << w2 << "\n";
+    if (!r.by_dp.empty()) {
+        out << "  best by data-parallel degree:";
+        for (size_t i = 0; i < r.by_dp.size(); ++i) out << (i ? "; " : " ") << "dp=" << r.by_dp[i].first << " " << r.by_dp[i].second;
+        out << "\n  data parallelism pays up to dp=" << r.dp_pays_to;
+        const auto more = std::find_if(r.by_dp.begin(), r.by_dp.end(), [&](const auto& x) { return x.first > r.dp_pays_to; });
+        if (more != r.by_dp.end()) out << "; beyond it (dp=" << more->first << ") " << more->second;
+        out << "\n";
+    }
+}
+
+json size_json(const plan_options& o, const size_report& r) {
+    const system_size& s = *r.size;
+    json j = {{"chips", s.chips}, {"capacity_bytes", s.capacity}, {"weights_streamed", s.streamed}};
+    if (!o.scale_param.empty()) j["scale"] = {{"param", o.scale_param}, {"value", s.value}};
+    json plans = json::array();
+    int rank = 0;
+    for (const auto& x : r.results) {
+        json p = plan_json(x.cand->plan);
+        p["rank"] = x.ok() ? ++rank : 0;
+        p["status"] = x.status;
+        p["memory_bytes"] = x.cand->memory_bytes;
+        if (x.ok()) {
+            p["iteration_s"] = x.iteration_s;
+            p["samples_per_s"] = x.samples_per_s;
+            p["model_flops_utilisation"] = x.mfu;
+            p["compute_fraction"] = x.compute;
+            p["exposed_communication_fraction"] = x.comm;
+            p["bubble_fraction"] = x.bubble;
+        } else {
+            p["error"] = x.error;
+        }
+        p["dir"] = x.dir;
+        plans.push_back(p);
+    }
+    j["plans"] = plans;
+    json rej = json::array();
+    for (const auto& c : s.space.rejected) {
+        json p = plan_json(c.plan);
+        p["memory_bytes"] = c.memory_bytes;
+        p["reason"] = c.rejected;
+        p["largest"] = c.memory_largest;
+        rej.push_back(p);
+    }
+    j["rejected"] = rej;
+    if (!r.results.empty() && r.results.front().ok()) j["best"] = label(r.results.front().cand->plan);
+    j["why"] = r.why;
+    json dps = json::array();
+    for (const auto& [dp, l] : r.by_dp) dps.push_back({{"dp", dp}, {"best", l}});
+    j["by_dp"] = dps;
+    j["data_parallel_pays_up_to"] = r.dp_pays_to;
+    return j;
+}
+
+}  // namespace
+
+std::vector<int> parse_int_list(const std::string& key, const std::string& text) {
+    std::vector<int> out;
+    std::stringstream ss(text);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        try {
+            size_t used = 0;
+            const long v = std::stol(item, &used);
+            if (used != item.size() || v < 0 || v > (1 << 24)) throw std::invalid_argument(item);
+            out.push_back(static_cast<int>(v));
+        } catch (const std::exception&) {
+            throw input_error(key + ": expected whole numbers separated by commas, got '" + text + "'");
+        }
+    }
+    if (out.empty()) throw input_error(key + ": expected whole numbers separated by commas, got '" + text + "'");
+    return out;
+}
+
+int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
+    if (o.platform.empty()) throw input_error("tessel plan: no platform given (-p platforms/systems/NAME.yaml)");
+    if (o.workload.empty()) throw input_error("tessel plan: no workload given (-w gpt2, bert, llama or a file)");
+    if (!o.scale_param.empty() && o.scale_values.empty()) throw input_error("--scale " + o.scale_param + ": no values");
+    plan_limits limits = o.limits;
+    const split_sets sets = split_user_sets(o, limits);
+    const std::string platform_file = o.sweep.resolve_platform ? o.sweep.resolve_platform(o.platform) : o.platform;
+    const std::string workload = absolute_if_file(o.workload);
+
+    std::vector<system_size> sizes;
+    const std::vector<std::string> values = o.scale_param.empty() ? std::vector<std::string>{""} : o.scale_values;
+    size_t total = 0;
+    for (const auto& v : values) {
+        system_size s = load_size(o, platform_file, sets, v);
+        plan_limits l = limits;
+        if (s.streamed) {  // a weight-streaming cluster is data parallel only (engine/system/weight_streaming.h)
+            l.tp = {1};
+            l.pp = {1};
+        }
+        s.space = enumerate_plans(workload, sets.workload, s.chips, s.capacity, l);
+        auto excludes = [](const std::vector<int>& list, int v) { return !list.empty() && std::find(list.begin(), list.end(), v) == list.end(); };
+        if (excludes(l.tp, 1) || excludes(l.pp, 1) || excludes(l.dp, static_cast<int>(s.chips))) {
+            s.dp_only_reason = "is outside the search (--dp, --tp or --pp leave it out)";
+        } else {
+            parallel_plan dp_only = l.base;
+            dp_only.dp = static_cast<int>(s.chips);
+            const auto broken = plan_violations(dp_only, s.space.target);
+            if (!broken.empty()) s.dp_only_reason = "is not a valid plan: " + broken.front();
+        }
+        if (!s.space.training)
+            throw input_error("tessel plan searches training plans: set workload.training (e.g. --set workload.training=adam)");
+        total += s.space.candidates.size();
+        sizes.push_back(std::move(s));
+    }
+    if (total == 0) {
+        std::string why;
+        for (const auto& s : sizes) {
+            const plan_candidate* least = nullptr;
+            for (const auto& c : s.space.rejected)
+                if (!least || c.memory_bytes < least->memory_bytes) least = &c;
+            if (least) why = "the smallest, " + label(least->plan) + ", " + least->rejected + " (" + least->memory_largest + ")";
+            else if (!s.space.first_violation.empty()) why = "the rules refuse every combination, e.g. " + s.space.first_violation;
+        }
+        throw input_error("tessel plan: no parallel plan of '" + o.workload + "' fits on '" + o.platform + "'" + (why.empty() ? "" : ": " + why));
+    }
+    if (total > o.max_plans)
+        throw input_error("tessel plan: " + std::to_string(total) + " plans fit, more than --max-plans " + std::to_string(o.max_plans) +
+                          "; narrow the search (--tp 1,2,4,8, --pp, --microbatch, --interleave 1) or raise --max-plans");
+
+    const std::string out_dir = o.out_dir.empty()
+                                    ? "out/plans/" + fs::path(platform_file).stem().string() + "-" + fs::path(o.workload).stem().string()
+                                    : o.out_dir;
+    fs::create_directories(out_dir);
+    const std::string spec_file = out_dir + "/plan_sweep.yaml";
+    write_file_atomic(spec_file, sweep_yaml(o, platform_file, workload, sets, sizes), "plan sweep", true);
+
+    std::vector<size_report> reports;
+    int status = 0;
+    if (!o.dry_run) {
+        sweep::sweep_options so = o.sweep;
+        so.spec_file = spec_file;
+        so.out_dir = out_dir;
+        std::ostringstream sweep_out;
+        status = sweep::run_sweep(so, sweep_out, err);
+        err << sweep_out.str();
+    }
+    // Results by plan (and scale value), from the sweep's record.
+    std::map<std::string, sweep::row> rows;
+    {
+        const sweep::results_store store(out_dir, false);
+        for (const auto& [key, row] : store.latest()) {
+            std::string id;
+            for (const auto& [k, v] : row["params"].items()) id += k + "=" + v.get<std::string>() + " ";
+            rows[id] = row;
+        }
+    }
+    for (const auto& s : sizes) {
+        std::vector<plan_result> results;
+        for (const auto& c : s.space.candidates) {
+            plan_result r;
+            r.cand = &c;
+            std::string id;
+            if (!o.scale_param.empty()) id += o.scale_param + "=" + s.value + " ";
+            const parallel_plan& p = c.plan;
+            id += "parallel.dp=" + std::to_string(p.dp) + " parallel.tp=" + std::to_string(p.tp) + " parallel.pp=" +
+                  std::to_string(p.pp) + " parallel.microbatch=" + std::to_string(p.microbatch) + " parallel.interleave=" +
+                  std::to_string(p.interleave) + " parallel.schedule=" + p.schedule + " parallel.recompute=" +
+                  p.recompute + " parallel.zero=" + std::to_string(p.zero) + " ";
+            const auto it = rows.find(id);
+            if (it != rows.end()) read_result(r, it->second, out_dir);
+            results.push_back(std::move(r));
+        }
+        reports.push_back(rank_size(s, std::move(results)));
+    }
+
+    json doc = {{"platform", o.platform}, {"workload", o.workload}, {"sets", o.sets}, {"out_dir", out_dir}};
+    json js = json::array();
+    for (const auto& r : reports) js.push_back(size_json(o, r));
+    doc["sizes"] = js;
+    // Pareto front of throughput against chips: a size's best plan is on it when no size with at most as many
+    // chips is as fast.
+    json front = json::array();
+    double fastest = 0;
+    std::vector<const size_report*> by_chips;
+    for (const auto& r : reports) by_chips.push_back(&r);
+    std::stable_sort(by_chips.begin(), by_chips.end(), [](auto* a, auto* b) { return a->size->chips < b->size->chips; });
+    for (const size_report* r : by_chips) {
+        if (r->results.empty() || !r->results.front().ok()) continue;
+        const plan_result& b = r->results.front();
+        if (b.samples_per_s <= fastest) continue;
+        fastest = b.samples_per_s;
+        front.push_back({{"chips", r->size->chips}, {"plan", label(b.cand->plan)}, {"samples_per_s", b.samples_per_s},
+                         {"samples_per_s_per_chip", b.samples_per_s / static_cast<double>(r->size->chips)}});
+    }
+    doc["pareto"] = front;
+    write_file_atomic(out_dir + "/plan.json", doc.dump(2) + "\n", "plan report", true);
+
+    if (o.json) {
+        out << doc.dump(2) << "\n";
+        return status;
+    }
+    out << "tessel plan: " << o.workload << " on " << o.platform << "\n";
+    for (const auto& r : reports) {
+        if (o.dry_run) {
+            const system_size& s = *r.size;
+            out << (o.scale_param.empty() ? "" : o.scale_param + "=" + s.value + ": ") << s.chips << " chips; "
+                << s.space.candidates.size() << " plans to simulate, " << s.space.rejected.size() << " do not fit\n";
+            for (const auto& c : s.space.candidates) out << "  " << label(c.plan) << "  " << format_bytes(c.memory_bytes) << " per chip\n";
+            for (const auto& c : s.space.rejected) out << "  " << label(c.plan) << "  does not fit: " << c.rejected << "\n";
+            continue;
+        }
+        print_size(out, o, r);
+    }
+    if (!o.dry_run && front.size() > 1) {
+        out << "pareto front (chips: best samples/s, per chip):";
+        for (const auto& f : front)
+            out << " " << f["chips"].get<std::int64_t>() << ": " << format_number(f["samples_per_s"].get<double>(), 4) << " ("
+                << format_number(f["samples_per_s_per_chip"].get<double>(), 4) << ");";
+        out << "\n";
+    }
+    out << "plans: " << out_dir << "/plan.json (plot: scripts/plot_plan.py " << out_dir << "/plan.json)\n";
+    return status;
+}
+
+}  // namespace tessel

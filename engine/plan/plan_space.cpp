@@ -1,0 +1,172 @@
+#include "engine/plan/plan_space.h"
+
+#include <algorithm>
+#include <memory>
+#include <tuple>
+
+#include "engine/system/memory.h"
+#include "engine/system/partition.h"
+#include "models/core/error.h"
+#include "models/core/units.h"
+
+namespace tessel {
+
+namespace {
+
+std::vector<int> divisors(std::int64_t n) {
+    std::vector<int> d;
+    for (std::int64_t k = 1; k <= n; ++k)
+        if (n % k == 0) d.push_back(static_cast<int>(k));
+    return d;
+}
+
+/// Powers of two dividing n, and n itself, ascending.
+std::vector<int> microbatch_choices(std::int64_t n) {
+    std::vector<int> v;
+    for (std::int64_t k = 1; k <= n; k *= 2)
+        if (n % k == 0) v.push_back(static_cast<int>(k));
+    if (v.empty() || v.back() != n) v.push_back(static_cast<int>(n));
+    return v;
+}
+
+/// Partitions are the expensive part (building and cutting the graphs); they depend on the plan only through
+/// what one rank runs, so plans differing in dp or zero share one, and its plan and microbatch count are set
+/// before each memory estimate.
+class partition_cache {
+public:
+    partition_cache(std::string spec, std::map<std::string, std::string> overrides)
+        : m_spec(std::move(spec)), m_overrides(std::move(overrides)) {}
+
+    partition_result& get(const parallel_plan& p, std::int64_t batch) {
+        const auto key = std::make_tuple(p.tp, p.pp, p.interleave, p.microbatch, p.recompute, p.sequence_parallel, p.schedule);
+        auto it = m_cache.find(key);
+        if (it == m_cache.end()) it = m_cache.emplace(key, std::make_unique<partition_result>(partition(m_spec, m_overrides, p))).first;
+        partition_result& r = *it->second;
+        r.plan = p;
+        r.microbatches = microbatches(p, batch);
+        return r;
+    }
+
+private:
+    std::string m_spec;
+    std::map<std::string, std::string> m_overrides;
+    std::map<std::tuple<int, int, int, int, std::string, bool, std::string>, std::unique_ptr<partition_result>> m_cache;
+};
+
+std::string largest_items(const stage_memory& s) {
+    std::string out;
+    for (size_t i = 0; i < s.largest.size() && i < 3; ++i) out += (i ? ", " : "") + s.largest[i].what + " " + format_bytes(s.largest[i].bytes);
+    return out;
+}
+
+}  // namespace
+
+plan_space enumerate_plans(const std::string& spec, const std::map<std::string, std::string>& overrides,
+                           std::int64_t chips, double capacity_bytes, const plan_limits& limits) {
+    plan_space out;
+    out.target = plan_target_of(spec, overrides, chips);
+    out.capacity = capacity_bytes;
+    const plan_target& t = out.target;
+    partition_cache parts(spec, overrides);
+
+    auto restricted = [](const std::vector<int>& user, std::vector<int> all) {
+        if (user.empty()) return all;
+        return user;
+    };
+
+    // Memory of plan p, or an explanation of why it could not be partitioned.
+    auto memory_of = [&](const parallel_plan& p, std::string& error) -> std::unique_ptr<memory_report> {
+        try {
+            const partition_result& part = parts.get(p, t.batch);
+            if (!part.training) out.training = false;
+            return std::make_unique<memory_report>(memory_per_chip(part, capacity_bytes));
+        } catch (const input_error& e) {
+            error = e.message();
+            return nullptr;
+        }
+    };
+
+    auto refuse = [&](std::string why) {
+        if (out.first_violation.empty()) out.first_violation = std::move(why);
+    };
+    for (const int tp : restricted(limits.tp, divisors(chips))) {
+        if (tp < 1 || chips % tp) {
+            refuse("tp=" + std::to_string(tp) + ": does not divide the system's " + std::to_string(chips) + " chips");
+            continue;
+        }
+        for (const int pp : restricted(limits.pp, divisors(chips / tp))) {
+            if (pp < 1 || (chips / tp) % pp) {
+                refuse("tp=" + std::to_string(tp) + " pp=" + std::to_string(pp) + ": tp x pp does not divide the system's " +
+                       std::to_string(chips) + " chips");
+                continue;
+            }
+            const int dp = static_cast<int>(chips / tp / pp);
+            if (!limits.dp.empty() && std::find(limits.dp.begin(), limits.dp.end(), dp) == limits.dp.end()) continue;
+            const std::int64_t per_replica = t.batch / dp;
+            std::vector<int> mbs = restricted(limits.microbatch, microbatch_choices(std::max<std::int64_t>(1, per_replica)));
+            // Largest first: with pp = 1 the first that fits is the one kept.
+            std::sort(mbs.rbegin(), mbs.rend());
+            std::vector<int> ils = restricted(limits.interleave, pp > 1 ? std::vector<int>{1, 2} : std::vector<int>{1});
+            for (const int il : ils) {
+                bool kept_one = false;  // pp = 1: a fitting microbatch was kept
+                plan_candidate smallest_miss;
+                bool missed = false;
+                for (const int mb : mbs) {
+                    if (pp == 1 && kept_one && limits.microbatch.empty()) break;
+                    parallel_plan p = limits.base;
+                    p.dp = dp;
+                    p.tp = tp;
+                    p.pp = pp;
+                    p.microbatch = mb;
+                    p.interleave = il;
+                    if (il > 1) p.schedule = "interleaved_1f1b";
+                    else if (p.schedule == "interleaved_1f1b") p.schedule = "1f1b";
+                    p.zero = 0;
+                    p.recompute = "none";
+                    const std::vector<std::string> broken = plan_violations(p, t);
+                    if (!broken.empty()) {
+                        std::string why = p.str() + ": ";
+                        for (size_t i = 0; i < broken.size(); ++i) why += (i ? "; " : "") + broken[i];
+                        refuse(why);
+                        continue;
+                    }
+                    if (pp > 1 && limits.microbatch.empty() && microbatches(p, t.batch) < pp) continue;
+                    const std::vector<int> zeros = !limits.zero.empty() ? limits.zero : (dp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0});
+                    const std::vector<std::string> recomputes =
+                        !limits.recompute.empty() ? limits.recompute : std::vector<std::string>{"none", "selective", "full"};
+                    auto try_zero = [&](int z) {
+                        for (const auto& rc : recomputes) {
+                            parallel_plan q = p;
+                            q.zero = z;
+                            q.recompute = rc;
+                            std::string error;
+                            const auto mem = memory_of(q, error);
+                            if (!mem) {  // selective needs ops tagged as the attention core; the next rung may work
+                                refuse(q.str() + ": " + error);
+                                continue;
+                            }
+                            const stage_memory& w = mem->worst();
+                            plan_candidate c{q, w.total, largest_items(w), ""};
+                            if (capacity_bytes <= 0 || mem->fits()) {
+                                out.candidates.push_back(std::move(c));
+                                return true;
+                            }
+                            c.rejected = "needs " + format_bytes(w.total) + " per chip, a chip has " + format_bytes(capacity_bytes);
+                            smallest_miss = std::move(c);
+                            missed = true;
+                        }
+                        return false;
+                    };
+                    bool fits = false;
+                    for (const int z : zeros) fits |= try_zero(z);
+                    if (!fits && limits.zero.empty() && dp > 1) fits = try_zero(2);
+                    kept_one |= fits;
+                }
+                if (!kept_one && missed) out.rejected.push_back(std::move(smallest_miss));
+            }
+        }
+    }
+    return out;
+}
+
+}  // namespace tessel

@@ -1,0 +1,128 @@
+// `tessel plan` as a user runs it, on a small system where memory forces model parallelism: its ranking is the
+// order of the plans simulated one by one with `tessel run`, its best plan is model parallel and beats every data-
+// parallel plan, plain data parallelism is reported as not fitting with the memory it needs, a re-run resumes
+// instead of simulating again, and bad input is one clear error.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/support/cli.h"
+#include "tests/support/files.h"
+#include "tests/support/run_summary.h"
+
+using namespace tessel::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A 4-layer GPT on one DGX A100 whose GPUs have 200 MB: data parallelism alone needs 208.2 MB per chip even with
+// full recomputation and ZeRO 2 (weights 4 B/param held whole), so a plan must split the model.
+const std::string k_system = "-p platforms/systems/dgx_a100.yaml -w gpt2";
+const std::string k_sets =
+    " --set workload.training=adam --set workload.batch=16 --set workload.layers=4 --set workload.hidden=512"
+    " --set workload.heads=8 --set workload.seq=256 --set gpu.gpu.hbm.capacity=200MB";
+
+fs::path temp(const std::string& name) {
+    const fs::path p = fs::temp_directory_path() / ("tessel_plan_" + std::to_string(getpid())) / name;
+    fs::remove_all(p);
+    return p;
+}
+
+std::string run_args(const nlohmann::json& p) {
+    return " --set parallel.dp=" + std::to_string(p["dp"].get<int>()) + " --set parallel.tp=" + std::to_string(p["tp"].get<int>()) +
+           " --set parallel.pp=" + std::to_string(p["pp"].get<int>()) + " --set parallel.microbatch=" +
+           std::to_string(p["microbatch"].get<int>()) + " --set parallel.interleave=" + std::to_string(p["interleave"].get<int>()) +
+           " --set parallel.schedule=" + p["schedule"].get<std::string>() + " --set parallel.recompute=" +
+           p["recompute"].get<std::string>() + " --set parallel.zero=" + std::to_string(p["zero"].get<int>());
+}
+
+}  // namespace
+
+TEST(plan_cli, ranks_as_individual_runs_and_model_parallelism_wins_where_memory_forces_it) {
+    const fs::path out = temp("small");
+    const auto r = run_tessel("plan " + k_system + k_sets + " -o " + out.string() + " --no-progress -j 2");
+    ASSERT_EQ(r.code, 0) << r.out;
+    const nlohmann::json doc = nlohmann::json::parse(slurp(out / "plan.json"));
+    ASSERT_EQ(doc["sizes"].size(), 1u);
+    const nlohmann::json& size = doc["sizes"][0];
+    EXPECT_EQ(size["chips"], 8);
+    const nlohmann::json& plans = size["plans"];
+    ASSERT_EQ(plans.size(), 13u) << "the plans that fit in 200 MB (plan_space_test covers the enumeration)";
+
+    // Every plan simulated alone gives the iteration time the table ranks it by, exactly.
+    double previous = 0;
+    int rank = 0;
+    for (const auto& p : plans) {
+        ASSERT_EQ(p["status"], "ok") << p.dump();
+        EXPECT_EQ(p["rank"], ++rank);
+        const nlohmann::json s = run_summary(k_system + k_sets + run_args(p));
+        EXPECT_EQ(s["sim_time_s"].get<double>(), p["iteration_s"].get<double>()) << p["plan"];
+        EXPECT_EQ(s["throughput_per_s"].get<double>(), p["samples_per_s"].get<double>()) << p["plan"];
+        double worst = 0;
+        for (const auto& st : s["parallel"]["memory"]["stages"]) worst = std::max(worst, st["total_bytes"].get<double>());
+        EXPECT_EQ(worst, p["memory_bytes"].get<double>()) << "the planner's memory is the run's: " << p["plan"];
+        EXPECT_LE(worst, 200e6);
+        EXPECT_GE(p["iteration_s"].get<double>(), previous) << "ranked by iteration time";
+        previous = p["iteration_s"].get<double>();
+    }
+    // The best plan splits the model; no plan of all-data-parallel chips is among those simulated.
+    const nlohmann::json& best = plans[0];
+    EXPECT_GT(best["tp"].get<int>() * best["pp"].get<int>(), 1);
+    for (const auto& p : plans) EXPECT_GT(p["tp"].get<int>() * p["pp"].get<int>(), 1) << p["plan"];
+    bool dp_rejected = false;
+    for (const auto& rj : size["rejected"])
+        if (rj["dp"] == 8) {
+            dp_rejected = true;
+            EXPECT_EQ(rj["reason"], "needs 208.2 MB per chip, a chip has 200 MB");
+        }
+    EXPECT_TRUE(dp_rejected);
+    EXPECT_NE(r.out.find("plain data parallelism (dp=8) does not fit: needs 208.2 MB per chip"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("best: " + best["plan"].get<std::string>()), std::string::npos) << r.out;
+
+    // Again: every plan is found in the results, nothing runs, the report is the same.
+    const auto again = run_tessel("plan " + k_system + k_sets + " -o " + out.string() + " --no-progress -j 2");
+    ASSERT_EQ(again.code, 0) << again.out;
+    EXPECT_NE(again.out.find("13 done earlier, 0 to run"), std::string::npos) << again.out;
+    EXPECT_EQ(nlohmann::json::parse(slurp(out / "plan.json"))["sizes"], doc["sizes"]);
+}
+
+TEST(plan_cli, scale_gives_a_pareto_front_over_system_sizes) {
+    const fs::path out = temp("scale");
+    const auto r = run_tessel("plan " + k_system +
+                              " --set workload.training=adam --set workload.batch=16 --set workload.layers=4"
+                              " --set workload.hidden=512 --set workload.heads=8 --set workload.seq=256"
+                              " --scale nodes=1,2 --tp 1 --pp 1 --json -o " + out.string() + " --no-progress -j 2");
+    ASSERT_EQ(r.code, 0) << r.out;
+    const nlohmann::json doc = nlohmann::json::parse(slurp(out / "plan.json"));
+    ASSERT_EQ(doc["sizes"].size(), 2u);
+    EXPECT_EQ(doc["sizes"][0]["chips"], 8);
+    EXPECT_EQ(doc["sizes"][1]["chips"], 16);
+    // The front keeps a size only when it beats every smaller one.
+    double fastest = 0;
+    for (const auto& f : doc["pareto"]) {
+        EXPECT_GT(f["samples_per_s"].get<double>(), fastest);
+        fastest = f["samples_per_s"].get<double>();
+    }
+    for (const auto& s : doc["sizes"]) {
+        const double best = s["plans"][0]["samples_per_s"].get<double>();
+        EXPECT_LE(best, fastest);
+    }
+}
+
+TEST(plan_cli, bad_input_is_one_clear_error) {
+    EXPECT_TESSEL_ERROR("plan -p platforms/gpu/a100_sxm.yaml -w gpt2 --set workload.training=adam",
+                        "tessel plan needs a system");
+    EXPECT_TESSEL_ERROR("plan " + k_system + " --set workload.batch=16 --set workload.layers=4 -n", "set workload.training");
+    EXPECT_TESSEL_ERROR("plan " + k_system + k_sets + " --tp 3 -n", "no parallel plan of 'gpt2' fits");
+    EXPECT_TESSEL_ERROR("plan " + k_system + k_sets + " --tp 2,x -n", "--tp: expected whole numbers");
+    EXPECT_TESSEL_ERROR("plan " + k_system + k_sets + " --set parallel.tp=2 --tp 2 -n", "give one");
+    EXPECT_TESSEL_ERROR("plan " + k_system + k_sets + " --set parallel.bogus=1 -n", "parallel.bogus");
+    EXPECT_TESSEL_ERROR("plan " + k_system + k_sets + " --set noc.bogus=1 -n", "noc.bogus");
+    EXPECT_TESSEL_ERROR("plan " + k_system + k_sets + " --set gpu.gpu.hbm.capacity=1MB -n", "no parallel plan of 'gpt2' fits on");
+    EXPECT_TESSEL_ERROR("plan " + k_system + k_sets + " --max-plans 2 -n", "narrow the search");
+    EXPECT_TESSEL_ERROR("plan " + k_system + k_sets + " --scale nodes -n", "--scale: expected PARAM=V1,V2");
+}
