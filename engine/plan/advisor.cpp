@@ -295,9 +295,9 @@ size_report rank_size(const system_size& s, std::vector<plan_result> results) {
         for (const auto& c : s.space.rejected)
             if (c.plan.tp == 1 && c.plan.pp == 1) miss = &c;
         if (miss)
-            r.why.push_back("plain data parallelism (dp=" + std::to_string(miss->plan.dp) + ") does not fit: " +
-                            miss->rejected + " even at microbatch " + std::to_string(miss->plan.microbatch) + " with " +
-                            miss->plan.recompute + " recomputation and ZeRO " + std::to_string(miss->plan.zero) +
+            r.why.push_back("plain data parallelism (dp=" + std::to_string(miss->plan.dp) + ") does not fit even at microbatch " +
+                            std::to_string(miss->plan.microbatch) + " with " + miss->plan.recompute +
+                            " recomputation and ZeRO " + std::to_string(miss->plan.zero) + ": it " + miss->rejected +
                             " (" + miss->memory_largest + ")");
         else if (!s.dp_only_reason.empty())
             r.why.push_back("plain data parallelism (dp=" + std::to_string(s.chips) + ") " + s.dp_only_reason);
@@ -564,9 +564,9 @@ int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
     }
     if (!o.dry_run && front.size() > 1) {
         out << "pareto front (chips: best samples/s, per chip):";
-        for (const auto& f : front)
-            out << " " << f["chips"].get<std::int64_t>() << ": " << format_number(f["samples_per_s"].get<double>(), 4) << " ("
-                << format_number(f["samples_per_s_per_chip"].get<double>(), 4) << ");";
+        for (size_t i = 0; i < front.size(); ++i)
+            out << (i ? "; " : " ") << front[i]["chips"].get<std::int64_t>() << ": " << format_number(front[i]["samples_per_s"].get<double>(), 4)
+                << " (" << format_number(front[i]["samples_per_s_per_chip"].get<double>(), 4) << ")";
         out << "\n";
     }
     out << "plans: " << out_dir << "/plan.json (plot: scripts/plot_plan.py " << out_dir << "/plan.json)\n";

@@ -83,6 +83,12 @@ zip: [[b.y, a.x]]
     for (const auto& p : ex.points) EXPECT_EQ(std::stoi(p.params[2].value), 10 * std::stoi(p.params[0].value));
     EXPECT_EQ(ex.points[1].params[1].value, "v");
     EXPECT_EQ(ex.points[2].params[0].value, "2");
+    // A zipped axis may repeat a value: the points are the combinations, each once, with distinct keys.
+    const expansion rep = expand(parse_spec(head + "axes:\n  a.x: [1, 1, 2]\n  b.y: [1, 2, 1]\nzip: [[a.x, b.y]]\n", "sw.yaml"));
+    ASSERT_EQ(rep.points.size(), 3u);
+    EXPECT_EQ(rep.points[1].params[0].value, "1");
+    EXPECT_EQ(rep.points[1].params[1].value, "2");
+    EXPECT_NE(rep.points[0].key, rep.points[1].key);
 }
 
 TEST(sweep_spec, derived_parameters_and_filters) {
@@ -192,6 +198,9 @@ TEST(sweep_spec, errors_name_file_line_and_column) {
     EXPECT_ERROR(head + "axes:\n  a.x: 8\n", "sw.yaml:4:8: axis 'a.x': expected a list of values");
     EXPECT_ERROR(head + "axes:\n  a.x: [1, 2, 1]\n", "sw.yaml:4:15: axis 'a.x': value '1' appears twice");
     EXPECT_ERROR(head + "axes:\n  a.x: [1, 2, 3]\n  b.y: [1, 2]\nzip: [[a.x, b.y]]\n", "sw.yaml:6:7: zipped axes advance together");
+    // Zipped axes may repeat a value (tessel plan zips every plan key); a whole combination may not repeat.
+    EXPECT_ERROR(head + "axes:\n  a.x: [1, 1, 1]\n  b.y: [1, 2, 1]\nzip: [[a.x, b.y]]\n",
+                 "sw.yaml:4:15: zipped axes: the combination a.x = 1, b.y = 1 appears twice");
     EXPECT_ERROR(head + "axes:\n  a.x: [1]\nzip: [[a.x, b.z]]\n", "sw.yaml:5:13: zip: 'b.z' is not an axis");
     EXPECT_ERROR(head + "set:\n  a.x: 1\naxes:\n  a.x: [1]\n", "sw.yaml:6:3: parameter 'a.x' is set twice in this sweep (sw.yaml:4:3)");
     EXPECT_ERROR(head + "axes:\n  a.x: [1]\nfilter: a.x > 5\n", "sw.yaml:5:9: the filter removes every one of the 1 combinations");

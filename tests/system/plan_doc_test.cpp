@@ -1,0 +1,10 @@
+// docs/plan.md quotes real output: its quick ```console run is re-run here (tests/support/doc_runs.h), in a
+// fresh output folder so that no result of an earlier build is resumed instead of simulated.
+#include <filesystem>
+
+#include "tests/support/doc_runs.h"
+
+TEST(plan_doc, every_quoted_run_prints_what_the_doc_shows) {
+    std::filesystem::remove_all("out/plans/small");
+    EXPECT_GE(tessel::test::check_quoted_runs("docs/plan.md", false), 1u);
+}
