@@ -12,7 +12,9 @@ Run with /usr/bin/python3 (it needs the distribution's python3-matplotlib).
 
 Throughput is samples (the workload's batch) per simulated second; efficiency is achieved FLOP/s as a share
 of the platform's peak FLOP/s (summary.json fraction_of_peak). Each bar is labelled with what bound the run
-(compute, memory, network, sync). Prints the numbers as a table; writes PREFIX.png and PREFIX.svg.
+(compute, memory, network, sync). Prints the numbers as a table; writes PREFIX.png and PREFIX.svg. A platform that
+cannot run the workload (it does not fit, an op it lacks) is reported with its error and drawn as an empty bar;
+the others are still compared.
 """
 
 import argparse
@@ -32,8 +34,13 @@ def from_runs(a):
         try:
             s = ts.run(plat, workload=a.workload, sets=list(ts.set_args(a.set)) + own)
         except ts.TesselError as e:
-            raise SystemExit("plot_platforms.py: %s on %s: %s" % (a.workload, plat, e.message))
+            # One platform that cannot run the workload (it does not fit, an op it lacks) is a result too: it is
+            # drawn as an empty bar that says why, and the others are still compared.
+            print("plot_platforms.py: %s on %s failed: %s" % (a.workload, plat, e.message), file=sys.stderr)
+            s = {"failed": e.message}
         bars.append((label, s))
+    if all("failed" in b[1] for b in bars):
+        raise SystemExit("plot_platforms.py: %s failed on every platform" % a.workload)
     return bars, a.workload
 
 
@@ -78,13 +85,17 @@ def main(argv=None):
 
     bars, workload = from_results(a) if a.results else from_runs(a)
     labels = [b[0] for b in bars]
-    thr = [b[1]["throughput_per_s"] for b in bars]
-    eff = [100.0 * b[1]["fraction_of_peak"] for b in bars]
-    bound = [b[1]["bound_by"] for b in bars]
+    failed = ["failed" in b[1] for b in bars]
+    thr = [0.0 if f else b[1]["throughput_per_s"] for b, f in zip(bars, failed)]
+    eff = [0.0 if f else 100.0 * b[1]["fraction_of_peak"] for b, f in zip(bars, failed)]
+    bound = ["failed" if f else b[1]["bound_by"] for b, f in zip(bars, failed)]
 
     print("%-24s %16s %12s %14s  %s" % ("configuration", "samples/s", "% of peak", "sim time", "bound by"))
-    for b, t, e, by in zip(bars, thr, eff, bound):
-        print("%-24s %16.6g %12.2f %12.4g s  %s" % (b[0], t, e, b[1]["sim_time_s"], by))
+    for b, t, e, by, f in zip(bars, thr, eff, bound, failed):
+        if f:
+            print("%-24s %16s %12s %14s  failed: %s" % (b[0], "-", "-", "-", b[1]["failed"]))
+        else:
+            print("%-24s %16.6g %12.2f %12.4g s  %s" % (b[0], t, e, b[1]["sim_time_s"], by))
 
     colors = {"compute": "#4C72B0", "memory": "#DD8452", "network": "#55A868", "sync": "#C44E52"}
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(max(8, 1.9 * len(bars) + 4), 4))
@@ -92,9 +103,10 @@ def main(argv=None):
     for ax, vals, ylabel, fmt in ((ax1, thr, "throughput (samples / s)", "%.3g"),
                                   (ax2, eff, "efficiency (% of peak FLOP/s)", "%.1f%%")):
         rects = ax.bar(x, vals, color=[colors.get(b, "#8172B3") for b in bound], edgecolor="black", linewidth=0.5)
-        for r, v, by in zip(rects, vals, bound):
-            ax.annotate((fmt % v) + "\n" + by, (r.get_x() + r.get_width() / 2, r.get_height()), ha="center",
-                        va="bottom", fontsize=8, xytext=(0, 2), textcoords="offset points")
+        for r, v, by, f in zip(rects, vals, bound, failed):
+            ax.annotate("did not run" if f else (fmt % v) + "\n" + by, (r.get_x() + r.get_width() / 2, r.get_height()),
+                        ha="center", va="bottom", fontsize=8, xytext=(0, 2), textcoords="offset points",
+                        color="#C44E52" if f else "black")
         ax.set_xticks(list(x))
         tilt = len(labels) > 4 or max(len(l) for l in labels) > 12
         ax.set_xticklabels(labels, rotation=20 if tilt else 0, ha="right" if tilt else "center")

@@ -141,6 +141,24 @@ class module(unittest.TestCase):
         wide = ts.run("mesh4x4", workload="gemm", sets={"noc.link_bandwidth": "64B/cycle", "workload.m": 256})
         line = [l for l in out.splitlines() if l.startswith("wide ")][0].split()
         self.assertAlmostEqual(float(line[1]), wide["throughput_per_s"], delta=wide["throughput_per_s"] * 1e-5)
+        # A platform that fails is reported and drawn empty; the others are still compared.
+        out = plot("plot_platforms.py", "--workload", "gemm", "--platform", "mesh4x4", "--platform",
+                   "broken=mesh4x4,noc.bogus=1", "--out", runs)
+        check(runs)
+        broken = [l for l in out.splitlines() if l.startswith("broken ")][0]
+        self.assertIn("failed: tessel: error: --set noc.bogus: no such parameter", broken)
+        self.assertTrue([l for l in out.splitlines() if l.startswith("mesh4x4 ")][0].split()[1][0].isdigit())
+
+        # tessel plan's report as ranked bars (one system size).
+        plan_dir = os.path.join(self.dir, "plan")
+        subprocess.run([sl.tessel(), "plan", "-p", "platforms/systems/dgx_a100.yaml", "-w", "gpt2", "--set",
+                        "workload.training=adam", "--set", "workload.batch=8", "--set", "workload.layers=2", "--set",
+                        "workload.hidden=256", "--set", "workload.heads=4", "--set", "workload.seq=64", "--tp", "1,2",
+                        "--pp", "1", "-o", plan_dir, "--no-progress"], check=True, cwd=sl.REPO,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        plan_png = os.path.join(self.dir, "plan_bars")
+        out = plot("plot_plan.py", os.path.join(plan_dir, "plan.json"), "--out", plan_png)
+        check(plan_png)
 
         roof = os.path.join(self.dir, "roofline")
         out = plot("plot_roofline.py", self.out, "--color", "workload.batch", "--out", roof)
