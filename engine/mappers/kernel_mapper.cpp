@@ -408,6 +408,15 @@ void kernel_mapper::explain(const mapping& m, const platform& plat, const execut
     std::string line = "time by what bounds each kernel:";
     for (const auto& [b, t] : by_bound) line += " " + b + " " + pct(t);
     s.notes.push_back(line);
+    // The run is bound by what bounds most of its kernel time: compute (the SM or MXU pipes), memory (DRAM or the
+    // on-chip cache) or latency (launch overheads and dependent row passes). A resource's busy time cannot say
+    // it: a launch-bound batch-1 run keeps no unit busy, and every kernel occupies the SMs however it is bound.
+    std::map<std::string, double> by_kind;
+    for (const auto& [b, t] : by_bound)
+        by_kind[b == "compute" ? "compute" : (b == "dram" || b == "cache") ? "memory" : "latency"] += t;
+    double most = 0;
+    for (const auto& [k, t] : by_kind)
+        if (t > most) most = t, s.bound_by = k;
     line = "time by op class:";
     for (const auto& [c, t] : by_class) line += " " + c + " " + pct(t);
     s.notes.push_back(line);

@@ -582,6 +582,11 @@ void gpu::transport(txn& t) {
     m_lane_ops += pl.lane_ops;
     m_special += pl.special_ops;
     m_cache_bytes += pl.cache_bytes;
+    // Busy time is work at the pipes' sustained rates: a kernel's fixed CTA latency and the idle SMs of its last
+    // wave are part of its length (compute_s) but not of its tensor cores' work.
+    if (pl.tensor_macs > 0) m_tensor_busy += std::min(body, pl.tensor_macs / (tm.tensor_peak(pl.type) * tm.p.kernel.tensor_efficiency));
+    m_lane_busy += std::min(body, pl.lane_ops / (tm.lane_peak() * tm.p.kernel.simt_efficiency) + pl.special_ops / tm.sfu_peak());
+    m_l2_busy += std::min(pl.cache_s, body);
 
     if (!keeps_records()) return;
     kernel_record r;
@@ -609,7 +614,6 @@ void gpu::transport(txn& t) {
 
 void gpu::usage(std::vector<resource_usage>& out) const {
     const timing& tm = *m_timing;
-    const double busy = ticks_to_seconds(m_busy.busy);
     {
         resource_usage u;
         u.name = path() + ".tensor";
@@ -625,8 +629,8 @@ void gpu::usage(std::vector<resource_usage>& out) const {
         u.peak_rate = 2 * tm.tensor_peak(static_cast<dtype>(best));
         u.ideal_seconds = m_tensor_ideal;
         u.ideal_max = m_tensor_ideal;
-        u.busy_seconds = busy;
-        u.busy_max = busy;
+        u.busy_seconds = m_tensor_busy;
+        u.busy_max = m_tensor_busy;
         out.push_back(u);
     }
     {
@@ -639,6 +643,8 @@ void gpu::usage(std::vector<resource_usage>& out) const {
         u.peak_rate = tm.lane_peak();
         u.ideal_seconds = m_lane_ops / tm.lane_peak();
         u.ideal_max = u.ideal_seconds;
+        u.busy_seconds = m_lane_busy;
+        u.busy_max = m_lane_busy;
         out.push_back(u);
     }
     {
@@ -651,6 +657,8 @@ void gpu::usage(std::vector<resource_usage>& out) const {
         u.peak_rate = tm.l2_peak();
         u.ideal_seconds = m_cache_bytes / tm.l2_peak();
         u.ideal_max = u.ideal_seconds;
+        u.busy_seconds = m_l2_busy;
+        u.busy_max = m_l2_busy;
         out.push_back(u);
     }
 }

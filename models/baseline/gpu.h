@@ -196,6 +196,9 @@ private:
     double& m_tlb_misses;
     std::array<double, dtype_count> m_tensor_macs{};
     double m_tensor_ideal = 0, m_lane_ops = 0, m_special = 0, m_cache_bytes = 0;
+    // Time the tensor cores, the other SM pipes and the L2 were working (each kernel's work at their sustained
+    // rates, at most its length), not the kernels' residency: a DRAM-bound kernel keeps its SMs resident but idle.
+    double m_tensor_busy = 0, m_lane_busy = 0, m_l2_busy = 0;
 };
 
 }  // namespace tessel

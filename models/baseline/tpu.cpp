@@ -208,6 +208,9 @@ void tpu::transport(txn& t) {
     m_lane_ops += pl.lane_ops;
     m_special += pl.special_ops;
     m_cache_bytes += pl.cache_bytes;
+    m_mxu_busy += std::min(pl.mxu_s, body);
+    m_vector_busy += std::min(pl.vector_s, body);
+    m_cmem_busy += std::min(pl.cache_s, body);
 
     if (!keeps_records()) return;
     kernel_record r;
@@ -233,7 +236,6 @@ void tpu::transport(txn& t) {
 
 void tpu::usage(std::vector<resource_usage>& out) const {
     const timing& tm = *m_timing;
-    const double busy = ticks_to_seconds(m_busy.busy);
     resource_usage mxu;
     mxu.name = path() + ".mxu";
     mxu.kind = kind_name();
@@ -243,8 +245,8 @@ void tpu::usage(std::vector<resource_usage>& out) const {
     mxu.peak_rate = 2 * tm.mxu_peak();
     mxu.ideal_seconds = m_mxu_ideal;
     mxu.ideal_max = m_mxu_ideal;
-    mxu.busy_seconds = busy;
-    mxu.busy_max = busy;
+    mxu.busy_seconds = m_mxu_busy;
+    mxu.busy_max = m_mxu_busy;
     out.push_back(mxu);
     resource_usage vpu;
     vpu.name = path() + ".vector";
@@ -255,6 +257,8 @@ void tpu::usage(std::vector<resource_usage>& out) const {
     vpu.peak_rate = tm.vector_peak();
     vpu.ideal_seconds = m_lane_ops / tm.vector_peak() + m_special / tm.special_peak();
     vpu.ideal_max = vpu.ideal_seconds;
+    vpu.busy_seconds = m_vector_busy;
+    vpu.busy_max = m_vector_busy;
     out.push_back(vpu);
     resource_usage cm;
     cm.name = path() + ".cmem";
@@ -265,6 +269,8 @@ void tpu::usage(std::vector<resource_usage>& out) const {
     cm.peak_rate = tm.cmem_peak();
     cm.ideal_seconds = m_cache_bytes / tm.cmem_peak();
     cm.ideal_max = cm.ideal_seconds;
+    cm.busy_seconds = m_cmem_busy;
+    cm.busy_max = m_cmem_busy;
     out.push_back(cm);
 }
 

@@ -123,6 +123,9 @@ private:
     double& m_hits;
     double& m_operand_bytes;
     double m_mxu_macs = 0, m_mxu_ideal = 0, m_lane_ops = 0, m_special = 0, m_cache_bytes = 0;
+    // Time the MXUs, the vector units and CMEM were working (each op's own time on them, at most its length),
+    // not the ops' residency.
+    double m_mxu_busy = 0, m_vector_busy = 0, m_cmem_busy = 0;
 };
 
 }  // namespace tessel
