@@ -59,6 +59,10 @@ struct benches {
     test::bench streaming{stream_yaml, "tiny_stream"};
     // A second copy: a bench's statistics (and so the physical-bound check) accumulate over its runs.
     test::bench streaming2{"platform: tiny_stream2" + stream_yaml.substr(stream_yaml.find('\n')), "tiny_stream2"};
+    // One per reduction run, for the same reason.
+    test::bench red[3] = {test::bench{"platform: red0" + tiny_yaml.substr(tiny_yaml.find('\n')), "red0"},
+                          test::bench{"platform: red1" + tiny_yaml.substr(tiny_yaml.find('\n')), "red1"},
+                          test::bench{"platform: red2" + tiny_yaml.substr(tiny_yaml.find('\n')), "red2"}};
 };
 benches& b() {
     static benches x;
@@ -186,6 +190,36 @@ TEST(bsp_mapper, the_fallback_streams_only_what_does_not_fit) {
     bool said = false;
     for (const auto& n : o.m.notes) said = said || n.find("1 of 2 weight and state tensors") != std::string::npos;
     EXPECT_TRUE(said);
+}
+
+TEST(bsp_mapper, reductions_split_over_the_tiles_like_every_other_op) {
+    benches& bb = b();
+    // x[64, 256] fp32 (64 KiB) starts in row bands of 16 rows (16 KiB) on the 4 tiles; a tile holds 48 KiB of
+    // tensors. Summing over the rows used to put all of x on the one tile of the 1 KiB output (65 KiB: no fit).
+    // Now every tile reduces its own rows to 256 fp32 partials (1 KiB), and a second superstep sums them on 2 tiles
+    // (about the square root of the 4 bands), 128 columns each: each receives 3 partial halves of 512 B = 1536 B.
+    const std::string x = "workload: red\ntensors:\n  x: {shape: [64, 256], role: input}\nparameters: {precision: fp32}\n";
+    bsp_mapper cols = make_mapper("{}");
+    const auto o = run(bb.red[0], cols, workload_file("colsum", x + "ops:\n  - {name: s, op: reduce_sum, inputs: [x], axes: [0], keepdims: false}\n"));
+    ASSERT_EQ(cols.supersteps().size(), 2u);
+    EXPECT_EQ(cols.supersteps()[0].exchange_bytes, 0) << "each tile reduces the rows it holds";
+    EXPECT_EQ(cols.supersteps()[1].name, "s combine");
+    EXPECT_EQ(cols.supersteps()[1].exchange_bytes, 2 * 1536);
+    EXPECT_EQ(cols.supersteps()[1].tiles, 2u);
+    EXPECT_EQ(o.m.details["ops"][0]["reduction"], "partials of 4 row bands where the input lies, combined on 2 tile(s)");
+    // A mean over everything: 4 partials of one element, summed on one tile (3 x 4 B arrive).
+    bsp_mapper all = make_mapper("{}");
+    run(bb.red[1], all, workload_file("mean", x + "ops:\n  - {name: m, op: reduce_mean, inputs: [x], keepdims: false}\n"));
+    ASSERT_EQ(all.supersteps().size(), 2u);
+    EXPECT_EQ(all.supersteps()[1].exchange_bytes, 3 * 4);
+    EXPECT_EQ(all.supersteps()[1].tiles, 1u);
+    // Over the last axis only: each output element is one input row, so each tile reduces its own 16 rows into
+    // its 16 outputs, one superstep with nothing to exchange.
+    bsp_mapper last = make_mapper("{}");
+    const auto l = run(bb.red[2], last, workload_file("rowsum", x + "ops:\n  - {name: r, op: reduce_sum, inputs: [x], axes: [1], keepdims: true}\n"));
+    ASSERT_EQ(last.supersteps().size(), 1u);
+    EXPECT_EQ(last.supersteps()[0].exchange_bytes, 0);
+    EXPECT_EQ(l.m.details["ops"][0]["reduction"], "bands of output elements on 4 tiles");
 }
 
 TEST(bsp_mapper, bad_options_are_input_errors) {

@@ -4,6 +4,7 @@
 
 #include "engine/mappers/bsp/planner.h"
 #include "engine/mappers/toolkit/parts.h"
+#include "engine/workload/op_types.h"
 
 namespace tessel::bsp {
 
@@ -477,6 +478,258 @@ void planner::map_rows(int o) {
     end(op_s, static_cast<std::uint32_t>(L.pieces()));
     unstage();
     place_output(op, pieces_of(L));
+}
+
+void planner::map_reduce(int o) {
+    const op_node& op = m_g.op(o);
+    const int out = op.outputs.front();
+    const tensor_info& x = tinfo(op.inputs.front());
+    const size_t rank = x.shape.size();
+    // The folded axes: those named (argmax: one), or every axis (dot, or none named).
+    std::vector<bool> folded(rank, op.type == "dot");
+    std::vector<std::int64_t> named = op.type == "argmax" ? std::vector<std::int64_t>{attr_int(op, "axis", 0)} : attr_ints(op, "axes");
+    if (op.type != "dot" && op.type != "argmax" && named.empty()) folded.assign(rank, true);
+    for (std::int64_t a : named) {
+        if (a < 0) a += static_cast<std::int64_t>(rank);
+        if (a >= 0 && a < static_cast<std::int64_t>(rank)) folded[static_cast<size_t>(a)] = true;
+    }
+    const bool last_kept = !folded[rank - 1];
+    const bool only_last = !last_kept && std::count(folded.begin(), folded.end(), true) == 1;
+
+    const std::uint32_t op_x = op_id(op.name, "exchange"), op_c = op_id(op.name, "compute"), op_s = op_id(op.name, "sync");
+    const work whole = op.to_work();
+    if (whole.vector_ops > 0) m_tm->check(whole, "the tiles of '" + m_plat.title() + "'");
+    double in_bytes = 0;
+    for (int t : op.inputs) in_bytes += is_constant(t) ? 0.0 : tbytes(t);
+    const double out_bytes = tbytes(out);
+    const double have = base_max();
+    const double room = m_usable - have;
+    // Tiles needed for the operands to fit, and the tiles the input's size asks for.
+    const double need_tiles = room > 0 ? std::ceil((in_bytes + out_bytes) / room) : 1e18;
+    const std::uint32_t want = std::min<std::uint32_t>(m_T, std::max<std::uint32_t>(spread_tiles(op.inputs.front()),
+                                                                                       static_cast<std::uint32_t>(std::min(need_tiles, 1e9))));
+    // A weight or state input not yet on the tiles gets the layout of the input it is read with: row bands.
+    for (int t : op.inputs) {
+        const int r = root(t);
+        if (!is_constant(t) && persistent(r) && m_place[static_cast<size_t>(r)].w != where::tiles) home(op_x, r, spread(r, want, true));
+    }
+    begin(op.name);
+    std::vector<std::pair<std::uint32_t, rect>> out_pieces;
+    // One band of work: its input region on tile t, the output piece it writes, its share of the op.
+    auto band = [&](std::uint32_t t, const rect& in_region, const rect& out_piece) {
+        for (int in : op.inputs) fetch(op_x, in, in_region, t);
+        out_pieces.emplace_back(t, out_piece);
+    };
+    auto emit_bands = [&] {
+        start_compute();
+        for (const auto& [t, q] : out_pieces) {
+            work w = whole;
+            const double f = q.area();
+            w.vector_ops *= f;
+            w.bytes_in *= f;
+            w.bytes_weight *= f;
+            w.bytes_out *= f;
+            w.batch = w.m = w.n = w.k = 0;
+            compute(op_c, t, w);
+        }
+        end(op_s, static_cast<std::uint32_t>(out_pieces.size()));
+    };
+    const std::int64_t C = view_cols(op.inputs.front()), R = view_rows(op.inputs.front());
+    const std::int64_t Ro = view_rows(out), Co = view_cols(out);
+    const std::int64_t out_elems = std::max<std::int64_t>(1, tinfo(out).elements());
+    // Output elements a band of input rows [y0, y1) (fractions) contributes to. Keeping the last axis, a band
+    // touches whole output rows: when the folded axes are one block just before the last, consecutive input rows
+    // fold into the same output row (so a band touches about rows / group of them); otherwise up to one output row
+    // per input row. Folding the last axis with others, up to one output element per input element.
+    size_t first_folded = rank, last_folded = 0;
+    for (size_t i = 0; i < rank; ++i)
+        if (folded[i]) first_folded = std::min(first_folded, i), last_folded = i;
+    const bool block = last_kept && last_folded + 2 == rank &&
+                       std::all_of(folded.begin() + static_cast<long>(first_folded), folded.begin() + static_cast<long>(last_folded) + 1, [](bool f) { return f; });
+    auto partial_elems = [&](const rect& q) {
+        const double rows = (q.y1 - q.y0) * static_cast<double>(R);
+        double e = q.area() * static_cast<double>(x.elements());
+        if (last_kept) {
+            // With a block, input row r folds into output row r / (R / Ro).
+            const double group = static_cast<double>(R) / static_cast<double>(Ro);
+            const double touched = block ? std::floor((std::round(q.y1 * static_cast<double>(R)) - 1) / group) -
+                                               std::floor(std::round(q.y0 * static_cast<double>(R)) / group) + 1
+                                         : rows;
+            e = std::min(static_cast<double>(Ro), touched) * static_cast<double>(Co) * (q.x1 - q.x0);
+        }
+        return std::min(static_cast<double>(out_elems), e);
+    };
+    std::string how;
+    // An input already in row bands on the tiles (where the op before left it) is cheaper reduced where it lies:
+    // every band sends a partial of at most the output's size instead of every column band gathering all rows.
+    const placement& src = m_place[static_cast<size_t>(root(op.inputs.front()))];
+    const double pb = bytes_of(m_partials);
+    const bool in_place = op.inputs.size() == 1 && src.w == where::tiles && !src.staged && src.lay.nc() == 1 &&
+                          static_cast<double>(src.lay.pieces()) >= need_tiles &&
+                          [&] {
+                              double partial = 0;
+                              for (size_t k = 0; k < src.lay.pieces(); ++k) partial += partial_elems(src.lay.piece(k)) * pb;
+                              return partial < in_bytes;
+                          }();
+    if (last_kept && !in_place && static_cast<double>(std::min<std::int64_t>(C, want)) >= need_tiles) {
+        // Column bands: band k reduces input columns [c0, c1) over every row into output columns [c0, c1).
+        const int bands = static_cast<int>(std::min<std::int64_t>(C, want));
+        const std::vector<double> e = edges(C, bands);
+        for (int k = 0; k < bands; ++k) {
+            const std::uint32_t t = (m_offset + static_cast<std::uint32_t>(k)) % m_T;
+            band(t, rows_cols(0, 1, e[static_cast<size_t>(k)], e[static_cast<size_t>(k) + 1]),
+                 rows_cols(0, 1, e[static_cast<size_t>(k)], e[static_cast<size_t>(k) + 1]));
+        }
+        m_offset = (m_offset + static_cast<std::uint32_t>(bands)) % m_T;
+        emit_bands();
+        how = "column bands on " + std::to_string(bands) + " tiles";
+    } else if (only_last && static_cast<double>(std::min<std::int64_t>(out_elems, want)) >= need_tiles) {
+        // Bands of output elements, in order: output element i is input row i, so a band of the output's rows
+        // (or, with fewer rows than bands, of one row's columns) reads a contiguous band of input rows.
+        const int bands = static_cast<int>(std::min<std::int64_t>(out_elems, want));
+        std::vector<rect> pieces;
+        if (Ro >= bands) {
+            const std::vector<double> e = edges(Ro, bands);
+            for (int k = 0; k < bands; ++k) pieces.push_back(rows_cols(e[static_cast<size_t>(k)], e[static_cast<size_t>(k) + 1], 0, 1));
+        } else {
+            const int per_row = static_cast<int>((bands + Ro - 1) / Ro);
+            const std::vector<double> r = edges(Ro, static_cast<int>(Ro)), c = edges(Co, static_cast<int>(std::min<std::int64_t>(per_row, Co)));
+            for (size_t i = 0; i + 1 < r.size(); ++i)
+                for (size_t j = 0; j + 1 < c.size(); ++j) pieces.push_back(rows_cols(r[i], r[i + 1], c[j], c[j + 1]));
+        }
+        for (size_t k = 0; k < pieces.size(); ++k) {
+            const rect& q = pieces[k];
+            // The flattened output elements of the piece, as a fraction of all: the input rows it reduces.
+            const double f0 = q.y0 + q.x0 * (q.y1 - q.y0), f1 = q.y0 + q.x1 * (q.y1 - q.y0);
+            band((m_offset + static_cast<std::uint32_t>(k)) % m_T, rows_cols(f0, f1, 0, 1), q);
+        }
+        m_offset = (m_offset + static_cast<std::uint32_t>(pieces.size())) % m_T;
+        emit_bands();
+        how = "bands of output elements on " + std::to_string(pieces.size()) + " tiles";
+    } else {
+        // Partials: row bands of the input (where it lies, or spread) each reduced to at most the whole output, in
+        // mapper.partials precision; then a combine superstep.
+        std::vector<std::pair<std::uint32_t, rect>> bands_at;
+        if (in_place) {
+            bands_at = pieces_of(src.lay);
+        } else {
+            const int n = static_cast<int>(std::min<std::int64_t>(R, std::max<std::int64_t>(want, 1)));
+            if (static_cast<double>(n) < need_tiles) no_fit(op, (in_bytes + out_bytes) / n, have);
+            const std::vector<double> e = edges(R, n);
+            for (int k = 0; k < n; ++k)
+                bands_at.emplace_back((m_offset + static_cast<std::uint32_t>(k)) % m_T,
+                                      rows_cols(e[static_cast<size_t>(k)], e[static_cast<size_t>(k) + 1], 0, 1));
+            m_offset = (m_offset + static_cast<std::uint32_t>(n)) % m_T;
+        }
+        const int bands = static_cast<int>(bands_at.size());
+        std::vector<std::pair<std::uint32_t, double>> partials;  // tile, partial elements
+        start_compute();
+        for (const auto& [t, q] : bands_at) {
+            for (int in : op.inputs) fetch(op_x, in, q, t);
+            const double elems = partial_elems(q);
+            work w = whole;
+            w.vector_ops *= q.area();
+            w.bytes_in *= q.area();
+            w.bytes_weight *= q.area();
+            w.bytes_out = elems * pb;
+            w.batch = w.m = w.n = w.k = 0;
+            w.cls = op_class::reduction;
+            compute(op_c, t, w);
+            partials.emplace_back(t, elems);
+        }
+        end(op_s, static_cast<std::uint32_t>(bands));
+        // Combine. The output goes to p tiles (about the square root of the bands, so that no tile receives much);
+        // with many bands the partials are first reduce-scattered inside groups of p bands (member i sums piece i
+        // of its group), so each output tile then receives one piece per group instead of one per band.
+        const std::uint32_t g = static_cast<std::uint32_t>(std::ceil(std::sqrt(static_cast<double>(partials.size()))));
+        // (spread() would stop at mapper.min_piece; a combine wants its receivers spread even for a small output.)
+        layout L;
+        {
+            const std::uint32_t n = static_cast<std::uint32_t>(std::min<std::int64_t>(std::min<std::int64_t>(g, m_T), std::max(Ro, Co)));
+            (Ro >= Co ? L.rows : L.cols) = edges(Ro >= Co ? Ro : Co, static_cast<int>(n));
+            L.tile.resize(n);
+            for (std::uint32_t i = 0; i < n; ++i) L.tile[i] = (m_offset + i) % m_T;
+            m_offset = (m_offset + n) % m_T;
+        }
+        const size_t P = L.pieces();
+        std::uint64_t seq = 0;
+        auto send = [&](std::uint32_t op_rx, std::uint32_t from, std::uint32_t to, double bytes) {
+            const auto b = static_cast<std::uint64_t>(std::ceil(bytes));
+            if (from == to || b == 0) return;
+            const std::uint64_t addr = (static_cast<std::uint64_t>(out + 1) << 48) | ((seq++ & 0xFFFFFFF) << 20);
+            transfer(op_rx, tile_ep(from, addr), to, b, {});
+            m_cur.exchange_bytes += static_cast<double>(b);
+        };
+        // (tile, partial elements) for each piece of the output, from every source that still holds a share.
+        std::vector<std::vector<std::pair<std::uint32_t, double>>> to_piece(P);
+        const bool grouped = P > 1 && partials.size() > 2 * P;
+        if (grouped) {
+            begin(op.name + " reduce-scatter");
+            const std::uint32_t op_gx = op_id(op.name, "reduce-scatter exchange"), op_gc = op_id(op.name, "reduce-scatter"),
+                                op_gs = op_id(op.name, "reduce-scatter sync");
+            std::vector<std::pair<std::uint32_t, work>> sums;
+            for (size_t first = 0; first < partials.size(); first += P) {
+                const size_t size = std::min(P, partials.size() - first);
+                for (size_t i = 0; i < P; ++i) {
+                    const size_t owner = first + i % size;
+                    const double area = L.piece(i).area();
+                    double received = 0, elems = 0;
+                    for (size_t j = first; j < first + size; ++j) {
+                        send(op_gx, partials[j].first, partials[owner].first, partials[j].second * area * pb);
+                        received += partials[j].second * area;
+                        elems = std::max(elems, partials[j].second * area);
+                    }
+                    work w;
+                    w.type = whole.type;
+                    w.cls = op_class::reduction;
+                    w.vector_ops = received;
+                    w.bytes_in = received * pb;
+                    w.bytes_out = elems * pb;
+                    sums.emplace_back(partials[owner].first, w);
+                    to_piece[i].emplace_back(partials[owner].first, elems);
+                }
+            }
+            start_compute();
+            for (const auto& [t, w] : sums) compute(op_gc, t, w);
+            end(op_gs, static_cast<std::uint32_t>(partials.size()));
+        } else {
+            for (size_t i = 0; i < P; ++i)
+                for (const auto& [t, e] : partials) to_piece[i].emplace_back(t, e * L.piece(i).area());
+        }
+        begin(op.name + " combine");
+        const std::uint32_t op_rx = op_id(op.name, "combine exchange"), op_rc = op_id(op.name, "combine"),
+                            op_rs = op_id(op.name, "combine sync");
+        std::vector<std::pair<std::uint32_t, work>> sums;
+        for (size_t i = 0; i < P; ++i) {
+            const rect q = L.piece(i);
+            const std::uint32_t dst = L.tile[i];
+            double received = 0;
+            for (const auto& [t, e] : to_piece[i]) {
+                send(op_rx, t, dst, e * pb);
+                received += e;
+            }
+            work w;
+            w.type = whole.type;
+            w.cls = op_class::reduction;
+            w.vector_ops = received;
+            w.bytes_in = received * pb;
+            w.bytes_out = q.area() * out_bytes;
+            sums.emplace_back(dst, w);
+            out_pieces.emplace_back(dst, q);
+        }
+        start_compute();
+        for (const auto& [t, w] : sums) compute(op_rc, t, w);
+        end(op_rs, static_cast<std::uint32_t>(sums.size()));
+        how = "partials of " + std::to_string(bands) + " row bands" + (in_place ? " where the input lies" : "") +
+              (grouped ? ", reduce-scattered in groups of " + std::to_string(P) : "") + ", combined on " + std::to_string(P) + " tile(s)";
+    }
+    unstage();
+    place_output(op, out_pieces);
+    nlohmann::json d;
+    d["op"] = op.name;
+    d["kind"] = op_kind_name(op.kind);
+    d["reduction"] = how;
+    m_ops.push_back(d);
 }
 
 void planner::finish() {

@@ -39,6 +39,8 @@ mapping planner::run() {
         else if ((op.kind == op_kind::embedding || op.kind == op_kind::gather) && !op.inputs.empty() &&
                  persistent(op.inputs[0]))
             map_gather(o);
+        else if (op.kind == op_kind::reduce && !op.inputs.empty() && !tinfo(op.inputs[0]).shape.empty())
+            map_reduce(o);
         else
             map_rows(o);
         release(o);

@@ -256,6 +256,13 @@ private:
 
     void map_rows(int o);
 
+    /// Reductions (reduce_* ops, argmax, dot) split over tiles like every other op: keeping the last axis, column
+    /// bands of the input, each tile reducing its columns over all rows (exact, one superstep); folding only the
+    /// last axis, bands of output elements, each tile reducing the input rows behind them; otherwise (a scalar,
+    /// several axes with the last, or bands too coarse to fit) row bands of the input reduced to fp32 partials on
+    /// every tile, then a second superstep that sums the partials where the output lives.
+    void map_reduce(int o);
+
     void finish();
 };
 
