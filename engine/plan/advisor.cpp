@@ -336,7 +336,7 @@ void print_size(std::ostream& out, const plan_options& o, const size_report& r) 
         ++rank;
         if (x.ok())
             rows.push_back({std::to_string(rank), label(x.cand->plan), format_time(x.iteration_s), format_number(x.samples_per_s, 4),
-                            pct(x.mfu), format_bytes(x.cand->memory_bytes), pct(x.compute), pct(x.comm), pct(x.bubble)});
+                            pct(x.mfu), s.streamed ? "streamed" : format_bytes(x.cand->memory_bytes), pct(x.compute), pct(x.comm), pct(x.bubble)});
         else
             rows.push_back({"-", label(x.cand->plan), x.status + ": " + x.error, "", "", format_bytes(x.cand->memory_bytes), "", "", ""});
     }
@@ -447,6 +447,7 @@ int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
         if (s.streamed) {  // a weight-streaming cluster is data parallel only (engine/system/weight_streaming.h)
             l.tp = {1};
             l.pp = {1};
+            l.zero = {0};  // no chip holds weights or optimizer state: nothing for ZeRO to shard
         }
         s.space = enumerate_plans(workload, sets.workload, s.chips, s.capacity, l);
         auto excludes = [](const std::vector<int>& list, int v) { return !list.empty() && std::find(list.begin(), list.end(), v) == list.end(); };
@@ -556,7 +557,8 @@ int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
             const system_size& s = *r.size;
             out << (o.scale_param.empty() ? "" : o.scale_param + "=" + s.value + ": ") << s.chips << " chips; "
                 << s.space.candidates.size() << " plans to simulate, " << s.space.rejected.size() << " do not fit\n";
-            for (const auto& c : s.space.candidates) out << "  " << label(c.plan) << "  " << format_bytes(c.memory_bytes) << " per chip\n";
+            for (const auto& c : s.space.candidates)
+                out << "  " << label(c.plan) << "  " << (s.streamed ? "weights streamed" : format_bytes(c.memory_bytes) + " per chip") << "\n";
             for (const auto& c : s.space.rejected) out << "  " << label(c.plan) << "  does not fit: " << c.rejected << "\n";
             continue;
         }

@@ -147,6 +147,10 @@ plan_space enumerate_plans(const std::string& spec, const std::map<std::string, 
                             }
                             const stage_memory& w = mem->worst();
                             plan_candidate c{q, w.total, largest_items(w), ""};
+                            if (capacity_bytes <= 0) {  // nothing bounds memory (weights streamed): no estimate to show
+                                c.memory_bytes = 0;
+                                c.memory_largest.clear();
+                            }
                             if (capacity_bytes <= 0 || mem->fits()) {
                                 out.candidates.push_back(std::move(c));
                                 return true;

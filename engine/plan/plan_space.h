@@ -51,7 +51,8 @@ struct plan_space {
 };
 
 /// The plans for workload `spec` (workload --set `overrides`; workload.batch is the global batch) on `chips` chips
-/// of `capacity_bytes` memory each.
+/// of `capacity_bytes` memory each (0: memory does not bound the plan, as when weights stream from a store; every
+/// plan is kept at its first rung, with no memory estimate).
 plan_space enumerate_plans(const std::string& spec, const std::map<std::string, std::string>& overrides,
                            std::int64_t chips, double capacity_bytes, const plan_limits& limits);
 

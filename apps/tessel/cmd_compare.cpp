@@ -1,0 +1,58 @@
+// tessel compare: one training workload across systems, each at the best parallel plan `tessel plan` finds
+// (engine/plan/compare.h).
+#include <iostream>
+
+#include "apps/tessel/command.h"
+#include "apps/tessel/paths.h"
+#include "apps/tessel/validators.h"
+#include "engine/plan/compare.h"
+#include "engine/sweep/spec.h"
+#include "models/core/error.h"
+
+namespace tessel {
+namespace {
+
+compare_options g_opt;
+std::string g_timeout;
+bool g_no_progress = false;
+int g_max_plans = 256;
+
+CLI::App* setup(CLI::App& app) {
+    auto* c = app.add_subcommand("compare", "one training workload across systems, each at its best parallel plan "
+                                            "(docs/accelerator-war.md)");
+    c->add_option("-w,--workload", g_opt.workload, "training workload: gpt2, bert, llama or a generator file")->required();
+    c->add_option("--system", g_opt.systems, "PLATFORM[:PARAM=VALUE,...], e.g. platforms/systems/dgx_h100.yaml:nodes=1 (repeatable)")
+        ->required()
+        ->allow_extra_args(false);
+    c->add_option("--set", g_opt.sets, "PATH=VALUE for every system: workload.* and parallel.*")->allow_extra_args(false);
+    c->add_option("--samples", g_opt.samples, "samples to train on, for a days column (e.g. 3e8)")->check(CLI::PositiveNumber);
+    c->add_option("-o,--out", g_opt.out_dir, "results folder (default: out/compare/WORKLOAD); re-running resumes");
+    c->add_flag("--json", g_opt.json, "print compare.json instead of the table");
+    c->add_option("--max-plans", g_max_plans, "per system, refuse to simulate more plans than this (default 256)")->check(k_positive_count);
+    c->add_option("-j,--jobs", g_opt.plan.sweep.jobs, "plans simulated at once (default: one per core)")->check(k_positive_count);
+    c->add_option("-b,--backend", g_opt.plan.sweep.backend, "local (a process pool) or slurm (a job array through sbatch)")
+        ->check(CLI::IsMember({"local", "slurm"}));
+    c->add_option("--timeout", g_timeout, "time limit per plan, e.g. 30s, 10min");
+    c->add_flag("--no-progress", g_no_progress, "plain lines instead of a progress bar, even on a terminal");
+    return c;
+}
+
+int run() {
+    if (!g_timeout.empty()) {
+        try {
+            g_opt.plan.sweep.timeout_s = sweep::parse_duration(g_timeout);
+        } catch (const input_error& e) {
+            throw input_error("--timeout: " + e.message());
+        }
+    }
+    g_opt.plan.max_plans = static_cast<size_t>(g_max_plans);
+    g_opt.plan.sweep.progress_bar = !g_no_progress;
+    g_opt.plan.sweep.resolve_platform = find_platform;
+    return run_compare(g_opt, std::cout, std::cerr);
+}
+
+}  // namespace
+
+TESSEL_REGISTER_COMMAND(command{"compare", 26, setup, run});
+
+}  // namespace tessel

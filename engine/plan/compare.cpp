@@ -1,0 +1,187 @@
+#include "engine/plan/compare.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <sstream>
+
+#include "models/core/error.h"
+#include "models/core/output_file.h"
+#include "models/core/units.h"
+
+namespace tessel {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+struct system_spec {
+    std::string platform, label;
+    std::vector<std::string> sets;  // its size parameters, "nodes=2"
+};
+
+system_spec parse_system(const std::string& text) {
+    system_spec s;
+    const size_t colon = text.find(':');
+    s.platform = text.substr(0, colon);
+    if (s.platform.empty()) throw input_error("--system '" + text + "': expected PLATFORM[:PARAM=VALUE,...]");
+    s.label = fs::path(s.platform).stem().string();
+    if (colon != std::string::npos) {
+        std::stringstream ss(text.substr(colon + 1));
+        std::string kv;
+        while (std::getline(ss, kv, ',')) {
+            const size_t eq = kv.find('=');
+            if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
+                throw input_error("--system '" + text + "': expected PARAM=VALUE after ':', got '" + kv + "'");
+            s.sets.push_back(kv);
+            s.label += " " + kv;
+        }
+    }
+    return s;
+}
+
+std::string folder_name(const std::string& label) {
+    std::string f;
+    for (char c : label) f += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_') ? c : '_';
+    return f;
+}
+
+struct row {
+    system_spec sys;
+    std::int64_t chips = 0;
+    json best;  // the best plan's entry of plan.json, or null
+    std::string error;
+};
+
+}  // namespace
+
+int run_compare(const compare_options& o, std::ostream& out, std::ostream& err) {
+    if (o.systems.empty()) throw input_error("tessel compare: no systems given (--system platforms/systems/dgx_h100.yaml:nodes=1 ...)");
+    if (o.workload.empty()) throw input_error("tessel compare: no workload given (-w gpt2, bert, llama or a file)");
+    std::vector<system_spec> specs;
+    for (const auto& s : o.systems) specs.push_back(parse_system(s));
+    for (size_t i = 0; i < specs.size(); ++i)
+        for (size_t j = 0; j < i; ++j)
+            if (specs[i].label == specs[j].label) throw input_error("--system '" + specs[i].label + "' is given twice");
+    const std::string out_dir = o.out_dir.empty() ? "out/compare/" + fs::path(o.workload).stem().string() : o.out_dir;
+    fs::create_directories(out_dir);
+
+    std::vector<row> rows;
+    for (const auto& sys : specs) {
+        row r;
+        r.sys = sys;
+        plan_options po = o.plan;
+        po.platform = sys.platform;
+        po.workload = o.workload;
+        po.sets = o.sets;
+        for (const auto& kv : sys.sets) po.sets.push_back(kv);
+        po.out_dir = out_dir + "/" + folder_name(sys.label);
+        po.json = false;
+        po.dry_run = false;
+        err << "tessel compare: " << sys.label << "\n";
+        std::ostringstream report;
+        try {
+            const int status = run_plan(po, report, err);
+            if (status >= 128) {
+                out << "interrupted: run the same command again to resume (finished plans are kept)\n";
+                return status;
+            }
+            std::ifstream in(po.out_dir + "/plan.json");
+            const json doc = json::parse(in);
+            const json& size = doc["sizes"][0];
+            r.chips = size["chips"].get<std::int64_t>();
+            if (!size["plans"].empty() && size["plans"][0]["status"] == "ok") r.best = size["plans"][0];
+            else r.error = "no plan finished (see " + po.out_dir + "/plan.json)";
+        } catch (const input_error& e) {
+            r.error = e.message();
+        }
+        rows.push_back(std::move(r));
+    }
+
+    json systems = json::array();
+    for (const auto& r : rows) {
+        json s = {{"system", r.sys.label}, {"platform", r.sys.platform}, {"params", r.sys.sets}, {"chips", r.chips}};
+        if (!r.best.is_null()) {
+            const double sps = r.best["samples_per_s"].get<double>();
+            json b = {{"plan", r.best["plan"]},
+                      {"iteration_s", r.best["iteration_s"]},
+                      {"samples_per_s", sps},
+                      {"samples_per_s_per_chip", sps / static_cast<double>(std::max<std::int64_t>(1, r.chips))},
+                      {"model_flops_utilisation", r.best["model_flops_utilisation"]},
+                      {"memory_bytes", r.best["memory_bytes"]}};
+            if (o.samples > 0) b["days"] = o.samples / sps / 86400.0;
+            s["best"] = b;
+        } else {
+            s["error"] = r.error;
+        }
+        s["plan_json"] = out_dir + "/" + folder_name(r.sys.label) + "/plan.json";
+        systems.push_back(s);
+    }
+    const json doc = {{"workload", o.workload}, {"sets", o.sets}, {"samples", o.samples}, {"systems", systems}};
+    write_file_atomic(out_dir + "/compare.json", doc.dump(2) + "\n", "comparison", true);
+    if (o.json) {
+        out << doc.dump(2) << "\n";
+        return 0;
+    }
+
+    std::vector<std::vector<std::string>> table = {{"system", "chips", "best plan", "iteration", "samples/s", "per chip", "MFU"}};
+    if (o.samples > 0) table.front().push_back("days for " + format_number(o.samples, 3) + " samples");
+    const json* fastest = nullptr;
+    for (const auto& s : systems) {
+        if (!s.contains("best")) continue;
+        if (!fastest || s["best"]["samples_per_s"].get<double>() > (*fastest)["best"]["samples_per_s"].get<double>()) fastest = &s;
+    }
+    for (const auto& s : systems) {
+        const std::int64_t chips = s["chips"].get<std::int64_t>();
+        std::vector<std::string> line = {s["system"].get<std::string>(), chips > 0 ? std::to_string(chips) : "-"};
+        if (s.contains("best")) {
+            const json& b = s["best"];
+            line.push_back(b["plan"].get<std::string>());
+            line.push_back(format_time(b["iteration_s"].get<double>()));
+            line.push_back(format_number(b["samples_per_s"].get<double>(), 4));
+            line.push_back(format_number(b["samples_per_s_per_chip"].get<double>(), 4));
+            line.push_back(format_number(100 * b["model_flops_utilisation"].get<double>(), 3) + "%");
+            if (o.samples > 0) line.push_back(format_number(b["days"].get<double>(), 3));
+        } else {
+            line.push_back("-");
+            line.push_back("does not train: " + s["error"].get<std::string>());
+        }
+        table.push_back(line);
+    }
+    std::vector<size_t> w(table.front().size(), 0);
+    for (const auto& l : table)
+        for (size_t c = 0; c < l.size() && c < w.size(); ++c)
+            if (l.size() == w.size()) w[c] = std::max(w[c], l[c].size());
+    out << "tessel compare: " << o.workload << " on " << rows.size() << " systems\n";
+    for (const auto& l : table) {
+        std::string text;
+        for (size_t c = 0; c < l.size(); ++c) {
+            const bool right = c == 1 || c >= 3;
+            const bool last = c + 1 == l.size();
+            const size_t width = l.size() == w.size() ? w[c] : l[c].size();
+            const std::string pad(width > l[c].size() ? width - l[c].size() : 0, ' ');
+            text += (c ? "  " : "  ") + (right ? pad + l[c] : l[c] + (last ? "" : pad));
+        }
+        out << text << "\n";
+    }
+    if (fastest) {
+        const double best = (*fastest)["best"]["samples_per_s"].get<double>();
+        out << "fastest: " << (*fastest)["system"].get<std::string>() << " (" << (*fastest)["best"]["plan"].get<std::string>() << ")";
+        const json* next = nullptr;
+        for (const auto& s : systems)
+            if (&s != fastest && s.contains("best") &&
+                (!next || s["best"]["samples_per_s"].get<double>() > (*next)["best"]["samples_per_s"].get<double>()))
+                next = &s;
+        if (next)
+            out << ", " << format_number(best / (*next)["best"]["samples_per_s"].get<double>(), 3) << "x "
+                << (*next)["system"].get<std::string>();
+        out << "\n";
+    }
+    out << "each system's plans: " << out_dir << "/SYSTEM/plan.json; all of it: " << out_dir << "/compare.json\n";
+    return 0;
+}
+
+}  // namespace tessel
