@@ -505,7 +505,25 @@ private:
         for (int t : ins) in_bytes += static_cast<double>(ti(t).bytes());
         const std::int64_t V = vectors(std::max({out_bytes, in_bytes / std::max<size_t>(1, ins.size()), m_vector_bytes}));
         const double elems = static_cast<double>(std::max<std::int64_t>(1, ti(out).elements()));
-        const std::int64_t f = arithmetic ? std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(op.cost.flops / elems))) : 1;
+        std::int64_t f = arithmetic ? std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(op.cost.flops / elems))) : 1;
+        if (arithmetic && op.kind == op_kind::reduce && !ins.empty()) {
+            // A reduction streams its input through the VXM once, accumulating vector by vector at stream rate,
+            // whatever the axis: its operations are per input element, not per (far fewer) output element. Folding
+            // the last axis also sums across the lanes of each row's accumulator: log2(lanes) shift-and-add steps
+            // per output element (through the SXM's shifters), spread over the input's vectors.
+            const tensor_info& x = ti(ins.front());
+            const double in_elems = static_cast<double>(std::max<std::int64_t>(1, x.elements()));
+            double per_vector = std::ceil(op.cost.flops / in_elems);
+            const auto axes = attr_ints(op, "axes");
+            const auto rank = static_cast<std::int64_t>(x.shape.size());
+            bool last = axes.empty() || op.type == "dot";
+            for (std::int64_t a : axes) last = last || a == -1 || a == rank - 1;
+            if (op.type == "argmax") last = attr_int(op, "axis", 0) == -1 || attr_int(op, "axis", 0) == rank - 1;
+            const double lanes = std::max(1.0, m_vector_bytes / (dtype_bits(x.type) / 8.0));
+            const double in_vectors = std::max(1.0, static_cast<double>(x.bytes()) / m_vector_bytes);
+            if (last) per_vector += std::ceil(std::log2(lanes)) * elems / in_vectors;
+            f = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(per_vector)));
+        }
         const std::int64_t sp = arithmetic ? (f + m_tm.p.vxm.chain - 1) / m_tm.p.vxm.chain : 1;
         for (int t : op.outputs) allocate(t, static_cast<size_t>(std::min<std::int64_t>(V, 88)));
         const std::uint32_t opi = op_id(op.name);

@@ -268,6 +268,37 @@ TEST(tsp_mapper, every_example_ends_exactly_at_the_cycle_the_schedule_predicts) 
     }
 }
 
+TEST(tsp_mapper, a_reduction_streams_at_the_vector_rate_over_any_axis) {
+    // x[4, 1024, 256] fp16 (2 MiB = 6553.6 vectors of 320 B) summed over the middle axis, the last axis, and the
+    // first two: each streams its input through the VXM's chains once. The schedule's length is the input's
+    // vectors over the 4 arithmetic chains (1639 cycles each) plus the cross-lane steps of a last-axis fold
+    // (log2(160 fp16 lanes) = 8 per output element: 4096 x 8 / 6554 = 5 more operations per vector, so 6 on 4
+    // chained ALUs: 2 cycles a vector) and the units' latencies; before, each chain spent the reduced length
+    // (1024 or 256 operations) per vector.
+    test::bench& g = all().groq;
+    tsp& c = chip_of(g);
+    const auto dir = std::filesystem::temp_directory_path();
+    auto cycles = [&](const std::string& name, const std::string& attrs) {
+        const auto path = dir / ("tsp_reduce_" + name + ".yaml");
+        std::ofstream(path) << "workload: r\nparameters: {precision: fp16}\ntensors:\n  x: {shape: [4, 1024, 256], role: input}\n"
+                               "ops:\n  - {name: s, op: reduce_sum, inputs: [x], " + attrs + "}\n";
+        tsp_mapper mp = make_tsp_mapper("{}");
+        const mapping m = mp.map(load_workload(path.string(), {}), *g.plat);
+        g.exec->run(m.prog);
+        EXPECT_EQ(c.last_cycle(), mp.predicted_cycles()) << name;
+        return mp.predicted_cycles();
+    };
+    const std::int64_t per_chain = (6554 + 3) / 4;
+    const std::int64_t middle = cycles("middle", "axes: [1], keepdims: false");
+    const std::int64_t leading = cycles("leading", "axes: [0, 1], keepdims: false");
+    const std::int64_t last = cycles("last", "axes: [2], keepdims: false");
+    EXPECT_GE(middle, per_chain);
+    EXPECT_LT(middle, per_chain + 200) << "one operation per vector, plus latencies";
+    EXPECT_LT(leading, per_chain + 200);
+    EXPECT_GE(last, 2 * per_chain);
+    EXPECT_LT(last, 2 * per_chain + 200) << "1 + 5 cross-lane operations per vector: two passes of 4 chained ALUs";
+}
+
 TEST(tsp_mapper, weights_larger_than_the_chip_say_by_how_much_and_which_tensors) {
     test::bench& g = all().groq;
     // GPT-2 small in fp16: 124.4 M parameters = 248.9 MB of weights against 88 x 2.5 MiB = 220 MiB (230.7 MB):
