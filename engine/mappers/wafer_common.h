@@ -200,7 +200,8 @@ struct plan_report {
 };
 
 /// After the run: per op its measured interval between chunks and its span, the slowest op (the pipeline's
-/// bottleneck) and, for a pipeline, the steady-state throughput; as notes and as details["timing"].
+/// bottleneck) and, for a pipeline, the steady-state throughput (the summary's headline: run_summary::
+/// steady_throughput); as notes and as details["timing"].
 void explain_report(const plan_report& rep, const executor::result& r, run_summary& s);
 
 }  // namespace tessel::wafer

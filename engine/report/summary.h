@@ -36,11 +36,17 @@ struct run_summary {
     /// Synthetic traffic: offered and accepted load in flits per node per cycle (0 without traffic).
     std::string traffic_pattern;
     double offered_load = 0, accepted_load = 0;
+    /// Samples/s once a pipeline is full, where the mapper measures one (the wafer's layer pipeline): the headline
+    /// then, with this run's own rate (fill and drain included) beside it. 0: the run is the steady state.
+    double steady_throughput = 0;
     std::vector<resource_usage> resources;  // grouped over replicas, busiest first
     std::vector<std::string> notes;
     nlohmann::json details;
 
     double throughput() const { return sim_seconds > 0 ? samples / sim_seconds : 0; }
+    /// Sets steady_throughput; a rate above samples over the physical bound is a modelling bug (std::logic_error):
+    /// a full pipeline still does every sample's work at no more than peak rate.
+    void set_steady_throughput(double samples_per_s);
     double achieved_flops() const { return sim_seconds > 0 ? flops / sim_seconds : 0; }
     nlohmann::json to_json() const;
     void print(std::ostream& os, size_t top = 8) const;

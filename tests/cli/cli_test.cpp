@@ -61,6 +61,47 @@ TEST(cli, every_example_runs_and_never_beats_physics) {
     }
 }
 
+TEST(cli, a_pipeline_headlines_its_steady_state_beside_the_run_with_fill_and_drain) {
+    // The layer-pipelined wafer: once the pipeline is full, a chunk leaves the slowest op every interval, and a
+    // whole batch takes no less than the busiest unit's work for it (intervals measured while the pipeline fills
+    // see less contention). So the steady state is samples / max(chunks x that interval, the busiest unit's busy
+    // time), above this run's rate (which fills and drains the pipeline) and never above samples over the
+    // physical bound. A run without a pipeline has no steady state.
+    const fs::path out = scratch("steady");
+    const result r = run_tessel("run -p wafer16 -w workloads/mlp.yaml --out " + out.string());
+    ASSERT_EQ(r.code, 0) << r.out;
+    const auto j = nlohmann::json::parse(slurp(out / "summary.json"));
+    ASSERT_TRUE(j.contains("steady_throughput_per_s")) << j.dump(1);
+    double interval = 0, chunks = 0, busy = 0;
+    for (const auto& op : j["mapping"]["timing"])
+        if (op["interval_s"].get<double>() > interval) {
+            interval = op["interval_s"];
+            chunks = op["chunks"];
+        }
+    for (const auto& u : j["resources"]) busy = std::max(busy, u["busy_max_s"].get<double>());
+    ASSERT_GT(interval, 0);
+    const double samples = j["samples"], steady = j["steady_throughput_per_s"];
+    EXPECT_DOUBLE_EQ(steady, samples / std::max(chunks * interval, busy));
+    EXPECT_GT(steady, j["throughput_per_s"].get<double>());
+    EXPECT_LE(steady, samples / j["physical_bound_s"].get<double>());
+    EXPECT_NE(r.out.find("samples/s in steady state (pipeline full); this run "), std::string::npos) << r.out;
+
+    // BERT-large on the WSE-2: its slowest interval, measured while the pipeline fills, gives 4,247 samples/s,
+    // which the busiest fabric link could not carry (256 us of traffic per sample): the link bounds it.
+    const fs::path big = scratch("steady_bert");
+    ASSERT_EQ(run_tessel("run -p wse2 -w bert-large --out " + big.string()).code, 0);
+    const auto b = nlohmann::json::parse(slurp(big / "summary.json"));
+    double link = 0;
+    for (const auto& u : b["resources"]) link = std::max(link, u["busy_max_s"].get<double>());
+    EXPECT_EQ(b["resources"][0]["name"], "fabric");
+    EXPECT_DOUBLE_EQ(b["steady_throughput_per_s"].get<double>(), 1 / link);
+    EXPECT_LE(b["steady_throughput_per_s"].get<double>(), 1 / b["physical_bound_s"].get<double>() * (1 + 1e-9));
+
+    const fs::path mesh = scratch("steady_mesh");
+    ASSERT_EQ(run_tessel("run -p platforms/teaching/mesh4x4.yaml -w workloads/mlp.yaml --out " + mesh.string()).code, 0);
+    EXPECT_FALSE(nlohmann::json::parse(slurp(mesh / "summary.json")).contains("steady_throughput_per_s"));
+}
+
 TEST(cli, identical_runs_give_byte_identical_outputs) {
     const fs::path a = scratch("det_a"), b = scratch("det_b");
     const std::string args = "run -p platforms/teaching/mesh4x4.yaml -w workloads/mlp.yaml ";
