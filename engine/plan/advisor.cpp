@@ -80,7 +80,9 @@ split_sets split_user_sets(const plan_options& o, plan_limits& limits) {
     split_sets out;
     param_context ctx;  // reads the parallel.* values with the run's own rules, so a bad one fails here
     for (const auto& s : o.sets) {
-        auto [k, v] = split_set(s);
+        // Named copies, not structured bindings: a lambda below captures them (C++17 cannot capture a binding).
+        const auto kv = split_set(s);
+        const std::string k = kv.first, v = kv.second;
         if (k.rfind("workload.", 0) == 0) {
             out.workload[k.substr(9)] = v;
             continue;
