@@ -510,7 +510,7 @@ private:
             // A reduction streams its input through the VXM once, accumulating vector by vector at stream rate,
             // whatever the axis: its operations are per input element, not per (far fewer) output element. Folding
             // the last axis also sums across the lanes of each row's accumulator: log2(lanes) shift-and-add steps
-            // per output element (through the SXM's shifters), spread over the input's vectors.
+            // per output element, charged to the chains that stream the input (spread over its vectors).
             const tensor_info& x = ti(ins.front());
             const double in_elems = static_cast<double>(std::max<std::int64_t>(1, x.elements()));
             double per_vector = std::ceil(op.cost.flops / in_elems);
