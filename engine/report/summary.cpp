@@ -23,6 +23,38 @@ std::string group_name(const std::string& path) {
     return out;
 }
 
+namespace {
+/// Where a resource's dynamic energy is reported: memory splits into on-chip (SRAM) and off-chip (DRAM).
+size_t energy_part(const resource_usage& u) {
+    using part = run_summary::energy_report::part;
+    switch (u.cls) {
+        case resource_class::compute: return part::compute;
+        case resource_class::memory: return u.off_chip ? part::dram : part::sram;
+        case resource_class::network: return part::network;
+        case resource_class::sync: return part::sync;
+    }
+    return part::compute;
+}
+}  // namespace
+
+double run_summary::energy_report::dynamic() const {
+    double j = 0;
+    for (double d : dynamic_joules) j += d;
+    return j;
+}
+
+const char* run_summary::energy_report::part_name(part p) {
+    switch (p) {
+        case compute: return "compute";
+        case sram: return "sram";
+        case dram: return "dram";
+        case network: return "network";
+        case sync: return "sync";
+        case parts: break;
+    }
+    return "static";
+}
+
 run_summary summarise(const platform& plat, const executor::result& r, const program& p, double flops, double samples,
                       const std::vector<std::pair<std::uint32_t, std::uint32_t>>& represented) {
     run_summary s;
@@ -57,6 +89,9 @@ run_summary summarise(const platform& plat, const executor::result& r, const pro
         return false;
     };
     double represented_peak = 0;  // the idle stand-ins' compute still counts in the system's peak
+    // The stand-ins leak like any chip, and did the work their representative ran for them: each is charged the
+    // mean dynamic energy of the simulated resources of its group.
+    std::map<std::string, double> stand_ins;  // group name -> how many idle stand-in resources
     for (component* c : plat.sim().components()) {
         if (!c) continue;
         if (!stood_in_for(c->id())) {
@@ -65,11 +100,15 @@ run_summary summarise(const platform& plat, const executor::result& r, const pro
         }
         std::vector<resource_usage> idle;
         c->usage(idle);
-        for (const auto& u : idle)
+        for (const auto& u : idle) {
             if (u.cls == resource_class::compute) represented_peak += u.peak_rate * u.units;
+            s.energy.static_watts += u.static_watts;
+            stand_ins[group_name(u.name)] += 1;
+        }
     }
     const std::string prefix = std::string(plat.name()) + ".";
     std::map<std::string, size_t> index;
+    std::map<std::string, double> members;  // simulated resources per group
     for (auto u : all) {
         if (u.name.rfind(prefix, 0) == 0) u.name = u.name.substr(prefix.size());
         // Physical bound, per resource: no unit finishes its work faster than at peak rate.
@@ -92,7 +131,17 @@ run_summary summarise(const platform& plat, const executor::result& r, const pro
             a.ideal_max = std::max(a.ideal_max, u.ideal_max);
             a.busy_seconds += u.busy_seconds;
             a.busy_max = std::max(a.busy_max, u.busy_max);
+            a.dynamic_joules += u.dynamic_joules;
+            a.static_watts += u.static_watts;
         }
+        ++members[g];
+    }
+    for (const auto& u : s.resources) {
+        double dynamic = u.dynamic_joules;
+        const auto stood = stand_ins.find(group_name(prefix + u.name));
+        if (stood != stand_ins.end()) dynamic += u.dynamic_joules / members[u.name] * stood->second;
+        s.energy.dynamic_joules[energy_part(u)] += dynamic;
+        s.energy.static_watts += u.static_watts;
     }
     s.peak_flops = represented_peak;
     for (const auto& u : s.resources)
@@ -151,9 +200,19 @@ nlohmann::json run_summary::to_json() const {
         r["utilisation_max"] = sim_seconds > 0 ? u.busy_max / sim_seconds : 0.0;
         r["utilisation_mean"] = sim_seconds > 0 && u.units > 0 ? u.busy_seconds / (u.units * sim_seconds) : 0.0;
         r["fraction_of_peak"] = sim_seconds > 0 && u.units > 0 && u.peak_rate > 0 ? u.work / (u.peak_rate * u.units * sim_seconds) : 0.0;
+        r["energy_j"] = u.dynamic_joules + u.static_watts * sim_seconds;
         res.push_back(r);
     }
     j["resources"] = res;
+    j["energy_j"] = joules();
+    j["average_power_w"] = average_watts();
+    nlohmann::json by = nlohmann::json::object();
+    for (int p = 0; p < energy_report::parts; ++p)
+        by[energy_report::part_name(static_cast<energy_report::part>(p))] = energy.dynamic_joules[static_cast<size_t>(p)];
+    by["static"] = energy.static_watts * sim_seconds;
+    j["energy_by_part_j"] = by;
+    j["samples_per_j"] = joules() > 0 ? samples / joules() : 0.0;
+    j["flops_per_j"] = joules() > 0 ? flops / joules() : 0.0;
     j["notes"] = notes;
     if (!details.is_null()) {
         // A system run's plan and its per-chip split are a section of their own (docs/systems.md).
@@ -205,6 +264,22 @@ void run_summary::print(std::ostream& os, size_t top) const {
     if (!traffic_pattern.empty())
         os << "traffic    " << traffic_pattern << ": offered " << format_number(offered_load, 4) << ", accepted "
            << format_number(accepted_load, 4) << " flits/node/cycle\n";
+    if (joules() > 0) {
+        os << "energy     " << format_energy(joules()) << ", " << format_power(average_watts()) << " average (";
+        const double total = joules();
+        bool first = true;
+        auto share = [&](const char* name, double j) {
+            if (j <= 0) return;
+            os << (first ? "" : ", ") << name << " " << format_number(100 * j / total, 3) << "%";
+            first = false;
+        };
+        for (int p = 0; p < energy_report::parts; ++p)
+            share(energy_report::part_name(static_cast<energy_report::part>(p)), energy.dynamic_joules[static_cast<size_t>(p)]);
+        share("static", energy.static_watts * sim_seconds);
+        os << ")";
+        if (samples > 0) os << "; " << format_number(samples / total, 4) << " samples/J";
+        os << "\n";
+    }
     os << "bound by   " << bound_by;
     if (bound_seconds > 0)
         os << "; physical lower bound " << format_time(bound_seconds) << " (" << bound_resource << "), run is "

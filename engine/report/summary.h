@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -39,6 +40,18 @@ struct run_summary {
     /// Samples/s once a pipeline is full, where the mapper measures one (the wafer's layer pipeline): the headline
     /// then, with this run's own rate (fill and drain included) beside it. 0: the run is the steady state.
     double steady_throughput = 0;
+    /// Energy of the run (models/core/energy.h): dynamic joules by where they were spent, plus leakage over the
+    /// simulated time.
+    struct energy_report {
+        enum part { compute, sram, dram, network, sync, parts };  // sram: on-chip memory; dram: off-chip
+        std::array<double, parts> dynamic_joules{};
+        double static_watts = 0;
+        double dynamic() const;
+        double total(double sim_seconds) const { return dynamic() + static_watts * sim_seconds; }
+        static const char* part_name(part p);
+    } energy;
+    double joules() const { return energy.total(sim_seconds); }
+    double average_watts() const { return sim_seconds > 0 ? joules() / sim_seconds : 0; }
     std::vector<resource_usage> resources;  // grouped over replicas, busiest first
     std::vector<std::string> notes;
     nlohmann::json details;

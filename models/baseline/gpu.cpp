@@ -96,6 +96,12 @@ void gpu::params::declare(param_decl& d) {
     d.group(tlb, "tlb", "address translation: the last-level TLB's reach and the cost of a miss");
     d.group(kernel, "kernel", "how kernels run: the fitted fractions and overheads, and the GEMM tiling choices");
     d.part<hbm::params>(hbm, "hbm", "hbm", "the device memory (see `tessel describe hbm`)");
+    declare_energy(d, energy, energy_7nm::compute, "energy",
+                   "energy per tensor-core MAC and per FP32-lane or SFU operation, and the static power of the chip "
+                   "(the device memory declares its own)");
+    declare_energy(d, l2_energy, energy_7nm::sram_mb, "l2_energy",
+                   "energy per byte moved between the SMs and L2 (reads and writes are counted together: the read "
+                   "figure is charged), and the L2's static power");
 }
 
 namespace {
@@ -631,6 +637,9 @@ void gpu::usage(std::vector<resource_usage>& out) const {
         u.ideal_max = m_tensor_ideal;
         u.busy_seconds = m_tensor_busy;
         u.busy_max = m_tensor_busy;
+        // Active power over the kernels' residency: the chip clocks while any kernel runs.
+        charge(u, m_p.energy.joules(m_tensor_macs, 0, path()) + m_p.energy.busy_joules(ticks_to_seconds(m_busy.busy)),
+               m_p.energy.leakage.watts());
         out.push_back(u);
     }
     {
@@ -645,6 +654,7 @@ void gpu::usage(std::vector<resource_usage>& out) const {
         u.ideal_max = u.ideal_seconds;
         u.busy_seconds = m_lane_busy;
         u.busy_max = m_lane_busy;
+        charge(u, (m_lane_ops + m_special) * m_p.energy.op.joules(), 0.0);
         out.push_back(u);
     }
     {
@@ -659,6 +669,7 @@ void gpu::usage(std::vector<resource_usage>& out) const {
         u.ideal_max = u.ideal_seconds;
         u.busy_seconds = m_l2_busy;
         u.busy_max = m_l2_busy;
+        charge(u, m_cache_bytes * m_p.l2_energy.read.joules(), m_p.l2_energy.leakage.watts());
         out.push_back(u);
     }
 }

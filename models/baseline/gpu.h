@@ -92,6 +92,8 @@ public:
         tlb_params tlb;
         kernel_params kernel;
         part_spec hbm;  // the device memory
+        compute_energy energy;     // tensor-core MACs, FP32-lane and SFU operations; leakage of the whole chip
+        memory_energy l2_energy;  // per byte between the SMs and L2
         void declare(param_decl& d);
     };
     /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().

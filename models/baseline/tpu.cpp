@@ -44,6 +44,12 @@ void tpu::params::declare(param_decl& d) {
     d.group(cmem, "cmem", "the on-chip common memory");
     d.group(op, "op", "how operations run: overheads and achievable fractions");
     d.part<hbm::params>(hbm, "hbm", "hbm", "the device memory (see `tessel describe hbm`)");
+    declare_energy(d, energy, energy_7nm::compute, "energy",
+                   "energy per MXU MAC (bf16 passes; int8 native) and per vector or transcendental operation, and the "
+                   "static power of the chip (the device memory declares its own)");
+    declare_energy(d, cmem_energy, energy_7nm::sram_mb, "cmem_energy",
+                   "energy per byte moved between the cores and CMEM (reads and writes are counted together: the read "
+                   "figure is charged), and the CMEM's static power");
 }
 
 namespace {
@@ -204,6 +210,7 @@ void tpu::transport(txn& t) {
     m_hits += hits;
     m_operand_bytes += operand_bytes;
     m_mxu_macs += pl.mxu_macs;
+    m_mxu_macs_by_type[static_cast<size_t>(w.type == dtype::int8 ? dtype::int8 : dtype::bf16)] += pl.mxu_macs;
     m_mxu_ideal += pl.mxu_macs / tm.mxu_peak();
     m_lane_ops += pl.lane_ops;
     m_special += pl.special_ops;
@@ -247,6 +254,9 @@ void tpu::usage(std::vector<resource_usage>& out) const {
     mxu.ideal_max = m_mxu_ideal;
     mxu.busy_seconds = m_mxu_busy;
     mxu.busy_max = m_mxu_busy;
+    // Active power over the operations' residency: the chip clocks while any operation runs.
+    charge(mxu, m_p.energy.joules(m_mxu_macs_by_type, 0, path()) + m_p.energy.busy_joules(ticks_to_seconds(m_busy.busy)),
+           m_p.energy.leakage.watts());
     out.push_back(mxu);
     resource_usage vpu;
     vpu.name = path() + ".vector";
@@ -259,6 +269,7 @@ void tpu::usage(std::vector<resource_usage>& out) const {
     vpu.ideal_max = vpu.ideal_seconds;
     vpu.busy_seconds = m_vector_busy;
     vpu.busy_max = m_vector_busy;
+    charge(vpu, (m_lane_ops + m_special) * m_p.energy.op.joules(), 0.0);
     out.push_back(vpu);
     resource_usage cm;
     cm.name = path() + ".cmem";
@@ -271,6 +282,7 @@ void tpu::usage(std::vector<resource_usage>& out) const {
     cm.ideal_max = cm.ideal_seconds;
     cm.busy_seconds = m_cmem_busy;
     cm.busy_max = m_cmem_busy;
+    charge(cm, m_cache_bytes * m_p.cmem_energy.read.joules(), m_p.cmem_energy.leakage.watts());
     out.push_back(cm);
 }
 

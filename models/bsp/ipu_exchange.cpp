@@ -16,6 +16,8 @@ void ipu_exchange::params::declare(param_decl& d) {
     d(external_bandwidth, "external_bandwidth", "64B/cycle", "bandwidth of one external port in each direction");
     d(latency, "latency", "30cycles", "from a word leaving the sender to it reaching the receiver");
     packets.declare(d, "1KiB", "0B", "4");
+    declare_energy(d, energy, energy_45nm::noc, "energy", "energy of the tile ports: a byte pays its send and its receive side");
+    declare_energy(d, external_energy, serdes_link, "external_energy", "energy of the external ports (IPU-Links, gateway)");
 }
 
 std::vector<stat_decl> ipu_exchange::stat_table() {
@@ -98,6 +100,7 @@ void ipu_exchange::usage(std::vector<resource_usage>& out) const {
         add_link(u, m_send_bytes[p], m_send[p].busy);
         add_link(u, m_recv_bytes[p], m_recv[p].busy);
     }
+    charge_links(u, m_p.energy);
     out.push_back(u);
     if (m_p.external_ports > 0) {
         resource_usage e = link_usage(m_ext_bps);
@@ -106,6 +109,7 @@ void ipu_exchange::usage(std::vector<resource_usage>& out) const {
             add_link(e, m_send_bytes[p], m_send[p].busy);
             add_link(e, m_recv_bytes[p], m_recv[p].busy);
         }
+        charge_links(e, m_p.external_energy);
         out.push_back(e);
     }
 }

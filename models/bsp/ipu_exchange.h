@@ -23,6 +23,7 @@ public:
         bandwidth external_bandwidth;
         duration latency;
         packet_params packets;
+        link_energy energy, external_energy;
         void declare(param_decl& d);
     };
     /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().

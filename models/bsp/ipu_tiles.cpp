@@ -29,6 +29,9 @@ void ipu_tiles::params::declare(param_decl& d) {
     d(load_bandwidth, "load_bandwidth", "16B/cycle", "SRAM read bandwidth of one tile");
     d(store_bandwidth, "store_bandwidth", "8B/cycle", "SRAM write bandwidth of one tile");
     d(memory_latency, "memory_latency", "6cycles", "SRAM access latency (hidden behind the barrel for compute)");
+    declare_energy(d, energy, energy_7nm::compute, "energy", "energy of one tile's datapath per action, and its static power");
+    declare_energy(d, sram_energy, energy_7nm::sram_mb, "memory_energy",
+                   "energy of one tile's SRAM per byte, and its static power");
 }
 
 ipu_tiles::timing::timing(const params& prm) : p(prm), clk(prm.clock.clock()) {
@@ -227,6 +230,8 @@ void ipu_tiles::usage(std::vector<resource_usage>& out) const {
         c.busy_seconds += ticks_to_seconds(m_pipe[i].busy);
         c.busy_max = std::max(c.busy_max, ticks_to_seconds(m_pipe[i].busy));
     }
+    charge(c, m_p.energy.joules(m_macs_by_type, m_vector_ops, path()) + m_p.energy.busy_joules(c.busy_seconds),
+           m_p.energy.leakage.watts() * c.units);
     out.push_back(c);
     resource_usage m;
     m.name = path() + ".sram";
@@ -243,6 +248,7 @@ void ipu_tiles::usage(std::vector<resource_usage>& out) const {
         m.busy_max = std::max(m.busy_max, b);
     }
     m.ideal_seconds = m.work / m.peak_rate;
+    charge(m, m_p.sram_energy.joules(m_load_bytes, m_store_bytes), m_p.sram_energy.leakage.watts() * m.units);
     out.push_back(m);
 }
 

@@ -16,6 +16,7 @@
 
 #include "models/core/component.h"
 #include "models/core/compute_model.h"
+#include "models/core/energy.h"
 
 namespace tessel {
 
@@ -31,6 +32,8 @@ public:
         byte_size memory;
         bandwidth load_bandwidth, store_bandwidth;
         duration memory_latency;
+        compute_energy energy;        // of one tile's datapath
+        memory_energy sram_energy;  // of one tile's SRAM
         void declare(param_decl& d);
     };
     /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().

@@ -73,6 +73,7 @@ void tile_array::transport(txn& t) {
     if (t.kind != txn_kind::compute) {
         const auto [head, tail] = m_sram->access(m_banks[u], t.address, t.bytes, t.head, t.tail);
         m_bytes += static_cast<double>(t.bytes);
+        if (t.kind == txn_kind::write) m_written += static_cast<double>(t.bytes);
         t.head = head;
         t.tail = tail;
         return;
@@ -121,6 +122,9 @@ void tile_array::usage(std::vector<resource_usage>& out) const {
         c.busy_seconds += ticks_to_seconds(m_pipe[i].busy);
         c.busy_max = std::max(c.busy_max, ticks_to_seconds(m_pipe[i].busy));
     }
+    const compute_energy& ce = m_p.compute.energy;
+    charge(c, ce.joules(m_macs_by_type, m_vector_ops, path() + ".pe") + ce.busy_joules(c.busy_seconds),
+           ce.leakage.watts() * c.units);
     out.push_back(c);
     resource_usage m;
     m.name = path() + ".sram";
@@ -136,6 +140,8 @@ void tile_array::usage(std::vector<resource_usage>& out) const {
         m.busy_max = std::max(m.busy_max, ticks_to_seconds(m_sram->busy_max(s)));
     }
     m.ideal_seconds = m.work / m.peak_rate;
+    const memory_energy& me = m_p.scratchpad.energy;
+    charge(m, me.joules(m_bytes - m_written, m_written), me.leakage.watts() * static_cast<double>(m_banks.size()));
     out.push_back(m);
 }
 

@@ -45,6 +45,7 @@ private:
     double& m_macs;
     double& m_vector_ops;
     double& m_bytes;
+    double m_written = 0;  // of m_bytes, the bytes written (the rest were read)
     std::array<double, dtype_count> m_macs_by_type{};
     work m_last;  // the last compute step's work (what its timing depends on) and its timing
     bool m_last_valid = false;

@@ -21,6 +21,7 @@ void pe::params::declare(param_decl& d) {
     d(cols, "cols", "16", "systolic array columns (systolic mode)", bound::positive);
     d.choice(dataflow, "dataflow", "ws", {"os", "ws", "is"},
              "systolic dataflow: output-, weight- or input-stationary (which operand stays in the array)");
+    declare_energy(d, energy, energy_45nm::compute);
 }
 
 pe::timing::timing(const params& prm)
@@ -152,6 +153,8 @@ void pe::usage(std::vector<resource_usage>& out) const {
     u.ideal_max = m_ideal;
     u.busy_seconds = ticks_to_seconds(m_pipe.busy);
     u.busy_max = u.busy_seconds;
+    charge(u, m_p.energy.joules(m_macs_by_type, m_vector_ops, path()) + m_p.energy.busy_joules(u.busy_seconds),
+           m_p.energy.leakage.watts());
     out.push_back(u);
 }
 

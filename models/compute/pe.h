@@ -8,6 +8,7 @@
 #include <array>
 
 #include "models/core/component.h"
+#include "models/core/energy.h"
 #include "models/core/compute_model.h"
 
 namespace tessel {
@@ -22,6 +23,7 @@ public:
         std::string mode;
         std::int64_t rows = 0, cols = 0;
         std::string dataflow;
+        compute_energy energy;
         void declare(param_decl& d);
     };
     /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().

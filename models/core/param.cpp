@@ -21,12 +21,21 @@ const char* param_type_name(param_type t) {
         case param_type::size: return "size";
         case param_type::bandwidth: return "bandwidth";
         case param_type::rate_table: return "rate table";
+        case param_type::energy: return "energy";
+        case param_type::power: return "power";
+        case param_type::energy_per_byte: return "energy per byte";
+        case param_type::energy_table: return "energy table";
         case param_type::group: return "group";
     }
     return "?";
 }
 
 double rate_table::at(dtype t) const {
+    const auto it = by_type.find(t);
+    return it == by_type.end() ? 0.0 : it->second;
+}
+
+double energy_table::at(dtype t) const {
     const auto it = by_type.find(t);
     return it == by_type.end() ? 0.0 : it->second;
 }
@@ -196,9 +205,10 @@ quantity param_decl::parse(const raw_value& v, std::string_view name, std::initi
         if (q.dim == d) return q;
     std::string expected;
     for (dimension d : dims) expected += std::string(expected.empty() ? "" : " or ") + dimension_name(d);
+    auto article = [](const std::string& noun) { return std::string(noun.find_first_of("aeiou") == 0 ? "an " : "a ") + noun; };
     bad(v, name,
-        "expected a " + expected + " (e.g. " + std::string(example) + "), got '" + v.text + "' (a " +
-            dimension_name(q.dim) + ")");
+        "expected " + article(expected) + " (e.g. " + std::string(example) + "), got '" + v.text + "' (" +
+            article(dimension_name(q.dim)) + ")");
 }
 
 void param_decl::check_bound(double x, bound b, const raw_value& raw, std::string_view name) const {
@@ -304,11 +314,62 @@ void param_decl::operator()(bandwidth& f, std::string_view name, std::string_vie
 }
 
 void param_decl::operator()(rate_table& f, std::string_view name, std::string_view def, std::string_view desc) {
-    declare_only(name, param_type::rate_table, def, desc);
+    read_table(f.by_type, param_type::rate_table, dimension::scalar, "256", name, def, desc);
+}
+
+void param_decl::operator()(energy_table& f, std::string_view name, std::string_view def, std::string_view desc) {
+    read_table(f.by_type, param_type::energy_table, dimension::energy, "0.4pJ", name, def, desc);
+}
+
+quantity param_decl::read_quantity(param_type type, dimension dim, std::string_view example, std::string_view name,
+                                   std::string_view def, std::string_view desc, bool& present) {
+    declare_only(name, type, def, desc);
+    const raw_value v = fetch(name, type, def, desc);
+    present = v.present;
+    if (!v.present) return {};
+    quantity q = parse(v, name, {dim, dimension::scalar}, example);
+    if (q.dim == dimension::scalar && q.value != 0)
+        bad(v, name, "a " + std::string(param_type_name(type)) + " needs a unit, e.g. " + std::string(example));
+    q.dim = dim;
+    check_bound(q.value, bound::non_negative, v, name);
+    return q;
+}
+
+void param_decl::operator()(energy& f, std::string_view name, std::string_view def, std::string_view desc) {
+    bool present = false;
+    const quantity q = read_quantity(param_type::energy, dimension::energy, "0.5pJ", name, def, desc, present);
+    if (present) f.q = q;
+}
+
+void param_decl::operator()(power& f, std::string_view name, std::string_view def, std::string_view desc) {
+    bool present = false;
+    const quantity q = read_quantity(param_type::power, dimension::power, "40W", name, def, desc, present);
+    if (present) f.q = q;
+}
+
+void param_decl::operator()(energy_per_byte& f, std::string_view name, std::string_view def, std::string_view desc) {
+    bool present = false;
+    const quantity q =
+        read_quantity(param_type::energy_per_byte, dimension::energy_per_size, "12pJ/B or 3.9pJ/bit", name, def, desc, present);
+    if (present) f.q = q;
+}
+
+void param_decl::read_table(std::map<dtype, double>& by_type, param_type type, dimension dim, std::string_view example,
+                            std::string_view name, std::string_view def, std::string_view desc) {
+    declare_only(name, type, def, desc);
     const std::string full = m_path + "." + std::string(name);
-    auto fill = [&](const yaml_node& table, bool is_default) {
-        table.expect_map("parameter '" + std::string(name) + "' of " + m_what + " (a table such as {fp16: 256, fp32: 64})");
-        f.by_type.clear();
+    // A value of the table's dimension; a bare number only for a dimensionless table (or a zero).
+    auto value_of = [&](const raw_value& rv, const std::string& what) {
+        quantity q = parse(rv, what, {dim, dimension::scalar}, example);
+        if (q.dim != dim && q.value != 0)
+            bad(rv, what, "needs a unit, e.g. " + std::string(example) + ", got '" + rv.text + "'");
+        check_bound(q.value, bound::non_negative, rv, what);
+        return q.value;
+    };
+    const std::string shape = "a table such as {fp16: " + std::string(example) + ", fp32: " + std::string(example) + "}";
+    auto fill = [&](const yaml_node& table) {
+        table.expect_map("parameter '" + std::string(name) + "' of " + m_what + " (" + shape + ")");
+        by_type.clear();
         for (const auto& e : table.entries()) {
             const auto t = parse_dtype(e.key);
             if (!t)
@@ -317,14 +378,11 @@ void param_decl::operator()(rate_table& f, std::string_view name, std::string_vi
                                   e.key_where);
             raw_value rv{e.value.scalar(std::string(name) + "." + e.key), e.value.where(), false, true};
             if (m_ctx) rv.text = m_ctx->substitute(rv.text, rv.where);
-            const quantity q = parse(rv, std::string(name) + "." + e.key, {dimension::scalar}, "256");
-            check_bound(q.value, bound::non_negative, rv, name);
-            f.by_type[*t] = q.value;
+            by_type[*t] = value_of(rv, std::string(name) + "." + e.key);
         }
-        (void)is_default;
     };
     if (describing()) {
-        if (def != required) fill(yaml_node::load_string(std::string(def), "default of " + std::string(name)), true);
+        if (def != required) fill(yaml_node::load_string(std::string(def), "default of " + std::string(name)));
         return;
     }
     m_known.emplace_back(name);
@@ -333,9 +391,9 @@ void param_decl::operator()(rate_table& f, std::string_view name, std::string_vi
     if (m_preset)
         for (const auto& [k, val] : *m_preset)
             if (k == m_preset_prefix + std::string(name)) preset_text = &val;
-    if (n.defined()) fill(n, false);
-    else if (preset_text) fill(yaml_node::load_string(*preset_text, "preset value of " + full), true);
-    else if (def != required) fill(yaml_node::load_string(std::string(def), "default of " + full), true);
+    if (n.defined()) fill(n);
+    else if (preset_text) fill(yaml_node::load_string(*preset_text, "preset value of " + full));
+    else if (def != required) fill(yaml_node::load_string(std::string(def), "default of " + full));
     else
         throw input_error("missing required parameter '" + std::string(name) + "' of " + m_what + " (" +
                               std::string(desc) + ")",
@@ -346,12 +404,13 @@ void param_decl::operator()(rate_table& f, std::string_view name, std::string_vi
             const dtype t = static_cast<dtype>(i);
             if (const auto* o = m_ctx->find_override(full + "." + dtype_name(t))) {
                 raw_value rv{o->text, source_location{"--set " + full + "." + dtype_name(t) + "=" + o->text, 0, 0}, true, true};
-                const quantity q = parse(rv, name, {dimension::scalar}, "256");
-                f.by_type[t] = q.value;
+                by_type[t] = value_of(rv, std::string(name));
             }
         }
         std::string text = "{";
-        for (const auto& [t, r] : f.by_type) text += std::string(text.size() > 1 ? ", " : "") + dtype_name(t) + ": " + format_number(r, 12);
+        for (const auto& [t, r] : by_type)
+            text += std::string(text.size() > 1 ? ", " : "") + dtype_name(t) + ": " +
+                    (dim == dimension::scalar ? format_number(r, 12) : format_number(r * 1e12, 12) + "pJ");
         m_ctx->record(full, text + "}");
     }
 }

@@ -20,7 +20,10 @@ namespace tessel {
 /// Default value meaning "the user must give this".
 inline constexpr std::string_view required = "\x01required";
 
-enum class param_type { integer, real, boolean, text, choice, time, frequency, size, bandwidth, rate_table, group };
+enum class param_type {
+    integer, real, boolean, text, choice, time, frequency, size, bandwidth, rate_table, energy, power, energy_per_byte,
+    energy_table, group
+};
 
 const char* param_type_name(param_type t);
 
@@ -36,6 +39,13 @@ struct param_spec {
 /// A table of rates by data type, e.g. MACs per cycle {fp16: 1024, fp32: 256}.
 struct rate_table {
     std::map<dtype, double> by_type;
+    bool has(dtype t) const { return by_type.count(t) != 0; }
+    double at(dtype t) const;  // 0 when absent
+};
+
+/// Energy per action by data type, e.g. joules per MAC {fp16: 0.4pJ, fp32: 1.2pJ}.
+struct energy_table {
+    std::map<dtype, double> by_type;  // joules
     bool has(dtype t) const { return by_type.count(t) != 0; }
     double at(dtype t) const;  // 0 when absent
 };
@@ -107,6 +117,10 @@ public:
                     bound b = bound::non_negative);
     void operator()(bandwidth& f, std::string_view name, std::string_view def, std::string_view desc);
     void operator()(rate_table& f, std::string_view name, std::string_view def, std::string_view desc);
+    void operator()(energy& f, std::string_view name, std::string_view def, std::string_view desc);
+    void operator()(power& f, std::string_view name, std::string_view def, std::string_view desc);
+    void operator()(energy_per_byte& f, std::string_view name, std::string_view def, std::string_view desc);
+    void operator()(energy_table& f, std::string_view name, std::string_view def, std::string_view desc);
     void choice(std::string& f, std::string_view name, std::string_view def, std::vector<std::string> choices,
                 std::string_view desc);
 
@@ -185,6 +199,12 @@ private:
     /// Where the value at `path` (the last name under `node`) came from: a --set, the YAML, else `otherwise`.
     source_location given_at(const yaml_node& node, const std::string& path, const source_location& otherwise) const;
     void check_bound(double v, bound b, const raw_value& raw, std::string_view name) const;
+    /// A non-negative quantity of one dimension (energies and powers).
+    quantity read_quantity(param_type type, dimension dim, std::string_view example, std::string_view name,
+                           std::string_view def, std::string_view desc, bool& present);
+    /// A table by data type whose values have dimension `dim` (rate and energy tables).
+    void read_table(std::map<dtype, double>& by_type, param_type type, dimension dim, std::string_view example,
+                    std::string_view name, std::string_view def, std::string_view desc);
 
     std::vector<param_spec>* m_specs = nullptr;
     std::string m_prefix;

@@ -38,6 +38,9 @@ struct resource_usage {
     double ideal_max = 0;      // the largest ideal time of any one unit: the run can never be shorter
     double busy_seconds = 0;   // sum over units of the time they were reserved
     double busy_max = 0;       // the busiest unit's reserved time
+    double dynamic_joules = 0; // energy of the work counted (models/core/energy.h)
+    double static_watts = 0;   // leakage of every unit, charged over the simulated time
+    bool off_chip = false;     // a memory outside the chip (DRAM): its energy is reported apart from SRAM
 };
 
 }  // namespace tessel

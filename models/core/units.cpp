@@ -43,6 +43,9 @@ const char* dimension_name(dimension d) {
         case dimension::size: return "size";
         case dimension::bandwidth: return "bandwidth";
         case dimension::size_per_cycle: return "bandwidth per cycle";
+        case dimension::energy: return "energy";
+        case dimension::power: return "power";
+        case dimension::energy_per_size: return "energy per size";
     }
     return "?";
 }
@@ -77,6 +80,10 @@ const std::vector<unit_def>& other_units() {
         {"fs", 1e-15, dimension::time},     {"cycle", 1, dimension::cycles},   {"cycles", 1, dimension::cycles},
         {"Hz", 1, dimension::frequency},    {"kHz", 1e3, dimension::frequency}, {"MHz", 1e6, dimension::frequency},
         {"GHz", 1e9, dimension::frequency}, {"THz", 1e12, dimension::frequency},
+        {"J", 1, dimension::energy},        {"mJ", 1e-3, dimension::energy},   {"uJ", 1e-6, dimension::energy},
+        {"\xC2\xB5J", 1e-6, dimension::energy}, {"nJ", 1e-9, dimension::energy}, {"pJ", 1e-12, dimension::energy},
+        {"fJ", 1e-15, dimension::energy},   {"W", 1, dimension::power},        {"mW", 1e-3, dimension::power},
+        {"kW", 1e3, dimension::power},      {"MW", 1e6, dimension::power},
         // Dimensionless counts with SI prefixes ("4.1G" multiply-accumulates).
         {"k", 1e3, dimension::scalar},      {"K", 1e3, dimension::scalar},     {"M", 1e6, dimension::scalar},
         {"G", 1e9, dimension::scalar},      {"T", 1e12, dimension::scalar},    {"P", 1e15, dimension::scalar},
@@ -116,7 +123,8 @@ std::string suggestion(std::string_view bad) {
 
 [[noreturn]] void bad_unit(std::string_view text, std::string_view unit) {
     throw input_error("unknown unit '" + std::string(unit) + "' in '" + std::string(text) + "'" + suggestion(unit) +
-                      "; expected a number with a unit such as 1.1GHz, 48KiB, 3.35TB/s, 32B/cycle, 30ns or 2cycles");
+                      "; expected a number with a unit such as 1.1GHz, 48KiB, 3.35TB/s, 32B/cycle, 30ns, 2cycles, 0.5pJ, "
+                      "12pJ/B or 40W");
 }
 
 }  // namespace
@@ -158,6 +166,12 @@ quantity parse_quantity(std::string_view text) {
     const auto slash = unit.find('/');
     if (slash != std::string::npos) {
         const std::string num = unit.substr(0, slash), den = unit.substr(slash + 1);
+        // Energy per size: "12pJ/B", "3.9pJ/bit".
+        if (const unit_def* e = find_unit(other_units(), num); e && e->dim == dimension::energy) {
+            const unit_def* per = den == "bit" ? find_unit(size_units(), "b") : find_unit(size_units(), den);
+            if (!per) bad_unit(text, unit);
+            return {value * e->factor / per->factor, dimension::energy_per_size};
+        }
         const unit_def* u = find_unit(size_units(), num);
         if (!u) bad_unit(text, unit);
         if (den == "s") return {value * u->factor, dimension::bandwidth};
@@ -228,6 +242,17 @@ std::string format_rate(double per_second, std::string_view unit) {
     return format_number(per_second) + " " + u;
 }
 
+std::string format_energy(double joules) {
+    if (joules == 0) return "0 J";
+    return scaled(joules, {{1e6, "MJ"}, {1e3, "kJ"}, {1, "J"}, {1e-3, "mJ"}, {1e-6, "uJ"}, {1e-9, "nJ"}, {1e-12, "pJ"},
+                           {1e-15, "fJ"}});
+}
+
+std::string format_power(double watts) {
+    if (watts == 0) return "0 W";
+    return scaled(watts, {{1e6, "MW"}, {1e3, "kW"}, {1, "W"}, {1e-3, "mW"}, {1e-6, "uW"}});
+}
+
 std::string format_quantity(const quantity& q) {
     switch (q.dim) {
         case dimension::scalar: return format_number(q.value, 6);
@@ -239,6 +264,9 @@ std::string format_quantity(const quantity& q) {
         case dimension::bandwidth:
             return scaled(q.value, {{1e15, "PB/s"}, {1e12, "TB/s"}, {1e9, "GB/s"}, {1e6, "MB/s"}, {1e3, "KB/s"}, {1, "B/s"}});
         case dimension::size_per_cycle: return format_number(q.value, 6) + " B/cycle";
+        case dimension::energy: return format_energy(q.value);
+        case dimension::power: return format_power(q.value);
+        case dimension::energy_per_size: return format_energy(q.value) + "/B";
     }
     return format_number(q.value);
 }

@@ -23,17 +23,20 @@ tick seconds_to_ticks(double seconds);
 double ticks_to_seconds(tick t);
 
 /// What a number measures. Cycles and per-cycle values need a clock to become absolute.
-enum class dimension : std::uint8_t { scalar, time, cycles, frequency, size, bandwidth, size_per_cycle };
+enum class dimension : std::uint8_t { scalar, time, cycles, frequency, size, bandwidth, size_per_cycle, energy, power,
+                                     energy_per_size };
 
 const char* dimension_name(dimension d);
 
-/// A number with its dimension, in canonical units: seconds, cycles, hertz, bytes, bytes/s, bytes/cycle.
+/// A number with its dimension, in canonical units: seconds, cycles, hertz, bytes, bytes/s, bytes/cycle, joules,
+/// watts, joules/byte.
 struct quantity {
     double value = 0;
     dimension dim = dimension::scalar;
 };
 
-/// Parses "1.1GHz", "48 KiB", "3.35TB/s", "32B/cycle", "30ns", "2cycles", "1.5M" (scalar with SI prefix).
+/// Parses "1.1GHz", "48 KiB", "3.35TB/s", "32B/cycle", "30ns", "2cycles", "1.5M" (scalar with SI prefix), "0.5pJ",
+/// "40W", "12pJ/B", "3.9pJ/bit".
 /// Throws input_error (without a location; callers add it) naming the bad unit and what would be valid.
 quantity parse_quantity(std::string_view text);
 struct source_location;
@@ -46,7 +49,9 @@ std::string format_time(double seconds);
 std::string format_bytes(double bytes);
 /// A capacity set beside decimal amounts: "220 MiB (230.7 MB)" when its binary form would hide the difference.
 std::string format_capacity(double bytes);
-std::string format_rate(double per_second, std::string_view unit);  // "312 TFLOP/s" style
+std::string format_rate(double per_second, std::string_view unit);
+std::string format_energy(double joules);  // "1.2 mJ"
+std::string format_power(double watts);    // "412 W"  // "312 TFLOP/s" style
 std::string format_number(double v, int significant = 4);
 
 /// A clock: converts cycle counts into ticks.
@@ -77,6 +82,24 @@ struct frequency {
     quantity q{1e9, dimension::frequency};
     double hz() const { return q.value; }
     clock_domain clock() const { return clock_domain{q.value}; }
+};
+
+/// An energy per action ("0.5pJ": one MAC, one row activation), in joules.
+struct energy {
+    quantity q{0, dimension::energy};
+    double joules() const { return q.value; }
+};
+
+/// A power ("40W"), in watts.
+struct power {
+    quantity q{0, dimension::power};
+    double watts() const { return q.value; }
+};
+
+/// An energy per byte moved or stored ("12pJ/B", "3.9pJ/bit"), in joules per byte.
+struct energy_per_byte {
+    quantity q{0, dimension::energy_per_size};
+    double joules() const { return q.value; }
 };
 
 /// A size parameter ("48KiB"); a whole number of bytes.

@@ -13,6 +13,7 @@ void chip_link::params::declare(param_decl& d) {
     d(lane_bandwidth, "lane_bandwidth", "64GB/s", "bandwidth of one lane in one direction");
     d(latency, "latency", "500ns", "one-way latency");
     packets.declare(d, "4KiB", "64B", "16");
+    declare_energy(d, energy, serdes_link);
 }
 
 std::vector<stat_decl> chip_link::stat_table() {
@@ -45,6 +46,7 @@ void chip_link::transport(txn& t) {
 void chip_link::usage(std::vector<resource_usage>& out) const {
     resource_usage u = link_usage(m_bps);
     for (int d = 0; d < 2; ++d) add_link(u, m_bytes[d], m_dir[d].busy);
+    charge_links(u, m_p.energy);
     out.push_back(u);
 }
 

@@ -15,6 +15,7 @@ public:
         bandwidth lane_bandwidth;
         duration latency;
         packet_params packets;
+        link_energy energy;
         void declare(param_decl& d);
     };
     /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().

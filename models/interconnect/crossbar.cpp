@@ -13,6 +13,7 @@ void crossbar::params::declare(param_decl& d) {
     d(port_bandwidth, "port_bandwidth", "64B/cycle", "bandwidth of one port in one direction");
     d(latency, "latency", "4cycles", "traversal latency, input to output");
     packets.declare(d, "256B", "16B", "8");
+    declare_energy(d, energy, energy_45nm::noc);
 }
 
 std::vector<stat_decl> crossbar::stat_table() {
@@ -60,6 +61,7 @@ void crossbar::usage(std::vector<resource_usage>& out) const {
         add_link(u, m_in_bytes[i], m_in[i].busy);
         add_link(u, m_out_bytes[i], m_out[i].busy);
     }
+    charge_links(u, m_p.energy);
     out.push_back(u);
 }
 

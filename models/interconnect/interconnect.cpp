@@ -31,6 +31,10 @@ resource_usage interconnect::link_usage(double bytes_per_second) const {
     return u;
 }
 
+void interconnect::charge_links(resource_usage& u, const link_energy& e) {
+    charge(u, u.work * e.transfer.joules(), e.leakage.watts() * u.units);
+}
+
 void interconnect::add_link(resource_usage& u, double bytes, tick busy) {
     u.units += 1;
     u.work += bytes;

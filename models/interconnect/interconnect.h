@@ -8,6 +8,7 @@
 #pragma once
 
 #include "models/core/component.h"
+#include "models/core/energy.h"
 
 namespace tessel {
 
@@ -53,6 +54,8 @@ protected:
     /// A network resource_usage with this component's identity and per-link peak, links added with add_link.
     resource_usage link_usage(double bytes_per_second) const;
     static void add_link(resource_usage& u, double bytes, tick busy);
+    /// Charges the links added to `u`: every byte over every link, every link's leakage.
+    static void charge_links(resource_usage& u, const link_energy& e);
 
 private:
     const packet_params* m_packets = nullptr;

@@ -37,6 +37,7 @@ void mesh_noc::params::declare(param_decl& d) {
     d(router_latency, "router_latency", "2cycles", "router pipeline latency per hop");
     d(link_latency, "link_latency", "1cycle", "wire latency per hop");
     packets.declare(d, "256B", "16B", "8");
+    declare_energy(d, energy, energy_45nm::noc);
     d.group(routing, "routing", "routing policy");
     d.group(flow_control, "flow_control", "flow control: ideal or credit-based with finite buffers");
     d.choice(representation, "representation", "arrays", {"arrays", "modules"},
@@ -305,6 +306,7 @@ void mesh_noc::usage(std::vector<resource_usage>& out) const {
     resource_usage u = link_usage(m_bps);
     if (m_inject.empty()) {  // no packet crossed it: every link idle
         u.units += static_cast<double>(6 * m_nodes);
+        charge_links(u, m_p.energy);
         out.push_back(u);
         return;
     }
@@ -315,6 +317,7 @@ void mesh_noc::usage(std::vector<resource_usage>& out) const {
         for (const auto& r : m_routers)
             for (size_t d = 0; d < 5; ++d) add_link(u, r->link_bytes[d], r->links[d].busy);
     }
+    charge_links(u, m_p.energy);
     out.push_back(u);
 }
 

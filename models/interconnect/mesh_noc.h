@@ -46,6 +46,7 @@ public:
         bandwidth link_bandwidth;
         duration router_latency, link_latency;
         packet_params packets;
+        link_energy energy;
         routing_params routing;
         flow_control_params flow_control;
         std::string representation;

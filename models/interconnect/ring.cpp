@@ -15,6 +15,7 @@ void ring::params::declare(param_decl& d) {
     d(router_latency, "router_latency", "1cycle", "router latency per hop");
     d(link_latency, "link_latency", "1cycle", "wire latency per hop");
     packets.declare(d, "256B", "16B", "8");
+    declare_energy(d, energy, energy_45nm::noc);
 }
 
 std::vector<stat_decl> ring::stat_table() {
@@ -80,6 +81,7 @@ void ring::transport(txn& t) {
 void ring::usage(std::vector<resource_usage>& out) const {
     resource_usage u = link_usage(m_bps);
     for (size_t i = 0; i < m_links.size(); ++i) add_link(u, m_bytes[i], m_links[i].busy);
+    charge_links(u, m_p.energy);
     out.push_back(u);
 }
 

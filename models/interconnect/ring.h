@@ -16,6 +16,7 @@ public:
         bandwidth link_bandwidth;
         duration router_latency, link_latency;
         packet_params packets;
+        link_energy energy;
         void declare(param_decl& d);
     };
     /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().

@@ -11,6 +11,7 @@ void switch_reducer::params::declare(param_decl& d) {
     d(clock, "clock", "${clock}", "engine clock (for a bandwidth or latency given in cycles)");
     d(reduce_bandwidth, "reduce_bandwidth", "64B/cycle", "bytes of contributions one engine reduces per second");
     d(latency, "latency", "0ns", "added to every access (in and out)");
+    declare_energy(d, energy, energy_45nm::noc, "energy", "energy per byte of contributions reduced, and static power");
 }
 
 std::vector<stat_decl> switch_reducer::stat_table() {
@@ -58,6 +59,7 @@ void switch_reducer::usage(std::vector<resource_usage>& out) const {
     u.ideal_seconds = u.work / m_bps;
     u.ideal_max = u.ideal_seconds;
     u.busy_seconds = u.busy_max = ticks_to_seconds(m_engine.busy);
+    charge(u, u.work * m_p.energy.transfer.joules(), m_p.energy.leakage.watts());
     out.push_back(u);
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "models/core/component.h"
+#include "models/core/energy.h"
 
 namespace tessel {
 
@@ -17,6 +18,7 @@ public:
         frequency clock;
         bandwidth reduce_bandwidth;
         duration latency;
+        link_energy energy;
         void declare(param_decl& d);
     };
     /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().

@@ -40,6 +40,7 @@ void hbm::params::declare(param_decl& d) {
              "banks: every interleave block timed on its channel, bank and row; stream: each request a sequential "
              "stream at the sustained rate the bank model reaches (one queue per device, O(1) per request: for "
              "systems of many chips)");
+    declare_energy(d, energy, energy_45nm::dram);
 }
 
 std::vector<stat_decl> hbm::stat_table() {
@@ -341,6 +342,11 @@ void hbm::usage(std::vector<resource_usage>& out) const {
         u.busy_max = std::max(u.busy_max, busy);
     }
     u.ideal_seconds = u.work / m_pc_bps;
+    u.off_chip = true;
+    // A stream opens each row once (open page, sequential); the detailed model counts its activations.
+    const double activations = m_misses + m_empty + m_stream_bytes / static_cast<double>(m_p.row_bytes.bytes());
+    charge(u, m_p.energy.joules(m_read_bytes, m_write_bytes) + activations * m_p.energy.activate.joules(),
+           m_p.energy.leakage.watts());
     out.push_back(u);
 }
 
@@ -351,19 +357,26 @@ TESSEL_REGISTER_KIND([] {
     // Timings in ns: DRAMsim3 configs/HBM2_8Gb_x128.ini (CL=tRCD=tRP=14, tRAS=34, tRRD_S=4, tFAW=30 at tCK=1ns,
     // tREFI=3900, tRFC=260) and configs/DDR4_8Gb_x8_3200.ini (tCK=0.63ns: CL=tRCD=tRP=22, tRAS=52, tRRD_S=4,
     // tFAW=34, tREFI=12480, tRFC=560); organisation and pin rates from JEDEC JESD235 (HBM2/2e) and JESD238 (HBM3).
+    // Energy of the HBM stacks: O'Connor et al., "Fine-Grained DRAM", MICRO 2017: an HBM2 bit costs 3.97 pJ, of
+    // which 1.21 pJ row activation (per bit of a fully used row) and the rest on-die data movement and I/O
+    // (2.54 pJ/bit per byte read or written here; a 1 KiB row activation 1.21 pJ x 8192 bits = 9.91 nJ). HBM3
+    // taken as HBM2 (Samsung quotes 3.9 pJ/bit for HBM3E). DDR4: Horowitz's DRAM access (20 pJ/bit, activation
+    // included).
     k.presets = {
         {"hbm2e_stack", "one HBM2e stack: 8 channels x 2 pseudo-channels of 64 bits at 3.2 Gb/s/pin (409.6 GB/s)",
          "JEDEC JESD235D; timings DRAMsim3 HBM2_8Gb_x128",
          {{"channels", "8"}, {"pseudo_channels", "2"}, {"bank_groups", "4"}, {"banks_per_group", "4"},
           {"pin_rate", "3.2Gb/s"}, {"width", "64"}, {"burst_length", "4"}, {"row_bytes", "1KiB"},
           {"capacity", "16GiB"}, {"tCL", "14ns"}, {"tRCD", "14ns"}, {"tRP", "14ns"}, {"tRAS", "34ns"},
-          {"tRRD", "4ns"}, {"tFAW", "30ns"}, {"tREFI", "3.9us"}, {"tRFC", "350ns"}}},
+          {"tRRD", "4ns"}, {"tFAW", "30ns"}, {"tREFI", "3.9us"}, {"tRFC", "350ns"}, {"energy.read", "2.54pJ/bit"},
+          {"energy.write", "2.54pJ/bit"}, {"energy.activate", "9.91nJ"}}},
         {"hbm3_stack", "one HBM3 stack: 16 channels x 2 pseudo-channels of 32 bits at 6.4 Gb/s/pin (819.2 GB/s)",
          "JEDEC JESD238; timings as HBM2e (DRAMsim3 HBM2_8Gb_x128), tRFC for 16 Gb dies",
          {{"channels", "16"}, {"pseudo_channels", "2"}, {"bank_groups", "4"}, {"banks_per_group", "4"},
           {"pin_rate", "6.4Gb/s"}, {"width", "32"}, {"burst_length", "8"}, {"row_bytes", "1KiB"},
           {"capacity", "16GiB"}, {"tCL", "14ns"}, {"tRCD", "14ns"}, {"tRP", "14ns"}, {"tRAS", "34ns"},
-          {"tRRD", "4ns"}, {"tFAW", "30ns"}, {"tREFI", "3.9us"}, {"tRFC", "450ns"}}},
+          {"tRRD", "4ns"}, {"tFAW", "30ns"}, {"tREFI", "3.9us"}, {"tRFC", "450ns"}, {"energy.read", "2.54pJ/bit"},
+          {"energy.write", "2.54pJ/bit"}, {"energy.activate", "9.91nJ"}}},
         {"ddr4_3200", "one DDR4-3200 channel: 64 bits at 3.2 Gb/s/pin (25.6 GB/s), 16 banks, 8 KiB rows",
          "JEDEC JESD79-4; timings DRAMsim3 DDR4_8Gb_x8_3200",
          {{"channels", "1"}, {"pseudo_channels", "1"}, {"bank_groups", "4"}, {"banks_per_group", "4"},

@@ -15,6 +15,7 @@
 #pragma once
 
 #include "models/core/component.h"
+#include "models/core/energy.h"
 
 namespace tessel {
 
@@ -36,6 +37,7 @@ public:
         std::string page_policy;
         std::string bank_hash;
         std::string detail;
+        dram_energy energy;
         void declare(param_decl& d);
     };
     /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().

@@ -18,6 +18,7 @@ void sram_bank::params::declare(param_decl& d) {
     d(latency, "latency", "1cycle", "access latency added to every access");
     d(interleave, "interleave", "64B", "bytes mapped to one bank before the next (address interleaving)",
       bound::positive);
+    declare_energy(d, energy, energy_45nm::sram);
 }
 
 sram_bank::timing::timing(const params& p)
@@ -186,6 +187,7 @@ void sram_bank::usage(std::vector<resource_usage>& out) const {
     u.ideal_max = m_timing->ideal_max_seconds(m_state);
     u.busy_seconds = ticks_to_seconds(m_timing->busy_total(m_state));
     u.busy_max = ticks_to_seconds(m_timing->busy_max(m_state));
+    charge(u, m_p.energy.joules(m_read_bytes, m_write_bytes), m_p.energy.leakage.watts());
     out.push_back(u);
 }
 

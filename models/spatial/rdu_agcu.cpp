@@ -17,6 +17,9 @@ void rdu_agcu::params::declare(param_decl& d) {
       "tier's addresses follow the previous tier's capacity");
     d(unit_bandwidth, "unit_bandwidth", "64B/cycle", "bytes per cycle one AGCU coalesces into DRAM requests");
     d(latency, "latency", "20cycles", "request pipeline latency of an AGCU, added to every access");
+    declare_energy(d, energy, energy_7nm::noc, "energy",
+                   "energy per byte an AGCU moves between the mesh and its memories (the memories charge their own), "
+                   "and static power of one AGCU");
 }
 
 std::vector<stat_decl> rdu_agcu::stat_table() {
@@ -125,6 +128,7 @@ void rdu_agcu::usage(std::vector<resource_usage>& out) const {
         r.busy_seconds += ticks_to_seconds(m_units[u].busy);
         r.busy_max = std::max(r.busy_max, ticks_to_seconds(m_units[u].busy));
     }
+    charge(r, r.work * m_p.energy.transfer.joules(), m_p.energy.leakage.watts() * r.units);
     out.push_back(r);
 }
 

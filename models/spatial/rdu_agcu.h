@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "models/core/component.h"
+#include "models/core/energy.h"
 
 namespace tessel {
 
@@ -25,6 +26,7 @@ public:
         std::string memory;
         bandwidth unit_bandwidth;
         duration latency;
+        link_energy energy;
         void declare(param_decl& d);
     };
     /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().

@@ -23,6 +23,7 @@ void rdu_pcu::params::declare(param_decl& d) {
     d(accumulator, "accumulator", "4B", "bytes of one partial sum (fp32 accumulation)", bound::positive);
     d(config_bytes, "config_bytes", "4KiB",
       "configuration state loaded into the unit when a graph section is configured");
+    declare_energy(d, energy, energy_7nm::compute);
 }
 
 rdu_pcu::timing::timing(const params& p) : clk(p.clock.clock()), m_p(p) {
@@ -199,6 +200,8 @@ void rdu_pcu::usage(std::vector<resource_usage>& out) const {
     u.ideal_max = m_ideal;
     u.busy_seconds = ticks_to_seconds(m_pipe.busy);
     u.busy_max = u.busy_seconds;
+    charge(u, m_p.energy.joules(m_macs_by_type, m_vector_ops, path()) + m_p.energy.busy_joules(u.busy_seconds),
+           m_p.energy.leakage.watts());
     out.push_back(u);
 }
 

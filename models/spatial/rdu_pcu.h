@@ -23,6 +23,7 @@
 #include <array>
 
 #include "models/core/component.h"
+#include "models/core/energy.h"
 #include "models/core/compute_model.h"
 
 namespace tessel {
@@ -37,6 +38,7 @@ public:
         bandwidth input_bandwidth, output_bandwidth;
         byte_size accumulator;
         byte_size config_bytes;
+        compute_energy energy;
         void declare(param_decl& d);
     };
     /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().

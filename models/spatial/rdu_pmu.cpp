@@ -90,6 +90,8 @@ void rdu_pmu::usage(std::vector<resource_usage>& out) const {
     u.ideal_max = std::max(m_banks->ideal_max_seconds(m_state), agen_ideal);
     u.busy_seconds = ticks_to_seconds(m_banks->busy_total(m_state));
     u.busy_max = std::max(ticks_to_seconds(m_banks->busy_max(m_state)), ticks_to_seconds(m_agen.busy));
+    const memory_energy& e = m_p.scratchpad.energy;
+    charge(u, e.joules(m_read_bytes, m_write_bytes), e.leakage.watts());
     out.push_back(u);
 }
 

@@ -18,6 +18,8 @@ void wafer_memoryx::params::declare(param_decl& d) {
     d(latency, "latency", "2us",
       "from a request to its first byte at the wafer's edge (u: no published figure; Ethernet and SwarmX hops)");
     d(interleave, "interleave", "4KiB", "address interleave over the ports when a step names no port", bound::positive);
+    declare_energy(d, energy, memory_appliance, "energy",
+                   "energy per byte read (to the wafer) and written (from it), DRAM and network, and static power");
 }
 
 std::vector<stat_decl> wafer_memoryx::stat_table() {
@@ -76,6 +78,9 @@ void wafer_memoryx::usage(std::vector<resource_usage>& out) const {
         u.ideal_max = u.ideal_seconds;
         u.busy_seconds = ticks_to_seconds(m_dir[d].busy);
         u.busy_max = u.busy_seconds;
+        u.off_chip = true;
+        // Bytes to the wafer are reads of the service; bytes from it, writes. Its leakage is charged once.
+        charge(u, m_bytes[d] * (d == 0 ? m_p.energy.read : m_p.energy.write).joules(), d == 0 ? m_p.energy.leakage.watts() : 0.0);
         out.push_back(u);
     }
 }

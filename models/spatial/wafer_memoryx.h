@@ -9,6 +9,7 @@
 #pragma once
 
 #include "models/core/component.h"
+#include "models/core/energy.h"
 
 namespace tessel {
 
@@ -21,6 +22,7 @@ public:
         bandwidth io_bandwidth;
         duration latency;
         byte_size interleave;
+        memory_energy energy;
         void declare(param_decl& d);
     };
     /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().

@@ -29,6 +29,9 @@ void wafer_pe_array::params::declare(param_decl& d) {
       "element operations (add, multiply, compare) per cycle by data type, on the same SIMD datapath");
     d(task_overhead, "task_overhead", "0cycles",
       "fixed cycles to start one task (activation, operand descriptor setup); no published figure, 0 by default");
+    declare_energy(d, energy, energy_7nm::compute, "energy", "energy of one PE's datapath per action, and its static power");
+    declare_energy(d, sram_energy, energy_7nm::sram, "sram_energy", "energy of one PE's SRAM per byte, and its static power");
+    declare_energy(d, ramp_energy, energy_7nm::noc, "ramp_energy", "energy per byte over one PE's ramp, and its static power");
 }
 
 namespace {
@@ -236,7 +239,9 @@ void wafer_pe_array::usage(std::vector<resource_usage>& out) const {
     size_t best = static_cast<size_t>(dtype::fp16);
     for (size_t i = 0; i < m_macs_by_type.size(); ++i)
         if (m_macs_by_type[i] > m_macs_by_type[best]) best = i;
-    auto add = [&](const std::string& what, resource_class cls, double peak, const char* unit, auto work_of, auto ideal_of) {
+    const double pes = static_cast<double>(m_pes);
+    auto add = [&](const std::string& what, resource_class cls, double peak, const char* unit, auto work_of, auto ideal_of,
+                   double joules, double leakage_per_pe) {
         resource_usage u;
         u.name = path() + "." + what;
         u.kind = kind_name();
@@ -253,8 +258,12 @@ void wafer_pe_array::usage(std::vector<resource_usage>& out) const {
             u.busy_seconds += b;
             u.busy_max = std::max(u.busy_max, b);
         }
+        charge(u, joules, leakage_per_pe * pes);
         out.push_back(u);
     };
+    double read_b = 0, write_b = 0, ramp_b = 0, pipe_busy = 0;
+    for (const auto& r : m_pipe) pipe_busy += ticks_to_seconds(r.busy);
+    for (const auto& w : m_work) read_b += w.read_b, write_b += w.write_b, ramp_b += w.ramp_b;
     const double flops = 2 * m_macs + m_vector_ops;
     const double peak_flops = 2 * m_timing.macs[best] * hz;
     // Compute work per PE is not kept in FLOPs (the rate depends on the data type), so the array's FLOPs are
@@ -263,13 +272,17 @@ void wafer_pe_array::usage(std::vector<resource_usage>& out) const {
     for (const auto& w : m_work) total_cs += w.compute_s;
     add("pe", resource_class::compute, peak_flops, "FLOP",
         [&](const pe_work& w) { return total_cs > 0 ? flops * w.compute_s / total_cs : 0.0; },
-        [](const pe_work& w) { return w.compute_s; });
+        [](const pe_work& w) { return w.compute_s; },
+        m_p.energy.joules(m_macs_by_type, m_vector_ops, path()) + m_p.energy.busy_joules(pipe_busy), m_p.energy.leakage.watts());
     add("sram_read", resource_class::memory, m_timing.read_bpc * hz, "B", [](const pe_work& w) { return w.read_b; },
-        [&](const pe_work& w) { return w.read_b / (m_timing.read_bpc * hz); });
+        [&](const pe_work& w) { return w.read_b / (m_timing.read_bpc * hz); }, read_b * m_p.sram_energy.read.joules(),
+        m_p.sram_energy.leakage.watts());
     add("sram_write", resource_class::memory, m_timing.write_bpc * hz, "B", [](const pe_work& w) { return w.write_b; },
-        [&](const pe_work& w) { return w.write_b / (m_timing.write_bpc * hz); });
+        [&](const pe_work& w) { return w.write_b / (m_timing.write_bpc * hz); }, write_b * m_p.sram_energy.write.joules(),
+        0.0);  // the SRAM's leakage is charged once, with its reads
     add("ramp", resource_class::network, m_timing.ramp_bpc * hz, "B", [](const pe_work& w) { return w.ramp_b; },
-        [&](const pe_work& w) { return w.ramp_b / (m_timing.ramp_bpc * hz); });
+        [&](const pe_work& w) { return w.ramp_b / (m_timing.ramp_bpc * hz); }, ramp_b * m_p.ramp_energy.transfer.joules(),
+        m_p.ramp_energy.leakage.watts());
 }
 
 TESSEL_REGISTER_KIND(make_kind<wafer_pe_array>(

@@ -30,6 +30,7 @@
 
 #include "models/core/component.h"
 #include "models/core/compute_model.h"
+#include "models/core/energy.h"
 #include "models/core/grid_placement.h"
 #include "models/core/pe_grid.h"
 
@@ -44,6 +45,9 @@ public:
         bandwidth read_bandwidth, write_bandwidth, ramp_bandwidth;
         rate_table macs_per_cycle, vector_ops_per_cycle;
         duration task_overhead;
+        compute_energy energy;     // of one PE's datapath
+        memory_energy sram_energy;  // of one PE's SRAM
+        link_energy ramp_energy;    // of one PE's ramp (each way)
         void declare(param_decl& d);
     };
     /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().

@@ -43,6 +43,11 @@ void tsp::params::declare(param_decl& d) {
     d.group(vxm, "vxm", "the vector unit between the hemispheres");
     d.group(sxm, "sxm", "switch units (one per hemisphere)");
     d.group(mem, "mem", "memory slices");
+    declare_energy(d, energy, energy_7nm::compute, "energy",
+                   "energy per MXM multiply-accumulate and VXM operation, and the static power of the whole chip");
+    declare_energy(d, mem_energy, energy_7nm::sram_mb, "mem_energy",
+                   "energy per byte a MEM slice reads or writes (reads and writes are counted together: the read "
+                   "figure is charged), and their static power");
 }
 
 const char* tsp::op_kind_name(op_kind k) {
@@ -365,6 +370,9 @@ void tsp::usage(std::vector<resource_usage>& out) const {
     c.ideal_max = 0;  // per-plane split not tracked; the total over planes bounds the run
     c.busy_seconds = mxm_busy;
     c.busy_max = mxm_max;
+    std::array<double, dtype_count> no_macs{};
+    // Active power is per slice busy: MXM, VXM and MEM slices clock only while an instruction runs on them.
+    charge(c, m_p.energy.joules(m_macs_by_type, 0, path()) + m_p.energy.busy_joules(mxm_busy), m_p.energy.leakage.watts());
     out.push_back(c);
     resource_usage v;
     v.name = path() + ".vxm";
@@ -377,6 +385,7 @@ void tsp::usage(std::vector<resource_usage>& out) const {
     v.ideal_seconds = m_ideal_vxm;
     v.busy_seconds = vxm_busy;
     v.busy_max = vxm_max;
+    charge(v, m_p.energy.joules(no_macs, m_vector_ops, path()) + m_p.energy.busy_joules(vxm_busy), 0.0);
     out.push_back(v);
     resource_usage m;
     m.name = path() + ".mem";
@@ -389,6 +398,7 @@ void tsp::usage(std::vector<resource_usage>& out) const {
     m.ideal_seconds = m_mem_bytes / m.peak_rate;
     m.busy_seconds = mem_busy;
     m.busy_max = mem_max;
+    charge(m, m_mem_bytes * m_p.mem_energy.read.joules() + m_p.energy.busy_joules(mem_busy), m_p.mem_energy.leakage.watts());
     out.push_back(m);
 }
 

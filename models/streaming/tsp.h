@@ -28,6 +28,7 @@
 #include <unordered_map>
 
 #include "models/core/component.h"
+#include "models/core/energy.h"
 
 namespace tessel {
 
@@ -65,6 +66,8 @@ public:
         vxm_params vxm;
         sxm_params sxm;
         mem_params mem;
+        compute_energy energy;      // the MXM's MACs and the VXM's operations; leakage of the whole chip
+        memory_energy mem_energy;  // the MEM slices, per byte read or written
         void declare(param_decl& d);
     };
     /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().

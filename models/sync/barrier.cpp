@@ -11,6 +11,7 @@ void barrier::params::declare(param_decl& d) {
     d(clock, "clock", "${clock}", "clock of the sync logic");
     d(latency, "latency", "100cycles", "fixed latency from the last arrival to the release");
     d(level_latency, "level_latency", "0cycles", "added per level of a binary tree over the participants");
+    declare_energy(d, energy, barrier_network);
 }
 
 std::vector<stat_decl> barrier::stat_table() {
@@ -54,6 +55,7 @@ void barrier::usage(std::vector<resource_usage>& out) const {
     u.busy_max = u.busy_seconds;
     u.ideal_seconds = u.busy_seconds;  // a sync cannot be faster than its latency
     u.ideal_max = 0;  // overlapping syncs of different groups do not add up
+    charge(u, m_syncs * m_p.energy.sync.joules(), m_p.energy.leakage.watts());
     out.push_back(u);
 }
 

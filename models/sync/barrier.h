@@ -5,6 +5,7 @@
 #pragma once
 
 #include "models/core/component.h"
+#include "models/core/energy.h"
 
 namespace tessel {
 
@@ -14,6 +15,7 @@ public:
         frequency clock;
         duration latency;
         duration level_latency;
+        sync_energy energy;
         void declare(param_decl& d);
     };
     /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().

@@ -1,0 +1,109 @@
+// Energy follows the run's own activity: a small program on the teaching mesh with declared energies, every
+// joule derived by hand, and the units and errors of energy parameters.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+#include "tests/support/cli.h"
+#include "tests/support/files.h"
+
+namespace fs = std::filesystem;
+using tessel::test::run_tessel;
+using tessel::test::slurp;
+using tessel::test::write_temp;
+
+namespace {
+
+// A MAC step, a 1 KiB send two hops east, and a 4 KiB load from HBM channel 0 into the tile beside it.
+const char* program = R"(
+program: energy
+steps:
+  - {id: mac, compute: {on: "tile[0,0]", macs: 1000, vector_ops: 100, dtype: fp16}}
+  - {id: send, transfer: {from: "tile[0,0]", to: "tile[2,0]", bytes: 1KiB}, after: [mac]}
+  - {id: load, transfer: {from: hbm, to: "tile[0,0]", bytes: 4KiB, from_address: 0B}}
+)";
+
+std::string energies(const std::string& mac = "2pJ") {
+    return " --set tile.pe.energy.mac.fp16=" + mac + " --set tile.pe.energy.op=0.5pJ --set tile.pe.energy.leakage=1mW"
+    " --set tile.sram.energy.read=0.5pJ/B --set tile.sram.energy.write=0.25pJ/B --set noc.energy.transfer=1pJ/B"
+    " --set hbm.detail=stream --set hbm.energy.read=8pJ/bit --set hbm.energy.activate=100pJ --set hbm.energy.leakage=0W";
+}
+
+nlohmann::json run(const std::string& mac, const std::string& name) {
+    const fs::path out = fs::temp_directory_path() / ("tessel_energy_test_" + std::to_string(getpid())) / name;
+    fs::remove_all(out);
+    const auto r = run_tessel("run -p mesh4x4 -g " + write_temp("tessel_energy_program.yaml", program) + energies(mac) +
+                              " -o " + out.string() + " -q");
+    EXPECT_EQ(r.code, 0) << r.out;
+    return nlohmann::json::parse(slurp(out / "summary.json"));
+}
+
+}  // namespace
+
+TEST(energy, a_small_program_costs_exactly_what_its_actions_and_leakage_cost) {
+    const auto j = run("2pJ", "base");
+    const auto& e = j["energy_by_part_j"];
+    const double t = j["sim_time_s"];
+    const double pJ = 1e-12;
+    // Compute: 1000 fp16 MACs x 2 pJ + 100 element operations x 0.5 pJ.
+    EXPECT_NEAR(e["compute"].get<double>(), 2050 * pJ, 1e-6 * pJ);
+    // SRAM: the send reads 1 KiB at tile[0,0] (0.5 pJ/B) and writes it at tile[2,0] (0.25 pJ/B); the load writes
+    // 4 KiB at tile[0,0]: 512 + 256 + 1024 pJ.
+    EXPECT_NEAR(e["sram"].get<double>(), 1792 * pJ, 1e-6 * pJ);
+    // Network, 1 pJ per byte per link crossed, headers included: the send is 4 packets of 256 + 16 B (1088 B) over
+    // the injection link, two east links and the ejection link; the load comes from all 4 channels, 1 KiB each
+    // (256 B interleave), channel c on router (0,c) and c hops north of tile[0,0]: (2 + 3 + 4 + 5) x 1088 B.
+    const double network = (4 + 14) * 1088;
+    EXPECT_NEAR(e["network"].get<double>(), network * pJ, 1e-6 * pJ);
+    // DRAM: 4096 B x 8 pJ/bit, plus 4 row activations (a stream opens each 1 KiB row once) x 100 pJ.
+    EXPECT_NEAR(e["dram"].get<double>(), (4096 * 64 + 4 * 100) * pJ, 1e-6 * pJ);
+    // Static: 16 PEs leaking 1 mW each for the whole run.
+    EXPECT_NEAR(e["static"].get<double>(), 16 * 1e-3 * t, 1e-9 * 16e-3 * t);
+    const double total = (2050 + 1792 + network + 4096 * 64 + 400) * pJ + 16e-3 * t;
+    EXPECT_NEAR(j["energy_j"].get<double>(), total, 1e-9 * total);
+    EXPECT_NEAR(j["average_power_w"].get<double>(), total / t, 1e-9 * total / t);
+}
+
+TEST(energy, doubling_an_energy_doubles_only_its_part) {
+    const auto a = run("2pJ", "a");
+    const auto b = run("4pJ", "b");
+    EXPECT_NEAR(b["energy_by_part_j"]["compute"].get<double>(), (4000 + 50) * 1e-12, 1e-18);
+    EXPECT_EQ(a["energy_by_part_j"]["dram"], b["energy_by_part_j"]["dram"]);
+    EXPECT_EQ(a["sim_time_s"], b["sim_time_s"]);  // energy never changes timing
+}
+
+TEST(energy, bad_energy_parameters_are_clear_errors) {
+    struct bad {
+        std::string set, expect;
+    };
+    for (const bad& c : std::vector<bad>{
+             {"tile.pe.energy.op=0.5", "needs a unit"},
+             {"tile.pe.energy.op=0.5pj", "did you mean 'pJ'"},
+             {"tile.pe.energy.leakage=3pJ", "expected a power"},
+             {"tile.sram.energy.read=2pJ", "expected an energy per size"},
+             {"tile.pe.energy.op=-1pJ", "must not be negative"},
+         }) {
+        const auto r = run_tessel("run -p mesh4x4 -w mlp --set " + c.set);
+        EXPECT_EQ(r.code, 2) << c.set << "\n" << r.out;
+        EXPECT_NE(r.out.find(c.expect), std::string::npos) << c.set << "\n" << r.out;
+    }
+    // A data type that ran with no energy declared for it is named, not charged as zero.
+    const std::string one_pe = write_temp("tessel_energy_one_pe.yaml", R"(
+platform: one_pe
+clock: 1GHz
+components:
+  pe:
+    kind: pe
+    params: {energy: {mac: {fp32: 1pJ}}}
+)");
+    const std::string step = write_temp("tessel_energy_step.yaml", R"(
+program: one_step
+steps:
+  - {id: mac, compute: {on: pe, macs: 1000, dtype: fp16}}
+)");
+    const auto r = run_tessel("run -p " + one_pe + " -g " + step);
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find("has no fp16 entry"), std::string::npos) << r.out;
+}
