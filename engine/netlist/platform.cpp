@@ -76,8 +76,8 @@ platform::platform(sc_core::sc_module_name n, const yaml_node& root, param_conte
     : sc_core::sc_module(n), m_sim(sim), m_prefix(config_prefix), m_root(root) {
     m_file = root.file();
     root.expect_map("platform file");
-    root.check_keys({"platform", "description", "clock", "quantum", "parameters", "chips", "components", "connections",
-                     "mapper", "parallel", "source", "notes"},
+    root.check_keys({"platform", "description", "clock", "quantum", "tdp", "parameters", "chips", "components",
+                     "connections", "mapper", "parallel", "source", "notes"},
                     "platform file");
     m_title = root["platform"].scalar("platform (the platform's name)");
     if (root.has("description")) m_description = root["description"].scalar("description");
@@ -132,6 +132,19 @@ platform::platform(sc_core::sc_module_name n, const yaml_node& root, param_conte
         else if (q.dim == dimension::time || (q.dim == dimension::scalar && q.value == 0)) m_quantum = seconds_to_ticks(q.value);
         else throw input_error("quantum: expected a time such as 100ns or 64cycles, got '" + text + "'", where);
         ctx.record(m_prefix + "quantum", text);
+    }
+    if (root.has("tdp") || ctx.find_override(m_prefix + "tdp")) {
+        const auto [text, where] = top_value("tdp", "0W");
+        quantity q;
+        try {
+            q = parse_quantity(ctx.substitute(text, where));
+        } catch (const input_error& e) {
+            throw input_error("tdp: " + e.message(), where);
+        }
+        if (q.dim != dimension::power || q.value <= 0)
+            throw input_error("tdp: expected a power such as 700W (the chip's thermal design power), got '" + text + "'", where);
+        m_tdp += q.value;  // a system adds its own (switches, hosts) to its chips'
+        ctx.record(m_prefix + "tdp", text);
     }
     if (root.has("chips")) {
         if (!m_prefix.empty()) throw input_error("a chip of a system cannot have chips of its own", root["chips"].where());
@@ -275,6 +288,7 @@ void platform::build_chips(const yaml_node& chips, param_context& ctx) {
             }
             ctx.replace_variables(saved);
             const platform& chip = *m_chips.back();
+            m_tdp += chip.tdp_watts();
             const std::uint32_t n = static_cast<std::uint32_t>(m_sim.components().size()) - first;
             if (i == 0) g.components = n;
             else if (n != g.components)

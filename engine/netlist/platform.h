@@ -54,6 +54,8 @@ public:
     sim_context& sim() const { return m_sim; }
     const clock_domain& clock() const { return m_clock; }
     tick quantum() const { return m_quantum; }
+    /// Thermal design power in watts (`tdp:`; a system's is the sum of its chips'); 0 when not declared.
+    double tdp_watts() const { return m_tdp; }
 
     /// A named entry of `components:` (one component, or a replicate grid of them).
     struct group {
@@ -171,6 +173,7 @@ private:
     std::string m_title, m_description, m_file;
     clock_domain m_clock;
     tick m_quantum = 0;
+    double m_tdp = 0;
     std::vector<std::unique_ptr<component>> m_owned;
     std::vector<std::unique_ptr<platform>> m_chips;
     std::vector<group> m_groups;

@@ -50,8 +50,15 @@ struct run_summary {
         double total(double sim_seconds) const { return dynamic() + static_watts * sim_seconds; }
         static const char* part_name(part p);
     } energy;
+    double tdp_watts = 0;  // the platform's thermal design power (0: not declared)
+    /// How far average power may exceed the TDP before the summary says so: tessel does not model power capping
+    /// (a real chip lowers its clock), so a run above it is drawing more than the chip could sustain.
+    static constexpr double tdp_margin = 0.15;
     double joules() const { return energy.total(sim_seconds); }
     double average_watts() const { return sim_seconds > 0 ? joules() / sim_seconds : 0; }
+    /// Samples per joule with the pipeline full (steady_throughput > 0): every sample's actions cost what they cost
+    /// in this run, and the leakage is paid over 1 / steady_throughput per sample instead of fill and drain.
+    double steady_samples_per_joule() const;
     std::vector<resource_usage> resources;  // grouped over replicas, busiest first
     std::vector<std::string> notes;
     nlohmann::json details;

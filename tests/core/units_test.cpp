@@ -26,6 +26,26 @@ TEST(units, parses_the_forms_the_yaml_uses) {
     EXPECT_DOUBLE_EQ(parse_quantity("1.5 MiB").value, 1.5 * 1048576);
 }
 
+TEST(units, energies_and_powers_come_in_joules_watts_and_joules_per_byte) {
+    EXPECT_DOUBLE_EQ(parse_quantity("0.5pJ").value, 0.5e-12);
+    EXPECT_EQ(parse_quantity("0.5pJ").dim, dimension::energy);
+    EXPECT_DOUBLE_EQ(parse_quantity("9.91nJ").value, 9.91e-9);
+    EXPECT_DOUBLE_EQ(parse_quantity("40W").value, 40);
+    EXPECT_EQ(parse_quantity("15kW").dim, dimension::power);
+    EXPECT_DOUBLE_EQ(parse_quantity("15kW").value, 15e3);
+    EXPECT_DOUBLE_EQ(parse_quantity("1mW").value, 1e-3);
+    EXPECT_EQ(parse_quantity("12pJ/B").dim, dimension::energy_per_size);
+    EXPECT_DOUBLE_EQ(parse_quantity("12pJ/B").value, 12e-12);
+    // Per bit is eight times per byte; per KiB a 1024th.
+    EXPECT_DOUBLE_EQ(parse_quantity("3.9pJ/bit").value, 8 * 3.9e-12);
+    EXPECT_DOUBLE_EQ(parse_quantity("3.9pJ/b").value, 8 * 3.9e-12);
+    EXPECT_DOUBLE_EQ(parse_quantity("1nJ/KiB").value, 1e-9 / 1024);
+    EXPECT_EQ(format_quantity(parse_quantity("0.5pJ")), "500 fJ");
+    EXPECT_EQ(format_quantity(parse_quantity("700W")), "700 W");
+    EXPECT_EQ(format_energy(2.5e-3), "2.5 mJ");
+    EXPECT_THROW(parse_quantity("3pJ/s"), input_error);
+}
+
 TEST(units, bad_units_name_the_unit_and_suggest) {
     try {
         parse_quantity("1.1Ghz");
