@@ -151,6 +151,9 @@ run_summary summarise(const platform& plat, const executor::result& r, const pro
     if (s.sim_seconds + 1e-15 < s.bound_seconds * (1 - 1e-9))
         throw std::logic_error("physical bound violated: simulated " + format_time(s.sim_seconds) + " but " +
                                s.bound_resource + " alone needs " + format_time(s.bound_seconds) + " at peak rate");
+    if (s.joules() > 0 && s.energy.static_watts == 0)
+        s.notes.push_back("energy: no static power is declared on this platform, so its joules and samples/J count "
+                          "dynamic energy only and do not compare with platforms that declare it (docs/energy.md)");
     if (s.tdp_watts > 0 && s.average_watts() > s.tdp_watts * (1 + run_summary::tdp_margin))
         s.notes.push_back("average power " + format_power(s.average_watts()) + " is above the platform's TDP of " +
                           format_power(s.tdp_watts) + " by more than " + format_number(100 * run_summary::tdp_margin, 3) +

@@ -154,7 +154,7 @@ run_summary session::run() {
     // A hand-written program processes no samples; only a mapped workload has a throughput.
     const double samples = m_opt.program.empty() ? m_mapping.samples : 0.0;
     run_summary s = summarise(*m_platform, m_result, m_mapping.prog, flops, samples, m_mapping.represented);
-    s.notes = m_mapping.notes;
+    s.notes.insert(s.notes.begin(), m_mapping.notes.begin(), m_mapping.notes.end());
     s.details = m_mapping.details;
     if (m_mapper) m_mapper->explain(m_mapping, *m_platform, m_result, s);
     write_outputs(s);

@@ -107,3 +107,26 @@ steps:
     EXPECT_EQ(r.code, 2) << r.out;
     EXPECT_NE(r.out.find("has no fp16 entry"), std::string::npos) << r.out;
 }
+
+TEST(energy, no_platform_draws_more_than_its_tdp_and_a_run_that_would_says_so) {
+    // Heavy work on every chip whose power is calibrated quickly: dense training on the GPUs and the TPU, the
+    // GroqChip's ResNet-50; average power stays within the documented margin above the TDP (docs/energy.md).
+    for (const std::string run : {"-p h100_sxm -w gpt2 --set workload.training=adam --set workload.batch=8",
+                                  "-p a100_sxm -w gpt2 --set workload.training=adam --set workload.batch=8",
+                                  "-p tpu_v4 -w gpt2 --set workload.training=adam --set workload.batch=8",
+                                  "-p h100_sxm -w llama2-7b --set workload.mode=decode",
+                                  "-p groqchip1 -w resnet50"}) {
+        const auto r = run_tessel("run " + run + " --json");
+        ASSERT_EQ(r.code, 0) << run << "\n" << r.out;
+        const auto j = nlohmann::json::parse(r.out);
+        const double tdp = j["tdp_w"], watts = j["average_power_w"];
+        EXPECT_GT(tdp, 0) << run;
+        EXPECT_LE(watts, tdp * 1.15) << run;
+        EXPECT_GT(watts, 0.3 * tdp) << run << ": a chip at work draws well above its idle power";
+    }
+    // Five times the fitted active power puts the H100 far above its 700 W: the summary says so.
+    const auto r = run_tessel("run -p h100_sxm -w bert-large --set workload.training=adam --set workload.batch=32 "
+                              "--set gpu.energy.active=800W");
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("is above the platform's TDP of 700 W"), std::string::npos) << r.out;
+}
