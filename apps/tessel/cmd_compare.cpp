@@ -28,6 +28,8 @@ CLI::App* setup(CLI::App& app) {
     c->add_option("--samples", g_opt.samples, "samples to train on, for a days column (e.g. 3e8)")->check(CLI::PositiveNumber);
     c->add_option("-o,--out", g_opt.out_dir, "results folder (default: out/compare/WORKLOAD); re-running resumes");
     c->add_flag("--json", g_opt.json, "print compare.json instead of the table");
+    c->add_option("--rank", g_opt.plan.rank, "pick each system's best plan by time (default), energy or edp (tessel plan --rank)")
+        ->check(CLI::IsMember({"time", "energy", "edp"}));
     c->add_option("--max-plans", g_max_plans, "per system, refuse to simulate more plans than this (default 256)")->check(k_positive_count);
     c->add_option("-j,--jobs", g_opt.plan.sweep.jobs, "plans simulated at once (default: one per core)")->check(k_positive_count);
     c->add_option("-b,--backend", g_opt.plan.sweep.backend, "local (a process pool) or slurm (a job array through sbatch)")

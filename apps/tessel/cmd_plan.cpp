@@ -43,6 +43,9 @@ CLI::App* setup(CLI::App& app) {
     c->add_option("--zero", g_zero, "ZeRO levels to consider (default: 0 and 1 with dp > 1, 2 where nothing else fits)");
     c->add_option("--recompute", g_recompute, "recomputation to consider: none,selective,full (default: the cheapest that fits)");
     c->add_option("-o,--out", g_opt.out_dir, "results folder (default: out/plans/PLATFORM-WORKLOAD); re-running resumes");
+    c->add_option("--rank", g_opt.rank, "rank plans by time (iteration time, the default), energy (joules per iteration) or "
+                                       "edp (energy x time); energy adds energy and power columns")
+        ->check(CLI::IsMember({"time", "energy", "edp"}));
     c->add_option("--top", g_opt.top, "rows of the ranked table per system size (default 20)")->check(k_positive_count);
     c->add_option("--max-plans", g_max_plans, "refuse to simulate more plans than this (default 256)")->check(k_positive_count);
     c->add_flag("-n,--dry-run", g_opt.dry_run, "list the plans and their memory per chip; simulate nothing");

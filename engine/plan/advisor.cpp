@@ -44,6 +44,7 @@ struct plan_result {
     const plan_candidate* cand = nullptr;
     std::string status = "pending", error;
     double iteration_s = 0, samples_per_s = 0, mfu = 0;
+    double joules = 0, watts = 0;              // energy of one iteration, average power (docs/energy.md)
     double compute = 0, comm = 0, bubble = 0;  // mean fractions per simulated chip
     double run_memory = 0;                     // the run's own worst stage (equals the estimate)
     std::string dir;
@@ -226,6 +227,8 @@ void read_result(plan_result& r, const sweep::row& row, const std::string& out_d
     }
     r.iteration_s = s.value("sim_time_s", 0.0);
     r.samples_per_s = s.value("throughput_per_s", 0.0);
+    r.joules = s.value("energy_j", 0.0);
+    r.watts = s.value("average_power_w", 0.0);
     const json& par = s.contains("parallel") ? s["parallel"] : json::object();
     r.mfu = par.value("model_flops_utilisation", 0.0);
     r.compute = mean_of(par.value("per_chip", json::array()), "compute_fraction");
@@ -267,11 +270,19 @@ struct size_report {
     int dp_pays_to = 0;                   // the data-parallel degree with the highest throughput
 };
 
-size_report rank_size(const system_size& s, std::vector<plan_result> results) {
+/// What a plan is ranked by (smaller is better): its iteration time, its energy per iteration, or their product.
+double rank_key(const plan_result& x, const std::string& rank) {
+    if (rank == "energy") return x.joules;
+    if (rank == "edp") return x.joules * x.iteration_s;
+    return x.iteration_s;
+}
+
+size_report rank_size(const system_size& s, std::vector<plan_result> results, const std::string& rank) {
     size_report r;
     r.size = &s;
-    std::stable_sort(results.begin(), results.end(), [](const plan_result& a, const plan_result& b) {
+    std::stable_sort(results.begin(), results.end(), [&](const plan_result& a, const plan_result& b) {
         if (a.ok() != b.ok()) return a.ok();
+        if (a.ok() && rank_key(a, rank) != rank_key(b, rank)) return rank_key(a, rank) < rank_key(b, rank);
         if (a.ok() && a.iteration_s != b.iteration_s) return a.iteration_s < b.iteration_s;
         return false;
     });
@@ -280,7 +291,13 @@ size_report rank_size(const system_size& s, std::vector<plan_result> results) {
     const plan_result& best = r.results.front();
     r.why.push_back("best: " + label(best.cand->plan) + ", " + format_time(best.iteration_s) + " per iteration, " +
                     format_number(best.samples_per_s, 4) + " samples/s, MFU " + pct(best.mfu));
-    if (r.results.size() > 1 && r.results[1].ok()) r.why.push_back("it is " + wins_by(best, r.results[1]));
+    if (rank != "time")
+        r.why.push_back("ranked by " + std::string(rank == "energy" ? "energy per iteration" : "energy-delay product") +
+                        ": it uses " + format_energy(best.joules) + " per iteration at " + format_power(best.watts) +
+                        (r.results.size() > 1 && r.results[1].ok()
+                             ? ", the runner-up " + format_energy(r.results[1].joules) + " in " + format_time(r.results[1].iteration_s)
+                             : std::string()));
+    else if (r.results.size() > 1 && r.results[1].ok()) r.why.push_back("it is " + wins_by(best, r.results[1]));
     // Plain data parallelism: every chip a replica.
     const plan_result* dp_only = nullptr;
     for (const auto& x : r.results)
@@ -341,6 +358,14 @@ void print_size(std::ostream& out, const plan_options& o, const size_report& r) 
                             pct(x.mfu), s.streamed ? "streamed" : format_bytes(x.cand->memory_bytes), pct(x.compute), pct(x.comm), pct(x.bubble)});
         else
             rows.push_back({"-", label(x.cand->plan), x.status + ": " + x.error, "", "", format_bytes(x.cand->memory_bytes), "", "", ""});
+        if (o.rank != "time") {  // ranked by energy: its columns beside the time's
+            rows.back().push_back(x.ok() ? format_energy(x.joules) : "");
+            rows.back().push_back(x.ok() ? format_power(x.watts) : "");
+        }
+    }
+    if (o.rank != "time") {
+        rows.front().push_back("energy");
+        rows.front().push_back("power");
     }
     std::vector<size_t> w(rows.front().size(), 0);
     for (const auto& row : rows)
@@ -386,6 +411,9 @@ json size_json(const plan_options& o, const size_report& r) {
             p["compute_fraction"] = x.compute;
             p["exposed_communication_fraction"] = x.comm;
             p["bubble_fraction"] = x.bubble;
+            p["energy_j"] = x.joules;
+            p["average_power_w"] = x.watts;
+            p["samples_per_j"] = x.joules > 0 ? x.samples_per_s * x.iteration_s / x.joules : 0.0;
         } else {
             p["error"] = x.error;
         }
@@ -524,7 +552,7 @@ int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
             if (it != rows.end()) read_result(r, it->second, out_dir);
             results.push_back(std::move(r));
         }
-        reports.push_back(rank_size(s, std::move(results)));
+        reports.push_back(rank_size(s, std::move(results), o.rank));
     }
 
     json doc = {{"platform", o.platform}, {"workload", o.workload}, {"sets", o.sets}, {"out_dir", out_dir}};

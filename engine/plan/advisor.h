@@ -1,7 +1,7 @@
 // `tessel plan`: the parallelism advisor. Given a system (a platform with `chips:` and the system mapper) and a
 // training workload, it enumerates the parallel plans that fit in memory (plan_space.h), simulates each as its own
 // `tessel run` through the sweep engine (local processes or a Slurm job array, resumable: a re-run skips finished
-// plans), and ranks them by iteration time. The report gives, per plan, iteration time, samples/s, MFU, memory
+// plans), and ranks them by iteration time (or energy per iteration, or energy-delay product: --rank). The report gives, per plan, iteration time, samples/s, MFU, memory
 // per chip and the per-chip split of the iteration (compute, exposed communication, bubble and waiting); the best
 // plan and what it wins by against the runner-up and against plain data parallelism; and the best throughput at
 // each data-parallel degree, which says where data parallelism stops paying. With `scale` (a system parameter and
@@ -33,6 +33,7 @@ struct plan_options {
     size_t max_plans = 256;             // refuse to simulate more than this many (narrow the search instead)
     bool dry_run = false;               // enumerate and check memory, simulate nothing
     bool json = false;                  // plan.json on stdout instead of the tables
+    std::string rank = "time";          // time (iteration time), energy (joules per iteration) or edp (their product)
     sweep::sweep_options sweep;         // backend, jobs, timeout, Slurm settings, progress bar, tessel binary
 };
 

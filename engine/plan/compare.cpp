@@ -111,6 +111,8 @@ int run_compare(const compare_options& o, std::ostream& out, std::ostream& err) 
                       {"samples_per_s", sps},
                       {"samples_per_s_per_chip", sps / static_cast<double>(std::max<std::int64_t>(1, r.chips))},
                       {"model_flops_utilisation", r.best["model_flops_utilisation"]},
+                      {"average_power_w", r.best.value("average_power_w", 0.0)},
+                      {"samples_per_j", r.best.value("samples_per_j", 0.0)},
                       {"memory_bytes", r.best["memory_bytes"]}};
             if (o.samples > 0) b["days"] = o.samples / sps / 86400.0;
             s["best"] = b;
@@ -127,7 +129,8 @@ int run_compare(const compare_options& o, std::ostream& out, std::ostream& err) 
         return 0;
     }
 
-    std::vector<std::vector<std::string>> table = {{"system", "chips", "best plan", "iteration", "samples/s", "per chip", "MFU"}};
+    std::vector<std::vector<std::string>> table = {
+        {"system", "chips", "best plan", "iteration", "samples/s", "per chip", "MFU", "power", "samples/J"}};
     if (o.samples > 0) table.front().push_back("days for " + format_number(o.samples, 3) + " samples");
     const json* fastest = nullptr;
     for (const auto& s : systems) {
@@ -144,6 +147,8 @@ int run_compare(const compare_options& o, std::ostream& out, std::ostream& err) 
             line.push_back(format_number(b["samples_per_s"].get<double>(), 4));
             line.push_back(format_number(b["samples_per_s_per_chip"].get<double>(), 4));
             line.push_back(format_number(100 * b["model_flops_utilisation"].get<double>(), 3) + "%");
+            line.push_back(format_power(b["average_power_w"].get<double>()));
+            line.push_back(format_number(b["samples_per_j"].get<double>(), 4));
             if (o.samples > 0) line.push_back(format_number(b["days"].get<double>(), 3));
         } else {
             line.push_back("-");

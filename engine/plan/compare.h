@@ -5,7 +5,10 @@
 // rate (a time-to-train proxy). A system that cannot train the workload (it does not fit, its mapper refuses the
 // plan) is a row with the reason, and the others are still compared. Everything is also in compare.json.
 //
-// Left out: equal-power comparisons (no energy model yet), convergence (samples to a target accuracy differ with
+// With energy (docs/energy.md): each system's average power and samples per joule beside its speed; --rank energy or
+// edp picks each system's best plan by energy instead of time.
+//
+// Left out: convergence (samples to a target accuracy differ with
 // batch size; the days column assumes the same number of samples everywhere).
 #pragma once
 

@@ -6,5 +6,6 @@
 
 TEST(plan_doc, every_quoted_run_prints_what_the_doc_shows) {
     std::filesystem::remove_all("out/plans/small");
-    EXPECT_GE(tessel::test::check_quoted_runs("docs/plan.md", false), 1u);
+    std::filesystem::remove_all("out/plans/small_energy");
+    EXPECT_GE(tessel::test::check_quoted_runs("docs/plan.md", false), 2u);
 }
