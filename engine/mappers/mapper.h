@@ -31,6 +31,9 @@ struct mapping {
     /// Component id ranges [first, end) that stood idle because a representative ran their share (a symmetric
     /// system run's other chips): the resource table leaves them out, so its means are over what ran.
     std::vector<std::pair<std::uint32_t, std::uint32_t>> represented;
+    /// How many chips each simulated chip stands for (chips / simulated chips; 1 when every chip runs): the
+    /// system's own links and switches carried only the simulated ranks' traffic, the same as every rank's.
+    double traffic_scale = 1;
 };
 
 struct run_summary;

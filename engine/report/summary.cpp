@@ -56,7 +56,7 @@ const char* run_summary::energy_report::part_name(part p) {
 }
 
 run_summary summarise(const platform& plat, const executor::result& r, const program& p, double flops, double samples,
-                      const std::vector<std::pair<std::uint32_t, std::uint32_t>>& represented) {
+                      const std::vector<std::pair<std::uint32_t, std::uint32_t>>& represented, double traffic_scale) {
     run_summary s;
     s.platform = plat.title();
     s.workload = p.name;
@@ -90,26 +90,40 @@ run_summary summarise(const platform& plat, const executor::result& r, const pro
         return false;
     };
     double represented_peak = 0;  // the idle stand-ins' compute still counts in the system's peak
-    // The stand-ins leak like any chip, and did the work their representative ran for them: each is charged the
-    // mean dynamic energy of the simulated resources of its group.
-    std::map<std::string, double> stand_ins;  // group name -> how many idle stand-in resources
+    // Energy of a symmetric system run. A group of resources ("gpu[*].gpu.hbm") holds the simulated chips' and the
+    // stand-ins'. Under symmetry every chip of the group spends the same, but a representative's writes into a
+    // peer land on a stand-in: so the group's total is everything its members did (stand-ins included) per
+    // simulated member, times all of them. The system's own links and switches (outside every chip) carried the
+    // simulated ranks' traffic only: scaled by traffic_scale.
+    struct group_energy {
+        double dynamic = 0, members = 0, stand_ins = 0;
+    };
+    std::map<std::string, group_energy> groups;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> chips;  // [first, end) of every chip
+    for (const auto& cg : plat.chip_groups())
+        for (std::uint32_t f : cg.first) chips.push_back({f, f + cg.components});
+    auto in_chip = [&](std::uint32_t id) {
+        for (const auto& [first, end] : chips)
+            if (id >= first && id < end) return true;
+        return chips.empty();  // a single-chip platform: everything is the chip
+    };
     for (component* c : plat.sim().components()) {
         if (!c) continue;
-        if (!stood_in_for(c->id())) {
-            c->usage(all);
-            continue;
-        }
-        std::vector<resource_usage> idle;
-        c->usage(idle);
-        for (const auto& u : idle) {
-            if (u.cls == resource_class::compute) represented_peak += u.peak_rate * u.units;
+        std::vector<resource_usage> mine;
+        c->usage(mine);
+        const bool stand_in = stood_in_for(c->id());
+        for (auto& u : mine) {
             s.energy.static_watts += u.static_watts;
-            stand_ins[group_name(u.name)] += 1;
+            if (!in_chip(c->id()) && u.cls == resource_class::network) u.dynamic_joules *= traffic_scale;
+            group_energy& g = groups[group_name(u.name)];
+            g.dynamic += u.dynamic_joules;
+            (stand_in ? g.stand_ins : g.members) += 1;
+            if (stand_in && u.cls == resource_class::compute) represented_peak += u.peak_rate * u.units;
         }
+        if (!stand_in) all.insert(all.end(), mine.begin(), mine.end());
     }
     const std::string prefix = std::string(plat.name()) + ".";
     std::map<std::string, size_t> index;
-    std::map<std::string, double> members;  // simulated resources per group
     for (auto u : all) {
         if (u.name.rfind(prefix, 0) == 0) u.name = u.name.substr(prefix.size());
         // Physical bound, per resource: no unit finishes its work faster than at peak rate.
@@ -135,14 +149,11 @@ run_summary summarise(const platform& plat, const executor::result& r, const pro
             a.dynamic_joules += u.dynamic_joules;
             a.static_watts += u.static_watts;
         }
-        ++members[g];
     }
     for (const auto& u : s.resources) {
-        double dynamic = u.dynamic_joules;
-        const auto stood = stand_ins.find(group_name(prefix + u.name));
-        if (stood != stand_ins.end()) dynamic += u.dynamic_joules / members[u.name] * stood->second;
+        const group_energy& g = groups[group_name(prefix + u.name)];
+        const double dynamic = g.members > 0 ? g.dynamic * (g.members + g.stand_ins) / g.members : g.dynamic;
         s.energy.dynamic_joules[energy_part(u)] += dynamic;
-        s.energy.static_watts += u.static_watts;
     }
     s.peak_flops = represented_peak;
     for (const auto& u : s.resources)

@@ -74,9 +74,12 @@ struct run_summary {
 
 /// Collects usage from every component, groups replicas ("tile[*].pe"), and checks the physical bound:
 /// a run shorter than any resource's work at peak rate is a modelling bug and throws std::logic_error.
-/// Components in `represented` ([first, end) id ranges, mapping::represented) are left out.
+/// Components in `represented` ([first, end) id ranges, mapping::represented) are left out of the table; their
+/// energy is their representatives' (every chip of a group does the same work), and the system's own network
+/// carried only the simulated ranks' traffic, so its dynamic energy is scaled by `traffic_scale`.
 run_summary summarise(const platform& plat, const executor::result& r, const program& p, double flops, double samples,
-                      const std::vector<std::pair<std::uint32_t, std::uint32_t>>& represented = {});
+                      const std::vector<std::pair<std::uint32_t, std::uint32_t>>& represented = {},
+                      double traffic_scale = 1);
 
 /// "tile[3,2].pe" -> "tile[*].pe"
 std::string group_name(const std::string& path);

@@ -153,7 +153,8 @@ run_summary session::run() {
     m_result = m_exec->run(m_mapping.prog);
     // A hand-written program processes no samples; only a mapped workload has a throughput.
     const double samples = m_opt.program.empty() ? m_mapping.samples : 0.0;
-    run_summary s = summarise(*m_platform, m_result, m_mapping.prog, flops, samples, m_mapping.represented);
+    run_summary s = summarise(*m_platform, m_result, m_mapping.prog, flops, samples, m_mapping.represented,
+                                  m_mapping.traffic_scale);
     s.notes.insert(s.notes.begin(), m_mapping.notes.begin(), m_mapping.notes.end());
     s.details = m_mapping.details;
     if (m_mapper) m_mapper->explain(m_mapping, *m_platform, m_result, s);

@@ -555,6 +555,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
                     const std::uint32_t first = cg.first[static_cast<size_t>(chip_index(s, d, t))];
                     out.represented.push_back({first, first + cg.components});
                 }
+    out.traffic_scale = static_cast<double>(n_chips) / static_cast<double>(static_cast<std::int64_t>(pp) * sim_dp * sim_tp);
     par["symmetric"] = sym;
     par["ideal_bubble"] = bubble_fraction(plan.schedule, pp, plan.interleave, m);
     nlohmann::json stages = nlohmann::json::array();

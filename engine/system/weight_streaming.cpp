@@ -162,6 +162,7 @@ mapping map_weight_streaming(const workload_graph& g, const platform& plat, cons
     par["zero"] = 0;
     par["chips"] = n_chips;
     par["simulated_chips"] = sim_dp;
+    out.traffic_scale = static_cast<double>(n_chips) / static_cast<double>(sim_dp);
     par["symmetric"] = setup.symmetric;
     par["ideal_bubble"] = 0.0;
     par["weights"] = "streamed";
