@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <tuple>
 #include <sstream>
 
 #include "models/core/expr.h"
@@ -119,32 +120,30 @@ platform::platform(sc_core::sc_module_name n, const yaml_node& root, param_conte
         ctx.set_variable("clock", value);
         ctx.record(m_prefix + "clock", value);
     }
-    {
-        const auto [text, where] = top_value("quantum", "0ns");
+    // A top-level quantity: its text (recorded in the resolved configuration), where it came from, its value.
+    auto top_quantity = [&](const std::string& key, const std::string& def) {
+        const auto [text, where] = top_value(key, def);
         quantity q;
         try {
             q = parse_quantity(ctx.substitute(text, where));
         } catch (const input_error& e) {
-            throw input_error("quantum: " + e.message(), where);
+            throw input_error(key + ": " + e.message(), where);
         }
+        ctx.record(m_prefix + key, text);
+        return std::make_tuple(text, where, q);
+    };
+    {
+        const auto [text, where, q] = top_quantity("quantum", "0ns");
         if (q.value < 0) throw input_error("quantum: must not be negative, got '" + text + "'", where);
         if (q.dim == dimension::cycles) m_quantum = m_clock.cycles(q.value);
         else if (q.dim == dimension::time || (q.dim == dimension::scalar && q.value == 0)) m_quantum = seconds_to_ticks(q.value);
         else throw input_error("quantum: expected a time such as 100ns or 64cycles, got '" + text + "'", where);
-        ctx.record(m_prefix + "quantum", text);
     }
     if (root.has("tdp") || ctx.find_override(m_prefix + "tdp")) {
-        const auto [text, where] = top_value("tdp", "0W");
-        quantity q;
-        try {
-            q = parse_quantity(ctx.substitute(text, where));
-        } catch (const input_error& e) {
-            throw input_error("tdp: " + e.message(), where);
-        }
+        const auto [text, where, q] = top_quantity("tdp", "0W");
         if (q.dim != dimension::power || q.value <= 0)
             throw input_error("tdp: expected a power such as 700W (the chip's thermal design power), got '" + text + "'", where);
         m_tdp += q.value;  // a system adds its own (switches, hosts) to its chips'
-        ctx.record(m_prefix + "tdp", text);
     }
     if (root.has("chips")) {
         if (!m_prefix.empty()) throw input_error("a chip of a system cannot have chips of its own", root["chips"].where());
