@@ -58,6 +58,23 @@ std::uint64_t fnv1a(const std::string& s) {
     return h;
 }
 
+/// An override nobody read is a typo or a parameter that does not exist: the error names the nearest one. A table
+/// (rates or energies by data type) is set entry by entry, so a whole table given to --set is named as such.
+void reject_unused_overrides(const param_context& ctx, const std::string& also) {
+    const auto unused = ctx.unused_overrides();
+    if (unused.empty()) return;
+    const std::string& path = unused.front();
+    std::vector<std::string> known;
+    for (const auto& [k, v] : ctx.resolved()) {
+        if (k == path && !v.empty() && v.front() == '{')
+            throw input_error("--set " + path + ": a table is set one entry at a time, e.g. --set " + path +
+                              ".fp16=VALUE (it is now " + v + ")");
+        known.push_back(k);
+    }
+    throw input_error("--set " + path + ": no such parameter" + did_you_mean(path, known) +
+                      " (platform parameters are COMPONENT.PARAM, e.g. noc.link_bandwidth; " + also + ")");
+}
+
 }  // namespace
 
 session::session(session_options o) : m_opt(std::move(o)) {}
@@ -107,14 +124,7 @@ run_summary session::run() {
         g.source_overrides = m_workload_sets;
         m_mapper = create_mapper(*m_platform, m_ctx);
         mapper* mp = m_mapper.get();
-        const auto unused = m_ctx.unused_overrides();
-        if (!unused.empty()) {
-            std::vector<std::string> known;
-            for (const auto& [k, _] : m_ctx.resolved()) known.push_back(k);
-            throw input_error("--set " + unused.front() + ": no such parameter" + did_you_mean(unused.front(), known) +
-                              " (platform parameters are COMPONENT.PARAM, e.g. noc.link_bandwidth; mapper options "
-                              "mapper.NAME; workload parameters workload.NAME)");
-        }
+        reject_unused_overrides(m_ctx, "mapper options mapper.NAME; workload parameters workload.NAME");
         m_mapping = mp->map(g, *m_platform);
         if (!mp->reads_kernel_records()) {
             auto stop_recording = [&](std::uint32_t id) {
@@ -129,14 +139,7 @@ run_summary session::run() {
         for (const auto& [k, v] : g.parameters) m_workload_resolved += "workload." + k + ": \"" + v + "\"\n";
         workload_name = g.name;
     }
-    const auto unused = m_ctx.unused_overrides();
-    if (!unused.empty()) {
-        std::vector<std::string> known;
-        for (const auto& [k, _] : m_ctx.resolved()) known.push_back(k);
-        throw input_error("--set " + unused.front() + ": no such parameter" + did_you_mean(unused.front(), known) +
-                          " (platform parameters are COMPONENT.PARAM, e.g. noc.link_bandwidth; a program's own "
-                          "parameters program.NAME)");
-    }
+    reject_unused_overrides(m_ctx, "a program's own parameters program.NAME");
     if (!workload_name.empty()) m_mapping.prog.name = workload_name;
     if (!m_opt.emit_program.empty()) {
         output_file file(m_opt.emit_program, "--emit-program file");

@@ -84,6 +84,7 @@ TEST(energy, bad_energy_parameters_are_clear_errors) {
              {"tile.pe.energy.leakage=3pJ", "expected a power"},
              {"tile.sram.energy.read=2pJ", "expected an energy per size"},
              {"tile.pe.energy.op=-1pJ", "must not be negative"},
+             {"'tile.pe.energy.mac={fp16: 1pJ}'", "a table is set one entry at a time, e.g. --set tile.pe.energy.mac.fp16="},
          }) {
         const auto r = run_tessel("run -p mesh4x4 -w mlp --set " + c.set);
         EXPECT_EQ(r.code, 2) << c.set << "\n" << r.out;
