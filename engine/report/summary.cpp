@@ -66,6 +66,7 @@ run_summary summarise(const platform& plat, const executor::result& r, const pro
     s.steps = p.steps.size();
     s.packets = r.packets;
     s.tdp_watts = plat.tdp_watts();
+    for (const auto& cg : plat.chip_groups()) s.chips += static_cast<std::int64_t>(cg.chips.size());
     s.activations = r.activations;
     const traffic_spec& tr = p.traffic;
     const latency_histogram& h = tr.enabled() ? r.measured_latency : r.latency;
@@ -226,6 +227,7 @@ nlohmann::json run_summary::to_json() const {
     j["energy_j"] = joules();
     j["average_power_w"] = average_watts();
     j["tdp_w"] = tdp_watts;
+    if (chips > 0) j["average_power_per_chip_w"] = average_watts() / static_cast<double>(chips);
     nlohmann::json by = nlohmann::json::object();
     for (int p = 0; p < energy_report::parts; ++p)
         by[energy_report::part_name(static_cast<energy_report::part>(p))] = energy.dynamic_joules[static_cast<size_t>(p)];
@@ -295,6 +297,7 @@ void run_summary::print(std::ostream& os, size_t top) const {
         // energy     1.2 J, 412 W average (59% of the 700 W TDP): compute 45%, dram 30%, static 25%; 81 samples/J
         const double total = joules();
         os << "energy     " << format_energy(total) << ", " << format_power(average_watts()) << " average";
+        if (chips > 0) os << ", " << format_power(average_watts() / static_cast<double>(chips)) << " per chip";
         if (tdp_watts > 0)
             os << " (" << format_number(100 * average_watts() / tdp_watts, 3) << "% of the " << format_power(tdp_watts) << " TDP)";
         const char* sep = ": ";

@@ -51,6 +51,7 @@ struct run_summary {
         static const char* part_name(part p);
     } energy;
     double tdp_watts = 0;  // the platform's thermal design power (0: not declared)
+    std::int64_t chips = 0;  // chips of a system (0: a single-chip platform)
     /// How far average power may exceed the TDP before the summary says so: tessel does not model power capping
     /// (a real chip lowers its clock), so a run above it is drawing more than the chip could sustain.
     static constexpr double tdp_margin = 0.15;
