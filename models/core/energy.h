@@ -2,8 +2,9 @@
 // each action it counts costs (a MAC by data type, a vector operation, a byte read, written or carried over a
 // link) and what its units leak while powered. The kind charges the actions its usage() reports
 // (resource_usage::dynamic_joules, static_watts); the run summary adds static power over the simulated time.
-// Left out: voltage and frequency scaling, temperature, data-dependent switching (a MAC costs the same whatever
-// its operands), clock-tree and idle-but-clocked power beyond the declared static figure.
+// Power a unit draws while busy beyond its actions (clock tree, issue, operand delivery) is `active`, charged over
+// its busy time. Left out: voltage and frequency scaling, power capping, temperature, data-dependent switching (a
+// MAC costs the same whatever its operands).
 #pragma once
 
 #include <array>
@@ -21,7 +22,7 @@ struct resource_usage;
 /// Where a kind's default energies come from: the figures as YAML text plus the source, quoted in `describe`.
 struct energy_defaults {
     std::string_view mac;       // {fp16: 0.4pJ, ...}: per MAC by data type
-    std::string_view op;        // per vector (lane) operation
+    std::string_view op;        // per vector (lane) operation; for a barrier, per synchronisation
     std::string_view read;      // per byte read
     std::string_view write;     // per byte written
     std::string_view transfer;  // per byte over one link
@@ -32,7 +33,6 @@ struct energy_defaults {
     std::string_view source;
 };
 
-/// A compute unit: MACs by data type and element operations.
 /// Process nodes a kind's default energies scale to (`energy: {node: 16nm}`): logic, SRAM and wire energy per
 /// operation scale as (node / 7 nm)^0.558, the fit through Horowitz's 45 nm and Jouppi's 7 nm fp32 multiply
 /// (3.7 -> 1.31 pJ); 5 nm class (N5, 4N) is 7 nm x 0.7, TSMC N5's power at iso speed (Yeap et al., IEDM 2019).
@@ -40,6 +40,7 @@ struct energy_defaults {
 double node_scale(const std::string& node);
 const std::vector<std::string>& energy_nodes();
 
+/// A compute unit: MACs by data type and element operations.
 struct compute_energy {
     std::string node;
     energy_table mac;
