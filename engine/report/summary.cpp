@@ -1,6 +1,7 @@
 #include "engine/report/summary.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <ostream>
@@ -25,15 +26,71 @@ std::string group_name(const std::string& path) {
 
 namespace {
 /// Where a resource's dynamic energy is reported: memory splits into on-chip (SRAM) and off-chip (DRAM).
-size_t energy_part(const resource_usage& u) {
-    using part = run_summary::energy_report::part;
+energy_part part_of(const resource_usage& u) {
     switch (u.cls) {
-        case resource_class::compute: return part::compute;
-        case resource_class::memory: return u.off_chip ? part::dram : part::sram;
-        case resource_class::network: return part::network;
-        case resource_class::sync: return part::sync;
+        case resource_class::compute: return energy_part::compute;
+        case resource_class::memory: return u.off_chip ? energy_part::dram : energy_part::sram;
+        case resource_class::network: return energy_part::network;
+        case resource_class::sync: return energy_part::sync;
     }
-    return part::compute;
+    return energy_part::compute;
+}
+
+/// Every action a kind charges in usage() it also spends in the ledger as it serves the transaction: the two
+/// sums agree up to rounding, or a kind forgot one side.
+void check_ledger(const energy_ledger& ledger, const energy_ledger::parts& charged) {
+    const energy_ledger::parts spent = ledger.total();
+    for (size_t i = 0; i < energy_part_count; ++i) {
+        const double tol = 1e-9 * std::max(std::abs(charged[i]), std::abs(spent[i])) + 1e-18;
+        if (std::abs(charged[i] - spent[i]) > tol)
+            throw std::logic_error(std::string("energy ledger disagrees with the components' usage on ") +
+                                   energy_part_name(static_cast<energy_part>(i)) + ": " + format_number(spent[i], 12) +
+                                   " J spent by op, " + format_number(charged[i], 12) + " J charged");
+    }
+}
+
+/// An op's name with every numbered part of its path as N ("encoder.layer.7.output.dense" ->
+/// "encoder.layer.N.output.dense"): the same op of every repeated layer.
+std::string op_family(const std::string& name) {
+    std::string out;
+    size_t begin = 0;
+    while (begin <= name.size()) {
+        size_t end = name.find('.', begin);
+        if (end == std::string::npos) end = name.size();
+        const bool number = end > begin && std::all_of(name.begin() + static_cast<long>(begin), name.begin() + static_cast<long>(end),
+                                                       [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+        out += (begin ? "." : "") + (number ? std::string("N") : name.substr(begin, end - begin));
+        begin = end + 1;
+    }
+    return out;
+}
+
+struct op_family_energy {
+    std::string family;
+    size_t ops = 0;
+    double joules = 0;
+};
+
+/// The `n` op families (op_family) that spent the most dynamic energy, most first (ties in program order).
+std::vector<op_family_energy> top_energy_ops(const run_summary::energy_report& e, size_t n) {
+    std::vector<op_family_energy> v;
+    std::map<std::string, size_t> index;
+    for (const auto& o : e.by_op) {
+        const std::string f = op_family(o.name);
+        const auto [it, fresh] = index.emplace(f, v.size());
+        if (fresh) v.push_back({f, 0, 0});
+        v[it->second].ops += 1;
+        v[it->second].joules += o.total();
+    }
+    std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.joules > b.joules; });
+    if (v.size() > n) v.resize(n);
+    return v;
+}
+
+bool in_ranges(const std::vector<std::pair<std::uint32_t, std::uint32_t>>& ranges, std::uint32_t id) {
+    for (const auto& [first, end] : ranges)
+        if (id >= first && id < end) return true;
+    return false;
 }
 }  // namespace
 
@@ -43,16 +100,36 @@ double run_summary::energy_report::dynamic() const {
     return j;
 }
 
-const char* run_summary::energy_report::part_name(part p) {
-    switch (p) {
-        case compute: return "compute";
-        case sram: return "sram";
-        case dram: return "dram";
-        case network: return "network";
-        case sync: return "sync";
-        case parts: break;
+double run_summary::energy_report::op_energy::total() const {
+    double j = 0;
+    for (double d : joules) j += d;
+    return j;
+}
+
+std::vector<energy_ledger::parts> energy_weights(const platform& plat,
+                                                 const std::vector<std::pair<std::uint32_t, std::uint32_t>>& represented,
+                                                 double traffic_scale) {
+    const auto& comps = plat.sim().components();
+    std::vector<energy_ledger::parts> w(comps.size(), energy_ledger::parts{1, 1, 1, 1, 1});
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> chips;  // [first, end) of every chip
+    for (const auto& cg : plat.chip_groups())
+        for (std::uint32_t f : cg.first) chips.push_back({f, f + cg.components});
+    struct members {
+        double simulated = 0, stand_ins = 0;
+    };
+    std::map<std::string, members> groups;
+    for (const component* c : comps)
+        if (c) (in_ranges(represented, c->id()) ? groups[group_name(c->path())].stand_ins : groups[group_name(c->path())].simulated) += 1;
+    for (const component* c : comps) {
+        if (!c) continue;
+        const members& g = groups[group_name(c->path())];
+        const double scale = g.simulated > 0 ? (g.simulated + g.stand_ins) / g.simulated : 1.0;
+        energy_ledger::parts& cw = w[c->id()];
+        cw.fill(scale);
+        // A single-chip platform is all chip; a system's own network carried the simulated ranks' traffic.
+        if (!chips.empty() && !in_ranges(chips, c->id())) cw[static_cast<size_t>(energy_part::network)] *= traffic_scale;
     }
-    return "static";
+    return w;
 }
 
 run_summary summarise(const platform& plat, const executor::result& r, const program& p, double flops, double samples,
@@ -85,44 +162,47 @@ run_summary summarise(const platform& plat, const executor::result& r, const pro
     }
 
     std::vector<resource_usage> all;
-    auto stood_in_for = [&](std::uint32_t id) {
-        for (const auto& [first, end] : represented)
-            if (id >= first && id < end) return true;
-        return false;
-    };
     double represented_peak = 0;  // the idle stand-ins' compute still counts in the system's peak
-    // Energy of a symmetric system run. A group of resources ("gpu[*].gpu.hbm") holds the simulated chips' and the
-    // stand-ins'. Under symmetry every chip of the group spends the same, but a representative's writes into a
-    // peer land on a stand-in: so the group's total is everything its members did (stand-ins included) per
-    // simulated member, times all of them. The system's own links and switches (outside every chip) carried the
-    // simulated ranks' traffic only: scaled by traffic_scale.
-    struct group_energy {
-        double dynamic = 0, members = 0, stand_ins = 0;
-    };
-    std::map<std::string, group_energy> groups;
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> chips;  // [first, end) of every chip
-    for (const auto& cg : plat.chip_groups())
-        for (std::uint32_t f : cg.first) chips.push_back({f, f + cg.components});
-    auto in_chip = [&](std::uint32_t id) {
-        for (const auto& [first, end] : chips)
-            if (id >= first && id < end) return true;
-        return chips.empty();  // a single-chip platform: everything is the chip
+    const std::vector<energy_ledger::parts> weight = energy_weights(plat, represented, traffic_scale);
+    // A system's chip groups, then what lies outside every chip; a component's entry by its id.
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> chip_of;  // [first, end) -> group, as (first, group)
+    for (const auto& cg : plat.chip_groups()) {
+        s.energy.by_chip_group.push_back({cg.name, static_cast<std::int64_t>(cg.chips.size()), {}, 0});
+        for (std::uint32_t f : cg.first) chip_of.push_back({f, static_cast<std::uint32_t>(s.energy.by_chip_group.size() - 1)});
+    }
+    if (!s.energy.by_chip_group.empty()) s.energy.by_chip_group.push_back({"outside chips", 0, {}, 0});
+    auto group_of = [&](std::uint32_t id) -> run_summary::energy_report::chip_group_energy* {
+        if (s.energy.by_chip_group.empty()) return nullptr;
+        for (const auto& [first, g] : chip_of)
+            if (id >= first && id < first + plat.chip_groups()[g].components) return &s.energy.by_chip_group[g];
+        return &s.energy.by_chip_group.back();
     };
     for (component* c : plat.sim().components()) {
         if (!c) continue;
         std::vector<resource_usage> mine;
         c->usage(mine);
-        const bool stand_in = stood_in_for(c->id());
-        for (auto& u : mine) {
+        const bool stand_in = in_ranges(represented, c->id());
+        run_summary::energy_report::chip_group_energy* cg = group_of(c->id());
+        for (const auto& u : mine) {
             s.energy.static_watts += u.static_watts;
-            if (!in_chip(c->id()) && u.cls == resource_class::network) u.dynamic_joules *= traffic_scale;
-            group_energy& g = groups[group_name(u.name)];
-            g.dynamic += u.dynamic_joules;
-            (stand_in ? g.stand_ins : g.members) += 1;
+            const size_t part = static_cast<size_t>(part_of(u));
+            s.energy.dynamic_joules[part] += u.dynamic_joules * weight[c->id()][part];
+            if (cg) {
+                cg->dynamic_joules[part] += u.dynamic_joules * weight[c->id()][part];
+                cg->static_watts += u.static_watts;
+            }
             if (stand_in && u.cls == resource_class::compute) represented_peak += u.peak_rate * u.units;
         }
         if (!stand_in) all.insert(all.end(), mine.begin(), mine.end());
     }
+    check_ledger(plat.sim().energy, s.energy.dynamic_joules);
+    for (size_t op = 0; op < plat.sim().energy.by_op().size(); ++op) {
+        const energy_ledger::parts& j = plat.sim().energy.by_op()[op];
+        run_summary::energy_report::op_energy e{op < p.op_names.size() ? p.op_names[op] : "op " + std::to_string(op), j};
+        if (e.total() != 0) s.energy.by_op.push_back(std::move(e));
+    }
+    s.energy.peak_window_s = ticks_to_seconds(plat.sim().energy.bin_ticks());
+    s.energy.peak_watts = plat.sim().energy.peak_watts() + s.energy.static_watts;
     const std::string prefix = std::string(plat.name()) + ".";
     std::map<std::string, size_t> index;
     for (auto u : all) {
@@ -151,11 +231,6 @@ run_summary summarise(const platform& plat, const executor::result& r, const pro
             a.static_watts += u.static_watts;
         }
     }
-    for (const auto& u : s.resources) {
-        const group_energy& g = groups[group_name(prefix + u.name)];
-        const double dynamic = g.members > 0 ? g.dynamic * (g.members + g.stand_ins) / g.members : g.dynamic;
-        s.energy.dynamic_joules[energy_part(u)] += dynamic;
-    }
     s.peak_flops = represented_peak;
     for (const auto& u : s.resources)
         if (u.cls == resource_class::compute) s.peak_flops += u.peak_rate * u.units;
@@ -175,6 +250,31 @@ run_summary summarise(const platform& plat, const executor::result& r, const pro
     if (!s.resources.empty() && s.resources.front().busy_max > 0) s.bound_by = resource_class_name(s.resources.front().cls);
     else s.bound_by = "latency";
     return s;
+}
+
+void record_stats(const run_summary& s, stats_registry& st) {
+    stat_group& run = st.run();
+    run.scalar("sim_time") = s.sim_seconds;
+    run.scalar("energy") = s.joules();
+    for (size_t p = 0; p < energy_part_count; ++p)
+        run.scalar(std::string("energy_") + energy_part_name(static_cast<energy_part>(p))) = s.energy.dynamic_joules[p];
+    run.scalar("energy_static") = s.energy.static_watts * s.sim_seconds;
+    run.scalar("average_power") = s.average_watts();
+    run.scalar("peak_power") = s.energy.peak_watts;
+    run.scalar("peak_window") = s.energy.peak_window_s;
+    stat_table_rows t;
+    t.name = "energy_by_op";
+    for (size_t p = 0; p < energy_part_count; ++p) {
+        const std::string part = energy_part_name(static_cast<energy_part>(p));
+        t.columns.push_back({part, "J", "dynamic energy of the op's " + part + " actions"});
+    }
+    t.columns.push_back({"total", "J", "the op's dynamic energy"});
+    for (const auto& o : s.energy.by_op) {
+        std::vector<double> v(o.joules.begin(), o.joules.end());
+        v.push_back(o.total());
+        t.rows.emplace_back(o.name, std::move(v));
+    }
+    st.add_table(std::move(t));
 }
 
 nlohmann::json run_summary::to_json() const {
@@ -229,10 +329,36 @@ nlohmann::json run_summary::to_json() const {
     j["tdp_w"] = tdp_watts;
     if (chips > 0) j["average_power_per_chip_w"] = average_watts() / static_cast<double>(chips);
     nlohmann::json by = nlohmann::json::object();
-    for (int p = 0; p < energy_report::parts; ++p)
-        by[energy_report::part_name(static_cast<energy_report::part>(p))] = energy.dynamic_joules[static_cast<size_t>(p)];
+    for (size_t p = 0; p < energy_part_count; ++p) by[energy_part_name(static_cast<energy_part>(p))] = energy.dynamic_joules[p];
     by["static"] = energy.static_watts * sim_seconds;
     j["energy_by_part_j"] = by;
+    if (!energy.by_chip_group.empty()) {
+        nlohmann::json groups = nlohmann::json::array();
+        for (const auto& g : energy.by_chip_group) {
+            nlohmann::json e;
+            e["group"] = g.name;
+            e["chips"] = g.chips;
+            double dynamic = 0;
+            nlohmann::json parts = nlohmann::json::object();
+            for (size_t p = 0; p < energy_part_count; ++p) {
+                parts[energy_part_name(static_cast<energy_part>(p))] = g.dynamic_joules[p];
+                dynamic += g.dynamic_joules[p];
+            }
+            parts["static"] = g.static_watts * sim_seconds;
+            const double joules = dynamic + g.static_watts * sim_seconds;
+            e["energy_by_part_j"] = parts;
+            e["energy_j"] = joules;
+            e["average_power_w"] = sim_seconds > 0 ? joules / sim_seconds : 0.0;
+            if (g.chips > 0) e["average_power_per_chip_w"] = sim_seconds > 0 ? joules / sim_seconds / static_cast<double>(g.chips) : 0.0;
+            groups.push_back(e);
+        }
+        j["energy_by_chip_group"] = groups;
+    }
+    j["peak_power_w"] = energy.peak_watts;
+    j["peak_window_s"] = energy.peak_window_s;
+    nlohmann::json top = nlohmann::json::array();
+    for (const auto& f : top_energy_ops(energy, 5)) top.push_back({{"op", f.family}, {"ops", f.ops}, {"energy_j", f.joules}});
+    j["top_energy_ops"] = top;
     j["samples_per_j"] = joules() > 0 ? samples / joules() : 0.0;
     if (steady_throughput > 0) j["steady_samples_per_j"] = steady_samples_per_joule();
     j["flops_per_j"] = joules() > 0 ? flops / joules() : 0.0;
@@ -306,8 +432,7 @@ void run_summary::print(std::ostream& os, size_t top) const {
             os << sep << name << " " << format_number(100 * j / total, 3) << "%";
             sep = ", ";
         };
-        for (int p = 0; p < energy_report::parts; ++p)
-            share(energy_report::part_name(static_cast<energy_report::part>(p)), energy.dynamic_joules[static_cast<size_t>(p)]);
+        for (size_t p = 0; p < energy_part_count; ++p) share(energy_part_name(static_cast<energy_part>(p)), energy.dynamic_joules[p]);
         share("static", energy.static_watts * sim_seconds);
         if (steady_throughput > 0 && samples > 0)
             os << "; " << format_number(steady_samples_per_joule(), 4) << " samples/J in steady state, "
@@ -315,6 +440,32 @@ void run_summary::print(std::ostream& os, size_t top) const {
         else if (samples > 0)
             os << "; " << format_number(samples / total, 4) << " samples/J";
         os << "\n";
+        // peak power 612 W over 2.1 us (dynamic in one window of the timeline, plus static)
+        os << "peak power " << format_power(energy.peak_watts) << " over " << format_time(energy.peak_window_s)
+           << (chips > 0 ? ", " + format_power(energy.peak_watts / static_cast<double>(chips)) + " per chip" : std::string())
+           << "\n";
+        // chip power gpu 8 x 215.2 W, outside chips 28.1 W
+        if (!energy.by_chip_group.empty() && sim_seconds > 0) {
+            os << "chip power ";
+            for (size_t k = 0; k < energy.by_chip_group.size(); ++k) {
+                const auto& g = energy.by_chip_group[k];
+                double j = g.static_watts * sim_seconds;
+                for (double d : g.dynamic_joules) j += d;
+                os << (k ? ", " : "") << g.name << " "
+                   << (g.chips > 0 ? std::to_string(g.chips) + " x " + format_power(j / sim_seconds / static_cast<double>(g.chips))
+                                   : format_power(j / sim_seconds));
+            }
+            os << "\n";
+        }
+        // top energy layer.N.fc1 (x24) 23%, layer.N.fc2 (x24) 18%, head 9%: dynamic energy, share of the run's joules
+        const auto top = top_energy_ops(energy, 3);
+        if (!top.empty()) {
+            os << "top energy ";
+            for (size_t k = 0; k < top.size(); ++k)
+                os << (k ? ", " : "") << top[k].family << (top[k].ops > 1 ? " (x" + std::to_string(top[k].ops) + ")" : "")
+                   << " " << format_number(100 * top[k].joules / total, 3) << "%";
+            os << "\n";
+        }
     }
     os << "bound by   " << bound_by;
     if (bound_seconds > 0)

@@ -41,14 +41,29 @@ struct run_summary {
     /// then, with this run's own rate (fill and drain included) beside it. 0: the run is the steady state.
     double steady_throughput = 0;
     /// Energy of the run (models/core/energy.h): dynamic joules by where they were spent, plus leakage over the
-    /// simulated time.
+    /// simulated time; by op and over time from the run's energy ledger (models/core/energy_ledger.h).
     struct energy_report {
-        enum part { compute, sram, dram, network, sync, parts };  // sram: on-chip memory; dram: off-chip
-        std::array<double, parts> dynamic_joules{};
+        energy_ledger::parts dynamic_joules{};
         double static_watts = 0;
+        /// The highest power over one bin of the ledger's timeline (`peak_window_s` wide): dynamic plus static.
+        double peak_watts = 0, peak_window_s = 0;
+        struct op_energy {
+            std::string name;
+            energy_ledger::parts joules{};
+            double total() const;
+        };
+        std::vector<op_energy> by_op;  // every op that spent energy, in program order
+        /// A system's energy by chip group (every chip of a group together, stand-ins included) and what its own
+        /// links, switches and NICs spent outside every chip (the last entry, named "outside chips", chips 0).
+        struct chip_group_energy {
+            std::string name;
+            std::int64_t chips = 0;
+            energy_ledger::parts dynamic_joules{};
+            double static_watts = 0;
+        };
+        std::vector<chip_group_energy> by_chip_group;
         double dynamic() const;
         double total(double sim_seconds) const { return dynamic() + static_watts * sim_seconds; }
-        static const char* part_name(part p);
     } energy;
     double tdp_watts = 0;  // the platform's thermal design power (0: not declared)
     std::int64_t chips = 0;  // chips of a system (0: a single-chip platform)
@@ -75,14 +90,28 @@ struct run_summary {
 
 /// Collects usage from every component, groups replicas ("tile[*].pe"), and checks the physical bound:
 /// a run shorter than any resource's work at peak rate is a modelling bug and throws std::logic_error.
-/// Components in `represented` ([first, end) id ranges, mapping::represented) are left out of the table; their
-/// energy is their representatives' (every chip of a group does the same work), and the system's own network
-/// carried only the simulated ranks' traffic, so its dynamic energy is scaled by `traffic_scale`.
+/// Components in `represented` ([first, end) id ranges, mapping::represented) are left out of the table; energy is
+/// weighted by energy_weights (the session gives the components the same weights before the run, so the energy
+/// ledger's by-op table and timeline are the system's). Throws std::logic_error when the ledger and the components'
+/// usage() disagree on any part's energy (an action charged one way and not the other).
 run_summary summarise(const platform& plat, const executor::result& r, const program& p, double flops, double samples,
                       const std::vector<std::pair<std::uint32_t, std::uint32_t>>& represented = {},
                       double traffic_scale = 1);
 
+/// Writes the run's statistics into `st`: the run's time, energy by part and power (stats_registry::run_table)
+/// and the energy_by_op table (every op's dynamic energy by part), for stats.json and stats.csv.
+void record_stats(const run_summary& s, stats_registry& st);
+
 /// "tile[3,2].pe" -> "tile[*].pe"
 std::string group_name(const std::string& path);
+
+/// How many joules of the whole system one joule a component spends stands for, by energy part, indexed by
+/// component id. 1 on a fully simulated platform. In a symmetric system every chip of a group spends the same, but a
+/// representative's writes into a peer land on a stand-in: a group's total is everything its members did (stand-ins
+/// included) per simulated member, times all of them. The system's own links and switches (outside every chip)
+/// carried the simulated ranks' traffic only: their network energy is scaled by `traffic_scale`.
+std::vector<energy_ledger::parts> energy_weights(const platform& plat,
+                                                 const std::vector<std::pair<std::uint32_t, std::uint32_t>>& represented,
+                                                 double traffic_scale);
 
 }  // namespace tessel

@@ -152,6 +152,11 @@ run_summary session::run() {
         file.commit();
     }
     m_sim.trace.set_op_names(m_mapping.prog.op_names);
+    // A symmetric system simulates some chips for all: what they spend is weighted for the whole system as it is
+    // spent, so the energy ledger's by-op table and power timeline are the system's (summarise checks them).
+    const auto weights = energy_weights(*m_platform, m_mapping.represented, m_mapping.traffic_scale);
+    for (component* c : m_sim.components())
+        if (c) c->set_energy_weight(weights[c->id()]);
     m_exec = std::make_unique<executor>("executor", *m_platform);
     m_result = m_exec->run(m_mapping.prog);
     // A hand-written program processes no samples; only a mapped workload has a throughput.
@@ -161,6 +166,15 @@ run_summary session::run() {
     s.notes.insert(s.notes.begin(), m_mapping.notes.begin(), m_mapping.notes.end());
     s.details = m_mapping.details;
     if (m_mapper) m_mapper->explain(m_mapping, *m_platform, m_result, s);
+    record_stats(s, m_sim.stats);
+    if (!m_opt.trace.empty()) {
+        // Power over time: each window's dynamic energy over its width, plus the static power.
+        const energy_ledger& led = m_sim.energy;
+        const double window = ticks_to_seconds(led.bin_ticks());
+        std::vector<double> watts;
+        for (double j : led.bins()) watts.push_back(j / window + s.energy.static_watts);
+        m_sim.trace.counter("power (W)", led.bin_ticks(), std::move(watts));
+    }
     write_outputs(s);
     return s;
 }

@@ -593,6 +593,11 @@ void gpu::transport(txn& t) {
     if (pl.tensor_macs > 0) m_tensor_busy += std::min(body, pl.tensor_macs / (tm.tensor_peak(pl.type) * tm.p.kernel.tensor_efficiency));
     m_lane_busy += std::min(body, pl.lane_ops / (tm.lane_peak() * tm.p.kernel.simt_efficiency) + pl.special_ops / tm.sfu_peak());
     m_l2_busy += std::min(pl.cache_s, body);
+    spend(t, energy_part::compute,
+          m_p.energy.joules(pl.type, pl.tensor_macs, pl.lane_ops + pl.special_ops, name()) +
+              m_p.energy.busy_joules(ticks_to_seconds(end - start)),
+          start, end);
+    spend(t, energy_part::sram, pl.cache_bytes * m_p.l2_energy.read.joules(), start, end);
 
     if (!keeps_records()) return;
     kernel_record r;

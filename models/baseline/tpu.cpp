@@ -218,6 +218,11 @@ void tpu::transport(txn& t) {
     m_mxu_busy += std::min(pl.mxu_s, body);
     m_vector_busy += std::min(pl.vector_s, body);
     m_cmem_busy += std::min(pl.cache_s, body);
+    spend(t, energy_part::compute,
+          m_p.energy.joules(w.type == dtype::int8 ? dtype::int8 : dtype::bf16, pl.mxu_macs, pl.lane_ops + pl.special_ops, name()) +
+              m_p.energy.busy_joules(ticks_to_seconds(end - start)),
+          start, end);
+    spend(t, energy_part::sram, pl.cache_bytes * m_p.cmem_energy.read.joules(), start, end);
 
     if (!keeps_records()) return;
     kernel_record r;

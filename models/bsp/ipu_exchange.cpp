@@ -65,7 +65,7 @@ void ipu_exchange::transport(txn& t) {
         t.hop = 1;
         return;
     }
-    link_hop::pass(m_recv[t.dst_port], m_recv_bytes[t.dst_port], wire, ser_in, m_latency, 0, t.head, t.tail);
+    cross(t, energy_of(t.dst_port), m_recv[t.dst_port], m_recv_bytes[t.dst_port], wire, ser_in, m_latency, 0, t.head, t.tail);
     if (sim().trace.enabled()) {
         int& tr = m_tracks[t.dst_port];
         if (tr == -2) tr = trace_track("rx[" + std::to_string(t.dst_port) + "]");
@@ -87,7 +87,7 @@ void ipu_exchange::send_side(txn& t, std::uint64_t wire, tick ser_out) {
         ls.bytes = t.bytes;
         ls.head_in = t.head;
         ls.tail_in = t.tail;
-        link_hop::pass(m_send[t.src_port], m_send_bytes[t.src_port], wire, ser_out, 0, 0, t.head, t.tail);
+        cross(t, energy_of(t.src_port), m_send[t.src_port], m_send_bytes[t.src_port], wire, ser_out, 0, 0, t.head, t.tail);
         ls.head = t.head;
         ls.tail = t.tail;
     }

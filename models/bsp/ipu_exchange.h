@@ -48,6 +48,7 @@ private:
     /// The sending tile's side of a message (hop 0); a multicast's later receivers reuse the first one's slot.
     void send_side(txn& t, std::uint64_t wire, tick ser_out);
     double port_bps(std::uint32_t port) const { return port < m_p.tiles ? m_tile_bps : m_ext_bps; }
+    const link_energy& energy_of(std::uint32_t port) const { return port < m_p.tiles ? m_p.energy : m_p.external_energy; }
     params m_p;
     double m_tile_bps = 0, m_ext_bps = 0;
     tick m_latency = 0;

@@ -184,6 +184,7 @@ void ipu_tiles::transport(txn& t) {
         }
         (rd ? m_load_bytes : m_store_bytes) += static_cast<double>(t.bytes);
         m_mem_bytes[u] += static_cast<double>(t.bytes);
+        spend(t, energy_part::sram, m_p.sram_energy.access(!rd, static_cast<double>(t.bytes)), start, end);
         t.head = start + lat;
         t.tail = end + lat;
         if (rd) {
@@ -209,6 +210,10 @@ void ipu_tiles::transport(txn& t) {
     m_mem_bytes[u] += in_bytes + w.bytes_out;
     m_steps += 1;
     m_ideal[u] += m_timing.ideal_seconds(w);
+    spend(t, energy_part::compute,
+          m_p.energy.joules(w.type, w.macs, w.vector_ops, name()) + m_p.energy.busy_joules(ticks_to_seconds(dur)), start,
+          start + dur);
+    spend(t, energy_part::sram, m_p.sram_energy.joules(in_bytes, w.bytes_out), start, start + dur);
     sim().trace.slice(m_tracks[u], start, start + dur, t.op, t.step);
 }
 

@@ -74,6 +74,8 @@ void tile_array::transport(txn& t) {
         const auto [head, tail] = m_sram->access(m_banks[u], t.address, t.bytes, t.head, t.tail);
         m_bytes += static_cast<double>(t.bytes);
         if (t.kind == txn_kind::write) m_written += static_cast<double>(t.bytes);
+        spend(t, energy_part::sram, m_p.scratchpad.energy.access(t.kind == txn_kind::write, static_cast<double>(t.bytes)),
+              head, tail);
         t.head = head;
         t.tail = tail;
         return;
@@ -96,12 +98,16 @@ void tile_array::transport(txn& t) {
     m_macs_by_type[static_cast<size_t>(w.type)] += w.macs;
     m_vector_ops += w.vector_ops;
     m_ideal[u] += m_last_ideal;
+    const compute_energy& ce = m_p.compute.energy;
+    spend(t, energy_part::compute, ce.joules(w.type, w.macs, w.vector_ops, name()) + ce.busy_joules(ticks_to_seconds(dur)),
+          start, start + dur);
     sim().trace.slice(m_tracks[u], start, start + dur, t.op, t.step);
     const double bytes = w.local_bytes();
     if (bytes > 0) {
         const auto b = static_cast<std::uint64_t>(std::ceil(bytes));
         const auto [h, tail] = m_sram->access(m_banks[u], 0, b, start, start);
         m_bytes += static_cast<double>(b);
+        spend(t, energy_part::sram, m_p.scratchpad.energy.access(false, static_cast<double>(b)), start, tail);
         t.tail = std::max(t.tail, tail);
         (void)h;
     }

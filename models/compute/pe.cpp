@@ -138,6 +138,9 @@ void pe::transport(txn& t) {
     m_vector_ops += w.vector_ops;
     m_steps += 1;
     m_ideal += m_timing.ideal_seconds(w);
+    spend(t, energy_part::compute,
+          m_p.energy.joules(w.type, w.macs, w.vector_ops, name()) + m_p.energy.busy_joules(ticks_to_seconds(dur)), start,
+          start + dur);
     sim().trace.slice(m_track, start, start + dur, t.op, t.step);
 }
 

@@ -29,6 +29,14 @@ component::component(sc_core::sc_module_name n, const component_args& a)
     m_id = m_sim->add_component(this);
     m_sim->stats.add(&m_stats);
     in.register_b_transport(this, &component::b_transport);
+    if (a.kind && !a.kind->stats.empty())
+        m_stats.formula(energy_stat().name, [this](double sim_seconds) {
+            std::vector<resource_usage> used;
+            usage(used);
+            double j = 0;
+            for (const auto& u : used) j += u.dynamic_joules + u.static_watts * sim_seconds;
+            return j;
+        });
 }
 
 component::~component() { m_sim->remove_component(m_id); }
@@ -105,6 +113,10 @@ int component::unit_at(const std::vector<int>& coords) const {
         stride *= shape[i];
     }
     return idx;
+}
+
+void component::spend(std::uint32_t op, energy_part p, double joules, tick start, tick end) const {
+    m_sim->energy.spend(op, p, joules * m_energy_weight[static_cast<size_t>(p)], start, end);
 }
 
 int component::trace_track(const std::string& sub) const {

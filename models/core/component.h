@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "models/core/energy_ledger.h"
 #include "models/core/grid_placement.h"
 #include "models/core/param.h"
 #include "models/core/reservation.h"
@@ -127,6 +128,10 @@ public:
     stat_group& stats() { return m_stats; }
     const clock_domain& clock() const { return m_clock; }
 
+    /// How many joules of the system one of this component's joules stands for, by part (a symmetric system
+    /// simulates one chip of a group for all of them: energy_weights in engine/report/summary.h); 1 by default.
+    void set_energy_weight(const energy_ledger::parts& w) { m_energy_weight = w; }
+
     /// A sub-component's view of its owner, when it is part of a composite.
     component* owner() const { return m_owner; }
     void set_owner(component* o) { m_owner = o; }
@@ -151,6 +156,10 @@ protected:
     void set_clock(const clock_domain& c) { m_clock = c; }
     /// A trace track for a unit or a sub-resource ("link[1,2].east").
     int trace_track(const std::string& sub) const;
+    /// Spends `joules` of the actions that serving `t` did over [start, end) in the run's energy ledger (by op and
+    /// over time): every action a kind's usage() charges is spent here too, with the same figures.
+    void spend(const txn& t, energy_part p, double joules, tick start, tick end) const { spend(t.op, p, joules, start, end); }
+    void spend(std::uint32_t op, energy_part p, double joules, tick start, tick end) const;
     tick now() const;
 
 private:
@@ -163,6 +172,7 @@ private:
     stat_group m_stats;
     clock_domain m_clock;
     component* m_owner = nullptr;
+    energy_ledger::parts m_energy_weight{1, 1, 1, 1, 1};
 };
 
 /// Sends a transaction through a TLM socket and returns when done (loosely timed: no wait).

@@ -66,17 +66,19 @@ void compute_energy::declare(param_decl& d, const energy_defaults& def) {
       "their published power, docs/energy.md)");
 }
 
-double compute_energy::joules(const std::array<double, dtype_count>& macs, double ops, const std::string& who) const {
+double compute_energy::joules(dtype type, double macs, double ops, std::string_view who) const {
     double j = ops * op.joules();
-    for (int i = 0; i < dtype_count; ++i) {
-        if (macs[i] <= 0) continue;
-        const dtype t = static_cast<dtype>(i);
-        if (!mac.has(t))
-            throw input_error("component '" + who + "' ran " + format_number(macs[i]) + " " + dtype_name(t) +
-                              " MACs but its energy.mac table has no " + dtype_name(t) + " entry; declare one (energy: {mac: {" +
-                              dtype_name(t) + ": 0.5pJ, ...}})");
-        j += macs[i] * mac.at(t);
-    }
+    if (macs <= 0) return j;
+    if (!mac.has(type))
+        throw input_error("component '" + std::string(who) + "' ran " + format_number(macs) + " " + dtype_name(type) +
+                          " MACs but its energy.mac table has no " + dtype_name(type) + " entry; declare one (energy: {mac: {" +
+                          dtype_name(type) + ": 0.5pJ, ...}})");
+    return j + macs * mac.at(type);
+}
+
+double compute_energy::joules(const std::array<double, dtype_count>& macs, double ops, std::string_view who) const {
+    double j = ops * op.joules();
+    for (int i = 0; i < dtype_count; ++i) j += joules(static_cast<dtype>(i), macs[static_cast<size_t>(i)], 0, who);
     return j;
 }
 

@@ -50,7 +50,9 @@ struct compute_energy {
     void declare(param_decl& d, const energy_defaults& def);
     /// Joules for the MACs by data type and the element operations counted; a data type with MACs but no entry
     /// in `mac` is an input_error naming `who` (a silent zero would undercount).
-    double joules(const std::array<double, dtype_count>& macs, double ops, const std::string& who) const;
+    double joules(const std::array<double, dtype_count>& macs, double ops, std::string_view who) const;
+    /// The same for one step's MACs of one type.
+    double joules(dtype type, double macs, double ops, std::string_view who) const;
     /// Joules of `busy_seconds` of unit time at the active power.
     double busy_joules(double busy_seconds) const { return active.watts() * busy_seconds; }
 };
@@ -62,6 +64,8 @@ struct memory_energy {
     power leakage;  // of one memory: a scratchpad, a DRAM device
     void declare(param_decl& d, const energy_defaults& def);
     double joules(double read_bytes, double write_bytes) const { return read_bytes * read.joules() + write_bytes * write.joules(); }
+    /// Joules of one access of `bytes`.
+    double access(bool is_write, double bytes) const { return bytes * (is_write ? write : read).joules(); }
 };
 
 /// A DRAM: bytes read and written (column access and I/O) plus row activations (refresh is in the leakage).

@@ -57,4 +57,8 @@ std::vector<std::string> kind_registry::names() const {
     return out;
 }
 
+stat_decl energy_stat() {
+    return {"energy", "J", "dynamic energy of its actions plus its leakage over the run (docs/energy.md)"};
+}
+
 }  // namespace tessel

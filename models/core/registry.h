@@ -58,6 +58,10 @@ private:
     std::vector<std::string> m_errors;
 };
 
+/// The statistic every kind with a stat table reports: its resources' dynamic energy plus their leakage over the
+/// run, as its usage() charges them (a stand-in chip of a symmetric system reports its own, unweighted).
+stat_decl energy_stat();
+
 /// Builds the kind_info of a component class C with a nested `params` struct (its parameters) and a static
 /// `std::vector<stat_decl> stat_table()` (its statistics, empty for a composite whose parts report theirs).
 template <class C>
@@ -68,6 +72,8 @@ kind_info make_kind(std::string name, std::string category, std::string brief) {
     k.brief = std::move(brief);
     k.describe = [] { return describe_params<typename C::params>(); };
     k.stats = C::stat_table();
+    // Every kind that reports statistics reports its energy too (component::component registers it).
+    if (!k.stats.empty()) k.stats.push_back(energy_stat());
     k.make = [](sc_core::sc_module_name n, const component_args& a) -> component* { return new C(n, a); };
     k.type = &typeid(C);
     return k;

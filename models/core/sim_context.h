@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "models/core/energy_ledger.h"
 #include "models/core/stats.h"
 #include "models/core/tracer.h"
 #include "models/core/units.h"
@@ -32,6 +33,7 @@ public:
 
     stats_registry stats;
     tracer trace;
+    energy_ledger energy;
     event_sink* events = nullptr;  // set by the executor while it runs a program
 
     std::uint32_t add_component(component* c) {

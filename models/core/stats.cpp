@@ -138,8 +138,33 @@ void stats_registry::write_json(std::ostream& os, double sim_seconds, bool per_u
             node->leaves.emplace_back(e.decl->name, leaf_json(v, e.decl->unit));
         }
     }
+    for (const auto& t : m_tables) {
+        json_tree* table = root.child(t.name);
+        for (const auto& [key, values] : t.rows) {
+            json_tree* row = table->child(key);
+            for (size_t c = 0; c < t.columns.size() && c < values.size(); ++c)
+                row->leaves.emplace_back(t.columns[c].name, leaf_json(values[c], t.columns[c].unit));
+        }
+    }
     root.write(os, 0);
     os << "\n";
+}
+
+const std::vector<stat_decl>& stats_registry::run_table() {
+    static const std::vector<stat_decl> table = {
+        {"sim_time", "s", "simulated time of the run"},
+        {"energy", "J", "energy of the run: dynamic plus static (docs/energy.md)"},
+        {"energy_compute", "J", "dynamic energy of compute"},
+        {"energy_sram", "J", "dynamic energy of on-chip memory"},
+        {"energy_dram", "J", "dynamic energy of off-chip memory"},
+        {"energy_network", "J", "dynamic energy of networks and links"},
+        {"energy_sync", "J", "dynamic energy of synchronisation"},
+        {"energy_static", "J", "static power over the simulated time"},
+        {"average_power", "W", "energy over simulated time"},
+        {"peak_power", "W", "highest power over one window of the power timeline (dynamic plus static)"},
+        {"peak_window", "s", "width of the power timeline's windows"},
+    };
+    return table;
 }
 
 void stats_registry::write_csv(std::ostream& os, double sim_seconds) const {
@@ -153,6 +178,11 @@ void stats_registry::write_csv(std::ostream& os, double sim_seconds) const {
             os << csv_field(g->path()) << ',' << csv_field(e.decl->name) << ',' << exact_number(v) << ','
                << csv_field(e.decl->unit) << ',' << csv_field(e.decl->desc) << '\n';
         }
+    for (const auto& t : m_tables)
+        for (const auto& [key, values] : t.rows)
+            for (size_t c = 0; c < t.columns.size() && c < values.size(); ++c)
+                os << csv_field(t.name + ":" + key) << ',' << csv_field(t.columns[c].name) << ',' << exact_number(values[c])
+                   << ',' << csv_field(t.columns[c].unit) << ',' << csv_field(t.columns[c].desc) << '\n';
 }
 
 }  // namespace tessel

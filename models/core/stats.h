@@ -63,17 +63,31 @@ private:
     std::deque<entry> m_entries;
 };
 
+/// A table of rows with the same declared columns, one row per key (an op), written after the component tree:
+/// in JSON as `name: {key: {column: {value, unit}}}` with the key whole (an op's dots do not nest), in CSV with
+/// the path `name:key`.
+struct stat_table_rows {
+    std::string name;
+    std::vector<stat_decl> columns;
+    std::vector<std::pair<std::string, std::vector<double>>> rows;
+};
+
 /// All stat groups of one simulation, in registration order (so output is deterministic).
 class stats_registry {
 public:
     void add(const stat_group* g) { m_groups.push_back(g); }
+    /// The run's own statistics (run_table()): set once the run is summarised.
+    stat_group& run() { return m_run; }
+    static const std::vector<stat_decl>& run_table();
+    void add_table(stat_table_rows t) { m_tables.push_back(std::move(t)); }
 
     void write_json(std::ostream& os, double sim_seconds, bool per_unit) const;
     void write_csv(std::ostream& os, double sim_seconds) const;
 
 private:
     std::vector<const stat_group*> m_groups;
-    stat_group m_run{"run", "run", nullptr};  // written as an empty "run" node
+    stat_group m_run{"run", "run", &run_table()};
+    std::vector<stat_table_rows> m_tables;
 };
 
 /// A double printed the same way every time, short where possible ("%.17g" only when needed).

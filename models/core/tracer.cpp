@@ -223,6 +223,17 @@ void tracer::write_perfetto(const std::string& path) const {
     };
     for (const auto& [g, pid] : pids)
         sep() << "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " << pid << ", \"args\": {\"name\": " << json_str(g) << "}}";
+    // Counters (the power timeline) in one process after the components'.
+    const int counter_pid = next;
+    if (!m_counters.empty())
+        sep() << "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " << counter_pid << ", \"args\": {\"name\": \"counters\"}}";
+    for (const auto& c : m_counters)
+        for (size_t i = 0; i < c.values.size(); ++i) {
+            const tick at = static_cast<tick>(i) * c.step;
+            if (at + c.step <= m_opt.from || at >= m_opt.to) continue;
+            sep() << "{\"ph\": \"C\", \"name\": " << json_str(c.name) << ", \"pid\": " << counter_pid
+                  << ", \"ts\": " << micros(at) << ", \"args\": {\"value\": " << c.values[i] << "}}";
+        }
     std::vector<int> track_pid(m_tracks.size());
     for (size_t i = 0; i < m_tracks.size(); ++i) {
         const int pid = track_pid[i] = pids[process[i]];

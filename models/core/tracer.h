@@ -41,6 +41,11 @@ public:
     }
 
     void set_op_names(std::vector<std::string> names) { m_op_names = std::move(names); }
+    /// A counter track of the Perfetto trace ("power (W)"), in a process of its own: `values[i]` holds from
+    /// i * step until the next sample. Samples outside the time window are left out.
+    void counter(std::string name, tick step, std::vector<double> values) {
+        m_counters.push_back({std::move(name), step, std::move(values)});
+    }
     /// Components under one of these paths (the chips of a system: "dgx_a100.gpu[3]") share one Perfetto process,
     /// their tracks named by the rest of their path; other components keep a process each.
     void set_processes(const std::vector<std::string>& prefixes) { m_processes = {prefixes.begin(), prefixes.end()}; }
@@ -75,6 +80,12 @@ private:
     std::vector<track_rec> m_tracks;
     std::vector<slice_rec> m_slices;
     std::vector<std::string> m_op_names;
+    struct counter_rec {
+        std::string name;
+        tick step;
+        std::vector<double> values;
+    };
+    std::vector<counter_rec> m_counters;
 };
 
 }  // namespace tessel

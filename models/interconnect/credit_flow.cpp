@@ -93,6 +93,8 @@ void credit_flow::accept(txn& t) {
     p.sent = 0;
     p.next = none;
     p.head_cycle = 0;
+    p.op = t.op;
+    p.link_bytes = 0;
     if (m_src_tail[p.src] == none)
         m_src_head[p.src] = k;
     else
@@ -177,6 +179,7 @@ void credit_flow::inject(std::uint32_t node, std::uint64_t c) {
         p.sent + 1 == p.nflits ? p.wire - static_cast<std::uint64_t>(p.sent) * m_c.flit_bytes : m_c.flit_bytes;
     m_noc.m_inject[node].r.busy += m_c.cycle;
     m_noc.m_inject[node].bytes += static_cast<double>(fb);
+    p.link_bytes += static_cast<double>(fb);
     if (++p.sent == p.nflits) {
         m_taken[i] = 0;
         m_ni_vc[node] = -1;
@@ -260,12 +263,13 @@ void credit_flow::send(std::uint32_t node, std::uint32_t i, int out, std::uint64
     --m_router_flits[node];
     --m_in_routers;
     m_credit_q.push_back(credit{c + m_credit_delay, i});
-    const packet& p = m_packets[k];
+    packet& p = m_packets[k];
     const bool tail = idx + 1 == p.nflits;
     const std::uint64_t fb = tail ? p.wire - static_cast<std::uint64_t>(idx) * m_c.flit_bytes : m_c.flit_bytes;
     const std::size_t l = static_cast<std::size_t>(node) * 5 + static_cast<std::size_t>(out);
     m_noc.m_links[l].r.busy += m_c.cycle;
     m_noc.m_links[l].bytes += static_cast<double>(fb);
+    p.link_bytes += static_cast<double>(fb);
     const auto v = static_cast<std::uint32_t>(m_outvc[i]);
     if (out == local) {
         if (idx == 0) m_packets[k].head_cycle = c;
@@ -298,6 +302,7 @@ void credit_flow::finish(std::uint32_t k, std::uint64_t c) {
     const tick head = std::max(static_cast<tick>(p.head_cycle + m_c.link_cycles) * cyc, now);
     m_noc.m_packets += 1;
     m_noc.m_bytes += static_cast<double>(p.payload);
+    m_noc.spend(p.op, energy_part::network, p.link_bytes * m_noc.m_p.energy.transfer.joules(), p.head_in, tail);
     const std::uint64_t token = p.token;
     m_free.push_back(k);
     m_noc.sim().events->release(token, txn::arrived, head, tail);

@@ -74,6 +74,8 @@ private:
         std::uint32_t nflits = 0, sent = 0;  // flits, flits injected so far
         std::uint32_t next = none;           // next packet in its source queue
         std::uint64_t head_cycle = 0;        // cycle its head flit was ejected
+        std::uint32_t op = 0;                // the op it belongs to, for its energy
+        double link_bytes = 0;               // bytes its flits carried over links (inject, router outputs, eject)
     };
 
     std::uint32_t ivc(std::uint32_t node, int port, int vc) const {

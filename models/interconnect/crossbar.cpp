@@ -42,11 +42,11 @@ void crossbar::transport(txn& t) {
     const tick ser = transfer_ticks(static_cast<double>(wire), m_bps);
     // Two links: the input port (hop 0), then the output port after the traversal latency (hop 1).
     if (t.hop == 0) {
-        link_hop::pass(m_in[t.src_port], m_in_bytes[t.src_port], wire, ser, 0, 0, t.head, t.tail);
+        cross(t, m_p.energy, m_in[t.src_port], m_in_bytes[t.src_port], wire, ser, 0, 0, t.head, t.tail);
         t.hop = 1;
         return;
     }
-    link_hop::pass(m_out[t.dst_port], m_out_bytes[t.dst_port], wire, ser, m_latency, 0, t.head, t.tail);
+    cross(t, m_p.energy, m_out[t.dst_port], m_out_bytes[t.dst_port], wire, ser, m_latency, 0, t.head, t.tail);
     if (sim().trace.enabled()) {
         if (m_tracks[t.dst_port] == -2) m_tracks[t.dst_port] = trace_track("out[" + std::to_string(t.dst_port) + "]");
         sim().trace.slice(m_tracks[t.dst_port], t.head, t.tail, t.op, t.step);

@@ -31,6 +31,13 @@ resource_usage interconnect::link_usage(double bytes_per_second) const {
     return u;
 }
 
+void interconnect::cross(const txn& t, const link_energy& e, reservation& link, double& link_bytes, std::uint64_t wire,
+                         tick ser, tick pipeline, tick wire_delay, tick& head, tick& tail) const {
+    const tick entry = head;
+    link_hop::pass(link, link_bytes, wire, ser, pipeline, wire_delay, head, tail);
+    spend(t, energy_part::network, static_cast<double>(wire) * e.transfer.joules(), entry, tail);
+}
+
 void interconnect::charge_links(resource_usage& u, const link_energy& e) {
     charge(u, u.work * e.transfer.joules(), e.leakage.watts() * u.units);
 }

@@ -56,6 +56,9 @@ protected:
     static void add_link(resource_usage& u, double bytes, tick busy);
     /// Charges the links added to `u`: every byte over every link, every link's leakage.
     static void charge_links(resource_usage& u, const link_energy& e);
+    /// link_hop::pass for packet `t` over one link, spending the energy of its `wire` bytes there (`e`).
+    void cross(const txn& t, const link_energy& e, reservation& link, double& link_bytes, std::uint64_t wire, tick ser,
+               tick pipeline, tick wire_delay, tick& head, tick& tail) const;
 
 private:
     const packet_params* m_packets = nullptr;

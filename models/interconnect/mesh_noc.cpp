@@ -213,15 +213,21 @@ void mesh_noc::transport(txn& t) {
     const tick ser = ser_ticks(wire);
     const bool tracing = sim().trace.enabled();
     tick head = t.head, tail = t.tail;
+    const tick entry = head;
+    // Energy: every link this call takes the packet over, spent when it leaves the call.
+    const double link_joules = static_cast<double>(wire) * m_p.energy.transfer.joules();
+    double crossed = 0;
     std::uint32_t node;
     if (t.hop == 0) {
         node = t.src_port;
         link_hop::pass(m_inject[node].r, m_inject[node].bytes, wire, ser, 0, m_wire, head, tail);
+        crossed = 1;
         if (tracing) trace_inject(node, head, tail, t);
         if (head >= t.horizon) {
             t.hop = node + 1;
             t.head = head;
             t.tail = tail;
+            spend(t, energy_part::network, link_joules, entry, tail);
             return;
         }
     } else {
@@ -234,6 +240,7 @@ void mesh_noc::transport(txn& t) {
         const int dir = next_direction(x, y, dx, dy);
         const std::size_t l = static_cast<std::size_t>(node) * 5 + static_cast<std::size_t>(dir);
         link_hop::pass(m_links[l].r, m_links[l].bytes, wire, ser, m_router, m_wire, head, tail);
+        crossed += 1;
         if (tracing) trace_link(l, static_cast<int>(node), dir, head, tail, t);
         switch (dir) {
             case mesh_router::east:
@@ -254,6 +261,7 @@ void mesh_noc::transport(txn& t) {
                 t.tail = tail;
                 m_packets += 1;
                 m_bytes += static_cast<double>(t.bytes);
+                spend(t, energy_part::network, crossed * link_joules, entry, tail);
                 return;
         }
         if (head >= t.horizon) break;
@@ -261,6 +269,7 @@ void mesh_noc::transport(txn& t) {
     t.hop = node + 1;
     t.head = head;
     t.tail = tail;
+    spend(t, energy_part::network, crossed * link_joules, entry, tail);
 }
 
 void mesh_noc::transport_modules(txn& t) {
@@ -268,7 +277,7 @@ void mesh_noc::transport_modules(txn& t) {
     if (t.hop == 0) {
         // Network interface to router: the injection link; the router modules take it from there, one per call.
         const std::uint32_t src = t.src_port;
-        link_hop::pass(m_inject[src].r, m_inject[src].bytes, wire, ser_ticks(wire), 0, m_wire, t.head, t.tail);
+        cross(t, m_p.energy, m_inject[src].r, m_inject[src].bytes, wire, ser_ticks(wire), 0, m_wire, t.head, t.tail);
         if (sim().trace.enabled()) trace_inject(src, t.head, t.tail, t);
         t.hop = src + 1;
         return;

@@ -50,7 +50,7 @@ void ring::transport(txn& t) {
     const tick ser = transfer_ticks(static_cast<double>(wire), m_bps);
     auto hop = [&](int node, int which, tick pipeline) {
         const size_t l = static_cast<size_t>(node * 4 + which);
-        link_hop::pass(m_links[l], m_bytes[l], wire, ser, pipeline, m_wire, t.head, t.tail);
+        cross(t, m_p.energy, m_links[l], m_bytes[l], wire, ser, pipeline, m_wire, t.head, t.tail);
         if (sim().trace.enabled()) {
             if (m_tracks[l] == -2) m_tracks[l] = trace_track("link[" + std::to_string(node) + "]." + names[which]);
             sim().trace.slice(m_tracks[l], t.head - m_wire, t.tail - m_wire, t.op, t.step);

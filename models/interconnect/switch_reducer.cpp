@@ -38,6 +38,7 @@ void switch_reducer::transport(txn& t) {
         const tick dur = transfer_ticks(static_cast<double>(t.bytes), m_bps);
         const tick start = m_engine.reserve(t.head, dur);
         m_reduced += static_cast<double>(t.bytes);
+        spend(t, energy_part::network, static_cast<double>(t.bytes) * m_p.energy.transfer.joules(), start, start + dur);
         sim().trace.slice(m_track, start, start + dur, t.op, t.step);
         t.tail = std::max(t.tail, start + dur);
     } else {

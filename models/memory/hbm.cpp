@@ -303,6 +303,11 @@ void hbm::transport_stream(txn& t) {
     sim().trace.slice(m_tracks.front(), start, end, t.op, t.step);
     m_stream_bytes += static_cast<double>(t.bytes);
     (t.kind == txn_kind::write ? m_write_bytes : m_read_bytes) += static_cast<double>(t.bytes);
+    // A stream opens each row once (usage() counts the same).
+    const double rows = static_cast<double>(t.bytes) / static_cast<double>(m_p.row_bytes.bytes());
+    spend(t, energy_part::dram,
+          m_p.energy.access(t.kind == txn_kind::write, static_cast<double>(t.bytes)) + rows * m_p.energy.activate.joules(),
+          start, end);
     t.unit = t.unit >= 0 ? t.unit : unit_for_address(t.address);
     t.head = start;
     t.tail = buffered ? std::max(end, t.tail) : end;
@@ -317,8 +322,13 @@ void hbm::transport(txn& t) {
     const bool buffered = t.kind == txn_kind::write && t.tail > t.head;
     const tick arrival_end = t.tail;
     const std::uint32_t channel = map(t.address, t.unit).channel;
+    const double opened = m_misses + m_empty;
     const auto [first, last] = access_range(t.address, t.bytes, t.unit, t.head, buffered ? t.head : t.tail, &t);
     (t.kind == txn_kind::write ? m_write_bytes : m_read_bytes) += static_cast<double>(t.bytes);
+    spend(t, energy_part::dram,
+          m_p.energy.access(t.kind == txn_kind::write, static_cast<double>(t.bytes)) +
+              (m_misses + m_empty - opened) * m_p.energy.activate.joules(),
+          first, last);
     t.head = first;
     t.tail = buffered ? std::max(last, arrival_end) : last;
     t.unit = static_cast<std::int32_t>(channel);

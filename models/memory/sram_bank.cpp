@@ -168,6 +168,7 @@ void sram_bank::transport(txn& t) {
     const auto [head, tail] = m_timing->access(m_state, t.address, t.bytes, t.head, t.tail);
     (t.kind == txn_kind::write ? m_write_bytes : m_read_bytes) += static_cast<double>(t.bytes);
     m_accesses += 1;
+    spend(t, energy_part::sram, m_p.energy.access(t.kind == txn_kind::write, static_cast<double>(t.bytes)), head, tail);
     sim().trace.slice(m_track, t.head, tail, t.op, t.step);
     t.head = head;
     t.tail = tail;

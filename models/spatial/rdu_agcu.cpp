@@ -107,6 +107,7 @@ void rdu_agcu::transport(txn& t) {
     const tick tail = std::max(f.tail, start + dur) + m_latency;
     (t.kind == txn_kind::write ? m_write_bytes : m_read_bytes) += static_cast<double>(t.bytes);
     m_unit_bytes[u] += static_cast<double>(t.bytes);
+    spend(t, energy_part::sram, static_cast<double>(t.bytes) * m_p.energy.transfer.joules(), start, start + dur);
     sim().trace.slice(m_tracks[u], start, tail, t.op, t.step);
     t.head = head;
     t.tail = tail;

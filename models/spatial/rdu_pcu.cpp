@@ -165,6 +165,9 @@ void rdu_pcu::transport(txn& t) {
             m_steps += 1;
             if (e.systolic) m_systolic_steps += 1;
             m_ideal += m_timing.ideal_seconds(w);
+            spend(t, energy_part::compute,
+                  m_p.energy.joules(w.type, w.macs, w.vector_ops, name()) + m_p.energy.busy_joules(ticks_to_seconds(dur)),
+                  start, start + dur);
             sim().trace.slice(m_track, start, start + dur, t.op, t.step);
             return;
         }
@@ -173,6 +176,7 @@ void rdu_pcu::transport(txn& t) {
             const tick dur = transfer_ticks(static_cast<double>(t.bytes), m_p.input_bandwidth.bytes_per_second(m_timing.clk));
             const tick start = m_pipe.reserve(t.head, dur);
             m_config_bytes += static_cast<double>(t.bytes);
+            spend(t, energy_part::compute, m_p.energy.busy_joules(ticks_to_seconds(dur)), start, start + dur);
             sim().trace.slice(m_track, start, start + dur, t.op, t.step);
             t.head = start;
             t.tail = std::max(start + dur, t.tail);

@@ -65,6 +65,8 @@ void rdu_pmu::transport(txn& t) {
     (t.kind == txn_kind::write ? m_write_bytes : m_read_bytes) += static_cast<double>(t.bytes);
     m_accesses += 1;
     const tick end = std::max(tail, agen_end);
+    spend(t, energy_part::sram, m_p.scratchpad.energy.access(t.kind == txn_kind::write, static_cast<double>(t.bytes)),
+          std::max(head, start), end);
     sim().trace.slice(m_track, t.head, end, t.op, t.step);
     t.head = std::max(head, start);
     t.tail = end;

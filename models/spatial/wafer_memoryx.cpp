@@ -59,6 +59,8 @@ void wafer_memoryx::transport(txn& t) {
     // Reads: the request waits for the shared I/O, then the data arrive after the latency. Writes: the data
     // leave the wafer over the I/O; the write is done when the service has them.
     link_hop::pass(m_dir[d], m_bytes[d], t.bytes, m_ser_ticks, 0, m_latency, t.head, t.tail);
+    spend(t, energy_part::dram, static_cast<double>(t.bytes) * (d == 0 ? m_p.energy.read : m_p.energy.write).joules(),
+          t.head - m_latency, t.tail - m_latency);
     if (sim().trace.enabled()) {
         if (m_tracks[d] < 0) m_tracks[d] = trace_track(d == 0 ? "to_wafer" : "from_wafer");
         sim().trace.slice(m_tracks[d], t.head - m_latency, t.tail - m_latency, t.op, t.step);

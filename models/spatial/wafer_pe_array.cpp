@@ -188,8 +188,14 @@ void wafer_pe_array::compute(txn& t, const grid_rect& s) {
     m_write_bytes += w.bytes_out * n;
     m_ramp_bytes += w.bytes_in * n;
     m_steps += 1;
+    const tick end = start + dur;
+    spend(t, energy_part::compute,
+          n * (m_p.energy.joules(w.type, w.macs, w.vector_ops, name()) + m_p.energy.busy_joules(ticks_to_seconds(dur))),
+          start, end);
+    spend(t, energy_part::sram, n * m_p.sram_energy.joules(w.bytes_weight, w.bytes_out), start, end);
+    spend(t, energy_part::network, n * w.bytes_in * m_p.ramp_energy.transfer.joules(), start, end);
     t.head = start;
-    t.tail = start + dur;
+    t.tail = end;
 }
 
 int wafer_pe_array::span_track(const grid_rect& s) {

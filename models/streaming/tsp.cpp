@@ -332,6 +332,22 @@ void tsp::transport(txn& t) {
             m_ideal_vxm += t.w->vector_ops / (per_vector * static_cast<double>(m_p.vxm.chain) * clock().hz);
         }
     }
+    // Energy as usage() charges it: MACs and vector operations to compute, MEM bytes to SRAM, and the active power of
+    // the slice over its busy time to the part that slice belongs to.
+    double compute_j = 0, sram_j = 0;
+    if (t.w) {
+        compute_j = m_p.energy.joules(t.w->type, t.w->macs, t.w->vector_ops, name());
+        sram_j = (t.w->bytes_in + t.w->bytes_out) * m_p.mem_energy.read.joules();
+    }
+    const double active_j = m_p.energy.busy_joules(ticks_to_seconds(busy_end - expected));
+    switch (m_tm->kind[in.unit]) {
+        case slice_kind::mxm:
+        case slice_kind::vxm: compute_j += active_j; break;
+        case slice_kind::mem: sram_j += active_j; break;
+        case slice_kind::sxm: break;
+    }
+    spend(t, energy_part::compute, compute_j, expected, busy_end);
+    spend(t, energy_part::sram, sram_j, expected, busy_end);
     if (sim().trace.enabled() && m_tracks[in.unit] == -2) m_tracks[in.unit] = trace_track(m_tm->unit_name(in.unit));
     sim().trace.slice(m_tracks[in.unit], expected, busy_end, t.op, t.step);
 }

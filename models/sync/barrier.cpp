@@ -41,6 +41,7 @@ void barrier::transport(txn& t) {
     m_syncs += 1;
     m_sync_time += ticks_to_seconds(d);
     m_busy += d;
+    spend(t, energy_part::sync, m_p.energy.sync.joules(), start, start + d);
     sim().trace.slice(m_track, start, start + d, t.op, t.step);
 }
 

@@ -184,7 +184,7 @@ TEST(stats_declared, undeclared_statistic_is_an_error) {
     } catch (const std::logic_error& e) {
         EXPECT_EQ(std::string(e.what()),
                   "component 'chip.tile[0,0].pe' (pe) registers statistic 'flops', which kind 'pe' does not declare "
-                  "(declared: macs, vector_ops, steps, busy, utilisation, efficiency); add it to the kind's "
+                  "(declared: macs, vector_ops, steps, busy, utilisation, efficiency, energy); add it to the kind's "
                   "stat_table()");
     }
     try {

@@ -131,3 +131,59 @@ TEST(energy, no_platform_draws_more_than_its_tdp_and_a_run_that_would_says_so) {
     ASSERT_EQ(r.code, 0) << r.out;
     EXPECT_NE(r.out.find("is above the platform's TDP of 700 W"), std::string::npos) << r.out;
 }
+
+TEST(energy, each_op_is_charged_exactly_its_own_actions) {
+    // The same program's energy by op (stats.json, energy_by_op), derived by hand as in the first test.
+    const fs::path out = fs::temp_directory_path() / ("tessel_energy_test_" + std::to_string(getpid())) / "by_op";
+    fs::remove_all(out);
+    const auto r = run_tessel("run -p mesh4x4 -g " + write_temp("tessel_energy_program.yaml", program) + energies() +
+                              " -o " + out.string() + " --trace " + (out / "trace.json").string() + " -q");
+    ASSERT_EQ(r.code, 0) << r.out;
+    const auto stats = nlohmann::json::parse(slurp(out / "stats.json"));
+    const auto& ops = stats["energy_by_op"];
+    const double pJ = 1e-12;
+    auto j = [&](const char* op, const char* part) { return ops[op][part]["value"].get<double>() / pJ; };
+    EXPECT_NEAR(j("mac", "compute"), 2050, 1e-6);
+    EXPECT_EQ(j("mac", "network"), 0);
+    // The send: 1 KiB read at tile[0,0] and written at tile[2,0]; 4 packets of 1088 B over 4 links.
+    EXPECT_NEAR(j("send", "sram"), 512 + 256, 1e-6);
+    EXPECT_NEAR(j("send", "network"), 4 * 1088, 1e-6);
+    // The load: 4 KiB written at tile[0,0], over 14 links in all, and from DRAM with its 4 row activations.
+    EXPECT_NEAR(j("load", "sram"), 1024, 1e-6);
+    EXPECT_NEAR(j("load", "network"), 14 * 1088, 1e-6);
+    EXPECT_NEAR(j("load", "dram"), 4096 * 64 + 400, 1e-6);
+    EXPECT_NEAR(j("load", "total"), 1024 + 14 * 1088 + 4096 * 64 + 400, 1e-6);
+    EXPECT_EQ(ops["load"]["dram"]["unit"], "J");
+
+    // The run's own statistics: energy and power, the same numbers as the summary.
+    const auto summary = nlohmann::json::parse(slurp(out / "summary.json"));
+    const auto& run = stats["run"];
+    EXPECT_EQ(run["energy"]["value"].get<double>(), summary["energy_j"].get<double>());
+    EXPECT_EQ(run["energy_dram"]["value"].get<double>(), summary["energy_by_part_j"]["dram"].get<double>());
+    EXPECT_EQ(run["average_power"]["unit"], "W");
+    // Every component reports its own energy: the HBM spent the DRAM part (its leakage is 0 here).
+    EXPECT_NEAR(stats["mesh4x4"]["hbm"]["energy"]["value"].get<double>() / pJ, 4096 * 64 + 400, 1e-6);
+    const std::string csv = slurp(out / "stats.csv");
+    EXPECT_NE(csv.find("energy_by_op:load,dram,"), std::string::npos) << csv;
+
+    // Peak power: no window draws less than the average, and none more than the whole run's dynamic energy
+    // in one window plus the static power.
+    const double peak = summary["peak_power_w"], window = summary["peak_window_s"], avg = summary["average_power_w"];
+    const double dynamic = summary["energy_j"].get<double>() - summary["energy_by_part_j"]["static"].get<double>();
+    const double static_w = summary["energy_by_part_j"]["static"].get<double>() / summary["sim_time_s"].get<double>();
+    EXPECT_GE(peak, avg * (1 - 1e-9));
+    EXPECT_LE(peak, dynamic / window + static_w + 1e-9);
+    EXPECT_GT(window, 0);
+
+    // The trace carries the power timeline as a counter whose samples integrate to the run's energy.
+    const auto trace = nlohmann::json::parse(slurp(out / "trace.json"));
+    double joules = 0;
+    size_t samples = 0;
+    for (const auto& e : trace["traceEvents"])
+        if (e["ph"] == "C" && e["name"] == "power (W)") {
+            joules += (e["args"]["value"].get<double>() - static_w) * window;
+            ++samples;
+        }
+    EXPECT_GT(samples, 1u);
+    EXPECT_NEAR(joules, dynamic, 1e-4 * dynamic);
+}

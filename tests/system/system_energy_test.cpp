@@ -31,6 +31,15 @@ void expect_same_energy(const std::string& args, double network_tolerance) {
     const double sa = fast["energy_by_part_j"]["static"].get<double>() / fast["sim_time_s"].get<double>();
     const double sb = full["energy_by_part_j"]["static"].get<double>() / full["sim_time_s"].get<double>();
     EXPECT_NEAR(sa, sb, 1e-9 * sb) << args << ": static power";
+    // The energy by op is the system's in both: the same ops spend the same joules.
+    const auto& ta = fast["top_energy_ops"];
+    const auto& tb = full["top_energy_ops"];
+    ASSERT_EQ(ta.size(), tb.size()) << args;
+    for (size_t i = 0; i < ta.size(); ++i) {
+        EXPECT_EQ(ta[i]["op"], tb[i]["op"]) << args;
+        EXPECT_NEAR(ta[i]["energy_j"].get<double>(), tb[i]["energy_j"].get<double>(), 1e-6 * tb[i]["energy_j"].get<double>())
+            << args << ": " << ta[i]["op"];
+    }
 }
 
 }  // namespace
@@ -56,4 +65,14 @@ TEST(system_energy, a_system_reports_power_per_chip_against_the_sum_of_its_chips
     EXPECT_DOUBLE_EQ(j["tdp_w"].get<double>(), 8 * 700.0);  // eight H100s at 700 W; the switches declare none
     EXPECT_DOUBLE_EQ(j["average_power_per_chip_w"].get<double>(), j["average_power_w"].get<double>() / 8);
     EXPECT_LE(j["average_power_per_chip_w"].get<double>(), 700 * 1.15);
+    // By chip group: the eight GPUs and what the NVSwitches spent outside them add up to the whole.
+    const auto& groups = j["energy_by_chip_group"];
+    ASSERT_EQ(groups.size(), 2u) << groups.dump();
+    EXPECT_EQ(groups[0]["chips"], 8);
+    EXPECT_EQ(groups[1]["group"], "outside chips");
+    const double gpus = groups[0]["energy_j"], outside = groups[1]["energy_j"];
+    EXPECT_NEAR(gpus + outside, j["energy_j"].get<double>(), 1e-9 * j["energy_j"].get<double>());
+    EXPECT_GT(outside, 0);  // data-parallel all-reduces cross the NVSwitches
+    EXPECT_DOUBLE_EQ(groups[0]["average_power_per_chip_w"].get<double>(), gpus / j["sim_time_s"].get<double>() / 8);
+    EXPECT_GT(j["peak_power_w"].get<double>(), j["average_power_w"].get<double>());
 }
