@@ -1,10 +1,15 @@
 // `tessel import model.onnx -o workload.yaml [--strict]`: turns an ONNX model into a YAML workload graph and
 // reports what it found (op types, ops tessel does not know with their nodes, symbolic dimensions).
+// `tessel import --scalesim topology.csv [--config scale.cfg] -o workload.yaml`: a SCALE-Sim topology as a
+// workload, and the settings of the one-PE systolic platform that match its configuration.
+#include <cctype>
 #include <fstream>
 #include <iostream>
+#include <map>
 
 #include "apps/tessel/command.h"
 #include "engine/workload/onnx_import.h"
+#include "engine/workload/scalesim_topology.h"
 #include "engine/workload/yaml_workload.h"
 #include "models/core/output_file.h"
 
@@ -14,6 +19,7 @@ namespace {
 
 struct import_options {
     std::string model;
+    std::string scalesim, config;
     std::string output;
     std::vector<std::string> sets;
     bool strict = false;
@@ -24,8 +30,69 @@ import_options& opts() {
     return o;
 }
 
+/// The `--set` flags that make the one-PE systolic platform the array a SCALE-Sim configuration describes
+/// (ArrayHeight, ArrayWidth, Dataflow; its SRAM sizes and bandwidths are SCALE-Sim's memory model, not used here).
+std::string scalesim_settings(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw input_error("cannot read SCALE-Sim configuration '" + path + "'");
+    std::map<std::string, std::pair<std::string, source_location>> kv;
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+        const size_t sep = line.find_first_of(":=");
+        if (line.empty() || line[0] == '[' || line[0] == '#' || sep == std::string::npos) continue;
+        auto trim = [](std::string s) {
+            s.erase(0, s.find_first_not_of(" \t\r"));
+            s.erase(s.find_last_not_of(" \t\r") + 1);
+            return s;
+        };
+        std::string key = trim(line.substr(0, sep));
+        for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        const size_t at = line.find_first_not_of(" \t", sep + 1);
+        kv[key] = {trim(line.substr(sep + 1)), {path, n, static_cast<int>(at == std::string::npos ? sep + 2 : at + 1)}};
+    }
+    auto need = [&](const char* key) -> const std::pair<std::string, source_location>& {
+        const auto it = kv.find(key);
+        if (it == kv.end()) throw input_error(std::string("SCALE-Sim configuration has no ") + key, {path, 0, 0});
+        return it->second;
+    };
+    std::string flags;
+    for (const auto& [key, param] : {std::pair{"arrayheight", "rows"}, std::pair{"arraywidth", "cols"}}) {
+        const auto& [value, where] = need(key);
+        if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos || value == "0")
+            throw input_error(std::string(key) + " must be a positive whole number, not '" + value + "'", where);
+        flags += std::string(" --set tile.pe.") + param + "=" + value;
+    }
+    const auto& [dataflow, where] = need("dataflow");
+    if (dataflow != "os" && dataflow != "ws" && dataflow != "is")
+        throw input_error("Dataflow must be os, ws or is, not '" + dataflow + "'", where);
+    return flags + " --set tile.pe.dataflow=" + dataflow + " --set tile.pe.scalesim=true";
+}
+
+int run_scalesim_import() {
+    const auto& o = opts();
+    const std::string yaml = scalesim_topology_yaml(o.scalesim);
+    if (!o.output.empty()) {
+        output_file file(o.output, "workload");
+        file.stream() << yaml;
+        file.commit();
+        std::cout << "wrote " << o.output << "\n";
+    } else {
+        std::cout << yaml;
+    }
+    if (!o.config.empty())
+        std::cout << "run it as SCALE-Sim configures the array:\n  tessel run -p systolic -w "
+                  << (o.output.empty() ? o.scalesim : o.output) << scalesim_settings(o.config) << "\n";
+    return 0;
+}
+
 int run_import() {
     const auto& o = opts();
+    if (!o.scalesim.empty()) {
+        if (!o.model.empty()) throw input_error("give an ONNX model or --scalesim TOPOLOGY, not both");
+        return run_scalesim_import();
+    }
+    if (!o.config.empty()) throw input_error("--config is a SCALE-Sim configuration: it goes with --scalesim TOPOLOGY.csv");
+    if (o.model.empty()) throw input_error("nothing to import: give an ONNX model (tessel import MODEL.onnx) or --scalesim TOPOLOGY.csv");
     onnx_import_options io;
     io.strict = o.strict;
     for (const auto& s : o.sets) {
@@ -60,7 +127,9 @@ TESSEL_REGISTER_COMMAND((command{
     "import", 45,
     [](CLI::App& app) {
         CLI::App* sub = app.add_subcommand("import", "Import an ONNX model as a YAML workload graph, with a report of its ops");
-        sub->add_option("model", opts().model, "the .onnx file (weights may be absent)")->required();
+        sub->add_option("model", opts().model, "the .onnx file (weights may be absent)");
+        sub->add_option("--scalesim", opts().scalesim, "a SCALE-Sim topology .csv (conv or GEMM layers) instead of an ONNX model");
+        sub->add_option("--config", opts().config, "with --scalesim: its .cfg, to print the matching systolic platform settings");
         sub->add_option("-o,--output", opts().output, "the YAML workload to write");
         sub->add_option("--set", opts().sets, "a model parameter: KEY=VALUE (precision, a symbolic dimension such as batch)");
         sub->add_flag("--strict", opts().strict, "reject models with op types tessel does not know");

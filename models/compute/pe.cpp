@@ -21,6 +21,9 @@ void pe::params::declare(param_decl& d) {
     d(cols, "cols", "16", "systolic array columns (systolic mode)", bound::positive);
     d.choice(dataflow, "dataflow", "ws", {"os", "ws", "is"},
              "systolic dataflow: output-, weight- or input-stationary (which operand stays in the array)");
+    d(scalesim, "scalesim", "false",
+      "count a systolic step as SCALE-Sim v2 reports it (compute cycles, InterfaceBandwidth: CALC): no issue "
+      "overhead, and the index of the last busy cycle, one less than the cycles busy (docs/timing-model.md)");
     declare_energy(d, energy, energy_45nm::compute);
 }
 
@@ -51,24 +54,36 @@ void pe::timing::check(const work& w, const std::string& who) const {
 }
 
 double pe::timing::cycles(const work& w) const {
-    double c = p.issue_overhead.to_cycles(clk);
+    const bool scalesim_count = systolic && p.scalesim && w.is_matmul() && w.macs > 0;
+    double c = scalesim_count ? 0.0 : p.issue_overhead.to_cycles(clk);
     if (w.macs > 0) {
         const double peak = peak_macs_per_cycle(w.type);
         if (peak <= 0) throw input_error("processing element cannot compute in " + std::string(dtype_name(w.type)));
         if (systolic && w.is_matmul()) {
-            // Map (M x K) . (K x N) onto the R x C array; T is the streamed (temporal) dimension.
+            // Map (M x K) . (K x N) onto the R x C array as SCALE-Sim v2 does (Samajdar et al., ISPASS 2020;
+            // compute/systolic_compute_{os,ws,is}.py): two spatial dimensions fold over rows and columns, the third
+            // streams through (T). Per fold, T rows of operands skewed over the array, plus its fill: the
+            // output-stationary array drains its results as the next operands skew in (R + C + T - 2); weight- and
+            // input-stationary first load the stationary operand, R more cycles (2R + C + T - 2). Folds run one
+            // after another.
             const double R = static_cast<double>(p.rows), C = static_cast<double>(p.cols);
-            double spatial_r, spatial_c, temporal;
+            double spatial_r, spatial_c, temporal, fill;
             if (dataflow == 'o') {
                 spatial_r = static_cast<double>(w.m), spatial_c = static_cast<double>(w.n), temporal = static_cast<double>(w.k);
+                fill = R + C - 2;
             } else if (dataflow == 'w') {
                 spatial_r = static_cast<double>(w.k), spatial_c = static_cast<double>(w.n), temporal = static_cast<double>(w.m);
+                fill = 2 * R + C - 2;
             } else {
                 spatial_r = static_cast<double>(w.k), spatial_c = static_cast<double>(w.m), temporal = static_cast<double>(w.n);
+                fill = 2 * R + C - 2;
             }
             const double folds = std::ceil(spatial_r / R) * std::ceil(spatial_c / C);
             const double batch = static_cast<double>(std::max<std::int64_t>(1, w.batch));
-            c += batch * folds * (2 * R + C + temporal - 2);
+            const double busy = batch * folds * (fill + temporal);
+            // SCALE-Sim reports the last busy cycle's index (its cycles count from 0); never below the MACs at
+            // one per cell per cycle (a 1 x 1 array would otherwise beat its own peak by a cycle).
+            c += scalesim_count ? std::max(busy - 1, std::ceil(w.macs / peak)) : busy;
         } else {
             c += std::ceil(w.macs / peak);
         }

@@ -1,8 +1,9 @@
 // `pe`: a processing element. A MAC datapath with a rate per data type plus vector lanes for element-wise work,
 // and a fixed issue overhead per step. In systolic mode the MACs are an R x C array with output-, weight- or
-// input-stationary dataflow, timed per fold as 2R + C + T - 2 cycles (fill, stream, drain; Samajdar et al.,
-// "A Systematic Methodology for Characterizing Scalability of DNN Accelerators using SCALE-Sim", ISPASS 2020),
-// so tile quantisation and fill/drain show. Leaves out: register files, instruction fetch, data hazards.
+// input-stationary dataflow, timed per fold exactly as SCALE-Sim v2 counts it: R + C + T - 2 cycles output
+// stationary, 2R + C + T - 2 weight or input stationary (fill, stream, drain; Samajdar et al., "A Systematic
+// Methodology for Characterizing Scalability of DNN Accelerators using SCALE-Sim", ISPASS 2020), so tile
+// quantisation and fill/drain show. Leaves out: register files, instruction fetch, data hazards.
 #pragma once
 
 #include <array>
@@ -23,6 +24,7 @@ public:
         std::string mode;
         std::int64_t rows = 0, cols = 0;
         std::string dataflow;
+        bool scalesim = false;
         compute_energy energy;
         void declare(param_decl& d);
     };

@@ -23,6 +23,7 @@ component::component(sc_core::sc_module_name n, const component_args& a)
     : sc_core::sc_module(n),
       in("in"),
       m_sim(a.sim),
+      m_ledger(&a.sim->energy),
       m_kind(a.kind),
       m_index(a.index),
       m_stats(name(), kind_name(), a.kind ? &a.kind->stats : nullptr) {
@@ -113,10 +114,6 @@ int component::unit_at(const std::vector<int>& coords) const {
         stride *= shape[i];
     }
     return idx;
-}
-
-void component::spend(std::uint32_t op, energy_part p, double joules, tick start, tick end) const {
-    m_sim->energy.spend(op, p, joules * m_energy_weight[static_cast<size_t>(p)], start, end);
 }
 
 int component::trace_track(const std::string& sub) const {

@@ -159,13 +159,16 @@ protected:
     /// Spends `joules` of the actions that serving `t` did over [start, end) in the run's energy ledger (by op and
     /// over time): every action a kind's usage() charges is spent here too, with the same figures.
     void spend(const txn& t, energy_part p, double joules, tick start, tick end) const { spend(t.op, p, joules, start, end); }
-    void spend(std::uint32_t op, energy_part p, double joules, tick start, tick end) const;
+    void spend(std::uint32_t op, energy_part p, double joules, tick start, tick end) const {
+        m_ledger->spend(op, p, joules * m_energy_weight[static_cast<size_t>(p)], start, end);
+    }
     tick now() const;
 
 private:
     void b_transport(int from, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
 
     sim_context* m_sim;
+    energy_ledger* m_ledger;  // the simulation's (sim_context::energy)
     const kind_info* m_kind;
     std::uint32_t m_id;
     std::vector<int> m_index;

@@ -66,19 +66,21 @@ void compute_energy::declare(param_decl& d, const energy_defaults& def) {
       "their published power, docs/energy.md)");
 }
 
-double compute_energy::joules(dtype type, double macs, double ops, std::string_view who) const {
-    double j = ops * op.joules();
+double compute_energy::joules(dtype type, double macs, double ops, const char* who) const {
+    const double j = ops * op.joules();
     if (macs <= 0) return j;
-    if (!mac.has(type))
+    const auto it = mac.by_type.find(type);
+    if (it == mac.by_type.end())
         throw input_error("component '" + std::string(who) + "' ran " + format_number(macs) + " " + dtype_name(type) +
                           " MACs but its energy.mac table has no " + dtype_name(type) + " entry; declare one (energy: {mac: {" +
                           dtype_name(type) + ": 0.5pJ, ...}})");
-    return j + macs * mac.at(type);
+    return j + macs * it->second;
 }
 
 double compute_energy::joules(const std::array<double, dtype_count>& macs, double ops, std::string_view who) const {
     double j = ops * op.joules();
-    for (int i = 0; i < dtype_count; ++i) j += joules(static_cast<dtype>(i), macs[static_cast<size_t>(i)], 0, who);
+    const std::string name(who);
+    for (int i = 0; i < dtype_count; ++i) j += joules(static_cast<dtype>(i), macs[static_cast<size_t>(i)], 0, name.c_str());
     return j;
 }
 

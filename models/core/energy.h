@@ -52,7 +52,7 @@ struct compute_energy {
     /// in `mac` is an input_error naming `who` (a silent zero would undercount).
     double joules(const std::array<double, dtype_count>& macs, double ops, std::string_view who) const;
     /// The same for one step's MACs of one type.
-    double joules(dtype type, double macs, double ops, std::string_view who) const;
+    double joules(dtype type, double macs, double ops, const char* who) const;
     /// Joules of `busy_seconds` of unit time at the active power.
     double busy_joules(double busy_seconds) const { return active.watts() * busy_seconds; }
 };

@@ -15,34 +15,45 @@ const char* energy_part_name(energy_part p) {
     return "?";
 }
 
-void energy_ledger::cover(tick end) {
-    // The bins must reach `end`: widen them (merging pairs) until max_bins of them do.
-    while (end / m_bin >= max_bins) {
-        std::vector<double> merged((m_bins.size() + 1) / 2, 0.0);
-        for (size_t i = 0; i < m_bins.size(); ++i) merged[i / 2] += m_bins[i];
-        m_bins = std::move(merged);
-        m_bin *= 2;
+void energy_ledger::settle() const {
+    double rate = 0;
+    for (size_t b = 0; b < m_bins.size(); ++b) {
+        rate += m_full[b];
+        m_full[b] = 0;
+        m_bins[b] += rate;
     }
-    const size_t need = static_cast<size_t>(end / m_bin) + 1;
-    if (m_bins.size() < need) m_bins.resize(need, 0.0);
+    if (!m_full.empty()) m_full.back() = 0;
 }
 
-void energy_ledger::spend(std::uint32_t op, energy_part p, double joules, tick start, tick end) {
-    if (joules == 0) return;
+void energy_ledger::cover(tick last) {
+    // The bins must reach `last`: widen them (merging pairs) until max_bins of them do.
+    if ((last >> m_shift) >= max_bins) {
+        settle();
+        while ((last >> m_shift) >= max_bins) {
+            std::vector<double> merged((m_bins.size() + 1) / 2, 0.0);
+            for (size_t i = 0; i < m_bins.size(); ++i) merged[i / 2] += m_bins[i];
+            m_bins = std::move(merged);
+            ++m_shift;
+        }
+        m_full.assign(m_bins.size() + 1, 0.0);
+    }
+    const size_t need = static_cast<size_t>(last >> m_shift) + 1;
+    if (m_bins.size() < need) {
+        m_bins.resize(need, 0.0);
+        m_full.resize(need + 1, 0.0);
+    }
+}
+
+void energy_ledger::grow_and_spend(std::uint32_t op, energy_part p, double joules, tick start, tick end) {
     if (op >= m_by_op.size()) m_by_op.resize(op + 1, parts{});
     m_by_op[op][static_cast<size_t>(p)] += joules;
-    if (end <= start) {
-        cover(start);
-        m_bins[start / m_bin] += joules;
-        return;
-    }
     cover(end - 1);
-    // Spread evenly over the interval: each bin gets the share of the interval it holds.
-    const double per_tick = joules / static_cast<double>(end - start);
-    for (tick b = start / m_bin; b <= (end - 1) / m_bin; ++b) {
-        const tick lo = std::max(start, b * m_bin), hi = std::min(end, (b + 1) * m_bin);
-        m_bins[b] += per_tick * static_cast<double>(hi - lo);
-    }
+    spread(joules, start, end);
+}
+
+const std::vector<double>& energy_ledger::bins() const {
+    settle();
+    return m_bins;
 }
 
 energy_ledger::parts energy_ledger::total() const {
@@ -53,8 +64,9 @@ energy_ledger::parts energy_ledger::total() const {
 }
 
 double energy_ledger::peak_watts() const {
-    const double most = m_bins.empty() ? 0.0 : *std::max_element(m_bins.begin(), m_bins.end());
-    return most / ticks_to_seconds(m_bin);
+    const std::vector<double>& b = bins();
+    const double most = b.empty() ? 0.0 : *std::max_element(b.begin(), b.end());
+    return most / ticks_to_seconds(bin_ticks());
 }
 
 }  // namespace tessel
