@@ -136,6 +136,24 @@ run_summary session::run() {
                     for (std::uint32_t id = first; id < first + g.components; ++id) stop_recording(id);
         }
         flops = g.total().flops;
+        // What the graph's import had to guess goes first in the notes: an op of a type tessel does not model runs
+        // as the bytes of its tensors alone, and every platform would "run" it, so say which and how many.
+        std::map<std::string, int> unmodelled;
+        for (const op_node& op : g.ops())
+            if (op.kind == op_kind::generic && op.cost.flops == 0) unmodelled[op.type.empty() ? "generic" : op.type] += 1;
+        std::vector<std::string> guessed = g.notes;
+        if (!unmodelled.empty()) {
+            std::string types;
+            int n = 0;
+            for (const auto& [t, count] : unmodelled) {
+                types += (types.empty() ? "" : ", ") + t + (count > 1 ? " x" + std::to_string(count) : "");
+                n += count;
+            }
+            guessed.push_back("warning: " + std::to_string(n) + " op(s) of a type tessel does not model (" + types +
+                              ") ran as memory traffic only, no arithmetic: their time and energy are a lower bound "
+                              "(set flops_per_element on them in the YAML workload if you know it)");
+        }
+        m_mapping.notes.insert(m_mapping.notes.begin(), guessed.begin(), guessed.end());
         for (const auto& [k, v] : g.parameters) m_workload_resolved += "workload." + k + ": \"" + v + "\"\n";
         workload_name = g.name;
     }
