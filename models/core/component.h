@@ -159,7 +159,7 @@ protected:
     /// Spends `joules` of the actions that serving `t` did over [start, end) in the run's energy ledger (by op and
     /// over time): every action a kind's usage() charges is spent here too, with the same figures.
     void spend(const txn& t, energy_part p, double joules, tick start, tick end) const { spend(t.op, p, joules, start, end); }
-    void spend(std::uint32_t op, energy_part p, double joules, tick start, tick end) const {
+    __attribute__((always_inline)) void spend(std::uint32_t op, energy_part p, double joules, tick start, tick end) const {
         m_ledger->spend(op, p, joules * m_energy_weight[static_cast<size_t>(p)], start, end);
     }
     tick now() const;

@@ -46,8 +46,10 @@ void energy_ledger::cover(tick last) {
 
 void energy_ledger::grow_and_spend(std::uint32_t op, energy_part p, double joules, tick start, tick end) {
     if (op >= m_by_op.size()) m_by_op.resize(op + 1, parts{});
+    m_ops = m_by_op.size();
     m_by_op[op][static_cast<size_t>(p)] += joules;
     cover(end - 1);
+    m_nbins = m_bins.size();
     spread(joules, start, end);
 }
 

@@ -23,11 +23,11 @@ public:
 
     /// `joules` spent for op `op` over [start, end) (an instant when end <= start). Inline: every action of a run
     /// passes here; a new op or a time past the last bin takes the slow path.
-    void spend(std::uint32_t op, energy_part p, double joules, tick start, tick end) {
+    __attribute__((always_inline)) void spend(std::uint32_t op, energy_part p, double joules, tick start, tick end) {
         if (joules == 0) return;
         if (end <= start) end = start + 1;  // an instant: the bin it falls in
-        if (op >= m_by_op.size() || ((end - 1) >> m_shift) >= m_bins.size()) return grow_and_spend(op, p, joules, start, end);
-        m_by_op[op][static_cast<size_t>(p)] += joules;
+        if (op >= m_ops || ((end - 1) >> m_shift) >= m_nbins) return grow_and_spend(op, p, joules, start, end);
+        m_by_op.data()[op][static_cast<size_t>(p)] += joules;
         spread(joules, start, end);
     }
 
@@ -50,19 +50,21 @@ private:
     /// the whole bins between one bin's worth each (as a difference in m_full).
     void spread(double joules, tick start, tick end) {
         const tick first = start >> m_shift, last = (end - 1) >> m_shift;
+        double* bins = m_bins.data();
         if (first == last) {
-            m_bins[first] += joules;
+            bins[first] += joules;
             return;
         }
         // Tick counts as signed (they are far below 2^63): one instruction to convert, where unsigned takes several.
         auto real = [](tick t) { return static_cast<double>(static_cast<std::int64_t>(t)); };
         const double per_tick = joules / real(end - start);
-        m_bins[first] += per_tick * real(((first + 1) << m_shift) - start);
-        m_bins[last] += per_tick * real(end - (last << m_shift));
+        bins[first] += per_tick * real(((first + 1) << m_shift) - start);
+        bins[last] += per_tick * real(end - (last << m_shift));
         if (last > first + 1) {
             const double whole = per_tick * real(tick{1} << m_shift);
-            m_full[first + 1] += whole;
-            m_full[last] -= whole;
+            double* full = m_full.data();
+            full[first + 1] += whole;
+            full[last] -= whole;
         }
     }
 
@@ -74,6 +76,7 @@ private:
     // (m_full: +rate at its first whole bin, -rate after its last), so each spend costs the same however long.
     mutable std::vector<double> m_bins, m_full;
     unsigned m_shift = 0;  // bins are 2^m_shift ticks wide
+    size_t m_ops = 0, m_nbins = 0;  // m_by_op.size(), m_bins.size(): the hot path's bounds in one load each
 };
 
 }  // namespace tessel
