@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <queue>
 
 #include "models/core/error.h"
 #include "models/core/output_file.h"
@@ -63,6 +64,31 @@ void tracer::add(int track, tick start, tick end, std::uint32_t op, std::uint64_
 const std::string& tracer::op_name(std::uint32_t op) const {
     static const std::string unnamed = "step";
     return op < m_op_names.size() ? m_op_names[op] : unnamed;
+}
+
+std::vector<std::uint32_t> tracer::assign_lanes() const {
+    std::vector<std::uint32_t> lane(m_slices.size(), 0);
+    std::vector<std::vector<size_t>> by_track(m_tracks.size());
+    for (size_t i = 0; i < m_slices.size(); ++i) by_track[m_slices[i].track].push_back(i);
+    for (auto& idx : by_track) {
+        std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return m_slices[a].start < m_slices[b].start; });
+        // (end of its last slice, lane), earliest end on top; ties to the lower lane, so runs are deterministic.
+        std::priority_queue<std::pair<tick, std::uint32_t>, std::vector<std::pair<tick, std::uint32_t>>, std::greater<>> free_at;
+        std::uint32_t lanes = 0;
+        for (size_t i : idx) {
+            const slice_rec& s = m_slices[i];
+            std::uint32_t l;
+            if (!free_at.empty() && free_at.top().first <= s.start) {
+                l = free_at.top().second;
+                free_at.pop();
+            } else {
+                l = lanes++;
+            }
+            lane[i] = l;
+            free_at.push({s.end, l});
+        }
+    }
+    return lane;
 }
 
 void tracer::write() const {
@@ -234,21 +260,33 @@ void tracer::write_perfetto(const std::string& path) const {
             sep() << "{\"ph\": \"C\", \"name\": " << json_str(c.name) << ", \"pid\": " << counter_pid
                   << ", \"ts\": " << micros(at) << ", \"args\": {\"value\": " << c.values[i] << "}}";
         }
+    // A unit that serves several requests at once (a memory's banks behind one port, a link's packets in
+    // flight) holds overlapping slices; Perfetto nests or hides those. Each track is split into lanes that never
+    // overlap: a slice takes the lane that freed earliest, or a new one (interval partitioning: as few lanes as
+    // the most slices in flight at once). Lane k > 0 of "hbm" is the thread "hbm (k+1)".
+    const std::vector<std::uint32_t> lane = assign_lanes();
+    std::vector<std::uint32_t> lanes(m_tracks.size(), 1), first_tid(m_tracks.size(), 1);
+    for (size_t i = 0; i < m_slices.size(); ++i) lanes[m_slices[i].track] = std::max(lanes[m_slices[i].track], lane[i] + 1);
+    for (size_t i = 1; i < m_tracks.size(); ++i) first_tid[i] = first_tid[i - 1] + lanes[i - 1];
     std::vector<int> track_pid(m_tracks.size());
     for (size_t i = 0; i < m_tracks.size(); ++i) {
         const int pid = track_pid[i] = pids[process[i]];
         std::string name = m_tracks[i].path;
         if (name.rfind(process[i] + ".", 0) == 0) name = name.substr(process[i].size() + 1);
-        sep() << "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": " << pid << ", \"tid\": " << i + 1
-              << ", \"args\": {\"name\": " << json_str(name) << "}}";
-        sep() << "{\"ph\": \"M\", \"name\": \"thread_sort_index\", \"pid\": " << pid << ", \"tid\": " << i + 1
-              << ", \"args\": {\"sort_index\": " << i << "}}";
+        for (std::uint32_t k = 0; k < lanes[i]; ++k) {
+            const std::uint32_t tid = first_tid[i] + k;
+            sep() << "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": " << pid << ", \"tid\": " << tid
+                  << ", \"args\": {\"name\": " << json_str(k == 0 ? name : name + " (" + std::to_string(k + 1) + ")") << "}}";
+            sep() << "{\"ph\": \"M\", \"name\": \"thread_sort_index\", \"pid\": " << pid << ", \"tid\": " << tid
+                  << ", \"args\": {\"sort_index\": " << tid << "}}";
+        }
     }
-    for (const auto& s : m_slices) {
+    for (size_t i = 0; i < m_slices.size(); ++i) {
+        const slice_rec& s = m_slices[i];
         const int pid = track_pid[s.track];
-        sep() << "{\"ph\": \"X\", \"name\": " << json_str(op_name(s.op)) << ", \"pid\": " << pid << ", \"tid\": " << s.track + 1
-              << ", \"ts\": " << micros(s.start) << ", \"dur\": " << micros(s.end - s.start) << ", \"args\": {\"step\": " << s.step
-              << "}}";
+        sep() << "{\"ph\": \"X\", \"name\": " << json_str(op_name(s.op)) << ", \"pid\": " << pid
+              << ", \"tid\": " << first_tid[s.track] + lane[i] << ", \"ts\": " << micros(s.start)
+              << ", \"dur\": " << micros(s.end - s.start) << ", \"args\": {\"step\": " << s.step << "}}";
     }
     os << "\n]}\n";
     out.commit();

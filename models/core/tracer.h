@@ -70,6 +70,8 @@ private:
     void add(int track, tick start, tick end, std::uint32_t op, std::uint64_t step);
     void write_vcd(const std::string& path) const;
     void write_perfetto(const std::string& path) const;
+    /// Per slice, its lane within its track: lanes never hold overlapping slices (see write_perfetto).
+    std::vector<std::uint32_t> assign_lanes() const;
     const std::string& op_name(std::uint32_t op) const;
     /// The Perfetto process a track group belongs to (a chip, or the group itself).
     std::string process_of(const std::string& group) const;

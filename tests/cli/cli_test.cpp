@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/cli.h"
+#include "tests/support/trace_check.h"
 
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
@@ -127,6 +128,7 @@ TEST(cli, traces_are_written_and_well_formed) {
     }
     EXPECT_GT(slices, 10);
     EXPECT_TRUE(named) << "slices are named by the op (step id) they belong to";
+    tessel::test::expect_no_overlapping_slices(j, "two_senders");
     const std::string vcd = slurp(d / "t.vcd");
     EXPECT_NE(vcd.find("$timescale 1fs $end"), std::string::npos);
     EXPECT_NE(vcd.find("$enddefinitions $end"), std::string::npos);

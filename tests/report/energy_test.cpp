@@ -8,6 +8,7 @@
 
 #include "tests/support/cli.h"
 #include "tests/support/files.h"
+#include "tests/support/trace_check.h"
 
 namespace fs = std::filesystem;
 using tessel::test::run_tessel;
@@ -177,6 +178,7 @@ TEST(energy, each_op_is_charged_exactly_its_own_actions) {
 
     // The trace carries the power timeline as a counter whose samples integrate to the run's energy.
     const auto trace = nlohmann::json::parse(slurp(out / "trace.json"));
+    tessel::test::expect_no_overlapping_slices(trace, "energy program");
     double joules = 0;
     size_t samples = 0;
     for (const auto& e : trace["traceEvents"])

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tests/support/cli.h"
+#include "tests/support/trace_check.h"
 
 namespace fs = std::filesystem;
 
@@ -30,6 +31,7 @@ TEST(system_trace, one_process_per_chip_and_a_pipeline_track_showing_1f1b) {
     const auto j = nlohmann::json::parse(in, nullptr, false);
     fs::remove(path);
     ASSERT_TRUE(j.contains("traceEvents"));
+    tessel::test::expect_no_overlapping_slices(j, "dgx_a100 tp2 pp4");
     std::map<int, std::string> process;
     std::map<std::pair<int, int>, std::string> thread;
     for (const auto& e : j["traceEvents"]) {
