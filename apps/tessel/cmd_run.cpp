@@ -29,6 +29,8 @@ CLI::App* setup(CLI::App& app) {
     c->add_option("--trace-to", g_opt.trace_to, "trace window end, e.g. 20us");
     c->add_option("-o,--out", g_opt.out_dir, "write summary.json, stats.json, stats.csv and resolved.yaml into DIR");
     c->add_option("--floorplan", g_opt.floorplan, "draw the grid of compute units coloured by how busy each was (.svg or .png)");
+    c->add_flag("--floorplan-relative", g_opt.floorplan_relative,
+                "colour the floorplan over the units' own range of busy fractions (least to most busy), not 0-100%");
     c->add_option("--emit-program", g_opt.emit_program, "write the program as it runs (program YAML; replay it with -g FILE)");
     c->add_flag("--stats-per-unit", g_opt.per_unit_stats, "include per-unit arrays (per link, per PE) in stats JSON");
     c->add_option("--limit", g_limits, "raise or lower a resource budget: NAME=VALUE (repeatable; modules, ops, steps, packets, sim_seconds; docs/reliability.md)");

@@ -280,6 +280,7 @@ void session::write_floorplans(double sim_seconds) const {
     if (grids.empty())
         throw input_error("--floorplan: platform '" + m_platform->title() + "' has no 2D grid of compute units to draw");
     for (size_t i = 0; i < grids.size(); ++i) {
+        grids[i].second.relative = m_opt.floorplan_relative;
         std::string path = m_opt.floorplan;
         if (i > 0) {
             const auto dot = path.rfind('.');

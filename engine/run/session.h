@@ -27,6 +27,7 @@ struct session_options {
     std::string trace_from, trace_to;    // time window ("10us")
     bool per_unit_stats = false;
     std::string floorplan;               // .svg or .png of the busiest 2D grid(s) of compute units
+    bool floorplan_relative = false;     // colours over the units' own range of busy fractions
     std::string emit_program;            // write the program as run (program YAML, replayable with -g)
     std::string platform_arg;            // the platform as the user named it (for the emitted program)
 };

@@ -1,0 +1,65 @@
+// Floorplans people can read: a title, a colour bar with its scale that fits in the picture, a relative scale for
+// runs whose units are all about as busy, and a wafer's SVG drawn in blocks instead of a rectangle per PE.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "tests/support/cli.h"
+#include "tests/support/files.h"
+
+namespace fs = std::filesystem;
+using tessel::test::run_tessel;
+using tessel::test::slurp;
+
+namespace {
+
+int svg_width(const std::string& svg) {
+    const size_t at = svg.find("width=\"");
+    return at == std::string::npos ? 0 : std::stoi(svg.substr(at + 7));
+}
+
+std::uint32_t be32(const std::string& s, size_t at) {
+    std::uint32_t v = 0;
+    for (size_t i = 0; i < 4; ++i) v = (v << 8) | static_cast<unsigned char>(s[at + i]);
+    return v;
+}
+
+}  // namespace
+
+TEST(floorplan, svg_and_png_carry_a_title_and_a_colour_bar_that_fits) {
+    const fs::path d = fs::temp_directory_path() / ("tessel_floorplan_" + std::to_string(getpid()));
+    fs::create_directories(d);
+    ASSERT_EQ(run_tessel("run -p mesh4x4 -w mlp -q --floorplan " + (d / "f.svg").string()).code, 0);
+    const std::string svg = slurp(d / "f.svg");
+    EXPECT_NE(svg.find("mesh4x4: tile[x,y] busy fraction"), std::string::npos);
+    EXPECT_NE(svg.find(">0%</text>"), std::string::npos);
+    EXPECT_NE(svg.find(">100%</text>"), std::string::npos);
+    EXPECT_NE(svg.find(">busy fraction</text>"), std::string::npos);
+    // The colour bar runs from x = 10 to 230: the picture is wide enough to hold it on a 4 x 4 grid.
+    EXPECT_GE(svg_width(svg), 250);
+
+    // Relative: the ends of the bar are the least and the most busy tile, and the caption says so.
+    ASSERT_EQ(run_tessel("run -p mesh4x4 -w mlp -q --floorplan-relative --floorplan " + (d / "r.svg").string()).code, 0);
+    const std::string rel = slurp(d / "r.svg");
+    EXPECT_NE(rel.find("(relative scale)"), std::string::npos);
+    EXPECT_EQ(rel.find(">100%</text>"), std::string::npos) << "no tile of mlp on mesh4x4 is busy the whole run";
+
+    // PNG: the 4 x 4 grid at 150 pixels per tile, in a white margin with the title above and the bar below.
+    ASSERT_EQ(run_tessel("run -p mesh4x4 -w mlp -q --floorplan " + (d / "f.png").string()).code, 0);
+    const std::string png = slurp(d / "f.png");
+    ASSERT_GT(png.size(), 24u);
+    EXPECT_EQ(png.substr(1, 3), "PNG");
+    EXPECT_EQ(be32(png, 16), 600u + 20) << "width: the grid and its margins";
+    EXPECT_GT(be32(png, 20), 600u + 60) << "height: the title above and the colour bar with its scale below";
+    fs::remove_all(d);
+}
+
+TEST(floorplan, a_wafer_svg_is_drawn_in_blocks) {
+    const fs::path d = fs::temp_directory_path() / ("tessel_floorplan_wafer_" + std::to_string(getpid()));
+    fs::create_directories(d);
+    ASSERT_EQ(run_tessel("run -p wse2 -w mlp -q --floorplan " + (d / "w.svg").string()).code, 0);
+    const std::string svg = slurp(d / "w.svg");
+    EXPECT_NE(svg.find("(5 x 5 units per cell)"), std::string::npos);  // 994 rows: blocks of 5 keep 199 a side
+    EXPECT_LT(svg.size(), 10u << 20) << "a rectangle per block, not per PE";
+    fs::remove_all(d);
+}
