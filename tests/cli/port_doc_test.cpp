@@ -2,5 +2,5 @@
 #include "tests/support/doc_runs.h"
 
 TEST(port_doc, every_quoted_run_prints_what_the_doc_shows) {
-    EXPECT_GE(tessel::test::check_quoted_runs("docs/porting.md", false), 2u);
+    EXPECT_GE(tessel::test::check_quoted_runs("docs/porting.md", false), 3u);
 }

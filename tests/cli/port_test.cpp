@@ -5,7 +5,6 @@
 #include "tests/support/cli.h"
 
 using tessel::test::run_tessel;
-using tessel::test::write_temp;
 
 TEST(port, a_model_that_runs_gets_its_support_time_and_advice) {
     const auto r = run_tessel("port resnet50 -p h100_sxm");
@@ -25,17 +24,7 @@ TEST(port, a_model_that_does_not_fit_says_why_and_what_to_do) {
 }
 
 TEST(port, an_op_no_platform_models_is_named_with_a_replacement) {
-    const std::string w = write_temp("tessel_port_unknown.yaml", R"(
-workload: unknown_op
-tensors:
-  a: {shape: [64, 64], role: input}
-  b: {shape: [64, 64], role: weight}
-  d: {shape: [64, 64]}
-ops:
-  - {name: c, op: matmul, inputs: [a, b]}
-  - {name: d, op: generic, type: GridSample, inputs: [c]}
-)");
-    const auto r = run_tessel("port " + w + " -p mesh4x4");
+    const auto r = run_tessel("port workloads/porting/custom_op.yaml -p mesh4x4");
     ASSERT_EQ(r.code, 0) << r.out;
     EXPECT_NE(r.out.find("support    1 op type(s) tessel does not model, run as memory traffic only: GridSample x1"), std::string::npos)
         << r.out;
