@@ -50,19 +50,22 @@ std::string scalesim_settings(const std::string& path) {
         const size_t at = line.find_first_not_of(" \t", sep + 1);
         kv[key] = {trim(line.substr(sep + 1)), {path, n, static_cast<int>(at == std::string::npos ? sep + 2 : at + 1)}};
     }
-    auto need = [&](const char* key) -> const std::pair<std::string, source_location>& {
-        const auto it = kv.find(key);
-        if (it == kv.end()) throw input_error(std::string("SCALE-Sim configuration has no ") + key, {path, 0, 0});
+    // Keys as SCALE-Sim spells them; configparser (and so this) ignores their case.
+    auto need = [&](const std::string& key) -> const std::pair<std::string, source_location>& {
+        std::string k = key;
+        for (char& c : k) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        const auto it = kv.find(k);
+        if (it == kv.end()) throw input_error("SCALE-Sim configuration has no " + key, {path, 0, 0});
         return it->second;
     };
     std::string flags;
-    for (const auto& [key, param] : {std::pair{"arrayheight", "rows"}, std::pair{"arraywidth", "cols"}}) {
+    for (const auto& [key, param] : {std::pair{"ArrayHeight", "rows"}, std::pair{"ArrayWidth", "cols"}}) {
         const auto& [value, where] = need(key);
         if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos || value == "0")
             throw input_error(std::string(key) + " must be a positive whole number, not '" + value + "'", where);
         flags += std::string(" --set tile.pe.") + param + "=" + value;
     }
-    const auto& [dataflow, where] = need("dataflow");
+    const auto& [dataflow, where] = need("Dataflow");
     if (dataflow != "os" && dataflow != "ws" && dataflow != "is")
         throw input_error("Dataflow must be os, ws or is, not '" + dataflow + "'", where);
     return flags + " --set tile.pe.dataflow=" + dataflow + " --set tile.pe.scalesim=true";
@@ -70,7 +73,9 @@ std::string scalesim_settings(const std::string& path) {
 
 int run_scalesim_import() {
     const auto& o = opts();
+    // Both inputs are read and checked before anything is written.
     const std::string yaml = scalesim_topology_yaml(o.scalesim);
+    const std::string settings = o.config.empty() ? std::string() : scalesim_settings(o.config);
     if (!o.output.empty()) {
         output_file file(o.output, "workload");
         file.stream() << yaml;
@@ -81,7 +86,7 @@ int run_scalesim_import() {
     }
     if (!o.config.empty())
         std::cout << "run it as SCALE-Sim configures the array:\n  tessel run -p systolic -w "
-                  << (o.output.empty() ? o.scalesim : o.output) << scalesim_settings(o.config) << "\n";
+                  << (o.output.empty() ? o.scalesim : o.output) << settings << "\n";
     return 0;
 }
 

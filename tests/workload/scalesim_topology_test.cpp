@@ -69,5 +69,6 @@ TEST(scalesim_topology, bad_rows_are_named_by_file_line_and_column) {
     const auto r = run_tessel("import --scalesim workloads/scalesim/small_cnn.csv --config " + cfg);
     EXPECT_EQ(r.code, 2) << r.out;
     EXPECT_NE(r.out.find(":4:12: Dataflow must be os, ws or is, not 'xs'"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("workload: small_cnn"), std::string::npos) << "nothing is written before both inputs are checked";
     EXPECT_TESSEL_ERROR("import workloads/scalesim/small_cnn.csv --scalesim workloads/scalesim/small_cnn.csv", "not both");
 }
