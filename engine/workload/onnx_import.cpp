@@ -524,6 +524,9 @@ std::optional<values_t> onnx_importer::evaluate(const std::string& type, const o
         values_t r;
         const auto size = static_cast<std::int64_t>(d->size());
         for (double x : *idx) {
+            // An index beyond any int64 (or NaN) cannot be converted: it is out of range before it is converted.
+            if (!(std::fabs(x) < static_cast<double>(size) + 1))
+                bad("index " + format_number(x) + " is out of range for " + std::to_string(size) + " values");
             auto i = static_cast<std::int64_t>(x);
             if (i < 0) i += size;
             if (i < 0 || i >= size) bad("index " + std::to_string(static_cast<std::int64_t>(x)) + " is out of range for " + std::to_string(size) + " values");

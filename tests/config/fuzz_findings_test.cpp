@@ -20,6 +20,12 @@ TEST(fuzz_findings, an_index_beyond_int_is_an_error_not_a_wrapped_number) {
                  "range (at most 2147483647 in magnitude)");
 }
 
+TEST(fuzz_findings, a_gather_index_beyond_int64_is_out_of_range_not_undefined) {
+    // Was static_cast<int64_t>(9.2e18) while folding a constant Gather: undefined behaviour before the range check.
+    EXPECT_TESSEL_ERROR("graph info fuzz/regressions/onnx/gather_index_huge.onnx",
+                        "gather_index_huge.onnx: node 6 '/Gather_1' (Gather): index 9.223e+18 is out of range for 2 values");
+}
+
 TEST(fuzz_findings, a_list_as_a_yaml_key_is_an_error) {
     // YAML's '? [a, b]: v' made yaml-cpp throw a bad conversion out of every loader (an uncaught exception).
     const std::string s = write_temp("tessel_fz_key.yaml",
