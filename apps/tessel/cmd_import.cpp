@@ -3,6 +3,7 @@
 // `tessel import --scalesim topology.csv [--config scale.cfg] -o workload.yaml`: a SCALE-Sim topology as a
 // workload, and the settings of the one-PE systolic platform that match its configuration.
 #include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -24,6 +25,14 @@ struct import_options {
     std::vector<std::string> sets;
     bool strict = false;
 };
+
+/// The imported workload's file; its folder is made as `run --out` makes its own.
+output_file workload_file(const std::string& path) {
+    const std::filesystem::path p(path);
+    std::error_code ec;
+    if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);  // else the write says why
+    return output_file(path, "workload");
+}
 
 import_options& opts() {
     static import_options o;
@@ -77,7 +86,7 @@ int run_scalesim_import() {
     const std::string yaml = scalesim_topology_yaml(o.scalesim);
     const std::string settings = o.config.empty() ? std::string() : scalesim_settings(o.config);
     if (!o.output.empty()) {
-        output_file file(o.output, "workload");
+        output_file file = workload_file(o.output);
         file.stream() << yaml;
         file.commit();
         std::cout << "wrote " << o.output << "\n";
@@ -110,7 +119,7 @@ int run_import() {
     const onnx_import_result r = import_onnx(o.model, io);
     std::cout << format_import_report(r.report);
     if (o.output.empty()) return 0;
-    output_file file(o.output, "workload");
+    output_file file = workload_file(o.output);
     std::ostream& out = file.stream();
     std::string comment = "Imported by tessel from " + o.model + " (" + r.report.producer + ", opset " + std::to_string(r.report.opset) + ").";
     if (!r.report.symbols.empty()) {

@@ -110,6 +110,7 @@ TEST(cli, identical_runs_give_byte_identical_outputs) {
     ASSERT_EQ(run_tessel(args + "--out " + b.string() + " --trace " + (b / "t.json").string()).code, 0);
     for (const char* f : {"stats.json", "stats.csv", "summary.json", "resolved.yaml", "t.json"})
         EXPECT_EQ(slurp(a / f), slurp(b / f)) << f << " differs between identical runs";
+    tessel::test::expect_no_overlapping_slices(nlohmann::json::parse(slurp(a / "t.json")), "mesh4x4 mlp");
 }
 
 TEST(cli, traces_are_written_and_well_formed) {
@@ -141,6 +142,7 @@ TEST(cli, traces_are_written_and_well_formed) {
     const std::string scoped = slurp(d / "s.json");
     EXPECT_NE(scoped.find("tile[3,0]"), std::string::npos);
     EXPECT_EQ(scoped.find("tile[0,0]"), std::string::npos);
+    tessel::test::expect_no_overlapping_slices(nlohmann::json::parse(scoped), "two_senders scoped");
 }
 
 TEST(cli, bad_input_exits_2_with_one_clear_message) {

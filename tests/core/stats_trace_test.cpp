@@ -10,6 +10,7 @@
 
 #include "models/core/stats.h"
 #include "models/core/tracer.h"
+#include "tests/support/trace_check.h"
 
 using namespace tessel;
 
@@ -68,6 +69,7 @@ TEST(tracer, scope_window_merge_and_formats) {
             }
         }
     EXPECT_EQ(slices, 2);
+    tessel::test::expect_no_overlapping_slices(j, "tracer unit test");
     std::ifstream v(vcd);
     std::stringstream ss;
     ss << v.rdbuf();

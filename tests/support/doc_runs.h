@@ -1,10 +1,14 @@
-// Docs quote real output: every ```console block's `$ tessel ...` command is run again and each line the doc
-// shows under it must appear in what the command prints now (the doc may show a subset of lines). Blocks fenced
-// ```console slow (runs of a minute or more) are checked only by the slow tests.
+// Docs quote real output: every ```console block's `$ tessel ...` (or `$ build/bin/tessel ...`) command is run
+// again and each line the doc shows under it must appear in what the command prints now (the doc may show a
+// subset of lines; a line "..." marks lines left out). Blocks fenced ```console slow (runs of a minute or more) are
+// checked only by the slow tests; ```console untested marks a quote no test can re-run (wall-clock timings, an
+// interrupted run, a Slurm cluster), so that a reader and the docs test both know it is not re-checked.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -28,6 +32,37 @@ inline std::string trim(std::string s) {
     return b == std::string::npos ? std::string() : s.substr(b);
 }
 
+/// Where the arguments of a quoted tessel command start ("$ tessel run ..." -> at "run"), or 0 if `l` is none.
+inline size_t tessel_command_at(const std::string& l) {
+    for (const char* prefix : {"$ tessel ", "$ build/bin/tessel "}) {
+        const std::string p = prefix;
+        if (l.rfind(p, 0) == 0) return p.size();
+    }
+    return 0;
+}
+
+/// Quoted tessel commands in fences other than ```console: the docs test cannot tell them from prose, so they
+/// are not re-run. Returned as line numbers.
+inline std::vector<int> unchecked_commands(const std::string& path) {
+    std::ifstream in(path);
+    std::vector<int> out;
+    std::string l, fence;
+    bool in_block = false;
+    int n = 0;
+    while (std::getline(in, l)) {
+        ++n;
+        l = trim(l);
+        if (l.rfind("```", 0) == 0) {
+            in_block = !in_block;
+            fence = l;
+            continue;
+        }
+        const bool console = fence == "```console" || fence == "```console slow" || fence == "```console untested";
+        if (in_block && !console && tessel_command_at(l)) out.push_back(n);
+    }
+    return out;
+}
+
 inline std::vector<quoted_run> quoted_runs(const std::string& path) {
     std::ifstream in(path);
     std::vector<quoted_run> out;
@@ -43,9 +78,9 @@ inline std::vector<quoted_run> quoted_runs(const std::string& path) {
             continue;
         }
         if (!in_block) continue;
-        if (l.rfind("$ tessel ", 0) == 0) {
-            out.push_back({l.substr(9), {}, n, slow});
-        } else if (!out.empty() && !l.empty()) {
+        if (const size_t at = tessel_command_at(l)) {
+            out.push_back({l.substr(at), {}, n, slow});
+        } else if (!out.empty() && !l.empty() && l != "...") {
             out.back().lines.push_back(l);
         }
     }
@@ -69,6 +104,38 @@ inline size_t check_quoted_runs(const std::string& doc, bool slow) {
                                << "\nit prints:\n" << r.out;
         }
     }
+    return ran;
+}
+
+/// README.md and every Markdown file under docs/, sorted.
+inline std::vector<std::string> every_doc() {
+    std::vector<std::string> docs = {"README.md"};
+    for (const auto& e : std::filesystem::recursive_directory_iterator("docs"))
+        if (e.is_regular_file() && e.path().extension() == ".md") docs.push_back(e.path().generic_string());
+    std::sort(docs.begin() + 1, docs.end());
+    return docs;
+}
+
+/// True when a test outside tests/docs/ re-runs `doc`'s quick (or slow) blocks itself: a doc's own test, next
+/// to the code it documents, may check more than the quotes.
+inline bool checked_by_its_own_test(const std::string& doc, bool slow) {
+    const std::string call = "check_quoted_runs(\"" + doc + "\", " + (slow ? "true" : "false") + ")";
+    for (const auto& e : std::filesystem::recursive_directory_iterator("tests")) {
+        const std::string p = e.path().generic_string();
+        if (!e.is_regular_file() || e.path().extension() != ".cpp" || p.rfind("tests/docs/", 0) == 0) continue;
+        std::ifstream in(e.path());
+        std::stringstream text;
+        text << in.rdbuf();
+        if (text.str().find(call) != std::string::npos) return true;
+    }
+    return false;
+}
+
+/// Re-runs the quoted runs (slow or quick) of every doc that no test of its own checks; returns how many ran.
+inline size_t check_docs_without_their_own_test(bool slow) {
+    size_t ran = 0;
+    for (const auto& doc : every_doc())
+        if (!checked_by_its_own_test(doc, slow)) ran += check_quoted_runs(doc, slow);
     return ran;
 }
 
