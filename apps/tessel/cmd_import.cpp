@@ -10,6 +10,7 @@
 
 #include "apps/tessel/command.h"
 #include "engine/workload/onnx_import.h"
+#include "engine/workload/onnx_symbolic.h"
 #include "engine/workload/scalesim_topology.h"
 #include "engine/workload/yaml_workload.h"
 #include "models/core/output_file.h"
@@ -121,15 +122,20 @@ int run_import() {
     if (o.output.empty()) return 0;
     output_file file = workload_file(o.output);
     std::ostream& out = file.stream();
+    const onnx_yaml yaml = onnx_workload_yaml(o.model, io, r);
     std::string comment = "Imported by tessel from " + o.model + " (" + r.report.producer + ", opset " + std::to_string(r.report.opset) + ").";
-    if (!r.report.symbols.empty()) {
-        comment += "\nShapes are for";
-        for (const auto& [k, v] : r.report.symbols) comment += " " + k + "=" + v;
-        comment += "; import again with --set NAME=VALUE (or run the .onnx directly) for other sizes.";
+    std::string symbols;
+    for (const auto& [k, v] : r.report.symbols) symbols += " " + k + "=" + v;
+    if (!symbols.empty() && yaml.fixed_why.empty()) {
+        comment += "\nSizes follow the parameters" + symbols + " (--set workload.NAME=VALUE).";
+    } else if (!symbols.empty()) {
+        comment += "\nShapes are for" + symbols + " (" + yaml.fixed_why + "); import again with --set NAME=VALUE " +
+                   "(or run the .onnx directly) for other sizes.";
+        std::cout << "  note: shapes fixed at" << symbols << ": " << yaml.fixed_why << "\n";
     }
     for (const auto& u : r.report.unknown)
         comment += "\nUnknown op " + u.op_type + " imported as generic (bytes only); set flops_per_element on it if you know it.";
-    write_workload_yaml(r.graph, out, comment);
+    out << yaml_comment(comment) << yaml.text;
     file.commit();
     std::cout << "wrote " << o.output << "\n";
     return 0;

@@ -463,14 +463,19 @@ void write_workload_yaml(const workload_graph& g, std::ostream& os, const std::s
     }
     out << YAML::EndSeq;
     out << YAML::EndMap;
+    os << yaml_comment(comment) << out.c_str() << "\n";
+}
+
+std::string yaml_comment(const std::string& text) {
+    std::string lines;
     size_t pos = 0;
-    while (pos < comment.size()) {
-        const size_t nl = comment.find('\n', pos);
-        os << "# " << comment.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos) << "\n";
+    while (pos < text.size()) {
+        const size_t nl = text.find('\n', pos);
+        lines += "# " + text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos) + "\n";
         if (nl == std::string::npos) break;
         pos = nl + 1;
     }
-    os << out.c_str() << "\n";
+    return lines;
 }
 
 }  // namespace tessel

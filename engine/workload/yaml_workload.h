@@ -21,5 +21,7 @@ workload_graph load_workload_yaml_text(const std::string& text, const std::strin
 /// Writes `g` as an explicit YAML workload graph that load_workload_yaml reads back to the same graph
 /// (every tensor with its shape, every op with its attributes). `comment` lines go first, as # comments.
 void write_workload_yaml(const workload_graph& g, std::ostream& out, const std::string& comment = {});
+/// `text` as YAML comment lines ("# " before each line).
+std::string yaml_comment(const std::string& text);
 
 }  // namespace tessel

@@ -644,6 +644,8 @@ def f32(num, value):
 
 
 def dim(d):
+    if d is None:
+        return field(1, b"")  # a dimension with neither a value nor a name
     return field(1, field(1, d) if isinstance(d, int) else field(2, d))  # TensorShapeProto.dim
 
 
@@ -696,6 +698,12 @@ def onnx_models():
     w("matmul_dim_zero", mm([0, 64], [64, 64], [0, 64]))
     w("matmul_mismatch", mm([64, 32], [64, 64], [64, 64]))
     raw("onnx_ok", "matmul_symbolic", mm(["batch", 64], [64, 64], ["batch", 64]), ".onnx")
+    # Symbolic dimensions kept as workload parameters by `tessel import -o` (tests/workload/onnx_symbolic_test.cpp):
+    # two of them, a size that is their product, and three (more than the import keeps).
+    raw("onnx_ok", "matmul_batch_seq", mm(["batch", "seq", 64], [64, 64], ["batch", "seq", 64]), ".onnx")
+    raw("onnx_ok", "flatten_batch_seq", model([node("Flatten", ["x"], ["y"], [attr_i("axis", 2)])],
+                                              [value_info("x", ["batch", "seq", 64])], [value_info("y", [None, 64])]), ".onnx")
+    raw("onnx_ok", "matmul_three_symbols", mm(["batch", "heads", "seq", 64], [64, 64], ["batch", "heads", "seq", 64]), ".onnx")
     w("matmul_rank_huge", mm([1] * 300 + [4, 4], [4, 4], [4, 4]))
     conv = lambda x, k, attrs: model([node("Conv", ["x", "k"], ["y"], attrs)], [value_info("x", x), value_info("k", k)], [value_info("y", [1])])
     w("conv_overflow", conv([2**31, 2**31, 2**31, 2**31], [2**31, 2**31, 3, 3], []))
