@@ -27,6 +27,8 @@ CLI::App* setup(CLI::App& app) {
     c->add_option("--trace-scope", g_opt.trace_scopes, "only trace units whose path matches this glob (repeatable)");
     c->add_option("--trace-from", g_opt.trace_from, "trace window start, e.g. 10us");
     c->add_option("--trace-to", g_opt.trace_to, "trace window end, e.g. 20us");
+    c->add_option("--trace-merge", g_opt.trace_merge,
+                  "merge slices of one op on one unit that are less than this apart, e.g. 100ns (smaller files, coarser edges)");
     c->add_option("-o,--out", g_opt.out_dir, "write summary.json, stats.json, stats.csv and resolved.yaml into DIR");
     c->add_option("--floorplan", g_opt.floorplan, "draw the grid of compute units coloured by how busy each was (.svg or .png)");
     c->add_flag("--floorplan-relative", g_opt.floorplan_relative,
@@ -53,6 +55,8 @@ int run() {
     if (g_quiet) return 0;
     if (g_json) std::cout << sum.to_json().dump(2) << "\n";
     else sum.print(std::cout);
+    if (!g_json)
+        for (const auto& l : s.trace_report()) std::cout << l << "\n";
     return 0;
 }
 

@@ -9,21 +9,6 @@
 
 namespace tessel {
 
-std::string group_name(const std::string& path) {
-    std::string out;
-    for (size_t i = 0; i < path.size(); ++i) {
-        if (path[i] == '[') {
-            const size_t close = path.find(']', i);
-            if (close == std::string::npos) return out + path.substr(i);
-            out += "[*]";
-            i = close;
-        } else {
-            out += path[i];
-        }
-    }
-    return out;
-}
-
 namespace {
 /// Where a resource's dynamic energy is reported: memory splits into on-chip (SRAM) and off-chip (DRAM).
 energy_part part_of(const resource_usage& u) {

@@ -14,6 +14,7 @@
 #include "engine/exec/executor.h"
 #include "engine/netlist/platform.h"
 #include "models/core/reservation.h"
+#include "models/core/text.h"
 
 namespace tessel {
 
@@ -102,8 +103,6 @@ run_summary summarise(const platform& plat, const executor::result& r, const pro
 /// and the energy_by_op table (every op's dynamic energy by part), for stats.json and stats.csv.
 void record_stats(const run_summary& s, stats_registry& st);
 
-/// "tile[3,2].pe" -> "tile[*].pe"
-std::string group_name(const std::string& path);
 
 /// How many joules of the whole system one joule a component spends stands for, by energy part, indexed by
 /// component id. 1 on a fully simulated platform. In a symmetric system every chip of a group spends the same, but a

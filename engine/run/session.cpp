@@ -102,6 +102,7 @@ run_summary session::run() {
     to.from = parse_time_arg(m_opt.trace_from, "--trace-from");
     to.to = m_opt.trace_to.empty() ? max_tick : parse_time_arg(m_opt.trace_to, "--trace-to");
     if (to.to <= to.from) throw input_error("--trace-to must be later than --trace-from");
+    to.merge_gap = parse_time_arg(m_opt.trace_merge, "--trace-merge");
     m_sim.trace.configure(to);
 
     m_platform = platform::load(m_opt.platform, m_ctx, m_sim);
@@ -195,6 +196,19 @@ run_summary session::run() {
     }
     write_outputs(s);
     return s;
+}
+
+std::vector<std::string> session::trace_report() const {
+    std::vector<std::string> lines;
+    for (const auto& [path, format] : {std::pair{m_opt.trace, "Perfetto"}, std::pair{m_opt.vcd, "VCD"}}) {
+        if (path.empty()) continue;
+        std::error_code ec;
+        const auto bytes = std::filesystem::file_size(path, ec);
+        lines.push_back("trace      " + path + " (" + format + "): " + std::to_string(m_sim.trace.slice_count()) + " slices on " +
+                        std::to_string(m_sim.trace.track_count()) + " tracks, " +
+                        (ec ? std::string("size unknown") : format_bytes(static_cast<double>(bytes))));
+    }
+    return lines;
 }
 
 std::string session::resolved() const {

@@ -25,6 +25,7 @@ struct session_options {
     std::string vcd, trace;              // trace files
     std::vector<std::string> trace_scopes;
     std::string trace_from, trace_to;    // time window ("10us")
+    std::string trace_merge;             // slices of one op on a unit closer than this become one ("100ns")
     bool per_unit_stats = false;
     std::string floorplan;               // .svg or .png of the busiest 2D grid(s) of compute units
     bool floorplan_relative = false;     // colours over the units' own range of busy fractions
@@ -46,6 +47,9 @@ public:
     const param_context& context() const { return m_ctx; }
     /// The resolved configuration text (platform parameters, mapper options, workload parameters).
     std::string resolved() const;
+    /// What the trace files hold, one line per file written ("trace      out/t.json: 1,234 slices ..."), for
+    /// the printed report.
+    std::vector<std::string> trace_report() const;
 
 private:
     void write_outputs(const run_summary& s) const;

@@ -4,6 +4,21 @@
 
 namespace tessel {
 
+std::string group_name(const std::string& path) {
+    std::string out;
+    for (size_t i = 0; i < path.size(); ++i) {
+        if (path[i] == '[') {
+            const size_t close = path.find(']', i);
+            if (close == std::string::npos) return out + path.substr(i);
+            out += "[*]";
+            i = close;
+        } else {
+            out += path[i];
+        }
+    }
+    return out;
+}
+
 std::vector<std::string> split_path(const std::string& p) {
     std::vector<std::string> parts;
     std::string cur;

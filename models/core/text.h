@@ -9,6 +9,9 @@ namespace tessel {
 /// Splits a hierarchical name at dots outside brackets: "chip.tile[1,2].pe" -> {chip, tile[1,2], pe}.
 std::vector<std::string> split_path(const std::string& path);
 
+/// The group a unit belongs to in reports: its indices starred ("tile[3,2].pe" -> "tile[*].pe").
+std::string group_name(const std::string& path);
+
 /// Escapes a string for use inside JSON double quotes (control characters dropped as \uXXXX).
 std::string json_escape(const std::string& s);
 

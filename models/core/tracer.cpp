@@ -51,8 +51,10 @@ void tracer::add(int track, tick start, tick end, std::uint32_t op, std::uint64_
     track_rec& t = m_tracks[static_cast<size_t>(track)];
     if (t.last >= 0) {
         slice_rec& prev = m_slices[static_cast<size_t>(t.last)];
-        // Packets of one transfer arrive back to back: one slice, not thousands.
-        if (prev.step == step && start <= prev.end && start >= prev.start) {
+        // Packets of one transfer arrive back to back: one slice, not thousands. With a merge gap, the work of one
+        // op (any of its steps) that follows within the gap joins the slice too (it keeps its first step).
+        const bool same = m_opt.merge_gap > 0 ? prev.op == op : prev.step == step;
+        if (same && start >= prev.start && (start <= prev.end || start - prev.end < m_opt.merge_gap)) {
             prev.end = std::max(prev.end, end);
             return;
         }
@@ -137,10 +139,59 @@ std::string micros(tick t) {
 
 }  // namespace
 
+std::vector<tracer::busy_series> tracer::busy_over_time(size_t windows) const {
+    if (m_slices.empty()) return {};
+    tick end = 0;
+    for (const auto& s : m_slices) end = std::max(end, s.end);
+    const tick start = std::min(m_opt.from, end);
+    const tick span = std::max<tick>(end - start, 1);
+    const tick width = std::max<tick>((span + windows - 1) / windows, 1);
+    const size_t n = static_cast<size_t>((span + width - 1) / width);
+    // Each track's slices merged into the intervals it is busy, then spread over the windows.
+    std::vector<std::vector<std::pair<tick, tick>>> busy(m_tracks.size());
+    for (const auto& s : m_slices) busy[s.track].push_back({s.start, s.end});
+    std::map<std::string, std::pair<size_t, std::vector<double>>> groups;  // group -> (units, busy ticks per window)
+    for (size_t t = 0; t < m_tracks.size(); ++t) {
+        auto& g = groups[group_name(m_tracks[t].path)];
+        ++g.first;
+        if (g.second.empty()) g.second.assign(n, 0.0);
+        auto& v = busy[t];
+        std::sort(v.begin(), v.end());
+        tick from = 0, to = 0;
+        auto spread = [&](tick a, tick b) {
+            for (tick w = (a - start) / width; a < b; ++w) {
+                const tick w_end = start + (w + 1) * width;
+                const tick upto = std::min(b, w_end);
+                g.second[static_cast<size_t>(w)] += static_cast<double>(upto - a);
+                a = upto;
+            }
+        };
+        for (const auto& [a, b] : v) {
+            if (a > to) {
+                spread(from, to);
+                from = a;
+            }
+            to = std::max(to, b);
+        }
+        spread(from, to);
+    }
+    std::vector<busy_series> out;
+    for (auto& [name, g] : groups) {
+        busy_series b{name, start, width, {}};
+        for (size_t w = 0; w < n; ++w) {
+            const tick w_width = std::min(width, end - (start + static_cast<tick>(w) * width));
+            b.percent.push_back(100.0 * g.second[w] / (static_cast<double>(g.first) * static_cast<double>(std::max<tick>(w_width, 1))));
+        }
+        out.push_back(std::move(b));
+    }
+    return out;
+}
+
 void tracer::write_vcd(const std::string& path) const {
     output_file out(path, "VCD trace");
     std::ostream& os = out.stream();
-    os << "$comment tessel activity trace: per track, busy = 1 while a step runs, op = index of its op $end\n";
+    os << "$comment tessel activity trace: per track, busy = 1 while a step is served, op = index of its op, active = "
+          "how many are served at once $end\n";
     if (!m_op_names.empty()) {
         os << "$comment op indices:";
         for (size_t i = 0; i < m_op_names.size(); ++i) os << " " << i << "=" << m_op_names[i];
@@ -150,7 +201,7 @@ void tracer::write_vcd(const std::string& path) const {
 
     // Scopes follow the dotted path; the last element holds the track's two variables.
     struct var_ids {
-        std::string busy, op;
+        std::string busy, op, active;
     };
     std::vector<var_ids> ids(m_tracks.size());
     std::vector<std::string> open;
@@ -172,8 +223,10 @@ void tracer::write_vcd(const std::string& path) const {
         }
         ids[i].busy = vcd_id(next_id++);
         ids[i].op = vcd_id(next_id++);
+        ids[i].active = vcd_id(next_id++);
         os << "$var wire 1 " << ids[i].busy << " busy $end\n";
         os << "$var wire 32 " << ids[i].op << " op $end\n";
+        os << "$var integer 32 " << ids[i].active << " active $end\n";
     }
     while (!open.empty()) {
         os << "$upscope $end\n";
@@ -199,7 +252,8 @@ void tracer::write_vcd(const std::string& path) const {
         return a.kind < b.kind;
     });
     os << "#0\n$dumpvars\n";
-    for (size_t i = 0; i < m_tracks.size(); ++i) os << "0" << ids[i].busy << "\nb0 " << ids[i].op << "\n";
+    for (size_t i = 0; i < m_tracks.size(); ++i)
+        os << "0" << ids[i].busy << "\nb0 " << ids[i].op << "\nb0 " << ids[i].active << "\n";
     os << "$end\n";
     std::vector<int> active(m_tracks.size(), 0);
     tick last_t = 0;
@@ -218,6 +272,7 @@ void tracer::write_vcd(const std::string& path) const {
         for (const auto& [tr, op] : touched) {
             os << (active[tr] > 0 ? "1" : "0") << ids[tr].busy << "\n";
             if (active[tr] > 0) os << "b" << binary(op) << " " << ids[tr].op << "\n";
+            os << "b" << binary(static_cast<std::uint32_t>(active[tr])) << " " << ids[tr].active << "\n";
         }
     }
     out.commit();
@@ -251,7 +306,7 @@ void tracer::write_perfetto(const std::string& path) const {
         sep() << "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " << pid << ", \"args\": {\"name\": " << json_str(g) << "}}";
     // Counters (the power timeline) in one process after the components'.
     const int counter_pid = next;
-    if (!m_counters.empty())
+    if (!m_counters.empty() || !m_slices.empty())
         sep() << "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " << counter_pid << ", \"args\": {\"name\": \"counters\"}}";
     for (const auto& c : m_counters)
         for (size_t i = 0; i < c.values.size(); ++i) {
@@ -260,6 +315,19 @@ void tracer::write_perfetto(const std::string& path) const {
             sep() << "{\"ph\": \"C\", \"name\": " << json_str(c.name) << ", \"pid\": " << counter_pid
                   << ", \"ts\": " << micros(at) << ", \"args\": {\"value\": " << c.values[i] << "}}";
         }
+    // Busy over time per group of units, as the summary groups them: a unit counts while it serves anything.
+    for (const auto& b : busy_over_time(500)) {
+        const std::string name = "busy % " + b.group;
+        double last = -1;
+        for (size_t i = 0; i < b.percent.size(); ++i) {
+            if (b.percent[i] == last) continue;  // a counter holds its value until the next sample
+            last = b.percent[i];
+            sep() << "{\"ph\": \"C\", \"name\": " << json_str(name) << ", \"pid\": " << counter_pid
+                  << ", \"ts\": " << micros(b.start + static_cast<tick>(i) * b.width) << ", \"args\": {\"value\": " << last << "}}";
+        }
+        sep() << "{\"ph\": \"C\", \"name\": " << json_str(name) << ", \"pid\": " << counter_pid
+              << ", \"ts\": " << micros(b.start + static_cast<tick>(b.percent.size()) * b.width) << ", \"args\": {\"value\": 0}}";
+    }
     // A unit that serves several requests at once (a memory's banks behind one port, a link's packets in
     // flight) holds overlapping slices; Perfetto nests or hides those. Each track is split into lanes that never
     // overlap: a slice takes the lane that freed earliest, or a new one (interval partitioning: as few lanes as

@@ -1,8 +1,9 @@
 // Activity traces: every unit that does work (a compute pipe, a memory channel, a link) is a track; every
 // piece of work is a slice [start, end) on it, named by the op of the workload it belongs to.
 // Written as VCD (GTKWave: a `busy` wire and an `op` number per track) and as Chrome trace-event JSON
-// (Perfetto: a process per component, a thread per unit). A scope filter (glob patterns on track paths) and a
-// time window keep files small; back-to-back slices of one step on one track are merged as they arrive.
+// (Perfetto: a process per component, a thread per unit, lanes where a unit serves several requests at once, and
+// a busy-over-time counter per group of units). A scope filter (glob patterns on track paths), a time window and
+// a merge gap keep files small; back-to-back slices of one step on one track are merged as they arrive.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,7 @@ struct trace_options {
     tick from = 0;
     tick to = max_tick;
     size_t max_tracks = 20000;  // a guard against tracing a whole wafer by accident
+    tick merge_gap = 0;  // slices of one op on one track less than this apart become one (--trace-merge)
 };
 
 class tracer {
@@ -52,6 +54,7 @@ public:
     /// Writes the files asked for; throws input_error if a file cannot be written.
     void write() const;
     size_t slice_count() const { return m_slices.size(); }
+    size_t track_count() const { return m_tracks.size(); }
 
     /// True when `path` matches glob `pattern` (* any run of characters, ? one character).
     static bool glob_match(const std::string& pattern, const std::string& path);
@@ -72,6 +75,13 @@ private:
     void write_perfetto(const std::string& path) const;
     /// Per slice, its lane within its track: lanes never hold overlapping slices (see write_perfetto).
     std::vector<std::uint32_t> assign_lanes() const;
+    /// Per group of tracks ("chip.tile[*].pe"), the percentage of its units with work in service in each window.
+    struct busy_series {
+        std::string group;
+        tick start, width;
+        std::vector<double> percent;
+    };
+    std::vector<busy_series> busy_over_time(size_t windows) const;
     const std::string& op_name(std::uint32_t op) const;
     /// The Perfetto process a track group belongs to (a chip, or the group itself).
     std::string process_of(const std::string& group) const;

@@ -77,8 +77,11 @@ void sram_bank::timing::make_split(split& sp, std::size_t slot, std::uint64_t ph
 }
 
 std::pair<tick, tick> sram_bank::timing::access(state& s, std::uint64_t address, std::uint64_t bytes, tick head,
-                                                tick tail) const {
-    if (bytes == 0) return {head + m_latency, std::max(head, tail) + m_latency};
+                                                tick tail, std::pair<tick, tick>* served) const {
+    if (bytes == 0) {
+        if (served) *served = {head, head};
+        return {head + m_latency, std::max(head, tail) + m_latency};
+    }
     const std::uint64_t phase = address % (m_interleave * m_banks);
     const std::size_t slot =
         static_cast<std::size_t>(((phase ^ (bytes * 0x9E3779B97F4A7C15ull)) * 0x9E3779B97F4A7C15ull) >> 61) %
@@ -89,7 +92,7 @@ std::pair<tick, tick> sram_bank::timing::access(state& s, std::uint64_t address,
     reservation* const ports = s.ports.data();
     double* const bank_bytes = s.bank_bytes.data();
     const std::size_t np = m_ports;
-    tick end = tail;
+    tick end = tail, first = max_tick, last = 0;
     for (std::size_t i = 0; i < sp.count; ++i) {
         const share& sh = shares[i];
         // The port that frees first serves the access (ties: the lowest port).
@@ -100,7 +103,10 @@ std::pair<tick, tick> sram_bank::timing::access(state& s, std::uint64_t address,
         const tick start = best->reserve(head, sh.dur);
         bank_bytes[sh.bank] += sh.bytes;
         end = std::max(end, start + sh.dur);
+        first = std::min(first, start);
+        last = std::max(last, start + sh.dur);
     }
+    if (served) *served = {first, last};
     return {head + m_latency, end + m_latency};
 }
 
@@ -165,11 +171,12 @@ void sram_bank::init(const component_args& a) {
 }
 
 void sram_bank::transport(txn& t) {
-    const auto [head, tail] = m_timing->access(m_state, t.address, t.bytes, t.head, t.tail);
+    std::pair<tick, tick> served;
+    const auto [head, tail] = m_timing->access(m_state, t.address, t.bytes, t.head, t.tail, &served);
     (t.kind == txn_kind::write ? m_write_bytes : m_read_bytes) += static_cast<double>(t.bytes);
     m_accesses += 1;
     spend(t, energy_part::sram, m_p.energy.access(t.kind == txn_kind::write, static_cast<double>(t.bytes)), head, tail);
-    sim().trace.slice(m_track, t.head, tail, t.op, t.step);
+    sim().trace.slice(m_track, served.first, served.second, t.op, t.step);
     t.head = head;
     t.tail = tail;
     t.unit = 0;

@@ -43,8 +43,10 @@ public:
         explicit timing(const params& p);
         state make_state() const;
         /// Reserves banks for `bytes` at `address`, first byte at `head`, last at `tail`.
-        /// Returns {first byte out, last byte out}.
-        std::pair<tick, tick> access(state& s, std::uint64_t address, std::uint64_t bytes, tick head, tick tail) const;
+        /// Returns {first byte out, last byte out}; `served`, if given, gets when its ports began and ended serving
+        /// it (what a trace shows: the wait for a port and the access latency are not service).
+        std::pair<tick, tick> access(state& s, std::uint64_t address, std::uint64_t bytes, tick head, tick tail,
+                                     std::pair<tick, tick>* served = nullptr) const;
         tick busy_total(const state& s) const;
         tick busy_max(const state& s) const;
         double ideal_max_seconds(const state& s) const;  // the busiest bank's bytes at its peak

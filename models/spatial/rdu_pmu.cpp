@@ -55,7 +55,8 @@ double rdu_pmu::peak_bytes_per_second() const {
 void rdu_pmu::transport(txn& t) {
     if (t.kind != txn_kind::read && t.kind != txn_kind::write)
         throw input_error("pattern memory unit " + path() + " takes reads and writes (transfers), not compute steps");
-    const auto [head, tail] = m_banks->access(m_state, t.address, t.bytes, t.head, t.tail);
+    std::pair<tick, tick> served;
+    const auto [head, tail] = m_banks->access(m_state, t.address, t.bytes, t.head, t.tail, &served);
     // The address pipeline issues one address per access_bytes, addresses_per_cycle at a time.
     const double addresses = std::ceil(static_cast<double>(t.bytes) / static_cast<double>(m_p.access_bytes.bytes()));
     const tick dur = static_cast<tick>(addresses) * m_addr_ticks;
@@ -67,7 +68,8 @@ void rdu_pmu::transport(txn& t) {
     const tick end = std::max(tail, agen_end);
     spend(t, energy_part::sram, m_p.scratchpad.energy.access(t.kind == txn_kind::write, static_cast<double>(t.bytes)),
           std::max(head, start), end);
-    sim().trace.slice(m_track, t.head, end, t.op, t.step);
+    // Traced while its address generator or its banks serve it.
+    sim().trace.slice(m_track, std::min(start, served.first), std::max(start + dur, served.second), t.op, t.step);
     t.head = std::max(head, start);
     t.tail = end;
     t.unit = 0;
