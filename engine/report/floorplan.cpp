@@ -47,6 +47,10 @@ struct scale {
         if (!fp.relative || fp.value.empty()) return;
         lo = *std::min_element(fp.value.begin(), fp.value.end());
         hi = *std::max_element(fp.value.begin(), fp.value.end());
+        for (const auto& l : fp.links) {
+            lo = std::min(lo, l.value);
+            hi = std::max(hi, l.value);
+        }
         if (hi <= lo) hi = lo + 1e-9;
     }
     double operator()(double v) const { return (v - lo) / (hi - lo); }
@@ -59,6 +63,36 @@ struct scale {
     std::string high() const { return percent(hi); }
     std::string caption() const { return lo == 0 && hi == 1 ? "busy fraction" : "busy fraction (relative scale)"; }
 };
+
+/// With links, a unit is drawn inset by this share of its cell on each side, and its links cross the gutters.
+constexpr double gutter = 0.2;
+
+/// A rectangle in grid units (y up): where a unit or a link is drawn.
+struct box {
+    double x0, y0, x1, y1;
+};
+
+box unit_box(const floorplan& fp, int x, int y) {
+    const double g = fp.links.empty() ? 0.0 : gutter;
+    return {x + g, y + g, x + 1 - g, y + 1 - g};
+}
+
+/// Two bars per pair of neighbours: east above west in a row's gutter, north left of south in a column's.
+box link_box(const floorplan_link& l) {
+    const double x = l.x, y = l.y, g = gutter;
+    switch (l.dir) {
+        case floorplan_link::east: return {x + 1 - g, y + 0.55, x + 1 + g, y + 0.75};
+        case floorplan_link::west: return {x - g, y + 0.25, x + g, y + 0.45};
+        case floorplan_link::north: return {x + 0.25, y + 1 - g, x + 0.45, y + 1 + g};
+        case floorplan_link::south: return {x + 0.55, y - g, x + 0.75, y + g};
+    }
+    return {x, y, x, y};
+}
+
+const char* direction_name(floorplan_link::direction d) {
+    static const char* names[] = {"east", "west", "north", "south"};
+    return names[d];
+}
 
 /// Grids larger than this per side are drawn in blocks (the mean of each block) in SVG: a wafer's 750 x 994 PEs
 /// as one rectangle each made a 78 MB file.
@@ -87,9 +121,20 @@ void write_svg(const floorplan& fp, const std::string& path) {
                 for (int x = gx * b; x < std::min(fp.width, (gx + 1) * b); ++x, ++n) sum += fp.value[static_cast<size_t>(y * fp.width + x)];
             const double v = sum / n;
             const auto c = colour(sc(v));
-            os << "<rect x=\"" << gx * cell << "\" y=\"" << H - (gy + 1) * cell << "\" width=\"" << cell << "\" height=\"" << cell
-               << "\" fill=\"rgb(" << int(c[0]) << "," << int(c[1]) << "," << int(c[2]) << ")\"><title>(" << gx * b << "," << gy * b
-               << (b > 1 ? ") block" : ")") << " busy " << scale::percent(v) << "</title></rect>\n";
+            const box u = b > 1 ? box{double(gx), double(gy), gx + 1.0, gy + 1.0} : unit_box(fp, gx, gy);
+            os << "<rect x=\"" << u.x0 * cell << "\" y=\"" << H - u.y1 * cell << "\" width=\"" << (u.x1 - u.x0) * cell
+               << "\" height=\"" << (u.y1 - u.y0) * cell << "\" fill=\"rgb(" << int(c[0]) << "," << int(c[1]) << "," << int(c[2])
+               << ")\"><title>(" << gx * b << "," << gy * b << (b > 1 ? ") block" : ")") << " busy " << scale::percent(v)
+               << "</title></rect>\n";
+        }
+    if (b == 1)
+        for (const auto& l : fp.links) {
+            const box r = link_box(l);
+            const auto c = colour(sc(l.value));
+            os << "<rect x=\"" << r.x0 * cell << "\" y=\"" << H - r.y1 * cell << "\" width=\"" << (r.x1 - r.x0) * cell
+               << "\" height=\"" << (r.y1 - r.y0) * cell << "\" fill=\"rgb(" << int(c[0]) << "," << int(c[1]) << "," << int(c[2])
+               << ")\"><title>link (" << l.x << "," << l.y << ") " << direction_name(l.dir) << " busy " << scale::percent(l.value)
+               << "</title></rect>\n";
         }
     for (const auto& r : fp.regions) {
         const double f = static_cast<double>(cell) / b;
@@ -109,7 +154,7 @@ void write_svg(const floorplan& fp, const std::string& path) {
     }
     os << "<text x=\"10\" y=\"" << H + 62 << "\">" << sc.low() << "</text><text x=\"" << 10 + legend_w
        << "\" y=\"" << H + 62 << "\" text-anchor=\"end\">" << sc.high() << "</text>\n<text x=\"10\" y=\"" << H + 78 << "\">"
-       << sc.caption() << "</text>\n</svg>\n";
+       << sc.caption() << (fp.links.empty() || b > 1 ? "" : ": units as squares, links as bars between them") << "</text>\n</svg>\n";
     out.commit();
 }
 
@@ -189,9 +234,19 @@ void write_png(const floorplan& fp, const std::string& path) {
     const int top = pad + line, H = top + GH + pad + 12 + 4 + 2 * line + pad;
     canvas cv(W, H);
     cv.text(pad, pad, fp.title, s);
+    // Links are drawn where a cell has room for its gutters (at least 10 pixels).
+    const bool links = !fp.links.empty() && cells >= 10;
+    const auto inside = [&](const box& r, int x, int y) {  // pixel (x, y) of the grid, y down
+        const double ux = (x + 0.5) / cells, uy = fp.height - (y + 0.5) / cells;
+        return ux >= r.x0 && ux < r.x1 && uy >= r.y0 && uy < r.y1;
+    };
     for (int y = 0; y < GH; ++y)
         for (int x = 0; x < GW; ++x) {
             const int ux = x / cells, uy = fp.height - 1 - y / cells;
+            if (links && !inside(unit_box(fp, ux, uy), x, y)) {
+                cv.set(pad + x, top + y, {255, 255, 255});
+                continue;
+            }
             auto c = colour(sc(fp.value[static_cast<size_t>(uy * fp.width + ux)]));
             // Region borders in white.
             for (const auto& r : fp.regions) {
@@ -201,6 +256,14 @@ void write_png(const floorplan& fp, const std::string& path) {
                 if (edge) c = {255, 255, 255};
             }
             cv.set(pad + x, top + y, c);
+        }
+    if (links)
+        for (const auto& l : fp.links) {
+            const box r = link_box(l);
+            const auto c = colour(sc(l.value));
+            for (int y = std::max(0, int((fp.height - r.y1) * cells)); y < std::min(GH, int((fp.height - r.y0) * cells) + 1); ++y)
+                for (int x = std::max(0, int(r.x0 * cells)); x < std::min(GW, int(r.x1 * cells) + 1); ++x)
+                    if (inside(r, x, y)) cv.set(pad + x, top + y, c);
         }
     const int bar_y = top + GH + pad, bar_w = std::max(GW, 320);
     for (int x = 0; x < bar_w; ++x) cv.fill(pad + x, bar_y, pad + x + 1, bar_y + 12, colour(static_cast<double>(x) / (bar_w - 1)));

@@ -16,11 +16,21 @@ struct floorplan_region {
     int x0, y0, x1, y1;     // half-open rectangle in units
 };
 
+/// A link between neighbouring units, drawn as a bar in the gutter between them (its direction: which side of
+/// the gutter), coloured like the units by how busy it was.
+struct floorplan_link {
+    enum direction { east, west, north, south };  // towards x + 1, x - 1, y + 1, y - 1
+    int x = 0, y = 0;  // the unit it leaves
+    direction dir = east;
+    double value = 0;  // 0..1: busy fraction (bytes over what it could carry)
+};
+
 struct floorplan {
     std::string title;
     int width = 0, height = 0;
     std::vector<double> value;  // per unit (x fastest), 0..1: busy fraction
     std::vector<floorplan_region> regions;
+    std::vector<floorplan_link> links;  // empty: units only
     /// Colours span the values' own range (least to most busy unit) instead of 0..100%: a run whose units are all
     /// 2-5% busy shows its pattern instead of one flat colour. The colour bar says which.
     bool relative = false;

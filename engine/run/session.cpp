@@ -10,6 +10,7 @@
 #include "engine/workload/load.h"
 #include "models/baseline/kernel_device.h"
 #include "models/core/output_file.h"
+#include "models/interconnect/mesh_noc.h"
 
 namespace tessel {
 
@@ -257,6 +258,40 @@ void session::write_outputs(const run_summary& s) const {
     if (!m_opt.floorplan.empty()) write_floorplans(s.sim_seconds);
 }
 
+std::vector<floorplan_link> session::mesh_links(const platform::group& g, double seconds) const {
+    // The mesh the grid's units sit on, port (x, y) under unit (x, y); a grid larger than this would not show
+    // its links at any readable size.
+    constexpr int most_per_side = 64;
+    if (g.shape[0] > most_per_side || g.shape[1] > most_per_side) return {};
+    const attach_point first = m_platform->attachment(g.ids.front(), -1);
+    if (!first.valid()) return {};
+    const auto* mesh = dynamic_cast<const mesh_noc*>(&m_platform->net(first.net));
+    if (!mesh || mesh->port_shape() != g.shape) return {};
+    for (size_t i = 0; i < g.ids.size(); ++i) {
+        const attach_point a = m_platform->attachment(g.ids[i], -1);
+        if (a.net != first.net || a.port != i) return {};
+    }
+    const std::vector<double> bytes = mesh->link_bytes();
+    const double capacity = mesh->link_bytes_per_second() * seconds;
+    const int w = g.shape[0], h = g.shape[1];
+    // mesh_router's directions, in the order floorplan_link names them.
+    const std::pair<int, floorplan_link::direction> dirs[] = {{mesh_router::east, floorplan_link::east},
+                                                              {mesh_router::west, floorplan_link::west},
+                                                              {mesh_router::north, floorplan_link::north},
+                                                              {mesh_router::south, floorplan_link::south}};
+    std::vector<floorplan_link> links;
+    for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x)
+            for (const auto& [d, dir] : dirs) {
+                const int nx = x + (dir == floorplan_link::east) - (dir == floorplan_link::west);
+                const int ny = y + (dir == floorplan_link::north) - (dir == floorplan_link::south);
+                if (nx < 0 || ny < 0 || nx >= w || ny >= h) continue;
+                const size_t l = static_cast<size_t>(y * w + x) * 5 + static_cast<size_t>(d);
+                links.push_back({x, y, dir, l < bytes.size() && capacity > 0 ? bytes[l] / capacity : 0.0});
+            }
+    return links;
+}
+
 void session::write_floorplans(double sim_seconds) const {
     std::vector<std::pair<std::string, floorplan>> grids;
     auto regions_of = [&](const std::string& name, floorplan& fp) {
@@ -274,6 +309,8 @@ void session::write_floorplans(double sim_seconds) const {
         fp.height = g.shape[1];
         for (std::uint32_t id : g.ids) fp.value.push_back(m_platform->comp(id).unit_busy()[0] / T);
         regions_of(g.name, fp);
+        fp.links = mesh_links(g, T);
+        if (!fp.links.empty()) fp.title = m_platform->title() + ": " + g.name + "[x,y] and its links, busy fraction";
         grids.emplace_back(g.name, std::move(fp));
     }
     // Components whose units form a 2D grid (tile_array, a wafer's PE array).

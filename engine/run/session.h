@@ -10,6 +10,7 @@
 
 #include "engine/exec/executor.h"
 #include "engine/mappers/mapper.h"
+#include "engine/report/floorplan.h"
 #include "engine/report/summary.h"
 #include "models/core/tracer.h"
 
@@ -54,6 +55,8 @@ public:
 private:
     void write_outputs(const run_summary& s) const;
     void write_floorplans(double sim_seconds) const;
+    /// The links of the mesh a replicated grid of units sits on, busy over `seconds` (none if it sits on none).
+    std::vector<floorplan_link> mesh_links(const platform::group& g, double seconds) const;
     session_options m_opt;
     sim_context m_sim;
     param_context m_ctx;

@@ -2,6 +2,7 @@
 // runs whose units are all about as busy, and a wafer's SVG drawn in blocks instead of a rectangle per PE.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "tests/support/cli.h"
@@ -31,10 +32,10 @@ TEST(floorplan, svg_and_png_carry_a_title_and_a_colour_bar_that_fits) {
     fs::create_directories(d);
     ASSERT_EQ(run_tessel("run -p mesh4x4 -w mlp -q --floorplan " + (d / "f.svg").string()).code, 0);
     const std::string svg = slurp(d / "f.svg");
-    EXPECT_NE(svg.find("mesh4x4: tile[x,y] busy fraction"), std::string::npos);
+    EXPECT_NE(svg.find("mesh4x4: tile[x,y] and its links, busy fraction"), std::string::npos);
     EXPECT_NE(svg.find(">0%</text>"), std::string::npos);
     EXPECT_NE(svg.find(">100%</text>"), std::string::npos);
-    EXPECT_NE(svg.find(">busy fraction</text>"), std::string::npos);
+    EXPECT_NE(svg.find(">busy fraction: units as squares, links as bars between them</text>"), std::string::npos);
     // The colour bar runs from x = 10 to 230: the picture is wide enough to hold it on a 4 x 4 grid.
     EXPECT_GE(svg_width(svg), 250);
 
@@ -61,5 +62,31 @@ TEST(floorplan, a_wafer_svg_is_drawn_in_blocks) {
     const std::string svg = slurp(d / "w.svg");
     EXPECT_NE(svg.find("(5 x 5 units per cell)"), std::string::npos);  // 994 rows: blocks of 5 keep 199 a side
     EXPECT_LT(svg.size(), 10u << 20) << "a rectangle per block, not per PE";
+    fs::remove_all(d);
+}
+
+TEST(floorplan, a_mesh_draws_its_links_busy_as_the_statistics_say) {
+    const fs::path d = fs::temp_directory_path() / ("tessel_floorplan_links_" + std::to_string(getpid()));
+    fs::create_directories(d);
+    ASSERT_EQ(run_tessel("run -p mesh4x4 -w mlp -q --out " + d.string() + " --floorplan " + (d / "f.svg").string()).code, 0);
+    const std::string svg = slurp(d / "f.svg");
+    // A 4 x 4 mesh has 2 x 3 x 4 links each way along x and along y: 48 bars, each with its direction.
+    size_t links = 0, east = 0;
+    int busiest = -1;
+    for (size_t at = svg.find("<title>link ("); at != std::string::npos; at = svg.find("<title>link (", at + 1)) {
+        ++links;
+        const std::string title = svg.substr(at, svg.find("</title>", at) - at);
+        east += title.find(") east busy ") != std::string::npos;
+        busiest = std::max(busiest, std::stoi(title.substr(title.find(" busy ") + 6)));
+    }
+    EXPECT_EQ(links, 48u);
+    EXPECT_EQ(east, 12u);
+    // The busiest bar is the network's busiest link (max_link_utilisation), to the percent the picture prints.
+    const std::string csv = slurp(d / "stats.csv");
+    const std::string key = "\nmesh4x4.noc,max_link_utilisation,";
+    const size_t at = csv.find(key);
+    ASSERT_NE(at, std::string::npos);
+    EXPECT_EQ(busiest, static_cast<int>(std::lround(100 * std::stod(csv.substr(at + key.size())))));
+    EXPECT_NE(svg.find("links as bars between them"), std::string::npos);
     fs::remove_all(d);
 }
