@@ -391,6 +391,7 @@ std::vector<const platform::group*> platform::groups_with(component::role r) con
 
 component& platform::comp(std::uint32_t id) { return *m_sim.components().at(id); }
 const component& platform::comp(std::uint32_t id) const { return *m_sim.components().at(id); }
+std::uint32_t platform::component_count() const { return static_cast<std::uint32_t>(m_sim.components().size()); }
 
 interconnect& platform::net(std::uint32_t id) { return static_cast<interconnect&>(comp(id)); }
 const interconnect& platform::net(std::uint32_t id) const { return static_cast<const interconnect&>(comp(id)); }

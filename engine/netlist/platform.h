@@ -93,6 +93,8 @@ public:
     /// platform (mappers plan on one and cannot change a component).
     component& comp(std::uint32_t id);
     const component& comp(std::uint32_t id) const;
+    /// How many components the simulation holds (ids 0 .. count - 1: this platform's, parts included).
+    std::uint32_t component_count() const;
     /// Top-level component ids (not parts of composites), in creation order.
     const std::vector<std::uint32_t>& top_level() const { return m_top; }
 

@@ -9,6 +9,12 @@
 
 namespace tessel {
 
+std::string format_throughput(double per_second) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, per_second >= 1000 ? "%.0f" : "%.4g", per_second);
+    return buf;
+}
+
 namespace {
 /// Where a resource's dynamic energy is reported: memory splits into on-chip (SRAM) and off-chip (DRAM).
 energy_part part_of(const resource_usage& u) {
@@ -379,12 +385,7 @@ void run_summary::print(std::ostream& os, size_t top) const {
     os << "workload   " << workload << "\n";
     os << "simulated  " << format_time(sim_seconds) << "  (" << steps << " steps, " << packets << " packets)\n";
     if (samples > 0 && sim_seconds > 0) {
-        // Whole samples/s above 1000, four significant digits below.
-        auto rate = [](double r) {
-            char buf[64];
-            std::snprintf(buf, sizeof buf, r >= 1000 ? "%.0f" : "%.4g", r);
-            return std::string(buf);
-        };
+        const auto rate = format_throughput;
         if (steady_throughput > 0)
             os << "throughput " << rate(steady_throughput) << " samples/s in steady state (pipeline full); this run "
                << rate(throughput()) << " samples/s, fill and drain included (" << format_number(samples) << " per run)\n";

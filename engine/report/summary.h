@@ -99,6 +99,9 @@ run_summary summarise(const platform& plat, const executor::result& r, const pro
                       const std::vector<std::pair<std::uint32_t, std::uint32_t>>& represented = {},
                       double traffic_scale = 1);
 
+/// A throughput as the summary prints it: whole samples/s from 1000 up, four significant digits below.
+std::string format_throughput(double per_second);
+
 /// Writes the run's statistics into `st`: the run's time, energy by part and power (stats_registry::run_table)
 /// and the energy_by_op table (every op's dynamic energy by part), for stats.json and stats.csv.
 void record_stats(const run_summary& s, stats_registry& st);

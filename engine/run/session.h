@@ -43,6 +43,9 @@ public:
     run_summary run();
 
     platform& plat() { return *m_platform; }
+    const platform& plat() const { return *m_platform; }
+    /// True once run() has loaded the platform (a run that fails in mapping still has it).
+    bool loaded() const { return m_platform != nullptr; }
     const program& prog() const { return m_mapping.prog; }
     const executor::result& result() const { return m_result; }
     const param_context& context() const { return m_ctx; }
