@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 TEST(scripts, every_script_is_executable_with_a_shebang) {
     size_t checked = 0;
@@ -22,4 +23,19 @@ TEST(scripts, every_script_is_executable_with_a_shebang) {
         ++checked;
     }
     EXPECT_GE(checked, 10u);
+}
+
+TEST(scripts, every_plot_script_is_rendered_by_the_plot_test) {
+    // tests/scripts/sweep_python_test.py runs each plot script the docs use and checks the PNG it writes.
+    std::ifstream in("tests/scripts/sweep_python_test.py");
+    std::stringstream text;
+    text << in.rdbuf();
+    size_t plots = 0;
+    for (const auto& e : std::filesystem::directory_iterator("scripts")) {
+        const std::string name = e.path().filename().string();
+        if (name.rfind("plot_", 0) != 0 || e.path().extension() != ".py") continue;
+        ++plots;
+        EXPECT_NE(text.str().find("\"" + name + "\""), std::string::npos) << name << " is not rendered by tests/scripts/sweep_python_test.py";
+    }
+    EXPECT_GE(plots, 6u);
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""scripts/tessel_sweep.py and the plotting scripts: the module runs tessel and loads results exactly as
-written (JSON Lines and CSV), converts quantities like tessel does, and each plot script writes a PNG and an
-SVG; the roofline's roofs are the platform's (mesh4x4: 8.192 TFLOP/s and 204.8 GB/s, ridge at 40 FLOP/byte).
+"""scripts/tessel_sweep.py and every plotting script the docs use: the module runs tessel and loads results
+exactly as written (JSON Lines and CSV), converts quantities like tessel does, and each plot script writes a PNG
+(and an SVG); the roofline's roofs are the platform's (mesh4x4: 8.192 TFLOP/s and 204.8 GB/s, ridge at 40 FLOP/byte).
 The plot checks are skipped where matplotlib is missing.
 
 Run with /usr/bin/python3 (the distribution's python3-matplotlib and python3-yaml)."""
@@ -172,6 +172,25 @@ class module(unittest.TestCase):
         fc1 = [l.split() for l in out.splitlines() if l.startswith("fc1 ")][0]
         self.assertEqual(fc1[1], "matmul")
         self.assertAlmostEqual(float(fc1[2]), 2 * 64 * 1024 * 1024 / ((64 * 1024 * 2 + 1024 * 1024) * 2), places=2)
+
+        # Energy per sample by part (docs/energy.md): one stacked bar per platform, totals as summary.json says.
+        energy = os.path.join(self.dir, "energy")
+        out = plot("plot_energy.py", "--workload", "mlp", "--platform", "mesh4x4", "--platform", "ring8_ddr4", "--out", energy)
+        check(energy)
+        for name in ("mesh4x4", "ring8_ddr4"):
+            s = ts.run(name, workload="mlp")
+            total = float([l for l in out.splitlines() if l.startswith(name + " ")][0].split()[7])
+            self.assertAlmostEqual(total, 1e3 * s["energy_j"] / s["samples"], places=3)
+
+        # The calibration plot (docs/validation.md): predicted against measured kernel times.
+        report = os.path.join(self.dir, "calibration.csv")
+        subprocess.run([sl.tessel(), "calibrate", "-p", "h100_sxm", "-m", "validation/gpu/h100_microbenchmarks.jsonl", "--no-fit",
+                        "--report", report], check=True, cwd=sl.REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        calibration = os.path.join(self.dir, "calibration.png")
+        plot("plot_calibration.py", report, "--out", calibration)
+        with open(calibration, "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        self.assertGreater(os.path.getsize(calibration), 10000)
 
 
 if __name__ == "__main__":
