@@ -62,6 +62,13 @@ struct scale {
     std::string low() const { return percent(lo); }
     std::string high() const { return percent(hi); }
     std::string caption() const { return lo == 0 && hi == 1 ? "busy fraction" : "busy fraction (relative scale)"; }
+    /// On the absolute scale, a picture whose units are all nearly idle is one flat colour: say how to see more.
+    static std::string hint(const floorplan& fp) {
+        double top = 0;
+        for (double v : fp.value) top = std::max(top, v);
+        for (const auto& l : fp.links) top = std::max(top, l.value);
+        return fp.relative || top >= 0.1 ? "" : " (all under " + percent(top) + ": --floorplan-relative spreads the colours)";
+    }
 };
 
 /// With links, a unit is drawn inset by this share of its cell on each side, and its links cross the gutters.
@@ -154,7 +161,8 @@ void write_svg(const floorplan& fp, const std::string& path) {
     }
     os << "<text x=\"10\" y=\"" << H + 62 << "\">" << sc.low() << "</text><text x=\"" << 10 + legend_w
        << "\" y=\"" << H + 62 << "\" text-anchor=\"end\">" << sc.high() << "</text>\n<text x=\"10\" y=\"" << H + 78 << "\">"
-       << sc.caption() << (fp.links.empty() || b > 1 ? "" : ": units as squares, links as bars between them") << "</text>\n</svg>\n";
+       << sc.caption() << (fp.links.empty() || b > 1 ? "" : ": units as squares, links as bars between them") << scale::hint(fp)
+       << "</text>\n</svg>\n";
     out.commit();
 }
 
@@ -198,12 +206,12 @@ struct canvas {
             for (int x = x0; x < x1; ++x) set(x, y, c);
     }
     /// Text at (x, y) (its top left), each font pixel `s` x `s`; returns the x after it.
-    int text(int x, int y, const std::string& str, int s) {
+    int text(int x, int y, const std::string& str, int s, std::array<unsigned char, 3> ink = {0, 0, 0}) {
         for (char ch : str) {
             if (const auto* g = glyph(ch))
                 for (int r = 0; r < 5; ++r)
                     for (int k = 0; k < 3; ++k)
-                        if ((*g)[static_cast<size_t>(r)] & (4 >> k)) fill(x + k * s, y + r * s, x + (k + 1) * s, y + (r + 1) * s, {0, 0, 0});
+                        if ((*g)[static_cast<size_t>(r)] & (4 >> k)) fill(x + k * s, y + r * s, x + (k + 1) * s, y + (r + 1) * s, ink);
             x += 4 * s;
         }
         return x;
@@ -230,7 +238,8 @@ void write_png(const floorplan& fp, const std::string& path) {
     const int GW = fp.width * cells, GH = fp.height * cells;
     // Title above, colour bar and its scale below, in a white margin.
     const int s = 2, pad = 10, line = 5 * s + 6;
-    const int W = std::max({GW, 320, canvas::text_width(fp.title, s)}) + 2 * pad;
+    const std::string caption = sc.caption() + scale::hint(fp);
+    const int W = std::max({GW, 320, canvas::text_width(fp.title, s), canvas::text_width(caption, s)}) + 2 * pad;
     const int top = pad + line, H = top + GH + pad + 12 + 4 + 2 * line + pad;
     canvas cv(W, H);
     cv.text(pad, pad, fp.title, s);
@@ -269,7 +278,13 @@ void write_png(const floorplan& fp, const std::string& path) {
     for (int x = 0; x < bar_w; ++x) cv.fill(pad + x, bar_y, pad + x + 1, bar_y + 12, colour(static_cast<double>(x) / (bar_w - 1)));
     cv.text(pad, bar_y + 16, sc.low(), s);
     cv.text(pad + bar_w - canvas::text_width(sc.high(), s), bar_y + 16, sc.high(), s);
-    cv.text(pad, bar_y + 16 + line, sc.caption(), s);
+    cv.text(pad, bar_y + 16 + line, caption, s);
+    // Each region's label in its top left corner, where it fits.
+    for (const auto& r : fp.regions) {
+        const int x = pad + r.x0 * cells + 3, y = top + (fp.height - r.y1) * cells + 3;
+        if (canvas::text_width(r.label, s) + 6 <= (r.x1 - r.x0) * cells && 5 * s + 6 <= (r.y1 - r.y0) * cells)
+            cv.text(x, y, r.label, s, {255, 255, 255});
+    }
     const std::vector<unsigned char>& px = cv.px;
     std::string raw;
     raw.reserve(static_cast<size_t>(H) * (static_cast<size_t>(W) * 3 + 1));

@@ -62,6 +62,8 @@ TEST(floorplan, a_wafer_svg_is_drawn_in_blocks) {
     const std::string svg = slurp(d / "w.svg");
     EXPECT_NE(svg.find("(5 x 5 units per cell)"), std::string::npos);  // 994 rows: blocks of 5 keep 199 a side
     EXPECT_LT(svg.size(), 10u << 20) << "a rectangle per block, not per PE";
+    // The MLP keeps every PE under 1% busy: one flat colour on the absolute scale, and the caption says what to do.
+    EXPECT_NE(svg.find(": --floorplan-relative spreads the colours)"), std::string::npos);
     fs::remove_all(d);
 }
 
