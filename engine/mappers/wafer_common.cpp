@@ -77,6 +77,7 @@ fabric fabric::find(const platform& plat, const common_options& o, const std::st
         // such port for every cross coordinate (ties to the lower one).
         std::vector<int> here(static_cast<size_t>(cross_extent), -1);
         f.mx_port_pos.assign(static_cast<size_t>(ports), 0);
+        f.mx_port_cross.assign(static_cast<size_t>(ports), 0);
         for (int p = 0; p < ports; ++p) {
             const attach_point a = plat.attachment(f.mx->id(), p);
             if (!a.valid() || a.net != a0.net)
@@ -84,6 +85,7 @@ fabric fabric::find(const platform& plat, const common_options& o, const std::st
                                   "' is not attached to the wafer's fabric (memoryx[p] -> fabric[x,y])");
             const auto unit = static_cast<std::int32_t>(a.port);
             f.mx_port_pos[static_cast<size_t>(p)] = f.pos_of(unit);
+            f.mx_port_cross[static_cast<size_t>(p)] = f.cross_of(unit);
             int& h = here[static_cast<size_t>(f.cross_of(unit))];
             if (h < 0 || f.mx_port_pos[static_cast<size_t>(p)] < f.mx_port_pos[static_cast<size_t>(h)]) h = p;
         }
@@ -252,6 +254,13 @@ std::uint64_t whole_bytes(double bytes) {
     return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(bytes - 1e-9)));
 }
 
+std::vector<int> line_ends(const fabric& f, int src_pos, const rect& r, int len) {
+    const int p0 = f.pos0(r), p1 = p0 + len - 1;
+    if (len <= 1 || src_pos <= p0) return {len - 1};
+    if (src_pos >= p1) return {0};
+    return {0, len - 1};
+}
+
 void to_line(program& p, const fabric& f, std::uint32_t op, endpoint from, const rect& r, int l, int len, double bytes,
              const std::vector<std::uint32_t>& deps, std::vector<std::uint32_t>& out) {
     const std::uint64_t b = whole_bytes(bytes);
@@ -260,15 +269,7 @@ void to_line(program& p, const fabric& f, std::uint32_t op, endpoint from, const
     if (from.comp == f.pe_array->id()) src_pos = f.pos_of(from.unit);
     else if (f.mx && from.comp == f.mx->id()) src_pos = f.mx_port_pos[static_cast<size_t>(from.unit)];
     else throw std::logic_error("wafer: a flow from outside the wafer");
-    const int p0 = f.pos0(r), p1 = p0 + len - 1;
-    if (len <= 1 || src_pos <= p0) {
-        out.push_back(p.add_transfer(op, from, f.at(r, l, len - 1), b, deps));
-    } else if (src_pos >= p1) {
-        out.push_back(p.add_transfer(op, from, f.at(r, l, 0), b, deps));
-    } else {
-        out.push_back(p.add_transfer(op, from, f.at(r, l, 0), b, deps));
-        out.push_back(p.add_transfer(op, from, f.at(r, l, len - 1), b, deps));
-    }
+    for (int end : line_ends(f, src_pos, r, len)) out.push_back(p.add_transfer(op, from, f.at(r, l, end), b, deps));
 }
 
 std::string cycles_text(double cycles, const clock_domain& clk) { return format_time(cycles / clk.hz); }

@@ -69,6 +69,7 @@ struct fabric {
     double usable = 0;       // SRAM per PE minus the reserved bytes
     std::vector<std::int32_t> mx_port_of_cross;  // MemoryX port nearest to each cross coordinate
     std::vector<int> mx_port_pos;                // each MemoryX port's position along the lines
+    std::vector<int> mx_port_cross;              // and across them
 
     /// Finds the parts (errors name what is missing and the option that selects it).
     static fabric find(const platform& plat, const common_options& o, const std::string& who);
@@ -162,8 +163,12 @@ struct analysis {
 /// for ops the wafer cannot run (a data type without a rate).
 analysis analyse(const workload_graph& g, const compute_model& pe);
 
-/// A transfer of `bytes` from `from` to the far end of line `l` of rectangle `r` (the end away from the
-/// source, so the stream crosses the whole line); two transfers when the source sits inside the line's span.
+/// Where a stream from position `src_pos` (along the lines) enters a line of `len` PEs of rectangle `r`: the far
+/// end (index len - 1 or 0, away from the source, so the stream crosses the whole line), or both ends when the
+/// source sits inside the line's span.
+std::vector<int> line_ends(const fabric& f, int src_pos, const rect& r, int len);
+
+/// A transfer of `bytes` from `from` to the far end of line `l` of rectangle `r` (line_ends).
 void to_line(program& p, const fabric& f, std::uint32_t op, endpoint from, const rect& r, int l, int len, double bytes,
              const std::vector<std::uint32_t>& deps, std::vector<std::uint32_t>& out);
 

@@ -1,6 +1,7 @@
 #include "engine/mappers/wafer_pipeline.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "engine/mappers/toolkit/sram_ledger.h"
@@ -152,27 +153,125 @@ struct op_state {
     std::vector<std::uint32_t> last;  // last compute step per line (~0u: none)
 };
 
+/// Calls fn(port, line, share) for every port of `src` and line of a reader with `L` lines that share features:
+/// the port holds features [f0, f1) of the output, line l takes [l/L, (l+1)/L), `share` is their overlap.
+template <class F>
+void port_lines(const op_state& src, int L, F fn) {
+    size_t q = 0;
+    int l = 0;
+    while (q < src.ports.size() && l < L) {
+        const double l0 = static_cast<double>(l) / L, l1 = static_cast<double>(l + 1) / L;
+        const port& pq = src.ports[q];
+        const double fo = overlap(pq.f0, pq.f1, l0, l1);
+        if (fo > 0) fn(q, l, fo);
+        if (pq.f1 <= l1) ++q;
+        else ++l;
+    }
+}
+
 /// Transfers carrying rows [r0, r1) of a tensor made by `src` (`bytes` for all its rows) into the lines of `dst`:
 /// each producer port sends the features it holds to the lines that take them.
 void flow_from(program& p, const fabric& f, std::uint32_t opi, const op_state& src, double bytes, double r0, double r1,
                const op_state& dst, std::vector<std::vector<std::uint32_t>>& deps) {
-    const int ci = src.chunks, L = dst.L;
+    const int ci = src.chunks;
     for (int i = 0; i < ci; ++i) {
         const double ov = overlap(static_cast<double>(i) / ci, static_cast<double>(i + 1) / ci, r0, r1);
         if (ov <= 0) continue;
-        size_t q = 0;
-        int l = 0;
-        while (q < src.ports.size() && l < L) {
-            const double l0 = static_cast<double>(l) / L, l1 = static_cast<double>(l + 1) / L;
-            const port& pq = src.ports[q];
-            const double fo = overlap(pq.f0, pq.f1, l0, l1);
-            if (fo > 0)
-                to_line(p, f, opi, pq.pe, dst.r, l, dst.S, bytes * ov * fo, {src.ready[static_cast<size_t>(i)][q]},
-                        deps[static_cast<size_t>(l)]);
-            if (pq.f1 <= l1) ++q;
-            else ++l;
+        port_lines(src, dst.L, [&](size_t q, int l, double fo) {
+            to_line(p, f, opi, src.ports[q].pe, dst.r, l, dst.S, bytes * ov * fo, {src.ready[static_cast<size_t>(i)][q]},
+                    deps[static_cast<size_t>(l)]);
+        });
+    }
+}
+
+/// A route over the fabric in stream coordinates: across the lines first (at the source's position), then along
+/// the destination's line, as the mesh routes it (the lines run along its last leg).
+struct route {
+    int from_pos, from_cross, to_pos, to_cross;
+};
+
+/// Bytes per chunk on every fabric link in each of a few windows of the planned run, from the flows of the ops at
+/// work in that window (each op on one chunk); and the most loaded link of a route over a range of windows.
+/// Links are indexed by the node they leave, one array per direction and window, rows padded by one so a
+/// segment's difference never spills into the next row.
+class link_load {
+public:
+    link_load(int npos, int ncross, int windows) : m_npos(npos), m_ncross(ncross), m_windows(windows) {
+        m_along_size = static_cast<size_t>(ncross) * (static_cast<size_t>(npos) + 1);
+        m_across_size = static_cast<size_t>(npos) * (static_cast<size_t>(ncross) + 1);
+        for (auto& a : m_along) a.assign(m_along_size * static_cast<size_t>(windows), 0.0f);
+        for (auto& a : m_across) a.assign(m_across_size * static_cast<size_t>(windows), 0.0f);
+    }
+    int windows() const { return m_windows; }
+    void add(const route& r, double bytes, int w0, int w1) {
+        for (int w = w0; w <= w1; ++w) {
+            if (r.to_cross != r.from_cross)
+                segment(m_across, m_across_size * static_cast<size_t>(w), r.from_pos, m_ncross, r.from_cross, r.to_cross, bytes);
+            if (r.to_pos != r.from_pos) segment(m_along, m_along_size * static_cast<size_t>(w), r.to_cross, m_npos, r.from_pos, r.to_pos, bytes);
         }
     }
+    /// Turns the differences into loads and keeps each block's maximum (call once, after every add).
+    void settle() {
+        for (auto* set : {&m_along, &m_across})
+            for (int d = 0; d < 2; ++d) {
+                auto& a = (*set)[static_cast<size_t>(d)];
+                const size_t stride = set == &m_along ? static_cast<size_t>(m_npos) + 1 : static_cast<size_t>(m_ncross) + 1;
+                for (size_t row = 0; row + stride <= a.size(); row += stride)
+                    for (size_t k = 1; k < stride; ++k) a[row + k] += a[row + k - 1];
+                auto& b = (set == &m_along ? m_along_blocks : m_across_blocks)[static_cast<size_t>(d)];
+                b.assign((a.size() + block - 1) / block, 0.0f);
+                for (size_t k = 0; k < a.size(); ++k) b[k / block] = std::max(b[k / block], a[k]);
+            }
+    }
+    /// The most bytes per chunk any link of `r` carries in windows w0 .. w1.
+    double most_on(const route& r, int w0, int w1) const {
+        double m = 0;
+        for (int w = w0; w <= w1; ++w) {
+            if (r.to_cross != r.from_cross)
+                m = std::max(m, most(m_across, m_across_blocks, m_across_size * static_cast<size_t>(w), r.from_pos, m_ncross, r.from_cross,
+                                     r.to_cross));
+            if (r.to_pos != r.from_pos)
+                m = std::max(m, most(m_along, m_along_blocks, m_along_size * static_cast<size_t>(w), r.to_cross, m_npos, r.from_pos, r.to_pos));
+        }
+        return m;
+    }
+
+private:
+    static constexpr size_t block = 32;
+    using arrays = std::array<std::vector<float>, 2>;  // [0]: towards higher coordinates, [1]: towards lower
+    /// The links leaving nodes [a, b) of the row (b > a: direction 0), or (b, a] (b < a: direction 1).
+    static std::pair<size_t, size_t> links(size_t base, int row, int n, int a, int b, int& dir) {
+        base += static_cast<size_t>(row) * (static_cast<size_t>(n) + 1);
+        dir = b > a ? 0 : 1;
+        return b > a ? std::pair{base + static_cast<size_t>(a), base + static_cast<size_t>(b)}
+                     : std::pair{base + static_cast<size_t>(b) + 1, base + static_cast<size_t>(a) + 1};
+    }
+    static void segment(arrays& set, size_t base, int row, int n, int a, int b, double bytes) {
+        int dir;
+        const auto [lo, hi] = links(base, row, n, a, b, dir);
+        set[static_cast<size_t>(dir)][lo] += static_cast<float>(bytes);
+        set[static_cast<size_t>(dir)][hi] -= static_cast<float>(bytes);
+    }
+    static double most(const arrays& set, const arrays& blocks, size_t base, int row, int n, int a, int b) {
+        int dir;
+        const auto [lo, hi] = links(base, row, n, a, b, dir);
+        const auto& v = set[static_cast<size_t>(dir)];
+        const auto& bm = blocks[static_cast<size_t>(dir)];
+        float m = 0;
+        size_t k = lo;
+        for (; k < hi && k % block; ++k) m = std::max(m, v[k]);
+        for (; k + block <= hi; k += block) m = std::max(m, bm[k / block]);
+        for (; k < hi; ++k) m = std::max(m, v[k]);
+        return m;
+    }
+    int m_npos, m_ncross, m_windows;
+    size_t m_along_size = 0, m_across_size = 0;
+    arrays m_along, m_across, m_along_blocks, m_across_blocks;
+};
+
+/// The routes of a stream from (pos, cross) into line `l` of `r` (line_ends: one or two).
+void routes_to_line(const fabric& f, int pos, int cross, const rect& r, int l, int len, std::vector<route>& out) {
+    for (int end : line_ends(f, pos, r, len)) out.push_back(route{pos, cross, f.pos0(r) + end, f.cross0(r) + l});
 }
 
 }  // namespace
@@ -284,8 +383,20 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
     std::vector<op_state> st(n);
     nlohmann::json ops = nlohmann::json::array();
     bool inputs_resident = false;
-    double slowest = 0;
-    size_t slowest_op = 0;
+    // For the plan's schedule (after the loop): each op's own cycles per chunk and what bounds them, its output
+    // stream, the routes that feed its chunks, the fabric's load, and each chunk's planned completion.
+    std::vector<double> own(n, 0.0), out_stream(n, 0.0);
+    std::vector<std::string> own_limit(n);
+    std::vector<std::vector<route>> inbound(n);
+    std::vector<std::vector<std::pair<route, double>>> flows(n);  // every flow it sends per chunk, bytes each
+    std::vector<std::vector<double>> done_at(n), sent_at(n);
+    std::vector<int> readers(n, 0);  // ops reading each op's output (each gets its own copy of the stream)
+    for (const op_info& o : an.ops) {
+        for (const source& src : o.streamed)
+            if (src.producer >= 0) ++readers[static_cast<size_t>(src.producer)];
+        for (const source& src : o.stat_flows)
+            if (src.producer >= 0) ++readers[static_cast<size_t>(src.producer)];
+    }
     for (size_t i = 0; i < n; ++i) {
         const op_info& o = an.ops[i];
         op_state& s = st[i];
@@ -390,24 +501,67 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
             std::sort(all.begin(), all.end());
             all.erase(std::unique(all.begin(), all.end()), all.end());
             rec.chunk_done.push_back(prog.add_delay(opi, 0, all));
-            // Graph outputs go back out through the nearest edge port.
+            // Graph outputs go back out through the edge ports, each port's along its own share of the op's lines:
+            // a matrix product's ports all sit on line 0, and sent along that one line they would queue on its
+            // links to a single MemoryX port (32 bits a cycle) instead of sharing the system I/O.
             if (o.graph_output && f.mx) {
                 for (int q = 0; q < Q; ++q) {
                     const port& pq = s.ports[static_cast<size_t>(q)];
-                    const std::int32_t mxp = f.mx_port_of_cross[static_cast<size_t>(f.cross_of(pq.pe.unit))];
+                    const int line = static_cast<int>((static_cast<std::int64_t>(q) * L) / Q);
+                    const std::int32_t mxp = f.mx_port_of_cross[static_cast<size_t>(f.cross0(s.r) + line)];
                     prog.add_transfer(opi, pq.pe, f.mx_port(mxp), whole_bytes(o.out_bytes / c / Q), {ready[static_cast<size_t>(q)]});
                 }
             }
         }
-        // The plan's expectation for this op, per chunk.
+        // What the plan needs of this op after the loop: its own time per chunk, its output stream, and every flow
+        // it sends per chunk on the fabric (the routes that feed its chunks kept apart).
         const estimate& e = est[i];
-        const double t_work = e.work / P, t_in = e.in / L, t_out = e.out / (by_column ? S : L);
-        rec.planned_cycles = f.paths.overhead_cycles + std::max({t_work, t_in, t_out});
-        rec.limit = t_work >= std::max(t_in, t_out) ? e.work_limit : t_in >= t_out ? "input stream" : "output stream";
-        if (rec.planned_cycles > slowest) {
-            slowest = rec.planned_cycles;
-            slowest_op = i;
+        const double t_work = e.work / P, t_in = e.in / L;
+        own[i] = f.paths.overhead_cycles + std::max(t_work, t_in);
+        own_limit[i] = t_work >= t_in ? e.work_limit : "input stream";
+        out_stream[i] = e.out / (by_column ? S : L) * std::max(1, readers[i]);
+        auto flow = [&](const route& r, double bytes, bool feeds) {
+            flows[i].push_back({r, bytes});
+            if (feeds) inbound[i].push_back(r);
+        };
+        std::vector<route> rs;
+        for (const source& src : o.streamed) {
+            rs.clear();
+            if (src.producer >= 0) {
+                // As flow_from: each producer port sends the features it holds to the lines that take them.
+                const op_state& ps = st[static_cast<size_t>(src.producer)];
+                port_lines(ps, L, [&](size_t q, int l, double fo) {
+                    const endpoint pe = ps.ports[q].pe;
+                    rs.clear();
+                    routes_to_line(f, f.pos_of(pe.unit), f.cross_of(pe.unit), s.r, l, S, rs);
+                    for (const route& r : rs) flow(r, src.bytes * fo / c, true);
+                });
+            } else if (f.mx) {
+                for (int l = 0; l < L; ++l) {
+                    const size_t mxp = static_cast<size_t>(f.mx_port_of_cross[static_cast<size_t>(f.cross0(s.r) + l)]);
+                    rs.clear();
+                    routes_to_line(f, f.mx_port_pos[mxp], f.mx_port_cross[mxp], s.r, l, S, rs);
+                    for (const route& r : rs) flow(r, src.bytes / c / L, true);
+                }
+            }
         }
+        const int p0 = f.pos0(s.r), c0 = f.cross0(s.r);
+        if (by_column && L > 1)
+            for (int q = 0; q < S; ++q) flow(route{p0 + q, c0 + L - 1, p0 + q, c0}, o.out_bytes / c / S, true);
+        else if (!by_column && o.stats_reduce && L > 1)
+            for (int q = 0; q < S; ++q) {
+                const double stat_bytes = 8.0 * static_cast<double>(o.col_cap) / c / S;
+                flow(route{p0 + q, c0 + L - 1, p0 + q, c0}, stat_bytes, true);
+                flow(route{p0 + q, c0, p0 + q, c0 + L - 1}, stat_bytes, true);
+            }
+        if (o.graph_output && f.mx)
+            for (int q = 0; q < Q; ++q) {
+                const port& pq = s.ports[static_cast<size_t>(q)];
+                const int line = static_cast<int>((static_cast<std::int64_t>(q) * L) / Q);
+                const size_t mxp = static_cast<size_t>(f.mx_port_of_cross[static_cast<size_t>(c0 + line)]);
+                flow(route{f.pos_of(pq.pe.unit), f.cross_of(pq.pe.unit), f.mx_port_pos[mxp], f.mx_port_cross[mxp]}, o.out_bytes / c / Q,
+                     false);
+            }
         nlohmann::json d;
         d["op"] = o.name;
         d["kind"] = o.kind;
@@ -420,11 +574,101 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
         d["stationary_bytes_per_pe"] = stat_pe;
         d["working_bytes_per_pe"] = work_pe;
         d["capacity_bytes"] = f.pe_array->capacity_bytes();
-        d["planned_cycles_per_chunk"] = rec.planned_cycles;
-        d["planned_limit"] = rec.limit;
         ops.push_back(d);
         out.regions.emplace_back(f.pe_group, floorplan_region{o.name, s.r.x0, s.r.y0, s.r.x1, s.r.y1});
         m_report.ops.push_back(std::move(rec));
+    }
+    // The plan's expectation for each op: the interval between its chunks' completions, from a schedule of chunks
+    // in cycles. A chunk computes once its input has arrived and the chunk before it is done, for its own time
+    // (its work, or the stream into its lines) or, where longer, what the busiest fabric link on the routes that
+    // feed it needs for one chunk of every flow crossing it while it works. A producer's chunk reaches its readers
+    // after its output stream, which its ports send once per op that reads it (read by three ops, the output
+    // crosses the same links three times); a stationary input (keys, values) must be whole before the first chunk;
+    // graph inputs arrive at the MemoryX I/O rate. The schedule runs twice: first without the links, to find when
+    // each op works, then with the load of the ops at work in the same windows of that first schedule.
+    const double mx_bpc = f.mx ? f.mx->peak_bytes_per_second() / m_report.clk.hz : 0;
+    std::vector<double> link(n, 0.0);
+    auto schedule = [&]() {
+        for (size_t i = 0; i < n; ++i) {
+            const op_info& o = an.ops[i];
+            const int c = st[i].chunks;
+            const double per_chunk = std::max(own[i], link[i]);
+            std::vector<double>& done = done_at[i];
+            std::vector<std::string> waited(static_cast<size_t>(c));  // what chunk j waited for, if anything
+            done.assign(static_cast<size_t>(c), 0.0);
+            double stationary_at = 0;
+            std::string stationary_from;
+            for (const source& src : o.stat_flows)
+                if (src.producer >= 0 && sent_at[static_cast<size_t>(src.producer)].back() > stationary_at) {
+                    stationary_at = sent_at[static_cast<size_t>(src.producer)].back();
+                    stationary_from = an.ops[static_cast<size_t>(src.producer)].name;
+                }
+            for (int j = 0; j < c; ++j) {
+                double arrive = j == 0 ? stationary_at : 0;
+                if (j == 0 && stationary_at > 0) waited[0] = "all of " + stationary_from;
+                const double r0 = static_cast<double>(j) / c, r1 = static_cast<double>(j + 1) / c;
+                for (const source& src : o.streamed) {
+                    if (src.producer >= 0) {
+                        const size_t p = static_cast<size_t>(src.producer);
+                        const int cp = static_cast<int>(sent_at[p].size());
+                        for (int k = 0; k < cp; ++k)
+                            if (overlap(static_cast<double>(k) / cp, static_cast<double>(k + 1) / cp, r0, r1) > 0 &&
+                                sent_at[p][static_cast<size_t>(k)] > arrive) {
+                                arrive = sent_at[p][static_cast<size_t>(k)];
+                                waited[static_cast<size_t>(j)] = an.ops[p].name + "'s output";
+                            }
+                    } else if (mx_bpc > 0) {
+                        const double t = (j + 1) * src.bytes / c / mx_bpc;
+                        if (t > arrive) {
+                            arrive = t;
+                            waited[static_cast<size_t>(j)] = "MemoryX input";
+                        }
+                    }
+                }
+                const double prev = j > 0 ? done[static_cast<size_t>(j - 1)] : 0;
+                if (prev >= arrive) waited[static_cast<size_t>(j)].clear();
+                done[static_cast<size_t>(j)] = std::max(prev, arrive) + per_chunk;
+            }
+            std::vector<double>& sent = sent_at[i];
+            sent.assign(static_cast<size_t>(c), 0.0);
+            for (int j = 0; j < c; ++j)
+                sent[static_cast<size_t>(j)] = std::max(done[static_cast<size_t>(j)], j > 0 ? sent[static_cast<size_t>(j - 1)] : 0.0) + out_stream[i];
+            op_record& rec = m_report.ops[i];
+            rec.planned_cycles = c > 1 ? (done.back() - done.front()) / (c - 1) : per_chunk;
+            rec.limit = !waited.back().empty() ? waited.back() : link[i] > own[i] ? "fabric links into it" : own_limit[i];
+        }
+    };
+    schedule();
+    {
+        // Windows of the first schedule; an op works from its first chunk's start to its last chunk's output.
+        constexpr int windows = 8;
+        double end = 0;
+        for (size_t i = 0; i < n; ++i) end = std::max(end, sent_at[i].back());
+        auto window = [&](double t) { return std::clamp(static_cast<int>(t / std::max(end, 1e-9) * windows), 0, windows - 1); };
+        std::vector<std::pair<int, int>> at_work(n);
+        for (size_t i = 0; i < n; ++i)
+            at_work[i] = {window(done_at[i].front() - own[i]), window(sent_at[i].back())};
+        link_load load(f.stream_x ? f.W : f.H, f.stream_x ? f.H : f.W, windows);
+        for (size_t i = 0; i < n; ++i)
+            for (const auto& [r, bytes] : flows[i]) load.add(r, bytes, at_work[i].first, at_work[i].second);
+        load.settle();
+        for (size_t i = 0; i < n; ++i) {
+            double most = 0;
+            for (const route& r : inbound[i]) most = std::max(most, load.most_on(r, at_work[i].first, at_work[i].second));
+            link[i] = most / f.link_bpc;
+        }
+    }
+    schedule();
+    double slowest = 0;
+    size_t slowest_op = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const op_record& rec = m_report.ops[i];
+        ops[i]["planned_cycles_per_chunk"] = rec.planned_cycles;
+        ops[i]["planned_limit"] = rec.limit;
+        if (rec.planned_cycles > slowest) {
+            slowest = rec.planned_cycles;
+            slowest_op = i;
+        }
     }
     m_report.mode = "layer-pipelined";
     m_report.samples = an.samples;
