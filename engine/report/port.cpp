@@ -295,7 +295,9 @@ int port_report(const port_options& o, std::ostream& os) {
             os << "fit        yes: weights and state " << format_bytes(resident) << " of " << format_bytes(capacity) << " ("
                << percent(resident / capacity) << ")\n";
         for (const auto& n : sum.notes)
-            if (n.rfind("warning:", 0) == 0 || n.find("fallback") != std::string::npos || n.find("instead") != std::string::npos)
+            // Warnings, fallbacks, and data types the chip substitutes ("fp16 ops run in bf16").
+            if (n.rfind("warning:", 0) == 0 || n.find("fallback") != std::string::npos || n.find("instead") != std::string::npos ||
+                n.find(" ops run in ") != std::string::npos)
                 os << "note       " << n << "\n";
         // Far from peak: measure what a larger batch and fusion would do.
         if (sum.peak_flops > 0 && sum.achieved_flops() / sum.peak_flops < 0.05 && sum.throughput() > 0) {
