@@ -19,7 +19,7 @@ struct floorplan_region {
 /// A link between neighbouring units, drawn as a bar in the gutter between them (its direction: which side of
 /// the gutter), coloured like the units by how busy it was.
 struct floorplan_link {
-    enum direction { east, west, north, south };  // towards x + 1, x - 1, y + 1, y - 1
+    enum direction { east, west, north, south };  // towards x + 1, x - 1, y + 1, y - 1 (interconnect::link_bytes's order)
     int x = 0, y = 0;  // the unit it leaves
     direction dir = east;
     double value = 0;  // 0..1: busy fraction (bytes over what it could carry)

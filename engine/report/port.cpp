@@ -29,7 +29,11 @@ using sweep::shell_quote;
 /// An op type as the model names it: the ONNX type (or the YAML type) when there is one, else tessel's kind.
 std::string type_of(const op_node& op) { return op.type.empty() ? op_kind_name(op.kind) : op.type; }
 
-bool unmodelled(const op_node& op) { return op.kind == op_kind::generic && op.cost.flops == 0; }
+/// What to do about `n` ops of a type tessel does not model.
+std::string replacement(const std::string& type, int n) {
+    return "replace " + type + " (x" + std::to_string(n) + ") with ops tessel models (a decomposition in the exporting model), " +
+           "or declare its cost in an imported YAML (tessel import MODEL.onnx -o W.yaml, then flops_per_element on those ops)";
+}
 
 std::string percent(double share) { return format_number(100 * share, 3) + "%"; }
 
@@ -319,10 +323,8 @@ int port_report(const port_options& o, std::ostream& os) {
             double spans = 0;
             for (const op_node& op : g.ops())
                 if (type_of(op) == t && span_of.count(op.name)) spans += span_of[op.name];
-            suggestions.push_back("replace " + t + " (x" + std::to_string(n) + ") with ops tessel models (a decomposition in the " +
-                                  "exporting model), or declare its cost in an imported YAML (tessel import MODEL.onnx -o W.yaml, " +
-                                  "then flops_per_element on those ops); as memory traffic alone it spans " +
-                                  percent(spans / sum.sim_seconds) + " of the run, a lower bound on its real cost");
+            suggestions.push_back(replacement(t, n) + "; as memory traffic alone it spans " + percent(spans / sum.sim_seconds) +
+                                  " of the run, a lower bound on its real cost");
         }
     } catch (const input_error& e) {
         ++blockers;
@@ -354,9 +356,7 @@ int port_report(const port_options& o, std::ostream& os) {
     }
     for (const auto& [t, n] : unknown)
         if (by_type.empty())
-            suggestions.push_back("replace " + t + " (x" + std::to_string(n) +
-                                  ") with ops tessel models (a decomposition in the exporting model), or declare its cost in an "
-                                  "imported YAML (tessel import MODEL.onnx -o W.yaml, then flops_per_element on those ops)");
+            suggestions.push_back(replacement(t, n));
     if (!unknown.empty()) ++blockers;
     if (suggestions.empty()) os << "suggest    nothing: the model runs as it is\n";
     for (const auto& sgt : suggestions) os << "suggest    " << sgt << "\n";

@@ -10,7 +10,7 @@
 #include "engine/workload/load.h"
 #include "models/baseline/kernel_device.h"
 #include "models/core/output_file.h"
-#include "models/interconnect/mesh_noc.h"
+#include "models/interconnect/interconnect.h"
 
 namespace tessel {
 
@@ -140,14 +140,14 @@ run_summary session::run() {
         flops = g.total().flops;
         // What the graph's import had to guess goes first in the notes: an op of a type tessel does not model runs
         // as the bytes of its tensors alone, and every platform would "run" it, so say which and how many.
-        std::map<std::string, int> unmodelled;
+        std::map<std::string, int> unknown_types;
         for (const op_node& op : g.ops())
-            if (op.kind == op_kind::generic && op.cost.flops == 0) unmodelled[op.type.empty() ? "generic" : op.type] += 1;
+            if (unmodelled(op)) unknown_types[op.type.empty() ? "generic" : op.type] += 1;
         std::vector<std::string> guessed = g.notes;
-        if (!unmodelled.empty()) {
+        if (!unknown_types.empty()) {
             std::string types;
             int n = 0;
-            for (const auto& [t, count] : unmodelled) {
+            for (const auto& [t, count] : unknown_types) {
                 types += (types.empty() ? "" : ", ") + t + (count > 1 ? " x" + std::to_string(count) : "");
                 n += count;
             }
@@ -265,28 +265,24 @@ std::vector<floorplan_link> session::mesh_links(const platform::group& g, double
     if (g.shape[0] > most_per_side || g.shape[1] > most_per_side) return {};
     const attach_point first = m_platform->attachment(g.ids.front(), -1);
     if (!first.valid()) return {};
-    const auto* mesh = dynamic_cast<const mesh_noc*>(&m_platform->net(first.net));
-    if (!mesh || mesh->port_shape() != g.shape) return {};
+    const interconnect& mesh = m_platform->net(first.net);
+    if (mesh.port_shape() != g.shape) return {};
     for (size_t i = 0; i < g.ids.size(); ++i) {
         const attach_point a = m_platform->attachment(g.ids[i], -1);
         if (a.net != first.net || a.port != i) return {};
     }
-    const std::vector<double> bytes = mesh->link_bytes();
-    const double capacity = mesh->link_bytes_per_second() * seconds;
+    const std::vector<double> bytes = mesh.link_bytes();  // (y * w + x) * 5 + direction, in floorplan_link's order
+    if (bytes.empty()) return {};
+    const double capacity = mesh.link_bytes_per_second() * seconds;
     const int w = g.shape[0], h = g.shape[1];
-    // mesh_router's directions, in the order floorplan_link names them.
-    const std::pair<int, floorplan_link::direction> dirs[] = {{mesh_router::east, floorplan_link::east},
-                                                              {mesh_router::west, floorplan_link::west},
-                                                              {mesh_router::north, floorplan_link::north},
-                                                              {mesh_router::south, floorplan_link::south}};
     std::vector<floorplan_link> links;
     for (int y = 0; y < h; ++y)
         for (int x = 0; x < w; ++x)
-            for (const auto& [d, dir] : dirs) {
+            for (const auto dir : {floorplan_link::east, floorplan_link::west, floorplan_link::north, floorplan_link::south}) {
                 const int nx = x + (dir == floorplan_link::east) - (dir == floorplan_link::west);
                 const int ny = y + (dir == floorplan_link::north) - (dir == floorplan_link::south);
                 if (nx < 0 || ny < 0 || nx >= w || ny >= h) continue;
-                const size_t l = static_cast<size_t>(y * w + x) * 5 + static_cast<size_t>(d);
+                const size_t l = static_cast<size_t>(y * w + x) * 5 + static_cast<size_t>(dir);
                 links.push_back({x, y, dir, l < bytes.size() && capacity > 0 ? bytes[l] / capacity : 0.0});
             }
     return links;

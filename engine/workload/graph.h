@@ -117,6 +117,10 @@ struct op_node {
     size_t own_inputs() const;
 };
 
+/// An op of a type tessel does not model (an unknown ONNX op, a YAML `generic` op without flops_per_element): it
+/// runs as the bytes of its tensors alone, so its time and energy are a lower bound.
+inline bool unmodelled(const op_node& op) { return op.kind == op_kind::generic && op.cost.flops == 0; }
+
 /// Vertex = op index, edge = tensor index.
 using graph_storage = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, int, int>;
 

@@ -44,6 +44,9 @@ public:
     /// Dimension-order routing on a 2D mesh: the axis a route crosses first (0: x, as XY routing; 1: y); -1 for
     /// networks that do not route that way.
     virtual int first_route_axis() const { return -1; }
+    /// For a 2D mesh: the bytes each link carried, at (y * width + x) * 5 + direction, directions in the order
+    /// east, west, north, south and the ejection link (floorplans draw them); empty for other networks.
+    virtual std::vector<double> link_bytes() const { return {}; }
     /// Takes a packet the whole way from `t.hop` to its destination port in one go, link after link (for
     /// component tests and single packets; the executor calls transport() once per link instead).
     void traverse(txn& t);

@@ -89,7 +89,7 @@ public:
     tick wire_ticks() const { return m_wire; }
     int link_track(int node, int dir);
     /// Per-link bytes (nodes x 5, local = ejection), for floorplans and reports.
-    std::vector<double> link_bytes() const;
+    std::vector<double> link_bytes() const override;
 
 private:
     void make_credit_flow(const component_args& a);
