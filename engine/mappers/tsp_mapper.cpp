@@ -123,6 +123,7 @@ private:
     toolkit::tensor_liveness m_liveness;  // each tensor's storage (views and fused epilogues resolved), reads left
     std::vector<int> m_fused_into;               // op -> the gemm op whose epilogue runs it (-1)
     std::vector<double> m_epilogue_ops;          // per gemm op: extra element ops per output element
+    std::vector<int> m_residual;                 // per gemm op: the second operand its epilogue streams from MEM (-1)
     std::vector<std::vector<std::int64_t>> m_plane_passes;  // per plane: end cycle of each matmul pass
     double m_vector_bytes = 320, m_capacity = 0, m_live = 0, m_peak_mem = 0;
     std::uint32_t m_cursor = 0;
@@ -264,29 +265,59 @@ private:
     }
 
     /// Elementwise and batchnorm ops that read only a matrix product's result (and weights) run in its epilogue.
+    /// So does a two-operand elementwise op (a residual add) when one operand is a matrix product's result read by
+    /// nothing else and the other (the residual) is written before that product runs: the epilogue's VXM ALU takes
+    /// the residual as a second stream from MEM, as Groq's compiler chains an add into the producing layer.
     void plan_fusion() {
         const size_t n = m_g.ops().size();
         m_fused_into.assign(n, -1);
         m_epilogue_ops.assign(n, 0.0);
+        m_residual.assign(n, -1);
         if (!m_opt.fuse_epilogues) return;
-        for (int o : m_g.topological_order()) {
+        const std::vector<int> order = m_g.topological_order();
+        std::vector<size_t> position(n, 0);
+        for (size_t i = 0; i < order.size(); ++i) position[static_cast<size_t>(order[i])] = i;
+        auto is_gemm = [&](int o) { const auto& c = m_g.op(o).cost; return c.m > 0 && c.n > 0 && c.k > 0; };
+        // The matrix product whose epilogue would run an op reading `t` (-1: none).
+        auto host_of = [&](int t) {
+            int h = ti(t).producer;
+            if (h >= 0 && m_fused_into[static_cast<size_t>(h)] >= 0) h = m_fused_into[static_cast<size_t>(h)];
+            return h >= 0 && is_gemm(h) ? h : -1;
+        };
+        for (int o : order) {
             const op_node& op = m_g.op(o);
             if (op.kind != op_kind::elementwise && op.kind != op_kind::batchnorm) continue;
-            int act = -1, acts = 0;
+            std::vector<int> acts;
             for (int t : op.inputs) {
                 const auto role = ti(t).role;
                 if (role == tensor_role::weight || role == tensor_role::state || role == tensor_role::constant) continue;
                 if (ti(t).elements() < ti(op.outputs.front()).elements()) continue;  // a broadcast operand
-                act = t;
-                ++acts;
+                acts.push_back(t);
             }
-            if (acts != 1 || ti(act).producer < 0 || ti(act).consumers.size() != 1) continue;
-            int host = ti(act).producer;
-            if (m_fused_into[static_cast<size_t>(host)] >= 0) host = m_fused_into[static_cast<size_t>(host)];
+            int act = -1, residual = -1;
+            if (acts.size() == 1) {
+                act = acts[0];
+            } else if (acts.size() == 2 && op.kind == op_kind::elementwise) {
+                // The operand whose product runs last hosts; the other must be complete before it runs.
+                const int h0 = host_of(acts[0]), h1 = host_of(acts[1]);
+                const bool first = h0 >= 0 && (h1 < 0 || position[static_cast<size_t>(h0)] > position[static_cast<size_t>(h1)]);
+                act = first ? acts[0] : acts[1];
+                residual = first ? acts[1] : acts[0];
+                const int rp = ti(residual).producer;
+                const int h = host_of(act);
+                if (h < 0 || m_residual[static_cast<size_t>(h)] >= 0 || ti(residual).type != ti(act).type ||
+                    (rp >= 0 && position[static_cast<size_t>(rp)] >= position[static_cast<size_t>(h)]))
+                    continue;
+            } else {
+                continue;
+            }
+            if (ti(act).producer < 0 || ti(act).consumers.size() != 1) continue;
+            const int host = host_of(act);
+            if (host < 0) continue;
             const op_node& h = m_g.op(host);
-            if (!(h.cost.m > 0 && h.cost.n > 0 && h.cost.k > 0)) continue;
             if (ti(op.outputs.front()).elements() != ti(h.outputs.front()).elements()) continue;
             m_fused_into[static_cast<size_t>(o)] = host;
+            if (residual >= 0) m_residual[static_cast<size_t>(host)] = residual;
             const double elems = static_cast<double>(std::max<std::int64_t>(1, ti(op.outputs.front()).elements()));
             m_epilogue_ops[static_cast<size_t>(host)] += std::max(1.0, std::round(op.cost.flops / elems));
             ++m_fused;
@@ -300,6 +331,41 @@ private:
         std::uint32_t u = s.slices[static_cast<size_t>(chunk) % n];
         if (u == avoid && n > 1) u = s.slices[static_cast<size_t>(chunk + 1) % n];
         return u;
+    }
+
+    /// The slice a pass reads its rows of `t` from: the one whose read port lets them reach position `to` first
+    /// (ties: chunk's own slice). A tensor spread over several slices serves passes on different planes at once:
+    /// each pass takes its rows from every slice in turn, the passes rotated so that no two read one slice in the
+    /// same cycle, which occupies each port as one pass per slice does.
+    std::uint32_t read_slice(int t, std::int64_t chunk, std::int32_t to) const {
+        const tensor_store& s = m_store[static_cast<size_t>(root(t))];
+        std::uint32_t best = slice_of(t, chunk);
+        auto arrival = [&](std::uint32_t u) { return m_free[u][0] + m_tm.distance(pos(u), to); };
+        for (std::uint32_t u : s.slices)
+            if (arrival(u) < arrival(best)) best = u;
+        return best;
+    }
+
+    bool west_side(std::uint32_t u) const { return pos(u) < m_tm.vxm_position; }
+
+    /// The slice of residual `r` an epilogue writing to `wslice` reads it from: on the write slice's side (the
+    /// two flows share a band, in opposite directions), the one whose read port reaches the VXM first; ~0u: none.
+    std::uint32_t residual_slice(int r, std::uint32_t wslice) const {
+        std::uint32_t best = ~0u;
+        std::int64_t at = 0;
+        for (std::uint32_t u : m_store[static_cast<size_t>(root(r))].slices) {
+            if (west_side(u) != west_side(wslice)) continue;
+            const std::int64_t a = m_free[u][0] + m_tm.distance(pos(u), m_tm.vxm_position);
+            if (best == ~0u || a < at) best = u, at = a;
+        }
+        return best;
+    }
+
+    /// A slice of `t` on a side where residual `r` has one (the result was allocated next to the residual).
+    std::uint32_t side_slice(int t, int r) const {
+        for (std::uint32_t u : m_store[static_cast<size_t>(root(t))].slices)
+            if (residual_slice(r, u) != ~0u) return u;
+        throw std::logic_error("tsp mapper: no slice of '" + ti(t).name + "' on a side of its residual '" + ti(r).name + "'");
     }
 
     void produced(int t, std::uint32_t write, std::int64_t end) {
@@ -324,6 +390,12 @@ private:
         const std::int64_t mchunks = std::clamp<std::int64_t>((planes + batch * nb - 1) / (batch * nb), 1, M);
         const int a_in = op.inputs[0], b_in = op.inputs[1];
         const int out = op.outputs.front();
+        const int res = m_residual[static_cast<size_t>(o)];
+        if (res >= 0) {
+            // The result goes next to the residual: an epilogue reads its residual on the side it writes to.
+            const std::uint32_t first = m_store[static_cast<size_t>(root(res))].slices.front();
+            m_cursor = static_cast<std::uint32_t>(std::find(m_tm.mem_units.begin(), m_tm.mem_units.end(), first) - m_tm.mem_units.begin());
+        }
         allocate(out, static_cast<size_t>(std::min<std::int64_t>(batch * nb * mchunks, 88)));
         const double f = 1 + m_epilogue_ops[static_cast<size_t>(o)];  // requantise/round, plus fused ops
         const std::int64_t ops_per = static_cast<std::int64_t>(f);
@@ -335,21 +407,41 @@ private:
         std::int64_t last = first_cycle;
         const double out_elems = static_cast<double>(batch) * static_cast<double>(M) * static_cast<double>(N);
         std::int64_t passes = 0;
+        // Items (a batch entry, a block of N columns, a chunk of M rows) go to planes in waves of one per plane,
+        // and a wave's planes take their K blocks in step, so that they share the MEM slices' read ports evenly
+        // instead of the first item reading all its rows before the next can begin.
+        struct item {
+            std::int64_t bi, j, mc;
+            size_t pi;
+        };
+        std::vector<item> items;
         for (std::int64_t bi = 0; bi < batch; ++bi)
             for (std::int64_t j = 0; j < nb; ++j)
-                for (std::int64_t mc = 0; mc < mchunks; ++mc) {
-                    // The earliest free plane takes the item.
-                    size_t pi = 0;
-                    for (size_t q = 1; q < m_tm.mxm_units.size(); ++q)
-                        if (m_free[m_tm.mxm_units[q]][0] < m_free[m_tm.mxm_units[pi]][0]) pi = q;
+                for (std::int64_t mc = 0; mc < mchunks; ++mc) items.push_back({bi, j, mc, 0});
+        const size_t planes_n = m_tm.mxm_units.size();
+        for (size_t w0 = 0; w0 < items.size(); w0 += planes_n) {
+            const size_t w1 = std::min(items.size(), w0 + planes_n);
+            // The earliest free plane takes the next item.
+            std::vector<bool> taken(planes_n, false);
+            for (size_t i = w0; i < w1; ++i) {
+                size_t pi = planes_n;
+                for (size_t q = 0; q < planes_n; ++q)
+                    if (!taken[q] && (pi == planes_n || m_free[m_tm.mxm_units[q]][0] < m_free[m_tm.mxm_units[pi]][0])) pi = q;
+                taken[pi] = true;
+                items[i].pi = pi;
+            }
+            for (std::int64_t l = 0; l < kb; ++l)
+                for (size_t i = w0; i < w1; ++i) {
+                    const auto [bi, j, mc, pi] = items[i];
                     const std::uint32_t plane = m_tm.mxm_units[pi];
                     const bool west = pos(plane) < m_tm.vxm_position;
                     const int q = static_cast<int>(pi % static_cast<size_t>(m_tm.p.mxm.planes));
                     const std::int64_t m0 = M * mc / mchunks, m1 = M * (mc + 1) / mchunks, rows = m1 - m0;
                     const std::int64_t ncols = std::min(dim, N - j * dim);
                     const std::uint32_t alu = m_tm.vxm_units[static_cast<size_t>(stream_bands::vector_chains) + pi];
-                    const std::uint32_t wslice = slice_of(out, (bi * nb + j) * mchunks + mc);
-                    for (std::int64_t l = 0; l < kb; ++l) {
+                    std::uint32_t wslice = slice_of(out, (bi * nb + j) * mchunks + mc);
+                    if (res >= 0 && residual_slice(res, wslice) == ~0u) wslice = side_slice(out, res);
+                    {
                         const std::int64_t krows = std::min(dim, K - l * dim);
                         const bool emit = l == kb - 1;
                         const std::int64_t sp = emit ? spacing : 1;
@@ -377,7 +469,7 @@ private:
                         const std::uint32_t wrec = add(wi, ww, opi);
                         m_free[plane][1] = wend;
                         // Activation rows from their slice; the plane, the epilogue ALU and the write slice in lockstep.
-                        const std::uint32_t asl = slice_of(a_in, (bi * mchunks + mc) * kb + l);
+                        const std::uint32_t asl = read_slice(a_in, (bi * mchunks + mc) * kb + l, pos(plane));
                         const std::int32_t d_in = dist(asl, pos(plane));
                         std::int64_t cm = std::max({m_free[plane][0], wend, A.ready + m_tm.mem_latency + d_in,
                                                     m_free[asl][0] + m_tm.mem_latency + d_in});
@@ -386,6 +478,13 @@ private:
                         if (emit) {
                             cm = std::max(cm, m_free[alu][0] - m_tm.mxm_latency - d_res);
                             cm = std::max(cm, m_free[wslice][1] - m_tm.vxm_latency - d_out - m_tm.mxm_latency - d_res);
+                            if (res >= 0) {
+                                const std::uint32_t rs = residual_slice(res, wslice);
+                                const std::int32_t d_r = m_tm.distance(pos(rs), m_tm.vxm_position);
+                                const tensor_store& R = m_store[static_cast<size_t>(root(res))];
+                                cm = std::max({cm, m_free[rs][0] + m_tm.mem_latency + d_r - m_tm.mxm_latency - d_res,
+                                               R.ready + m_tm.mem_latency + d_r - m_tm.mxm_latency - d_res});
+                            }
                         }
                         const std::int64_t cr = cm - m_tm.mem_latency - d_in;
                         instr rd;
@@ -442,6 +541,30 @@ private:
                         vx.ops = ops_per;
                         vx.in[0] = mm.out;
                         vx.producer[0] = mrec;
+                        if (res >= 0) {
+                            // The residual's rows, on the epilogue's band toward the VXM (its result leaves on the
+                            // same band the other way: both are on the side of the write slice).
+                            const std::uint32_t rs = residual_slice(res, wslice);
+                            const tensor_store& R = m_store[static_cast<size_t>(root(res))];
+                            instr rr;
+                            rr.kind = okind::mem_read;
+                            rr.unit = rs;
+                            rr.cycle = cv - m_tm.mem_latency - m_tm.distance(pos(rs), m_tm.vxm_position);
+                            rr.vectors = rows;
+                            rr.spacing = sp;
+                            rr.after = R.writer;
+                            rr.out = tsp::stream_use{static_cast<std::int16_t>(m_bands.epilogue + static_cast<std::int64_t>(pi)), 1,
+                                                     pos(rs) < m_tm.vxm_position, pos(rs), m_tm.vxm_position, 0};
+                            rr.name = op.name + " residual b" + std::to_string(bi) + " n" + std::to_string(j) + " m" + std::to_string(mc) +
+                                      " from " + m_tm.unit_name(rs);
+                            work rw2;
+                            rw2.type = type;
+                            rw2.cls = op_class::data_movement;
+                            rw2.bytes_in = static_cast<double>(rows) * m_vector_bytes;
+                            vx.in[1] = rr.out;
+                            vx.producer[1] = add(rr, rw2, opi);
+                            m_free[rs][0] = rr.cycle + rows * sp;
+                        }
                         vx.out = tsp::stream_use{static_cast<std::int16_t>(m_bands.epilogue + static_cast<std::int64_t>(pi)), 1, pos(wslice) > m_tm.vxm_position,
                                                  m_tm.vxm_position, pos(wslice), 0};
                         vx.name = op.name + " epilogue b" + std::to_string(bi) + " n" + std::to_string(j) + " m" + std::to_string(mc);
@@ -472,6 +595,7 @@ private:
                         last = std::max(last, cw + rows * sp);
                     }
                 }
+        }
         (void)out_elems;
         spans.emplace_back(op.name, first_cycle, last, "MXM");
         char line[256];
