@@ -68,6 +68,7 @@ inline std::vector<quoted_run> quoted_runs(const std::string& path) {
     std::vector<quoted_run> out;
     std::string l;
     bool in_block = false, slow = false;
+    bool attached = false;  // the lines that follow are the last tessel command's output (not another command's)
     int n = 0;
     while (std::getline(in, l)) {
         ++n;
@@ -75,12 +76,16 @@ inline std::vector<quoted_run> quoted_runs(const std::string& path) {
         if (l.rfind("```", 0) == 0) {
             in_block = !in_block && (l == "```console" || l == "```console slow");
             slow = l == "```console slow";
+            attached = false;
             continue;
         }
         if (!in_block) continue;
         if (const size_t at = tessel_command_at(l)) {
             out.push_back({l.substr(at), {}, n, slow});
-        } else if (!out.empty() && !l.empty() && l != "...") {
+            attached = true;
+        } else if (l.rfind("$ ", 0) == 0) {
+            attached = false;  // another program's command: its output is checked elsewhere, if at all
+        } else if (attached && !l.empty() && l != "...") {
             out.back().lines.push_back(l);
         }
     }
