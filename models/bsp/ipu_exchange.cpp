@@ -93,6 +93,41 @@ void ipu_exchange::send_side(txn& t, std::uint64_t wire, tick ser_out) {
     }
 }
 
+tick ipu_exchange::coarse_phase(const txn& t, const bsp_superstep::tile_share& s, tick start) {
+    const std::uint32_t p = s.tile;
+    if (p >= m_p.tiles) throw std::logic_error(path() + ": coarse superstep names tile " + std::to_string(p));
+    const double header = static_cast<double>(header_bytes());
+    if (s.send_packets > 0) {
+        const double wire = s.send_bytes + header * s.send_packets;
+        const tick ser = transfer_ticks(wire, m_tile_bps);
+        const tick begin = m_send[p].reserve(start, ser);
+        m_send_bytes[p] += wire;
+        spend(t, energy_part::network, wire * m_p.energy.transfer.joules(), begin, begin + ser);
+    }
+    if (s.recv_packets == 0) return start;
+    const double wire = s.recv_bytes + header * s.recv_packets;
+    const tick ser = transfer_ticks(wire, m_tile_bps);
+    const tick begin = m_recv[p].reserve(start + m_latency, ser);
+    tick end = begin + ser;
+    const tick sender_done = start + m_latency + transfer_ticks(s.sender_bytes + header * s.sender_packets, m_tile_bps);
+    if (sender_done > end) {
+        end = sender_done;
+        m_recv[p].free_at = std::max(m_recv[p].free_at, end);
+    }
+    m_recv_bytes[p] += wire;
+    spend(t, energy_part::network, wire * m_p.energy.transfer.joules(), begin, end);
+    if (sim().trace.enabled()) {
+        int& tr = m_tracks[p];
+        if (tr == -2) tr = trace_track("rx[" + std::to_string(p) + "]");
+        sim().trace.slice(tr, begin, end, t.op, t.step);
+    }
+    m_packets += s.recv_packets;
+    m_bytes += s.recv_bytes;
+    // Receptions beyond the sends are multicast copies (summed over the superstep's tiles: the fine form's count).
+    m_multicast += static_cast<double>(s.recv_packets) - static_cast<double>(s.send_packets);
+    return end;
+}
+
 void ipu_exchange::usage(std::vector<resource_usage>& out) const {
     resource_usage u = link_usage(m_tile_bps);
     u.name = path() + ".tiles";

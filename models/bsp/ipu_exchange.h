@@ -9,6 +9,7 @@
 // lets many tiles listen to one sender). Leaves out: the distance dependence of latency across the die, the ~24% latency rise under load that Jia et al. measure.
 #pragma once
 
+#include "models/bsp/bsp_superstep.h"
 #include "models/interconnect/interconnect.h"
 
 namespace tessel {
@@ -43,6 +44,12 @@ public:
     double port_bytes_per_second(std::uint32_t port) const override { return port_bps(port); }
     tick transfer_latency_ticks() const override { return m_latency; }
     std::uint32_t tile_ports() const { return static_cast<std::uint32_t>(m_p.tiles); }
+
+    /// One tile's exchange phase in a coarse superstep (bsp_superstep.h) that begins at `start` (called by the
+    /// tiles running it): its send side takes its bytes from `start`, its receive side its bytes from `start` +
+    /// latency, and its last byte is in no sooner than its busiest sender can send all of its own. Returns when the
+    /// tile's last byte is in (`start` when it receives nothing). Charged as the fine form charges its messages.
+    tick coarse_phase(const txn& t, const bsp_superstep::tile_share& s, tick start);
 
 private:
     /// The sending tile's side of a message (hop 0); a multicast's later receivers reuse the first one's slot.

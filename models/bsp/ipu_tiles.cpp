@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/bsp/ipu_exchange.h"
 #include "models/core/registry.h"
 #include "models/core/sim_context.h"
 
@@ -155,6 +156,7 @@ std::vector<double> ipu_tiles::unit_busy() const {
 }
 
 void ipu_tiles::transport(txn& t) {
+    if (const auto* ss = payload_as<bsp_superstep>(t.payload)) return run_superstep(t, *ss);
     const size_t u = static_cast<size_t>(t.unit < 0 ? 0 : t.unit);
     if (u >= m_pipe.size()) throw std::logic_error(path() + ": tile " + std::to_string(u) + " out of range");
     if (sim().trace.enabled() && m_tracks[u] == -2) m_tracks[u] = trace_track("tile" + unit_suffix(static_cast<std::uint32_t>(u)));
@@ -193,15 +195,19 @@ void ipu_tiles::transport(txn& t) {
         }
         return;
     }
-    const work& w = *t.w;
+    const auto [start, end] = compute_on(t, u, *t.w, t.head);
+    t.head = start;
+    t.tail = end;
+}
+
+std::pair<tick, tick> ipu_tiles::compute_on(const txn& t, size_t u, const work& w, tick at) {
+    if (sim().trace.enabled() && m_tracks[u] == -2) m_tracks[u] = trace_track("tile" + unit_suffix(static_cast<std::uint32_t>(u)));
     const tick dur = m_timing.ticks(w);
-    const tick start = m_pipe[u].reserve(t.head, dur);
+    const tick start = m_pipe[u].reserve(at, dur);
     // The step's operand traffic holds this tile's SRAM ports while it runs.
     const double in_bytes = w.bytes_in + w.bytes_weight;
     if (in_bytes > 0) m_load[u].reserve(start, transfer_ticks(in_bytes, m_timing.load_bps));
     if (w.bytes_out > 0) m_store[u].reserve(start, transfer_ticks(w.bytes_out, m_timing.store_bps));
-    t.head = start;
-    t.tail = start + dur;
     m_macs += w.macs;
     m_macs_by_type[static_cast<size_t>(w.type)] += w.macs;
     m_vector_ops += w.vector_ops;
@@ -215,6 +221,59 @@ void ipu_tiles::transport(txn& t) {
           start + dur);
     spend(t, energy_part::sram, m_p.sram_energy.joules(in_bytes, w.bytes_out), start, start + dur);
     sim().trace.slice(m_tracks[u], start, start + dur, t.op, t.step);
+    return {start, start + dur};
+}
+
+ipu_exchange& ipu_tiles::exchange() {
+    if (m_exchange) return *m_exchange;
+    const std::string me = path();
+    const std::string parent = me.rfind('.') == std::string::npos ? "" : me.substr(0, me.rfind('.'));
+    for (component* c : sim().components()) {
+        if (!c) continue;
+        ipu_exchange* x = as_kind<ipu_exchange>(*c);
+        const std::string p = c->path();
+        const std::string xp = p.rfind('.') == std::string::npos ? "" : p.substr(0, p.rfind('.'));
+        if (!x || xp != parent) continue;
+        if (m_exchange)
+            throw input_error(me + ": a coarse superstep needs one ipu_exchange beside these tiles; found '" + m_exchange->path() +
+                              "' and '" + p + "'");
+        m_exchange = x;
+    }
+    if (!m_exchange) throw input_error(me + ": a coarse superstep needs an ipu_exchange beside these tiles (none found)");
+    return *m_exchange;
+}
+
+void ipu_tiles::run_superstep(txn& t, const bsp_superstep& ss) {
+    ipu_exchange& x = exchange();
+    const tick lat = m_p.memory_latency.to_ticks(clock());
+    const tick begin = t.head;
+    tick phase = begin, last = begin;
+    for (const auto& s : ss.tiles) {
+        const size_t u = s.tile;
+        if (u >= m_pipe.size()) throw std::logic_error(path() + ": coarse superstep names tile " + std::to_string(u));
+        // The exchange reads the sender's SRAM and writes the receiver's as the bytes pass (each port faster than
+        // the exchange's, so neither delays it), the first byte after the SRAM latency.
+        if (s.send_bytes > 0) {
+            const tick ser = transfer_ticks(s.send_bytes, m_timing.load_bps);
+            const tick at = m_load[u].reserve(begin, ser);
+            m_load_bytes += s.send_bytes;
+            m_mem_bytes[u] += s.send_bytes;
+            spend(t, energy_part::sram, m_p.sram_energy.access(false, s.send_bytes), at, at + ser);
+        }
+        tick ready = s.send_packets + s.recv_packets > 0 ? x.coarse_phase(t, s, begin + lat) : begin;
+        if (s.recv_bytes > 0) {
+            const tick ser = transfer_ticks(s.recv_bytes, m_timing.store_bps);
+            const tick at = m_store[u].reserve(ready > ser ? ready - ser : 0, ser);
+            m_store_bytes += s.recv_bytes;
+            m_mem_bytes[u] += s.recv_bytes;
+            spend(t, energy_part::sram, m_p.sram_energy.access(true, s.recv_bytes), at, at + ser);
+            ready = std::max(ready, at + ser) + lat;
+        }
+        phase = std::max(phase, ready);
+        if (s.work != ~0u) last = std::max(last, compute_on(t, u, ss.works.at(s.work), ready).second);
+    }
+    t.head = phase;
+    t.tail = std::max(phase, last);
 }
 
 void ipu_tiles::usage(std::vector<resource_usage>& out) const {

@@ -17,8 +17,11 @@
 #include "models/core/component.h"
 #include "models/core/compute_model.h"
 #include "models/core/energy.h"
+#include "models/bsp/bsp_superstep.h"
 
 namespace tessel {
+
+class ipu_exchange;
 
 class ipu_tiles : public component {
 public:
@@ -80,8 +83,18 @@ public:
     std::uint32_t tiles() const { return static_cast<std::uint32_t>(m_pipe.size()); }
 
 private:
+    /// A compute step of `w` on tile `u`, no earlier than `at`; returns its start and end.
+    std::pair<tick, tick> compute_on(const txn& t, size_t u, const work& w, tick at);
+    /// A whole superstep in coarse form (bsp_superstep.h): every tile's exchange phase on the chip's exchange,
+    /// its SRAM traffic, then its compute step once its own data is in. Head: the last tile's data in; tail: the
+    /// last compute done.
+    void run_superstep(txn& t, const bsp_superstep& ss);
+    /// The ipu_exchange of this chip (the one beside these tiles in the netlist), found on first use.
+    ipu_exchange& exchange();
+
     params m_p;
     timing m_timing;
+    ipu_exchange* m_exchange = nullptr;
     std::vector<reservation> m_pipe, m_load, m_store;
     std::vector<double> m_ideal, m_mem_bytes;
     std::vector<int> m_tracks;

@@ -37,6 +37,10 @@ struct work {
     double flops() const { return 2 * macs + vector_ops; }
     double local_bytes() const { return bytes_in + bytes_weight + bytes_out; }
     bool is_matmul() const { return m > 0 && n > 0 && k > 0; }
+    bool operator==(const work& o) const {
+        return macs == o.macs && vector_ops == o.vector_ops && bytes_in == o.bytes_in && bytes_weight == o.bytes_weight &&
+               bytes_out == o.bytes_out && type == o.type && cls == o.cls && batch == o.batch && m == o.m && n == o.n && k == o.k;
+    }
 };
 
 enum class txn_kind : std::uint8_t { compute, read, write, route, sync };

@@ -33,6 +33,8 @@ public:
         std::string partials;
         byte_size min_piece;
         std::string matmul_split;
+        std::string representation;
+        double coarse_above = 0;
         void declare(param_decl& d);
     };
 
@@ -45,6 +47,7 @@ public:
         double streamed_bytes = 0;   // from streaming memory
         std::uint32_t tiles = 0;     // tiles computing
         double predicted_compute = 0;  // planner's estimate of the busiest tile, seconds
+        bool coarse = false;           // one step (at `compute`) carries the exchange and compute of every tile
     };
 
     explicit bsp_mapper(options o) : m_opt(std::move(o)) {}
@@ -54,6 +57,7 @@ public:
     const std::vector<superstep>& supersteps() const { return m_steps; }
 
 private:
+    mapping map_as(const workload_graph& g, const platform& plat, const options& opt);
     options m_opt;
     std::vector<superstep> m_steps;
 };

@@ -12,23 +12,126 @@ void planner::begin(const std::string& name) {
     m_cur = bsp_mapper::superstep{};
     m_cur.name = name;
     m_cur.first = static_cast<std::uint32_t>(m_out.prog.size());
+    m_cur.coarse = m_coarse;
     m_open = true;
+    if (m_coarse) {
+        m_ss = std::make_shared<bsp_superstep>();
+        m_coarse_op = ~0u;
+    }
+}
+
+bsp_superstep::tile_share& planner::share(std::uint32_t tile) {
+    std::int32_t& i = m_share_of[tile];
+    if (i < 0) {
+        i = static_cast<std::int32_t>(m_ss->tiles.size());
+        m_ss->tiles.emplace_back();
+        m_ss->tiles.back().tile = tile;
+        m_touched.push_back(tile);
+    }
+    return m_ss->tiles[static_cast<size_t>(i)];
+}
+
+std::uint32_t planner::packets(std::uint64_t bytes) const {
+    const std::uint64_t p = m_xch->packet_bytes();
+    return static_cast<std::uint32_t>(p > 0 ? (bytes + p - 1) / p : 1);
 }
 
 std::uint32_t planner::transfer(std::uint32_t op, endpoint from, std::uint32_t to_tile, std::uint64_t bytes, std::vector<std::uint32_t> deps) {
+    m_fine_steps += 1;
+    if (m_coarse && from.comp == m_tiles->id()) {
+        // Tile to tile: totals for the superstep's step; a sender's repeat of its last message is a multicast.
+        const std::uint32_t src = static_cast<std::uint32_t>(from.unit);
+        const std::uint32_t n = packets(bytes);
+        bsp_superstep::tile_share& r = share(to_tile);
+        r.recv_bytes += static_cast<double>(bytes);
+        r.recv_packets += n;
+        sent& last = m_last_sent[src];
+        if (last.address != from.address || last.bytes != bytes) {
+            bsp_superstep::tile_share& sd = share(src);
+            sd.send_bytes += static_cast<double>(bytes);
+            sd.send_packets += n;
+            last = {from.address, bytes};
+        }
+        m_links.emplace_back(src, to_tile);
+        m_coarse_deps.insert(m_coarse_deps.end(), deps.begin(), deps.end());
+        if (m_coarse_op == ~0u) m_coarse_op = op;
+        return ~0u;
+    }
     if (deps.empty()) deps = m_after;
     const std::uint32_t s = m_out.prog.add_transfer(op, from, tile_ep(to_tile), bytes, deps);
+    if (m_coarse) return s;  // from streaming memory: the superstep's step waits for it (end())
     if (m_incoming[to_tile].empty()) m_touched.push_back(to_tile);
     m_incoming[to_tile].push_back(s);
     return s;
 }
 
 std::uint32_t planner::compute(std::uint32_t op, std::uint32_t tile, const work& w) {
+    m_fine_steps += 1;
+    if (m_coarse) {
+        // The distinct works of a superstep are few (every tile of a split has one of a handful of shapes).
+        std::uint32_t wi = ~0u;
+        for (size_t k = m_ss->works.size(); k-- > 0 && wi == ~0u;)
+            if (m_ss->works[k] == w) wi = static_cast<std::uint32_t>(k);
+        if (wi == ~0u) {
+            wi = static_cast<std::uint32_t>(m_ss->works.size());
+            m_ss->works.push_back(w);
+        }
+        bsp_superstep::tile_share* at = &share(tile);
+        if (at->work != ~0u) {  // a second compute step on the tile: an entry of its own, after the first
+            m_ss->tiles.emplace_back();
+            at = &m_ss->tiles.back();
+            at->tile = tile;
+        }
+        at->work = wi;
+        m_coarse_op = op;
+        return ~0u;
+    }
     const auto& in = m_incoming[tile];
     return m_out.prog.add_compute(op, tile_ep(tile), m_out.prog.add_work(w), in.empty() ? m_after : in);
 }
 
+void planner::end_coarse() {
+    if (m_ss->tiles.empty()) return;
+    // Each receiver's busiest sender.
+    for (const auto& [src, dst] : m_links) {
+        const bsp_superstep::tile_share& sd = m_ss->tiles[static_cast<size_t>(m_share_of[src])];
+        bsp_superstep::tile_share& r = m_ss->tiles[static_cast<size_t>(m_share_of[dst])];
+        if (sd.send_bytes > r.sender_bytes) {
+            r.sender_bytes = sd.send_bytes;
+            r.sender_packets = sd.send_packets;
+        }
+    }
+    // The step's work is the superstep's total (reports count FLOPs by step); the tiles use their own.
+    work total;
+    for (const auto& t : m_ss->tiles)
+        if (t.work != ~0u) {
+            const work& w = m_ss->works[t.work];
+            total.type = w.type;
+            total.cls = w.cls;
+            total.macs += w.macs;
+            total.vector_ops += w.vector_ops;
+            total.bytes_in += w.bytes_in;
+            total.bytes_weight += w.bytes_weight;
+            total.bytes_out += w.bytes_out;
+        }
+    std::vector<std::uint32_t> deps = m_after;
+    for (std::uint32_t s = m_cur.first; s < m_out.prog.size(); ++s) deps.push_back(s);  // streamed in this superstep
+    deps.insert(deps.end(), m_coarse_deps.begin(), m_coarse_deps.end());
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    const std::uint32_t id = m_out.prog.add_compute(m_coarse_op, tile_ep(0), m_out.prog.add_work(total), deps);
+    m_out.prog.set_payload(id, m_ss);
+    m_cur.compute = id;
+}
+
 void planner::end(std::uint32_t op, std::uint32_t tiles_used) {
+    if (m_coarse) {
+        end_coarse();
+        for (std::uint32_t t : m_touched) m_share_of[t] = -1, m_last_sent[t] = sent{};
+        m_links.clear();
+        m_coarse_deps.clear();
+        m_ss.reset();
+    }
     const std::uint32_t last = static_cast<std::uint32_t>(m_out.prog.size());
     for (std::uint32_t t : m_touched) m_incoming[t].clear();
     m_touched.clear();
@@ -37,6 +140,7 @@ void planner::end(std::uint32_t op, std::uint32_t tiles_used) {
     std::vector<std::uint32_t> deps(last - m_cur.first);
     for (std::uint32_t i = 0; i < deps.size(); ++i) deps[i] = m_cur.first + i;
     m_cur.sync = m_out.prog.add_sync(op, m_sync, deps);
+    m_fine_steps += 1;
     m_cur.tiles = tiles_used;
     m_after = {m_cur.sync};
     m_exchange_total += m_cur.exchange_bytes;
@@ -69,8 +173,12 @@ void planner::fetch(std::uint32_t op, int t, const rect& q, std::uint32_t dst) {
     p.lay.overlapping(q, [&](size_t piece, std::uint32_t src, const rect& ov) {
         if (src == dst) {
             if (p.staged && p.ready[piece] != ~0u) {
-                if (m_incoming[dst].empty()) m_touched.push_back(dst);
-                m_incoming[dst].push_back(p.ready[piece]);
+                if (m_coarse) {
+                    m_coarse_deps.push_back(p.ready[piece]);
+                } else {
+                    if (m_incoming[dst].empty()) m_touched.push_back(dst);
+                    m_incoming[dst].push_back(p.ready[piece]);
+                }
             }
             return;
         }
@@ -278,18 +386,27 @@ void planner::map_gemm(int o) {
                         const auto [r0, r1] = rows_of(b, i);
                         const std::int64_t width = n1 - n0;
                         const int parts = static_cast<int>(std::min<std::int64_t>(pk, width));
-                        for (int l = 0; l < parts; ++l) {
-                            const std::int64_t c0 = n0 + width * l / parts, c1 = n0 + width * (l + 1) / parts;
-                            const double cells = static_cast<double>((b1 - b0) * (m1 - m0) * (c1 - c0));
-                            const std::uint32_t dst = tile_of(b, i, j, l);
-                            const auto bytes = static_cast<std::uint64_t>(std::ceil(cells * s.pb_bytes));
-                            for (int l2 = 0; l2 < pk; ++l2) {
-                                if (l2 == l || bytes == 0) continue;
+                        auto cols = [&](int l) { return std::make_pair(n0 + width * l / parts, n0 + width * (l + 1) / parts); };
+                        auto cells_of = [&](int l) {
+                            const auto [c0, c1] = cols(l);
+                            return static_cast<double>((b1 - b0) * (m1 - m0) * (c1 - c0));
+                        };
+                        // Staggered, as a compiled exchange is: in round k every tile l2 sends to tile l2 - k, so that
+                        // each receiver hears one sender at a time and no sender waits on a receiver busy with others.
+                        for (int k = 1; k < pk; ++k)
+                            for (int l = 0; l < parts; ++l) {
+                                const int l2 = (l + k) % pk;
+                                const auto bytes = static_cast<std::uint64_t>(std::ceil(cells_of(l) * s.pb_bytes));
+                                if (bytes == 0) continue;
                                 const std::uint64_t addr = (static_cast<std::uint64_t>(out + 1) << 48) |
                                                            (static_cast<std::uint64_t>((((b * pm + i) * pn + j) * pk + l) & 0xFFFFF) << 28);
-                                transfer(op_rx, tile_ep(tile_of(b, i, j, l2), addr), dst, bytes, {});
+                                transfer(op_rx, tile_ep(tile_of(b, i, j, l2), addr), tile_of(b, i, j, l), bytes, {});
                                 m_cur.exchange_bytes += static_cast<double>(bytes);
                             }
+                        for (int l = 0; l < parts; ++l) {
+                            const auto [c0, c1] = cols(l);
+                            const double cells = cells_of(l);
+                            const std::uint32_t dst = tile_of(b, i, j, l);
                             const rect rc = rows_cols(r0 / bm_rows, r1 / bm_rows, static_cast<double>(c0) / s.N, static_cast<double>(c1) / s.N);
                             fetch_epilogue(op, op_rx, rc, dst, false);
                             work w;

@@ -24,6 +24,12 @@ void bsp_mapper::options::declare(param_decl& d) {
     d(min_piece, "min_piece", "256B", "smallest piece of a tensor given a tile of its own: small tensors spread over fewer tiles");
     d(matmul_split, "matmul_split", "",
       "force every matrix product's split as PMxPNxPK (teaching, tests); empty: the planner chooses");
+    d.choice(representation, "representation", "auto", {"auto", "fine", "coarse"},
+             "fine: a program step per message and per tile's compute; coarse: one step per superstep carrying every "
+             "tile's exchange totals and compute (models/bsp/bsp_superstep.h); auto: coarse when the fine program would "
+             "have more than coarse_above messages and compute steps (estimated from the graph)");
+    d(coarse_above, "coarse_above", "2e6", "auto representation: the estimated fine step count above which a run is coarse",
+      bound::positive);
 }
 
 void bsp_mapper::explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const {
@@ -36,6 +42,7 @@ void bsp_mapper::explain(const mapping& m, const platform& plat, const executor:
         const superstep& st = m_steps[i];
         tick xend = prev;
         for (std::uint32_t k = st.first; k < st.compute; ++k) xend = std::max(xend, r.step_end[k]);
+        if (st.coarse) xend = std::max(xend, r.step_start[st.compute]);  // its head: the last tile's data in
         const tick sync_start = std::max(r.step_start[st.sync], xend);
         const tick sync_end = r.step_end[st.sync];
         const double x = ticks_to_seconds(xend - prev), c = ticks_to_seconds(sync_start - xend), y = ticks_to_seconds(sync_end - sync_start);

@@ -22,6 +22,9 @@ planner::planner(const workload_graph& g, const platform& plat, const bsp_mapper
     m_place.resize(nt);
     m_mem.assign(m_T, 0.0);
     m_incoming.resize(m_T);
+    m_coarse = o.representation != "fine";  // auto maps coarse first (bsp_mapper::map)
+    m_share_of.assign(m_T, -1);
+    m_last_sent.resize(m_T);
     m_partials = o.partials == "fp16" ? dtype::fp16 : dtype::fp32;
     if (m_streaming && !m_has_stream)
         throw input_error("platform '" + plat.title() + "' has no streaming memory to hold them (a multi-chip system, a "
@@ -46,6 +49,7 @@ mapping planner::run() {
         release(o);
     }
     finish();
+    m_out.details["fine_form_steps"] = m_fine_steps;
     return std::move(m_out);
 }
 
@@ -234,7 +238,22 @@ std::vector<int> streaming_order(const workload_graph& g) {
 }  // namespace
 
 mapping bsp_mapper::map(const workload_graph& g, const platform& plat) {
-    if (m_opt.code_reserve < 0 || m_opt.code_reserve >= 1) throw input_error("mapper.code_reserve must be at least 0 and below 1");
+    if (m_opt.representation != "auto") return map_as(g, plat, m_opt);
+    // Auto: the coarse form first (cheap), then the fine one when it stays small enough to simulate message by message.
+    mapping m = map_as(g, plat, m_opt);
+    const double fine_steps = m.details.value("fine_form_steps", 0.0);
+    if (fine_steps <= m_opt.coarse_above) {
+        options fine = m_opt;
+        fine.representation = "fine";
+        return map_as(g, plat, fine);
+    }
+    m.notes.insert(m.notes.begin(), "coarse form: one step per superstep (the fine form would have " + format_number(fine_steps, 4) +
+                                        " steps, above mapper.coarse_above; mapper.representation=fine forces it)");
+    return m;
+}
+
+mapping bsp_mapper::map_as(const workload_graph& g, const platform& plat, const options& opt) {
+    if (opt.code_reserve < 0 || opt.code_reserve >= 1) throw input_error("mapper.code_reserve must be at least 0 and below 1");
     const std::vector<int> order = streaming_order(g);
     auto streamed = [&](size_t k) {  // the first k of `order` in streaming memory
         std::vector<bool> s(g.tensors().size(), false);
@@ -242,16 +261,16 @@ mapping bsp_mapper::map(const workload_graph& g, const platform& plat) {
         return s;
     };
     m_steps.clear();
-    if (m_opt.weights == "streaming") {
-        planner p(g, plat, m_opt, streamed(order.size()), m_steps);
+    if (opt.weights == "streaming") {
+        planner p(g, plat, opt, streamed(order.size()), m_steps);
         return p.run();
     }
     std::string first_miss;
     try {
-        planner p(g, plat, m_opt, {}, m_steps);
+        planner p(g, plat, opt, {}, m_steps);
         return p.run();
     } catch (const does_not_fit& e) {
-        if (m_opt.weights == "resident") throw input_error("workload does not fit: " + e.message);
+        if (opt.weights == "resident") throw input_error("workload does not fit: " + e.message);
         first_miss = e.message;
     }
     // Fall back to streaming memory, tensor by tensor in streaming_order(): at least as many bytes as the
@@ -260,7 +279,7 @@ mapping bsp_mapper::map(const workload_graph& g, const platform& plat) {
     for (int t : order) total += static_cast<double>(g.tensor(t).bytes());
     size_t k = 0;
     {
-        planner probe(g, plat, m_opt, {}, m_steps);  // only for the tiles' capacity
+        planner probe(g, plat, opt, {}, m_steps);  // only for the tiles' capacity
         const double room = probe.usable_total();
         while (k < order.size() && total - held > room) held += static_cast<double>(g.tensor(order[k++]).bytes());
     }
@@ -268,7 +287,7 @@ mapping bsp_mapper::map(const workload_graph& g, const platform& plat) {
     for (;;) {
         m_steps.clear();
         try {
-            planner p(g, plat, m_opt, streamed(k), m_steps);
+            planner p(g, plat, opt, streamed(k), m_steps);
             mapping m = p.run();
             m.notes.insert(m.notes.begin(), "fallback: resident weights do not fit (" + first_miss + ")");
             return m;

@@ -12,6 +12,7 @@
 #include "engine/mappers/bsp/bsp_mapper.h"
 #include "engine/mappers/toolkit/allocator.h"
 #include "engine/mappers/toolkit/liveness.h"
+#include "models/bsp/bsp_superstep.h"
 #include "models/core/compute_model.h"
 #include "models/core/rect.h"
 #include "models/interconnect/interconnect.h"
@@ -134,6 +135,21 @@ private:
     std::vector<std::uint32_t> m_after;  // the last sync
     std::vector<std::vector<std::uint32_t>> m_incoming;
     std::vector<std::uint32_t> m_touched;
+
+    // Coarse form (bsp_superstep.h): the superstep being built as totals per tile instead of steps.
+    bool m_coarse = false;
+    std::shared_ptr<bsp_superstep> m_ss;
+    std::vector<std::int32_t> m_share_of;  // per tile: its first entry in m_ss->tiles, -1 when it has none yet
+    struct sent {
+        std::uint64_t address = ~std::uint64_t{0}, bytes = 0;
+    };
+    std::vector<sent> m_last_sent;                                // per tile: its last message (multicast)
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> m_links;  // (sender, receiver) of every message
+    std::vector<std::uint32_t> m_coarse_deps;                      // streamed steps the superstep waits for
+    std::uint32_t m_coarse_op = ~0u;                               // the op its step is charged to
+    double m_fine_steps = 0;  // the steps the fine form has (coarse: would have): representation auto decides on it
+    bsp_superstep::tile_share& share(std::uint32_t tile);
+    std::uint32_t packets(std::uint64_t bytes) const;
     std::vector<int> m_staged;
     double m_streamed_total = 0, m_exchange_total = 0;
     std::uint32_t m_serial_ops = 0;
@@ -194,6 +210,8 @@ private:
     std::uint32_t compute(std::uint32_t op, std::uint32_t tile, const work& w);
 
     void end(std::uint32_t op, std::uint32_t tiles_used);
+    /// Coarse form: the superstep's one step (bsp_superstep payload), after its streamed transfers.
+    void end_coarse();
 
     /// A tile-memory address naming a piece of a tensor (and a region within it), so that copies of the same
     /// data sent at the same time are recognised as one multicast by the tiles and the exchange.
