@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "models/baseline/kernel_device.h"
+#include "models/bsp/bsp_superstep.h"
 #include "models/core/grid_span.h"
 #include "models/core/pe_grid.h"
 #include "models/streaming/tsp.h"
@@ -33,6 +34,13 @@ std::string exact(double v) {
 }
 
 std::string index_or_dash(std::uint32_t i) { return i == ~0u ? "-" : std::to_string(i); }
+
+/// A work's 11 columns, each after a space: macs vector_ops bytes_in bytes_weight bytes_out dtype class batch m n k.
+void write_work(std::ostream& out, const work& w) {
+    out << ' ' << exact(w.macs) << ' ' << exact(w.vector_ops) << ' ' << exact(w.bytes_in) << ' ' << exact(w.bytes_weight) << ' '
+        << exact(w.bytes_out) << ' ' << dtype_name(w.type) << ' ' << op_class_name(w.cls) << ' ' << w.batch << ' ' << w.m << ' ' << w.n
+        << ' ' << w.k;
+}
 
 /// "[x0,x1) x [y0,y1)": a rectangle of PEs, for messages.
 std::string rect_text(const grid_rect& s) {
@@ -176,6 +184,29 @@ tsp::stream_use read_stream(table_reader& r) {
     return u;
 }
 
+/// A work's 11 columns (write_work).
+work read_work(table_reader& r) {
+    work w;
+    w.macs = r.real("macs");
+    w.vector_ops = r.real("vector_ops");
+    w.bytes_in = r.real("bytes_in");
+    w.bytes_weight = r.real("bytes_weight");
+    w.bytes_out = r.real("bytes_out");
+    const std::string_view dt = r.token("dtype");
+    const auto t = parse_dtype(dt);
+    if (!t) r.fail("unknown data type '" + std::string(dt) + "'; expected one of: " + dtype_list());
+    w.type = *t;
+    const std::string_view cl = r.token("class");
+    const auto c = parse_op_class(cl);
+    if (!c) r.fail("unknown op class '" + std::string(cl) + "'");
+    w.cls = *c;
+    w.batch = r.i64("batch");
+    w.m = r.i64("m");
+    w.n = r.i64("n");
+    w.k = r.i64("k");
+    return w;
+}
+
 }  // namespace
 
 void write_emitted_program(const program& p, const platform& plat, const emit_header& h, std::ostream& out) {
@@ -241,15 +272,18 @@ void write_emitted_program(const program& p, const platform& plat, const emit_he
     for (size_t i = 0; i < places.size(); ++i) out << (i ? ", " : "") << quoted(places[i]);
     out << "]\n";
     out << "  # macs vector_ops bytes_in bytes_weight bytes_out dtype class batch m n k\n  works: |\n";
-    for (const work& w : p.works)
-        out << "    " << exact(w.macs) << ' ' << exact(w.vector_ops) << ' ' << exact(w.bytes_in) << ' ' << exact(w.bytes_weight) << ' '
-            << exact(w.bytes_out) << ' ' << dtype_name(w.type) << ' ' << op_class_name(w.cls) << ' ' << w.batch << ' ' << w.m << ' '
-            << w.n << ' ' << w.k << "\n";
+    for (const work& w : p.works) {
+        out << "   ";
+        write_work(out, w);
+        out << "\n";
+    }
     if (!p.payloads.empty()) {
         out << "  # kernel rows cols passes special_ops causal operands (address bytes r|w)... name\n"
                "  # instruction kind slice cycle vectors spacing ops rows out(stream count east from to offset) in0(6) in1(6)"
                " producer0 producer1 after name\n"
-               "  # span x0 y0 x1 y1\n  payloads: |\n";
+               "  # span x0 y0 x1 y1\n"
+               "  # superstep tiles works (tile work recv_bytes send_bytes sender_bytes recv_packets send_packets sender_packets)..."
+               " (the works' 11 columns)...\n  payloads: |\n";
         for (const auto& pl : p.payloads) {
             out << "    ";
             if (const auto* k = payload_as<kernel_desc>(pl.get())) {
@@ -266,6 +300,13 @@ void write_emitted_program(const program& p, const platform& plat, const emit_he
                     << ' ' << in->name << "\n";
             } else if (const auto* sp = payload_as<grid_span>(pl.get())) {
                 out << "span " << sp->rect.x0 << ' ' << sp->rect.y0 << ' ' << sp->rect.x1 << ' ' << sp->rect.y1 << "\n";
+            } else if (const auto* ss = payload_as<bsp_superstep>(pl.get())) {
+                out << "superstep " << ss->tiles.size() << ' ' << ss->works.size();
+                for (const auto& t : ss->tiles)
+                    out << ' ' << t.tile << ' ' << index_or_dash(t.work) << ' ' << exact(t.recv_bytes) << ' ' << exact(t.send_bytes) << ' '
+                        << exact(t.sender_bytes) << ' ' << t.recv_packets << ' ' << t.send_packets << ' ' << t.sender_packets;
+                for (const work& w : ss->works) write_work(out, w);
+                out << "\n";
             } else {
                 throw std::logic_error("emit: a payload of an unknown type");
             }
@@ -296,26 +337,8 @@ void read_emitted_program(const yaml_node& em, const platform& plat, program& pr
 
     table_reader works(em["works"], "emitted.works");
     while (works.next_line()) {
-        work w;
-        w.macs = works.real("macs");
-        w.vector_ops = works.real("vector_ops");
-        w.bytes_in = works.real("bytes_in");
-        w.bytes_weight = works.real("bytes_weight");
-        w.bytes_out = works.real("bytes_out");
-        const std::string_view dt = works.token("dtype");
-        const auto t = parse_dtype(dt);
-        if (!t) works.fail("unknown data type '" + std::string(dt) + "'; expected one of: " + dtype_list());
-        w.type = *t;
-        const std::string_view cl = works.token("class");
-        const auto c = parse_op_class(cl);
-        if (!c) works.fail("unknown op class '" + std::string(cl) + "'");
-        w.cls = *c;
-        w.batch = works.i64("batch");
-        w.m = works.i64("m");
-        w.n = works.i64("n");
-        w.k = works.i64("k");
+        prog.works.push_back(read_work(works));
         if (!works.at_end()) works.fail("more values than the 11 columns");
-        prog.works.push_back(w);
     }
 
     // Payloads name steps (TSP producers): checked against the step count once the steps are read.
@@ -373,8 +396,26 @@ void read_emitted_program(const yaml_node& em, const platform& plat, program& pr
                 if (s.empty() || s.x0 < 0 || s.y0 < 0)
                     r.fail("span " + rect_text(s) + " is empty or has a negative corner");
                 prog.payloads.push_back(std::make_shared<grid_span>(s));
+            } else if (kind == "superstep") {
+                auto ss = std::make_shared<bsp_superstep>();
+                const std::uint64_t tiles = r.u64("tile count"), works_n = r.u64("work count");
+                for (std::uint64_t i = 0; i < tiles; ++i) {
+                    bsp_superstep::tile_share t;
+                    t.tile = static_cast<std::uint32_t>(r.u64("tile"));
+                    t.work = r.index("work", works_n, true);
+                    t.recv_bytes = r.real("recv_bytes");
+                    t.send_bytes = r.real("send_bytes");
+                    t.sender_bytes = r.real("sender_bytes");
+                    t.recv_packets = static_cast<std::uint32_t>(r.u64("recv_packets"));
+                    t.send_packets = static_cast<std::uint32_t>(r.u64("send_packets"));
+                    t.sender_packets = static_cast<std::uint32_t>(r.u64("sender_packets"));
+                    ss->tiles.push_back(t);
+                }
+                for (std::uint64_t i = 0; i < works_n; ++i) ss->works.push_back(read_work(r));
+                if (!r.at_end()) r.fail("more values than the superstep's tiles and works");
+                prog.payloads.push_back(std::move(ss));
             } else {
-                r.fail("unknown payload kind '" + std::string(kind) + "' (kernel, instruction or span)");
+                r.fail("unknown payload kind '" + std::string(kind) + "' (kernel, instruction, span or superstep)");
             }
         }
     }

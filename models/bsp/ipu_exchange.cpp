@@ -95,7 +95,9 @@ void ipu_exchange::send_side(txn& t, std::uint64_t wire, tick ser_out) {
 
 tick ipu_exchange::coarse_phase(const txn& t, const bsp_superstep::tile_share& s, tick start) {
     const std::uint32_t p = s.tile;
-    if (p >= m_p.tiles) throw std::logic_error(path() + ": coarse superstep names tile " + std::to_string(p));
+    if (p >= m_p.tiles)
+        throw input_error(path() + ": step " + std::to_string(t.step) + "'s superstep names tile " + std::to_string(p) + "; the exchange has " +
+                          std::to_string(m_p.tiles) + " tile ports");
     const double header = static_cast<double>(header_bytes());
     if (s.send_packets > 0) {
         const double wire = s.send_bytes + header * s.send_packets;

@@ -250,7 +250,9 @@ void ipu_tiles::run_superstep(txn& t, const bsp_superstep& ss) {
     tick phase = begin, last = begin;
     for (const auto& s : ss.tiles) {
         const size_t u = s.tile;
-        if (u >= m_pipe.size()) throw std::logic_error(path() + ": coarse superstep names tile " + std::to_string(u));
+        if (u >= m_pipe.size())
+            throw input_error(path() + ": step " + std::to_string(t.step) + "'s superstep names tile " + std::to_string(u) + "; there are " +
+                              std::to_string(m_pipe.size()));
         // The exchange reads the sender's SRAM and writes the receiver's as the bytes pass (each port faster than
         // the exchange's, so neither delays it), the first byte after the SRAM latency.
         if (s.send_bytes > 0) {

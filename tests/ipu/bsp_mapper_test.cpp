@@ -59,6 +59,7 @@ struct benches {
     test::bench streaming{stream_yaml, "tiny_stream"};
     // A second copy: a bench's statistics (and so the physical-bound check) accumulate over its runs.
     test::bench streaming2{"platform: tiny_stream2" + stream_yaml.substr(stream_yaml.find('\n')), "tiny_stream2"};
+    test::bench streaming3{"platform: tiny_stream3" + stream_yaml.substr(stream_yaml.find('\n')), "tiny_stream3"};
     // One per reduction run, for the same reason.
     test::bench red[3] = {test::bench{"platform: red0" + tiny_yaml.substr(tiny_yaml.find('\n')), "red0"},
                           test::bench{"platform: red1" + tiny_yaml.substr(tiny_yaml.find('\n')), "red1"},
@@ -231,4 +232,27 @@ TEST(bsp_mapper, bad_options_are_input_errors) {
     bsp_mapper garbled = make_mapper("{matmul_split: two}");
     EXPECT_THROW(run(bb.tiny, garbled, w), input_error);
     EXPECT_THROW(make_mapper("{weights: sometimes}"), input_error);
+}
+
+TEST(bsp_mapper, an_optimizer_step_rewrites_streamed_state_in_place_in_slices_that_fit) {
+    benches& bb = b();
+    // y = x . w with w[256, 64] fp16 (32 KiB), one Adam step in mixed precision: m, v and the fp32 master copy are
+    // 64 KiB each, and with weights: streaming all four live in streaming memory. The update reads 224 KiB and
+    // writes the same back (in place: the outputs take no tile memory), more than the 4 tiles' free room at once,
+    // so it runs in serial slices of rows. Streamed bytes: the forward pass reads w once (32 KiB), the update reads
+    // and writes 224 KiB: 480 KiB, all over the 8 GB/s link.
+    bsp_mapper mp = make_mapper("{weights: streaming}");
+    const std::string w = workload_file("adam", "workload: adam\nparameters: {precision: fp16, training: adam}\ntensors:\n"
+                                                "  x: {shape: [4, 256], role: input}\n  w: {shape: [256, 64], role: weight}\n"
+                                                "ops:\n  - {name: y, op: matmul, inputs: [x, w]}\n");
+    const auto o = run(bb.streaming3, mp, w);
+    EXPECT_DOUBLE_EQ(o.m.details["streamed_bytes"].get<double>(), 480.0 * 1024);
+    size_t slices = 0;
+    for (const auto& st : o.s.details["supersteps"])
+        if (st["name"].get<std::string>().find("w.adam") == 0) ++slices;
+    EXPECT_GE(slices, 2u) << "224 KiB of state cannot be on the tiles at once";
+    bool said = false;
+    for (const auto& n : o.s.notes) said = said || n.find("optimizer updates: " + std::to_string(slices) + " supersteps") == 0;
+    EXPECT_TRUE(said);
+    EXPECT_GE(o.r.duration(), seconds_to_ticks(480.0 * 1024 / 8e9));
 }

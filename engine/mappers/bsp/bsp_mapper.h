@@ -14,8 +14,11 @@
 // even so, or a model whose weights do not fit a platform without streaming memory, is an input_error that says
 // by how much and which tensors. Elementwise ops run where their input lies; row-wise ops (softmax, norms) on
 // whole rows; other ops on an even spread. Broadcast sends (one piece to many tiles) go out once (multicast).
+// An optimizer step rewrites its weight and state in place as soon as its gradient is complete; streamed state
+// comes in and goes back in serial slices of rows that fit the tiles. The program is fine (a step per message and
+// per tile's compute) or coarse (one step per superstep, models/bsp/bsp_superstep.h), `representation`.
 // Left out: host I/O (inputs start on the tiles, outputs stay there), halo exchange of convolutions, pipelining
-// over several IPUs, recomputation, in-place updates.
+// over several IPUs, recomputation, streaming activations to streaming memory.
 #pragma once
 
 #include "engine/mappers/mapper.h"
@@ -48,6 +51,7 @@ public:
         std::uint32_t tiles = 0;     // tiles computing
         double predicted_compute = 0;  // planner's estimate of the busiest tile, seconds
         bool coarse = false;           // one step (at `compute`) carries the exchange and compute of every tile
+        bool update = false;           // an optimizer step's (weights and state rewritten in place)
     };
 
     explicit bsp_mapper(options o) : m_opt(std::move(o)) {}

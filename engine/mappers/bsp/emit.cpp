@@ -87,7 +87,19 @@ std::uint32_t planner::compute(std::uint32_t op, std::uint32_t tile, const work&
         return ~0u;
     }
     const auto& in = m_incoming[tile];
-    return m_out.prog.add_compute(op, tile_ep(tile), m_out.prog.add_work(w), in.empty() ? m_after : in);
+    const std::uint32_t id = m_out.prog.add_compute(op, tile_ep(tile), m_out.prog.add_work(w), in.empty() ? m_after : in);
+    if (m_incoming[tile].empty()) m_touched.push_back(tile);  // so that end() forgets its compute step
+    m_tile_compute[tile] = id;
+    return id;
+}
+
+void planner::write_back(std::uint32_t op, std::uint32_t tile, int t, const rect& q) {
+    const int r = root(t);
+    const placement& p = m_place[static_cast<size_t>(r)];
+    const double total = tbytes(r);
+    const auto bytes = static_cast<std::uint64_t>(std::ceil(q.area() * total));
+    if (bytes == 0) return;
+    m_writes.push_back({op, tile, p.address + static_cast<std::uint64_t>(q.y0 * total), bytes});
 }
 
 void planner::end_coarse() {
@@ -125,8 +137,20 @@ void planner::end_coarse() {
 }
 
 void planner::end(std::uint32_t op, std::uint32_t tiles_used) {
+    if (m_coarse) end_coarse();
+    // Write-backs to streaming memory leave once their tile's compute is done.
+    for (const pending_write& w : m_writes) {
+        const std::uint32_t after = m_coarse ? m_cur.compute : m_tile_compute[w.tile];
+        endpoint dst = m_mem_ep;
+        dst.address = w.address;
+        m_out.prog.add_transfer(w.op, tile_ep(w.tile, w.address), dst, w.bytes,
+                                after == ~0u ? m_after : std::vector<std::uint32_t>{after});
+        m_cur.streamed_bytes += static_cast<double>(w.bytes);
+        m_fine_steps += 1;
+    }
+    m_writes.clear();
+    for (std::uint32_t t : m_touched) m_tile_compute[t] = ~0u;
     if (m_coarse) {
-        end_coarse();
         for (std::uint32_t t : m_touched) m_share_of[t] = -1, m_last_sent[t] = sent{};
         m_links.clear();
         m_coarse_deps.clear();
@@ -595,6 +619,64 @@ void planner::map_rows(int o) {
     end(op_s, static_cast<std::uint32_t>(L.pieces()));
     unstage();
     place_output(op, pieces_of(L));
+}
+
+void planner::map_update(int o) {
+    const op_node& op = m_g.op(o);
+    const std::uint32_t op_x = op_id(op.name, "exchange"), op_c = op_id(op.name, "compute"), op_s = op_id(op.name, "sync");
+    const int weight = op.inputs.front();
+    auto rewritten = [&](size_t i) { return op.inputs[i == 0 ? 0 : i + 1]; };  // output i's input
+    // Row bands of the weight over as many tiles as its size asks for; resident state not yet placed goes there.
+    const std::int64_t R = view_rows(weight);
+    const std::uint32_t n = std::min<std::uint32_t>(spread_tiles(weight), static_cast<std::uint32_t>(std::max<std::int64_t>(1, R)));
+    const layout full = spread(weight, n, true);
+    for (size_t i = 0; i < op.own_inputs(); ++i) {
+        const int r = root(op.inputs[i]);
+        if (persistent(r) && m_place[static_cast<size_t>(r)].w == where::nowhere) home(op_x, r, full);
+    }
+    // What must come onto the tiles (streamed weight and state; anything not held there), against their free room.
+    double incoming = 0;
+    for (size_t i = 0; i < op.own_inputs(); ++i) {
+        const int t = op.inputs[i];
+        if (!is_constant(t) && m_place[static_cast<size_t>(root(t))].w != where::tiles) incoming += tbytes(t);
+    }
+    const double have = base_max(), room = m_usable - have;
+    const double per_tile = incoming / static_cast<double>(full.pieces());
+    std::int64_t S = 1;
+    if (per_tile > 0) {
+        if (room <= 0) no_fit(op, per_tile, have);
+        S = static_cast<std::int64_t>(std::ceil(per_tile / room));
+        if (S > R) no_fit(op, incoming / static_cast<double>(full.pieces() * static_cast<size_t>(R)), have);
+    }
+    for (std::int64_t sl = 0; sl < S; ++sl) {
+        begin(S > 1 ? op.name + " (slice " + std::to_string(sl + 1) + ")" : op.name);
+        // This slice's rows, in bands on the tiles of the full layout.
+        const std::int64_t r0 = R * sl / S, r1 = R * (sl + 1) / S;
+        const int bands = static_cast<int>(std::min<std::int64_t>(static_cast<std::int64_t>(full.pieces()), r1 - r0));
+        layout L;
+        L.rows.clear();
+        for (int k = 0; k <= bands; ++k)
+            L.rows.push_back(static_cast<double>(r0 + (r1 - r0) * k / bands) / static_cast<double>(R));
+        L.tile.resize(static_cast<size_t>(bands));
+        for (int k = 0; k < bands; ++k) L.tile[static_cast<size_t>(k)] = full.tile[static_cast<size_t>(k) % full.tile.size()];
+        for (size_t i = 0; i < op.own_inputs(); ++i)
+            for (size_t p = 0; p < L.pieces(); ++p) fetch(op_x, op.inputs[i], L.piece(p), L.tile[p]);
+        emit_rows(op, L, op_c);
+        for (size_t i = 0; i < op.outputs.size(); ++i) {
+            const int t = rewritten(i);
+            if (m_place[static_cast<size_t>(root(t))].w != where::streamed) continue;
+            for (size_t p = 0; p < L.pieces(); ++p) write_back(op_x, L.tile[p], t, L.piece(p));
+        }
+        m_cur.update = true;
+        end(op_s, static_cast<std::uint32_t>(L.pieces()));
+    }
+    // In place: the outputs are the rewritten tensors, which keep their homes (on the tiles or in streaming memory).
+    for (size_t i = 0; i < op.outputs.size(); ++i) m_liveness.share(op.outputs[i], rewritten(i));
+    nlohmann::json d;
+    d["op"] = op.name;
+    d["kind"] = op_kind_name(op.kind);
+    d["update"] = "in place, " + std::to_string(S) + " slice(s) of rows";
+    m_ops.push_back(d);
 }
 
 void planner::map_reduce(int o) {

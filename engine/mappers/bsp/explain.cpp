@@ -32,6 +32,12 @@ void bsp_mapper::options::declare(param_decl& d) {
       bound::positive);
 }
 
+namespace {
+double superstep_seconds(const nlohmann::json& j) {
+    return j["exchange_s"].get<double>() + j["compute_s"].get<double>() + j["sync_s"].get<double>();
+}
+}  // namespace
+
 void bsp_mapper::explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const {
     if (m_steps.empty()) return;
     double tc = 0, ts = 0, tx = 0;
@@ -61,11 +67,20 @@ void bsp_mapper::explain(const mapping& m, const platform& plat, const executor:
         prev = sync_end;
     }
     const double total = tc + ts + tx;
+    double updates = 0;
+    size_t update_steps = 0;
+    for (size_t i = 0; i < m_steps.size(); ++i)
+        if (m_steps[i].update) updates += superstep_seconds(arr[i]), ++update_steps;
     s.details["supersteps"] = arr;
     s.details["phase_totals_s"] = {{"compute", tc}, {"sync", ts}, {"exchange", tx}};
     auto pct = [&](double v) { return format_number(total > 0 ? 100 * v / total : 0, 3) + "%"; };
     s.notes.push_back(std::to_string(m_steps.size()) + " supersteps: compute " + format_time(tc) + " (" + pct(tc) + "), sync " +
                       format_time(ts) + " (" + pct(ts) + "), exchange " + format_time(tx) + " (" + pct(tx) + ")");
+    if (update_steps > 0) {
+        s.details["optimizer_s"] = updates;
+        s.notes.push_back("optimizer updates: " + std::to_string(update_steps) + " supersteps, " + format_time(updates) + " (" + pct(updates) +
+                          " of the supersteps; weights and state rewritten in place, streamed ones read and written back)");
+    }
     std::sort(longest.rbegin(), longest.rend());
     for (size_t i = 0; i < longest.size() && i < 5; ++i) {
         const auto& j = arr[longest[i].second];

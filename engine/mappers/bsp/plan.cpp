@@ -24,6 +24,7 @@ planner::planner(const workload_graph& g, const platform& plat, const bsp_mapper
     m_incoming.resize(m_T);
     m_coarse = o.representation != "fine";  // auto maps coarse first (bsp_mapper::map)
     m_share_of.assign(m_T, -1);
+    m_tile_compute.assign(m_T, ~0u);
     m_last_sent.resize(m_T);
     m_partials = o.partials == "fp16" ? dtype::fp16 : dtype::fp32;
     if (m_streaming && !m_has_stream)
@@ -31,9 +32,37 @@ planner::planner(const workload_graph& g, const platform& plat, const bsp_mapper
                           "platform with streaming memory such as gc200, or a lower precision may fit)");
 }
 
+/// The graph's topological order with every optimizer step moved up to just after its last input is produced:
+/// a weight is updated as soon as its gradient is complete, so that gradients do not all stay live until the end
+/// of the backward pass (nothing reads an update's outputs, so the order stays valid).
+static std::vector<int> update_early(const workload_graph& g) {
+    const std::vector<int> topo = g.topological_order();
+    std::vector<int> order;
+    std::vector<std::vector<int>> after(g.ops().size());  // updates to place right after op k
+    std::vector<bool> moved(g.ops().size(), false);
+    for (int o : topo) {
+        const op_node& op = g.op(o);
+        if (op.kind != op_kind::optimizer) continue;
+        int last = -1;
+        size_t last_pos = 0;
+        for (size_t i = 0; i < topo.size(); ++i)
+            for (int t : op.inputs)
+                if (g.tensor(t).producer == topo[i] && i >= last_pos) last = topo[i], last_pos = i;
+        if (last < 0) continue;
+        after[static_cast<size_t>(last)].push_back(o);
+        moved[static_cast<size_t>(o)] = true;
+    }
+    for (int o : topo) {
+        if (moved[static_cast<size_t>(o)]) continue;
+        order.push_back(o);
+        for (int u : after[static_cast<size_t>(o)]) order.push_back(u);
+    }
+    return order;
+}
+
 mapping planner::run() {
     place_sources();
-    for (int o : m_g.topological_order()) {
+    for (int o : update_early(m_g)) {
         const op_node& op = m_g.op(o);
         if (is_view(op))
             alias(o);
@@ -44,6 +73,8 @@ mapping planner::run() {
             map_gather(o);
         else if (op.kind == op_kind::reduce && !op.inputs.empty() && !tinfo(op.inputs[0]).shape.empty())
             map_reduce(o);
+        else if (op.kind == op_kind::optimizer && op.inputs.size() >= 3 && op.outputs.size() + 1 == op.own_inputs())
+            map_update(o);
         else
             map_rows(o);
         release(o);

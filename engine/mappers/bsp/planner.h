@@ -274,6 +274,21 @@ private:
 
     void map_rows(int o);
 
+    /// An optimizer step: it rewrites its weight and state in place (output i replaces input i, the gradient
+    /// skipped), on row bands of the weight; state in streaming memory comes in and goes back, in as many serial
+    /// slices of rows as the tiles' free memory needs.
+    void map_update(int o);
+
+    /// Sends region `q` of tensor `t`, held in streaming memory, back there from `tile` once the tile's compute step
+    /// of the current superstep is done (emitted by end()).
+    void write_back(std::uint32_t op, std::uint32_t tile, int t, const rect& q);
+    struct pending_write {
+        std::uint32_t op, tile;
+        std::uint64_t address, bytes;
+    };
+    std::vector<pending_write> m_writes;
+    std::vector<std::uint32_t> m_tile_compute;  // per tile: its compute step in the current superstep (fine form)
+
     /// Reductions (reduce_* ops, argmax, dot) split over tiles like every other op: keeping the last axis, column
     /// bands of the input, each tile reducing its columns over all rows (exact, one superstep); folding only the
     /// last axis, bands of output elements, each tile reducing the input rows behind them; otherwise (a scalar,
