@@ -346,6 +346,27 @@ private:
         return best;
     }
 
+    /// A MEM read of `vectors` vectors, one every `spacing` cycles, from `slice` at `cycle` onto stream `out`: books
+    /// the slice's read port and returns the instruction's record.
+    std::uint32_t mem_read(std::uint32_t slice, std::int64_t cycle, std::int64_t vectors, std::int64_t spacing, std::uint32_t after,
+                           const tsp::stream_use& out, std::string name, dtype type, std::uint32_t opi) {
+        instr rd;
+        rd.kind = okind::mem_read;
+        rd.unit = slice;
+        rd.cycle = cycle;
+        rd.vectors = vectors;
+        rd.spacing = spacing;
+        rd.after = after;
+        rd.out = out;
+        rd.name = std::move(name);
+        work rw;
+        rw.type = type;
+        rw.cls = op_class::data_movement;
+        rw.bytes_in = static_cast<double>(vectors) * m_vector_bytes;
+        m_free[slice][0] = cycle + vectors * spacing;
+        return add(rd, rw, opi);
+    }
+
     bool west_side(std::uint32_t u) const { return pos(u) < m_tm.vxm_position; }
 
     /// The slice of residual `r` an epilogue writing to `wslice` reads it from: on the write slice's side (the
@@ -487,29 +508,20 @@ private:
                             }
                         }
                         const std::int64_t cr = cm - m_tm.mem_latency - d_in;
-                        instr rd;
-                        rd.kind = okind::mem_read;
-                        rd.unit = asl;
-                        rd.cycle = cr;
-                        rd.vectors = rows;
-                        rd.spacing = sp;
-                        rd.after = A.writer;
-                        rd.out = tsp::stream_use{static_cast<std::int16_t>((west ? m_bands.act_w : m_bands.act_e) + q), 1, !west, pos(asl), pos(plane), 0};
-                        rd.name = op.name + " rows b" + std::to_string(bi) + " m" + std::to_string(mc) + " k" + std::to_string(l) +
-                                  " from " + m_tm.unit_name(asl);
-                        work rw;
-                        rw.type = type;
-                        rw.cls = op_class::data_movement;
-                        rw.bytes_in = static_cast<double>(rows) * m_vector_bytes;
-                        const std::uint32_t rrec = add(rd, rw, opi);
-                        m_free[asl][0] = cr + rows * sp;
+                        const tsp::stream_use rows_in{static_cast<std::int16_t>((west ? m_bands.act_w : m_bands.act_e) + q), 1, !west, pos(asl),
+                                                      pos(plane), 0};
+                        const std::uint32_t rrec =
+                            mem_read(asl, cr, rows, sp, A.writer, rows_in,
+                                     op.name + " rows b" + std::to_string(bi) + " m" + std::to_string(mc) + " k" + std::to_string(l) + " from " +
+                                         m_tm.unit_name(asl),
+                                     type, opi);
                         instr mm;
                         mm.kind = okind::mxm_matmul;
                         mm.unit = plane;
                         mm.cycle = cm;
                         mm.vectors = rows;
                         mm.spacing = sp;
-                        mm.in[0] = rd.out;
+                        mm.in[0] = rows_in;
                         mm.producer[0] = rrec;
                         mm.after = wrec;
                         if (emit)
@@ -546,24 +558,13 @@ private:
                             // same band the other way: both are on the side of the write slice).
                             const std::uint32_t rs = residual_slice(res, wslice);
                             const tensor_store& R = m_store[static_cast<size_t>(root(res))];
-                            instr rr;
-                            rr.kind = okind::mem_read;
-                            rr.unit = rs;
-                            rr.cycle = cv - m_tm.mem_latency - m_tm.distance(pos(rs), m_tm.vxm_position);
-                            rr.vectors = rows;
-                            rr.spacing = sp;
-                            rr.after = R.writer;
-                            rr.out = tsp::stream_use{static_cast<std::int16_t>(m_bands.epilogue + static_cast<std::int64_t>(pi)), 1,
-                                                     pos(rs) < m_tm.vxm_position, pos(rs), m_tm.vxm_position, 0};
-                            rr.name = op.name + " residual b" + std::to_string(bi) + " n" + std::to_string(j) + " m" + std::to_string(mc) +
-                                      " from " + m_tm.unit_name(rs);
-                            work rw2;
-                            rw2.type = type;
-                            rw2.cls = op_class::data_movement;
-                            rw2.bytes_in = static_cast<double>(rows) * m_vector_bytes;
-                            vx.in[1] = rr.out;
-                            vx.producer[1] = add(rr, rw2, opi);
-                            m_free[rs][0] = rr.cycle + rows * sp;
+                            vx.in[1] = tsp::stream_use{static_cast<std::int16_t>(m_bands.epilogue + static_cast<std::int64_t>(pi)), 1,
+                                                       pos(rs) < m_tm.vxm_position, pos(rs), m_tm.vxm_position, 0};
+                            vx.producer[1] = mem_read(rs, cv - m_tm.mem_latency - m_tm.distance(pos(rs), m_tm.vxm_position), rows, sp, R.writer,
+                                                      vx.in[1],
+                                                      op.name + " residual b" + std::to_string(bi) + " n" + std::to_string(j) + " m" +
+                                                          std::to_string(mc) + " from " + m_tm.unit_name(rs),
+                                                      type, opi);
                         }
                         vx.out = tsp::stream_use{static_cast<std::int16_t>(m_bands.epilogue + static_cast<std::int64_t>(pi)), 1, pos(wslice) > m_tm.vxm_position,
                                                  m_tm.vxm_position, pos(wslice), 0};
@@ -693,26 +694,13 @@ private:
             ui.spacing = sp;
             ui.ops = f;
             for (size_t k = 0; k < src.size(); ++k) {
-                const std::int64_t cr = cu - m_tm.mem_latency - dist(src[k], up);
-                instr rd;
-                rd.kind = okind::mem_read;
-                rd.unit = src[k];
-                rd.cycle = cr;
-                rd.vectors = vc;
-                rd.spacing = sp;
-                rd.after = m_store[static_cast<size_t>(root(ins[k]))].writer;
-                rd.out = tsp::stream_use{static_cast<std::int16_t>(in_id + (arithmetic ? static_cast<std::int16_t>(k) : 0)), 1,
-                                         pos(src[k]) < up, pos(src[k]), up, 0};
-                if (!arithmetic) rd.out.east = pos(src[k]) < up;
-                rd.name = op.name + " operand " + std::to_string(k) + " chunk " + std::to_string(c) + " from " + m_tm.unit_name(src[k]);
-                work rw;
-                rw.type = ti(ins[k]).type;
-                rw.cls = op_class::data_movement;
-                rw.bytes_in = static_cast<double>(vc) * m_vector_bytes;
-                const std::uint32_t r = add(rd, rw, opi);
-                m_free[src[k]][0] = cr + vc * sp;
-                ui.in[k] = rd.out;
-                ui.producer[k] = r;
+                ui.in[k] = tsp::stream_use{static_cast<std::int16_t>(in_id + (arithmetic ? static_cast<std::int16_t>(k) : 0)), 1,
+                                           pos(src[k]) < up, pos(src[k]), up, 0};
+                ui.producer[k] = mem_read(src[k], cu - m_tm.mem_latency - dist(src[k], up), vc, sp,
+                                          m_store[static_cast<size_t>(root(ins[k]))].writer, ui.in[k],
+                                          op.name + " operand " + std::to_string(k) + " chunk " + std::to_string(c) + " from " +
+                                              m_tm.unit_name(src[k]),
+                                          ti(ins[k]).type, opi);
             }
             ui.out = tsp::stream_use{out_id, 1, pos(wslice) > up, up, pos(wslice), 0};
             ui.name = op.name + " chunk " + std::to_string(c) + " on " + m_tm.unit_name(unit);
