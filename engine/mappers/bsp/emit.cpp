@@ -404,16 +404,17 @@ void planner::map_gemm(int o) {
             for (int b = 0; b < pb; ++b)
                 for (int i = 0; i < pm; ++i)
                     for (int j = 0; j < pn; ++j) {
-                        const auto [b0, b1] = band(s.batch, pb, b);
-                        const auto [m0, m1] = band(s.M, pm, i);
-                        const auto [n0, n1] = nband(j);
+                        // Plain variables, not structured bindings: the lambdas below capture them (C++17, clang).
+                        const std::int64_t items = band(s.batch, pb, b).second - band(s.batch, pb, b).first;
+                        const std::int64_t rows = band(s.M, pm, i).second - band(s.M, pm, i).first;
+                        const std::int64_t n0 = nband(j).first, n1 = nband(j).second;
                         const auto [r0, r1] = rows_of(b, i);
                         const std::int64_t width = n1 - n0;
                         const int parts = static_cast<int>(std::min<std::int64_t>(pk, width));
                         auto cols = [&](int l) { return std::make_pair(n0 + width * l / parts, n0 + width * (l + 1) / parts); };
                         auto cells_of = [&](int l) {
-                            const auto [c0, c1] = cols(l);
-                            return static_cast<double>((b1 - b0) * (m1 - m0) * (c1 - c0));
+                            const auto c = cols(l);
+                            return static_cast<double>(items * rows * (c.second - c.first));
                         };
                         // Staggered, as a compiled exchange is: in round k every tile l2 sends to tile l2 - k, so that
                         // each receiver hears one sender at a time and no sender waits on a receiver busy with others.
