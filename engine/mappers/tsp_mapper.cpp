@@ -17,7 +17,8 @@ namespace tessel {
 void tsp_mapper::options::declare(param_decl& d) {
     d(chip, "chip", "", "the tsp component to schedule (default: the first)");
     d(fuse_epilogues, "fuse_epilogues", "true",
-      "fuse elementwise and batchnorm ops whose only input is a matrix product into that product's VXM epilogue");
+      "fuse elementwise and batchnorm ops whose only input is a matrix product into that product's VXM epilogue, and "
+      "a residual add (a matrix product's result plus a tensor written before it) with the ops after it");
 }
 
 namespace {
@@ -386,7 +387,11 @@ private:
     std::uint32_t side_slice(int t, int r) const {
         for (std::uint32_t u : m_store[static_cast<size_t>(root(t))].slices)
             if (residual_slice(r, u) != ~0u) return u;
-        throw std::logic_error("tsp mapper: no slice of '" + ti(t).name + "' on a side of its residual '" + ti(r).name + "'");
+        // The result was allocated from the residual's first slice on; only a MEM too full there to take any of it
+        // leaves the two on opposite sides, where their flows would share a stream register the same way.
+        throw input_error("tsp mapper: '" + ti(t).name + "' found no room on the side of the MEM where its fused residual '" +
+                          ti(r).name + "' lies (the epilogue reads the residual on the side it writes to); "
+                          "--set mapper.fuse_epilogues=false schedules the add on its own");
     }
 
     void produced(int t, std::uint32_t write, std::int64_t end) {

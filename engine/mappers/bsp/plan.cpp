@@ -40,14 +40,16 @@ static std::vector<int> update_early(const workload_graph& g) {
     std::vector<int> order;
     std::vector<std::vector<int>> after(g.ops().size());  // updates to place right after op k
     std::vector<bool> moved(g.ops().size(), false);
+    std::vector<size_t> position(g.ops().size(), 0);
+    for (size_t i = 0; i < topo.size(); ++i) position[static_cast<size_t>(topo[i])] = i;
     for (int o : topo) {
         const op_node& op = g.op(o);
         if (op.kind != op_kind::optimizer) continue;
-        int last = -1;
-        size_t last_pos = 0;
-        for (size_t i = 0; i < topo.size(); ++i)
-            for (int t : op.inputs)
-                if (g.tensor(t).producer == topo[i] && i >= last_pos) last = topo[i], last_pos = i;
+        int last = -1;  // the producer of its inputs that comes last in the order
+        for (int t : op.inputs) {
+            const int p = g.tensor(t).producer;
+            if (p >= 0 && (last < 0 || position[static_cast<size_t>(p)] > position[static_cast<size_t>(last)])) last = p;
+        }
         if (last < 0) continue;
         after[static_cast<size_t>(last)].push_back(o);
         moved[static_cast<size_t>(o)] = true;
