@@ -78,6 +78,7 @@ public:
         m_vector_bytes = static_cast<double>(m_tm.p.superlanes * m_tm.p.lanes);
         m_capacity = static_cast<double>(m_tm.p.mem.slice_capacity.bytes());
         m_plane_passes.assign(m_tm.mxm_units.size(), {});
+        m_epilogue_clear.assign(m_tm.mxm_units.size(), {0, 0});
     }
 
     std::vector<rec> records;
@@ -126,6 +127,10 @@ private:
     std::vector<double> m_epilogue_ops;          // per gemm op: extra element ops per output element
     std::vector<int> m_residual;                 // per gemm op: the second operand its epilogue streams from MEM (-1)
     std::vector<std::vector<std::int64_t>> m_plane_passes;  // per plane: end cycle of each matmul pass
+    // Per plane's epilogue band, per direction (0 west, 1 east): the cycle the last result written that way has
+    // left the VXM. A fused residual flows toward the VXM on the same band, so one arriving from the side an
+    // earlier result went to must come after it.
+    std::vector<std::array<std::int64_t, 2>> m_epilogue_clear;
     double m_vector_bytes = 320, m_capacity = 0, m_live = 0, m_peak_mem = 0;
     std::uint32_t m_cursor = 0;
     int m_fused = 0;
@@ -508,8 +513,10 @@ private:
                                 const std::uint32_t rs = residual_slice(res, wslice);
                                 const std::int32_t d_r = m_tm.distance(pos(rs), m_tm.vxm_position);
                                 const tensor_store& R = m_store[static_cast<size_t>(root(res))];
+                                const bool res_east = pos(rs) < m_tm.vxm_position;
                                 cm = std::max({cm, m_free[rs][0] + m_tm.mem_latency + d_r - m_tm.mxm_latency - d_res,
-                                               R.ready + m_tm.mem_latency + d_r - m_tm.mxm_latency - d_res});
+                                               R.ready + m_tm.mem_latency + d_r - m_tm.mxm_latency - d_res,
+                                               m_epilogue_clear[pi][res_east ? 1 : 0] - m_tm.mxm_latency - d_res});
                             }
                         }
                         const std::int64_t cr = cm - m_tm.mem_latency - d_in;
@@ -580,6 +587,7 @@ private:
                         vw.vector_ops = static_cast<double>(rows) * static_cast<double>(ncols) * f;
                         const std::uint32_t vrec = add(vx, vw, opi);
                         m_free[alu][0] = cv + rows * sp;
+                        m_epilogue_clear[pi][vx.out.east ? 1 : 0] = cv + m_tm.out_offset(okind::vxm) + rows * sp;
                         const std::int64_t cw = cv + m_tm.vxm_latency + d_out;
                         instr wr;
                         wr.kind = okind::mem_write;

@@ -1,7 +1,8 @@
 // GroqRack (platforms/systems/groqrack.yaml) end to end, as a user runs it: a data-parallel gradient all-reduce
 // over one node's C2C links costs the ring's hand-computed time; a GPT with tensor, pipeline and data
-// parallelism trains on all 72 chips, each chip's static schedule placed after the transfers it waits for; and
-// BERT-large data parallel says precisely why it cannot fit.
+// parallelism trains on all 72 chips, each chip's static schedule placed after the transfers it waits for;
+// BERT-large data parallel says precisely why it cannot fit; and ResNet training's fused residual adds keep
+// their stream registers free of conflicts.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -81,4 +82,18 @@ TEST(groqrack, a_chip_schedule_that_cannot_place_a_tensor_names_the_slices_not_a
     EXPECT_NE(r.code, 0);
     EXPECT_NE(r.out.find("in every slice and the fullest has"), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find("short by -"), std::string::npos) << r.out;
+}
+
+TEST(groqrack, resnet_training_fuses_residual_adds_from_either_side_of_the_vxm_without_a_stream_conflict) {
+    // The backward pass of a residual block adds the gradient through the shortcut in the epilogue of the
+    // convolution's dx product. Successive epilogues on one plane write to either side of the VXM; a residual
+    // read from the east side flows west on the band the previous epilogue's result left on, so it must come
+    // after that result has passed (before the fix: "stream register 14 west ... would overwrite a vector").
+    // Every chip's schedule is checked cycle by cycle when it runs.
+    const auto j = tessel::test::run_summary(k_rack + " --set nodes=1 -w resnet --set workload.depth=18 --set workload.batch=8 "
+                                             "--set workload.training=sgd --set parallel.dp=8 --set parallel.microbatch=1 "
+                                             "--set parallel.zero=1");
+    ASSERT_TRUE(j.contains("parallel"));
+    EXPECT_EQ(j["parallel"]["chips"].get<int>(), 8);
+    EXPECT_GE(j["sim_time_s"].get<double>(), j["physical_bound_s"].get<double>());
 }
