@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <sstream>
@@ -47,6 +48,27 @@ std::string folder_name(const std::string& label) {
     std::string f;
     for (char c : label) f += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_') ? c : '_';
     return f;
+}
+
+/// Why a system has no row: every plan it simulated failed. The reason the most plans failed for (the first
+/// such plan's error, "tessel: error: " dropped), so a row says what to change, not only where to look.
+std::string no_plan_finished(const json& plans, const std::string& dir) {
+    std::map<std::string, std::pair<int, std::string>> why;  // error -> (plans, first plan)
+    for (const json& p : plans) {
+        std::string e = p.value("error", std::string());
+        if (e.empty()) continue;
+        const std::string prefix = "tessel: error: ";
+        if (e.compare(0, prefix.size(), prefix) == 0) e = e.substr(prefix.size());
+        auto& w = why[e];
+        if (w.first++ == 0) w.second = p.value("plan", std::string());
+    }
+    const std::string where = " (every plan: " + dir + "/plan.json)";
+    if (why.empty()) return "no plan finished" + where;
+    auto most = why.begin();
+    for (auto it = why.begin(); it != why.end(); ++it)
+        if (it->second.first > most->second.first) most = it;
+    return "no plan finished; " + std::to_string(most->second.first) + " of " + std::to_string(plans.size()) + " (" +
+           most->second.second + (most->second.first > 1 ? ", ..." : "") + "): " + most->first + where;
 }
 
 struct row {
@@ -94,7 +116,7 @@ int run_compare(const compare_options& o, std::ostream& out, std::ostream& err) 
             const json& size = doc["sizes"][0];
             r.chips = size["chips"].get<std::int64_t>();
             if (!size["plans"].empty() && size["plans"][0]["status"] == "ok") r.best = size["plans"][0];
-            else r.error = "no plan finished (see " + po.out_dir + "/plan.json)";
+            else r.error = no_plan_finished(size["plans"], po.out_dir);
         } catch (const input_error& e) {
             r.error = e.message();
         }

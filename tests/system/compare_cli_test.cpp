@@ -57,6 +57,22 @@ TEST(compare_cli, each_row_is_the_systems_best_plan_and_a_system_that_cannot_tra
     EXPECT_NE(r.out.find("fastest: dgx_a100 nodes=1"), std::string::npos) << r.out;
 }
 
+TEST(compare_cli, a_system_whose_every_plan_fails_in_its_chip_mapper_says_why) {
+    // ResNet-50 at 32 images per IPU: the plan's estimate fits (weights stream from the IPU's DRAM), but the BSP
+    // mapper finds the activations too large for the tiles. The row gives the chip mapper's reason, not only
+    // where the plans are.
+    const fs::path out = temp("ipu");
+    const auto r = run_tessel("compare -w resnet50 --set workload.training=sgd --set workload.batch=256"
+                              " --system platforms/systems/ipu_pod16.yaml:machines=2 -o " + out.string() + " --no-progress");
+    ASSERT_EQ(r.code, 0) << r.out;
+    const nlohmann::json doc = nlohmann::json::parse(slurp(out / "compare.json"));
+    ASSERT_EQ(doc["systems"].size(), 1u);
+    const std::string error = doc["systems"][0]["error"].get<std::string>();
+    EXPECT_NE(error.find("no plan finished; 2 of 2 (dp=8 tp=1 pp=1 microbatch=32, ...): workload does not fit: op "), std::string::npos) << error;
+    EXPECT_NE(error.find("plan.json)"), std::string::npos) << error;
+    EXPECT_EQ(error.find("tessel: error:"), std::string::npos) << error;
+}
+
 TEST(compare_cli, bad_input_is_one_clear_error) {
     EXPECT_TESSEL_ERROR("compare" + k_gpt + " --system platforms/systems/dgx_a100.yaml:nodes", "expected PARAM=VALUE after ':'");
     EXPECT_TESSEL_ERROR("compare" + k_gpt + " --system platforms/systems/dgx_a100.yaml --system platforms/systems/dgx_a100.yaml",
