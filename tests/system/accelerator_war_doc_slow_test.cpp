@@ -1,10 +1,12 @@
-// docs/accelerator-war.md's comparison (```console slow: GPT-2 on four 8-chip systems, every plan of each
-// simulated) re-run from a fresh output folder, so no result of an earlier build is resumed instead of simulated.
+// docs/accelerator-war.md's comparisons (```console slow: GPT-2, BERT-large and ResNet-50 on 8-chip systems,
+// BERT-large on 64, every plan of each simulated) re-run from fresh output folders, so no result of an earlier
+// build is resumed instead of simulated.
 #include <filesystem>
 
 #include "tests/support/doc_runs.h"
 
 TEST(accelerator_war_doc, every_quoted_run_prints_what_the_doc_shows) {
-    std::filesystem::remove_all("out/compare/gpt2");
+    for (const char* dir : {"out/compare/gpt2", "out/compare/bert-large", "out/compare/bert-large-64", "out/compare/resnet50"})
+        std::filesystem::remove_all(dir);
     EXPECT_GE(tessel::test::check_quoted_runs("docs/accelerator-war.md", true), 1u);
 }
