@@ -35,8 +35,10 @@ struct system_size {
     std::int64_t chips = 0;
     double capacity = 0;
     bool streamed = false;
+    plan_limits limits;  // the search at this size
     plan_space space;
     std::string dp_only_reason;  // why every chip a replica is not among the plans, when it is not
+    size_t retried = 0;          // plans added because a larger micro-batch did not fit its chip mapper
 };
 
 /// A simulated plan's result.
@@ -343,7 +345,10 @@ void print_size(std::ostream& out, const plan_options& o, const size_report& r) 
     const system_size& s = *r.size;
     out << (o.scale_param.empty() ? "" : o.scale_param + "=" + s.value + ": ") << s.chips << " chips"
         << (s.capacity > 0 ? ", " + format_bytes(s.capacity) + " per chip" : ", weights streamed") << "; "
-        << s.space.candidates.size() << " plans simulated, " << s.space.rejected.size() << " do not fit\n";
+        << s.space.candidates.size() << " plans simulated, " << s.space.rejected.size() << " do not fit";
+    if (s.retried > 0)
+        out << " (" << s.retried << " of them added at a smaller micro-batch: the chip mapper found the larger one does not fit)";
+    out << "\n";
     if (r.results.empty()) {
         out << "  no plan fits" << (s.space.first_violation.empty() ? "" : " (" + s.space.first_violation + ")") << "\n";
         return;
@@ -395,7 +400,7 @@ void print_size(std::ostream& out, const plan_options& o, const size_report& r) 
 
 json size_json(const plan_options& o, const size_report& r) {
     const system_size& s = *r.size;
-    json j = {{"chips", s.chips}, {"capacity_bytes", s.capacity}, {"weights_streamed", s.streamed}};
+    json j = {{"chips", s.chips}, {"capacity_bytes", s.capacity}, {"weights_streamed", s.streamed}, {"retried_smaller_microbatch", s.retried}};
     if (!o.scale_param.empty()) j["scale"] = {{"param", o.scale_param}, {"value", s.value}};
     json plans = json::array();
     int rank = 0;
@@ -480,6 +485,7 @@ int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
             l.zero = {0};  // no chip holds weights or optimizer state: nothing for ZeRO to shard
         }
         s.space = enumerate_plans(workload, sets.workload, s.chips, s.capacity, l);
+        s.limits = l;
         auto excludes = [](const std::vector<int>& list, int v) { return !list.empty() && std::find(list.begin(), list.end(), v) == list.end(); };
         if (excludes(l.tp, 1) || excludes(l.pp, 1) || excludes(l.dp, static_cast<int>(s.chips))) {
             s.dp_only_reason = "is outside the search (--dp, --tp or --pp leave it out)";
@@ -518,37 +524,91 @@ int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
 
     std::vector<size_report> reports;
     int status = 0;
-    if (!o.dry_run) {
-        sweep::sweep_options so = o.sweep;
-        so.spec_file = spec_file;
-        so.out_dir = out_dir;
-        std::ostringstream sweep_out;
-        status = sweep::run_sweep(so, sweep_out, err);
-        err << sweep_out.str();
-    }
     // Results by plan (and scale value), from the sweep's record.
     std::map<std::string, sweep::row> rows;
-    {
+    auto read_rows = [&] {
+        rows.clear();
         const sweep::results_store store(out_dir, false);
         for (const auto& [key, row] : store.latest()) {
             std::string id;
             for (const auto& [k, v] : row["params"].items()) id += k + "=" + v.get<std::string>() + " ";
             rows[id] = row;
         }
+    };
+    auto id_of = [&](const system_size& s, const parallel_plan& p) {
+        std::string id;
+        if (!o.scale_param.empty()) id += o.scale_param + "=" + s.value + " ";
+        id += "parallel.dp=" + std::to_string(p.dp) + " parallel.tp=" + std::to_string(p.tp) + " parallel.pp=" +
+              std::to_string(p.pp) + " parallel.microbatch=" + std::to_string(p.microbatch) + " parallel.interleave=" +
+              std::to_string(p.interleave) + " parallel.schedule=" + p.schedule + " parallel.recompute=" + p.recompute +
+              " parallel.zero=" + std::to_string(p.zero) + " ";
+        return id;
+    };
+    // With one stage, the search keeps the largest micro-batch its memory estimate fits. A chip mapper may still
+    // find it does not fit (the estimate counts a chip's largest memory; an IPU's activations live in its tiles'
+    // SRAM): such a plan is simulated again at the next smaller micro-batch (gradient accumulation), round after
+    // round, until one fits or one sequence per micro-batch does not either.
+    while (!o.dry_run) {
+        sweep::sweep_options so = o.sweep;
+        so.spec_file = spec_file;
+        so.out_dir = out_dir;
+        std::ostringstream sweep_out;
+        status = sweep::run_sweep(so, sweep_out, err);
+        err << sweep_out.str();
+        read_rows();
+        if (status >= 128 || !limits.microbatch.empty()) break;  // a micro-batch the user fixed stays
+        size_t added = 0;
+        for (auto& s : sizes) {
+            std::vector<plan_candidate> more;
+            for (const auto& c : s.space.candidates) {
+                const parallel_plan& p = c.plan;
+                if (p.pp != 1 || p.microbatch <= 1) continue;
+                const auto it = rows.find(id_of(s, p));
+                if (it == rows.end() || it->second.value("status", "") != "failed" ||
+                    it->second.value("error", "").find("does not fit") == std::string::npos)
+                    continue;
+                // The next smaller micro-batch the rules allow, with its estimate: the same search restricted to it.
+                for (int mb = p.microbatch / 2; mb >= 1; mb /= 2) {
+                    parallel_plan q = p;
+                    q.microbatch = mb;
+                    const std::string id = id_of(s, q);
+                    bool known = false;
+                    for (const auto& d : s.space.candidates) known |= id_of(s, d.plan) == id;
+                    for (const auto& d : more) known |= id_of(s, d.plan) == id;
+                    if (known) break;
+                    plan_limits one = s.limits;
+                    one.dp = {q.dp};
+                    one.tp = {q.tp};
+                    one.pp = {1};
+                    one.microbatch = {mb};
+                    one.interleave = {q.interleave};
+                    one.zero = {q.zero};
+                    one.recompute = {q.recompute};
+                    bool found = false;
+                    for (auto& d : enumerate_plans(workload, sets.workload, s.chips, s.capacity, one).candidates)
+                        if (id_of(s, d.plan) == id) {
+                            more.push_back(std::move(d));
+                            found = true;
+                        }
+                    if (found) break;
+                }
+            }
+            added += more.size();
+            s.retried += more.size();
+            for (auto& d : more) s.space.candidates.push_back(std::move(d));
+        }
+        if (added == 0) break;
+        err << "tessel plan: " << added << " plan" << (added == 1 ? "" : "s") << " did not fit the chip mapper; simulating "
+            << (added == 1 ? "it" : "them") << " again at half the micro-batch\n";
+        write_file_atomic(spec_file, sweep_yaml(o, platform_file, workload, sets, sizes), "plan sweep", true);
     }
+    if (o.dry_run) read_rows();
     for (const auto& s : sizes) {
         std::vector<plan_result> results;
         for (const auto& c : s.space.candidates) {
             plan_result r;
             r.cand = &c;
-            std::string id;
-            if (!o.scale_param.empty()) id += o.scale_param + "=" + s.value + " ";
-            const parallel_plan& p = c.plan;
-            id += "parallel.dp=" + std::to_string(p.dp) + " parallel.tp=" + std::to_string(p.tp) + " parallel.pp=" +
-                  std::to_string(p.pp) + " parallel.microbatch=" + std::to_string(p.microbatch) + " parallel.interleave=" +
-                  std::to_string(p.interleave) + " parallel.schedule=" + p.schedule + " parallel.recompute=" +
-                  p.recompute + " parallel.zero=" + std::to_string(p.zero) + " ";
-            const auto it = rows.find(id);
+            const auto it = rows.find(id_of(s, c.plan));
             if (it != rows.end()) read_result(r, it->second, out_dir);
             results.push_back(std::move(r));
         }

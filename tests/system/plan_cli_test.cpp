@@ -1,7 +1,8 @@
 // `tessel plan` as a user runs it, on a small system where memory forces model parallelism: its ranking is the
 // order of the plans simulated one by one with `tessel run`, its best plan is model parallel and beats every data-
 // parallel plan, plain data parallelism is reported as not fitting with the memory it needs, a re-run resumes
-// instead of simulating again, and bad input is one clear error.
+// instead of simulating again, a plan its chip mapper cannot fit is tried again at a smaller micro-batch, and bad
+// input is one clear error.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -111,6 +112,39 @@ TEST(plan_cli, scale_gives_a_pareto_front_over_system_sizes) {
         const double best = s["plans"][0]["samples_per_s"].get<double>();
         EXPECT_LE(best, fastest);
     }
+}
+
+TEST(plan_cli, a_plan_its_chip_mapper_cannot_fit_is_simulated_again_at_half_the_micro_batch) {
+    // ResNet-50 on 8 IPUs at 32 images each: the estimate fits (weights stream from the IPU's DRAM), but the BSP
+    // mapper finds 32 images' activations (and 16's) too large for the tiles. The search halves the micro-batch
+    // until a plan fits (8: 4 accumulated per iteration), and ranks it with the failures shown.
+    const fs::path out = temp("retry");
+    const auto r = run_tessel("plan -p platforms/systems/ipu_pod16.yaml --set machines=2 -w resnet50 --set workload.training=sgd"
+                              " --set workload.batch=256 -o " + out.string() + " --no-progress");
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("6 plans simulated, 0 do not fit (4 of them added at a smaller micro-batch"), std::string::npos) << r.out;
+    const nlohmann::json doc = nlohmann::json::parse(slurp(out / "plan.json"));
+    const nlohmann::json& size = doc["sizes"][0];
+    EXPECT_EQ(size["retried_smaller_microbatch"].get<int>(), 4);
+    ASSERT_EQ(size["plans"].size(), 6u);
+    const nlohmann::json& best = size["plans"][0];
+    EXPECT_EQ(best["status"], "ok");
+    EXPECT_EQ(best["microbatch"].get<int>(), 8);
+    int failed = 0;
+    for (const auto& p : size["plans"])
+        if (p["status"] == "failed") {
+            ++failed;
+            EXPECT_GT(p["microbatch"].get<int>(), 8) << p.dump();
+            EXPECT_NE(p["error"].get<std::string>().find("does not fit"), std::string::npos) << p.dump();
+        }
+    EXPECT_EQ(failed, 4);
+    // A re-run resumes: nothing is simulated again and the ranking is the same.
+    const auto again = run_tessel("plan -p platforms/systems/ipu_pod16.yaml --set machines=2 -w resnet50 --set workload.training=sgd"
+                                  " --set workload.batch=256 -o " + out.string() + " --no-progress --json");
+    ASSERT_EQ(again.code, 0) << again.out;
+    const nlohmann::json doc2 = nlohmann::json::parse(slurp(out / "plan.json"));
+    EXPECT_EQ(doc2["sizes"][0]["plans"][0]["plan"], best["plan"]);
+    EXPECT_EQ(doc2["sizes"][0]["plans"][0]["iteration_s"].get<double>(), best["iteration_s"].get<double>());
 }
 
 TEST(plan_cli, bad_input_is_one_clear_error) {
