@@ -394,20 +394,19 @@ void executor::start_flow(std::uint32_t s, tick now) {
     if (same_place && !f.src_is_port) {
         f.local = true;
     } else {
-        // Packet size and window from the networks on the way (the first packet's route when it varies).
+        // Packet size from the networks on the way (the first packet's route when it varies), the window from the
+        // first: packets of a transfer in flight at once are what its source interface buffers; on a route through
+        // several networks a packet gives its slot back when it leaves the first (the next network's interface
+        // buffers it from there; leave_network), on a route through one when it is delivered.
         const std::int32_t su = f.src_by_address ? m_plat.comp(st.at.comp).unit_for_address(st.at.address) : st.at.unit;
         const std::int32_t du = f.dst_by_address ? m_plat.comp(st.to.comp).unit_for_address(st.to.address) : st.to.unit;
         f.src_ap = attach_or_fail(st.at, su, s);
         f.dst_ap = attach_or_fail(st.to, du, s);
         m_plat.route_into(f.src_ap, f.dst_ap, f.route);
         f.packet = ~std::uint64_t{0};
-        f.window = ~0u;
-        for (const auto& seg : f.route) {
-            const interconnect& n = *m_nets[seg.net];
-            f.packet = std::min(f.packet, n.packet_bytes());
-            f.window = std::min(f.window, n.max_outstanding());
-        }
+        for (const auto& seg : f.route) f.packet = std::min(f.packet, m_nets[seg.net]->packet_bytes());
         const interconnect& first = *m_nets[f.route.front().net];
+        f.window = first.max_outstanding();
         const std::uint64_t wire = f.packet + first.header_bytes();
         if (&first != m_pace_net || wire != m_pace_wire) {  // most transfers pace like the one before
             m_pace_net = &first;
@@ -523,8 +522,7 @@ void executor::advance(std::uint32_t ki) {
         }
         if (k.t.hop == txn::parked) return;  // the network hands it back through release()
         if (k.t.hop == txn::arrived) {
-            ++k.stage;
-            enter_stage(k, ki);
+            leave_network(k, ki);
         }
         if (queued == m_queue.size() ? k.t.head >= h : !may_go_now(k.t.head)) {
             push(k.t.head, ev::stage, ki);
@@ -543,8 +541,7 @@ void executor::move_on(std::uint32_t ki) {
             k.net->transport(k.t);
             if (k.t.hop == txn::parked) return;
             if (k.t.hop == txn::arrived) {
-                ++k.stage;
-                enter_stage(k, ki);
+                leave_network(k, ki);
             }
         } else if (k.stage == 0) {
             const flow& f = m_flows[k.flow];
@@ -581,6 +578,21 @@ void executor::move_on(std::uint32_t ki) {
     }
 }
 
+void executor::leave_network(packet& k, std::uint32_t ki) {
+    if (k.stage == 1 && route_of(k).size() > 1) release_slot(k.flow, k.number, k.t.tail);
+    ++k.stage;
+    enter_stage(k, ki);
+}
+
+void executor::release_slot(std::uint32_t fi, std::uint32_t number, tick at) {
+    flow& f = m_flows[fi];
+    f.ring[number % f.window] = at;
+    if (f.waiting && f.count >= f.window && f.count - f.window == number) {
+        f.waiting = false;
+        schedule_next(fi, f.wait_from);
+    }
+}
+
 void executor::delivered(std::uint32_t ki) {
     const packet& k = m_packets[ki];
     const std::uint32_t fi = k.flow;
@@ -600,14 +612,10 @@ void executor::delivered(std::uint32_t ki) {
             m_result.window_flits_delivered += (k.bytes + header + tr.flit_bytes - 1) / tr.flit_bytes;
         }
     }
-    f.ring[k.number % f.window] = done;
     f.last = std::max(f.last, done);
     ++f.delivered;
     m_free_packets.push_back(ki);
-    if (f.waiting && f.count >= f.window && f.count - f.window == k.number) {
-        f.waiting = false;
-        schedule_next(fi, f.wait_from);
-    }
+    if (f.local || route_of(k).size() <= 1) release_slot(fi, k.number, done);
     if (f.sent >= f.total && f.delivered == f.count) {
         m_result.step_end[f.step] = f.last;
         push(f.last, ev::complete, f.step);
@@ -624,8 +632,7 @@ void executor::release(std::uint64_t token, std::uint32_t hop, tick head, tick t
     k.t.tail = tail;
     k.t.hop = hop;
     if (hop == txn::arrived) {
-        ++k.stage;
-        enter_stage(k, ki);
+        leave_network(k, ki);
     }
     push(head, ev::stage, ki);
 }

@@ -74,7 +74,9 @@ private:
         std::uint32_t window = 1;
         std::uint64_t count = 0;      // packets injected
         std::uint64_t delivered = 0;  // packets written at the destination
-        std::vector<tick> ring;       // delivery time of the last `window` packets (no_time while in flight)
+        // When each of the last `window` packets gave its slot back (no_time while it holds it): at its delivery,
+        // or, on a route through several networks, when it left the first (the source interface's window).
+        std::vector<tick> ring;
         tick pace = 0;                // injection interval at the first link's rate
         tick last = 0;
         tick wait_from = 0;           // blocked on the window: earliest the next packet could go
@@ -137,6 +139,11 @@ private:
     /// Moves packet `ki` into the network of its current stage (at its first link) or, past the last, to its
     /// destination stage.
     void enter_stage(packet& k, std::uint32_t ki);
+    /// Packet `ki` has left the network of its stage: on to the next stage (the first network it leaves on a route
+    /// through several gives its transfer's window slot back).
+    void leave_network(packet& k, std::uint32_t ki);
+    /// Packet `number` of flow `f` gives its window slot back at `at` (the next packet may be injected then).
+    void release_slot(std::uint32_t f, std::uint32_t number, tick at);
     void delivered(std::uint32_t k);
     /// Refuses, before the run, steps on the wrong kind of resource and programs over the packet or simulated-time
     /// budget (models/core/limits.h).

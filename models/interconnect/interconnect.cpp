@@ -9,7 +9,9 @@ void packet_params::declare(param_decl& d, std::string_view packet, std::string_
     d(packet_bytes, "packet_bytes", packet, "largest payload of one packet", bound::positive);
     d(header_bytes, "header_bytes", header, "header added to every packet on the wire");
     d(max_outstanding, "max_outstanding", outstanding,
-      "packets of one transfer in flight at once (the network interface's buffers)", bound::positive, 65536);
+      "packets of one transfer starting on this network in flight at once (its interface's buffers; a packet holds "
+      "its slot until delivered, or until it leaves this network on a route through several)",
+      bound::positive, 65536);
 }
 
 void interconnect::traverse(txn& t) {
