@@ -563,6 +563,8 @@ int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
             for (const auto& c : s.space.candidates) {
                 const parallel_plan& p = c.plan;
                 if (p.pp != 1 || p.microbatch <= 1) continue;
+                // Every chip mapper's capacity error says "does not fit" (BSP, TSP, RDU, wafer, the system's
+                // own check); other failures are not retried.
                 const auto it = rows.find(id_of(s, p));
                 if (it == rows.end() || it->second.value("status", "") != "failed" ||
                     it->second.value("error", "").find("does not fit") == std::string::npos)
@@ -599,7 +601,7 @@ int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
         }
         if (added == 0) break;
         err << "tessel plan: " << added << " plan" << (added == 1 ? "" : "s") << " did not fit the chip mapper; simulating "
-            << (added == 1 ? "it" : "them") << " again at half the micro-batch\n";
+            << (added == 1 ? "it" : "them") << " again at a smaller micro-batch\n";
         write_file_atomic(spec_file, sweep_yaml(o, platform_file, workload, sets, sizes), "plan sweep", true);
     }
     if (o.dry_run) read_rows();
