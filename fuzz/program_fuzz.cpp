@@ -5,12 +5,21 @@
 #include "engine/netlist/platform.h"
 #include "engine/program/program_yaml.h"
 #include "fuzz/fuzz_common.h"
+#include "models/core/limits.h"
 
 TESSEL_FUZZ_SC_MAIN
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace tessel;
     fuzz::init_once();
+    // A valid program near the default steps budget (2e7, about 1 GiB unsanitized) outgrows the fuzzer's 2 GB
+    // RSS cap under AddressSanitizer: a 9 M-step loop did. Here the budget is 1 M steps, so loops past it are
+    // refused up front (an input_error) as they are past the real budget.
+    static const bool budget = [] {
+        limits().steps = 1e6;
+        return true;
+    }();
+    (void)budget;
     static sim_context sim;
     static param_context pctx;
     static std::unique_ptr<platform> plat =
