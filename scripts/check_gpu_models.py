@@ -3,6 +3,7 @@
 
     python3 scripts/check_gpu_models.py                      # h100_sxm against validation/gpu/h100_models.jsonl
     python3 scripts/check_gpu_models.py --tessel path/to/tessel --platform h100_sxm --markdown
+    python3 scripts/check_gpu_models.py --framework eager    # the kernels eager PyTorch launches (as measured)
 
 Each row of the measurements (scripts/measure_gpu_models.py writes them) names a model, a mode and a shape; this
 script runs the same workload with `tessel run` and prints measured kernel time (the sum of the step's GPU
@@ -57,6 +58,8 @@ def main():
     ap.add_argument("--tessel", default=os.path.join(ROOT, "build", "bin", "tessel"))
     ap.add_argument("--platform", default="h100_sxm")
     ap.add_argument("--measurements", default=os.path.join(ROOT, "validation", "gpu", "h100_models.jsonl"))
+    ap.add_argument("--framework", choices=("ops", "eager"), default="ops",
+                    help="the kernels mapper's framework: one kernel per op, or the kernels eager PyTorch launches")
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = ap.parse_args()
     rows = []
@@ -76,7 +79,7 @@ def main():
             out.append((r["case"], r["kernel_sec"], None, r["kernels"], None,
                         "not compared (no tessel workload of the same structure)"))
             continue
-        cmd = [args.tessel, "run", "-p", args.platform, "--json"] + targs
+        cmd = [args.tessel, "run", "-p", args.platform, "--json", "--set", "mapper.framework=" + args.framework] + targs
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
             out.append((r["case"], r["kernel_sec"], None, r["kernels"], None, p.stderr.strip().splitlines()[-1]))

@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "engine/mappers/eager_kernels.h"
 #include "engine/mappers/toolkit/allocator.h"
 #include "engine/mappers/toolkit/liveness.h"
 #include "engine/mappers/toolkit/parts.h"
@@ -17,9 +18,14 @@ namespace tessel {
 
 void kernel_mapper::options::declare(param_decl& d) {
     d(device, "device", "", "the component group that runs the kernels (default: the first that does: a gpu or tpu)");
+    d.choice(framework, "framework", "ops", {"ops", "eager"},
+             "ops: one kernel per op of the graph; eager: the kernels eager PyTorch (cuDNN, Hugging Face model code, "
+             "torch.optim's foreach optimizers) launches for each op: NCHW<->NHWC conversions around convolutions, "
+             "batch norm's per-channel statistics, RMSNorm on an fp32 copy, cross-entropy on fp32 logits, "
+             "multi-tensor optimizer passes");
     d.choice(fuse, "fuse", "none", {"none", "elementwise"},
-             "none: one kernel per op (eager PyTorch); elementwise: elementwise ops and inference batchnorm run in "
-             "the epilogue of the kernel producing their input (torch.compile, XLA)");
+             "none: one kernel per op; elementwise: elementwise ops and inference batchnorm run in the epilogue of "
+             "the kernel producing their input (torch.compile, XLA)");
     d(strided_views, "strided_views", "true",
       "transposes, slices and splits that only feed matrix products are read in place (strided operands), not copied");
     d(float16_as, "float16_as", "",
@@ -178,6 +184,9 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
         if (!half_as) throw input_error("mapper.float16_as: unknown data type '" + m_opt.float16_as + "' (" + dtype_list() + ")");
     }
     const bool fuse = m_opt.fuse == "elementwise";
+    const bool eager = m_opt.framework == "eager";
+    if (eager && fuse)
+        throw input_error("mapper.framework eager runs every op as eager PyTorch does, unfused: mapper.fuse must be none");
     const size_t nt = g.tensors().size();
     mapping out;
     program& prog = out.prog;
@@ -230,11 +239,18 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
     std::vector<std::uint32_t> kernel_step;
     int views = 0, fused = 0;
     std::vector<int> pending_release;  // inputs of the last kernel, released when it is closed
+    std::vector<std::uint64_t> pending_scratch;  // temporaries of the last op's eager kernels
+    const eager_storage storage{address_of, [&](double bytes) {
+                                    const std::uint64_t a = mem.alloc(static_cast<std::uint64_t>(std::ceil(bytes)));
+                                    pending_scratch.push_back(a);
+                                    return a;
+                                }};
+    std::vector<int> optimizer_ops;  // eager: torch.optim steps after the backward pass, all parameters at once
     auto close_kernel = [&] {
         if (kernels.empty()) return;
         lowered_kernel& k = kernels.back();
         if (kernel_step.size() < kernels.size()) {
-            const std::uint32_t opi = prog.intern_op(g.op(k.ops.front()).name);
+            const std::uint32_t opi = prog.intern_op(k.own_name ? k.desc.name : g.op(k.ops.front()).name);
             std::vector<std::uint32_t> after;
             if (!kernel_step.empty()) after.push_back(kernel_step.back());
             const std::uint32_t s = prog.add_compute(opi, endpoint{dev_id, 0, 0}, prog.add_work(k.w), after);
@@ -243,6 +259,20 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
         }
         for (int t : pending_release) release(t);
         pending_release.clear();
+        for (std::uint64_t a : pending_scratch) mem.free(a);
+        pending_scratch.clear();
+    };
+    // An op that runs as several kernels: each is closed before the next; the op's inputs and temporaries are
+    // released after the last.
+    auto push_kernels = [&](std::vector<lowered_kernel> ks, const std::vector<int>& inputs) {
+        std::vector<std::uint64_t> scratch;
+        scratch.swap(pending_scratch);
+        for (size_t i = 0; i < ks.size(); ++i) {
+            kernels.push_back(std::move(ks[i]));
+            if (i + 1 < ks.size()) close_kernel();
+        }
+        pending_scratch = std::move(scratch);
+        for (int t : inputs) pending_release.push_back(t);
     };
 
     std::optional<dtype> no_type;
@@ -322,10 +352,27 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
                 const int in = op.inputs[i == 0 ? 0 : i + 1];
                 if (g.tensor(in).bytes() == g.tensor(op.outputs[i]).bytes()) alias(op.outputs[i], in);
             }
+        if (eager && op.kind == op_kind::optimizer) {
+            optimizer_ops.push_back(o);
+            continue;
+        }
+        if (eager) {
+            auto ks = eager_kernels(g, o, storage, type_for(op));
+            if (!ks.empty()) {
+                push_kernels(std::move(ks), op.inputs);
+                continue;
+            }
+        }
         kernels.push_back(lower_op(g, o, address_of, type_for(op)));
         for (int t : op.inputs) pending_release.push_back(t);
     }
     close_kernel();
+    if (!optimizer_ops.empty()) {
+        std::vector<int> inputs;
+        for (int o : optimizer_ops) inputs.insert(inputs.end(), g.op(o).inputs.begin(), g.op(o).inputs.end());
+        push_kernels(foreach_optimizer(g, optimizer_ops, storage), inputs);
+        close_kernel();
+    }
 
     if (mem.high_water() > mem.capacity() && mem.capacity() > 0)
         throw input_error("workload '" + g.name + "' needs " + format_bytes(static_cast<double>(mem.high_water())) +
@@ -351,6 +398,7 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
     out.notes.push_back(std::to_string(kernels.size()) + " kernels for " + std::to_string(g.ops().size()) + " ops (" +
                         std::to_string(views) + " views or free ops, " + std::to_string(fused) +
                         " fused into epilogues); device memory " + format_bytes(static_cast<double>(mem.high_water())));
+    if (eager) out.notes.push_back("framework eager: the kernels eager PyTorch launches for each op (mapper.framework)");
     if (half_as) out.notes.push_back("fp16 ops run in " + std::string(dtype_name(*half_as)) + " (mapper.float16_as)");
     const auto it = g.parameters.find("batch");
     out.samples = it != g.parameters.end() ? std::max(1.0, std::atof(it->second.c_str())) : 1.0;

@@ -27,6 +27,7 @@ struct lowered_kernel {
     std::vector<int> ops;
     work w;
     kernel_desc desc;
+    bool own_name = false;  // the step (in traces) is named desc.name, not its first op: one of an op's eager kernels
 };
 
 /// How a tensor's bytes are read by op `o`: its address (from `address_of`) and the bytes the op touches.
@@ -41,6 +42,7 @@ class kernel_mapper : public mapper {
 public:
     struct options {
         std::string device;
+        std::string framework;
         std::string fuse;
         bool strided_views = true;
         std::string float16_as;

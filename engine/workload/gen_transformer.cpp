@@ -262,7 +262,7 @@ workload_graph build_gpt2(const workload_params& p) {
         const int ctx = merge_heads(b, n + ".context", attention(b, n + ".attn", q, k, v, cfg));
         x = b.add1("add", n + ".attn.residual", {x, row_linear(b, tp, n + ".attn.c_proj", ctx, hidden, true)});
         int m = linear(b, n + ".mlp.c_fc", enter_tp(b, tp, n + ".mlp", layer_norm(b, n + ".ln_2", x)), 4 * h_tp, true);
-        m = b.add1("gelu", n + ".mlp.gelu", {m});
+        m = b.add1("gelu", n + ".mlp.gelu", {m}, op_attrs().s("approximate", "tanh"));
         x = b.add1("add", n + ".mlp.residual", {x, row_linear(b, tp, n + ".mlp.c_proj", m, hidden, true)});
         layer.tag(l);
     }

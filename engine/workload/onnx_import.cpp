@@ -901,6 +901,7 @@ void onnx_importer::import_node(const onnx::NodeProto& n, int index) {
             } else {
                 set(elementwise_types().at(type));
                 if (type == "LeakyRelu") op.float_attrs["alpha"] = a.f("alpha", 0.01f);
+                if (type == "Gelu" && a.find("approximate")) op.str_attrs["approximate"] = a.find("approximate")->s();
                 if (type == "Clip" && m_opset < 11) {
                     if (a.find("min")) op.float_attrs["min"] = a.f("min", 0);
                     if (a.find("max")) op.float_attrs["max"] = a.f("max", 0);

@@ -22,19 +22,19 @@ const char* attr_type_name(attr_type t) {
 namespace {
 
 attr_spec a_int(std::string n, std::string def, std::string doc) {
-    return attr_spec{std::move(n), attr_type::integer, std::move(def), false, std::move(doc)};
+    return attr_spec{std::move(n), attr_type::integer, std::move(def), false, std::move(doc), {}};
 }
 attr_spec a_ints(std::string n, std::string def, std::string doc) {
-    return attr_spec{std::move(n), attr_type::integers, std::move(def), false, std::move(doc)};
+    return attr_spec{std::move(n), attr_type::integers, std::move(def), false, std::move(doc), {}};
 }
 attr_spec a_bool(std::string n, std::string def, std::string doc) {
-    return attr_spec{std::move(n), attr_type::boolean, std::move(def), false, std::move(doc)};
+    return attr_spec{std::move(n), attr_type::boolean, std::move(def), false, std::move(doc), {}};
 }
 attr_spec a_num(std::string n, std::string def, std::string doc) {
-    return attr_spec{std::move(n), attr_type::number, std::move(def), false, std::move(doc)};
+    return attr_spec{std::move(n), attr_type::number, std::move(def), false, std::move(doc), {}};
 }
 attr_spec a_text(std::string n, std::string def, std::string doc) {
-    return attr_spec{std::move(n), attr_type::text, std::move(def), false, std::move(doc)};
+    return attr_spec{std::move(n), attr_type::text, std::move(def), false, std::move(doc), {}};
 }
 attr_spec required(attr_spec a) {
     a.required = true;
@@ -103,7 +103,14 @@ std::vector<op_type_info> make_catalog() {
     // --- elementwise, unary (FLOPs per output element; special functions count 1 each)
     c.push_back(unary("relu", 1, 1, "max(x, 0)"));
     c.push_back(unary("leaky_relu", 2, 2, "x if x > 0 else alpha * x", {a_num("alpha", "0.01", "slope for negative x")}));
-    c.push_back(unary("gelu", 5, 9, "x * 0.5 * (1 + erf(x / sqrt(2))): divide, erf, add, multiply, multiply"));
+    {
+        attr_spec approximate = a_text("approximate", "none",
+                                       "none: the erf form; tanh: 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))), GPT-2's "
+                                       "(ONNX Gelu's attribute)");
+        approximate.choices = {"none", "tanh"};
+        c.push_back(unary("gelu", 5, 9, "x * 0.5 * (1 + erf(x / sqrt(2))): divide, erf, add, multiply, multiply",
+                          {approximate}));
+    }
     c.push_back(unary("silu", 5, 7, "x * sigmoid(x) (swish): the 4 of sigmoid and a multiply"));
     c.push_back(unary("sigmoid", 4, 3, "1 / (1 + exp(-x)): negate, exp, add, reciprocal"));
     c.push_back(unary("tanh", 1, 3, "tanh(x)"));
@@ -417,7 +424,17 @@ void apply_attr_defaults(op_node& op) {
     if (!info) fail("unknown op type '" + op.type + "'" + did_you_mean(op.type, op_type_names()), op.where);
     for (const auto& a : info->attrs) {
         if (a.name == "type") continue;
-        if (has_attr(op, a.name)) continue;
+        if (has_attr(op, a.name)) {
+            if (!a.choices.empty() && a.type == attr_type::text) {
+                const std::string v = attr_text(op, a.name);
+                if (std::find(a.choices.begin(), a.choices.end(), v) == a.choices.end()) {
+                    std::string list;
+                    for (const auto& c : a.choices) list += (list.empty() ? "" : ", ") + c;
+                    fail(describe_op(op) + ": attribute '" + a.name + "' is '" + v + "'; expected one of " + list, op.where);
+                }
+            }
+            continue;
+        }
         if (a.required) fail(describe_op(op) + ": missing attribute '" + a.name + "' (" + a.doc + ")", op.where);
         if (a.default_value.empty()) continue;
         switch (a.type) {

@@ -28,6 +28,7 @@ struct attr_spec {
     std::string default_value;  // "" when the attribute is required or has no default (see `required`)
     bool required = false;
     std::string doc;
+    std::vector<std::string> choices;  // text attributes: the words allowed (empty: any)
 };
 
 struct op_type_info {

@@ -204,7 +204,7 @@ private:
             }
             for (const auto& a : info->attrs)
                 if (a.name != "type" && item.has(a.name)) read_attr(op, a, item[a.name], what);
-            if (item.has("like")) read_attr(op, attr_spec{"like", attr_type::integers, "", true, ""}, item["like"], what);
+            if (item.has("like")) read_attr(op, attr_spec{"like", attr_type::integers, "", true, "", {}}, item["like"], what);
             if (item.has("phase")) {
                 const std::string ph = item["phase"].scalar("phase");
                 if (ph == "forward") op.phase = op_phase::forward;

@@ -125,3 +125,22 @@ TEST(baseline_run, a_bad_mapper_option_is_an_input_error) {
     EXPECT_EQ(r.code, 2) << r.out;
     EXPECT_NE(r.out.find("everything"), std::string::npos) << r.out;
 }
+
+// framework: eager launches what eager PyTorch launches (layout conversions, per-channel batch-norm kernels,
+// GELU's written-out tanh form, fp32 cross-entropy, foreach optimizer passes): training steps run more kernels
+// and take longer than one kernel per op, and still never beat their work at peak.
+TEST(baseline_run, eager_framework_runs_more_kernels_and_stays_within_physics) {
+    for (const char* model : {"resnet50", "gpt2"}) {
+        const std::string training =
+            std::string("--set workload.batch=8 --set workload.training=") + (model == std::string("resnet50") ? "sgd" : "adam");
+        const nlohmann::json& ops = run("h100_sxm", model, training);
+        const nlohmann::json& eager = run("h100_sxm", model, training + " --set mapper.framework=eager");
+        ASSERT_TRUE(ops.contains("sim_time_s") && eager.contains("sim_time_s")) << model;
+        EXPECT_GT(eager["mapping"]["kernels"].size(), ops["mapping"]["kernels"].size()) << model;
+        EXPECT_GT(eager["sim_time_s"].get<double>(), ops["sim_time_s"].get<double>()) << model;
+        EXPECT_GE(eager["sim_time_s"].get<double>(), eager["physical_bound_s"].get<double>()) << model;
+        double sum = 0;
+        for (const auto& l : eager["mapping"]["layers"]) sum += l["time_s"].get<double>();
+        EXPECT_NEAR(sum, eager["sim_time_s"].get<double>(), 1e-3 * eager["sim_time_s"].get<double>()) << model;
+    }
+}
