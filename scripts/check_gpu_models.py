@@ -25,6 +25,15 @@ def tessel_args(row):
     """The `tessel run` arguments for one measured case, or None when tessel has no such workload."""
     model, mode, batch = row["model"], row["mode"], row["batch"]
     sets = ["workload.batch=%d" % batch, "workload.precision=bf16"]
+    # The measured runs: Hugging Face models use PyTorch's SDPA attention (transformers' default; cuDNN's flash
+    # kernels), train with dropout 0.1 (their configs' default, in train mode), and the BERT training row is
+    # BertForMaskedLM (no pooler; the masked-LM head over every token).
+    if model != "resnet50":
+        sets.append("workload.attention=fused")
+    if mode == "training" and model in ("bert_base", "bert_large", "gpt2"):
+        sets.append("workload.dropout=0.1")
+    if mode == "training" and row.get("head", "").startswith("masked LM"):
+        sets += ["workload.pooler=false", "workload.mlm_head=true"]
     if model == "resnet50":
         w = "resnet50"
     elif model in ("bert_base", "bert_large"):

@@ -74,14 +74,14 @@ std::vector<lowered_kernel> conv_kernels(const workload_graph& g, int o, const e
     std::vector<lowered_kernel> ks;
     std::vector<std::pair<int, std::uint64_t>> moved;  // tensor, its NHWC copy
     for (int t : to_nhwc) {
-        const double b = static_cast<double>(g.tensor(t).bytes());
+        const double b = s.bytes(g, t);
         const std::uint64_t copy = s.scratch(b);
         moved.emplace_back(t, copy);
-        ks.push_back(stream_kernel(o, op.name + ".nchw_to_nhwc", op_class::data_movement, g.tensor(t).type,
+        ks.push_back(stream_kernel(o, op.name + ".nchw_to_nhwc", op_class::data_movement, s.type(g, t),
                                    {{s.tensor(t), b, false}, {copy, b, true}}));
     }
     const int out = op.outputs[0];
-    const double out_bytes = static_cast<double>(g.tensor(out).bytes());
+    const double out_bytes = s.bytes(g, out);
     const std::uint64_t out_copy = output_back ? s.scratch(out_bytes) : 0;
     ks.push_back(lower_op(g, o,
                           [&](int t) {
@@ -90,17 +90,20 @@ std::vector<lowered_kernel> conv_kernels(const workload_graph& g, int o, const e
                               if (output_back && t == out) return out_copy;
                               return s.tensor(t);
                           },
-                          ct));
+                          ct, s.type_of));
     if (output_back)
-        ks.push_back(stream_kernel(o, op.name + ".nhwc_to_nchw", op_class::data_movement, g.tensor(out).type,
+        ks.push_back(stream_kernel(o, op.name + ".nhwc_to_nchw", op_class::data_movement, s.type(g, out),
                                    {{out_copy, out_bytes, false}, {s.tensor(out), out_bytes, true}}));
     return ks;
 }
 
 // --- batch norm: one CTA per channel for statistics and gradients -------------------------------------------
 
+/// A training step (expand_training names its optimizer in the graph's parameters): batch norm uses the batch's
+/// statistics.
 bool is_training(const workload_graph& g) {
-    return std::any_of(g.ops().begin(), g.ops().end(), [](const op_node& op) { return op.phase == op_phase::backward; });
+    const auto it = g.parameters.find("training");
+    return it != g.parameters.end() && it->second != "none";
 }
 
 std::vector<lowered_kernel> batchnorm_kernels(const workload_graph& g, int o, const eager_storage& s, std::optional<dtype> ct) {
@@ -115,13 +118,13 @@ std::vector<lowered_kernel> batchnorm_kernels(const workload_graph& g, int o, co
     if (op.phase == op_phase::backward) {
         // batch_norm_backward_kernel: each channel's CTA sums dy and dy*x-hat over the channel, then writes dx
         // (a second read of x and dy).
-        lowered_kernel k = lower_op(g, o, s.tensor, ct);
+        lowered_kernel k = lower_op(g, o, s.tensor, ct, s.type_of);
         rowwise(k, channels, per_channel, 2, 1);
         return {k};
     }
     const std::uint64_t st = s.scratch(stats);
-    const dtype t = g.tensor(x).type;
-    const double xb = static_cast<double>(g.tensor(x).bytes());
+    const dtype t = s.type(g, x);
+    const double xb = s.bytes(g, x);
     const int y = op.outputs[0];
     std::vector<lowered_kernel> ks;
     if (is_training(g)) {
@@ -141,7 +144,7 @@ std::vector<lowered_kernel> batchnorm_kernels(const workload_graph& g, int o, co
         ks.push_back(stream_kernel(o, op.name + ".params", op_class::data_movement, dtype::fp32,
                                    {{st, stats / 2, false}, {st + static_cast<std::uint64_t>(stats / 2), stats / 2, true}}));
     }
-    const double yb = static_cast<double>(g.tensor(y).bytes());
+    const double yb = s.bytes(g, y);
     ks.push_back(stream_kernel(o, op.name + ".transform", op_class::norm, t, {{s.tensor(x), xb, false}, {st, stats, false}, {s.tensor(y), yb, true}},
                                2.0 * static_cast<double>(g.tensor(x).elements())));
     return ks;
@@ -158,7 +161,7 @@ std::vector<lowered_kernel> rmsnorm_kernels(const workload_graph& g, int o, cons
     const std::int64_t n = g.tensor(x).elements();
     const std::int64_t cols = std::max<std::int64_t>(1, xs.back());
     const std::int64_t rows = std::max<std::int64_t>(1, n / cols);
-    const dtype t = g.tensor(x).type;
+    const dtype t = s.type(g, x);
     const double full32 = bytes_of(n, dtype::fp32), full = bytes_of(n, t), row32 = bytes_of(rows, dtype::fp32);
     const std::uint64_t h = s.scratch(full32), sq = s.scratch(full32), var = s.scratch(row32), var_eps = s.scratch(row32),
                         inv = s.scratch(row32), hn = s.scratch(full32), back = s.scratch(full);
@@ -175,8 +178,8 @@ std::vector<lowered_kernel> rmsnorm_kernels(const workload_graph& g, int o, cons
                                {{h, full32, false}, {inv, row32, false}, {hn, full32, true}}, en));
     ks.push_back(stream_kernel(o, op.name + ".to_" + std::string(dtype_name(t)), op_class::data_movement, t, {{hn, full32, false}, {back, full, true}}));
     std::vector<kernel_operand> scale = {{back, full, false}};
-    if (op.inputs.size() > 1) scale.push_back({s.tensor(op.inputs[1]), static_cast<double>(g.tensor(op.inputs[1]).bytes()), false});
-    scale.push_back({s.tensor(op.outputs[0]), static_cast<double>(g.tensor(op.outputs[0]).bytes()), true});
+    if (op.inputs.size() > 1) scale.push_back({s.tensor(op.inputs[1]), s.bytes(g, op.inputs[1]), false});
+    scale.push_back({s.tensor(op.outputs[0]), s.bytes(g, op.outputs[0]), true});
     ks.push_back(stream_kernel(o, op.name + ".scale", op_class::elementwise, t, scale, en));
     return ks;
 }
@@ -198,7 +201,7 @@ std::vector<lowered_kernel> gelu_tanh_kernels(const workload_graph& g, int o, co
     if (attr_text(op, "approximate", "none") != "tanh" || op.outputs.empty()) return {};
     const int y = op.outputs[0];
     const std::int64_t n = g.tensor(y).elements();
-    const dtype t = g.tensor(y).type;
+    const dtype t = s.type(g, y);  // under autocast fp32: pow is on its float32 list, and the chain promotes
     auto tmp = [&] { return s.scratch(bytes_of(n, t)); };
     const std::string& nm = op.name;
     std::vector<lowered_kernel> ks;
@@ -242,21 +245,25 @@ std::vector<lowered_kernel> cross_entropy_kernels(const workload_graph& g, int o
     const op_node& op = g.op(o);
     if (op.type != "loss_grad" || op.inputs.empty() || op.outputs.empty()) return {};
     const int logits = op.inputs[0];
+    // Logits: [samples, classes] or [batch, tokens, vocabulary]; a loss over other outputs is not cross-entropy.
     const auto& ls = g.tensor(logits).shape;
-    if (ls.size() < 2 || ls.back() < 2) return {};
+    if (ls.size() < 2 || ls.size() > 3 || ls.back() < 2) return {};
     const std::int64_t n = g.tensor(logits).elements();
     const std::int64_t classes = ls.back(), rows = std::max<std::int64_t>(1, n / classes);
-    const double full = static_cast<double>(g.tensor(logits).bytes()), full32 = bytes_of(n, dtype::fp32),
+    const double full = s.bytes(g, logits), full32 = bytes_of(n, dtype::fp32),
                  row32 = bytes_of(rows, dtype::fp32), targets = bytes_of(rows, dtype::int64);
     const std::uint64_t up = s.scratch(full32), logp = s.scratch(full32), loss = s.scratch(row32), target = s.scratch(targets),
                         dlogp = s.scratch(full32), dup = s.scratch(full32);
     const double en = static_cast<double>(n);
-    const bool long_rows = full32 / static_cast<double>(rows) > 48.0 * 1024;  // as add_row_info: read three times
+    // As add_row_info picks PyTorch's softmax kernels: a warp per row up to 1024 classes (one pass), rows over
+    // 48 KiB read three times.
+    const int passes = classes <= 1024 ? 1 : 2;
+    const bool long_rows = full32 / static_cast<double>(rows) > 48.0 * 1024;
     std::vector<lowered_kernel> ks;
     // Forward: logits.float(), log_softmax (cunn_SoftMaxForward), nll_loss over the targets.
     ks.push_back(stream_kernel(o, op.name + ".to_fp32", op_class::data_movement, dtype::fp32, {{s.tensor(logits), full, false}, {up, full32, true}}));
     lowered_kernel lsm = stream_kernel(o, op.name + ".log_softmax", op_class::softmax, dtype::fp32, {{up, full32, false}, {logp, full32, true}}, 3 * en, en);
-    rowwise(lsm, rows, classes, 2, long_rows ? 2 : 0);
+    rowwise(lsm, rows, classes, passes, long_rows ? 2 : 0);
     ks.push_back(lsm);
     ks.push_back(stream_kernel(o, op.name + ".nll", op_class::reduction, dtype::fp32,
                                {{target, targets, false}, {logp, row32, false}, {loss, bytes_of(1, dtype::fp32), true}}, static_cast<double>(rows)));
@@ -267,15 +274,126 @@ std::vector<lowered_kernel> cross_entropy_kernels(const workload_graph& g, int o
                                {{target, targets, false}, {dlogp, row32, true}}, static_cast<double>(rows)));
     lowered_kernel lsb = stream_kernel(o, op.name + ".log_softmax_grad", op_class::softmax, dtype::fp32,
                                        {{dlogp, full32, false}, {logp, full32, false}, {dup, full32, true}}, 3 * en, en);
-    rowwise(lsb, rows, classes, 2, long_rows ? 1 : 0);
+    rowwise(lsb, rows, classes, passes, long_rows ? 1 : 0);
     ks.push_back(lsb);
     const int dx = op.outputs[0];
-    ks.push_back(stream_kernel(o, op.name + ".to_" + std::string(dtype_name(g.tensor(dx).type)), op_class::data_movement,
-                               g.tensor(dx).type, {{dup, full32, false}, {s.tensor(dx), static_cast<double>(g.tensor(dx).bytes()), true}}));
+    ks.push_back(stream_kernel(o, op.name + ".to_" + std::string(dtype_name(s.type(g, dx))), op_class::data_movement,
+                               s.type(g, dx), {{dup, full32, false}, {s.tensor(dx), s.bytes(g, dx), true}}));
     return ks;
 }
 
 }  // namespace
+
+namespace {
+
+bool is_float(dtype t) { return t == dtype::fp32 || t == dtype::tf32 || t == dtype::fp16 || t == dtype::bf16 || t == dtype::fp8; }
+
+/// Ops autocast runs in the 16-bit type (its lower-precision list: matrix products, convolutions, attention).
+bool autocast_low(op_kind k) { return k == op_kind::matmul || k == op_kind::conv2d || k == op_kind::attention; }
+
+/// Ops autocast runs in fp32 (its float32 list: layer_norm, softmax, log_softmax, sum, mean, prod, norm).
+bool autocast_fp32(const op_node& op) {
+    if (op.kind == op_kind::softmax) return true;
+    if (op.kind == op_kind::layernorm) return op.type == "layernorm" || op.type == "layernorm_grad";
+    if (op.kind == op_kind::reduce)
+        return op.type == "reduce_sum" || op.type == "reduce_mean" || op.type == "reduce_prod" || op.type == "reduce_l2";
+    return false;
+}
+
+}  // namespace
+
+autocast_plan plan_autocast(const workload_graph& g) {
+    autocast_plan p;
+    const auto tr = g.parameters.find("training");
+    const auto pr = g.parameters.find("precision");
+    if (tr == g.parameters.end() || tr->second == "none" || pr == g.parameters.end()) return p;
+    const auto low = parse_dtype(pr->second);
+    if (!low || dtype_bits(*low) >= 32 || !is_float(*low)) return p;
+    // Master weights: the optimizer's last input, when the training expansion kept fp32 copies.
+    std::vector<int> master(g.tensors().size(), -1);
+    for (const op_node& op : g.ops())
+        if (op.kind == op_kind::optimizer && op.inputs.size() >= 3 && g.tensor(op.inputs.back()).type == dtype::fp32 &&
+            g.tensor(op.inputs.back()).name == g.tensor(op.inputs[0]).name + ".master")
+            master[static_cast<size_t>(op.inputs[0])] = op.inputs.back();
+    if (std::none_of(master.begin(), master.end(), [](int m) { return m >= 0; })) return p;
+    p.active = true;
+    p.low = *low;
+    p.held.resize(g.tensors().size());
+    for (size_t t = 0; t < g.tensors().size(); ++t) p.held[t] = g.tensors()[t].type;
+    p.ops.resize(g.ops().size());
+    std::vector<char> weight_cast(g.tensors().size(), 0);
+    auto held = [&](int t) { return p.held[static_cast<size_t>(t)]; };
+    auto is_weight = [&](int t) { return master[static_cast<size_t>(t)] >= 0; };
+    for (int o : g.topological_order()) {
+        const op_node& op = g.op(o);
+        auto& plan = p.ops[static_cast<size_t>(o)];
+        if (op.kind == op_kind::optimizer) continue;
+        if (is_view(op)) {
+            const int src = view_source(g, op);
+            for (int t : op.outputs)
+                if (src >= 0 && is_float(g.tensor(t).type)) p.held[static_cast<size_t>(t)] = held(src);
+            continue;
+        }
+        std::vector<int> ins;
+        for (int t : op.inputs)
+            if (g.tensor(t).role != tensor_role::constant && is_float(g.tensor(t).type)) ins.push_back(t);
+        if (op.phase != op_phase::backward) {
+            dtype out = p.low;
+            if (autocast_low(op.kind)) {
+                plan.compute = p.low;
+                for (int t : ins) {
+                    if (is_weight(t)) {
+                        if (!weight_cast[static_cast<size_t>(t)]) plan.weight_casts.emplace_back(t, master[static_cast<size_t>(t)]);
+                        weight_cast[static_cast<size_t>(t)] = 1;
+                    } else if (held(t) != p.low) {
+                        plan.cast_in.emplace_back(t, p.low);
+                    }
+                }
+            } else if (autocast_fp32(op)) {
+                plan.compute = dtype::fp32;
+                out = dtype::fp32;
+                for (int t : ins) {
+                    if (is_weight(t)) plan.read_as.emplace_back(t, dtype::fp32);
+                    else if (held(t) != dtype::fp32) plan.cast_in.emplace_back(t, dtype::fp32);
+                }
+            } else {
+                // Type promotion: the widest input (parameters are fp32); batch norm keeps its input's type.
+                out = dtype::fp16;
+                bool any = false;
+                for (int t : ins) {
+                    const dtype in = is_weight(t) ? dtype::fp32 : held(t);
+                    if (is_weight(t)) plan.read_as.emplace_back(t, dtype::fp32);
+                    if (!any || dtype_bits(in) > dtype_bits(out)) out = in;
+                    any = true;
+                }
+                if (op.kind == op_kind::batchnorm && !op.inputs.empty()) out = held(op.inputs[0]);
+                if (op.type == "gelu" && attr_text(op, "approximate", "none") == "tanh") out = dtype::fp32;  // pow
+                if (op.type == "rmsnorm") out = dtype::fp32;  // weight (fp32) times the normalised 16-bit rows
+                if (!any) out = op.outputs.empty() ? p.low : g.tensor(op.outputs[0]).type;
+            }
+            for (int t : op.outputs)
+                if (is_float(g.tensor(t).type)) p.held[static_cast<size_t>(t)] = out;
+            continue;
+        }
+        // Backward: a gradient has its tensor's type (a parameter's: fp32).
+        for (int t : op.outputs) {
+            const int of = g.tensor(t).grad_of;
+            if (of >= 0 && is_float(g.tensor(t).type)) p.held[static_cast<size_t>(t)] = is_weight(of) ? dtype::fp32 : held(of);
+        }
+        dtype compute = ins.empty() ? p.low : held(ins.front());
+        if (autocast_low(op.kind)) compute = p.low;
+        else if (autocast_fp32(op) || (op.kind == op_kind::softmax)) compute = dtype::fp32;
+        plan.compute = compute;
+        for (int t : ins) {
+            if (held(t) == compute) continue;
+            if (g.tensor(t).grad_of >= 0) plan.cast_in.emplace_back(t, compute);
+            else plan.read_as.emplace_back(t, compute);  // the forward's saved cast
+        }
+        for (int t : op.outputs)
+            if (is_float(g.tensor(t).type) && held(t) != compute) plan.cast_out.emplace_back(t, compute);
+    }
+    return p;
+}
 
 std::vector<foreach_launch> multi_tensor_launches(const std::vector<std::int64_t>& numels, int depth, bool scalar_list) {
     static constexpr int max_tensors[5] = {110, 64, 48, 36, 30};
@@ -344,10 +462,10 @@ std::vector<lowered_kernel> foreach_optimizer(const workload_graph& g, const std
         const bool mixed = op.inputs.size() == (adam ? 5u : 4u);
         const int param = mixed ? op.inputs.back() : w;
         numels.push_back(g.tensor(param).elements());
-        types.push_back(g.tensor(param).type);
+        types.push_back(s.type(g, param));
         l.p.push_back(s.tensor(param));
         l.g.push_back(s.tensor(op.inputs[1]));
-        grad_bytes_per.push_back(dtype_bits(g.tensor(op.inputs[1]).type) / 8.0);
+        grad_bytes_per.push_back(dtype_bits(s.type(g, op.inputs[1])) / 8.0);
         l.m.push_back(op.inputs.size() > 2 ? s.tensor(op.inputs[2]) : s.tensor(param));
         l.v.push_back(adam && op.inputs.size() > 3 ? s.tensor(op.inputs[3]) : s.tensor(param));
     }

@@ -17,11 +17,40 @@
 
 namespace tessel {
 
+/// torch.autocast in a mixed-precision training step (framework: eager): parameters are fp32 (the master
+/// weights; the graph's 16-bit weight tensors are autocast's cached copies, cast once per step at their first
+/// use by a matrix product), matrix products and convolutions run in the 16-bit type and cast fp32 activations
+/// first, layer norm, softmax and sums run in fp32 and cast 16-bit inputs first (PyTorch's autocast op lists),
+/// and every other op computes in the widest type of its inputs (type promotion: a residual add of an fp32
+/// stream and a 16-bit branch is fp32). A gradient has its tensor's type; a backward op computing in another
+/// type casts its incoming gradient first and its outgoing gradients after (autograd's ToCopyBackward).
+struct autocast_plan {
+    bool active = false;
+    dtype low = dtype::bf16;
+    std::vector<dtype> held;  // per tensor: its type when the kernels run
+    struct op_plan {
+        std::optional<dtype> compute;               // the type the op computes in, when not its own
+        std::vector<std::pair<int, dtype>> read_as;  // inputs read in another type than `held` (saved casts)
+        std::vector<std::pair<int, dtype>> cast_in;  // inputs cast to this type by a kernel before the op
+        std::vector<std::pair<int, dtype>> cast_out; // outputs computed in this type, cast to `held` after
+        std::vector<std::pair<int, int>> weight_casts;  // (weight, its fp32 master) cast before the op (first use)
+    };
+    std::vector<op_plan> ops;
+};
+
+/// The autocast plan of `g` (inactive unless `g` is a training step in a 16-bit precision with master weights).
+autocast_plan plan_autocast(const workload_graph& g);
+
 /// Storage for the eager kernels: graph tensors where the mapper put them, temporaries (fp32 copies, NHWC
 /// copies, the optimizer's scratch lists) from `scratch`, which the mapper frees once the op's kernels ran.
 struct eager_storage {
     address_fn tensor;
     std::function<std::uint64_t(double bytes)> scratch;
+    type_fn type_of;  // the type the op reads or writes each tensor in (empty: the graph's)
+    dtype type(const workload_graph& g, int t) const { return type_of ? type_of(t) : g.tensor(t).type; }
+    double bytes(const workload_graph& g, int t) const {
+        return static_cast<double>(dtype_bytes(type(g, t), static_cast<std::uint64_t>(g.tensor(t).elements())));
+    }
 };
 
 /// The kernels eager PyTorch launches for op `o`, in order, where they differ from the single kernel

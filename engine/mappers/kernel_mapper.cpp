@@ -127,23 +127,40 @@ double read_bytes(const workload_graph& g, const op_node& op, size_t i) {
 
 }  // namespace
 
-lowered_kernel lower_op(const workload_graph& g, int o, const address_fn& address_of, std::optional<dtype> compute_type) {
+lowered_kernel lower_op(const workload_graph& g, int o, const address_fn& address_of, std::optional<dtype> compute_type,
+                        const type_fn& type_of) {
     const op_node& op = g.op(o);
     lowered_kernel k;
     k.ops = {o};
     k.w = op.to_work();
     if (compute_type) k.w.type = *compute_type;
     k.desc.name = op.name;
+    // A tensor held in another type than the graph's (autocast) moves that type's bytes.
+    auto scale = [&](int t) {
+        if (!type_of) return 1.0;
+        const dtype held = type_of(t), declared = g.tensor(t).type;
+        return held == declared ? 1.0 : static_cast<double>(dtype_bits(held)) / dtype_bits(declared);
+    };
+    double in_declared = 0, in_held = 0, out_declared = 0, out_held = 0;
     for (size_t i = 0; i < op.inputs.size(); ++i) {
         const int t = op.inputs[i];
         if (g.tensor(t).role == tensor_role::constant) continue;
         const double b = read_bytes(g, op, i);
-        if (b > 0) k.desc.operands.push_back(kernel_operand{address_of(t), b, false});
+        in_declared += b;
+        in_held += b * scale(t);
+        if (b > 0) k.desc.operands.push_back(kernel_operand{address_of(t), b * scale(t), false});
     }
     for (int t : op.outputs) {
         const double b = static_cast<double>(g.tensor(t).bytes());
-        if (b > 0) k.desc.operands.push_back(kernel_operand{address_of(t), b, true});
+        out_declared += b;
+        out_held += b * scale(t);
+        if (b > 0) k.desc.operands.push_back(kernel_operand{address_of(t), b * scale(t), true});
     }
+    if (in_declared > 0 && in_held != in_declared) {
+        k.w.bytes_in *= in_held / in_declared;
+        k.w.bytes_weight *= in_held / in_declared;
+    }
+    if (out_declared > 0 && out_held != out_declared) k.w.bytes_out *= out_held / out_declared;
     if (!op.outputs.empty()) {
         const double out = elements(g.tensor(op.outputs[0]));
         if (op.kind == op_kind::elementwise) k.desc.special_ops += special_per_element(op.type) * out;
@@ -244,7 +261,8 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
                                     const std::uint64_t a = mem.alloc(static_cast<std::uint64_t>(std::ceil(bytes)));
                                     pending_scratch.push_back(a);
                                     return a;
-                                }};
+                                },
+                                {}};
     std::vector<int> optimizer_ops;  // eager: torch.optim steps after the backward pass, all parameters at once
     auto close_kernel = [&] {
         if (kernels.empty()) return;
@@ -279,6 +297,60 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
     auto type_for = [&](const op_node& op) -> std::optional<dtype> {
         if (half_as && op.compute_type == dtype::fp16) return half_as;
         return no_type;
+    };
+    const autocast_plan autocast = eager ? plan_autocast(g) : autocast_plan{};
+    // An op under autocast: the casts before it (a weight's first use, inputs in another type), its kernels
+    // reading and writing each tensor in the type autocast gives it, and the casts of its outputs after it.
+    auto autocast_kernels = [&](int o) {
+        const auto& plan = autocast.ops[static_cast<size_t>(o)];
+        const op_node& op = g.op(o);
+        auto held = [&](int t) { return autocast.held[static_cast<size_t>(t)]; };
+        auto bytes = [&](int t, dtype ty) { return static_cast<double>(dtype_bytes(ty, static_cast<std::uint64_t>(g.tensor(t).elements()))); };
+        std::map<int, std::uint64_t> moved;
+        std::map<int, dtype> as;
+        std::vector<lowered_kernel> before, after;
+        auto cast = [&](const std::string& name, std::uint64_t from, double from_bytes, std::uint64_t to, double to_bytes, dtype ty) {
+            lowered_kernel k;
+            k.ops = {o};
+            k.w.type = ty;
+            k.w.cls = op_class::data_movement;
+            k.w.bytes_in = from_bytes;
+            k.w.bytes_out = to_bytes;
+            k.desc.name = name;
+            k.desc.operands = {{from, from_bytes, false}, {to, to_bytes, true}};
+            k.own_name = true;
+            return k;
+        };
+        for (const auto& [w, m] : plan.weight_casts)
+            before.push_back(cast(g.tensor(w).name + ".autocast", ensure(m), bytes(m, dtype::fp32), ensure(w), bytes(w, held(w)), held(w)));
+        for (const auto& [t, ty] : plan.cast_in) {
+            const std::uint64_t a = storage.scratch(bytes(t, ty));
+            before.push_back(cast(op.name + ".autocast_in", ensure(t), bytes(t, held(t)), a, bytes(t, ty), ty));
+            moved[t] = a;
+            as[t] = ty;
+        }
+        for (const auto& [t, ty] : plan.read_as) as[t] = ty;
+        for (const auto& [t, ty] : plan.cast_out) {
+            const std::uint64_t a = storage.scratch(bytes(t, ty));
+            after.push_back(cast(op.name + ".autocast_out", a, bytes(t, ty), ensure(t), bytes(t, held(t)), held(t)));
+            moved[t] = a;
+            as[t] = ty;
+        }
+        eager_storage here = storage;
+        here.tensor = [&, moved](int t) {
+            const auto it = moved.find(t);
+            return it != moved.end() ? it->second : ensure(t);
+        };
+        here.type_of = [&, as](int t) {
+            const auto it = as.find(t);
+            return it != as.end() ? it->second : held(t);
+        };
+        const std::optional<dtype> compute = plan.compute ? plan.compute : type_for(op);
+        auto ks = eager_kernels(g, o, here, compute);
+        if (ks.empty()) ks.push_back(lower_op(g, o, here.tensor, compute, here.type_of));
+        before.insert(before.end(), std::make_move_iterator(ks.begin()), std::make_move_iterator(ks.end()));
+        before.insert(before.end(), std::make_move_iterator(after.begin()), std::make_move_iterator(after.end()));
+        return before;
     };
 
     for (int o : g.topological_order()) {
@@ -356,6 +428,10 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
             optimizer_ops.push_back(o);
             continue;
         }
+        if (eager && autocast.active) {
+            push_kernels(autocast_kernels(o), op.inputs);
+            continue;
+        }
         if (eager) {
             auto ks = eager_kernels(g, o, storage, type_for(op));
             if (!ks.empty()) {
@@ -370,7 +446,9 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
     if (!optimizer_ops.empty()) {
         std::vector<int> inputs;
         for (int o : optimizer_ops) inputs.insert(inputs.end(), g.op(o).inputs.begin(), g.op(o).inputs.end());
-        push_kernels(foreach_optimizer(g, optimizer_ops, storage), inputs);
+        eager_storage held = storage;
+        if (autocast.active) held.type_of = [&](int t) { return autocast.held[static_cast<size_t>(t)]; };
+        push_kernels(foreach_optimizer(g, optimizer_ops, held), inputs);
         close_kernel();
     }
 

@@ -33,10 +33,14 @@ struct lowered_kernel {
 /// How a tensor's bytes are read by op `o`: its address (from `address_of`) and the bytes the op touches.
 using address_fn = std::function<std::uint64_t(int tensor)>;
 
+/// The data type a tensor has when the kernels run (autocast's choices under framework: eager), by index.
+using type_fn = std::function<dtype(int tensor)>;
+
 /// Lowers op `o` of `g` on its own (no fusion): its work (in `compute_type` when given, else the op's own)
-/// and its operands at the addresses `address_of` gives. `tessel calibrate` replays exactly this.
+/// and its operands at the addresses `address_of` gives, each tensor's bytes in the type `type_of` gives (the
+/// graph's own when empty). `tessel calibrate` replays exactly this.
 lowered_kernel lower_op(const workload_graph& g, int o, const address_fn& address_of,
-                        std::optional<dtype> compute_type = std::nullopt);
+                        std::optional<dtype> compute_type = std::nullopt, const type_fn& type_of = {});
 
 class kernel_mapper : public mapper {
 public:

@@ -103,6 +103,19 @@ int attention(graph_builder& b, const std::string& n, int q, int k, int v, const
 
 std::string attention_mode(const workload_params& p) { return p.choice("attention", {"decomposed", "fused"}); }
 
+/// The probability of the hidden dropouts (0: none, as at inference).
+double dropout_ratio(const workload_params& p, const std::string& generator) {
+    const double r = p.number("dropout");
+    if (!(r >= 0 && r < 1))
+        fail("generator " + generator + ": dropout must be at least 0 and below 1, got " + format_number(r), p.find("dropout")->where);
+    return r;
+}
+
+/// x after a dropout of `ratio` (x itself when the ratio is 0).
+int dropout(graph_builder& b, const std::string& name, int x, double ratio) {
+    return ratio > 0 ? b.add1("dropout", name, {x}, op_attrs().f("ratio", ratio)) : x;
+}
+
 /// Tensor-parallel shape of a generated model (see the header comment).
 struct tp_config {
     std::int64_t tp = 1;
@@ -180,20 +193,21 @@ workload_graph build_bert(const workload_params& p) {
     const tp_config tp = tp_config::read(p, "bert", seq, {{"heads", heads}, {"ffn", ffn}});
     attention_config cfg;
     cfg.fused = attention_mode(p) == "fused";
+    const double drop = dropout_ratio(p, "bert");
     graph_builder b("bert", p.precision());
     op_tagger layer(b, "layer");
     const std::int64_t local_seq = tp.seq(seq);  // tokens per rank outside the tensor-parallel blocks
     const int ids = b.input("input_ids", {batch, seq}, dtype::int64);
     const int type_ids = b.input("token_type_ids", {batch, local_seq}, dtype::int64);
     const int pos_ids = b.constant("position_ids", {1, local_seq}, dtype::int64);
-    int x = b.add1("embedding", "embeddings.word",
-                   {b.weight("embeddings.word_embeddings.weight", {tp.vocab(vocab), hidden}), ids});
+    const int word_embeddings = b.weight("embeddings.word_embeddings.weight", {tp.vocab(vocab), hidden});
+    int x = b.add1("embedding", "embeddings.word", {word_embeddings, ids});
     x = exit_tp(b, tp, "embeddings.word", x);
     const int t = b.add1("embedding", "embeddings.token_type", {b.weight("embeddings.token_type_embeddings.weight", {types, hidden}), type_ids});
     const int pe = b.add1("embedding", "embeddings.position", {b.weight("embeddings.position_embeddings.weight", {max_pos, hidden}), pos_ids});
     x = b.add1("add", "embeddings.add_type", {x, t});
     x = b.add1("add", "embeddings.add_position", {x, pe});
-    x = layer_norm(b, "embeddings.LayerNorm", x);
+    x = dropout(b, "embeddings.dropout", layer_norm(b, "embeddings.LayerNorm", x), drop);
     layer.tag(-1);
     const std::int64_t h_tp = hidden / tp.tp, heads_tp = heads / tp.tp;
     for (std::int64_t l = 0; l < layers; ++l) {
@@ -203,12 +217,12 @@ workload_graph build_bert(const workload_params& p) {
         const int k = split_heads(b, n + ".k", linear(b, n + ".attention.key", xin, h_tp, true), heads_tp);
         const int v = split_heads(b, n + ".v", linear(b, n + ".attention.value", xin, h_tp, true), heads_tp);
         const int ctx = merge_heads(b, n + ".context", attention(b, n + ".attention", q, k, v, cfg));
-        int y = row_linear(b, tp, n + ".attention.output.dense", ctx, hidden, true);
+        int y = dropout(b, n + ".attention.output.dropout", row_linear(b, tp, n + ".attention.output.dense", ctx, hidden, true), drop);
         y = b.add1("add", n + ".attention.residual", {y, x});
         x = layer_norm(b, n + ".attention.output.LayerNorm", y);
         y = linear(b, n + ".intermediate.dense", enter_tp(b, tp, n + ".intermediate", x), ffn / tp.tp, true);
         y = b.add1("gelu", n + ".intermediate.gelu", {y});
-        y = row_linear(b, tp, n + ".output.dense", y, hidden, true);
+        y = dropout(b, n + ".output.dropout", row_linear(b, tp, n + ".output.dense", y, hidden, true), drop);
         y = b.add1("add", n + ".output.residual", {y, x});
         x = layer_norm(b, n + ".output.LayerNorm", y);
         layer.tag(l);
@@ -222,6 +236,15 @@ workload_graph build_bert(const workload_params& p) {
         int first = b.add1("slice", "pooler.first_token", {x}, op_attrs().is("starts", {0}).is("ends", {1}).is("axes", {1}));
         first = b.add1("squeeze", "pooler.squeeze", {first}, op_attrs().is("axes", {1}));
         b.add1("tanh", "pooler.activation", {linear(b, "pooler.dense", first, hidden, true)});
+    }
+    if (p.boolean("mlm_head")) {
+        // BertForMaskedLM's head over every token: dense, GELU, LayerNorm, then the decoder tied to the word
+        // embeddings (vocab-parallel with tp: this rank's rows) plus a bias.
+        int h = linear(b, "cls.predictions.transform.dense", x, hidden, true);
+        h = layer_norm(b, "cls.predictions.transform.LayerNorm", b.add1("gelu", "cls.predictions.transform.gelu", {h}));
+        h = enter_tp(b, tp, "cls.predictions", h);
+        b.add1("matmul", "cls.predictions.decoder", {h, word_embeddings, b.weight("cls.predictions.bias", {tp.vocab(vocab)})},
+               op_attrs().i("transpose_b", 1));
     }
     layer.tag(layers);
     return b.finish();
@@ -240,6 +263,7 @@ workload_graph build_gpt2(const workload_params& p) {
     attention_config cfg;
     cfg.fused = attention_mode(p) == "fused";
     cfg.causal = true;
+    const double drop = dropout_ratio(p, "gpt2");
     graph_builder b("gpt2", p.precision());
     op_tagger layer(b, "layer");
     const int ids = b.input("input_ids", {batch, seq}, dtype::int64);
@@ -248,6 +272,7 @@ workload_graph build_gpt2(const workload_params& p) {
     int x = b.add1("embedding", "wte", {wte, ids});
     x = exit_tp(b, tp, "wte", x);
     x = b.add1("add", "add_position", {x, b.add1("embedding", "wpe", {b.weight("wpe.weight", {context, hidden}), pos_ids})});
+    x = dropout(b, "drop", x, drop);
     layer.tag(-1);
     const std::int64_t h_tp = hidden / tp.tp, heads_tp = heads / tp.tp;
     for (std::int64_t l = 0; l < layers; ++l) {
@@ -260,10 +285,12 @@ workload_graph build_gpt2(const workload_params& p) {
         const int k = split_heads(b, n + ".k", parts[1], heads_tp);
         const int v = split_heads(b, n + ".v", parts[2], heads_tp);
         const int ctx = merge_heads(b, n + ".context", attention(b, n + ".attn", q, k, v, cfg));
-        x = b.add1("add", n + ".attn.residual", {x, row_linear(b, tp, n + ".attn.c_proj", ctx, hidden, true)});
+        x = b.add1("add", n + ".attn.residual",
+                   {x, dropout(b, n + ".attn.resid_dropout", row_linear(b, tp, n + ".attn.c_proj", ctx, hidden, true), drop)});
         int m = linear(b, n + ".mlp.c_fc", enter_tp(b, tp, n + ".mlp", layer_norm(b, n + ".ln_2", x)), 4 * h_tp, true);
         m = b.add1("gelu", n + ".mlp.gelu", {m}, op_attrs().s("approximate", "tanh"));
-        x = b.add1("add", n + ".mlp.residual", {x, row_linear(b, tp, n + ".mlp.c_proj", m, hidden, true)});
+        x = b.add1("add", n + ".mlp.residual",
+                   {x, dropout(b, n + ".mlp.dropout", row_linear(b, tp, n + ".mlp.c_proj", m, hidden, true), drop)});
         layer.tag(l);
     }
     x = enter_tp(b, tp, "lm_head", layer_norm(b, "ln_f", x));
@@ -343,6 +370,11 @@ workload_graph build_llama(const workload_params& p) {
 const generator_param k_tp_param{"tp", "1",
                                  "tensor-parallel ranks: the graph is one rank's shard (heads, feed-forward width and "
                                  "vocabulary split tp ways, Megatron-LM collectives between)"};
+// Hugging Face's hidden dropouts (BERT's hidden_dropout_prob, GPT-2's resid_pdrop and embd_pdrop).
+const generator_param k_dropout_param{"dropout", "0",
+                                      "probability of the hidden dropouts after the embeddings and each residual "
+                                      "branch (0: none, as at inference; Hugging Face trains with 0.1); attention's "
+                                      "own dropout is not modelled"};
 const generator_param k_sequence_parallel_param{
     "sequence_parallel", "false",
     "with tp > 1: norms, residual adds and embeddings work on seq/tp tokens; all-reduces become "
@@ -363,7 +395,10 @@ generator_info bert_generator() {
                 {"max_position", "512", "rows of the position embedding"},
                 {"type_vocab", "2", "rows of the token-type embedding"},
                 {"pooler", "true", "include the pooler (dense + tanh on the first token)"},
-                k_tp_param, k_sequence_parallel_param,
+                {"mlm_head", "false",
+                 "include BertForMaskedLM's head (pre-training): dense, GELU and LayerNorm over every token, then "
+                 "logits over the vocabulary from the tied word embeddings"},
+                k_tp_param, k_sequence_parallel_param, k_dropout_param,
                 {"attention", "decomposed", "decomposed (matmul, scale, softmax, matmul) or fused (one attention op)"}};
     g.presets["variant"]["large"] = {{"layers", "24"}, {"hidden", "1024"}, {"heads", "16"}, {"ffn", "4096"}};
     g.build = build_bert;
@@ -384,7 +419,7 @@ generator_info gpt2_generator() {
         {"heads", "12", "attention heads (hidden must be a multiple)"},
         {"vocab", "50257", "vocabulary size (byte-level BPE)"},
         {"context", "1024", "rows of the position embedding (longest sequence)"},
-        k_tp_param, k_sequence_parallel_param,
+        k_tp_param, k_sequence_parallel_param, k_dropout_param,
         {"attention", "decomposed", "decomposed (matmul, scale, mask, softmax, matmul) or fused (one attention op)"}};
     g.presets["variant"]["medium"] = {{"layers", "24"}, {"hidden", "1024"}, {"heads", "16"}};
     g.presets["variant"]["large"] = {{"layers", "36"}, {"hidden", "1280"}, {"heads", "20"}};

@@ -37,6 +37,8 @@ struct tensor_info {
     /// A weight stored in another layout (an ONNX Transpose or Reshape of an initializer): the tensor index
     /// whose parameters it holds, so they are counted once. -1 for an ordinary tensor.
     int alias_of = -1;
+    /// A gradient (training expansion): the tensor it is the gradient of, or a part of that gradient; -1 otherwise.
+    int grad_of = -1;
 
     std::int64_t elements() const;
     std::uint64_t bytes() const { return dtype_bytes(type, static_cast<std::uint64_t>(elements())); }

@@ -144,7 +144,14 @@ private:
     }
 
     void contribute(int t, int grad) {
-        if (m_rg[static_cast<size_t>(t)]) m_contrib[static_cast<size_t>(t)].push_back(grad);
+        if (!m_rg[static_cast<size_t>(t)]) return;
+        m_contrib[static_cast<size_t>(t)].push_back(grad);
+        mark_gradient(grad, t);
+    }
+
+    void mark_gradient(int grad, int of) {
+        tensor_info& gi = m_g.tensors()[static_cast<size_t>(grad)];
+        if (gi.grad_of < 0 && gi.role != tensor_role::weight && gi.role != tensor_role::input) gi.grad_of = of;
     }
 
     /// The summed gradient of tensor t, or -1 when nothing contributed.
@@ -160,7 +167,10 @@ private:
         }
         layer_scope at(*this, layer);
         int g = parts[0];
-        for (size_t i = 1; i < parts.size(); ++i) g = add1("add", m_g.tensor(t).name + ".grad_sum", {g, parts[i]}, {});
+        for (size_t i = 1; i < parts.size(); ++i) {
+            g = add1("add", m_g.tensor(t).name + ".grad_sum", {g, parts[i]}, {});
+            mark_gradient(g, t);
+        }
         m_grad[static_cast<size_t>(t)] = g;
         return g;
     }

@@ -537,11 +537,16 @@ void gpu::transport(txn& t) {
     m_dram.clear();
     double hits = 0, operand_bytes = 0;
     if (d && !d->operands.empty()) {
-        for (const auto& o : d->operands)
-            if (!o.write) {
-                hits += m_l2.read(o.address, o.bytes, m_dram);
-                operand_bytes += o.bytes;
-            }
+        for (size_t i = 0; i < d->operands.size(); ++i) {
+            const kernel_operand& o = d->operands[i];
+            if (o.write) continue;
+            operand_bytes += o.bytes;
+            // The same tensor read twice (x * x, addcmul_(v, g, g)): each thread loads both from the same line,
+            // so the second read is an L1/L2 hit whatever the tensor's size.
+            const bool again = std::any_of(d->operands.begin(), d->operands.begin() + static_cast<std::ptrdiff_t>(i),
+                                           [&](const kernel_operand& e) { return !e.write && e.address == o.address && e.bytes == o.bytes; });
+            hits += again ? o.bytes : m_l2.read(o.address, o.bytes, m_dram);
+        }
         if (pl.reread_bytes > 0) {
             // Re-reads of the largest input, from its start.
             const kernel_operand* big = nullptr;

@@ -1,7 +1,9 @@
 // The kernels mapper's `framework: eager` (engine/mappers/eager_kernels.h) launches what eager PyTorch launches,
 // checked against hand counts: cuDNN's NCHW<->NHWC conversions around a 3x3 convolution and none around a
 // 1x1 stride-1 one over 56x56, batch norm's three kernels in training, GELU's tanh form as eight kernels forward
-// and eleven backward, cross-entropy's seven, and torch.optim's foreach SGD as multi-tensor launches whose
+// and eleven backward, cross-entropy's seven, autocast's casts in a mixed-precision step (a weight cast once from
+// its fp32 master, fp32 layer norm and 16-bit matrix products casting their inputs, gradients cast back to their
+// tensors' types), and torch.optim's foreach SGD as multi-tensor launches whose
 // count matches what PyTorch's profiler recorded on an H100 (21 launches over GPT-2 small's 148 parameters,
 // 51 over BERT-large's 389: validation/gpu/h100_framework.jsonl) and whose bytes are the three passes'.
 #include <gtest/gtest.h>
@@ -109,7 +111,8 @@ ops:
   - {name: act, op: gelu, inputs: [flat], approximate: tanh}
   - {name: logits, op: matmul, inputs: [act, w]}
 )";
-    const workload_graph g = expand_training(load_workload_yaml_text(text, "mlp.yaml", {}), training_options{"sgd", true});
+    // Without master weights (so without autocast's casts, tested below).
+    const workload_graph g = expand_training(load_workload_yaml_text(text, "mlp.yaml", {}), training_options{"sgd", false});
     std::map<std::string, int> count;  // kernels per graph op name prefix
     for (const auto& n : names(kernels(g, "eager"))) {
         for (const char* op : {"bn.", "act.grad", "act.", "logits.loss_grad"})
@@ -220,4 +223,38 @@ ops:
     const std::string e = test::error_of([&] { load_workload_yaml_text(bad, "bad.yaml", {}); });
     EXPECT_NE(e.find("attribute 'approximate' is 'sigmoid'; expected one of none, tanh"), std::string::npos) << e;
     EXPECT_NE(e.find("bad.yaml:"), std::string::npos) << e;
+}
+
+TEST(eager_kernels, autocast_casts_where_a_mixed_precision_step_changes_types) {
+    const char* text = R"(
+workload: mlp
+parameters: {precision: bf16}
+tensors:
+  x: {shape: [64, 512], role: input}
+  w: {shape: [512, 256], role: weight}
+  scale: {shape: [256], role: weight}
+ops:
+  - {name: fc, op: matmul, inputs: [x, w]}
+  - {name: ln, op: rmsnorm, inputs: [fc, scale]}
+  - {name: out, op: layernorm, inputs: [ln]}
+)";
+    const workload_graph g = expand_training(load_workload_yaml_text(text, "mlp.yaml", {}), training_options{"sgd", true});
+    const auto ks = kernels(g, "eager");
+    std::vector<std::string> got;
+    for (const auto& n : names(ks))
+        if (n.rfind("ln.", 0) != 0 || n.rfind("ln.grad", 0) == 0) got.push_back(n);  // RMSNorm's forward chain aside
+    // fc: w cast from its master (first use), x is bf16 already. ln (Hugging Face RMSNorm: its own fp32 chain)
+    // ends fp32 (the fp32 scale times the 16-bit rows); layernorm runs in fp32 on it (no cast). Backward: the
+    // layer norm's gradient (fp32) reaches ln as fp32; fc's weight gradient is cast to fp32 for the optimizer.
+    const std::vector<std::string> expect = {
+        "w.autocast", "fc", "out", "out.loss_grad.to_fp32", "out.loss_grad.log_softmax", "out.loss_grad.nll",
+        "out.loss_grad.nll_grad_fill", "out.loss_grad.nll_grad", "out.loss_grad.log_softmax_grad",
+        "out.loss_grad.to_fp32", "out.grad", "ln.grad", "ln.grad.autocast_out", "fc.grad.db", "fc.grad.db.autocast_out",
+        "optimizer.sgd_foreach.mul_momentum", "optimizer.sgd_foreach.add_grad", "optimizer.sgd_foreach.add_p"};
+    EXPECT_EQ(got, expect);
+    // The weight's cast reads its fp32 master and writes the 16-bit copy: 6 bytes per parameter.
+    ASSERT_FALSE(ks.empty());
+    EXPECT_EQ(ks[0].first, "w.autocast");
+    EXPECT_DOUBLE_EQ(ks[0].second.bytes_in, 512.0 * 256 * 4);
+    EXPECT_DOUBLE_EQ(ks[0].second.bytes_out, 512.0 * 256 * 2);
 }
