@@ -7,9 +7,8 @@
 Each row of validation/gpu/h100_framework.jsonl is one op as eager PyTorch ran it on an H100 (the sum of its
 kernels' times inside a CUDA graph, and how many kernels it launched). This script builds the same op as a small
 workload, runs it with `tessel run --set mapper.framework=eager` and sums the times of the kernels that op became
-(for a training batch norm and the cross-entropy, only the forward kernels the row measured). Rows tessel has no
-op for (dropout) or runs differently from the measurement (capturable AdamW; the fused optimizers) are listed
-as not compared. Needs only the Python standard library.
+(for a training batch norm and the cross-entropy, only the forward kernels the row measured). Rows tessel runs
+differently from the measurement (capturable AdamW; the fused optimizers) are listed as not compared. Needs only the Python standard library.
 """
 
 import argparse
@@ -50,14 +49,16 @@ def workload(row):
             shape([row["N"], c, row["H"], row["W"]]), c, c, c, c)
         forward = ("bn.statistics", "bn.running_stats", "bn.transform")
         return text, "eager", lambda n: n in forward
-    if kind == "elementwise" and op in ("gelu_tanh", "gelu_new_hf_eager", "square"):
+    if kind == "elementwise" and op in ("gelu_tanh", "gelu_new_hf_eager", "square", "dropout"):
         x = "  x: {shape: [%d], role: input}\n" % row["n"]
         if op == "square":
             body = "  - {name: y, op: mul, inputs: [x, x]}\n"
+        elif op == "dropout":
+            body = "  - {name: y, op: dropout, inputs: [x], ratio: 0.1}\n"
         else:
             body = "  - {name: y, op: gelu, inputs: [x], approximate: tanh}\n"
         # torch's own tanh GELU is one kernel; Hugging Face's gelu_new writes the formula out (eager chain).
-        return head % ("bf16", "") + x + "ops:\n" + body, "eager" if op == "gelu_new_hf_eager" else "ops", lambda n: True
+        return head % ("bf16", "") + x + "ops:\n" + body, "eager" if op in ("gelu_new_hf_eager", "dropout") else "ops", lambda n: True
     if kind == "cross_entropy":
         # 16-bit logits from a (small) projection, as a model's head gives them.
         text = (head % ("bf16", ", training: sgd") + "  x: {shape: %s, role: input}\n  w: {shape: [8, %d], role: weight}\n"
@@ -76,8 +77,6 @@ def workload(row):
         return text, "eager", lambda n: n.startswith("optimizer.")
     if kind == "optimizer":
         return None, "not compared (tessel's eager AdamW is the default, not capturable; fused optimizers are one kernel per op)"
-    if op == "dropout":
-        return None, "not compared (tessel's workloads have no dropout op)"
     return None, "not compared (no such op)"
 
 

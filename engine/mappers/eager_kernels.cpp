@@ -239,6 +239,29 @@ std::vector<lowered_kernel> gelu_tanh_kernels(const workload_graph& g, int o, co
     return ks;
 }
 
+// --- dropout: fused_dropout writes a 1-byte mask beside its output; the backward pass reads the mask ---------
+
+std::vector<lowered_kernel> dropout_kernels(const workload_graph& g, int o, const eager_storage& s, std::optional<dtype> ct) {
+    const op_node& op = g.op(o);
+    if (op.outputs.empty() || op.inputs.empty()) return {};
+    const double mask = static_cast<double>(g.tensor(op.outputs[0]).elements());  // one byte per element
+    lowered_kernel k = lower_op(g, o, s.tensor, ct, s.type_of);
+    if (op.phase != op_phase::backward) {
+        k.desc.operands.push_back({s.scratch(mask), mask, true});
+        k.w.bytes_out += mask;
+        return {k};
+    }
+    // dropout_grad reads dy and (in the graph) x; PyTorch reads the mask instead of x.
+    if (op.inputs.size() < 2) return {};
+    const std::uint64_t x = s.tensor(op.inputs[1]);
+    for (auto& e : k.desc.operands)
+        if (!e.write && e.address == x) {
+            k.w.bytes_in -= e.bytes - mask;
+            e.bytes = mask;
+        }
+    return {k};
+}
+
 // --- cross-entropy on an fp32 copy of the logits, forward and backward --------------------------------------
 
 std::vector<lowered_kernel> cross_entropy_kernels(const workload_graph& g, int o, const eager_storage& s) {
@@ -440,6 +463,7 @@ std::vector<lowered_kernel> eager_kernels(const workload_graph& g, int o, const 
         case op_kind::layernorm: return rmsnorm_kernels(g, o, s);
         case op_kind::elementwise:
             if (op.type == "gelu" || op.type == "gelu_grad") return gelu_tanh_kernels(g, o, s);
+            if (op.type == "dropout" || op.type == "dropout_grad") return dropout_kernels(g, o, s, ct);
             return cross_entropy_kernels(g, o, s);
         default: return {};
     }
