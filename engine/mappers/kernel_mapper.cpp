@@ -202,6 +202,9 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
     }
     const bool fuse = m_opt.fuse == "elementwise";
     const bool eager = m_opt.framework == "eager";
+    if (eager && plat.comp(dev_id).kind_name() != "gpu")
+        throw input_error("mapper.framework eager launches the kernels eager PyTorch launches on a GPU; '" + plat.title() +
+                          "' runs kernels on a " + plat.comp(dev_id).kind_name() + " (use framework: ops)");
     if (eager && fuse)
         throw input_error("mapper.framework eager runs every op as eager PyTorch does, unfused: mapper.fuse must be none");
     const size_t nt = g.tensors().size();

@@ -220,6 +220,16 @@ tensors:
 ops:
   - {name: act, op: gelu, inputs: [x], approximate: sigmoid}
 )";
+    {
+        sim_context sim;
+        param_context pctx;
+        platform tpu("tpu", yaml_node::load_file("platforms/tpu/tpu_v4.yaml"), pctx, sim);
+        param_context ctx;
+        ctx.add_override("mapper.framework", "eager");
+        auto mp = create_mapper(tpu, ctx);
+        const std::string t = test::error_of([&] { mp->map(g, tpu); });
+        EXPECT_NE(t.find("runs kernels on a tpu"), std::string::npos) << t;
+    }
     const std::string e = test::error_of([&] { load_workload_yaml_text(bad, "bad.yaml", {}); });
     EXPECT_NE(e.find("attribute 'approximate' is 'sigmoid'; expected one of none, tanh"), std::string::npos) << e;
     EXPECT_NE(e.find("bad.yaml:"), std::string::npos) << e;
