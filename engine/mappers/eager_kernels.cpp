@@ -332,13 +332,12 @@ autocast_plan plan_autocast(const workload_graph& g) {
     if (tr == g.parameters.end() || tr->second == "none" || pr == g.parameters.end()) return p;
     const auto low = parse_dtype(pr->second);
     if (!low || dtype_bits(*low) >= 32 || !is_float(*low)) return p;
-    // Master weights: the optimizer's last input, when the training expansion kept fp32 copies.
+    // Master weights: the optimizer's last input (the training expansion keeps fp32 copies at 16-bit precision).
     std::vector<int> master(g.tensors().size(), -1);
     for (const op_node& op : g.ops())
         if (op.kind == op_kind::optimizer && op.inputs.size() >= 3 && g.tensor(op.inputs.back()).type == dtype::fp32 &&
             g.tensor(op.inputs.back()).name == g.tensor(op.inputs[0]).name + ".master")
             master[static_cast<size_t>(op.inputs[0])] = op.inputs.back();
-    if (std::none_of(master.begin(), master.end(), [](int m) { return m >= 0; })) return p;
     p.active = true;
     p.low = *low;
     p.held.resize(g.tensors().size());
@@ -346,7 +345,8 @@ autocast_plan plan_autocast(const workload_graph& g) {
     p.ops.resize(g.ops().size());
     std::vector<char> weight_cast(g.tensors().size(), 0);
     auto held = [&](int t) { return p.held[static_cast<size_t>(t)]; };
-    auto is_weight = [&](int t) { return master[static_cast<size_t>(t)] >= 0; };
+    // Parameters (fp32 under autocast); a system's chunk without the optimizer has no masters, only weights.
+    auto is_weight = [&](int t) { return g.tensor(t).role == tensor_role::weight; };
     for (int o : g.topological_order()) {
         const op_node& op = g.op(o);
         auto& plan = p.ops[static_cast<size_t>(o)];

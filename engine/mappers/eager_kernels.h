@@ -33,12 +33,13 @@ struct autocast_plan {
         std::vector<std::pair<int, dtype>> read_as;  // inputs read in another type than `held` (saved casts)
         std::vector<std::pair<int, dtype>> cast_in;  // inputs cast to this type by a kernel before the op
         std::vector<std::pair<int, dtype>> cast_out; // outputs computed in this type, cast to `held` after
-        std::vector<std::pair<int, int>> weight_casts;  // (weight, its fp32 master) cast before the op (first use)
+        std::vector<std::pair<int, int>> weight_casts;  // (weight, its fp32 master or -1) cast before the op (first use)
     };
     std::vector<op_plan> ops;
 };
 
-/// The autocast plan of `g` (inactive unless `g` is a training step in a 16-bit precision with master weights).
+/// The autocast plan of `g` (inactive unless `g` is a training step in a 16-bit precision, which the training
+/// expansion always gives fp32 master weights).
 autocast_plan plan_autocast(const workload_graph& g);
 
 /// Storage for the eager kernels: graph tensors where the mapper put them, temporaries (fp32 copies, NHWC

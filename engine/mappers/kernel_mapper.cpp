@@ -325,7 +325,8 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
             return k;
         };
         for (const auto& [w, m] : plan.weight_casts)
-            before.push_back(cast(g.tensor(w).name + ".autocast", ensure(m), bytes(m, dtype::fp32), ensure(w), bytes(w, held(w)), held(w)));
+            before.push_back(cast(g.tensor(w).name + ".autocast", ensure(m >= 0 ? m : w), bytes(w, dtype::fp32), ensure(w),
+                                  bytes(w, held(w)), held(w)));
         for (const auto& [t, ty] : plan.cast_in) {
             const std::uint64_t a = storage.scratch(bytes(t, ty));
             before.push_back(cast(op.name + ".autocast_in", ensure(t), bytes(t, held(t)), a, bytes(t, ty), ty));

@@ -45,7 +45,13 @@ workload_graph subgraph(const workload_graph& g, const std::vector<int>& ops, co
         ti.producer = -1;
         ti.consumers.clear();
         ti.alias_of = -1;
+        ti.grad_of = -1;
         remap[t] = s.add_tensor(std::move(ti));
+    }
+    // A gradient keeps its tensor when the chunk holds that tensor too.
+    for (int t : used) {
+        const auto of = remap.find(g.tensor(t).grad_of);
+        if (of != remap.end()) s.tensors()[static_cast<size_t>(remap.at(t))].grad_of = of->second;
     }
     std::vector<int> sorted = ops;
     std::sort(sorted.begin(), sorted.end());

@@ -151,8 +151,10 @@ void workload_graph::compact(const std::vector<bool>& keep) {
         tensors.push_back(std::move(m_tensors[t]));
     }
     // An alias whose original went away now holds the parameters itself.
-    for (auto& t : tensors)
+    for (auto& t : tensors) {
         if (t.alias_of >= 0) t.alias_of = remap[static_cast<size_t>(t.alias_of)];
+        if (t.grad_of >= 0) t.grad_of = remap[static_cast<size_t>(t.grad_of)];
+    }
     std::vector<op_node> ops;
     for (size_t i = 0; i < m_ops.size(); ++i) {
         if (!keep[i]) continue;

@@ -16,6 +16,7 @@
 
 #include "engine/mappers/eager_kernels.h"
 #include "engine/mappers/mapper.h"
+#include "engine/system/partition.h"
 #include "engine/workload/training.h"
 #include "engine/workload/yaml_workload.h"
 #include "tests/support/harness.h"
@@ -97,7 +98,7 @@ TEST(eager_kernels, cudnn_converts_nchw_around_a_3x3_convolution_and_not_around_
 TEST(eager_kernels, training_runs_batch_norm_gelu_and_cross_entropy_as_eager_pytorch_does) {
     const char* text = R"(
 workload: mlp
-parameters: {precision: bf16}
+parameters: {precision: fp32}
 tensors:
   x: {shape: [4, 16, 8, 8], role: input}
   scale: {shape: [16], role: weight}
@@ -111,8 +112,8 @@ ops:
   - {name: act, op: gelu, inputs: [flat], approximate: tanh}
   - {name: logits, op: matmul, inputs: [act, w]}
 )";
-    // Without master weights (so without autocast's casts, tested below).
-    const workload_graph g = expand_training(load_workload_yaml_text(text, "mlp.yaml", {}), training_options{"sgd", false});
+    // In fp32 (so without autocast's casts, tested below).
+    const workload_graph g = expand_training(load_workload_yaml_text(text, "mlp.yaml", {}), training_options{"sgd", true});
     std::map<std::string, int> count;  // kernels per graph op name prefix
     for (const auto& n : names(kernels(g, "eager"))) {
         for (const char* op : {"bn.", "act.grad", "act.", "logits.loss_grad"})
@@ -267,4 +268,39 @@ ops:
     EXPECT_EQ(ks[0].first, "w.autocast");
     EXPECT_DOUBLE_EQ(ks[0].second.bytes_in, 512.0 * 256 * 4);
     EXPECT_DOUBLE_EQ(ks[0].second.bytes_out, 512.0 * 256 * 2);
+}
+
+// A system maps chunks of the training graph (engine/system/partition.h subgraph): a gradient still names its
+// tensor inside the chunk (same shape), or nothing when the chunk does not hold that tensor.
+TEST(eager_kernels, gradients_keep_their_tensors_in_a_chunk) {
+    const char* text = R"(
+workload: two_layers
+parameters: {precision: bf16}
+tensors:
+  x: {shape: [64, 512], role: input}
+  w1: {shape: [512, 1024], role: weight}
+  w2: {shape: [1024, 256], role: weight}
+ops:
+  - {name: fc1, op: matmul, inputs: [x, w1]}
+  - {name: act, op: gelu, inputs: [fc1], approximate: tanh}
+  - {name: fc2, op: matmul, inputs: [act, w2]}
+)";
+    const workload_graph g = expand_training(load_workload_yaml_text(text, "two.yaml", {}), training_options{"adam", true});
+    std::vector<int> backward;
+    int marked = 0;
+    for (size_t o = 0; o < g.ops().size(); ++o)
+        if (g.ops()[o].phase == op_phase::backward) backward.push_back(static_cast<int>(o));
+    for (const auto& t : g.tensors()) marked += t.grad_of >= 0;
+    EXPECT_GE(marked, 5);  // d(logits), d(act), d(fc1), d(w1), d(w2)
+    const workload_graph chunk = subgraph(g, backward, "backward");
+    int kept = 0;
+    for (const auto& t : chunk.tensors()) {
+        if (t.grad_of < 0) continue;
+        ASSERT_LT(static_cast<size_t>(t.grad_of), chunk.tensors().size()) << t.name;
+        EXPECT_EQ(chunk.tensor(t.grad_of).shape, t.shape) << t.name;
+        ++kept;
+    }
+    EXPECT_GE(kept, 3);
+    // Every chunk maps under autocast without reading past its tensors.
+    EXPECT_FALSE(kernels(chunk, "eager").empty());
 }
