@@ -201,10 +201,30 @@ program parse_program(const yaml_node& root, const platform& plat, param_context
 
     // Everything below is linear in the number of steps (a wafer-scale program has millions): ids and op names
     // are hashed, labels appended, and a glob in `after:` looks only at the ids that share its literal prefix.
+    // A step's loops: the variables' values, the last varying fastest. Each expansion is its index in that order
+    // (an odometer), so the loop variables of millions of steps are never held at once.
+    struct loop_set {
+        std::vector<std::pair<std::string, std::vector<double>>> loops;
+        std::uint64_t count() const {
+            std::uint64_t n = 1;
+            for (const auto& [_, values] : loops) n *= values.size();
+            return n;
+        }
+        vars_t vars(std::uint64_t i) const {
+            vars_t v;
+            for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
+                v[it->first] = it->second[i % it->second.size()];
+                i /= it->second.size();
+            }
+            return v;
+        }
+    };
+    const std::vector<yaml_node> items = steps.items();
+    std::vector<loop_set> item_loops(items.size());
     struct pending {
-        yaml_node node;
-        vars_t vars;
-        std::uint32_t index;
+        std::uint32_t item;   // in `items`
+        std::uint64_t combo;  // the expansion, in its loop_set's order
+        std::uint32_t index;  // the step
     };
     std::vector<pending> with_deps;  // steps that have `after:`
     std::map<std::string, std::uint32_t> ids;
@@ -216,10 +236,11 @@ program parse_program(const yaml_node& root, const platform& plat, param_context
     };
 
     // First pass: expand loops, create steps without dependencies (they may point forward).
-    for (const auto& item : steps.items()) {
+    for (std::uint32_t item_index = 0; item_index < items.size(); ++item_index) {
+        const yaml_node& item = items[item_index];
         item.expect_map("step");
         item.check_keys({"id", "op", "after", "start", "for", "transfer", "compute", "sync", "delay"}, "step");
-        std::vector<vars_t> combos{vars_t{}};
+        loop_set& loop = item_loops[item_index];
         if (item.has("for")) {
             const yaml_node loops = item["for"];
             loops.expect_map("for (a map of variable: range, e.g. {i: 0..15})");
@@ -268,20 +289,12 @@ program parse_program(const yaml_node& root, const platform& plat, param_context
                 throw input_error("for: the loops make " + format_number(planned) + " steps; the program " +
                                       over_limit("steps", planned + static_cast<double>(prog.size()), "steps"),
                                   loops.where());
-            for (const auto& [key, values] : loop_values) {
-                std::vector<vars_t> next;
-                next.reserve(combos.size() * values.size());
-                for (const auto& c : combos)
-                    for (double v : values) {
-                        vars_t m = c;
-                        m[key] = v;
-                        next.push_back(std::move(m));
-                    }
-                combos.swap(next);
-            }
+            loop.loops = std::move(loop_values);
         }
         const bool has_after = item.has("after");
-        for (vars_t& vars : combos) {
+        const std::uint64_t expansions = loop.count();
+        for (std::uint64_t combo = 0; combo < expansions; ++combo) {
+            const vars_t vars = loop.vars(combo);
             reader rd{plat, prog, vars, params};
             const std::string id = item.has("id") ? rd.text(item["id"], "id") : "step" + std::to_string(prog.size());
             const std::uint32_t op = intern(item.has("op") ? rd.text(item["op"], "op") : id);
@@ -358,7 +371,7 @@ program parse_program(const yaml_node& root, const platform& plat, param_context
             if (!ids.emplace(id, s).second)
                 throw input_error("step id '" + id + "' is used twice", item.has("id") ? item["id"].where() : item.where());
             prog.step_labels.push_back(id);  // steps are appended in order: label s belongs to step s
-            if (has_after) with_deps.push_back(pending{item, std::move(vars), s});
+            if (has_after) with_deps.push_back(pending{item_index, combo, s});
         }
     }
     // Second pass: dependencies (ids or glob patterns over ids). A glob's matches are found once per pattern
@@ -366,8 +379,9 @@ program parse_program(const yaml_node& root, const platform& plat, param_context
     std::vector<std::vector<std::uint32_t>> deps(prog.size());
     std::unordered_map<std::string, std::vector<std::uint32_t>> glob_matches;
     for (const pending& p : with_deps) {
-        reader rd{plat, prog, p.vars, params};
-        const yaml_node after = p.node["after"];
+        const vars_t vars = item_loops[p.item].vars(p.combo);
+        reader rd{plat, prog, vars, params};
+        const yaml_node after = items[p.item]["after"];
         std::vector<yaml_node> refs = after.is_seq() ? after.items() : std::vector<yaml_node>{after};
         for (const auto& r : refs) {
             const std::string name = rd.text(r, "after");
@@ -419,7 +433,7 @@ program parse_program(const yaml_node& root, const platform& plat, param_context
             // Every step of a cycle has `after:`, so it is among with_deps (in step order).
             const auto it = std::lower_bound(with_deps.begin(), with_deps.end(), c.steps.front(),
                                              [](const pending& p, std::uint32_t s) { return p.index < s; });
-            throw input_error(prog.cycle_message(c), it != with_deps.end() ? it->node.where() : steps.where());
+            throw input_error(prog.cycle_message(c), it != with_deps.end() ? items[it->item].where() : steps.where());
         }
     }
     // Synthetic traffic: packets after the steps, with no dependencies either way.
