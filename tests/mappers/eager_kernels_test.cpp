@@ -75,6 +75,20 @@ ops:
   - {name: cp, op: conv2d, inputs: [pool, wp]}
 )";
 
+/// Two linear layers with `activation` ("relu", "gelu, approximate: tanh") between them, in `precision`.
+workload_graph two_layers(const std::string& precision, const std::string& activation) {
+    const std::string text = "workload: two_layers\nparameters: {precision: " + precision +
+                             "}\ntensors:\n"
+                             "  x: {shape: [64, 512], role: input}\n"
+                             "  w1: {shape: [512, 1024], role: weight}\n"
+                             "  w2: {shape: [1024, 256], role: weight}\n"
+                             "ops:\n"
+                             "  - {name: fc1, op: matmul, inputs: [x, w1]}\n"
+                             "  - {name: act, op: " + activation + ", inputs: [fc1]}\n"
+                             "  - {name: fc2, op: matmul, inputs: [act, w2]}\n";
+    return load_workload_yaml_text(text, "two.yaml", {});
+}
+
 }  // namespace
 
 TEST(eager_kernels, cudnn_converts_nchw_around_a_3x3_convolution_and_not_around_a_wide_1x1) {
@@ -181,19 +195,7 @@ TEST(eager_kernels, multi_tensor_apply_launches_match_pytorch_on_the_measured_pa
 }
 
 TEST(eager_kernels, foreach_sgd_moves_three_passes_of_bytes_after_the_backward_pass) {
-    const char* text = R"(
-workload: two_layers
-parameters: {precision: fp32}
-tensors:
-  x: {shape: [64, 512], role: input}
-  w1: {shape: [512, 1024], role: weight}
-  w2: {shape: [1024, 256], role: weight}
-ops:
-  - {name: fc1, op: matmul, inputs: [x, w1]}
-  - {name: act, op: relu, inputs: [fc1]}
-  - {name: fc2, op: matmul, inputs: [act, w2]}
-)";
-    const workload_graph g = expand_training(load_workload_yaml_text(text, "two.yaml", {}), training_options{"sgd", true});
+    const workload_graph g = expand_training(two_layers("fp32", "relu"), training_options{"sgd", true});
     const auto ks = kernels(g, "eager");
     double in = 0, out = 0;
     size_t first = ks.size();
@@ -273,19 +275,7 @@ ops:
 // A system maps chunks of the training graph (engine/system/partition.h subgraph): a gradient still names its
 // tensor inside the chunk (same shape), or nothing when the chunk does not hold that tensor.
 TEST(eager_kernels, gradients_keep_their_tensors_in_a_chunk) {
-    const char* text = R"(
-workload: two_layers
-parameters: {precision: bf16}
-tensors:
-  x: {shape: [64, 512], role: input}
-  w1: {shape: [512, 1024], role: weight}
-  w2: {shape: [1024, 256], role: weight}
-ops:
-  - {name: fc1, op: matmul, inputs: [x, w1]}
-  - {name: act, op: gelu, inputs: [fc1], approximate: tanh}
-  - {name: fc2, op: matmul, inputs: [act, w2]}
-)";
-    const workload_graph g = expand_training(load_workload_yaml_text(text, "two.yaml", {}), training_options{"adam", true});
+    const workload_graph g = expand_training(two_layers("bf16", "gelu, approximate: tanh"), training_options{"adam", true});
     std::vector<int> backward;
     int marked = 0;
     for (size_t o = 0; o < g.ops().size(); ++o)
