@@ -549,11 +549,14 @@ std::optional<values_t> onnx_importer::evaluate(const std::string& type, const o
         // The element count comes from the inferred output shape; the start and step place it.
         std::int64_t start, step = 1;
         if (m_opset < 10) {
-            start = a.ints("starts").value_or(std::vector<std::int64_t>{0})[0];
+            const auto starts = a.ints("starts");
+            if (!starts || starts->empty()) return std::nullopt;
+            start = (*starts)[0];
         } else {
-            if (!known(ins[1])) return std::nullopt;
-            start = static_cast<std::int64_t>(known(ins[1])->at(0));
-            if (ins.size() > 4 && ins[4] >= 0 && known(ins[4])) step = static_cast<std::int64_t>(known(ins[4])->at(0));
+            if (!known(ins[1]) || known(ins[1])->empty()) return std::nullopt;
+            start = static_cast<std::int64_t>(known(ins[1])->front());
+            if (ins.size() > 4 && ins[4] >= 0 && known(ins[4]) && !known(ins[4])->empty())
+                step = static_cast<std::int64_t>(known(ins[4])->front());
         }
         const auto size = static_cast<std::int64_t>(v->size());
         values_t r;
@@ -579,7 +582,7 @@ std::optional<values_t> onnx_importer::evaluate(const std::string& type, const o
     }
     if (type == "Range") {
         const values_t *s = in_values(0), *d = in_values(2);
-        if (!s || !d) return std::nullopt;
+        if (!s || !d || s->empty() || d->empty()) return std::nullopt;
         values_t r;
         for (std::int64_t k = 0; k < out[0]; ++k) r.push_back((*s)[0] + static_cast<double>(k) * (*d)[0]);
         return r;
@@ -891,6 +894,9 @@ void onnx_importer::import_node(const onnx::NodeProto& n, int index) {
             const values_t* l = known(required(1));
             const values_t* d = known(required(2));
             if (!s || !l || !d) known_ints(-1, "the range");
+            if (s->size() != 1 || l->size() != 1 || d->size() != 1)
+                bad("needs a single value for each of start, limit and delta, got " + std::to_string(s->size()) + ", " +
+                    std::to_string(l->size()) + " and " + std::to_string(d->size()));
             if ((*d)[0] == 0) bad("has a delta of 0");
             const double count = std::ceil(((*l)[0] - (*s)[0]) / (*d)[0]);
             declared_shapes.push_back({std::max<std::int64_t>(0, static_cast<std::int64_t>(count))});
@@ -915,7 +921,8 @@ void onnx_importer::import_node(const onnx::NodeProto& n, int index) {
                 }
                 if (type == "Cast") op.str_attrs["to"] = dtype_name(*map_type(static_cast<int>(a.i("to", 0)), m_precision));
                 if (type == "Trilu") op.int_attrs["upper"] = {a.i("upper", 1)};
-                if (type == "Trilu" && present(1) && known(ins[1])) op.int_attrs["k"] = {static_cast<std::int64_t>(known(ins[1])->at(0))};
+                if (type == "Trilu" && present(1) && known(ins[1]) && !known(ins[1])->empty())
+                    op.int_attrs["k"] = {static_cast<std::int64_t>(known(ins[1])->front())};
                 if (type == "Expand") op.int_attrs["shape"] = known_ints(present(1) ? ins[1] : -1, "the target shape");
             }
         } else {
