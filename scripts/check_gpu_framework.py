@@ -11,15 +11,14 @@ workload, runs it with `tessel run --set mapper.framework=eager` and sums the ti
 differently from the measurement (capturable AdamW; the fused optimizers) are listed as not compared. Needs only the Python standard library.
 """
 
-import argparse
 import json
 import os
 import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+from gpu_check_report import comparison_parser, print_comparison
+
 
 
 def shape(dims):
@@ -109,11 +108,7 @@ def label(row):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tessel", default=os.path.join(ROOT, "build", "bin", "tessel"))
-    ap.add_argument("--platform", default="h100_sxm")
-    ap.add_argument("--measurements", default=os.path.join(ROOT, "validation", "gpu", "h100_framework.jsonl"))
-    ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    ap = comparison_parser(__doc__.split("\n\n")[0], "h100_framework.jsonl")
     args = ap.parse_args()
     out = []
     with open(args.measurements) as f, tempfile.TemporaryDirectory() as tmp:
@@ -137,22 +132,7 @@ def main():
                 sys.exit("check_gpu_framework.py: %s:%d: tessel failed: %s" % (args.measurements, n, p.stderr.strip()))
             kernels = [k for k in json.loads(p.stdout)["mapping"]["kernels"] if keep(k["name"])]
             out.append((label(row), row["sec"], sum(k["time_s"] for k in kernels), row.get("kernels"), len(kernels), ""))
-    errs = [abs(sim / meas - 1) * 100 for (_, meas, sim, _, _, _) in out if sim]
-    if args.markdown:
-        print("| op (eager PyTorch) | measured | tessel | error | kernels measured | tessel kernels |")
-        print("|---|---:|---:|---:|---:|---:|")
-    for name, meas, sim, km, ks, note in out:
-        if sim is None:
-            print(("| %s | %.1f us | - | %s | %s | - |" if args.markdown else "%-44s measured %9.1f us  tessel: %s  (%s kernels)")
-                  % (name, meas * 1e6, note, km))
-        elif args.markdown:
-            print("| %s | %.1f us | %.1f us | %+.1f%% | %d | %d |" % (name, meas * 1e6, sim * 1e6, (sim / meas - 1) * 100, km, ks))
-        else:
-            print("%-44s measured %9.1f us  tessel %9.1f us  %+6.1f%%  kernels %3d vs %3d" %
-                  (name, meas * 1e6, sim * 1e6, (sim / meas - 1) * 100, km, ks))
-    if errs:
-        print("mean absolute error over %d ops: %.1f%%" % (len(errs), sum(errs) / len(errs)))
-
+    print_comparison(out, "op (eager PyTorch)", "tessel kernels", "us", "ops", args.markdown, 44)
 
 if __name__ == "__main__":
     main()

@@ -11,14 +11,12 @@ kernels), simulated time and the error, and the kernel counts of both. The measu
 `tessel calibrate` sees kernels only. Needs only the Python standard library.
 """
 
-import argparse
 import json
-import os
 import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+from gpu_check_report import comparison_parser, print_comparison
+
 
 
 def tessel_args(row):
@@ -63,13 +61,9 @@ def tessel_args(row):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tessel", default=os.path.join(ROOT, "build", "bin", "tessel"))
-    ap.add_argument("--platform", default="h100_sxm")
-    ap.add_argument("--measurements", default=os.path.join(ROOT, "validation", "gpu", "h100_models.jsonl"))
+    ap = comparison_parser(__doc__.split("\n\n")[0], "h100_models.jsonl")
     ap.add_argument("--framework", choices=("ops", "eager"), default="ops",
                     help="the kernels mapper's framework: one kernel per op, or the kernels eager PyTorch launches")
-    ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = ap.parse_args()
     rows = []
     with open(args.measurements) as f:
@@ -95,26 +89,7 @@ def main():
             continue
         s = json.loads(p.stdout)
         out.append((r["case"], r["kernel_sec"], s["sim_time_s"], r["kernels"], s["steps"], ""))
-    errs = [abs(sim / meas - 1) * 100 for (_, meas, sim, _, _, _) in out if sim]
-    if args.markdown:
-        print("| case | measured (kernel sum) | tessel | error | kernels measured | tessel steps |")
-        print("|---|---:|---:|---:|---:|---:|")
-        for case, meas, sim, km, ks, note in out:
-            if sim is None:
-                print("| %s | %.3f ms | - | %s | %d | - |" % (case, meas * 1e3, note, km))
-            else:
-                print("| %s | %.3f ms | %.3f ms | %+.1f%% | %d | %d |" % (case, meas * 1e3, sim * 1e3,
-                                                                       (sim / meas - 1) * 100, km, ks))
-    else:
-        for case, meas, sim, km, ks, note in out:
-            if sim is None:
-                print("%-36s measured %9.3f ms  tessel: %s" % (case, meas * 1e3, note))
-            else:
-                print("%-36s measured %9.3f ms  tessel %9.3f ms  %+6.1f%%  kernels %4d vs %4d" %
-                      (case, meas * 1e3, sim * 1e3, (sim / meas - 1) * 100, km, ks))
-    if errs:
-        print("mean absolute error over %d models: %.1f%%" % (len(errs), sum(errs) / len(errs)))
-
+    print_comparison(out, "case", "tessel steps", "ms", "models", args.markdown, 36)
 
 if __name__ == "__main__":
     main()

@@ -7,13 +7,8 @@
 
 namespace tessel {
 
-namespace {
-
-double bytes_of(std::int64_t elements, dtype t) { return static_cast<double>(elements) * dtype_bits(t) / 8.0; }
-
-/// One streaming kernel: reads and writes `operands`, `vector_ops` element operations, `special` transcendentals.
 lowered_kernel stream_kernel(int o, std::string name, op_class cls, dtype type, std::vector<kernel_operand> operands,
-                             double vector_ops = 0, double special = 0) {
+                             double vector_ops, double special) {
     lowered_kernel k;
     k.ops = {o};
     k.w.type = type;
@@ -26,6 +21,10 @@ lowered_kernel stream_kernel(int o, std::string name, op_class cls, dtype type, 
     k.own_name = true;
     return k;
 }
+
+namespace {
+
+double bytes_of(std::int64_t elements, dtype t) { return static_cast<double>(elements) * dtype_bits(t) / 8.0; }
 
 /// Makes kernel `k` a row-wise one: `rows` rows of `cols`, `passes` dependent passes, `rereads` extra reads.
 void rowwise(lowered_kernel& k, std::int64_t rows, std::int64_t cols, int passes, int rereads) {

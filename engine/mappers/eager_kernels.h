@@ -54,6 +54,11 @@ struct eager_storage {
     }
 };
 
+/// One streaming kernel of op `o`: reads and writes `operands` (its work's bytes are theirs), `vector_ops`
+/// element operations and `special` transcendentals; traces name its step `name`.
+lowered_kernel stream_kernel(int o, std::string name, op_class cls, dtype type, std::vector<kernel_operand> operands,
+                             double vector_ops = 0, double special = 0);
+
 /// The kernels eager PyTorch launches for op `o`, in order, where they differ from the single kernel
 /// lower_op gives; empty where eager PyTorch runs that one kernel.
 std::vector<lowered_kernel> eager_kernels(const workload_graph& g, int o, const eager_storage& s,

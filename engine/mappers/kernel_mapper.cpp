@@ -313,16 +313,7 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
         std::map<int, dtype> as;
         std::vector<lowered_kernel> before, after;
         auto cast = [&](const std::string& name, std::uint64_t from, double from_bytes, std::uint64_t to, double to_bytes, dtype ty) {
-            lowered_kernel k;
-            k.ops = {o};
-            k.w.type = ty;
-            k.w.cls = op_class::data_movement;
-            k.w.bytes_in = from_bytes;
-            k.w.bytes_out = to_bytes;
-            k.desc.name = name;
-            k.desc.operands = {{from, from_bytes, false}, {to, to_bytes, true}};
-            k.own_name = true;
-            return k;
+            return stream_kernel(o, name, op_class::data_movement, ty, {{from, from_bytes, false}, {to, to_bytes, true}});
         };
         for (const auto& [w, m] : plan.weight_casts)
             before.push_back(cast(g.tensor(w).name + ".autocast", ensure(m >= 0 ? m : w), bytes(w, dtype::fp32), ensure(w),
