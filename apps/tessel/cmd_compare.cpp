@@ -8,12 +8,13 @@
 #include "engine/plan/compare.h"
 #include "engine/sweep/spec.h"
 #include "models/core/error.h"
+#include "models/core/units.h"
 
 namespace tessel {
 namespace {
 
 compare_options g_opt;
-std::string g_timeout;
+std::string g_timeout, g_power;
 bool g_no_progress = false;
 int g_max_plans = 256;
 
@@ -26,6 +27,9 @@ CLI::App* setup(CLI::App& app) {
         ->allow_extra_args(false);
     c->add_option("--set", g_opt.sets, "PATH=VALUE for every system: workload.* and parallel.*")->allow_extra_args(false);
     c->add_option("--samples", g_opt.samples, "samples to train on, for a days column (e.g. 3e8)")->check(CLI::PositiveNumber);
+    c->add_option("--power", g_power,
+                  "equal power: size each system to this TDP budget (e.g. 20kW); each --system then names the parameter "
+                  "to size without a value (platforms/systems/dgx_h100.yaml:nodes)");
     c->add_option("-o,--out", g_opt.out_dir, "results folder (default: out/compare/WORKLOAD); re-running resumes");
     c->add_flag("--json", g_opt.json, "print compare.json instead of the table");
     c->add_option("--rank", g_opt.plan.rank, "pick each system's best plan by time (default), energy or edp (tessel plan --rank)")
@@ -46,6 +50,17 @@ int run() {
         } catch (const input_error& e) {
             throw input_error("--timeout: " + e.message());
         }
+    }
+    if (!g_power.empty()) {
+        quantity q;
+        try {
+            q = parse_quantity(g_power);
+        } catch (const input_error& e) {
+            throw input_error("--power: " + e.message());
+        }
+        if (q.dim != dimension::power || q.value <= 0)
+            throw input_error("--power: expected a power such as 20kW, got '" + g_power + "'");
+        g_opt.power_watts = q.value;
     }
     g_opt.plan.max_plans = static_cast<size_t>(g_max_plans);
     g_opt.plan.sweep.progress_bar = !g_no_progress;

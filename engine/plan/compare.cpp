@@ -8,6 +8,8 @@
 #include <ostream>
 #include <sstream>
 
+#include "engine/netlist/platform.h"
+#include "engine/sweep/runner.h"
 #include "models/core/error.h"
 #include "models/core/output_file.h"
 #include "models/core/units.h"
@@ -22,9 +24,11 @@ namespace {
 struct system_spec {
     std::string platform, label;
     std::vector<std::string> sets;  // its size parameters, "nodes=2"
+    std::string power_param;        // with --power: the parameter sized to the budget (named without a value)
+    double tdp = 0;                 // with --power: the declared TDP at the size chosen
 };
 
-system_spec parse_system(const std::string& text) {
+system_spec parse_system(const std::string& text, bool power) {
     system_spec s;
     const size_t colon = text.find(':');
     s.platform = text.substr(0, colon);
@@ -35,13 +39,80 @@ system_spec parse_system(const std::string& text) {
         std::string kv;
         while (std::getline(ss, kv, ',')) {
             const size_t eq = kv.find('=');
+            if (eq == std::string::npos && power && !kv.empty()) {
+                if (!s.power_param.empty())
+                    throw input_error("--system '" + text + "': --power sizes one parameter per system, but '" + s.power_param +
+                                      "' and '" + kv + "' have no value");
+                s.power_param = kv;
+                continue;
+            }
             if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
-                throw input_error("--system '" + text + "': expected PARAM=VALUE after ':', got '" + kv + "'");
+                throw input_error("--system '" + text + "': expected PARAM=VALUE after ':', got '" + kv + "'" +
+                                  (eq == std::string::npos && !power ? " (a parameter without a value is the one --power sizes)" : ""));
             s.sets.push_back(kv);
             s.label += " " + kv;
         }
     }
+    if (power && s.power_param.empty())
+        throw input_error("--system '" + text + "': with --power, name the parameter to size the system by, without a value (e.g. " +
+                          s.platform + ":nodes)");
     return s;
+}
+
+/// Sizes `sys` to a power budget: the largest value of its power parameter (1, 2, ...) whose declared TDP (the
+/// chips' and the system's own `tdp:`) is within `budget` watts. Values the system refuses (a TPU pod's chips
+/// must fill its torus) are skipped; the TDP is taken to grow with the parameter, so the search stops at the
+/// first value over the budget. Linear in the size: a system is loaded once per value.
+void size_to_power(system_spec& sys, double budget, const sweep::platform_resolver& resolve) {
+    const std::string file = resolve ? resolve(sys.platform) : sys.platform;
+    constexpr int most = 4096;
+    std::string refused;  // why the first refused value was refused
+    int best = 0, over_at = 0;
+    double over = 0;
+    for (int v = 1; v <= most; ++v) {
+        sim_context sim;
+        param_context ctx;
+        for (const auto& kv : sys.sets) {
+            const size_t eq = kv.find('=');
+            ctx.add_override(kv.substr(0, eq), kv.substr(eq + 1));
+        }
+        ctx.add_override(sys.power_param, std::to_string(v));
+        std::unique_ptr<platform> plat;
+        try {
+            plat = platform::load(file, ctx, sim);
+        } catch (const input_error& e) {
+            if (refused.empty()) refused = sys.power_param + "=" + std::to_string(v) + ": " + e.message();
+            continue;
+        }
+        // (Only the system's own parameters: a chip's `params:` are read later, by its mapper.)
+        for (const auto& unused : ctx.unused_overrides()) {
+            const std::string key = unused.substr(0, unused.find('='));
+            bool named = key == sys.power_param;
+            for (const auto& kv : sys.sets) named = named || kv.substr(0, kv.find('=')) == key;
+            if (named) throw input_error("--system '" + sys.label + "': '" + key + "' is not a parameter of " + file);
+        }
+        const double tdp = plat->tdp_watts();
+        if (tdp <= 0)
+            throw input_error("--power: " + sys.label + " declares no TDP (`tdp:` on its chips or on the system), so it cannot be sized to a power budget");
+        if (tdp > budget) {
+            over = tdp;
+            over_at = v;
+            break;
+        }
+        best = v;
+        sys.tdp = tdp;
+    }
+    if (best == 0) {
+        if (over > 0)
+            throw input_error("--power " + format_power(budget) + ": the smallest " + sys.label + " (" + sys.power_param + "=" +
+                              std::to_string(over_at) + ") already draws " + format_power(over));
+        throw input_error("--system '" + sys.label + "': no value of '" + sys.power_param + "' from 1 to " + std::to_string(most) +
+                          " loads; the first: " + refused);
+    }
+    const std::string kv = sys.power_param + "=" + std::to_string(best);
+    sys.sets.push_back(kv);
+    sys.label = fs::path(sys.platform).stem().string();
+    for (const auto& x : sys.sets) sys.label += " " + x;
 }
 
 std::string folder_name(const std::string& label) {
@@ -83,11 +154,18 @@ struct row {
 int run_compare(const compare_options& o, std::ostream& out, std::ostream& err) {
     if (o.systems.empty()) throw input_error("tessel compare: no systems given (--system platforms/systems/dgx_h100.yaml:nodes=1 ...)");
     if (o.workload.empty()) throw input_error("tessel compare: no workload given (-w gpt2, bert, llama or a file)");
+    const bool power = o.power_watts > 0;
     std::vector<system_spec> specs;
-    for (const auto& s : o.systems) specs.push_back(parse_system(s));
+    for (const auto& s : o.systems) specs.push_back(parse_system(s, power));
     for (size_t i = 0; i < specs.size(); ++i)
         for (size_t j = 0; j < i; ++j)
-            if (specs[i].label == specs[j].label) throw input_error("--system '" + specs[i].label + "' is given twice");
+            if (specs[i].label == specs[j].label && specs[i].power_param == specs[j].power_param)
+                throw input_error("--system '" + specs[i].label + "' is given twice");
+    if (power)
+        for (auto& sys : specs) {
+            size_to_power(sys, o.power_watts, o.plan.sweep.resolve_platform);
+            err << "tessel compare: " << sys.label << ": " << format_power(sys.tdp) << " TDP within " << format_power(o.power_watts) << "\n";
+        }
     const std::string out_dir = o.out_dir.empty() ? "out/compare/" + fs::path(o.workload).stem().string() : o.out_dir;
     fs::create_directories(out_dir);
 
@@ -126,6 +204,7 @@ int run_compare(const compare_options& o, std::ostream& out, std::ostream& err) 
     json systems = json::array();
     for (const auto& r : rows) {
         json s = {{"system", r.sys.label}, {"platform", r.sys.platform}, {"params", r.sys.sets}, {"chips", r.chips}};
+        if (power) s["tdp_w"] = r.sys.tdp;
         if (!r.best.is_null()) {
             const double sps = r.best["samples_per_s"].get<double>();
             json b = {{"plan", r.best["plan"]},
@@ -144,7 +223,9 @@ int run_compare(const compare_options& o, std::ostream& out, std::ostream& err) 
         s["plan_json"] = out_dir + "/" + folder_name(r.sys.label) + "/plan.json";
         systems.push_back(s);
     }
-    const json doc = {{"workload", o.workload}, {"sets", o.sets}, {"samples", o.samples}, {"systems", systems}};
+    json doc = {{"workload", o.workload}, {"sets", o.sets}, {"samples", o.samples}};
+    if (power) doc["power_budget_w"] = o.power_watts;
+    doc["systems"] = systems;
     write_file_atomic(out_dir + "/compare.json", doc.dump(2) + "\n", "comparison", true);
     if (o.json) {
         out << doc.dump(2) << "\n";
@@ -154,6 +235,7 @@ int run_compare(const compare_options& o, std::ostream& out, std::ostream& err) 
     std::vector<std::vector<std::string>> table = {
         {"system", "chips", "best plan", "iteration", "samples/s", "per chip", "MFU", "power", "samples/J"}};
     if (o.samples > 0) table.front().push_back("days for " + format_number(o.samples, 3) + " samples");
+    if (power) table.front().insert(table.front().begin() + 2, "TDP");
     const json* fastest = nullptr;
     for (const auto& s : systems) {
         if (!s.contains("best")) continue;
@@ -162,6 +244,7 @@ int run_compare(const compare_options& o, std::ostream& out, std::ostream& err) 
     for (const auto& s : systems) {
         const std::int64_t chips = s["chips"].get<std::int64_t>();
         std::vector<std::string> line = {s["system"].get<std::string>(), chips > 0 ? std::to_string(chips) : "-"};
+        if (power) line.push_back(format_power(s["tdp_w"].get<double>()));
         if (s.contains("best")) {
             const json& b = s["best"];
             line.push_back(b["plan"].get<std::string>());
@@ -182,11 +265,14 @@ int run_compare(const compare_options& o, std::ostream& out, std::ostream& err) 
     for (const auto& l : table)
         for (size_t c = 0; c < l.size() && c < w.size(); ++c)
             if (l.size() == w.size()) w[c] = std::max(w[c], l[c].size());
-    out << "tessel compare: " << o.workload << " on " << rows.size() << " systems\n";
+    out << "tessel compare: " << o.workload << " on " << rows.size() << " systems";
+    if (power) out << ", each as large as its TDP allows within " << format_power(o.power_watts);
+    out << "\n";
     for (const auto& l : table) {
         std::string text;
         for (size_t c = 0; c < l.size(); ++c) {
-            const bool right = c == 1 || c >= 3;
+            const size_t plan_column = power ? 3 : 2;  // the only left-aligned column after the system's name
+            const bool right = c > 0 && c != plan_column;
             const bool last = c + 1 == l.size();
             const size_t width = l.size() == w.size() ? w[c] : l[c].size();
             const std::string pad(width > l[c].size() ? width - l[c].size() : 0, ' ');

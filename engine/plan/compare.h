@@ -5,6 +5,9 @@
 // rate (a time-to-train proxy). A system that cannot train the workload (it does not fit, its mapper refuses the
 // plan) is a row with the reason, and the others are still compared. Everything is also in compare.json.
 //
+// At equal power (--power): each system names one parameter without a value (dgx_h100.yaml:nodes), and compare
+// sets it to the largest value whose declared TDP fits the budget before searching its plans.
+//
 // With energy (docs/energy.md): each system's average power and samples per joule beside its speed; --rank energy or
 // edp picks each system's best plan by energy instead of time.
 //
@@ -25,6 +28,7 @@ struct compare_options {
     std::string workload;
     std::vector<std::string> sets;     // for every system: workload.* and parallel.* (as in tessel plan)
     double samples = 0;                // for the days column; 0: no column
+    double power_watts = 0;            // equal power: each system sized to this TDP budget; 0: as given
     std::string out_dir;               // empty: out/compare/WORKLOAD
     bool json = false;
     plan_options plan;                 // search limits, sweep backend and jobs, shared by every system

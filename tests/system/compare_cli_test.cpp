@@ -79,3 +79,44 @@ TEST(compare_cli, bad_input_is_one_clear_error) {
     EXPECT_TESSEL_ERROR("compare" + k_gpt + " --system platforms/systems/dgx_a100.yaml --system platforms/systems/dgx_a100.yaml",
                         "is given twice");
 }
+
+TEST(compare_cli, equal_power_sizes_each_system_to_the_largest_that_its_declared_tdp_allows) {
+    // Hand-computed sizes for 12 kW: a DGX A100 node declares 8 x 400 W + 3.3 kW = 6.5 kW (one node; two are 13 kW), a
+    // DGX H100 node 8 x 700 W + 4.6 kW = 10.2 kW, a TPU v4 192 W per chip on a 4 x 4 torus whose chips come in
+    // sixteens: 48 (9.216 kW; 49 to 62 are refused, 64 are 12.288 kW). --max-plans 1 stops before simulating: the
+    // sizing is what is checked here.
+    const fs::path out = temp("power");
+    const auto r = run_tessel("compare" + k_gpt + " --power 12kW --max-plans 1 --system platforms/systems/dgx_a100.yaml:nodes" +
+                              " --system platforms/systems/dgx_h100.yaml:nodes --system platforms/systems/tpu_v4_pod.yaml:chips,torus_x=4,torus_y=4 -o " +
+                              out.string() + " --no-progress");
+    ASSERT_EQ(r.code, 0) << r.out;
+    const nlohmann::json doc = nlohmann::json::parse(slurp(out / "compare.json"));
+    EXPECT_EQ(doc["power_budget_w"].get<double>(), 12000);
+    ASSERT_EQ(doc["systems"].size(), 3u);
+    EXPECT_EQ(doc["systems"][0]["system"], "dgx_a100 nodes=1");
+    EXPECT_DOUBLE_EQ(doc["systems"][0]["tdp_w"].get<double>(), 6500);
+    EXPECT_EQ(doc["systems"][1]["system"], "dgx_h100 nodes=1");
+    EXPECT_DOUBLE_EQ(doc["systems"][1]["tdp_w"].get<double>(), 10200);
+    EXPECT_EQ(doc["systems"][2]["system"], "tpu_v4_pod torus_x=4 torus_y=4 chips=48");
+    EXPECT_DOUBLE_EQ(doc["systems"][2]["tdp_w"].get<double>(), 48 * 192);
+    EXPECT_NE(r.out.find("each as large as its TDP allows within 12 kW"), std::string::npos) << r.out;
+    // At 13 kW exactly, two DGX A100 nodes fit (the budget is inclusive).
+    const auto two = run_tessel("compare" + k_gpt + " --power 13kW --max-plans 1 --system platforms/systems/dgx_a100.yaml:nodes -o " +
+                                temp("power13").string() + " --no-progress --json");
+    ASSERT_EQ(two.code, 0) << two.out;
+    EXPECT_NE(two.out.find("\"system\": \"dgx_a100 nodes=2\""), std::string::npos) << two.out;
+}
+
+TEST(compare_cli, equal_power_needs_a_parameter_to_size_a_declared_tdp_and_a_budget_one_system_fits) {
+    EXPECT_TESSEL_ERROR("compare" + k_gpt + " --power 20kW --system platforms/systems/dgx_a100.yaml:nodes=1",
+                        "with --power, name the parameter to size the system by, without a value");
+    EXPECT_TESSEL_ERROR("compare" + k_gpt + " --system platforms/systems/dgx_a100.yaml:nodes",
+                        "(a parameter without a value is the one --power sizes)");
+    EXPECT_TESSEL_ERROR("compare" + k_gpt + " --power 20kW --system platforms/systems/sn40l_node.yaml:sockets", "sn40l_node declares no TDP");
+    EXPECT_TESSEL_ERROR("compare" + k_gpt + " --power 20kW --system platforms/systems/ipu_pod64.yaml:machines,ipu=bow",
+                        "ipu_pod64 ipu=bow declares no TDP");
+    EXPECT_TESSEL_ERROR("compare" + k_gpt + " --power 5kW --system platforms/systems/dgx_h100.yaml:nodes",
+                        "the smallest dgx_h100 (nodes=1) already draws 10.2 kW");
+    EXPECT_TESSEL_ERROR("compare" + k_gpt + " --power 20kg --system platforms/systems/dgx_h100.yaml:nodes", "--power: ");
+    EXPECT_TESSEL_ERROR("compare" + k_gpt + " --power 20kW --system platforms/systems/dgx_h100.yaml:gpus", "'gpus' is not a parameter of");
+}
