@@ -33,6 +33,8 @@ std::uint32_t program::intern_op(const std::string& op) {
 }
 
 std::uint32_t program::add_work(const work& w) {
+    // Mappers emit runs of identical work (every PCU of a stage, tile after tile): one copy serves the run.
+    if (!works.empty() && works.back() == w) return static_cast<std::uint32_t>(works.size() - 1);
     works.push_back(w);
     return static_cast<std::uint32_t>(works.size() - 1);
 }

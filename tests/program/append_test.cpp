@@ -18,7 +18,9 @@ program chip_program(const std::string& name, std::uint32_t comp) {
     work w;
     w.macs = 100;
     const std::uint32_t a = p.add_compute(p.intern_op("load"), endpoint{comp, 0, 0}, p.add_work(w), {});
-    const std::uint32_t b = p.add_compute(p.intern_op(name + "_only"), endpoint{comp, 1, 0}, p.add_work(w), {a});
+    work w2 = w;
+    w2.macs = 200;  // a work of its own (add_work shares a run of identical ones)
+    const std::uint32_t b = p.add_compute(p.intern_op(name + "_only"), endpoint{comp, 1, 0}, p.add_work(w2), {a});
     auto in = std::make_shared<tsp::instruction>();
     in->producer[0] = a;
     in->after = a;
@@ -108,4 +110,20 @@ TEST(program_append, spans_stay_shared_and_placements_are_re_bound) {
     EXPECT_DOUBLE_EQ(a.placements[1].data.bytes_per_pe, 1024);
     // A payload index past the table is the caller's bug.
     EXPECT_THROW(a.use_payload(2, 5), std::logic_error);
+}
+
+TEST(program_works, a_run_of_identical_works_is_stored_once) {
+    // Every PCU of an RDU stage, tile after tile, does the same work: one copy serves the run, and a different
+    // work (or the first again after it) gets its own entry.
+    program p;
+    work a, b;
+    a.macs = 100;
+    b.macs = 100;
+    b.bytes_in = 64;
+    EXPECT_EQ(p.add_work(a), 0u);
+    EXPECT_EQ(p.add_work(a), 0u);
+    EXPECT_EQ(p.add_work(b), 1u);
+    EXPECT_EQ(p.add_work(a), 2u);
+    EXPECT_EQ(p.works.size(), 3u);
+    EXPECT_EQ(p.works[1].bytes_in, 64);
 }

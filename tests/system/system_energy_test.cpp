@@ -58,11 +58,12 @@ TEST(system_energy, the_symmetric_fast_path_charges_what_every_chip_charges) {
     // checked by hand, docs/energy.md.)
 }
 
-TEST(system_energy, a_system_reports_power_per_chip_against_the_sum_of_its_chips_tdp) {
+TEST(system_energy, a_system_reports_power_per_chip_against_its_chips_and_its_own_tdp) {
     const auto j = run("-p platforms/systems/dgx_h100.yaml -w gpt2 --set workload.training=adam --set workload.batch=16 "
                        "--set workload.layers=4 --set parallel.dp=8",
                        true);
-    EXPECT_DOUBLE_EQ(j["tdp_w"].get<double>(), 8 * 700.0);  // eight H100s at 700 W; the switches declare none
+    // Eight H100s at 700 W and the node's own 4.6 kW (its 10.2 kW maximum system power less the GPUs').
+    EXPECT_DOUBLE_EQ(j["tdp_w"].get<double>(), 8 * 700.0 + 4600);
     EXPECT_DOUBLE_EQ(j["average_power_per_chip_w"].get<double>(), j["average_power_w"].get<double>() / 8);
     EXPECT_LE(j["average_power_per_chip_w"].get<double>(), 700 * 1.15);
     // By chip group: the eight GPUs and what the NVSwitches spent outside them add up to the whole.

@@ -139,6 +139,34 @@ void planner::release(int o) {
     });
 }
 
+void planner::write_out(int o) {
+    if (!m_streaming || !m_has_stream) return;
+    const op_node& op = m_g.op(o);
+    std::vector<int> out;
+    for (int t : op.outputs)
+        if (root(t) == t && tinfo(t).role == tensor_role::output && m_place[static_cast<size_t>(t)].w == where::tiles &&
+            m_liveness.reads_left(t) == 0)
+            out.push_back(t);
+    if (out.empty()) return;
+    begin(op.name + " (to streaming memory)");
+    const std::uint32_t op_w = m_out.prog.intern_op(op.name);
+    std::vector<std::uint32_t> tiles;
+    for (int t : out) {
+        placement& p = m_place[static_cast<size_t>(t)];
+        p.address = stream_alloc(t);
+        for (size_t i = 0; i < p.lay.pieces(); ++i) {
+            write_back(op_w, p.lay.tile[i], t, p.lay.piece(i));
+            tiles.push_back(p.lay.tile[i]);
+        }
+        account(t, p.lay, -1);
+        p.w = where::streamed;
+        p.lay = layout{};
+    }
+    std::sort(tiles.begin(), tiles.end());
+    tiles.erase(std::unique(tiles.begin(), tiles.end()), tiles.end());
+    end(op_w, static_cast<std::uint32_t>(tiles.size()));
+}
+
 void planner::alias(int o) {
     const op_node& op = m_g.op(o);
     int src = -1;

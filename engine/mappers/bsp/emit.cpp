@@ -140,7 +140,8 @@ void planner::end(std::uint32_t op, std::uint32_t tiles_used) {
     if (m_coarse) end_coarse();
     // Write-backs to streaming memory leave once their tile's compute is done.
     for (const pending_write& w : m_writes) {
-        const std::uint32_t after = m_coarse ? m_cur.compute : m_tile_compute[w.tile];
+        // (A superstep that only writes has no compute step: its writes wait for the superstep before.)
+        const std::uint32_t after = m_coarse ? (m_ss->tiles.empty() ? ~0u : m_cur.compute) : m_tile_compute[w.tile];
         endpoint dst = m_mem_ep;
         dst.address = w.address;
         m_out.prog.add_transfer(w.op, tile_ep(w.tile, w.address), dst, w.bytes,

@@ -80,6 +80,7 @@ mapping planner::run() {
         else
             map_rows(o);
         release(o);
+        write_out(o);
     }
     finish();
     m_out.details["fine_form_steps"] = m_fine_steps;

@@ -230,6 +230,10 @@ private:
     void home(std::uint32_t op, int t, const layout& lay);
 
     void release(int o);
+    /// With streaming memory in use: the op's outputs that the program returns and no later op reads leave the
+    /// tiles for streaming memory in a superstep of their own (a pipeline stage's weight gradients, kept for
+    /// its optimizer program), instead of holding tile memory to the end of the program.
+    void write_out(int o);
 
     void alias(int o);
 
