@@ -60,6 +60,7 @@ struct benches {
     // A second copy: a bench's statistics (and so the physical-bound check) accumulate over its runs.
     test::bench streaming2{"platform: tiny_stream2" + stream_yaml.substr(stream_yaml.find('\n')), "tiny_stream2"};
     test::bench streaming3{"platform: tiny_stream3" + stream_yaml.substr(stream_yaml.find('\n')), "tiny_stream3"};
+    test::bench streaming4{"platform: tiny_stream4" + stream_yaml.substr(stream_yaml.find('\n')), "tiny_stream4"};
     // One per reduction run, for the same reason.
     test::bench red[3] = {test::bench{"platform: red0" + tiny_yaml.substr(tiny_yaml.find('\n')), "red0"},
                           test::bench{"platform: red1" + tiny_yaml.substr(tiny_yaml.find('\n')), "red1"},
@@ -255,4 +256,28 @@ TEST(bsp_mapper, an_optimizer_step_rewrites_streamed_state_in_place_in_slices_th
     for (const auto& n : o.s.notes) said = said || n.find("optimizer updates: " + std::to_string(slices) + " supersteps") == 0;
     EXPECT_TRUE(said);
     EXPECT_GE(o.r.duration(), seconds_to_ticks(480.0 * 1024 / 8e9));
+}
+
+TEST(bsp_mapper, results_nothing_reads_leave_the_tiles_for_streaming_memory) {
+    benches& bb = b();
+    // Four products y1..y4 = x . w of [96, 256] fp16 (48 KiB each) that nothing reads: the workload's results, as a
+    // pipeline stage's weight gradients are its backward program's. With w streamed, the tiles' 192 KiB for tensors
+    // would have to hold x (48 KiB) and all four (192 KiB) by the end; instead each result leaves for streaming
+    // memory in a superstep of its own right after its op, 48 KiB each, and frees its tiles.
+    bsp_mapper mp = make_mapper("{weights: streaming}");
+    std::string text = "workload: results\nparameters: {precision: fp16}\ntensors:\n  x: {shape: [96, 256], role: input}\n"
+                       "  w: {shape: [256, 256], role: weight}\nops:\n";
+    for (int i = 1; i <= 4; ++i) text += "  - {name: y" + std::to_string(i) + ", op: matmul, inputs: [x, w]}\n";
+    const auto o = run(bb.streaming4, mp, workload_file("results", text));
+    int written = 0;
+    for (const auto& st : o.s.details["supersteps"]) {
+        const std::string name = st["name"].get<std::string>();
+        if (name.find(" (to streaming memory)") == std::string::npos) continue;
+        ++written;
+        EXPECT_EQ(name, "y" + std::to_string(written) + " (to streaming memory)");
+        EXPECT_DOUBLE_EQ(st["streamed_bytes"].get<double>(), 48.0 * 1024) << st.dump();
+    }
+    EXPECT_EQ(written, 4);
+    // Every byte written crossed the 8 GB/s link.
+    EXPECT_GE(o.r.duration(), seconds_to_ticks(4 * 48.0 * 1024 / 8e9));
 }
