@@ -160,6 +160,25 @@ class module(unittest.TestCase):
         out = plot("plot_plan.py", os.path.join(plan_dir, "plan.json"), "--out", plan_png)
         check(plan_png)
 
+        # tessel compare's systems side by side: the best plan's samples/s per system and per chip, and a system
+        # that cannot train (GPUs of 1 MB) as an empty row saying so.
+        cmp_dir = os.path.join(self.dir, "compare")
+        subprocess.run([sl.tessel(), "compare", "-w", "gpt2", "--set", "workload.training=adam", "--set", "workload.batch=8",
+                        "--set", "workload.layers=2", "--set", "workload.hidden=256", "--set", "workload.heads=4", "--set",
+                        "workload.seq=64", "--system", "platforms/systems/dgx_a100.yaml:nodes=1", "--system",
+                        "platforms/systems/dgx_a100.yaml:nodes=1,gpu.gpu.hbm.capacity=1MB", "-o", cmp_dir, "--no-progress"],
+                       check=True, cwd=sl.REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cmp_png = os.path.join(self.dir, "compare_bars")
+        out = plot("plot_compare.py", os.path.join(cmp_dir, "compare.json"), "--out", cmp_png)
+        check(cmp_png)
+        with open(os.path.join(cmp_dir, "compare.json")) as f:
+            best = json.load(f)["systems"][0]["best"]
+        row = [l for l in out.splitlines() if l.startswith("dgx_a100 nodes=1 ")][0].split()
+        self.assertEqual(row[2], "8")
+        self.assertAlmostEqual(float(row[3]), best["samples_per_s"], delta=best["samples_per_s"] * 1e-3)
+        self.assertIn(best["plan"], " ".join(row))
+        self.assertIn("does not train: tessel plan: no parallel plan", out)
+
         roof = os.path.join(self.dir, "roofline")
         out = plot("plot_roofline.py", self.out, "--color", "workload.batch", "--out", roof)
         check(roof)
