@@ -69,12 +69,13 @@ void size_to_power(system_spec& sys, double budget, const sweep::platform_resolv
     std::string refused;  // why the first refused value was refused
     int best = 0, over_at = 0;
     double over = 0;
+    auto plan_key = [](const std::string& k) { return k.rfind("parallel.", 0) == 0 || k.rfind("workload.", 0) == 0; };
     for (int v = 1; v <= most; ++v) {
         sim_context sim;
         param_context ctx;
-        for (const auto& kv : sys.sets) {
+        for (const auto& kv : sys.sets) {  // the platform's own (parallel.* and workload.* do not change its TDP)
             const size_t eq = kv.find('=');
-            ctx.add_override(kv.substr(0, eq), kv.substr(eq + 1));
+            if (!plan_key(kv)) ctx.add_override(kv.substr(0, eq), kv.substr(eq + 1));
         }
         ctx.add_override(sys.power_param, std::to_string(v));
         std::unique_ptr<platform> plat;
@@ -88,7 +89,7 @@ void size_to_power(system_spec& sys, double budget, const sweep::platform_resolv
         for (const auto& unused : ctx.unused_overrides()) {
             const std::string key = unused.substr(0, unused.find('='));
             bool named = key == sys.power_param;
-            for (const auto& kv : sys.sets) named = named || kv.substr(0, kv.find('=')) == key;
+            for (const auto& kv : sys.sets) named = named || (!plan_key(kv) && kv.substr(0, kv.find('=')) == key);
             if (named) throw input_error("--system '" + sys.label + "': '" + key + "' is not a parameter of " + file);
         }
         const double tdp = plat->tdp_watts();

@@ -87,18 +87,21 @@ TEST(compare_cli, equal_power_sizes_each_system_to_the_largest_that_its_declared
     // sizing is what is checked here.
     const fs::path out = temp("power");
     const auto r = run_tessel("compare" + k_gpt + " --power 12kW --max-plans 1 --system platforms/systems/dgx_a100.yaml:nodes" +
-                              " --system platforms/systems/dgx_h100.yaml:nodes --system platforms/systems/tpu_v4_pod.yaml:chips,torus_x=4,torus_y=4 -o " +
+                              " --system platforms/systems/dgx_h100.yaml:nodes --system platforms/systems/tpu_v4_pod.yaml:chips,torus_x=4,torus_y=4" +
+                              " --system platforms/systems/dgx_h100.yaml:nodes,parallel.tp=1 -o " +
                               out.string() + " --no-progress");
     ASSERT_EQ(r.code, 0) << r.out;
     const nlohmann::json doc = nlohmann::json::parse(slurp(out / "compare.json"));
     EXPECT_EQ(doc["power_budget_w"].get<double>(), 12000);
-    ASSERT_EQ(doc["systems"].size(), 3u);
+    ASSERT_EQ(doc["systems"].size(), 4u);
     EXPECT_EQ(doc["systems"][0]["system"], "dgx_a100 nodes=1");
     EXPECT_DOUBLE_EQ(doc["systems"][0]["tdp_w"].get<double>(), 6500);
     EXPECT_EQ(doc["systems"][1]["system"], "dgx_h100 nodes=1");
     EXPECT_DOUBLE_EQ(doc["systems"][1]["tdp_w"].get<double>(), 10200);
     EXPECT_EQ(doc["systems"][2]["system"], "tpu_v4_pod torus_x=4 torus_y=4 chips=48");
     EXPECT_DOUBLE_EQ(doc["systems"][2]["tdp_w"].get<double>(), 48 * 192);
+    // A search restriction (parallel.*) is the plan's, not the platform's: it sizes like the system without it.
+    EXPECT_EQ(doc["systems"][3]["system"], "dgx_h100 parallel.tp=1 nodes=1");
     EXPECT_NE(r.out.find("each as large as its TDP allows within 12 kW"), std::string::npos) << r.out;
     // At 13 kW exactly, two DGX A100 nodes fit (the budget is inclusive).
     const auto two = run_tessel("compare" + k_gpt + " --power 13kW --max-plans 1 --system platforms/systems/dgx_a100.yaml:nodes -o " +
