@@ -78,7 +78,8 @@ def main():
     print(f"{'system':40s} {'chips':>6s} {'samples/s':>11s} {'per chip':>10s}  best plan")
     for (path, doc), (ax_sys, ax_chip) in zip(docs, axes):
         systems = doc["systems"]
-        names = [s["system"] for s in systems]
+        # A system's label without its search restrictions (parallel.*), which the plan labels show anyway.
+        names = [" ".join(t for t in s["system"].split() if not t.startswith("parallel.")) for s in systems]
         y = list(range(len(systems)))[::-1]
         for yi, s in zip(y, systems):
             best = s.get("best")

@@ -6,7 +6,7 @@
 #include "tests/support/doc_runs.h"
 
 TEST(accelerator_war_doc, every_quoted_run_prints_what_the_doc_shows) {
-    for (const char* dir : {"out/compare/gpt2", "out/compare/gpt2-20kW", "out/compare/bert-large", "out/compare/bert-large-64",
+    for (const char* dir : {"out/compare/gpt2", "out/compare/gpt2-20kW", "out/compare/bert-large", "out/compare/bert-large-64", "out/compare/bert-large-6.5kW",
                             "out/compare/gpt7b-64", "out/compare/resnet50", "out/plans/ipu_pod16-bert-large"})
         std::filesystem::remove_all(dir);
     EXPECT_GE(tessel::test::check_quoted_runs("docs/accelerator-war.md", true), 1u);
