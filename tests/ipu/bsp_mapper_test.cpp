@@ -94,8 +94,7 @@ struct outcome {
     run_summary s;
 };
 
-outcome run(test::bench& bench, bsp_mapper& mp, const std::string& workload) {
-    const workload_graph g = load_workload(workload, {});
+outcome run(test::bench& bench, bsp_mapper& mp, const workload_graph& g) {
     outcome o;
     o.m = mp.map(g, *bench.plat);
     o.r = bench.exec->run(o.m.prog);
@@ -103,6 +102,8 @@ outcome run(test::bench& bench, bsp_mapper& mp, const std::string& workload) {
     mp.explain(o.m, *bench.plat, o.r, o.s);
     return o;
 }
+
+outcome run(test::bench& bench, bsp_mapper& mp, const std::string& workload) { return run(bench, mp, load_workload(workload, {})); }
 
 }  // namespace
 
@@ -258,17 +259,19 @@ TEST(bsp_mapper, an_optimizer_step_rewrites_streamed_state_in_place_in_slices_th
     EXPECT_GE(o.r.duration(), seconds_to_ticks(480.0 * 1024 / 8e9));
 }
 
-TEST(bsp_mapper, results_nothing_reads_leave_the_tiles_for_streaming_memory) {
+TEST(bsp_mapper, returned_gradients_leave_the_tiles_for_streaming_memory) {
     benches& bb = b();
-    // Four products y1..y4 = x . w of [96, 256] fp16 (48 KiB each) that nothing reads: the workload's results, as a
-    // pipeline stage's weight gradients are its backward program's. With w streamed, the tiles' 192 KiB for tensors
-    // would have to hold x (48 KiB) and all four (192 KiB) by the end; instead each result leaves for streaming
-    // memory in a superstep of its own right after its op, 48 KiB each, and frees its tiles.
+    // Four products y1..y4 = x . w of [96, 256] fp16 (48 KiB each) that nothing reads, marked as gradients: the
+    // results a pipeline stage's backward program returns for its optimizer program. With w streamed, the tiles'
+    // 192 KiB for tensors would have to hold x (48 KiB) and all four (192 KiB) by the end; instead each leaves for
+    // streaming memory in a superstep of its own right after its op, 48 KiB each, and frees its tiles.
     bsp_mapper mp = make_mapper("{weights: streaming}");
     std::string text = "workload: results\nparameters: {precision: fp16}\ntensors:\n  x: {shape: [96, 256], role: input}\n"
                        "  w: {shape: [256, 256], role: weight}\nops:\n";
     for (int i = 1; i <= 4; ++i) text += "  - {name: y" + std::to_string(i) + ", op: matmul, inputs: [x, w]}\n";
-    const auto o = run(bb.streaming4, mp, workload_file("results", text));
+    workload_graph g = load_workload(workload_file("results", text), {});
+    for (int i = 1; i <= 4; ++i) g.tensors()[static_cast<size_t>(g.find_tensor("y" + std::to_string(i)))].grad_of = g.find_tensor("w");
+    const auto o = run(bb.streaming4, mp, g);
     int written = 0;
     for (const auto& st : o.s.details["supersteps"]) {
         const std::string name = st["name"].get<std::string>();

@@ -144,8 +144,8 @@ void planner::write_out(int o) {
     const op_node& op = m_g.op(o);
     std::vector<int> out;
     for (int t : op.outputs)
-        if (root(t) == t && tinfo(t).role == tensor_role::output && m_place[static_cast<size_t>(t)].w == where::tiles &&
-            m_liveness.reads_left(t) == 0)
+        if (root(t) == t && tinfo(t).role == tensor_role::output && tinfo(t).grad_of >= 0 &&
+            m_place[static_cast<size_t>(t)].w == where::tiles && m_liveness.reads_left(t) == 0)
             out.push_back(t);
     if (out.empty()) return;
     begin(op.name + " (to streaming memory)");

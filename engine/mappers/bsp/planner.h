@@ -230,9 +230,10 @@ private:
     void home(std::uint32_t op, int t, const layout& lay);
 
     void release(int o);
-    /// With streaming memory in use: the op's outputs that the program returns and no later op reads leave the
-    /// tiles for streaming memory in a superstep of their own (a pipeline stage's weight gradients, kept for
-    /// its optimizer program), instead of holding tile memory to the end of the program.
+    /// With streaming memory in use: the gradients the program returns and no later op reads (a pipeline
+    /// stage's weight gradients, kept for its optimizer program) leave the tiles for streaming memory in a
+    /// superstep of their own, instead of holding tile memory to the end of the program. Other results (an
+    /// inference's output) stay on the tiles, as host I/O is left out.
     void write_out(int o);
 
     void alias(int o);
