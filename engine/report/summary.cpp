@@ -133,6 +133,7 @@ run_summary summarise(const platform& plat, const executor::result& r, const pro
     s.flops = flops;
     s.steps = p.steps.size();
     s.packets = r.packets;
+    s.events = r.events;
     s.tdp_watts = plat.tdp_watts();
     for (const auto& cg : plat.chip_groups()) s.chips += static_cast<std::int64_t>(cg.chips.size());
     s.activations = r.activations;
@@ -285,6 +286,7 @@ nlohmann::json run_summary::to_json() const {
     j["bound_by"] = bound_by;
     j["steps"] = steps;
     j["packets"] = packets;
+    j["events"] = events;
     const double cyc = latency.cycle > 0 ? latency.cycle : 1;
     j["latency_packets"] = latency.packets;
     j["latency_mean_s"] = latency.mean;

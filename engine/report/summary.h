@@ -28,6 +28,7 @@ struct run_summary {
     std::string bound_resource;     // the resource that sets it
     std::string bound_by;           // compute | memory | network | sync: class of the busiest resource
     std::uint64_t steps = 0, packets = 0, activations = 0;
+    std::uint64_t events = 0;      // events the executor queued: the simulation's own cost (a quantum cuts them)
     /// Packet latency: with synthetic traffic, the packets created in the measurement window from creation to
     /// delivery; otherwise every packet from injection to its last byte written. Cycles of `latency_cycle`.
     struct latency_report {

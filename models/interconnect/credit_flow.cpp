@@ -266,7 +266,7 @@ void credit_flow::send(std::uint32_t node, std::uint32_t i, int out, std::uint64
     packet& p = m_packets[k];
     const bool tail = idx + 1 == p.nflits;
     const std::uint64_t fb = tail ? p.wire - static_cast<std::uint64_t>(idx) * m_c.flit_bytes : m_c.flit_bytes;
-    const std::size_t l = static_cast<std::size_t>(node) * 5 + static_cast<std::size_t>(out);
+    const std::size_t l = m_noc.link_index(node, out);
     m_noc.m_links[l].r.busy += m_c.cycle;
     m_noc.m_links[l].bytes += static_cast<double>(fb);
     p.link_bytes += static_cast<double>(fb);

@@ -238,7 +238,7 @@ void mesh_noc::transport(txn& t) {
     int x = static_cast<int>(node % w), y = static_cast<int>(node / w);
     for (;;) {
         const int dir = next_direction(x, y, dx, dy);
-        const std::size_t l = static_cast<std::size_t>(node) * 5 + static_cast<std::size_t>(dir);
+        const std::size_t l = link_index(node, x, y, dir);
         link_hop::pass(m_links[l].r, m_links[l].bytes, wire, ser, m_router, m_wire, head, tail);
         crossed += 1;
         if (tracing) trace_link(l, static_cast<int>(node), dir, head, tail, t);
@@ -302,7 +302,10 @@ void mesh_noc::allocate_links() {
 std::vector<double> mesh_noc::link_bytes() const {
     if (m_routers.empty()) {
         std::vector<double> out(m_nodes * 5);
-        for (size_t i = 0; i < m_links.size(); ++i) out[i] = m_links[i].bytes;
+        if (!m_links.empty())
+            for (std::uint32_t node = 0; node < m_nodes; ++node)
+                for (int dir = 0; dir < 5; ++dir)
+                    out[static_cast<size_t>(node) * 5 + static_cast<size_t>(dir)] = m_links[link_index(node, dir)].bytes;
         return out;
     }
     std::vector<double> out;
