@@ -175,7 +175,7 @@ executor::result executor::run(const program& p) {
     m_pace_net = nullptr;
     m_done = 0;
     m_error = nullptr;
-    m_quantum = m_plat.quantum();
+    m_quantum = std::max(m_plat.quantum(), p.quantum);
     tlm::tlm_global_quantum::instance().set(sc_core::sc_time::from_value(m_quantum));
     // What the program places on arrays of PEs, by component.
     std::unordered_map<std::uint32_t, std::vector<grid_placement>> placed;

@@ -16,11 +16,33 @@ void wafer_pipeline_mapper::options::declare(param_decl& d) {
              "error that says by how much they do not fit");
     d(max_microbatches, "max_microbatches", "64",
       "for the weight-streaming fallback: most micro-batches the activations may be cut into", bound::positive);
+    d(quantum, "quantum", "auto",
+      "how far ahead of requests still queued a packet may take links (the run's quantum, docs/performance.md): auto = "
+      "1% of the planned slowest interval between chunks, at most 64 cycles; 0 = exact arrival order (an event per "
+      "hop: minutes for a whole-model training step); or a time (16cycles, 20ns)");
 }
 
 namespace {
 
 using namespace wafer;
+
+/// The program's quantum in ticks: how far out of arrival order the run may serve the fabric's requests. Whole
+/// models queue an event per hop in exact order (1.6 billion for a BERT-large training step); a quantum that is
+/// a small share of the pipeline's interval between chunks changes what the plan is about by that share at most
+/// (tests/wafer/quantum_test.cpp), and 64 cycles is 1/16 of a 4 KiB packet's time on a 32-bit link.
+tick run_quantum(const std::string& text, double slowest_cycles, const clock_domain& clk) {
+    double cycles = 0;
+    if (text == "auto") {
+        cycles = std::min(64.0, std::floor(0.01 * slowest_cycles));
+    } else {
+        const quantity q = parse_quantity(text);
+        if (q.dim == dimension::cycles) cycles = q.value;
+        else if (q.dim == dimension::time || (q.dim == dimension::scalar && q.value == 0)) cycles = q.value * clk.hz;
+        else throw input_error("mapper.quantum: expected auto, 0 or a time such as 16cycles or 20ns, got '" + text + "'");
+        if (cycles < 0) throw input_error("mapper.quantum: must not be negative, got '" + text + "'");
+    }
+    return seconds_to_ticks(cycles / clk.hz);
+}
 
 /// An op's demands per chunk, in PE cycles: `work` spread over its PEs, `in` over its lines, `out` over its
 /// columns (a matrix product's partial sums) or its lines (anything else's output).
@@ -670,6 +692,7 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
             slowest_op = i;
         }
     }
+    prog.quantum = run_quantum(m_opt.quantum, slowest, f.pe_model->clock());
     m_report.mode = "layer-pipelined";
     m_report.samples = an.samples;
     m_report.chunks = static_cast<double>(est.empty() ? 1 : est.front().chunks);
@@ -693,6 +716,9 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
     out.notes.push_back(std::string("lines run along ") + (f.stream_x ? "x" : "y") + " (the fabric's last routing leg); " +
                         "planned slowest op " + an.ops[slowest_op].name + " at " + cycles_text(slowest, f.pe_model->clock()) +
                         " per chunk (" + m_report.ops[slowest_op].limit + ")");
+    if (prog.quantum > 0)
+        out.notes.push_back("fabric requests served up to " + format_time(ticks_to_seconds(prog.quantum)) +
+                            " ahead of queued ones (mapper.quantum=" + m_opt.quantum + "; 0 for exact arrival order)");
     if (n <= 40)
         for (size_t i = 0; i < n; ++i)
             out.notes.push_back(an.ops[i].name + ": " + std::to_string(st[i].L) + " lines x " + std::to_string(st[i].S) +

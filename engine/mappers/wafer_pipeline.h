@@ -26,6 +26,7 @@ public:
         wafer::common_options common;
         std::string fallback;
         std::int64_t max_microbatches = 64;
+        std::string quantum;  // auto, 0 or a time
         void declare(param_decl& d);
     };
     explicit wafer_pipeline_mapper(options o) : m_opt(std::move(o)) {}

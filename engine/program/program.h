@@ -91,6 +91,10 @@ public:
     /// Static schedule: a step that cannot start exactly at its not_before is an error naming the conflict.
     bool strict_schedule = false;
     traffic_spec traffic;  // set when the program has a `traffic:` block
+    /// How far ahead of requests still queued a request may be served, set by a mapper that knows its program's
+    /// time scale (the wafer's: a share of its pipeline's interval); the run uses the larger of this and the
+    /// platform's `quantum:`. 0: exact arrival order.
+    tick quantum = 0;
 
     /// The index of `op` in op_names, appending it when new (the last entry of that name if several).
     std::uint32_t intern_op(const std::string& op);

@@ -266,7 +266,9 @@ void write_emitted_program(const program& p, const platform& plat, const emit_he
     out << "program: " << quoted(p.name) << "\n";
     if (!h.platform.empty()) out << "platform: " << quoted(h.platform) << "\n";
     if (p.strict_schedule) out << "strict: true\n";
-    out << "emitted:\n  ops: [";
+    out << "emitted:\n";
+    if (p.quantum > 0) out << "  quantum: " << p.quantum << "  # ticks (fs) a request may be served ahead of queued ones (set by the mapper)\n";
+    out << "  ops: [";
     for (size_t i = 0; i < p.op_names.size(); ++i) out << (i ? ", " : "") << quoted(p.op_names[i]);
     out << "]\n  places: [";
     for (size_t i = 0; i < places.size(); ++i) out << (i ? ", " : "") << quoted(places[i]);
@@ -328,7 +330,12 @@ void write_emitted_program(const program& p, const platform& plat, const emit_he
 
 void read_emitted_program(const yaml_node& em, const platform& plat, program& prog) {
     em.expect_map("emitted");
-    em.check_keys({"ops", "places", "works", "payloads", "placements", "labels", "steps"}, "emitted");
+    em.check_keys({"ops", "places", "works", "payloads", "placements", "labels", "steps", "quantum"}, "emitted");
+    if (em.has("quantum")) {
+        const std::int64_t q = em["quantum"].as_int("emitted.quantum (ticks)");
+        if (q < 0) throw input_error("emitted.quantum must not be negative, got " + std::to_string(q), em["quantum"].where());
+        prog.quantum = static_cast<tick>(q);
+    }
     for (const char* k : {"ops", "places", "works", "steps"})
         if (!em.has(k)) throw input_error(std::string("emitted: needs '") + k + "'", em.where());
     for (const auto& o : em["ops"].items()) prog.op_names.push_back(o.scalar("emitted.ops"));
