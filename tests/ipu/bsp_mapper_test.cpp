@@ -9,6 +9,7 @@
 
 #include "engine/mappers/bsp/bsp_mapper.h"
 #include "engine/report/summary.h"
+#include "engine/system/partition.h"
 #include "engine/workload/load.h"
 #include "tests/support/harness.h"
 
@@ -236,6 +237,13 @@ TEST(bsp_mapper, bad_options_are_input_errors) {
     EXPECT_THROW(make_mapper("{weights: sometimes}"), input_error);
 }
 
+/// y = x . w with w[256, 64] fp16, trained with one Adam step in mixed precision.
+static std::string adam_step_file(const std::string& name) {
+    return workload_file(name, "workload: " + name + "\nparameters: {precision: fp16, training: adam}\ntensors:\n"
+                               "  x: {shape: [4, 256], role: input}\n  w: {shape: [256, 64], role: weight}\n"
+                               "ops:\n  - {name: y, op: matmul, inputs: [x, w]}\n");
+}
+
 TEST(bsp_mapper, an_optimizer_step_rewrites_streamed_state_in_place_in_slices_that_fit) {
     benches& bb = b();
     // y = x . w with w[256, 64] fp16 (32 KiB), one Adam step in mixed precision: m, v and the fp32 master copy are
@@ -244,9 +252,7 @@ TEST(bsp_mapper, an_optimizer_step_rewrites_streamed_state_in_place_in_slices_th
     // so it runs in serial slices of rows. Streamed bytes: the forward pass reads w once (32 KiB), the update reads
     // and writes 224 KiB: 480 KiB, all over the 8 GB/s link.
     bsp_mapper mp = make_mapper("{weights: streaming}");
-    const std::string w = workload_file("adam", "workload: adam\nparameters: {precision: fp16, training: adam}\ntensors:\n"
-                                                "  x: {shape: [4, 256], role: input}\n  w: {shape: [256, 64], role: weight}\n"
-                                                "ops:\n  - {name: y, op: matmul, inputs: [x, w]}\n");
+    const std::string w = adam_step_file("adam");
     const auto o = run(bb.streaming3, mp, w);
     EXPECT_DOUBLE_EQ(o.m.details["streamed_bytes"].get<double>(), 480.0 * 1024);
     size_t slices = 0;
@@ -283,4 +289,28 @@ TEST(bsp_mapper, returned_gradients_leave_the_tiles_for_streaming_memory) {
     EXPECT_EQ(written, 4);
     // Every byte written crossed the 8 GB/s link.
     EXPECT_GE(o.r.duration(), seconds_to_ticks(4 * 48.0 * 1024 / 8e9));
+}
+
+TEST(bsp_mapper, an_optimizer_program_reads_its_weight_gradients_back_from_streaming_memory) {
+    benches& bb = b();
+    // The optimizer program of a pipeline stage (the system mapper's split of a training step): the Adam update of
+    // w[256, 64] fp16 alone, its gradient an input. With streaming memory in use, that gradient is where the
+    // backward program wrote it (write_out above), so the update reads it over the link too: w (32 KiB), its
+    // gradient (32 KiB), m, v and the master copy (64 KiB each) in, the four rewritten ones (224 KiB) out: 480 KiB.
+    // Were the gradient taken as already on the tiles, 448 KiB.
+    bsp_mapper mp = make_mapper("{weights: streaming}");
+    const std::string w = adam_step_file("adam_only");
+    const workload_graph step = load_workload(w, {});
+    std::vector<int> update;
+    for (int o = 0; o < static_cast<int>(step.ops().size()); ++o)
+        if (step.op(o).phase == op_phase::optimizer) update.push_back(o);
+    ASSERT_EQ(update.size(), 1u);
+    const workload_graph g = subgraph(step, update, "adam_only.optimizer");
+    const int grad = g.op(0).inputs[1];  // (weight, gradient, m, v, master)
+    ASSERT_GE(grad, 0);
+    ASSERT_EQ(g.tensor(grad).role, tensor_role::input);
+    ASSERT_EQ(g.tensor(grad).grad_of, g.find_tensor("w"));
+    const auto o = run(bb.streaming3, mp, g);
+    EXPECT_DOUBLE_EQ(o.m.details["streamed_bytes"].get<double>(), 480.0 * 1024);
+    EXPECT_GE(o.r.duration(), seconds_to_ticks(480.0 * 1024 / 8e9));
 }

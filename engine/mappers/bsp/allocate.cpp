@@ -60,6 +60,13 @@ void planner::place_sources() {
                 big.emplace_back(tbytes(t), ti.name);
                 m_unplaced += tbytes(t);
             }
+        } else if (ti.role == tensor_role::input && m_streaming && ti.grad_of >= 0 &&
+                   m_g.tensor(ti.grad_of).role == tensor_role::weight) {
+            // A weight gradient the program takes in (a pipeline stage's optimizer program) is where write_out
+            // left it when its backward program ran with streaming memory: it comes back over the gateway.
+            m_streamed[i] = true;
+            m_place[i].w = where::streamed;
+            m_place[i].address = stream_alloc(t);
         } else if (ti.role != tensor_role::constant) {
             // Inputs start on the tiles (host I/O is left out).
             m_place[i].w = where::tiles;
