@@ -98,6 +98,16 @@ private:
     endpoint pcu(int i) const { return endpoint{m_c.pcu_ids[static_cast<size_t>(i)], 0, 0}; }
     endpoint pmu(int i, std::uint64_t address = 0) const { return endpoint{m_c.pmu_ids[static_cast<size_t>(i)], 0, address}; }
 
+    /// Lanes a tile's `bytes` move in over `units` units: one per unit (the fine form), or as few as keep each at
+    /// least mapper.transfer_grain (each lane the first of a run of adjacent units).
+    int lanes(double bytes, size_t units) const {
+        const double grain = static_cast<double>(m_o.transfer_grain.bytes());
+        if (grain <= 0 || units == 0) return static_cast<int>(units);
+        return static_cast<int>(std::clamp(std::floor(bytes / grain), 1.0, static_cast<double>(units)));
+    }
+    /// The first unit of lane `b` of `n` over `units` units.
+    static size_t lane_unit(int b, int n, size_t units) { return static_cast<size_t>(b) * units / static_cast<size_t>(n); }
+
     static std::uint64_t slice(double total, double lo, double hi) {
         return static_cast<std::uint64_t>(std::floor(total * hi + 1e-9) - std::floor(total * lo + 1e-9));
     }
@@ -163,7 +173,9 @@ private:
         std::vector<std::uint32_t> whole_in;               // transfers into its whole buffers
         std::vector<std::uint32_t> ready, done;            // per tile
         std::vector<std::vector<std::uint32_t>> compute;   // per tile, per PCU
-        std::vector<std::vector<std::vector<std::uint32_t>>> sent;  // per tile, per source unit: its pushes
+        std::vector<std::vector<std::vector<std::uint32_t>>> sent;  // per tile, per output lane: its pushes
+        std::vector<size_t> lane_of;                                // per source unit: its output lane
+        int out_lanes = 0;
     };
 
     std::uint32_t section(size_t si, std::uint32_t prev) {
@@ -239,8 +251,15 @@ private:
             L[i].ready.assign(static_cast<size_t>(p.tiles), none);
             L[i].done.assign(static_cast<size_t>(p.tiles), none);
             L[i].compute.assign(static_cast<size_t>(p.tiles), {});
-            const size_t sources = m_plan.stages[static_cast<size_t>(p.stage)].computes ? p.pcus.size() : p.pmus.size();
-            L[i].sent.assign(static_cast<size_t>(p.tiles), std::vector<std::vector<std::uint32_t>>(sources));
+            const rdu_stage& s = m_plan.stages[static_cast<size_t>(p.stage)];
+            const size_t sources = s.computes ? p.pcus.size() : p.pmus.size();
+            double out_bytes = 0;  // of one tile
+            for (int r : s.outputs) out_bytes += static_cast<double>(m_g.tensor(r).bytes()) / s.chunks / p.tiles;
+            L[i].out_lanes = lanes(out_bytes, sources);
+            L[i].lane_of.resize(sources);
+            for (int b = 0; b < L[i].out_lanes; ++b)
+                for (size_t u = lane_unit(b, L[i].out_lanes, sources); u < lane_unit(b + 1, L[i].out_lanes, sources); ++u) L[i].lane_of[u] = static_cast<size_t>(b);
+            L[i].sent.assign(static_cast<size_t>(p.tiles), std::vector<std::vector<std::uint32_t>>(static_cast<size_t>(L[i].out_lanes)));
             const int per = sec.tiles / p.tiles;
             for (int t = 0; t < p.tiles; ++t) order.push_back(item{p.level, (t + 1) * per - 1, static_cast<int>(i), t});
         }
@@ -268,12 +287,12 @@ private:
                     throw std::logic_error("rdu mapper: '" + m_g.tensor(in.tensor).name + "' is read by '" + s.name + "' but is neither on chip nor in memory");
                 const int depth = static_cast<int>(p.buffer_tiles[k]);
                 const std::vector<std::uint32_t> room{t >= depth ? created(me.done[static_cast<size_t>(t - depth)], s.name) : rec.loaded};
-                const int m = static_cast<int>(p.pmus.size());
+                const int m = lanes(in.bytes / T, p.pmus.size());
                 for (int b = 0; b < m; ++b) {
                     const double lo = (t + static_cast<double>(b) / m) / T, hi = (t + static_cast<double>(b + 1) / m) / T;
                     const std::uint64_t n = slice(in.bytes, lo, hi);
                     if (n == 0) continue;
-                    const int u = p.pmus[static_cast<size_t>(b)];
+                    const int u = p.pmus[lane_unit(b, m, p.pmus.size())];
                     deps.push_back(prog.add_transfer(op, agcu(m_c.pmu_agcu[static_cast<size_t>(u)], m_addr[static_cast<size_t>(in.tensor)] + slice(in.bytes, 0, lo)),
                                                      pmu(u), n, room));
                 }
@@ -291,7 +310,7 @@ private:
                     if (t > 0) cd.push_back(me.compute[static_cast<size_t>(t - 1)][static_cast<size_t>(q)]);
                     const int depth = static_cast<int>(m_o.buffer_depth);
                     if (t >= depth) {
-                        const auto& out = me.sent[static_cast<size_t>(t - depth)][static_cast<size_t>(q)];
+                        const auto& out = me.sent[static_cast<size_t>(t - depth)][me.lane_of[static_cast<size_t>(q)]];
                         cd.insert(cd.end(), out.begin(), out.end());
                     }
                     const work w = share(s, pcu_model, T, t, n, q);
@@ -306,6 +325,13 @@ private:
             }
             // Outputs: into the buffers of consumers here, and to memory when later sections or the user need them.
             const size_t U = src_step.size();
+            const int lanes_out = me.out_lanes;
+            std::vector<std::uint32_t> lane_step(static_cast<size_t>(lanes_out));  // per output lane: its units' computes done
+            for (int a = 0; a < lanes_out; ++a) {
+                const size_t u0 = lane_unit(a, lanes_out, U), u1 = lane_unit(a + 1, lanes_out, U);
+                lane_step[static_cast<size_t>(a)] = (u1 - u0 == 1 || !s.computes) ? src_step[u0]
+                                                    : join(std::vector<std::uint32_t>(src_step.begin() + static_cast<std::ptrdiff_t>(u0), src_step.begin() + static_cast<std::ptrdiff_t>(u1)));
+            }
             auto source = [&](size_t a) { return s.computes ? pcu(p.pcus[a]) : pmu(p.pmus[a]); };
             auto source_agcu = [&](size_t a) {
                 return s.computes ? m_c.pcu_agcu[static_cast<size_t>(p.pcus[a])] : m_c.pmu_agcu[static_cast<size_t>(p.pmus[a])];
@@ -313,10 +339,11 @@ private:
             std::vector<std::uint32_t> outgoing;
             for (int r : s.outputs) {
                 const double total = static_cast<double>(m_g.tensor(r).bytes());
-                for (size_t a = 0; a < U; ++a) {
-                    // This source's part of tile t, as a fraction of the whole tensor.
-                    const double lo = (t + (s.chunk + static_cast<double>(a) / U) / s.chunks) / T;
-                    const double hi = (t + (s.chunk + static_cast<double>(a + 1) / U) / s.chunks) / T;
+                for (size_t a = 0; a < static_cast<size_t>(lanes_out); ++a) {
+                    // This lane's part of tile t, as a fraction of the whole tensor; it leaves from the lane's first unit.
+                    const size_t u0 = lane_unit(static_cast<int>(a), lanes_out, U), u1 = lane_unit(static_cast<int>(a) + 1, lanes_out, U);
+                    const double lo = (t + (s.chunk + static_cast<double>(u0) / U) / s.chunks) / T;
+                    const double hi = (t + (s.chunk + static_cast<double>(u1) / U) / s.chunks) / T;
                     if (consumers.count(r))
                         for (const auto& [ci, k] : consumers[r]) {
                             const rdu_placed& cp = sec.stages[ci];
@@ -326,19 +353,19 @@ private:
                             const int tc = whole ? 0 : static_cast<int>(std::floor(lo * cp.tiles + 1e-9));
                             const double base = whole ? 0.0 : static_cast<double>(tc);
                             const double scale = whole ? 1.0 : static_cast<double>(cp.tiles);
-                            const int m = static_cast<int>(cp.pmus.size());
+                            const double used = cs.inputs[k].bytes;  // bytes of this tensor the consumer holds
+                            const int m = lanes(used / (whole ? 1 : cp.tiles), cp.pmus.size());
                             const double l0 = lo * scale - base, l1 = hi * scale - base;  // in the consumer's buffer
-                            std::vector<std::uint32_t> after{src_step[a]};
+                            std::vector<std::uint32_t> after{lane_step[a]};
                             const int depth = static_cast<int>(cp.buffer_tiles[k]);
                             if (!whole && tc >= depth) after.push_back(created(cl.done[static_cast<size_t>(tc - depth)], cs.name));
-                            const double used = cs.inputs[k].bytes;  // bytes of this tensor the consumer holds
                             for (int b = static_cast<int>(std::floor(l0 * m)); b < m && b < std::ceil(l1 * m - 1e-12); ++b) {
                                 const double o0 = std::max(l0, static_cast<double>(b) / m), o1 = std::min(l1, static_cast<double>(b + 1) / m);
                                 if (o1 <= o0) continue;
                                 const std::uint64_t n = slice(used, (base + o0) / scale, (base + o1) / scale);
                                 if (n == 0) continue;
                                 const std::uint64_t into = slice(used, 0, (base + o0) / scale) % std::max<std::uint64_t>(1, m_c.pmu_capacity);
-                                const std::uint32_t x = prog.add_transfer(op, source(a), pmu(cp.pmus[static_cast<size_t>(b)], into), n, after);
+                                const std::uint32_t x = prog.add_transfer(op, source(u0), pmu(cp.pmus[lane_unit(b, m, cp.pmus.size())], into), n, after);
                                 me.sent[static_cast<size_t>(t)][a].push_back(x);
                                 if (whole) cl.whole_in.push_back(x);
                                 else cl.pending[static_cast<size_t>(tc)].push_back(x);
@@ -348,8 +375,8 @@ private:
                     if (m_in_dram[static_cast<size_t>(r)]) {
                         const std::uint64_t n = slice(total, lo, hi);
                         if (n == 0) continue;
-                        const std::uint32_t x = prog.add_transfer(op, source(a), agcu(source_agcu(a), m_addr[static_cast<size_t>(r)] + slice(total, 0, lo)), n,
-                                                                  {src_step[a]});
+                        const std::uint32_t x = prog.add_transfer(op, source(u0), agcu(source_agcu(u0), m_addr[static_cast<size_t>(r)] + slice(total, 0, lo)), n,
+                                                                  {lane_step[a]});
                         me.sent[static_cast<size_t>(t)][a].push_back(x);
                         spills.push_back(x);
                         outgoing.push_back(x);

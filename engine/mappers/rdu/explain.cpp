@@ -32,6 +32,9 @@ void rdu_mapper::options::declare(param_decl& d) {
       "loaded (steady-state inference); false loads them in every run");
     d(floorplan_section, "floorplan_section", "-1",
       "section whose placement --floorplan outlines (-1: the one predicted to take longest)", bound::none);
+    d(transfer_grain, "transfer_grain", "0B",
+      "fewest bytes of one tile a transfer carries: a stage's slices of a tile go to (and come from) as few adjacent "
+      "units as keep each at least this size (0B: every unit its own slice, the finest form)");
 }
 
 rdu_mapper::rdu_mapper(options o) : m_opt(std::move(o)) {}

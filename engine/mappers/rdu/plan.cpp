@@ -30,12 +30,9 @@ span gemm_span(const rdu_stage& s, const compute_model& pcu, std::int64_t rows, 
     if (n <= ncb) return {std::min(N, ncb * p / n * cw), std::min(N, ncb * (p + 1) / n * cw), 0, rows};
     // Every column block gets n / ncb PCUs (the first n % ncb one more), which split the rows.
     const std::int64_t base = n / ncb, extra = n % ncb;
-    std::int64_t blk = 0, first = 0;
-    for (;; ++blk) {
-        const std::int64_t g = base + (blk < extra ? 1 : 0);
-        if (p < first + g) break;
-        first += g;
-    }
+    const std::int64_t wide = extra * (base + 1);  // PCUs of the first `extra` blocks
+    const std::int64_t blk = p < wide ? p / (base + 1) : extra + (p - wide) / base;
+    const std::int64_t first = p < wide ? blk * (base + 1) : wide + (blk - extra) * base;
     const std::int64_t g = base + (blk < extra ? 1 : 0), r = p - first;
     return {std::min(N, blk * cw), std::min(N, (blk + 1) * cw), rows * r / g, rows * (r + 1) / g};
 }
@@ -100,11 +97,14 @@ double tile_seconds(const rdu_stage& s, const compute_model& pcu, int T, int n) 
     // distinct shape once. Element-wise shares are all equal.
     if (!s.whole.is_matmul()) return pcu.cycles(share(s, pcu, T, longest, n, 0)) / pcu.clock().hz;
     const auto [r0, r1] = tile_rows(s.rows, T, longest);
-    std::set<std::pair<std::int64_t, std::int64_t>> shapes;
+    std::vector<std::pair<std::int64_t, std::int64_t>> shapes;  // a few at most
     double worst = 0;
     for (int p = 0; p < n; ++p) {
         const span sp = gemm_span(s, pcu, r1 - r0, n, p);
-        if (shapes.emplace(sp.c1 - sp.c0, sp.q1 - sp.q0).second) worst = std::max(worst, pcu.cycles(share(s, pcu, T, longest, n, p)));
+        const std::pair<std::int64_t, std::int64_t> shape{sp.c1 - sp.c0, sp.q1 - sp.q0};
+        if (std::find(shapes.begin(), shapes.end(), shape) != shapes.end()) continue;
+        shapes.push_back(shape);
+        worst = std::max(worst, pcu.cycles(share(s, pcu, T, longest, n, p)));
     }
     return worst / pcu.clock().hz;
 }

@@ -104,6 +104,7 @@ public:
         std::string weights_tier, activations_tier;
         bool steady_state = true;
         std::int64_t floorplan_section = -1;
+        byte_size transfer_grain;  // 0: one transfer per pair of units (fine)
         void declare(param_decl& d);
     };
     explicit rdu_mapper(options o);
