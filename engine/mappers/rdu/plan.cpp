@@ -141,7 +141,7 @@ private:
     std::vector<std::vector<int>> m_producers;  // root tensor -> stages writing it
     std::vector<int> m_last_reader;             // root tensor -> last stage reading it
     std::vector<bool> m_user_reads;             // root tensor -> a graph output
-    std::unordered_map<std::uint64_t, double> m_tile_memo;
+    std::unordered_map<std::uint64_t, std::vector<double>> m_tile_memo;  // (stage, tiles) -> per PCU count, -1: not yet
 
     double chip_capacity() const { return static_cast<double>(m_c.pmu_capacity) * static_cast<double>(m_c.pmu_ids.size()); }
 
@@ -485,14 +485,19 @@ private:
         return pcu.ideal_seconds(s.whole) / s.own_tiles / std::max(1, n);
     }
 
-    /// One tile's time on the busiest of n PCUs, remembered: the cut search asks for the same stages often.
-    double tile_time(const rdu_placed& p, int n) {
-        const std::uint64_t key = (static_cast<std::uint64_t>(p.stage) << 40) | (static_cast<std::uint64_t>(p.tiles) << 24) | static_cast<std::uint64_t>(n);
-        const auto it = m_tile_memo.find(key);
-        if (it != m_tile_memo.end()) return it->second;
-        const double t = tile_seconds(m_plan.stages[static_cast<size_t>(p.stage)], (*m_c.pcu), p.tiles, n);
-        m_tile_memo.emplace(key, t);
+    /// One tile's time on the busiest of n PCUs, remembered: the cut search asks for the same stages on every
+    /// count of PCUs, in every candidate section that holds them. `times` is tile_times(p).
+    double tile_time(std::vector<double>& times, const rdu_placed& p, int n) const {
+        double& t = times[static_cast<size_t>(n)];
+        if (t < 0) t = tile_seconds(m_plan.stages[static_cast<size_t>(p.stage)], (*m_c.pcu), p.tiles, n);
         return t;
+    }
+    double tile_time(const rdu_placed& p, int n) { return tile_time(tile_times(p), p, n); }
+    /// Stage p's remembered tile times at its tile count, by PCU count (the vector stays where it is).
+    std::vector<double>& tile_times(const rdu_placed& p) {
+        auto& v = m_tile_memo[(static_cast<std::uint64_t>(p.stage) << 32) | static_cast<std::uint64_t>(p.tiles)];
+        if (v.empty()) v.assign(static_cast<size_t>(m_plan.pcu_count) + 1, -1.0);
+        return v;
     }
 
     /// Gives a section's PCUs and PMUs to its stages and places them; fills in its predicted streaming time.
@@ -504,7 +509,10 @@ private:
         // level's slowest stage.
         std::vector<int> n(sec.stages.size(), 0), pm(sec.stages.size(), 0), cap(sec.stages.size(), 0);
         int free_p = P, free_m = M;
-        auto stage_time = [&](size_t i, int k) { return sec.stages[i].tiles * tile_time(sec.stages[i], k); };
+        std::vector<std::vector<double>*> times(sec.stages.size());
+        for (size_t i = 0; i < sec.stages.size(); ++i)
+            if (m_plan.stages[static_cast<size_t>(sec.stages[i].stage)].computes) times[i] = &tile_times(sec.stages[i]);
+        auto stage_time = [&](size_t i, int k) { return sec.stages[i].tiles * tile_time(*times[i], sec.stages[i], k); };
         int levels = 1;
         for (const rdu_placed& p : sec.stages) levels = std::max(levels, p.level + 1);
         using item = std::pair<double, int>;  // (stage time, placed index); ties by the larger index, stable
