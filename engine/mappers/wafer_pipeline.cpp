@@ -31,17 +31,8 @@ using namespace wafer;
 /// a small share of the pipeline's interval between chunks changes what the plan is about by that share at most
 /// (tests/wafer/quantum_test.cpp), and 64 cycles is 1/16 of a 4 KiB packet's time on a 32-bit link.
 tick run_quantum(const std::string& text, double slowest_cycles, const clock_domain& clk) {
-    double cycles = 0;
-    if (text == "auto") {
-        cycles = std::min(64.0, std::floor(0.01 * slowest_cycles));
-    } else {
-        const quantity q = parse_quantity(text);
-        if (q.dim == dimension::cycles) cycles = q.value;
-        else if (q.dim == dimension::time || (q.dim == dimension::scalar && q.value == 0)) cycles = q.value * clk.hz;
-        else throw input_error("mapper.quantum: expected auto, 0 or a time such as 16cycles or 20ns, got '" + text + "'");
-        if (cycles < 0) throw input_error("mapper.quantum: must not be negative, got '" + text + "'");
-    }
-    return seconds_to_ticks(cycles / clk.hz);
+    if (text == "auto") return clk.cycles(std::min(64.0, std::floor(0.01 * slowest_cycles)));
+    return time_or_cycles(parse_quantity(text), clk, "mapper.quantum", text, "auto, 0 or a time such as 16cycles or 20ns");
 }
 
 /// An op's demands per chunk, in PE cycles: `work` spread over its PEs, `in` over its lines, `out` over its

@@ -134,10 +134,11 @@ platform::platform(sc_core::sc_module_name n, const yaml_node& root, param_conte
     };
     {
         const auto [text, where, q] = top_quantity("quantum", "0ns");
-        if (q.value < 0) throw input_error("quantum: must not be negative, got '" + text + "'", where);
-        if (q.dim == dimension::cycles) m_quantum = m_clock.cycles(q.value);
-        else if (q.dim == dimension::time || (q.dim == dimension::scalar && q.value == 0)) m_quantum = seconds_to_ticks(q.value);
-        else throw input_error("quantum: expected a time such as 100ns or 64cycles, got '" + text + "'", where);
+        try {
+            m_quantum = time_or_cycles(q, m_clock, "quantum", text, "a time such as 100ns or 64cycles");
+        } catch (const input_error& e) {
+            throw input_error(e.message(), where);
+        }
     }
     if (root.has("tdp") || ctx.find_override(m_prefix + "tdp")) {
         const auto [text, where, q] = top_quantity("tdp", "0W");

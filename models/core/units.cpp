@@ -274,6 +274,14 @@ std::string format_quantity(const quantity& q) {
 tick clock_domain::cycles(double n) const { return seconds_to_ticks(n / hz); }
 double clock_domain::to_cycles(tick t) const { return ticks_to_seconds(t) * hz; }
 
+tick time_or_cycles(const quantity& q, const clock_domain& clk, const std::string& what, const std::string& text,
+                    const std::string& expected) {
+    const bool time = q.dim == dimension::time || (q.dim == dimension::scalar && q.value == 0);
+    if (!time && q.dim != dimension::cycles) throw input_error(what + ": expected " + expected + ", got '" + text + "'");
+    if (q.value < 0) throw input_error(what + ": must not be negative, got '" + text + "'");
+    return time ? seconds_to_ticks(q.value) : clk.cycles(q.value);
+}
+
 tick duration::to_ticks(const clock_domain& clk) const {
     return q.dim == dimension::cycles ? clk.cycles(q.value) : seconds_to_ticks(q.value);
 }

@@ -64,6 +64,12 @@ struct clock_domain {
     double to_cycles(tick t) const;
 };
 
+/// Ticks of a quantity that is a time or a number of cycles of `clk` (a bare 0 counts as a time), such as a
+/// run's quantum. Throws input_error (without a location; callers add it): "WHAT: must not be negative, got
+/// 'TEXT'" or "WHAT: expected EXPECTED, got 'TEXT'".
+tick time_or_cycles(const quantity& q, const clock_domain& clk, const std::string& what, const std::string& text,
+                    const std::string& expected);
+
 /// A time parameter: absolute ("30ns") or in cycles of the owner's clock ("2cycles").
 struct duration {
     quantity q{0, dimension::time};
