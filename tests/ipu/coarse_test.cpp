@@ -7,9 +7,6 @@
 // steps where the fine one needs over a million.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "engine/mappers/bsp/bsp_mapper.h"
 #include "engine/report/summary.h"
 #include "engine/workload/load.h"
@@ -19,29 +16,10 @@ using namespace tessel;
 
 namespace {
 
-std::string gc200_yaml(const std::string& name) {
-    std::ifstream f(std::string(TESSEL_SOURCE_DIR) + "/platforms/ipu/gc200.yaml");
-    std::stringstream ss;
-    ss << f.rdbuf();
-    std::string text = ss.str();
-    const size_t at = text.find("platform: gc200");
-    EXPECT_NE(at, std::string::npos);
-    return text.replace(at, std::string("platform: gc200").size(), "platform: " + name);
-}
-
-// SystemC elaborates once per process: every platform is built before the first run. One per run, so that each
-// run's statistics are its own.
-struct benches {
-    std::vector<std::unique_ptr<test::bench>> all;
-    benches() {
-        for (int i = 0; i < 6; ++i) all.push_back(std::make_unique<test::bench>(gc200_yaml("gc200_" + std::to_string(i)), "gc200_" + std::to_string(i)));
-    }
-};
-benches& b() {
-    static benches x;
+test::bench_copies& b() {
+    static test::bench_copies x("platforms/ipu/gc200.yaml", "gc200", 6);
     return x;
 }
-
 struct outcome {
     mapping m;
     executor::result r;
@@ -76,8 +54,8 @@ double usage_work(const outcome& o, const std::string& suffix) {
 
 void compare(int pair, const std::string& workload, const std::map<std::string, std::string>& sets) {
     SCOPED_TRACE(workload);
-    const outcome fine = run(*b().all[static_cast<size_t>(2 * pair)], "fine", workload, sets);
-    const outcome coarse = run(*b().all[static_cast<size_t>(2 * pair + 1)], "coarse", workload, sets);
+    const outcome fine = run(b()[static_cast<size_t>(2 * pair)], "fine", workload, sets);
+    const outcome coarse = run(b()[static_cast<size_t>(2 * pair + 1)], "coarse", workload, sets);
     EXPECT_GT(fine.m.prog.size(), 100 * coarse.m.prog.size());
     const auto& fs = fine.s.details["supersteps"];
     const auto& cs = coarse.s.details["supersteps"];

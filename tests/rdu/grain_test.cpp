@@ -1,11 +1,9 @@
 // The rdu mapper's coarse transfers (mapper.transfer_grain) against the fine form (a transfer per pair of units)
 // on the bundled SN40L: the same plan, the same work on the PCUs and PMUs, the same bytes through the AGCUs and
-// HBM, far fewer steps, and a run that takes as long within 1% (7% for a 12 us MLP whose tiles are a few KiB). The coarse form is never faster than
-// the fine one by more than rounding: its lanes carry the same bytes over fewer links and PMU ports.
+// HBM, far fewer steps, and a run that takes as long within 1% (7% for a 12 us MLP whose tiles are a few KiB).
+// The coarse form is never faster than the fine one by more than rounding: its lanes carry the same bytes over
+// fewer links and PMU ports.
 #include <gtest/gtest.h>
-
-#include <fstream>
-#include <sstream>
 
 #include "engine/mappers/rdu/rdu_mapper.h"
 #include "engine/report/summary.h"
@@ -16,26 +14,8 @@ using namespace tessel;
 
 namespace {
 
-std::string sn40l_yaml(const std::string& name) {
-    std::ifstream f(std::string(TESSEL_SOURCE_DIR) + "/platforms/rdu/sn40l.yaml");
-    std::stringstream ss;
-    ss << f.rdbuf();
-    std::string text = ss.str();
-    const size_t at = text.find("platform: sn40l");
-    EXPECT_NE(at, std::string::npos);
-    return text.replace(at, std::string("platform: sn40l").size(), "platform: " + name);
-}
-
-// SystemC elaborates once per process: every platform is built before the first run, one per run so that each
-// run's statistics are its own.
-struct benches {
-    std::vector<std::unique_ptr<test::bench>> all;
-    benches() {
-        for (int i = 0; i < 4; ++i) all.push_back(std::make_unique<test::bench>(sn40l_yaml("sn40l_" + std::to_string(i)), "sn40l_" + std::to_string(i)));
-    }
-};
-benches& b() {
-    static benches x;
+test::bench_copies& b() {
+    static test::bench_copies x("platforms/rdu/sn40l.yaml", "sn40l", 4);
     return x;
 }
 
@@ -76,8 +56,8 @@ double usage_work(const outcome& o, const std::string& prefix) {
 
 void compare(int pair, const std::string& workload, const std::map<std::string, std::string>& sets, double fewer_steps, double slower) {
     SCOPED_TRACE(workload);
-    const outcome fine = run(*b().all[static_cast<size_t>(2 * pair)], "0B", workload, sets);
-    const outcome coarse = run(*b().all[static_cast<size_t>(2 * pair + 1)], "16KiB", workload, sets);
+    const outcome fine = run(b()[static_cast<size_t>(2 * pair)], "0B", workload, sets);
+    const outcome coarse = run(b()[static_cast<size_t>(2 * pair + 1)], "16KiB", workload, sets);
     EXPECT_GT(static_cast<double>(fine.m.prog.size()), fewer_steps * static_cast<double>(coarse.m.prog.size()));
     EXPECT_EQ(fine.m.details["sections"].dump(), coarse.m.details["sections"].dump()) << "the same plan";
     for (const char* r : {"pcu[", "pmu[", "agcu", "hbm"})

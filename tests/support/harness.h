@@ -2,8 +2,11 @@
 // directly, no simulation), or a whole platform with its executor (for tests that run programs).
 #pragma once
 
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "engine/exec/executor.h"
 #include "engine/netlist/platform.h"
@@ -58,6 +61,26 @@ struct bench {
         exec = std::make_unique<executor>((name + "_exec").c_str(), *plat);
     }
     endpoint at(const std::string& path) const { return plat->resolve(path, {}); }
+};
+
+/// `count` benches of one bundled platform (`file` in the source tree, whose `platform: NAME` line is renamed
+/// NAME_0, NAME_1, ...), all built at once: SystemC elaborates once per process, so every platform exists before
+/// the first run, one per run so that each run's statistics are its own.
+struct bench_copies {
+    std::vector<std::unique_ptr<bench>> all;
+    bench_copies(const std::string& file, const std::string& name, int count) {
+        std::ifstream f(std::string(TESSEL_SOURCE_DIR) + "/" + file);
+        std::stringstream ss;
+        ss << f.rdbuf();
+        const std::string text = ss.str(), line = "platform: " + name;
+        const size_t at = text.find(line);
+        if (at == std::string::npos) throw std::logic_error(file + " has no '" + line + "'");
+        for (int i = 0; i < count; ++i) {
+            const std::string copy = name + "_" + std::to_string(i);
+            all.push_back(std::make_unique<bench>(std::string(text).replace(at, line.size(), "platform: " + copy), copy));
+        }
+    }
+    bench& operator[](size_t i) { return *all[i]; }
 };
 
 }  // namespace tessel::test
