@@ -83,6 +83,10 @@ hbm::hbm(sc_core::sc_module_name n, const component_args& a)
     m_rrd = m_p.tRRD.to_ticks(clk);
     m_faw = m_p.tFAW.to_ticks(clk);
     m_refi = m_p.tREFI.to_ticks(clk);
+    // Channels refresh staggered across the interval so they do not all stall at once; channel c first
+    // refreshes at (c + 1) / channels of the interval.
+    for (std::int64_t c = 0; c < m_p.channels; ++c) m_refresh_offset.push_back(m_refi / static_cast<tick>(m_p.channels) * static_cast<tick>(c + 1));
+    m_refresh_window.assign(m_refresh_offset.begin(), m_refresh_offset.end());
     m_rfc = m_p.tRFC.to_ticks(clk);
     if (m_refi > 0 && m_rfc >= m_refi)
         throw input_error("component '" + a.config_path + "' (hbm): tRFC must be shorter than tREFI", a.where);
@@ -118,14 +122,15 @@ int hbm::unit_for_address(std::uint64_t address) const {
 
 hbm::location hbm::map(std::uint64_t address, int forced_channel) const {
     // Row : bank : (column block) : pseudo-channel : channel : offset, from most to least significant.
-    std::uint64_t block = address / m_p.interleave.bytes();
+    const std::uint64_t block = address / m_p.interleave.bytes();
+    if (forced_channel >= 0) return locate(static_cast<std::uint32_t>(forced_channel), block);
+    const std::uint64_t channels = static_cast<std::uint64_t>(m_p.channels);
+    return locate(static_cast<std::uint32_t>(block % channels), block / channels);
+}
+
+hbm::location hbm::locate(std::uint32_t channel, std::uint64_t block) const {
     location loc{};
-    if (forced_channel < 0) {
-        loc.channel = static_cast<std::uint32_t>(block % static_cast<std::uint64_t>(m_p.channels));
-        block /= static_cast<std::uint64_t>(m_p.channels);
-    } else {
-        loc.channel = static_cast<std::uint32_t>(forced_channel);
-    }
+    loc.channel = channel;
     loc.pc = static_cast<std::uint32_t>(block % static_cast<std::uint64_t>(m_p.pseudo_channels));
     block /= static_cast<std::uint64_t>(m_p.pseudo_channels);
     const std::uint64_t blocks_per_row = m_p.row_bytes.bytes() / m_p.interleave.bytes();
@@ -145,16 +150,19 @@ tick hbm::after_refresh(std::uint32_t channel, tick t, std::uint64_t* epoch) con
         *epoch = 0;
         return t;
     }
-    // Channels refresh staggered across the interval so they do not all stall at once; channel c first
-    // refreshes at (c + 1) / channels of the interval.
-    const tick offset = m_refi / static_cast<tick>(m_p.channels) * (channel + 1);
+    const tick offset = m_refresh_offset[channel];
     if (t < offset) {
         *epoch = 0;
         return t;
     }
-    const tick k = (t - offset) / m_refi;
-    const tick window = offset + k * m_refi;
-    *epoch = k + 1;
+    // The refresh interval t falls in: most accesses fall in the one the channel's last access did.
+    refresh_window& w = m_refresh_window[channel];
+    if (t < w.start || t - w.start >= m_refi) {
+        w.k = (t - offset) / m_refi;
+        w.start = offset + w.k * m_refi;
+    }
+    const tick window = w.start;
+    *epoch = w.k + 1;
     if (t < window + m_rfc) return window + m_rfc;
     return t;
 }
@@ -171,7 +179,7 @@ std::pair<tick, tick> hbm::access_pc(const location& loc, std::uint64_t bytes, t
     const tick t_cmd = std::max(at, back(lead));
     std::uint64_t epoch = 0;
     const tick t0 = after_refresh(loc.channel, t_cmd, &epoch);
-    m_refresh_stall += ticks_to_seconds(t0 - t_cmd);
+    if (t0 != t_cmd) m_refresh_stall += ticks_to_seconds(t0 - t_cmd);
     if (epoch != bank.epoch) {  // a refresh since the last access closed every row
         bank.open_row = -1;
         bank.epoch = epoch;
@@ -208,7 +216,7 @@ std::pair<tick, tick> hbm::access_pc(const location& loc, std::uint64_t bytes, t
     std::uint64_t ep_data = 0;
     const tick shifted = after_refresh(loc.channel, data_start, &ep_data);
     if (ep_data != bank.epoch || shifted != data_start) {
-        const tick offset = m_refi / static_cast<tick>(m_p.channels) * (loc.channel + 1);
+        const tick offset = m_refresh_offset[loc.channel];
         const tick window_end = offset + (ep_data - 1) * m_refi + m_rfc;
         const tick act = std::max(window_end, bank.pre_ready);
         const tick redone = std::max(act + m_rcd + m_cl, pc.bus.free_at);
@@ -240,9 +248,22 @@ std::pair<tick, tick> hbm::access_range(std::uint64_t address, std::uint64_t byt
     std::uint64_t addr = address, left = bytes;
     tick first = max_tick, last = 0;
     bool any = false;
+    // Consecutive blocks go to consecutive channels, the rest of their location changing only when the channels
+    // wrap around: the divisions of map() once per round of channels, not per block.
+    location loc = map(addr, unit);
+    const std::uint64_t channels = static_cast<std::uint64_t>(m_p.channels);
+    std::uint64_t rest = unit >= 0 ? addr / il : addr / il / channels;  // the block's number within its channel
     while (left > 0 || !any) {
-        const std::uint64_t chunk = std::min(left, il - addr % il);
-        const location loc = map(addr, unit);
+        const std::uint64_t chunk = std::min(left, any ? il : il - addr % il);  // blocks after the first are whole
+        if (any) {  // the next block
+            if (unit >= 0) {
+                loc = locate(loc.channel, ++rest);
+            } else if (loc.channel + 1 < channels) {
+                ++loc.channel;
+            } else {
+                loc = locate(0, ++rest);
+            }
+        }
         const auto [s, e] = access_pc(loc, std::max<std::uint64_t>(chunk, 1), at, tail);
         if (traced) sim().trace.slice(m_tracks[loc.channel], s, e, traced->op, traced->step);
         first = std::min(first, s);

@@ -92,6 +92,8 @@ private:
     /// One access to one pseudo-channel; returns {data start, data end}.
     std::pair<tick, tick> access_pc(const location& loc, std::uint64_t bytes, tick at, tick tail);
     tick after_refresh(std::uint32_t channel, tick t, std::uint64_t* epoch) const;
+    /// Pseudo-channel, bank and row of interleave block `rest` of `channel` (the block's number within its channel).
+    location locate(std::uint32_t channel, std::uint64_t rest) const;
     /// The bank model's timing of [address, address + bytes); returns {first data, last data}.
     std::pair<tick, tick> access_range(std::uint64_t address, std::uint64_t bytes, int unit, tick at, tick tail,
                                        const txn* traced);
@@ -109,6 +111,13 @@ private:
     tick m_burst = 0;
     std::uint64_t m_burst_bytes = 0;
     tick m_cl = 0, m_rcd = 0, m_rp = 0, m_ras = 0, m_rrd = 0, m_faw = 0, m_refi = 0, m_rfc = 0;
+    std::vector<tick> m_refresh_offset;  // per channel: its first refresh (channels refresh staggered)
+    struct refresh_window {
+        tick start = 0;       // the k-th refresh of the channel (from its offset)
+        std::uint64_t k = 0;
+        refresh_window(tick offset = 0) : start(offset) {}
+    };
+    mutable std::vector<refresh_window> m_refresh_window;  // per channel: the interval its last access fell in
     double& m_read_bytes;
     double& m_write_bytes;
     double& m_hits;
