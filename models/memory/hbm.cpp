@@ -86,7 +86,7 @@ hbm::hbm(sc_core::sc_module_name n, const component_args& a)
     // Channels refresh staggered across the interval so they do not all stall at once; channel c first
     // refreshes at (c + 1) / channels of the interval.
     for (std::int64_t c = 0; c < m_p.channels; ++c) m_refresh_offset.push_back(m_refi / static_cast<tick>(m_p.channels) * static_cast<tick>(c + 1));
-    m_refresh_window.assign(m_refresh_offset.begin(), m_refresh_offset.end());
+    for (tick offset : m_refresh_offset) m_refresh_window.push_back(refresh_window{offset, 0});
     m_rfc = m_p.tRFC.to_ticks(clk);
     if (m_refi > 0 && m_rfc >= m_refi)
         throw input_error("component '" + a.config_path + "' (hbm): tRFC must be shorter than tREFI", a.where);

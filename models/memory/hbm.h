@@ -115,7 +115,6 @@ private:
     struct refresh_window {
         tick start = 0;       // the k-th refresh of the channel (from its offset)
         std::uint64_t k = 0;
-        refresh_window(tick offset = 0) : start(offset) {}
     };
     mutable std::vector<refresh_window> m_refresh_window;  // per channel: the interval its last access fell in
     double& m_read_bytes;

@@ -20,6 +20,7 @@ test::bench_copies& b() {
     static test::bench_copies x("platforms/ipu/gc200.yaml", "gc200", 6);
     return x;
 }
+
 struct outcome {
     mapping m;
     executor::result r;
