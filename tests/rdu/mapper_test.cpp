@@ -160,6 +160,59 @@ TEST(rdu_mapper, sn40l_llama_decode_and_gpt2) {
     map_and_check("sn40l", "gpt2", {{"layers", "2"}});
 }
 
+/// Two plans are the same: cuts, units, tiles and every prediction, bit for bit.
+void expect_same_plan(const rdu_plan& a, const rdu_plan& b) {
+    ASSERT_EQ(a.sections.size(), b.sections.size());
+    EXPECT_EQ(a.section_of, b.section_of);
+    for (size_t k = 0; k < a.sections.size(); ++k) {
+        const rdu_section &x = a.sections[k], &y = b.sections[k];
+        SCOPED_TRACE("section " + std::to_string(k));
+        EXPECT_EQ(x.predicted_total_seconds, y.predicted_total_seconds);
+        EXPECT_EQ(x.predicted_seconds, y.predicted_seconds);
+        EXPECT_EQ(x.load_agcu, y.load_agcu);
+        ASSERT_EQ(x.stages.size(), y.stages.size());
+        for (size_t i = 0; i < x.stages.size(); ++i) {
+            EXPECT_EQ(x.stages[i].stage, y.stages[i].stage);
+            EXPECT_EQ(x.stages[i].tiles, y.stages[i].tiles);
+            EXPECT_EQ(x.stages[i].pcus, y.stages[i].pcus);
+            EXPECT_EQ(x.stages[i].pmus, y.stages[i].pmus);
+            EXPECT_EQ(x.stages[i].tile_seconds, y.stages[i].tile_seconds);
+        }
+    }
+}
+
+TEST(rdu_mapper, recalled_section_costs_give_the_same_plan) {
+    // The cut search remembers a candidate section's cost under its shape (stage kinds and how they connect)
+    // and recalls it for the same shape elsewhere in the graph: repeated layers pose the same candidates again.
+    // Costing every candidate afresh must give the identical plan, and repeated layers must be recalled.
+    struct run {
+        std::string chip, workload;
+        std::map<std::string, std::string> sets;
+    };
+    const std::vector<run> runs = {
+        {"sn40l", "bert-large", {{"layers", "4"}, {"training", "adam"}, {"batch", "8"}}},
+        {"sn10", "bert-large", {{"layers", "6"}}},
+        {"sn40l", "gpt2", {{"layers", "3"}}},
+        {"plasticine", "resnet50", {}},
+    };
+    for (const run& r : runs) {
+        SCOPED_TRACE(r.chip + " " + r.workload);
+        loaded& c = chip(r.chip);
+        const workload_graph g = load_workload(r.workload, r.sets);
+        auto mp = make_mapper(*c.plat);
+        const auto& rdu = dynamic_cast<rdu_mapper&>(*mp);
+        rdu_search fresh, recalled;
+        fresh.recall = false;
+        const rdu_plan a = rdu.plan(g, *c.plat, &fresh), b = rdu.plan(g, *c.plat, &recalled);
+        expect_same_plan(a, b);
+        EXPECT_EQ(fresh.recalled, 0);
+        EXPECT_EQ(recalled.costed + recalled.recalled, fresh.costed);  // the same candidates, fewer costed
+        if (r.workload != "resnet50") {  // 3 to 6 layers: the first layer's candidates, and the boundaries, are new
+            EXPECT_GT(recalled.recalled, 0.3 * static_cast<double>(fresh.costed)) << "repeated layers were costed afresh";
+        }
+    }
+}
+
 TEST(rdu_mapper, what_does_not_fit_says_by_how_much) {
     loaded& c = chip("plasticine");
     const workload_graph g = load_workload("bert-large", {{"layers", "2"}});

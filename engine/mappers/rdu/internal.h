@@ -93,9 +93,9 @@ int max_parallel(const rdu_stage& s, const compute_model& pcu, int T);
 double tile_seconds(const rdu_stage& s, const compute_model& pcu, int T, int n);
 
 /// Partitions `g` into stages and sections and places them on the chip (the plan); `roots` (when given) gets
-/// each tensor's root, views resolved.
+/// each tensor's root, views resolved; `search` (when given) switches recalled section costs and counts them.
 rdu_plan make_plan(const workload_graph& g, const chip& c, const rdu_mapper::options& o, const std::string& plat_name,
-                   std::vector<int>* roots = nullptr);
+                   std::vector<int>* roots = nullptr, rdu_search* search = nullptr);
 
 /// Builds the program of `plan` into `out`, recording its steps per section in `rec` (emit.cpp).
 void emit_program(const workload_graph& g, const chip& c, const rdu_plan& plan, const std::vector<int>& roots,

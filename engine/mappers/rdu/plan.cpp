@@ -113,8 +113,8 @@ namespace {
 
 class planner {
 public:
-    planner(const workload_graph& g, const chip& c, const rdu_mapper::options& o, const std::string& plat_name)
-        : m_g(g), m_c(c), m_o(o), m_plat(plat_name) {}
+    planner(const workload_graph& g, const chip& c, const rdu_mapper::options& o, const std::string& plat_name, rdu_search* search)
+        : m_g(g), m_c(c), m_o(o), m_plat(plat_name), m_search(search) {}
 
     rdu_plan run() {
         m_plan.pmu_capacity = m_c.pmu_capacity;
@@ -136,12 +136,14 @@ private:
     const chip& m_c;
     const rdu_mapper::options& m_o;
     std::string m_plat;
+    rdu_search* m_search;
     rdu_plan m_plan;
     std::vector<int> m_root;
     std::vector<std::vector<int>> m_producers;  // root tensor -> stages writing it
     std::vector<int> m_last_reader;             // root tensor -> last stage reading it
     std::vector<bool> m_user_reads;             // root tensor -> a graph output
     std::unordered_map<std::uint64_t, std::vector<double>> m_tile_memo;  // (stage, tiles) -> per PCU count, -1: not yet
+    std::vector<int> m_class;                   // stage -> its kind (stages_alike())
 
     double chip_capacity() const { return static_cast<double>(m_c.pmu_capacity) * static_cast<double>(m_c.pmu_ids.size()); }
 
@@ -338,6 +340,88 @@ private:
         return true;
     }
 
+    // ---- Sections that cost the same.
+    //
+    // A candidate section's predicted time depends on what its stages are and how they connect, not on where
+    // in the graph it sits: the 24 layers of BERT-large pose the same candidates 24 times over. So a cost is
+    // remembered under a key of the section's shape, relative to its first stage: each stage's kind, which of
+    // its inputs come from which earlier stage of the section, and which of its outputs are read after the
+    // section (or by the user). Everything try_add(), allocate() and section_cost() read is in that key.
+
+    /// Per stage, a number shared exactly by stages whose contents are equal: work, rows, tiles, weights, and
+    /// the kind and bytes of each input and output (the values themselves, not a hash of them).
+    void stages_alike() {
+        std::map<std::vector<double>, int> kinds;
+        m_class.assign(m_plan.stages.size(), 0);
+        for (size_t k = 0; k < m_plan.stages.size(); ++k) {
+            const rdu_stage& s = m_plan.stages[k];
+            const work& w = s.whole;
+            std::vector<double> v{s.computes ? 1.0 : 0.0, static_cast<double>(s.chunks), static_cast<double>(s.rows),
+                                  static_cast<double>(s.own_tiles), s.weight_bytes, w.macs, w.vector_ops, w.bytes_in,
+                                  w.bytes_weight, w.bytes_out, static_cast<double>(w.type), static_cast<double>(w.cls),
+                                  static_cast<double>(w.batch), static_cast<double>(w.m), static_cast<double>(w.n),
+                                  static_cast<double>(w.k), static_cast<double>(s.inputs.size())};
+            for (const auto& in : s.inputs) {
+                v.insert(v.end(), {in.whole ? 1.0 : 0.0, in.gather ? 1.0 : 0.0, in.bytes,
+                                   static_cast<double>(m_producers[static_cast<size_t>(in.tensor)].size())});
+            }
+            v.push_back(static_cast<double>(s.outputs.size()));
+            for (int r : s.outputs) v.push_back(static_cast<double>(m_g.tensor(r).bytes()));
+            m_class[k] = kinds.emplace(std::move(v), static_cast<int>(kinds.size())).first->second;
+        }
+    }
+
+    /// The shape of section [first, j) as stages are added: two independent 64-bit chains over the stages in
+    /// order, plus a sum (order-free) over the outputs that no stage after the section reads.
+    class section_key {
+    public:
+        explicit section_key(int first) : m_first(first) {}
+        void add(const planner& pl, int j) {
+            const rdu_stage& s = pl.m_plan.stages[static_cast<size_t>(j)];
+            feed(static_cast<std::uint64_t>(pl.m_class[static_cast<size_t>(j)]));
+            for (const auto& in : s.inputs) {
+                const auto& prods = pl.m_producers[static_cast<size_t>(in.tensor)];
+                const bool here = std::any_of(prods.begin(), prods.end(), [&](int pr) { return pr >= m_first && pr < j; });
+                feed(here ? prods.size() : ~std::uint64_t{0});
+                if (!here) continue;
+                for (int pr : prods) feed(static_cast<std::uint64_t>(pr - m_first));
+                const size_t t = static_cast<size_t>(in.tensor);
+                if (pl.m_last_reader[t] != j || pl.m_user_reads[t]) continue;
+                for (int pr : prods) close(pl, pr, in.tensor);  // stage j is its last reader: no longer read after
+            }
+            for (size_t q = 0; q < s.outputs.size(); ++q) {
+                const size_t r = static_cast<size_t>(s.outputs[q]);
+                if (!pl.m_user_reads[r] && pl.m_last_reader[r] <= j) m_closed += mix(pack(j, q));  // read by nobody after
+            }
+        }
+        bool operator==(const section_key& o) const { return m_a == o.m_a && m_b == o.m_b && m_closed == o.m_closed; }
+        std::uint64_t hash() const { return m_a ^ mix(m_closed); }
+        std::uint64_t with(bool preloaded) const { return preloaded ? ~m_b : m_b; }
+
+    private:
+        int m_first;
+        std::uint64_t m_a = 0x6a09e667f3bcc908ull, m_b = 0xbb67ae8584caa73bull, m_closed = 0;
+        static std::uint64_t mix(std::uint64_t x) {  // splitmix64's finaliser: a bijection
+            x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+            x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+            return x ^ (x >> 31);
+        }
+        void feed(std::uint64_t v) {
+            m_a = mix(m_a * 0x9e3779b97f4a7c15ull + v);
+            m_b = mix(m_b ^ (v * 0xc2b2ae3d27d4eb4full + 0x165667b19e3779f9ull));
+        }
+        std::uint64_t pack(int stage, size_t output) const { return (static_cast<std::uint64_t>(stage - m_first) << 16) | output; }
+        void close(const planner& pl, int pr, int tensor) {
+            const auto& outs = pl.m_plan.stages[static_cast<size_t>(pr)].outputs;
+            for (size_t q = 0; q < outs.size(); ++q)
+                if (outs[q] == tensor) m_closed += mix(pack(pr, q));
+        }
+    };
+
+    struct key_hash {
+        size_t operator()(const std::pair<section_key, bool>& k) const { return static_cast<size_t>(k.first.hash() ^ k.first.with(k.second)); }
+    };
+
     // ---- Where to cut.
     //
     // A section is a contiguous run of stages (in topological order) that fits the chip. Packing each section
@@ -364,8 +448,12 @@ private:
         std::vector<double> rest(static_cast<size_t>(N) + 1, inf);
         std::vector<int> next(static_cast<size_t>(N) + 1, -1);
         rest[static_cast<size_t>(N)] = 0;
+        stages_alike();
+        const bool recall = !m_search || m_search->recall;
+        std::unordered_map<std::pair<section_key, bool>, double, key_hash> costs;
         for (int i = single ? 0 : N - 1; i >= 0; --i) {
             open_section os;
+            section_key key(i);
             for (int j = i; j < N; ++j) {
                 std::string why;
                 if (!try_add(os, j, &why)) {
@@ -380,15 +468,27 @@ private:
                                           format_bytes(static_cast<double>(m_c.pmu_capacity)) + " each)");
                     break;
                 }
+                key.add(*this, j);
                 const size_t e = static_cast<size_t>(j) + 1, b = static_cast<size_t>(i);
                 if (single && static_cast<int>(e) < N) continue;
                 const double bound = (preloaded(i, j + 1) ? 0.0 : (weights[e] - weights[b]) / m_c.memory_bw) +
                                      std::max((ideal[e] - ideal[b]) / m_plan.pcu_count, fill[e] - fill[b]);
                 if (bound >= rest[b]) break;  // the bound only grows with the section
                 if (bound + rest[e] >= rest[b]) continue;
-                rdu_section sec = os.sec;
-                allocate(sec);
-                const double t = section_cost(sec, i, j + 1) + rest[e];
+                const std::pair<section_key, bool> shape{key, preloaded(i, j + 1)};
+                const auto known = recall ? costs.find(shape) : costs.end();
+                double cost = 0;
+                if (known != costs.end()) {
+                    cost = known->second;
+                    if (m_search) ++m_search->recalled;
+                } else {
+                    rdu_section sec = os.sec;
+                    allocate(sec);
+                    cost = section_cost(sec, i, j + 1);
+                    if (recall) costs.emplace(shape, cost);
+                    if (m_search) ++m_search->costed;
+                }
+                const double t = cost + rest[e];
                 if (t <= rest[b]) {  // ties keep the longer section
                     rest[b] = t;
                     next[b] = j + 1;
@@ -623,8 +723,8 @@ private:
 }  // namespace
 
 rdu_plan make_plan(const workload_graph& g, const chip& c, const rdu_mapper::options& o, const std::string& plat_name,
-                   std::vector<int>* roots) {
-    planner p(g, c, o, plat_name);
+                   std::vector<int>* roots, rdu_search* search) {
+    planner p(g, c, o, plat_name, search);
     rdu_plan out = p.run();
     if (roots) *roots = p.roots();
     return out;
@@ -634,10 +734,10 @@ rdu_plan make_plan(const workload_graph& g, const chip& c, const rdu_mapper::opt
 
 namespace tessel {
 
-rdu_plan rdu_mapper::plan(const workload_graph& g, const platform& plat) const {
+rdu_plan rdu_mapper::plan(const workload_graph& g, const platform& plat, rdu_search* search) const {
     if (m_opt.chunk_above > 1) throw input_error("mapper.chunk_above must be at most 1 (a share of the chip's PMU capacity)");
     const rdu::chip c = rdu::discover(plat, m_opt);
-    rdu_plan out = rdu::make_plan(g, c, m_opt, plat.title());
+    rdu_plan out = rdu::make_plan(g, c, m_opt, plat.title(), nullptr, search);
     out.preloaded = m_opt.steady_state && out.sections.size() == 1;
     return out;
 }

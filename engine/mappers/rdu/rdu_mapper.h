@@ -92,6 +92,13 @@ struct rdu_plan {
     std::vector<std::string> notes;
 };
 
+/// How the planner's cut search went: candidate sections costed, and those whose cost was recalled from an
+/// identical section elsewhere in the graph (`recall = false` costs every one; tests compare the two plans).
+struct rdu_search {
+    bool recall = true;
+    std::int64_t costed = 0, recalled = 0;
+};
+
 class rdu_mapper : public mapper {
 public:
     struct options {
@@ -114,7 +121,7 @@ public:
     void explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const override;
 
     /// Partitions and places `g` without building a program (what map() does first).
-    rdu_plan plan(const workload_graph& g, const platform& plat) const;
+    rdu_plan plan(const workload_graph& g, const platform& plat, rdu_search* search = nullptr) const;
 
     struct record;  // step ids per section, for explain()
 
