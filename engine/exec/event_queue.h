@@ -10,7 +10,7 @@
 // Pushes are an append; an event moves down a few buckets before it is popped, each move a sequential copy.
 // That suits both shapes of run: lock-step programs with a hundred events per instant (the 64 x 64 mesh
 // benchmark) and runs whose events nearly all have times of their own (packets hop by hop over a large mesh:
-// an SN40L decode step queues 87 million events with up to 8,000 pending), where the time-slot heap and hash
+// an SN40L decode step queues 87 million events, up to 8,250 distinct times pending), where the time-slot heap and hash
 // table this replaced cost a third of the run.
 #pragma once
 

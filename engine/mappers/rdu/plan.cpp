@@ -372,7 +372,9 @@ private:
     }
 
     /// The shape of section [first, j) as stages are added: two independent 64-bit chains over the stages in
-    /// order, plus a sum (order-free) over the outputs that no stage after the section reads.
+    /// order, plus a sum (order-free) over the outputs that no stage after the section reads. It is a hash of
+    /// the shape (192 bits; two different shapes sharing it among the ~10^5 candidates of a model is below
+    /// 10^-40), so that a key grows in constant time per stage instead of holding the whole shape.
     class section_key {
     public:
         explicit section_key(int first) : m_first(first) {}
