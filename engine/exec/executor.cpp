@@ -73,7 +73,9 @@ void executor::check_budget(const program& p) const {
             max_packet = std::max(max_packet, n->packet_bytes());
             max_rate = std::max(max_rate, n->link_bytes_per_second());
         }
+    max_packet = std::max(max_packet, p.packet_bytes);
     double packets = 0;
+    const double max_seconds = limits().sim_seconds;
     for (std::uint32_t s = 0; s < p.steps.size(); ++s) {
         const step& st = p.steps[s];
         auto refuse = [&](const component& c, const std::string& why) {
@@ -85,7 +87,7 @@ void executor::check_budget(const program& p) const {
         // start of 1e23 ticks would otherwise leave the step waiting forever past the representable end).
         for (const auto& [t, verb] : {std::pair<tick, const char*>{st.not_before, " starts at "}, {st.length, " lasts "}}) {
             const double secs = ticks_to_seconds(t);
-            if (secs > limits().sim_seconds)
+            if (secs > max_seconds)
                 throw input_error("program '" + p.name + "': " + p.describe(s) + verb + format_time(secs) + "; " +
                                   over_limit("sim_seconds", secs, "simulated seconds"));
         }
@@ -98,7 +100,7 @@ void executor::check_budget(const program& p) const {
         const double k = std::ceil(bytes / static_cast<double>(max_packet));
         packets += k;
         const double secs = max_rate > 0 ? bytes / max_rate : 0;
-        if (secs > limits().sim_seconds)
+        if (secs > max_seconds)
             throw input_error("program '" + p.name + "': " + p.describe(s) + " moves " + format_bytes(bytes) +
                               ", at least " + format_time(secs) + " of simulated time at the fastest link bandwidth of any network, " +
                               format_rate(max_rate, "B/s") + "; " + over_limit("sim_seconds", secs, "simulated seconds"));
@@ -379,7 +381,7 @@ void executor::start_flow(std::uint32_t s, tick now) {
     flow& f = m_flows[fi];
     // Reset field by field: the vectors keep their storage from the flow that used this slot before.
     f.sent = f.count = f.delivered = 0;
-    f.local = f.waiting = false;
+    f.local = f.waiting = f.aligned = false;
     f.step = s;
     f.total = st.bytes;
     f.last = now;
@@ -405,6 +407,9 @@ void executor::start_flow(std::uint32_t s, tick now) {
         m_plat.route_into(f.src_ap, f.dst_ap, f.route);
         f.packet = ~std::uint64_t{0};
         for (const auto& seg : f.route) f.packet = std::min(f.packet, m_nets[seg.net]->packet_bytes());
+        f.packet = std::max(f.packet, m_prog->packet_bytes);
+        f.aligned = m_comps[st.at.comp]->aligns_bursts() || m_comps[st.to.comp]->aligns_bursts();
+        f.aligned_at = m_comps[st.at.comp]->aligns_bursts() ? st.at.address : st.to.address;
         const interconnect& first = *m_nets[f.route.front().net];
         f.window = first.max_outstanding();
         const std::uint64_t wire = f.packet + first.header_bytes();
@@ -435,7 +440,8 @@ void executor::inject(std::uint32_t fi, tick now) {
     k.flow = fi;
     k.number = static_cast<std::uint32_t>(f.count);
     k.stage = 0;
-    k.bytes = f.local ? f.total : std::min(f.packet, f.total - f.sent);
+    const std::uint64_t room = f.aligned ? f.packet - (f.aligned_at + f.sent) % f.packet : f.packet;
+    k.bytes = f.local ? f.total : std::min(room, f.total - f.sent);
     k.offset = f.sent;
     k.created = now;
     k.own_route = false;

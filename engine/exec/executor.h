@@ -86,6 +86,10 @@ private:
         attach_point src_ap, dst_ap;
         std::vector<route_segment> route;
         bool local = false;  // source and destination share a network port (or none needed)
+        // An end that aligns its bursts (component::aligns_bursts): packets start at multiples of the packet size
+        // of `aligned_at` (that end's address), the first one shorter when the transfer starts between them.
+        bool aligned = false;
+        std::uint64_t aligned_at = 0;
     };
     // Cache-line aligned: a hop touches only the first line (net and t's link fields).
     struct alignas(64) packet {

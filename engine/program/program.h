@@ -95,6 +95,9 @@ public:
     /// time scale (the wafer's: a share of its pipeline's interval); the run uses the larger of this and the
     /// platform's `quantum:`. 0: exact arrival order.
     tick quantum = 0;
+    /// Fewest bytes of a packet on any network, set by a mapper for a coarse form of its program (the RDU's):
+    /// transfers go in packets of at least this size whatever the networks' own packet_bytes. 0: theirs.
+    std::uint64_t packet_bytes = 0;
 
     /// The index of `op` in op_names, appending it when new (the last entry of that name if several).
     std::uint32_t intern_op(const std::string& op);

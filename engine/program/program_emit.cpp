@@ -268,6 +268,7 @@ void write_emitted_program(const program& p, const platform& plat, const emit_he
     if (p.strict_schedule) out << "strict: true\n";
     out << "emitted:\n";
     if (p.quantum > 0) out << "  quantum: " << p.quantum << "  # ticks (fs) a request may be served ahead of queued ones (set by the mapper)\n";
+    if (p.packet_bytes > 0) out << "  packet_bytes: " << p.packet_bytes << "  # fewest bytes of a packet on any network (set by the mapper: a coarse form)\n";
     out << "  ops: [";
     for (size_t i = 0; i < p.op_names.size(); ++i) out << (i ? ", " : "") << quoted(p.op_names[i]);
     out << "]\n  places: [";
@@ -330,11 +331,16 @@ void write_emitted_program(const program& p, const platform& plat, const emit_he
 
 void read_emitted_program(const yaml_node& em, const platform& plat, program& prog) {
     em.expect_map("emitted");
-    em.check_keys({"ops", "places", "works", "payloads", "placements", "labels", "steps", "quantum"}, "emitted");
+    em.check_keys({"ops", "places", "works", "payloads", "placements", "labels", "steps", "quantum", "packet_bytes"}, "emitted");
     if (em.has("quantum")) {
         const std::int64_t q = em["quantum"].as_int("emitted.quantum (ticks)");
         if (q < 0) throw input_error("emitted.quantum must not be negative, got " + std::to_string(q), em["quantum"].where());
         prog.quantum = static_cast<tick>(q);
+    }
+    if (em.has("packet_bytes")) {
+        const std::int64_t b = em["packet_bytes"].as_int("emitted.packet_bytes");
+        if (b < 0) throw input_error("emitted.packet_bytes must not be negative, got " + std::to_string(b), em["packet_bytes"].where());
+        prog.packet_bytes = static_cast<std::uint64_t>(b);
     }
     for (const char* k : {"ops", "places", "works", "steps"})
         if (!em.has(k)) throw input_error(std::string("emitted: needs '") + k + "'", em.where());

@@ -98,6 +98,10 @@ public:
     virtual tick sync_ticks(std::uint32_t /*participants*/) const { return 0; }
     /// For a switch's in-network reduction engines (switch_reducer): true (collectives reduce in them).
     virtual bool reduces_in_network() const { return false; }
+    /// For DMA engines in front of DRAM: true when they cut a transfer into naturally aligned bursts, so the
+    /// executor starts each packet to or from them at a multiple of the packet size in their address space (a
+    /// packet boundary inside a DRAM row would open that row twice, an artefact of the packet size).
+    virtual bool aligns_bursts() const { return false; }
     /// For components in front of memories (DMA engines): the memories they reach, in address order.
     virtual const std::vector<memory_tier>& memory_tiers() const;
     /// For compute components: the timing rules of one of their units (nullptr: it does not compute).

@@ -66,21 +66,32 @@ void compute_energy::declare(param_decl& d, const energy_defaults& def) {
       "their published power, docs/energy.md)");
 }
 
+namespace {
+[[noreturn]] void no_mac_entry(std::string_view who, dtype type, double macs) {
+    throw input_error("component '" + std::string(who) + "' ran " + format_number(macs) + " " + dtype_name(type) +
+                      " MACs but its energy.mac table has no " + dtype_name(type) + " entry; declare one (energy: {mac: {" +
+                      dtype_name(type) + ": 0.5pJ, ...}})");
+}
+}  // namespace
+
 double compute_energy::joules(dtype type, double macs, double ops, const char* who) const {
     const double j = ops * op.joules();
     if (macs <= 0) return j;
     const auto it = mac.by_type.find(type);
-    if (it == mac.by_type.end())
-        throw input_error("component '" + std::string(who) + "' ran " + format_number(macs) + " " + dtype_name(type) +
-                          " MACs but its energy.mac table has no " + dtype_name(type) + " entry; declare one (energy: {mac: {" +
-                          dtype_name(type) + ": 0.5pJ, ...}})");
+    if (it == mac.by_type.end()) no_mac_entry(who, type, macs);
     return j + macs * it->second;
 }
 
 double compute_energy::joules(const std::array<double, dtype_count>& macs, double ops, std::string_view who) const {
+    // Called for every compute step: the name becomes a string only for the error.
     double j = ops * op.joules();
-    const std::string name(who);
-    for (int i = 0; i < dtype_count; ++i) j += joules(static_cast<dtype>(i), macs[static_cast<size_t>(i)], 0, name.c_str());
+    for (int i = 0; i < dtype_count; ++i) {
+        const double m = macs[static_cast<size_t>(i)];
+        if (m <= 0) continue;
+        const auto it = mac.by_type.find(static_cast<dtype>(i));
+        if (it == mac.by_type.end()) no_mac_entry(who, static_cast<dtype>(i), m);
+        j += m * it->second;
+    }
     return j;
 }
 

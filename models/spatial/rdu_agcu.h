@@ -45,6 +45,8 @@ public:
 
     const std::vector<tier>& tiers() const { return m_tiers; }
     const std::vector<memory_tier>& memory_tiers() const override { return m_tiers; }
+    /// The coalescer issues row-aligned requests, whatever the packet size of the mesh.
+    bool aligns_bursts() const override { return true; }
     /// Bytes per second one AGCU unit moves.
     double unit_bytes_per_second() const override { return m_bps; }
 

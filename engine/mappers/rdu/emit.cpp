@@ -417,9 +417,34 @@ mapping rdu_mapper::map(const workload_graph& g, const platform& plat) {
     std::vector<int> roots;
     rdu_plan plan = rdu::make_plan(g, c, m_opt, plat.title(), &roots);
     plan.preloaded = m_opt.steady_state && plan.sections.size() == 1;
+    // The coarse form first when it may be the one (cheap), then the fine one when that stays small enough to
+    // simulate transfer by transfer: at least the coarse form's steps, and its transfers in the mesh's packets.
+    options form = m_opt;
+    if (m_opt.representation == "fine") form.transfer_grain = byte_size{};
     m_record = std::make_unique<record>();
     mapping out;
-    rdu::emit_program(g, c, plan, roots, m_opt, *m_record, out);
+    rdu::emit_program(g, c, plan, roots, form, *m_record, out);
+    if (m_opt.representation != "fine") {
+        double fine_cost = static_cast<double>(out.prog.size());
+        const double packet = static_cast<double>(std::max<std::uint64_t>(1, c.packet_bytes));
+        for (const step& st : out.prog.steps)
+            if (st.kind == step_kind::transfer) fine_cost += std::ceil(static_cast<double>(st.bytes) / packet);
+        if (m_opt.representation == "auto" && fine_cost <= m_opt.coarse_above) {
+            form.transfer_grain = byte_size{};
+            m_record = std::make_unique<record>();
+            out = mapping{};
+            rdu::emit_program(g, c, plan, roots, form, *m_record, out);
+        } else {
+            out.prog.packet_bytes = m_opt.coarse_packet.bytes();
+            const clock_domain& clk = plat.comp(c.pcu_ids.front()).clock();
+            out.prog.quantum = std::max(out.prog.quantum, m_opt.coarse_quantum.to_ticks(clk));
+            out.notes.push_back("coarse form: transfers of at least " + format_bytes(static_cast<double>(m_opt.transfer_grain.bytes())) +
+                                ", packets of at least " + format_bytes(static_cast<double>(m_opt.coarse_packet.bytes())) + ", a quantum of " +
+                                format_number(m_opt.coarse_quantum.to_cycles(clk), 4) + " cycles (the fine form would have at least " +
+                                format_number(fine_cost, 4) + " steps and packets" +
+                                (m_opt.representation == "auto" ? ", above mapper.coarse_above; mapper.representation=fine forces it)" : ")"));
+        }
+    }
 
     // Notes and details: the plan, section by section.
     const int S = static_cast<int>(plan.sections.size());

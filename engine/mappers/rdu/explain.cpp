@@ -32,9 +32,24 @@ void rdu_mapper::options::declare(param_decl& d) {
       "loaded (steady-state inference); false loads them in every run");
     d(floorplan_section, "floorplan_section", "-1",
       "section whose placement --floorplan outlines (-1: the one predicted to take longest)", bound::none);
-    d(transfer_grain, "transfer_grain", "0B",
-      "fewest bytes of one tile a transfer carries: a stage's slices of a tile go to (and come from) as few adjacent "
-      "units as keep each at least this size (0B: every unit its own slice, the finest form)");
+    d.choice(representation, "representation", "auto", {"auto", "fine", "coarse"},
+             "fine: a transfer per pair of units, in the mesh's own packets, served in exact arrival order; coarse: "
+             "transfers of at least transfer_grain, packets of at least coarse_packet and a quantum of coarse_quantum "
+             "(docs/platforms/rdu.md, \"Representations\"); auto: coarse when the fine program would have more than "
+             "coarse_above steps and packets");
+    d(coarse_above, "coarse_above", "3e6",
+      "auto representation: the fine program's steps plus packets (at least; counted on the coarse one) above which "
+      "a run is coarse",
+      bound::positive);
+    d(transfer_grain, "transfer_grain", "16KiB",
+      "coarse form: fewest bytes of one tile a transfer carries (a stage's slices of a tile go to and come from as "
+      "few adjacent units as keep each at least this size)",
+      bound::positive);
+    d(coarse_packet, "coarse_packet", "32KiB",
+      "coarse form: fewest bytes of a packet on the mesh (the fine form uses the mesh's packet_bytes)",
+      bound::positive);
+    d(coarse_quantum, "coarse_quantum", "64cycles",
+      "coarse form: how far ahead of queued requests a packet may be served (the run's quantum, docs/performance.md)");
 }
 
 rdu_mapper::rdu_mapper(options o) : m_opt(std::move(o)) {}

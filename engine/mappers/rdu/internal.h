@@ -46,6 +46,7 @@ struct chip {
     int agcu_units = 0;
     double agcu_bw = 0;
     double link_bw = 0;
+    std::uint64_t packet_bytes = 0;  // the mesh's own (the fine form's packets)
     double memory_bw = 0;   // the memory holding weights and configurations (the fastest, or mapper.weights_tier)
 };
 

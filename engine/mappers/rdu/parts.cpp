@@ -70,6 +70,7 @@ chip discover(const platform& plat, const rdu_mapper::options& o) {
     for (int u = 0; u < c.agcu_units; ++u)
         agcu_port.push_back(port_of(ag->ids.front(), u, c.agcu_group + "[" + std::to_string(u) + "]"));
     c.link_bw = plat.net(net).link_bytes_per_second();
+    c.packet_bytes = plat.net(net).packet_bytes();
     auto nearest = [&](std::pair<int, int> p) {
         int best = 0, bd = -1;
         for (int u = 0; u < c.agcu_units; ++u) {

@@ -111,7 +111,14 @@ public:
         std::string weights_tier, activations_tier;
         bool steady_state = true;
         std::int64_t floorplan_section = -1;
-        byte_size transfer_grain;  // 0: one transfer per pair of units (fine)
+        // The program's representation: fine (a transfer per pair of units, the mesh's own packets, exact order)
+        // or coarse (transfers of at least transfer_grain, packets of at least coarse_packet, a quantum of
+        // coarse_quantum); auto: coarse when the fine form would cost more than coarse_above steps and packets.
+        std::string representation;
+        double coarse_above = 3e6;
+        byte_size transfer_grain;
+        byte_size coarse_packet;
+        duration coarse_quantum;
         void declare(param_decl& d);
     };
     explicit rdu_mapper(options o);
