@@ -6,10 +6,11 @@
 // index), never in listing or pointer order, so a program's timing does not depend on the order its independent
 // steps are listed in.
 //
-// Every resource sees its requests in the order they reach it: a transfer goes packet by packet (at most
-// `max_outstanding` packets of one transfer in flight), and a packet is presented to the source memory, to
-// each link of its route (one call per link, txn::hop) and to the destination memory when its head gets
-// there. Fast path: when a packet's next request is earlier than everything else queued, it is made at once
+// Every resource sees its requests in the order they reach it: a transfer goes packet by packet (the smallest
+// packet_bytes of the networks on its route, at least the program's packet_bytes; to or from a component that
+// aligns its bursts, each packet starts at a multiple of that size; at most `max_outstanding` packets of one
+// transfer in flight), and a packet is presented to the source memory, to each link of its route (one call per
+// link, txn::hop) and to the destination memory when its head gets there. Fast path: when a packet's next request is earlier than everything else queued, it is made at once
 // instead of through the queue; that is exactly the order the queue would give (a test runs programs both
 // ways). With a global quantum > 0 (platform `quantum:`) a packet may also run ahead of the queue by up to one
 // quantum: fewer events, requests up to a quantum out of arrival order.

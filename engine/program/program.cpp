@@ -32,10 +32,28 @@ std::uint32_t program::intern_op(const std::string& op) {
     return static_cast<std::uint32_t>(op_names.size() - 1);
 }
 
+std::size_t program::work_hash::operator()(const work& w) const {
+    std::size_t h = static_cast<std::size_t>(w.type) * 31 + static_cast<std::size_t>(w.cls);
+    for (const double v : {w.macs, w.vector_ops, w.bytes_in, w.bytes_weight, w.bytes_out})
+        h = h * 0x9E3779B97F4A7C15ull + std::hash<double>{}(v);
+    for (const std::int64_t v : {w.batch, w.m, w.n, w.k}) h = h * 0x9E3779B97F4A7C15ull + std::hash<std::int64_t>{}(v);
+    return h;
+}
+
 std::uint32_t program::add_work(const work& w) {
-    // Mappers emit runs of identical work (every PCU of a stage, tile after tile): one copy serves the run.
-    if (!works.empty() && works.back() == w) return static_cast<std::uint32_t>(works.size() - 1);
+    // works is public: an entry may have been replaced or the table cut since it was indexed; start again then.
+    if (m_work_indexed > works.size()) m_work_index.clear(), m_work_indexed = 0;
+    for (; m_work_indexed < works.size(); ++m_work_indexed)
+        m_work_index.emplace(works[m_work_indexed], static_cast<std::uint32_t>(m_work_indexed));
+    if (auto it = m_work_index.find(w); it != m_work_index.end()) {
+        if (it->second < works.size() && works[it->second] == w) return it->second;
+        m_work_index.clear();
+        m_work_indexed = 0;
+        return add_work(w);
+    }
     works.push_back(w);
+    m_work_index.emplace(w, static_cast<std::uint32_t>(works.size() - 1));
+    m_work_indexed = works.size();
     return static_cast<std::uint32_t>(works.size() - 1);
 }
 

@@ -101,6 +101,8 @@ public:
 
     /// The index of `op` in op_names, appending it when new (the last entry of that name if several).
     std::uint32_t intern_op(const std::string& op);
+    /// The index of a work equal to `w` in works, appending it when new: a stage's PCUs and tiles mostly share
+    /// a few works, and an entry per compute step was a third of a training step's memory.
     std::uint32_t add_work(const work& w);
     std::uint32_t add_compute(std::uint32_t op, endpoint at, std::uint32_t work, const std::vector<std::uint32_t>& after);
     std::uint32_t add_transfer(std::uint32_t op, endpoint from, endpoint to, std::uint64_t bytes,
@@ -162,6 +164,12 @@ private:
     // program interns a name per pass instance; a linear search made that quadratic.
     std::unordered_map<std::string, std::uint32_t> m_op_index;
     size_t m_op_indexed = 0;
+    // works -> index, kept the same way (appends and readers add works directly).
+    struct work_hash {
+        std::size_t operator()(const work& w) const;
+    };
+    std::unordered_map<work, std::uint32_t, work_hash> m_work_index;
+    size_t m_work_indexed = 0;
 };
 
 }  // namespace tessel

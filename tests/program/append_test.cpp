@@ -112,9 +112,9 @@ TEST(program_append, spans_stay_shared_and_placements_are_re_bound) {
     EXPECT_THROW(a.use_payload(2, 5), std::logic_error);
 }
 
-TEST(program_works, a_run_of_identical_works_is_stored_once) {
-    // Every PCU of an RDU stage, tile after tile, does the same work: one copy serves the run, and a different
-    // work (or the first again after it) gets its own entry.
+TEST(program_works, identical_works_are_stored_once) {
+    // Every PCU of an RDU stage, tile after tile, does one of a few works: one copy serves each, wherever it
+    // comes again; a different work gets its own entry.
     program p;
     work a, b;
     a.macs = 100;
@@ -123,7 +123,15 @@ TEST(program_works, a_run_of_identical_works_is_stored_once) {
     EXPECT_EQ(p.add_work(a), 0u);
     EXPECT_EQ(p.add_work(a), 0u);
     EXPECT_EQ(p.add_work(b), 1u);
-    EXPECT_EQ(p.add_work(a), 2u);
-    EXPECT_EQ(p.works.size(), 3u);
+    EXPECT_EQ(p.add_work(a), 0u);
+    EXPECT_EQ(p.works.size(), 2u);
     EXPECT_EQ(p.works[1].bytes_in, 64);
+    // Works added directly (an append, a reader) are found too, and a table changed behind the index is re-read.
+    work c = a;
+    c.vector_ops = 7;
+    p.works.push_back(c);
+    EXPECT_EQ(p.add_work(c), 2u);
+    p.works[0] = b;
+    EXPECT_EQ(p.add_work(a), 3u);
+    EXPECT_EQ(p.add_work(b), 0u);
 }

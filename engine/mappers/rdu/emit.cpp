@@ -4,7 +4,6 @@
 #include <cmath>
 #include <map>
 #include <set>
-#include <unordered_map>
 
 #include "engine/mappers/rdu/internal.h"
 #include "engine/mappers/toolkit/allocator.h"
@@ -91,23 +90,6 @@ private:
 
     std::uint32_t join(const std::vector<std::uint32_t>& deps) { return m_out.prog.add_delay(m_join_op, 0, deps); }
 
-    /// The index of `w` in the program's works, added when new: a stage's PCUs mostly get equal shares of every
-    /// tile, and one entry per compute step was a third of a training step's memory.
-    struct work_hash {
-        std::size_t operator()(const work& w) const {
-            std::size_t h = 0;
-            for (const double v : {w.macs, w.vector_ops, w.bytes_in, w.bytes_weight, w.bytes_out})
-                h = h * 0x9E3779B97F4A7C15ull + std::hash<double>{}(v);
-            for (const std::int64_t v : {w.batch, w.m, w.n, w.k}) h = h * 0x9E3779B97F4A7C15ull + std::hash<std::int64_t>{}(v);
-            return h * 31 + static_cast<std::size_t>(w.type) * 7 + static_cast<std::size_t>(w.cls);
-        }
-    };
-    std::unordered_map<work, std::uint32_t, work_hash> m_work_index;
-    std::uint32_t work_index(const work& w) {
-        const auto [it, added] = m_work_index.try_emplace(w, 0);
-        if (added) it->second = m_out.prog.add_work(w);
-        return it->second;
-    }
     /// A step the tile order guarantees exists already (a broken order would be a mapper bug, not bad input).
     static std::uint32_t created(std::uint32_t step, const std::string& stage) {
         if (step == none) throw std::logic_error("rdu mapper: stage '" + stage + "' depends on a tile not yet scheduled");
@@ -333,7 +315,7 @@ private:
                         cd.insert(cd.end(), out.begin(), out.end());
                     }
                     const work w = share(s, pcu_model, T, t, n, q);
-                    const std::uint32_t c = prog.add_compute(op, pcu(p.pcus[static_cast<size_t>(q)]), work_index(w), cd);
+                    const std::uint32_t c = prog.add_compute(op, pcu(p.pcus[static_cast<size_t>(q)]), prog.add_work(w), cd);
                     me.compute[static_cast<size_t>(t)][static_cast<size_t>(q)] = c;
                     rec.stages[i].computes.push_back(c);
                     src_step.push_back(c);
