@@ -71,6 +71,9 @@ public:
         e = m_current[m_next++];
         return true;
     }
+    /// The event after the one just popped if it is of the same time, nullptr otherwise: a caller may start
+    /// fetching what that event will touch.
+    const Event* peek_same_time() const { return m_next < m_current.size() ? &m_current[m_next] : nullptr; }
     /// Takes the next event (the queue must not be empty).
     Event pop() {
         if (m_next == m_current.size()) next_time_becomes_current();

@@ -238,6 +238,13 @@ void executor::process() {
             event e;
             if (m_queue.pop_until(now, e)) {
                 m_now = e.time;
+                // The next event's packet or successor list lies anywhere in memory: start fetching it now.
+                if (const event* next = m_queue.peek_same_time()) {
+                    if (next->kind == ev::complete)
+                        __builtin_prefetch(&m_succ_begin[next->index]);
+                    else if (next->kind == ev::stage)
+                        __builtin_prefetch(&m_packets[next->index]);
+                }
                 switch (e.kind) {
                     case ev::complete: complete(e.index); break;
                     case ev::issue: m_ready.push_back(e.index); break;
@@ -262,8 +269,17 @@ void executor::process() {
             if (!std::is_sorted(m_issuing.begin(), m_issuing.end(), by_rank))
                 std::sort(m_issuing.begin(), m_issuing.end(), by_rank);
             m_now = now;
-            for (m_batch_left = m_issuing.size(); m_batch_left > 0; --m_batch_left)
-                issue(m_issuing[m_issuing.size() - m_batch_left], now);
+            const step* const steps = m_prog->steps.data();
+            for (m_batch_left = m_issuing.size(); m_batch_left > 0; --m_batch_left) {
+                const std::size_t i = m_issuing.size() - m_batch_left;
+                // A batch's steps lie anywhere in the program: fetch the next ones' lines while this one issues.
+                if (m_batch_left > 2) {
+                    const char* const next = reinterpret_cast<const char*>(&steps[m_issuing[i + 2]]);
+                    __builtin_prefetch(next);
+                    __builtin_prefetch(next + sizeof(step) - 1);  // a step may straddle two lines
+                }
+                issue(m_issuing[i], now);
+            }
             m_issuing.clear();
         }
         // The kernel's clock follows to the last instant: a later program starts from there.
