@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
+#include <map>
 #include <set>
 
 #include "engine/workload/cost.h"
@@ -20,7 +22,7 @@ int chunk_of_layer(std::int64_t layer, std::int64_t layers, int chunks) {
     return static_cast<int>(std::min<std::int64_t>(layer / std::max<std::int64_t>(per, 1), chunks - 1));
 }
 
-workload_graph subgraph(const workload_graph& g, const std::vector<int>& ops, const std::string& name) {
+workload_graph subgraph(const workload_graph& g, const std::vector<int>& ops, const std::string& name, bool keep_order) {
     std::vector<char> in_set(g.ops().size(), 0);
     for (int o : ops) in_set[static_cast<size_t>(o)] = 1;
     std::set<int> used;
@@ -54,7 +56,7 @@ workload_graph subgraph(const workload_graph& g, const std::vector<int>& ops, co
         if (of != remap.end()) s.tensors()[static_cast<size_t>(remap.at(t))].grad_of = of->second;
     }
     std::vector<int> sorted = ops;
-    std::sort(sorted.begin(), sorted.end());
+    if (!keep_order) std::sort(sorted.begin(), sorted.end());
     for (int o : sorted) {
         op_node op = g.op(o);
         for (int& t : op.inputs) t = remap.at(t);
@@ -66,6 +68,9 @@ workload_graph subgraph(const workload_graph& g, const std::vector<int>& ops, co
 }
 
 namespace {
+
+/// The layer of an op without a "layer" attribute (graphs not built layer by layer are one layer).
+constexpr std::int64_t k_untagged = std::numeric_limits<std::int64_t>::min();
 
 std::int64_t layer_attr(const op_node& op, std::int64_t fallback) {
     const auto it = op.int_attrs.find("layer");
@@ -160,6 +165,44 @@ private:
         return t.role == tensor_role::activation || t.role == tensor_role::input || t.role == tensor_role::output;
     }
 
+    /// Whether every op of `ops` comes after the ops among them that produce its inputs.
+    bool in_dependency_order(const std::vector<int>& ops) const {
+        std::map<int, size_t> position;
+        for (size_t k = 0; k < ops.size(); ++k) position[ops[k]] = k;
+        for (size_t k = 0; k < ops.size(); ++k)
+            for (int t : op(ops[k]).inputs) {
+                const auto it = position.find(m_g.tensor(t).producer);
+                if (it != position.end() && it->second > k) return false;
+            }
+        return true;
+    }
+
+    /// The block op `i` is recomputed with. recompute_layers 0: the whole chunk is one block. Otherwise selective
+    /// recomputes layer by layer (the "layer" attribute; ops without one are one block) and full in blocks of
+    /// recompute_layers layers (the embeddings, layer -1, a block of their own).
+    std::int64_t recompute_block(int i) const {
+        if (m_plan.recompute_layers == 0) return 0;
+        const std::int64_t layer = layer_attr(op(i), k_untagged);
+        if (m_plan.recompute != "full" || layer == k_untagged || layer < 0) return layer;
+        return layer / m_plan.recompute_layers;
+    }
+
+    /// What the forward ops `fwd` read, block by block, from outside their own block (data only): the tensors full
+    /// recomputation keeps.
+    std::set<int> block_inputs(const std::vector<int>& fwd) const {
+        std::map<int, std::int64_t> block_of;  // tensors these ops produce, by block
+        for (int i : fwd)
+            for (int t : op(i).outputs) block_of[t] = recompute_block(i);
+        std::set<int> inputs;
+        for (int i : fwd)
+            for (int t : op(i).inputs) {
+                const auto it = block_of.find(t);
+                if (holds_data(m_g.tensor(t)) && (it == block_of.end() || it->second != recompute_block(i)))
+                    inputs.insert(t);
+            }
+        return inputs;
+    }
+
     /// Kept bytes of a set of tensors, views counted once.
     double kept_of(const std::set<int>& tensors, std::vector<kept_tensor>* list) const {
         std::set<int> roots;
@@ -204,21 +247,50 @@ private:
                 opt.push_back(static_cast<int>(i));
         }
 
-        // Recomputation: forward ops re-run in front of the backward pass.
+        // Recomputation, block by block (recompute_block; with recompute_layers 0 the chunk is one block). Full:
+        // each block keeps only its inputs, what its forward reads from outside the block, and runs its forward
+        // again (all but ops whose outputs are all kept: they would only make the next block's input) just before
+        // its backward, as Megatron-LM does. Selective: a block's attention core is re-run before its backward.
+        const std::set<int> block_inputs_kept = m_plan.recompute == "full" ? block_inputs(fwd) : std::set<int>{};
         std::vector<int> recomputed;
         if (!bwd.empty()) {
-            if (m_plan.recompute == "full")
-                recomputed = fwd;
-            else if (m_plan.recompute == "selective")
-                for (int i : fwd)
-                    if (attr_int(op(i), "attention_core")) recomputed.push_back(i);
+            for (int i : fwd) {
+                bool again = false;
+                if (m_plan.recompute == "full")
+                    for (int t : op(i).outputs) again |= block_inputs_kept.count(t) == 0;
+                else if (m_plan.recompute == "selective")
+                    again = attr_int(op(i), "attention_core") != 0;
+                if (again) recomputed.push_back(i);
+            }
         }
 
-        // Graphs.
+        // Graphs. A block's recomputed ops come just before its first backward op, so one block's activations
+        // exist again at a time.
         p.forward = subgraph(m_g, fwd, m_g.name + ".chunk" + std::to_string(c) + ".forward");
-        std::vector<int> bwd_ops = recomputed;
-        bwd_ops.insert(bwd_ops.end(), bwd.begin(), bwd.end());
-        p.backward = subgraph(m_g, bwd_ops, m_g.name + ".chunk" + std::to_string(c) + ".backward");
+        std::map<std::int64_t, std::vector<int>> recompute_of;
+        for (int i : recomputed) recompute_of[recompute_block(i)].push_back(i);
+        std::vector<int> bwd_ops;
+        for (int i : bwd) {
+            const auto it = recompute_of.find(recompute_block(i));
+            if (it != recompute_of.end()) {
+                bwd_ops.insert(bwd_ops.end(), it->second.begin(), it->second.end());
+                recompute_of.erase(it);
+            }
+            bwd_ops.push_back(i);
+        }
+        if (!recompute_of.empty()) {
+            // Blocks with no backward op here (none in the generated models) re-run first.
+            std::vector<int> first;
+            for (int i : recomputed)
+                if (recompute_of.count(recompute_block(i))) first.push_back(i);
+            bwd_ops.insert(bwd_ops.begin(), first.begin(), first.end());
+        }
+        if (!in_dependency_order(bwd_ops)) {
+            // A block's backward reads what another block re-creates later: re-run every block first.
+            bwd_ops = recomputed;
+            bwd_ops.insert(bwd_ops.end(), bwd.begin(), bwd.end());
+        }
+        p.backward = subgraph(m_g, bwd_ops, m_g.name + ".chunk" + std::to_string(c) + ".backward", true);
         for (auto& o : p.backward.ops())
             if (o.phase == op_phase::forward) o.int_attrs["recompute"] = {1};
         p.optimizer = subgraph(m_g, opt, m_g.name + ".chunk" + std::to_string(c) + ".optimizer");
@@ -275,9 +347,7 @@ private:
 
         // Activations kept for the backward pass.
         if (!bwd.empty()) {
-            std::set<int> read_by_backward, produced_fwd;
-            for (int i : fwd)
-                for (int t : op(i).outputs) produced_fwd.insert(t);
+            std::set<int> read_by_backward;
             for (int i : bwd)
                 for (int t : op(i).inputs) {
                     const auto& ti = m_g.tensor(t);
@@ -297,14 +367,27 @@ private:
                     for (int t : op(i).inputs)
                         if (holds_data(m_g.tensor(t)) && !recomputed_out.count(t)) kept.insert(t);
             } else {
-                // Full: only what the chunk's forward reads from outside itself (its input).
-                for (int i : fwd)
-                    for (int t : op(i).inputs)
-                        if (holds_data(m_g.tensor(t)) && !produced_fwd.count(t)) kept.insert(t);
+                kept = block_inputs_kept;  // full: each block's inputs
             }
             p.activation_bytes = kept_of(kept, &p.kept);
-            const double all = kept_of(none, nullptr);
-            p.recompute_bytes = std::max(0.0, all - p.activation_bytes);
+            if (m_plan.recompute_layers == 0) {
+                // One block, the whole chunk: everything its backward reads that is not kept is re-created at once.
+                p.recompute_bytes = std::max(0.0, kept_of(none, nullptr) - p.activation_bytes);
+            } else if (m_plan.recompute != "none") {
+                // Re-created in the backward pass, one block at a time: the most any block's backward reads that
+                // is not kept.
+                std::set<int> kept_roots;
+                for (int t : kept) kept_roots.insert(storage_root(t));
+                std::map<std::int64_t, std::set<int>> by_block;
+                for (int t : none) {
+                    const int root = storage_root(t);
+                    const int producer = m_g.tensor(root).producer;
+                    if (kept_roots.count(root) || producer < 0) continue;
+                    by_block[recompute_block(producer)].insert(root);
+                }
+                for (const auto& [block, tensors] : by_block)
+                    p.recompute_bytes = std::max(p.recompute_bytes, kept_of(tensors, nullptr));
+            }
         }
 
         // Gradient synchronisation, once per iteration.

@@ -102,8 +102,10 @@ partition_result partition(const std::string& spec, const std::map<std::string, 
 
 /// The ops `ops` of `g` (with their costs) and the tensors they touch, as a graph of their own: a tensor produced
 /// outside becomes an input (weights, state and constants keep their role), one produced inside and read outside
-/// (or a graph output) becomes an output.
-workload_graph subgraph(const workload_graph& g, const std::vector<int>& ops, const std::string& name);
+/// (or a graph output) becomes an output. The ops come in the graph's order, or with `keep_order` in the order
+/// given (one their dependencies allow: recomputed layers placed before their backward pass).
+workload_graph subgraph(const workload_graph& g, const std::vector<int>& ops, const std::string& name,
+                        bool keep_order = false);
 
 /// The pipeline chunk of layer `layer` (-1 = embedding, `layers` = head) with `chunks` equal chunks.
 int chunk_of_layer(std::int64_t layer, std::int64_t layers, int chunks);

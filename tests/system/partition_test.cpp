@@ -97,26 +97,77 @@ TEST(partition, chunks_by_layer_and_boundary_bytes) {
     EXPECT_DOUBLE_EQ(c0.recompute_bytes, 0);
 }
 
-TEST(partition, recompute_full_and_selective) {
-    const partition_result full = partition("gpt2", small_gpt(), plan(1, 1, 2, 2, "full"));
+TEST(partition, recompute_full_and_selective_layer_by_layer) {
+    parallel_plan by_layer = plan(1, 1, 2, 2, "full");
+    by_layer.recompute_layers = 1;
+    const partition_result full = partition("gpt2", small_gpt(), by_layer);
     const auto& c0 = full.chunks[0];
     const auto& c1 = full.chunks[1];
-    // Full: only the chunk's input is kept (chunk 0: the token ids, 512 bytes; chunk 1: the residual stream, 8192);
-    // the rest is re-created during the chunk's backward.
-    EXPECT_DOUBLE_EQ(c0.activation_bytes, 512);
-    EXPECT_DOUBLE_EQ(c1.activation_bytes, 8192);
-    EXPECT_DOUBLE_EQ(c0.recompute_bytes, embedding_kept + 2 * layer_kept - 512);
-    // The backward graph runs every forward op of the chunk again first, tp collectives included.
-    EXPECT_EQ(count_kind(c1.backward, op_phase::forward), static_cast<int>(c1.forward.ops().size()));
+    // Full, one layer at a time: each layer keeps only its input. Chunk 0: the token ids (512 bytes) for the
+    // embeddings, and the residual stream (2 x 32 x 64 x 2 = 8192 bytes) into layers 0 and 1; chunk 1: the residual
+    // stream into layers 2, 3 and the head (ln_f).
+    EXPECT_DOUBLE_EQ(c0.activation_bytes, 512 + 2 * 8192);
+    EXPECT_DOUBLE_EQ(c1.activation_bytes, 3 * 8192);
+    // The backward pass re-creates one layer's activations at a time: the largest is a layer's, less its input
+    // (kept already); the embeddings re-create 12800 - 512 and the head 81920 - 8192, both less.
+    EXPECT_DOUBLE_EQ(c0.recompute_bytes, layer_kept - 8192);
+    EXPECT_DOUBLE_EQ(c1.recompute_bytes, layer_kept - 8192);
+    EXPECT_LT(embedding_kept - 512, layer_kept - 8192);
+    EXPECT_LT(head_kept - 8192, layer_kept - 8192);
+    // The backward graph runs every forward op of the chunk again, tp collectives included, but the last residual
+    // add of layers 2 and 3 (it only makes the next layer's input, which is kept). Each layer's forward runs just
+    // before its first backward op: the head's first, layer 2's last.
+    EXPECT_EQ(count_kind(c1.backward, op_phase::forward), static_cast<int>(c1.forward.ops().size()) - 2);
     for (const auto& op : c1.backward.ops())
         EXPECT_EQ(attr_int(op, "recompute"), op.phase == op_phase::forward ? 1 : 0) << op.name;
+    std::vector<std::int64_t> layers_in_order;  // the layer of each op, runs merged
+    for (const auto& op : c1.backward.ops()) {
+        const std::int64_t l = attr_int(op, "layer");
+        if (layers_in_order.empty() || layers_in_order.back() != l) layers_in_order.push_back(l);
+    }
+    EXPECT_EQ(layers_in_order, (std::vector<std::int64_t>{4, 3, 2}));
+    EXPECT_EQ(c1.backward.ops().front().phase, op_phase::forward);
     // Selective: the attention core (scores, scale, mask, softmax, context) is re-run; what it produced is not kept
     // but its inputs q, k, v are (they are kept anyway): each layer saves the 4 score-sized tensors,
     // 4 x 16384 x 2 = 131072 bytes.
-    const partition_result sel = partition("gpt2", small_gpt(), plan(1, 1, 2, 2, "selective"));
+    by_layer.recompute = "selective";
+    const partition_result sel = partition("gpt2", small_gpt(), by_layer);
     EXPECT_DOUBLE_EQ(sel.chunks[1].activation_bytes, 2 * (layer_kept - 131072) + head_kept);
-    EXPECT_DOUBLE_EQ(sel.chunks[1].recompute_bytes, 2 * 131072);
+    EXPECT_DOUBLE_EQ(sel.chunks[1].recompute_bytes, 131072);  // one layer's at a time
     EXPECT_EQ(count_kind(sel.chunks[1].backward, op_phase::forward), 2 * 5);  // 5 core ops per layer
+    // The default, recompute_layers 0: the whole chunk's attention cores are re-created at once.
+    const partition_result sel0 = partition("gpt2", small_gpt(), plan(1, 1, 2, 2, "selective"));
+    EXPECT_DOUBLE_EQ(sel0.chunks[1].activation_bytes, 2 * (layer_kept - 131072) + head_kept);
+    EXPECT_DOUBLE_EQ(sel0.chunks[1].recompute_bytes, 2 * 131072);
+}
+
+TEST(partition, recompute_blocks_of_layers) {
+    // recompute_layers 2: blocks of layers 0-1 and 2-3, the embeddings and the head blocks of their own. Chunk 0
+    // keeps the token ids and layer 0's input; chunk 1 the residual stream into layer 2 and into the head. A
+    // backward re-creates a block of two layers at a time, less its kept input: 2 x 278528 - 8192.
+    parallel_plan blocks = plan(1, 1, 2, 2, "full");
+    blocks.recompute_layers = 2;
+    const partition_result two = partition("gpt2", small_gpt(), blocks);
+    EXPECT_DOUBLE_EQ(two.chunks[0].activation_bytes, 512 + 8192);
+    EXPECT_DOUBLE_EQ(two.chunks[1].activation_bytes, 2 * 8192);
+    EXPECT_DOUBLE_EQ(two.chunks[0].recompute_bytes, 2 * layer_kept - 8192);
+    EXPECT_DOUBLE_EQ(two.chunks[1].recompute_bytes, 2 * layer_kept - 8192);
+    // Only layer 3's last residual add makes a kept tensor (the head's input) and is not re-run.
+    EXPECT_EQ(count_kind(two.chunks[1].backward, op_phase::forward), static_cast<int>(two.chunks[1].forward.ops().size()) - 1);
+
+    // recompute_layers 0, the default: the whole chunk is one block. Only the chunk's input is kept (the token ids,
+    // 512 bytes; the residual stream, 8192) and its whole forward, every op, is re-run at once before the backward.
+    const partition_result whole = partition("gpt2", small_gpt(), plan(1, 1, 2, 2, "full"));
+    const auto& c0 = whole.chunks[0];
+    const auto& c1 = whole.chunks[1];
+    EXPECT_DOUBLE_EQ(c0.activation_bytes, 512);
+    EXPECT_DOUBLE_EQ(c1.activation_bytes, 8192);
+    EXPECT_DOUBLE_EQ(c0.recompute_bytes, embedding_kept + 2 * layer_kept - 512);
+    EXPECT_DOUBLE_EQ(c1.recompute_bytes, 2 * layer_kept + head_kept - 8192);
+    EXPECT_EQ(count_kind(c1.backward, op_phase::forward), static_cast<int>(c1.forward.ops().size()));
+    for (size_t i = 0; i < c1.forward.ops().size(); ++i) EXPECT_EQ(c1.backward.ops()[i].phase, op_phase::forward);
+    EXPECT_EQ(whole.plan.str(), "dp=1 tp=1 pp=2 microbatch=2");
+    EXPECT_EQ(two.plan.str(), "dp=1 tp=1 pp=2 microbatch=2 recompute_layers=2");
 }
 
 TEST(partition, tensor_and_sequence_parallel_boundaries_and_collectives) {
@@ -207,11 +258,19 @@ TEST(partition, memory_per_chip_by_schedule) {
     g.schedule = "gpipe";
     EXPECT_DOUBLE_EQ(memory_per_chip(partition("gpt2", small_gpt(), g), 0).stages[0].activations, 4 * 569856.0);
 
-    // Full recomputation, 1F1B: stage 0 keeps 2 x 512 bytes of token ids and re-creates the chunk's activations
-    // during each backward: peak 1024 + (569856 - 512) = 570368.
+    // Full recomputation, 1F1B, the whole chunk as one block: stage 0 keeps 2 x 512 bytes of token ids and
+    // re-creates the chunk's activations during each backward: peak 1024 + (569856 - 512) = 570368.
     const partition_result f = partition("gpt2", small_gpt(), plan(1, 1, 2, 2, "full"));
     EXPECT_DOUBLE_EQ(memory_per_chip(f, 0).stages[0].activations, 570368);
     EXPECT_DOUBLE_EQ(memory_per_chip(f, 0).stages[1].activations, 638976);
+    // Layer by layer (recompute_layers 1): stage 0 keeps its layers' inputs for 2 microbatches,
+    // 2 x (512 + 2 x 8192) = 33792, and re-creates one layer at a time: peak 33792 + (278528 - 8192) = 304128.
+    // Stage 1 (one microbatch in flight): 3 x 8192 + 270336 = 294912.
+    parallel_plan layers = plan(1, 1, 2, 2, "full");
+    layers.recompute_layers = 1;
+    const partition_result fl = partition("gpt2", small_gpt(), layers);
+    EXPECT_DOUBLE_EQ(memory_per_chip(fl, 0).stages[0].activations, 304128);
+    EXPECT_DOUBLE_EQ(memory_per_chip(fl, 0).stages[1].activations, 294912);
 
     // ZeRO-1 with dp 2 halves the optimizer state: 140928 x (2 + 2 + 12 / 2) = 1409280 bytes of model state.
     parallel_plan z = plan(2, 1, 2, 2);

@@ -149,6 +149,26 @@ TEST(system_mapper, full_recomputation_adds_one_forward_pass_to_the_hardware_flo
     EXPECT_LT(ratio, 4.0 / 3 + 0.02);
 }
 
+TEST(system_mapper, recomputing_layer_by_layer_fits_where_the_whole_chunk_does_not) {
+    // 4 replicas of 2-way tensor parallelism on a 4-layer GPT, microbatches of 4, in 200 MB GPUs: re-creating the
+    // whole chunk's activations at once (the default) does not fit; one layer at a time does. The re-run forward
+    // is the same work either way (less the last residual add of each layer, whose output is kept).
+    const std::string small = " -w gpt2 --set workload.training=adam --set workload.batch=16 --set workload.layers=4"
+                              " --set workload.hidden=512 --set workload.heads=8 --set workload.seq=256";
+    const std::string full = plan(4, 2, 1, "--set parallel.zero=1 --set parallel.recompute=full", 4);
+    const std::string args = k_dgx + small + " --set gpu.gpu.hbm.capacity=200MB" + full;
+    const auto whole = run_tessel("run " + args);
+    EXPECT_EQ(whole.code, 2) << whole.out;
+    EXPECT_NE(whole.out.find("does not fit in memory"), std::string::npos) << whole.out;
+    EXPECT_NE(whole.out.find("try recompute_layers=1"), std::string::npos) << whole.out;
+    const auto j = run_json(args + " --set parallel.recompute_layers=1");
+    EXPECT_LE(j["parallel"]["memory"]["stages"][0]["total_bytes"].get<double>(), 200e6);
+    const auto at_once = run_json(k_dgx + small + full);  // 80 GB GPUs
+    EXPECT_GT(at_once["parallel"]["memory"]["stages"][0]["total_bytes"].get<double>(), 200e6);
+    EXPECT_NEAR(j["parallel"]["hardware_flops"].get<double>(), at_once["parallel"]["hardware_flops"].get<double>(),
+                0.01 * j["flops"].get<double>());
+}
+
 TEST(system_mapper, nvlink_sharp_reduces_gradients_in_the_switch_at_the_hand_computed_time) {
     // dp = 8 on one DGX H100: the gradient all-reduce runs in the NVSwitches' SHARP engines (mapper.in_network:
     // nvls), in slices of at least 8 MiB (k = G / 8 MiB of them). Slice s enters its engine after slice s-1 has:
