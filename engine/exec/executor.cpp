@@ -272,7 +272,7 @@ void executor::process() {
             const step* const steps = m_prog->steps.data();
             for (m_batch_left = m_issuing.size(); m_batch_left > 0; --m_batch_left) {
                 const std::size_t i = m_issuing.size() - m_batch_left;
-                // A batch's steps lie anywhere in the program: fetch the next ones' lines while this one issues.
+                // A batch's steps lie anywhere in the program: fetch the step two ahead while this one issues.
                 if (m_batch_left > 2) {
                     const char* const next = reinterpret_cast<const char*>(&steps[m_issuing[i + 2]]);
                     __builtin_prefetch(next);

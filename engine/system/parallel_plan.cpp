@@ -49,7 +49,7 @@ void parallel_plan::declare(param_decl& d) {
                 "re-creates every activation at once before the backward pass); N >= 1 blocks of N layers for "
                 "full (Megatron-LM's --recompute-method uniform --recompute-num-layers N) and layer by layer for "
                 "selective, each re-run just before its own backward, so one block's activations exist again at "
-                "a time",
+                "a time; no effect with recompute none",
                 bound::non_negative, most);
     d(sequence_parallel, "sequence_parallel", "false",
       "split norms and dropout along the sequence over the tp ranks: all-reduces become reduce-scatter/all-gather "
