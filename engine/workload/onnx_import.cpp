@@ -277,11 +277,17 @@ private:
         const auto it = m_values.find(t);
         return it == m_values.end() ? nullptr : &it->second;
     }
+    // Constant values are held as doubles; one that is NaN, infinite or beyond int64 cannot be converted (the
+    // conversion itself is undefined), so it is an error that names the value.
+    std::int64_t to_int(double x, const std::string& what) const {
+        if (!(std::fabs(x) < 9.2e18)) bad(what + " " + format_number(x) + " is not a representable integer");
+        return static_cast<std::int64_t>(x);
+    }
     std::vector<std::int64_t> known_ints(int t, const std::string& what) const {
         const values_t* v = known(t);
         if (!v) bad(what + " is computed at run time from data; tessel needs it constant (export with fixed shapes, or add value_info)");
         std::vector<std::int64_t> out;
-        for (double d : *v) out.push_back(static_cast<std::int64_t>(d));
+        for (double d : *v) out.push_back(to_int(d, what));
         return out;
     }
     bool all_constant(const std::vector<int>& ins) const {
@@ -554,9 +560,9 @@ std::optional<values_t> onnx_importer::evaluate(const std::string& type, const o
             start = (*starts)[0];
         } else {
             if (!known(ins[1]) || known(ins[1])->empty()) return std::nullopt;
-            start = static_cast<std::int64_t>(known(ins[1])->front());
+            start = to_int(known(ins[1])->front(), "the slice start");
             if (ins.size() > 4 && ins[4] >= 0 && known(ins[4]) && !known(ins[4])->empty())
-                step = static_cast<std::int64_t>(known(ins[4])->front());
+                step = to_int(known(ins[4])->front(), "the slice step");
         }
         const auto size = static_cast<std::int64_t>(v->size());
         values_t r;
@@ -899,7 +905,7 @@ void onnx_importer::import_node(const onnx::NodeProto& n, int index) {
                     std::to_string(l->size()) + " and " + std::to_string(d->size()));
             if ((*d)[0] == 0) bad("has a delta of 0");
             const double count = std::ceil(((*l)[0] - (*s)[0]) / (*d)[0]);
-            declared_shapes.push_back({std::max<std::int64_t>(0, static_cast<std::int64_t>(count))});
+            declared_shapes.push_back({std::max<std::int64_t>(0, to_int(count, "the range's element count"))});
             declared_types.push_back(m_g.tensor(ins[0]).type);
         } else if (elementwise_types().count(type)) {
             if ((type == "Max" || type == "Min" || type == "Sum") && ins.size() > 2) {
@@ -922,7 +928,7 @@ void onnx_importer::import_node(const onnx::NodeProto& n, int index) {
                 if (type == "Cast") op.str_attrs["to"] = dtype_name(*map_type(static_cast<int>(a.i("to", 0)), m_precision));
                 if (type == "Trilu") op.int_attrs["upper"] = {a.i("upper", 1)};
                 if (type == "Trilu" && present(1) && known(ins[1]) && !known(ins[1])->empty())
-                    op.int_attrs["k"] = {static_cast<std::int64_t>(known(ins[1])->front())};
+                    op.int_attrs["k"] = {to_int(known(ins[1])->front(), "the diagonal offset k")};
                 if (type == "Expand") op.int_attrs["shape"] = known_ints(present(1) ? ins[1] : -1, "the target shape");
             }
         } else {

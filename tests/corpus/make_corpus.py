@@ -728,6 +728,9 @@ def onnx_models():
     w("range_huge", model([node("Range", ["a", "b", "d"], ["y"])], [], [value_info("y", [1])],
                           [initializer("a", [], 7, struct.pack("<q", 0)), initializer("b", [], 7, struct.pack("<q", 2**60)),
                            initializer("d", [], 7, struct.pack("<q", 1))]))
+    w("range_count_infinite", model([node("Range", ["a", "b", "d"], ["y"])], [], [value_info("y", [1])],
+                                    [initializer("a", [], 1, struct.pack("<f", 0.0)), initializer("b", [], 1, struct.pack("<f", 3e38)),
+                                     initializer("d", [], 1, struct.pack("<f", 1e-38))]))
     w("range_delta_zero", model([node("Range", ["a", "b", "d"], ["y"])], [], [value_info("y", [1])],
                                 [initializer("a", [], 7, struct.pack("<q", 0)), initializer("b", [], 7, struct.pack("<q", 10)),
                                  initializer("d", [], 7, struct.pack("<q", 0))]))
