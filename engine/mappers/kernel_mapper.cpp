@@ -447,7 +447,7 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
         close_kernel();
     }
 
-    if (mem.high_water() > mem.capacity() && mem.capacity() > 0)
+    if (m_check_device_memory && mem.high_water() > mem.capacity() && mem.capacity() > 0)
         throw input_error("workload '" + g.name + "' needs " + format_bytes(static_cast<double>(mem.high_water())) +
                           " of device memory (weights, state, inputs and live activations) but '" + plat.title() +
                           "' has " + format_bytes(static_cast<double>(mem.capacity())));

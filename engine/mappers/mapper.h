@@ -52,6 +52,13 @@ public:
     virtual void explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const {}
     /// Whether explain() reads the kernel devices' per-kernel records; when not, the run does not keep them.
     virtual bool reads_kernel_records() const { return true; }
+    /// Whether map() refuses a graph whose tensors do not fit the device's memory (mappers that walk tensor
+    /// lifetimes). A caller that checks memory with a fuller model of its own turns it off: the system mapper's
+    /// plan knows what one pass's graph cannot (ZeRO shards, microbatches in flight, recomputation block by block).
+    void check_device_memory(bool on) { m_check_device_memory = on; }
+
+protected:
+    bool m_check_device_memory = true;
 };
 
 struct mapper_info {

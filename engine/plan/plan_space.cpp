@@ -104,15 +104,19 @@ plan_space enumerate_plans(const std::string& spec, const std::map<std::string, 
             if (!limits.dp.empty() && std::find(limits.dp.begin(), limits.dp.end(), dp) == limits.dp.end()) continue;
             const std::int64_t per_replica = t.batch / dp;
             std::vector<int> mbs = restricted(limits.microbatch, microbatch_choices(std::max<std::int64_t>(1, per_replica)));
-            // Largest first: with pp = 1 the first that fits is the one kept.
+            // Largest first. With pp = 1 a larger microbatch runs the same work in larger kernels, so the first
+            // that fits is kept, unless it needs recomputation: then smaller ones are tried for each cheaper
+            // recomputation (a re-run forward can cost more than the larger kernels save).
             std::sort(mbs.rbegin(), mbs.rend());
             std::vector<int> ils = restricted(limits.interleave, pp > 1 ? std::vector<int>{1, 2} : std::vector<int>{1});
             for (const int il : ils) {
-                bool kept_one = false;  // pp = 1: a fitting microbatch was kept
+                bool kept_one = false;
+                const bool largest_only = pp == 1 && limits.microbatch.empty();
+                std::size_t cheapest_kept = std::size_t(-1);  // largest_only: the cheapest recomputation kept so far
                 plan_candidate smallest_miss;
                 bool missed = false;
                 for (const int mb : mbs) {
-                    if (pp == 1 && kept_one && limits.microbatch.empty()) break;
+                    if (largest_only && cheapest_kept == 0) break;
                     parallel_plan p = limits.base;
                     p.dp = dp;
                     p.tp = tp;
@@ -134,8 +138,11 @@ plan_space enumerate_plans(const std::string& spec, const std::map<std::string, 
                     const std::vector<int> zeros = !limits.zero.empty() ? limits.zero : (dp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0});
                     const std::vector<std::string> recomputes =
                         !limits.recompute.empty() ? limits.recompute : std::vector<std::string>{"none", "selective", "full"};
+                    std::size_t fitted = std::size_t(-1);  // the cheapest recomputation that fits this microbatch
                     auto try_zero = [&](int z) {
-                        for (const auto& rc : recomputes) {
+                        for (std::size_t k = 0; k < recomputes.size(); ++k) {
+                            const std::string& rc = recomputes[k];
+                            if (largest_only && k >= cheapest_kept) break;  // a larger microbatch has it already
                             parallel_plan q = p;
                             q.zero = z;
                             q.recompute = rc;
@@ -153,6 +160,7 @@ plan_space enumerate_plans(const std::string& spec, const std::map<std::string, 
                             }
                             if (capacity_bytes <= 0 || mem->fits()) {
                                 out.candidates.push_back(std::move(c));
+                                fitted = std::min(fitted, k);
                                 return true;
                             }
                             c.rejected = "needs " + format_bytes(w.total) + " per chip, a chip has " + format_bytes(capacity_bytes);
@@ -165,6 +173,7 @@ plan_space enumerate_plans(const std::string& spec, const std::map<std::string, 
                     for (const int z : zeros) fits |= try_zero(z);
                     if (!fits && limits.zero.empty() && dp > 1) fits = try_zero(2);
                     kept_one |= fits;
+                    cheapest_kept = std::min(cheapest_kept, fitted);
                 }
                 if (!kept_one && missed) out.rejected.push_back(std::move(smallest_miss));
             }

@@ -44,12 +44,12 @@ void parallel_plan::declare(param_decl& d) {
              "activation recomputation: none keeps every activation the backward pass reads; selective re-runs "
              "the attention core (Korthikanti et al. 2022); full keeps only the inputs of each block "
              "(recompute_layers) and re-runs the block's forward before its backward");
-    declare_int(d, recompute_layers, "recompute_layers", "0",
-                "the blocks recomputation works in: 0 the whole chunk (it keeps only the chunk's input and "
-                "re-creates every activation at once before the backward pass); N >= 1 blocks of N layers for "
-                "full (Megatron-LM's --recompute-method uniform --recompute-num-layers N) and layer by layer for "
-                "selective, each re-run just before its own backward, so one block's activations exist again at "
-                "a time; no effect with recompute none",
+    declare_int(d, recompute_layers, "recompute_layers", "1",
+                "the blocks recomputation works in: N >= 1 blocks of N layers for full (Megatron-LM's "
+                "--recompute-method uniform --recompute-num-layers N) and layer by layer for selective, each "
+                "re-run just before its own backward, so one block's activations exist again at a time; 0 the "
+                "whole chunk (it keeps only the chunk's input and re-creates every activation at once before the "
+                "backward pass); no effect with recompute none",
                 bound::non_negative, most);
     d(sequence_parallel, "sequence_parallel", "false",
       "split norms and dropout along the sequence over the tp ranks: all-reduces become reduce-scatter/all-gather "
@@ -67,7 +67,7 @@ std::string parallel_plan::str() const {
     std::string s = "dp=" + std::to_string(dp) + " tp=" + std::to_string(tp) + " pp=" + std::to_string(pp);
     if (microbatch != 1) s += " microbatch=" + std::to_string(microbatch);
     if (interleave != 1) s += " interleave=" + std::to_string(interleave);
-    if (recompute != "none" && recompute_layers != 0) s += " recompute_layers=" + std::to_string(recompute_layers);
+    if (recompute != "none" && recompute_layers != 1) s += " recompute_layers=" + std::to_string(recompute_layers);
     return s;
 }
 

@@ -98,8 +98,8 @@ TEST(partition, chunks_by_layer_and_boundary_bytes) {
 }
 
 TEST(partition, recompute_full_and_selective_layer_by_layer) {
-    parallel_plan by_layer = plan(1, 1, 2, 2, "full");
-    by_layer.recompute_layers = 1;
+    parallel_plan by_layer = plan(1, 1, 2, 2, "full");  // recompute_layers 1, the default
+    EXPECT_EQ(by_layer.recompute_layers, 1);
     const partition_result full = partition("gpt2", small_gpt(), by_layer);
     const auto& c0 = full.chunks[0];
     const auto& c1 = full.chunks[1];
@@ -135,8 +135,9 @@ TEST(partition, recompute_full_and_selective_layer_by_layer) {
     EXPECT_DOUBLE_EQ(sel.chunks[1].activation_bytes, 2 * (layer_kept - 131072) + head_kept);
     EXPECT_DOUBLE_EQ(sel.chunks[1].recompute_bytes, 131072);  // one layer's at a time
     EXPECT_EQ(count_kind(sel.chunks[1].backward, op_phase::forward), 2 * 5);  // 5 core ops per layer
-    // The default, recompute_layers 0: the whole chunk's attention cores are re-created at once.
-    const partition_result sel0 = partition("gpt2", small_gpt(), plan(1, 1, 2, 2, "selective"));
+    // recompute_layers 0: the whole chunk's attention cores are re-created at once.
+    by_layer.recompute_layers = 0;
+    const partition_result sel0 = partition("gpt2", small_gpt(), by_layer);
     EXPECT_DOUBLE_EQ(sel0.chunks[1].activation_bytes, 2 * (layer_kept - 131072) + head_kept);
     EXPECT_DOUBLE_EQ(sel0.chunks[1].recompute_bytes, 2 * 131072);
 }
@@ -155,9 +156,10 @@ TEST(partition, recompute_blocks_of_layers) {
     // Only layer 3's last residual add makes a kept tensor (the head's input) and is not re-run.
     EXPECT_EQ(count_kind(two.chunks[1].backward, op_phase::forward), static_cast<int>(two.chunks[1].forward.ops().size()) - 1);
 
-    // recompute_layers 0, the default: the whole chunk is one block. Only the chunk's input is kept (the token ids,
-    // 512 bytes; the residual stream, 8192) and its whole forward, every op, is re-run at once before the backward.
-    const partition_result whole = partition("gpt2", small_gpt(), plan(1, 1, 2, 2, "full"));
+    // recompute_layers 0: the whole chunk is one block. Only the chunk's input is kept (the token ids, 512 bytes;
+    // the residual stream, 8192) and its whole forward, every op, is re-run at once before the backward.
+    blocks.recompute_layers = 0;
+    const partition_result whole = partition("gpt2", small_gpt(), blocks);
     const auto& c0 = whole.chunks[0];
     const auto& c1 = whole.chunks[1];
     EXPECT_DOUBLE_EQ(c0.activation_bytes, 512);
@@ -166,8 +168,9 @@ TEST(partition, recompute_blocks_of_layers) {
     EXPECT_DOUBLE_EQ(c1.recompute_bytes, 2 * layer_kept + head_kept - 8192);
     EXPECT_EQ(count_kind(c1.backward, op_phase::forward), static_cast<int>(c1.forward.ops().size()));
     for (size_t i = 0; i < c1.forward.ops().size(); ++i) EXPECT_EQ(c1.backward.ops()[i].phase, op_phase::forward);
-    EXPECT_EQ(whole.plan.str(), "dp=1 tp=1 pp=2 microbatch=2");
+    EXPECT_EQ(whole.plan.str(), "dp=1 tp=1 pp=2 microbatch=2 recompute_layers=0");
     EXPECT_EQ(two.plan.str(), "dp=1 tp=1 pp=2 microbatch=2 recompute_layers=2");
+    EXPECT_EQ(partition("gpt2", small_gpt(), plan(1, 1, 2, 2, "full")).plan.str(), "dp=1 tp=1 pp=2 microbatch=2");
 }
 
 TEST(partition, tensor_and_sequence_parallel_boundaries_and_collectives) {
@@ -260,15 +263,15 @@ TEST(partition, memory_per_chip_by_schedule) {
 
     // Full recomputation, 1F1B, the whole chunk as one block: stage 0 keeps 2 x 512 bytes of token ids and
     // re-creates the chunk's activations during each backward: peak 1024 + (569856 - 512) = 570368.
-    const partition_result f = partition("gpt2", small_gpt(), plan(1, 1, 2, 2, "full"));
+    parallel_plan whole = plan(1, 1, 2, 2, "full");
+    whole.recompute_layers = 0;
+    const partition_result f = partition("gpt2", small_gpt(), whole);
     EXPECT_DOUBLE_EQ(memory_per_chip(f, 0).stages[0].activations, 570368);
     EXPECT_DOUBLE_EQ(memory_per_chip(f, 0).stages[1].activations, 638976);
-    // Layer by layer (recompute_layers 1): stage 0 keeps its layers' inputs for 2 microbatches,
+    // Layer by layer (recompute_layers 1, the default): stage 0 keeps its layers' inputs for 2 microbatches,
     // 2 x (512 + 2 x 8192) = 33792, and re-creates one layer at a time: peak 33792 + (278528 - 8192) = 304128.
     // Stage 1 (one microbatch in flight): 3 x 8192 + 270336 = 294912.
-    parallel_plan layers = plan(1, 1, 2, 2, "full");
-    layers.recompute_layers = 1;
-    const partition_result fl = partition("gpt2", small_gpt(), layers);
+    const partition_result fl = partition("gpt2", small_gpt(), plan(1, 1, 2, 2, "full"));
     EXPECT_DOUBLE_EQ(memory_per_chip(fl, 0).stages[0].activations, 304128);
     EXPECT_DOUBLE_EQ(memory_per_chip(fl, 0).stages[1].activations, 294912);
 

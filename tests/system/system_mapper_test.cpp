@@ -151,19 +151,19 @@ TEST(system_mapper, full_recomputation_adds_one_forward_pass_to_the_hardware_flo
 
 TEST(system_mapper, recomputing_layer_by_layer_fits_where_the_whole_chunk_does_not) {
     // 4 replicas of 2-way tensor parallelism on a 4-layer GPT, microbatches of 4, in 200 MB GPUs: re-creating the
-    // whole chunk's activations at once (the default) does not fit; one layer at a time does. The re-run forward
+    // whole chunk's activations at once (recompute_layers 0) does not fit; one layer at a time (the default) does. The re-run forward
     // is the same work either way (less the last residual add of each layer, whose output is kept).
     const std::string small = " -w gpt2 --set workload.training=adam --set workload.batch=16 --set workload.layers=4"
                               " --set workload.hidden=512 --set workload.heads=8 --set workload.seq=256";
     const std::string full = plan(4, 2, 1, "--set parallel.zero=1 --set parallel.recompute=full", 4);
     const std::string args = k_dgx + small + " --set gpu.gpu.hbm.capacity=200MB" + full;
-    const auto whole = run_tessel("run " + args);
+    const auto whole = run_tessel("run " + args + " --set parallel.recompute_layers=0");
     EXPECT_EQ(whole.code, 2) << whole.out;
     EXPECT_NE(whole.out.find("does not fit in memory"), std::string::npos) << whole.out;
     EXPECT_NE(whole.out.find("try recompute_layers=1"), std::string::npos) << whole.out;
-    const auto j = run_json(args + " --set parallel.recompute_layers=1");
+    const auto j = run_json(args);
     EXPECT_LE(j["parallel"]["memory"]["stages"][0]["total_bytes"].get<double>(), 200e6);
-    const auto at_once = run_json(k_dgx + small + full);  // 80 GB GPUs
+    const auto at_once = run_json(k_dgx + small + full + " --set parallel.recompute_layers=0");  // 80 GB GPUs
     EXPECT_GT(at_once["parallel"]["memory"]["stages"][0]["total_bytes"].get<double>(), 200e6);
     EXPECT_NEAR(j["parallel"]["hardware_flops"].get<double>(), at_once["parallel"]["hardware_flops"].get<double>(),
                 0.01 * j["flops"].get<double>());

@@ -6,7 +6,7 @@
 # GPU, and tessel's own hardware FLOP/s per GPU (every kernel's FLOPs, optimizer and elementwise included).
 # Prints a markdown table (docs/validation.md quotes it).
 # Assumptions the paper's table does not give: microbatch 1, plain 1F1B (the paper interleaves where p > 1),
-# full recompute. Usage: validation/systems/megatron_sc21.sh [ROWS...]   (rows by params: 1.7 3.6 ... 1008.0)
+# full recompute layer by layer (recompute_layers 1, the default). Usage: validation/systems/megatron_sc21.sh [ROWS...]   (rows by params: 1.7 3.6 ... 1008.0)
 # Needs /usr/bin/python3 (Debian's, for json).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
