@@ -1,6 +1,7 @@
 // The plans `tessel plan` considers (engine/plan/plan_space.h): every split Megatron's rules allow, the largest
-// microbatch that fits with pp = 1, at least pp microbatches per pipeline, ZeRO 0 and 1 with dp > 1, the cheapest
-// recomputation that fits, and the memory of each kept plan equal to the system mapper's own estimate.
+// microbatch that fits with pp = 1 (and the largest for each cheaper recomputation), at least pp microbatches per
+// pipeline, ZeRO 0 and 1 with dp > 1, the cheapest recomputation that fits, and the memory of each kept plan equal
+// to the system mapper's own estimate.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -127,4 +128,38 @@ TEST(plan_space, user_lists_restrict_and_a_refused_combination_is_named) {
     EXPECT_EQ(t.candidates.size(), 4u);  // interleave 1, 2 x ZeRO 0, 1
     const plan_space u = enumerate_plans("gpt2", {{"batch", "16"}, {"layers", "4"}, {"hidden", "256"}, {"heads", "8"}}, 8, 80e9, {});
     EXPECT_FALSE(u.training);
+}
+
+TEST(plan_space, pp1_keeps_the_largest_microbatch_per_cheaper_recomputation) {
+    // dp 8, tp 1, pp 1, ZeRO 0: 2 sequences per replica, microbatch 2 or 1. At a capacity where microbatch 2 fits
+    // only with recomputation and microbatch 1 fits without, both are kept: the larger kernels may or may not pay
+    // for the re-run forward, and only simulating both says which.
+    parallel_plan q;
+    q.dp = 8;
+    q.microbatch = 2;
+    const double two_none = estimate(q, 1e15);
+    q.recompute = "full";
+    const double two_full = estimate(q, 1e15);
+    q.recompute = "selective";
+    const double two_selective = estimate(q, 1e15);
+    q.recompute = "none";
+    q.microbatch = 1;
+    const double one_none = estimate(q, 1e15);
+    const double capacity = std::max(one_none, two_full);
+    ASSERT_LT(capacity, two_none) << "the shape must make microbatch 2 need recomputation";
+    plan_limits l;
+    l.tp = {1};
+    l.pp = {1};
+    l.zero = {0};
+    const plan_space s = enumerate_plans("gpt2", k_gpt, 8, capacity, l);
+    std::set<std::pair<int, std::string>> kept;
+    for (const auto& c : s.candidates) kept.insert({c.plan.microbatch, c.plan.recompute});
+    const std::string cheapest = two_selective <= capacity ? "selective" : "full";
+    EXPECT_EQ(kept, (std::set<std::pair<int, std::string>>{{2, cheapest}, {1, "none"}}));
+
+    // With room for microbatch 2 without recomputation, it alone is kept.
+    const plan_space roomy = enumerate_plans("gpt2", k_gpt, 8, two_none, l);
+    ASSERT_EQ(roomy.candidates.size(), 1u);
+    EXPECT_EQ(roomy.candidates.front().plan.microbatch, 2);
+    EXPECT_EQ(roomy.candidates.front().plan.recompute, "none");
 }
