@@ -23,6 +23,12 @@ double estimate(const parallel_plan& p, double capacity) {
     return memory_per_chip(part, capacity).worst().total;
 }
 
+/// What plan `p` needs per chip with recomputation `recompute` (whatever `p` says), with no capacity limit.
+double needs(parallel_plan p, const std::string& recompute) {
+    p.recompute = recompute;
+    return estimate(p, 1e15);
+}
+
 }  // namespace
 
 TEST(plan_space, every_kept_plan_is_valid_fits_and_follows_the_rules) {
@@ -69,11 +75,9 @@ TEST(plan_space, memory_is_the_system_mappers_estimate_and_the_ladder_picks_the_
     q.dp = 2;
     q.pp = 4;
     q.zero = 1;
-    const double none = estimate(q, 1e15);
-    q.recompute = "selective";
-    const double selective = estimate(q, 1e15);
-    q.recompute = "full";
-    const double full = estimate(q, 1e15);
+    const double none = needs(q, "none");
+    const double selective = needs(q, "selective");
+    const double full = needs(q, "full");
     ASSERT_LT(full, none);
     const double capacity = (none + full) / 2;
     const std::string cheapest = selective <= capacity ? "selective" : "full";
@@ -137,14 +141,11 @@ TEST(plan_space, pp1_keeps_the_largest_microbatch_per_cheaper_recomputation) {
     parallel_plan q;
     q.dp = 8;
     q.microbatch = 2;
-    const double two_none = estimate(q, 1e15);
-    q.recompute = "full";
-    const double two_full = estimate(q, 1e15);
-    q.recompute = "selective";
-    const double two_selective = estimate(q, 1e15);
-    q.recompute = "none";
+    const double two_none = needs(q, "none");
+    const double two_full = needs(q, "full");
+    const double two_selective = needs(q, "selective");
     q.microbatch = 1;
-    const double one_none = estimate(q, 1e15);
+    const double one_none = needs(q, "none");
     const double capacity = std::max(one_none, two_full);
     ASSERT_LT(capacity, two_none) << "the shape must make microbatch 2 need recomputation";
     plan_limits l;
