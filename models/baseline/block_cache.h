@@ -7,6 +7,7 @@
 // the A100/H100 (data is counted once), replacement policies other than LRU.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -22,7 +23,8 @@ public:
         bool write;
     };
 
-    /// Blocks one cache may track (its slots are allocated up front).
+    /// Blocks one cache may track (a long scan's first pass goes block by block where its victims are partly
+    /// dirty: the bound keeps that affordable).
     static constexpr std::uint64_t k_max_blocks = std::uint64_t{1} << 22;
 
     block_cache() = default;
@@ -37,8 +39,9 @@ public:
     void clear();
 
     /// For a memory that takes contiguous accesses in one direction as one request
-    /// (component::takes_whole_streams): adjacent accesses that continue each other are appended as one, and a
-    /// long scan's tail in closed form. Requests and their order as the memory sees them do not change.
+    /// (component::takes_whole_streams): accesses that continue the last one in their direction are appended to it
+    /// (see emit), and a long scan's tail in closed form. The requests and their order as the memory sees them do
+    /// not change.
     void coalesce(bool on) { m_coalesce = on; }
 
     std::uint64_t capacity() const { return m_blocks * m_block; }
@@ -47,47 +50,76 @@ public:
     double resident(std::uint64_t address, double bytes) const;
 
 private:
-    static constexpr std::uint32_t none = ~0u;
-    /// A resident block. Slots are allocated once (one per block of capacity) and linked in recency order:
-    /// a kernel touches thousands of blocks, and the cache must not allocate per touch.
-    struct slot {
-        std::uint64_t block = 0;
-        double dirty = 0;  // bytes written since the block was filled
-        std::uint32_t newer = none, older = none;
+    /// Blocks [first, end) resident, each with `dirty` bytes written since it was filled. Recency rises with the
+    /// address inside an extent; an older stamp is older, and inside one stamp (the pieces of one access, or an
+    /// extent split by a later access) lower addresses are older.
+    struct extent {
+        std::uint64_t first, end;
+        std::uint64_t stamp;  // the access that last made these blocks newest
+        double dirty;
     };
-    /// Makes block b most recently used, inserting it (and evicting) when absent; returns its slot, or `none`
-    /// when the cache holds nothing. `*hit` says whether it was there.
-    std::uint32_t touch(std::uint64_t b, std::vector<dram_access>& dram, bool* hit);
-    std::uint32_t find(std::uint64_t b) const;
-    /// Whether any of blocks [first, first + n) is resident (a look at every slot: the cache has few).
-    bool holds_any(std::uint64_t first, std::uint64_t n) const;
+    using extent_it = std::vector<extent>::iterator;
+
     double access(std::uint64_t address, double bytes, bool write, std::vector<dram_access>& dram);
-    /// Appends a DRAM access (merged into the last one where coalescing and it continues it).
+    /// Accesses blocks [from, to) of the access [address, end), in ascending order, as LRU does block by block;
+    /// needs to - from < the capacity in blocks (so no block of this access is evicted by it). Returns the hits.
+    double access_blocks(std::uint64_t address, std::uint64_t end, std::uint64_t from, std::uint64_t to, bool write,
+                         std::vector<dram_access>& dram);
+    /// Makes the absent blocks [from, to) newest, evicting the oldest blocks first when the cache is full: a read
+    /// asks DRAM for each block before the write-back of the block it evicts, as LRU would one block at a time.
+    void fill(std::uint64_t address, std::uint64_t end, std::uint64_t from, std::uint64_t to, bool write,
+              std::vector<dram_access>& dram);
+    /// Read misses of blocks [from, to) of the access [address, end).
+    void misses(std::vector<dram_access>& dram, std::uint64_t address, std::uint64_t end, std::uint64_t from,
+                std::uint64_t to) const;
+    /// Blocks [from, from + count) of the access [address, end) come in one by one, each evicting the next of
+    /// blocks victim, victim + 1, ... (each with `dirty` bytes to write back).
+    void fill_over(std::vector<dram_access>& dram, std::uint64_t address, std::uint64_t end, std::uint64_t from,
+                   std::uint64_t count, std::uint64_t victim, double dirty, bool write) const;
+    /// Places [from, to) as the newest blocks (they are absent), with each block's dirty bytes after a read
+    /// (`dirty`) or after a write of the access [address, end) on top of `dirty`.
+    void place(std::uint64_t address, std::uint64_t end, std::uint64_t from, std::uint64_t to, bool write, double dirty);
+    void place_run(std::uint64_t from, std::uint64_t to, double dirty);
+    /// The extent holding block b, or the first one after it.
+    extent_it at_or_after(std::uint64_t b);
+    std::vector<extent>::const_iterator at_or_after(std::uint64_t b) const;
+    /// Removes [from, to), which lies inside extent `e`, leaving the rest where it was.
+    void cut(extent_it e, std::uint64_t from, std::uint64_t to);
+    /// The extent with the oldest blocks (a look at each: a cache holds few extents, a kernel's operands).
+    extent_it oldest();
+    /// Bytes of block b inside [address, end).
+    std::uint64_t part_of(std::uint64_t b, std::uint64_t address, std::uint64_t end) const {
+        return std::min(end, (b + 1) * m_block) - std::max(address, b * m_block);
+    }
+    /// Appends a DRAM access. Coalescing, it is merged into the last access in its direction where it continues
+    /// it and at most one access of the other direction lies between: a whole-stream memory keeps one open run per
+    /// direction, so the requests it makes do not change (misses interleaved with write-backs stay two runs).
     void emit(std::vector<dram_access>& dram, std::uint64_t address, double bytes, bool write) const {
         if (m_coalesce && !dram.empty()) {
-            dram_access& last = dram.back();
-            if (last.write == write && last.address + static_cast<std::uint64_t>(std::ceil(last.bytes)) == address) {
-                last.bytes += bytes;
+            dram_access* same = &dram.back();
+            if (same->write != write && dram.size() > 1) same = &dram[dram.size() - 2];
+            if (same->write == write && same->address + static_cast<std::uint64_t>(std::ceil(same->bytes)) == address) {
+                same->bytes += bytes;
                 return;
             }
         }
         dram.push_back({address, bytes, write});
     }
-    void index_insert(std::uint64_t b, std::uint32_t s);
-    void index_erase(std::uint64_t b);
-    void unlink(std::uint32_t s);
-    void link_front(std::uint32_t s);
 
     std::uint64_t m_block = 1;
     std::uint64_t m_blocks = 0;
-    std::vector<slot> m_slots;
-    std::uint32_t m_used = 0, m_newest = none, m_oldest = none;
-    // Block -> slot, open addressing with linear probing (keys stored + 1; 0 = empty).
-    std::vector<std::uint64_t> m_keys;
-    std::vector<std::uint32_t> m_vals;
-    std::uint64_t m_mask = 0;
+    std::uint64_t m_held = 0;
+    std::uint64_t m_stamp = 0;
+    // By address. A kernel's operands leave a few extents however many blocks they span, so an access costs a
+    // few steps per extent it meets rather than a lookup and a list splice per block (the TPU's 2048-block CMEM
+    // made those most of a 7B GPT plan's run time).
+    std::vector<extent> m_extents;
     bool m_coalesce = false;
-    std::vector<double> m_scan_dirty;  // a long scan's first blocks' dirty bytes
+    struct scan_run {
+        std::uint64_t count;
+        double dirty;
+    };
+    std::vector<scan_run> m_scan_runs;  // a long scan's first K blocks' dirty bytes, run by run
 };
 
 }  // namespace tessel

@@ -175,8 +175,6 @@ std::shared_ptr<const step_payload> tsp::instruction::shifted(std::uint32_t offs
 void tsp::begin_program(tick origin, const std::vector<grid_placement>& /*placements*/) {
     m_origin = origin;
     m_ran.clear();
-    m_started.clear();
-    m_ended.clear();
     for (auto& f : m_free) f = {0, 0};
     for (auto& h : m_holder) h = {~std::uint64_t{0}, ~std::uint64_t{0}};
     for (auto& s : m_streams) s.clear();
@@ -185,7 +183,7 @@ void tsp::begin_program(tick origin, const std::vector<grid_placement>& /*placem
 
 std::string tsp::who(std::uint64_t step) const {
     const auto it = m_ran.find(step);
-    return "'" + (it != m_ran.end() ? it->second->name : std::string("?")) + "' (step " + std::to_string(step) + ")";
+    return "'" + (it != m_ran.end() ? it->second.in->name : std::string("?")) + "' (step " + std::to_string(step) + ")";
 }
 
 void tsp::conflict(const std::string& what) const { throw input_error("static schedule conflict on " + path() + ": " + what); }
@@ -250,7 +248,8 @@ void tsp::transport(txn& t) {
         throw input_error(path() + ": step " + std::to_string(t.step) +
                           " carries no instruction (programs for a tsp come from its mapper, impl: tsp, or from one it emitted)");
     const instruction& in = *carried;
-    m_ran[t.step] = carried;
+    ran& record = m_ran[t.step];
+    record = {carried, 0, 0};
     if (in.unit >= m_tm->units)
         conflict(who(t.step) + " names slice " + std::to_string(in.unit) + "; the chip has " + std::to_string(m_tm->units));
     if (m_tm->kind[in.unit] != m_tm->expected(in.kind))
@@ -281,26 +280,25 @@ void tsp::transport(txn& t) {
                  " is scheduled there but " + who(m_holder[in.unit][static_cast<size_t>(port)]) + " holds it until cycle " +
                  std::to_string(m_free[in.unit][static_cast<size_t>(port)]));
     if (in.after != ~0u) {
-        const auto e = m_ended.find(in.after);
-        if (e == m_ended.end())
+        const auto e = m_ran.find(in.after);
+        if (e == m_ran.end() || in.after == t.step)  // this step's own record is not finished
             conflict(who(t.step) + " at cycle " + std::to_string(start) + " needs " + who(in.after) + " finished, but that has not run");
-        if (e->second > start)
+        if (e->second.ended > start)
             conflict(who(t.step) + " starts at cycle " + std::to_string(start) + " but needs " + who(in.after) +
-                     ", which runs until cycle " + std::to_string(e->second));
+                     ", which runs until cycle " + std::to_string(e->second.ended));
     }
     // Operands must be on the input streams exactly when the instruction starts.
     for (size_t k = 0; k < in.in.size(); ++k) {
         const stream_use& u = in.in[k];
         if (!u.valid() || in.producer[k] == ~0u) continue;
         const auto ps = m_ran.find(in.producer[k]);
-        const auto pstart = m_started.find(in.producer[k]);
-        if (ps == m_ran.end() || pstart == m_started.end())
+        if (ps == m_ran.end() || in.producer[k] == t.step)
             conflict(who(t.step) + " reads stream " + std::to_string(u.stream) + " at cycle " + std::to_string(start) + " from " +
                      who(in.producer[k]) + ", which has not run");
-        const instruction& producer = *ps->second;
+        const instruction& producer = *ps->second.in;
         const stream_use& pu = producer.out;
         const std::int32_t lo = std::min(pu.from, pu.to), hi = std::max(pu.from, pu.to);
-        const std::int64_t arrive = pstart->second + m_tm->out_offset(producer.kind) + m_tm->distance(pu.from, u.to);
+        const std::int64_t arrive = ps->second.started + m_tm->out_offset(producer.kind) + m_tm->distance(pu.from, u.to);
         if (pu.stream != u.stream || pu.east != u.east || u.to < lo || u.to > hi || producer.spacing != in.spacing)
             conflict(who(t.step) + " reads stream " + std::to_string(u.stream) + (u.east ? " east" : " west") + " at " +
                      m_tm->unit_name(in.unit) + " but " + who(in.producer[k]) + " writes stream " + std::to_string(pu.stream) +
@@ -313,8 +311,8 @@ void tsp::transport(txn& t) {
     check_streams(t.step, in, start);
     m_free[in.unit][static_cast<size_t>(port)] = start + busy;
     m_holder[in.unit][static_cast<size_t>(port)] = t.step;
-    m_started[t.step] = start;
-    m_ended[t.step] = start + busy;
+    record.started = start;
+    record.ended = start + busy;
     const std::int64_t end = start + busy + m_tm->skew;
     m_last_cycle = std::max(m_last_cycle, end);
     t.tail = m_origin + clock().cycles(static_cast<double>(end));

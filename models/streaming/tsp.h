@@ -168,8 +168,12 @@ private:
     params m_p;
     std::unique_ptr<timing> m_tm;
     tick m_origin = 0;
-    std::unordered_map<std::uint64_t, const instruction*> m_ran;  // by step: instructions run (the program's)
-    std::unordered_map<std::uint64_t, std::int64_t> m_started, m_ended;  // by step: actual cycles
+    /// A step this chip has run: its instruction (the program's) and the cycles it held its unit.
+    struct ran {
+        const instruction* in;
+        std::int64_t started, ended;
+    };
+    std::unordered_map<std::uint64_t, ran> m_ran;  // by step (one table: a large program runs millions)
     std::vector<std::array<std::int64_t, 2>> m_free;      // per unit and port: free from this cycle
     std::vector<std::array<std::uint64_t, 2>> m_holder;   // per unit and port: the last step there
     std::vector<std::vector<occupancy>> m_streams;        // per direction x stream: blocks in flight

@@ -1,5 +1,5 @@
 // The block cache against a plain reference LRU (a list of blocks, searched linearly) on random mixes of short
-// accesses and scans longer than the cache: the flat structure and the closed form of long scans must give
+// accesses and scans longer than the cache: the extents and the closed form of long scans must give
 // the same hits, the same DRAM reads and write-backs in the same order, and the same residency afterwards.
 #include <gtest/gtest.h>
 
@@ -112,6 +112,11 @@ TEST(block_cache, coalesced_accesses_make_the_same_whole_stream_requests) {
             std::vector<block_cache::dram_access> a, b;
             double ha = 0, hb = 0;
             for (int o = 0, ops = 1 + static_cast<int>(rng() % 4); o < ops; ++o) {  // a kernel's operands
+                if (rng() % 8 == 0) {  // an access the device adds itself (a re-read of a long row, say)
+                    const block_cache::dram_access extra{rng() % (64 * block), static_cast<double>(1 + rng() % (2 * block)), rng() % 2 == 0};
+                    a.push_back(extra);
+                    b.push_back(extra);
+                }
                 const std::uint64_t address = rng() % ((round % 3 == 0 ? 4096 : 64) * block);
                 const double bytes = static_cast<double>(1 + rng() % ((rng() % 3 == 0 ? 6 * blocks + 3 : 3) * block));
                 if (rng() % 3 == 0) {
@@ -134,7 +139,7 @@ TEST(block_cache, coalesced_accesses_make_the_same_whole_stream_requests) {
 }
 
 TEST(block_cache, equals_a_reference_lru_on_random_accesses_and_long_scans) {
-    for (std::uint64_t blocks : {0, 1, 3, 16}) {
+    for (std::uint64_t blocks : {0, 1, 3, 16, 64}) {
         const std::uint64_t block = 1024, capacity = blocks * block;
         block_cache c(capacity, block);
         reference_lru r(capacity, block);
@@ -156,6 +161,41 @@ TEST(block_cache, equals_a_reference_lru_on_random_accesses_and_long_scans) {
         }
         c.clear();
         EXPECT_EQ(c.resident(0, 64 * block), 0) << "cleared";
+    }
+}
+
+TEST(block_cache, misses_that_evict_dirty_blocks_are_two_runs_when_coalesced) {
+    // 4 blocks of 1 KiB. Writing [0, 4 KiB) fills the cache with 4 dirty blocks (no DRAM traffic); reading
+    // [8 KiB, 12 KiB) then misses 4 times, each miss evicting the oldest dirty block: block by block that is
+    // read 8 KiB, write back 0, read 9 KiB, write back 1 KiB, ... A whole-stream memory sees one read stream of
+    // 4 KiB and one write-back stream of 4 KiB, and the coalesced cache hands it exactly those two accesses.
+    for (bool coalesce : {false, true}) {
+        block_cache c(4 * 1024, 1024);
+        c.coalesce(coalesce);
+        std::vector<block_cache::dram_access> dram;
+        c.write(0, 4096, dram);
+        EXPECT_TRUE(dram.empty());
+        EXPECT_EQ(c.read(8192, 4096, dram), 0.0);
+        if (coalesce) {
+            ASSERT_EQ(dram.size(), 2u);
+            EXPECT_EQ(dram[0].address, 8192u);
+            EXPECT_EQ(dram[0].bytes, 4096.0);
+            EXPECT_FALSE(dram[0].write);
+            EXPECT_EQ(dram[1].address, 0u);
+            EXPECT_EQ(dram[1].bytes, 4096.0);
+            EXPECT_TRUE(dram[1].write);
+        } else {
+            ASSERT_EQ(dram.size(), 8u);
+            for (std::uint64_t k = 0; k < 4; ++k) {
+                EXPECT_EQ(dram[2 * k].address, 8192 + 1024 * k);
+                EXPECT_FALSE(dram[2 * k].write);
+                EXPECT_EQ(dram[2 * k + 1].address, 1024 * k);
+                EXPECT_EQ(dram[2 * k + 1].bytes, 1024.0);
+                EXPECT_TRUE(dram[2 * k + 1].write);
+            }
+        }
+        EXPECT_EQ(c.resident(0, 4096), 0.0);
+        EXPECT_EQ(c.resident(8192, 4096), 4096.0);
     }
 }
 
