@@ -15,6 +15,7 @@
 #include "engine/system/pipeline_schedule.h"
 #include "engine/system/chip_program.h"
 #include "engine/system/weight_streaming.h"
+#include "models/core/limits.h"
 #include "models/interconnect/interconnect.h"
 
 namespace tessel {
@@ -415,6 +416,18 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
     std::vector<lane> lanes;
     for (int s = 0; s < pp; ++s)
         for (int d = 0; d < sim_dp; ++d) lanes.push_back({s, d, 0, std::vector<deps_t>(static_cast<size_t>(sim_tp))});
+    // Every item runs its pass's segments on each simulated tp rank, so their steps are a lower bound on the
+    // program's size: a plan far over the steps budget is refused now instead of after building the budget's worth.
+    double least = 0;
+    for (const lane& l : lanes)
+        for (const schedule_item& it : schedules[static_cast<size_t>(l.stage)]) {
+            const chunk_passes& cp = passes[static_cast<size_t>(it.chunk)];
+            for (const program& seg : (it.pass == pass_dir::forward ? cp.fwd : cp.bwd).segments)
+                least += static_cast<double>(seg.size()) * sim_tp;
+        }
+    if (least > limits().steps)
+        throw input_error("program '" + p.name + "' " + over_limit("steps", least, "steps or more") +
+                          "; a smaller workload or a coarser mapping needs fewer");
     // End step of (replica, chunk, microbatch, pass) per simulated tp rank.
     std::map<std::tuple<int, int, int, int>, std::vector<std::uint32_t>> ended;
     const std::uint32_t op_send_f = p.intern_op("pipeline.send_forward"), op_send_b = p.intern_op("pipeline.send_backward");

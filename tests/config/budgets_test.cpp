@@ -62,6 +62,30 @@ TEST(budgets, a_limit_can_be_raised_deliberately) {
     EXPECT_EQ(run_tessel("run -q -p mesh4x4 -w gemm --limit steps=400").code, 0);
 }
 
+TEST(budgets, a_system_plan_over_the_steps_budget_is_refused_before_its_program_is_built) {
+    // The system mapper counts the steps of the passes every pipeline item runs before building anything (a
+    // GroqRack plan used to take 15 s to reach the 2e7 budget). That count is a lower bound: the plan below runs
+    // in 629 steps, and refused at a budget of 100 it must name more than 100 steps and no more than 629 -- and
+    // not 101, which is what refusing while building (at the 101st step) would say.
+    const std::string plan = "-p platforms/systems/dgx_a100.yaml --set nodes=1 -w gpt2 --set workload.layers=2 "
+                             "--set workload.batch=8 --set workload.training=adam --set parallel.dp=2 --set parallel.tp=2 "
+                             "--set parallel.pp=2 --set parallel.microbatch=1";
+    const auto ran = run_tessel("run " + plan);
+    ASSERT_EQ(ran.code, 0) << ran.out;
+    ASSERT_NE(ran.out.find("(629 steps,"), std::string::npos) << ran.out;
+    const auto refused = run_tessel("run -q " + plan + " --limit steps=100");
+    EXPECT_EQ(refused.code, 2) << refused.out;
+    const std::string head = "program 'gpt2' needs ";
+    const size_t at = refused.out.find(head);
+    ASSERT_NE(at, std::string::npos) << refused.out;
+    const double needs = std::stod(refused.out.substr(at + head.size()));
+    EXPECT_GT(needs, 100);
+    EXPECT_NE(needs, 101);
+    EXPECT_LE(needs, 629);
+    EXPECT_NE(refused.out.find(" steps or more, over the limit of 100 (--limit steps=N raises it)"), std::string::npos)
+        << refused.out;
+}
+
 TEST(budgets, internal_errors_became_input_errors) {
     // A workload generator asked for 10^8 layers used to end in bad_alloc; the graph budget stops it, up front
     // at the parameter for generators, and as the graph grows for everything else.
