@@ -350,14 +350,23 @@ void calibrator::fit(const std::vector<measurement>& ms, const std::vector<size_
                              : v0 < t.lower || v0 > t.upper ? mid
                              : v0 * 1.3 <= t.upper          ? v0 * 1.3
                                                             : std::max(t.lower, v0 / 1.3);
-        t.set(probe);
-        for (size_t i = 0; i < n; ++i) {
-            const double s = simulate(ms[use[i]]);
-            // A change below 0.01 % is not a dependence: the DRAM model's refresh phase alone moves a kernel
-            // by that much from one run to the next.
-            if (std::fabs(s - cur[i]) > 1e-4 * cur[i]) deps[p].push_back(i);
-            if (static_cast<int>(p) == launch) slope[i] = std::round((s - cur[i]) / (probe - v0));
+        // A bound (a rate limit, a latency) moves only the kernels it binds, and which those are depends on
+        // its value: probe the ends of its range too, so a kernel it binds anywhere is re-simulated.
+        std::vector<double> probes = {probe};
+        if (static_cast<int>(p) != launch) probes.insert(probes.end(), {t.lower, t.upper});
+        std::vector<bool> moved(n, false);
+        for (double v : probes) {
+            t.set(v);
+            for (size_t i = 0; i < n; ++i) {
+                const double s = simulate(ms[use[i]]);
+                // A change below 0.01 % is not a dependence: the DRAM model's refresh phase alone moves a
+                // kernel by that much from one run to the next.
+                if (std::fabs(s - cur[i]) > 1e-4 * cur[i]) moved[i] = true;
+                if (static_cast<int>(p) == launch) slope[i] = std::round((s - cur[i]) / (probe - v0));
+            }
         }
+        for (size_t i = 0; i < n; ++i)
+            if (moved[i]) deps[p].push_back(i);
         t.set(v0);
     }
     auto place_launch = [&](std::vector<double>& s) {

@@ -97,16 +97,32 @@ void add_row_info(const workload_graph& g, const op_node& op, kernel_desc& d) {
     cols = std::max<std::int64_t>(1, cols);
     d.rows = std::max<std::int64_t>(1, x.elements() / cols);
     d.cols = cols;
-    // The kernels PyTorch picks (their names are in validation/gpu/h100_operators.jsonl). Softmax: rows of up
-    // to 1024 elements one warp each ("softmax_warp_forward": max and sum by warp shuffles, one pass); rows that
-    // fit one CTA's 48 KiB of shared memory stay on chip for both passes; longer rows are read three times
-    // (max; sum of exponentials; output), with a block barrier after each of the first two. Layer and RMS
-    // norm read the row for its statistics, then again to normalise it.
-    const double row_bytes = static_cast<double>(cols) * dtype_bits(x.type) / 8.0;
+    // The kernels PyTorch picks (their names are in validation/gpu/h100_operators.jsonl; the choice is
+    // host_softmax in ATen's SoftMax.cu). Softmax: rows of up to 1024 elements (and 4 KiB) one warp each, max
+    // and sum by warp shuffles in one pass; longer rows one 1024-thread CTA each, held in registers while a
+    // thread holds fewer than 10 elements, else in shared memory while the row fits the CTA's 48 KiB (and is a
+    // whole number of 16-byte vectors), else read three times (max; sum of exponentials; output). Layer and
+    // RMS norm read the row for its statistics, then again to normalise it.
+    const double elem_bytes = dtype_bits(x.type) / 8.0;
+    const double row_bytes = static_cast<double>(cols) * elem_bytes;
     int rereads = 0;
-    if (op.kind == op_kind::softmax && cols <= 1024) passes = 1;
-    else if (op.kind == op_kind::softmax && row_bytes > 48.0 * 1024) rereads = 2;
-    else if (op.kind == op_kind::layernorm) rereads = 1;
+    if (op.kind == op_kind::softmax) {
+        const double per_vector = std::max(1.0, 16 / elem_bytes);
+        const double reduction_bytes = 1024 / 32 * 4;  // one FP32 partial per warp
+        if (cols <= 1024 && row_bytes <= 4096) {
+            d.row_kind = row_kernel::warp;
+            passes = 1;
+        } else if (std::ceil(static_cast<double>(cols) / 1024) < 10) {
+            d.row_kind = row_kernel::registers;
+        } else if (row_bytes + reduction_bytes <= 48.0 * 1024 && std::fmod(static_cast<double>(cols), per_vector) == 0) {
+            d.row_kind = row_kernel::shared;
+        } else {
+            d.row_kind = row_kernel::blocked;
+            rereads = 2;
+        }
+    } else if (op.kind == op_kind::layernorm) {
+        rereads = 1;
+    }
     d.passes = passes;
     d.rereads = rereads;
     d.special_ops += special_elems * elements(x) + special_rows * static_cast<double>(d.rows);
@@ -167,6 +183,15 @@ lowered_kernel lower_op(const workload_graph& g, int o, const address_fn& addres
         for (const auto& f : op.fused) k.desc.special_ops += special_per_element(f.type) * out;
     }
     add_row_info(g, op, k.desc);
+    if (op.type == "conv2d") {
+        // cuDNN runs a convolution with a window or a stride as an implicit-GEMM kernel that does not split K
+        // (h100_operators.jsonl: one kernel even for 1x512x7x7 3x3, K = 4608); 1x1 stride-1 ones are GEMMs.
+        const auto& wshape = g.tensor(op.inputs[1]).shape;
+        const auto stride = attr_ints(op, "stride");
+        const bool window = wshape.size() == 4 && wshape[2] * wshape[3] > 1;
+        const bool strided = std::any_of(stride.begin(), stride.end(), [](std::int64_t v) { return v > 1; });
+        if (window || strided) k.desc.split_k = false;
+    }
     if (op.kind == op_kind::attention) k.desc.causal = attr_int(op, "causal", 0) != 0;
     return k;
 }

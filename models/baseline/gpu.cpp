@@ -83,6 +83,17 @@ void gpu::kernel_params::declare(param_decl& d) {
     d(stream_k, "stream_k", "false",
       "persistent GEMM kernels share a partial last wave's tiles over all SMs along K (stream-K, Hopper's "
       "persistent tile schedulers), so a partial wave costs its share of the work plus a partial-tile fix-up");
+    d(row_rate_warp, "row_rate_warp", "0",
+      "elements per cycle per SM the one-warp-per-row softmax kernel sustains (rows of up to 1024); 0: no "
+      "limit but bandwidth; fitted");
+    d(row_rate_registers, "row_rate_registers", "0",
+      "elements per cycle per SM of the softmax kernel that holds a row in a 1024-thread CTA's registers (rows "
+      "of 1025 to 9216); 0: no limit; fitted");
+    d(row_rate_shared, "row_rate_shared", "0",
+      "elements per cycle per SM of the softmax kernel that keeps a row in shared memory (rows up to 48 KiB); 0: "
+      "no limit; fitted");
+    d(row_rate_blocked, "row_rate_blocked", "0",
+      "elements per cycle per SM of the softmax kernel that reads a longer row once per pass; 0: no limit; fitted");
     d(vector_bytes, "vector_bytes", "16B", "bytes one thread loads at once (row-wise kernels: elements per thread)",
       bound::positive);
     d(segment, "segment", "256KiB", "size of the DRAM requests a kernel's traffic is paced in", bound::positive);
@@ -150,7 +161,10 @@ gpu::timing::timing(const params& prm, const std::string& who) : p(prm), clk(prm
     const auto dt = parse_tiles(p.kernel.decode_tile, who + " kernel.decode_tile");
     decode_bq = dt.front().bm;
     decode_bkv = dt.front().bn;
-    if (p.kernel.narrow_load < 0) throw input_error(who + ": kernel.narrow_load must not be negative");
+    for (auto [name, v] : {std::pair{"narrow_load", p.kernel.narrow_load}, {"row_rate_warp", p.kernel.row_rate_warp},
+                           {"row_rate_registers", p.kernel.row_rate_registers}, {"row_rate_shared", p.kernel.row_rate_shared},
+                           {"row_rate_blocked", p.kernel.row_rate_blocked}})
+        if (!(v >= 0)) throw input_error(who + ": kernel." + name + " must not be negative");
     if (!(p.kernel.attention_overlap >= 0 && p.kernel.attention_overlap <= 1))
         throw input_error(who + ": kernel.attention_overlap must be between 0 and 1");
     for (double e : {p.kernel.tensor_efficiency, p.kernel.simt_efficiency, p.kernel.l2_efficiency, p.kernel.dram_efficiency,
@@ -162,17 +176,28 @@ double gpu::timing::tensor_peak(dtype t) const {
     return p.sm.tensor_macs_per_cycle.at(t) * static_cast<double>(p.sms) * clk.hz;
 }
 double gpu::timing::lane_peak() const { return static_cast<double>(p.sm.fp32_lanes * p.sms) * clk.hz; }
+double gpu::timing::row_rate(row_kernel kind) const {
+    switch (kind) {
+        case row_kernel::warp: return p.kernel.row_rate_warp;
+        case row_kernel::registers: return p.kernel.row_rate_registers;
+        case row_kernel::shared: return p.kernel.row_rate_shared;
+        case row_kernel::blocked: return p.kernel.row_rate_blocked;
+        case row_kernel::vector: break;
+    }
+    return 0;
+}
+
 double gpu::timing::sfu_peak() const { return static_cast<double>(p.sm.sfu_lanes * p.sms) * clk.hz; }
 double gpu::timing::l2_peak() const { return p.l2.bw.bytes_per_second(clk); }
 
 gpu::kernel_plan gpu::timing::plan(const work& w, const kernel_desc* d) const {
     if (w.cls == op_class::attention && w.is_matmul()) return plan_attention(w, d);
     // A product with one row or one column is a matrix-vector product: the library runs it as a streaming kernel.
-    if (w.is_matmul() && w.m > 1 && w.n > 1) return plan_gemm(w);
+    if (w.is_matmul() && w.m > 1 && w.n > 1) return plan_gemm(w, !d || d->split_k);
     return plan_stream(w, d);
 }
 
-gpu::kernel_plan gpu::timing::plan_gemm(const work& w) const {
+gpu::kernel_plan gpu::timing::plan_gemm(const work& w, bool may_split_k) const {
     const double eb = dtype_bits(w.type) / 8.0;
     const double sms = static_cast<double>(p.sms), hz = clk.hz;
     const double tensor_rate = p.sm.tensor_macs_per_cycle.at(w.type);
@@ -215,7 +240,7 @@ gpu::kernel_plan gpu::timing::plan_gemm(const work& w) const {
         double sm_tile_rate = std::min(sm_rate, smem_bps * bm * bn / ((bm + bn) * eb));
         if (narrow_bps > 0) sm_tile_rate = std::min(sm_tile_rate, narrow_bps * bm * bn / ((bm + bn) * eb));
         const double tiles_mn = batch * ceil_div(M, bm) * ceil_div(N, bn);
-        const int max_split = static_cast<int>(std::min<double>(static_cast<double>(p.kernel.max_split_k), k_tiles));
+        const int max_split = may_split_k ? static_cast<int>(std::min<double>(static_cast<double>(p.kernel.max_split_k), k_tiles)) : 1;
         for (int split = 1; split <= max_split; ++split) {
             const double kc = ceil_div(k_tiles, split) * bk;  // K per CTA, padded to whole K tiles
             const double ctas = tiles_mn * split;
@@ -386,17 +411,29 @@ gpu::kernel_plan gpu::timing::plan_stream(const work& w, const kernel_desc* d) c
     pl.cache_s = pl.cache_bytes / (l2_peak() * p.kernel.l2_efficiency);
     std::ostringstream os;
     if (d && d->rows > 0 && d->passes > 0) {
-        // Each row is one CTA of threads loading vector_bytes each; the SMs hold as many rows as threads allow.
+        // Each row is one CTA of threads loading vector_bytes each (PyTorch's softmax: 1024 threads, or one
+        // warp of a 128-thread CTA for short rows); the SMs hold as many rows as threads allow.
         const double eb = dtype_bits(w.type) / 8.0;
         const double per_thread = std::max(1.0, static_cast<double>(p.kernel.vector_bytes.bytes()) / eb);
-        const double threads = std::clamp(32 * ceil_div(ceil_div(static_cast<double>(d->cols), per_thread), 32), 32.0, 1024.0);
-        const double rows_per_sm = std::clamp(std::floor(static_cast<double>(p.sm.max_threads) / threads), 1.0,
-                                              static_cast<double>(p.sm.max_ctas));
+        const bool vector = d->row_kind == row_kernel::vector;
+        const double threads = d->row_kind == row_kernel::warp ? 32.0
+                             : vector ? std::clamp(32 * ceil_div(ceil_div(static_cast<double>(d->cols), per_thread), 32), 32.0, 1024.0)
+                                      : 1024.0;
+        const double max_rows = d->row_kind == row_kernel::warp ? static_cast<double>(p.sm.max_ctas) * 4
+                                                                : static_cast<double>(p.sm.max_ctas);
+        const double rows_per_sm = std::clamp(std::floor(static_cast<double>(p.sm.max_threads) / threads), 1.0, max_rows);
         const double waves = ceil_div(static_cast<double>(d->rows), sms * rows_per_sm);
-        // A row longer than one CTA's threads hold (1024 threads x vector_bytes) is walked in chunks, each
-        // chunk one more dependent step of every pass.
-        const double chunks = ceil_div(static_cast<double>(d->cols), 1024 * per_thread);
+        // A vector kernel walks a row longer than one CTA's threads hold (1024 threads x vector_bytes) in
+        // chunks, each one more dependent step of every pass; the softmax kernels' loops stream their chunks.
+        const double chunks = vector ? ceil_div(static_cast<double>(d->cols), 1024 * per_thread) : 1.0;
         const double passes = static_cast<double>(d->passes) * chunks;
+        // Each softmax kernel has its own sustained element rate (its instruction stream: FP32 conversion,
+        // exponentials, block reductions); fitted per kernel on the measured rows.
+        const double rate = row_rate(d->row_kind);
+        if (rate > 0) {
+            pl.compute_s = std::max(pl.compute_s, static_cast<double>(d->rows) * static_cast<double>(d->cols) /
+                                                      (rate * sms * clk.hz));
+        }
         pl.row_s = waves * passes * p.kernel.row_latency.q.value;
         if (d->rereads > 0) {
             // Rows read again come from L2 while the rows in flight (and their outputs) fit there; a wave
@@ -410,7 +447,9 @@ gpu::kernel_plan gpu::timing::plan_stream(const work& w, const kernel_desc* d) c
                 pl.cache_s = pl.cache_bytes / (l2_peak() * p.kernel.l2_efficiency);
             }
         }
-        os << "row-wise, " << d->rows << " rows of " << d->cols << " in " << static_cast<long long>(waves)
+        static const char* const how[] = {"", " (warp per row)", " (row in registers)", " (row in shared memory)",
+                                          " (row read per pass)"};
+        os << "row-wise" << how[static_cast<int>(d->row_kind)] << ", " << d->rows << " rows of " << d->cols << " in " << static_cast<long long>(waves)
            << " wave" << (waves > 1 ? "s" : "") << " x " << static_cast<long long>(passes) << " pass"
            << (passes > 1 ? "es" : "");
         if (d->rereads > 0) os << ", rows re-read " << d->rereads << "x from " << (pl.reread_bytes > 0 ? "DRAM" : "L2");
@@ -492,7 +531,8 @@ const gpu::kernel_plan& gpu::plan_of(const work& w, const kernel_desc* d) {
     planned& e = m_plans[&w];
     const bool same = e.made && same_work(e.w, w) && e.has_desc == (d != nullptr) &&
                       (!d || (e.causal == d->causal && e.rows == d->rows && e.cols == d->cols &&
-                              e.passes == d->passes && e.rereads == d->rereads &&
+                              e.passes == d->passes && e.rereads == d->rereads && e.row_kind == d->row_kind &&
+                              e.split_k == d->split_k &&
                               e.special_ops == d->special_ops));
     if (!same) {
         e.plan = m_timing->plan(w, d);
@@ -505,6 +545,8 @@ const gpu::kernel_plan& gpu::plan_of(const work& w, const kernel_desc* d) {
             e.cols = d->cols;
             e.passes = d->passes;
             e.rereads = d->rereads;
+            e.row_kind = d->row_kind;
+            e.split_k = d->split_k;
             e.special_ops = d->special_ops;
         }
     }
@@ -713,6 +755,10 @@ std::vector<tunable> gpu::tunables() {
     add("kernel.fallback_efficiency", "", 0.05, 1.0, false, "gemm", frac(k.fallback_efficiency));
     add("kernel.attention_overlap", "", 0.0, 1.0, false, "attention", frac(k.attention_overlap));
     add("kernel.narrow_load", "B/cycle", 0.5, 64, true, "gemm", frac(k.narrow_load));
+    add("kernel.row_rate_warp", "el/cycle", 0.25, 16, true, "rowwise", frac(k.row_rate_warp));
+    add("kernel.row_rate_registers", "el/cycle", 0.25, 16, true, "rowwise", frac(k.row_rate_registers));
+    add("kernel.row_rate_shared", "el/cycle", 0.25, 16, true, "rowwise", frac(k.row_rate_shared));
+    add("kernel.row_rate_blocked", "el/cycle", 0.25, 16, true, "rowwise", frac(k.row_rate_blocked));
     if (m_timing->p.tlb.reach.bytes() > 0)
         add("tlb.miss_cost", "s", 1e-9, 2e-6, true, "stream", time_param(m_timing->p.tlb.miss_cost));
     return out;

@@ -79,6 +79,10 @@ public:
         double fallback_efficiency = 1;
         double attention_overlap = 0;
         double narrow_load = 0;
+        double row_rate_warp = 0;
+        double row_rate_registers = 0;
+        double row_rate_shared = 0;
+        double row_rate_blocked = 0;
         bool stream_k = false;
         byte_size vector_bytes;
         byte_size segment;
@@ -127,13 +131,14 @@ public:
         int decode_bq = 0, decode_bkv = 0;
         explicit timing(const params& prm, const std::string& who = "gpu");
         kernel_plan plan(const work& w, const kernel_desc* d) const;
-        kernel_plan plan_gemm(const work& w) const;
+        kernel_plan plan_gemm(const work& w, bool may_split_k) const;
         kernel_plan plan_attention(const work& w, const kernel_desc* d) const;
         kernel_plan plan_stream(const work& w, const kernel_desc* d) const;
         /// Peak MACs per second of the whole GPU on tensor cores for a data type (0 when it has none).
         double tensor_peak(dtype t) const;
         double lane_peak() const;   // FMA-lane operations per second, whole GPU
         double sfu_peak() const;
+        double row_rate(row_kernel kind) const;  // elements per cycle per SM; 0: no limit
         double l2_peak() const;     // bytes per second
     };
 
@@ -177,7 +182,8 @@ private:
     struct planned {
         bool made = false;
         work w;
-        bool has_desc = false, causal = false;
+        bool has_desc = false, causal = false, split_k = true;
+        row_kernel row_kind = row_kernel::vector;
         std::int64_t rows = 0, cols = 0;
         int passes = 0, rereads = 0;
         double special_ops = 0;

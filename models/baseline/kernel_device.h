@@ -24,6 +24,15 @@ struct kernel_operand {
     bool write = false;
 };
 
+/// How a library kernel walks the rows of a row-wise op (PyTorch's softmax picks one of four by row length).
+enum class row_kernel {
+    vector,     // one CTA per row, each thread loading vector_bytes (norms, reductions)
+    warp,       // one warp per row, reductions by warp shuffles ("softmax_warp_forward", rows <= 1024)
+    registers,  // one 1024-thread CTA per row, the row held in registers ("cunn_SoftMaxForwardReg")
+    shared,     // one 1024-thread CTA per row, the row kept in shared memory ("cunn_SoftMaxForwardSmem")
+    blocked,    // one 1024-thread CTA per row, the row read once per pass ("cunn_SoftMaxForward")
+};
+
 /// Everything about a kernel that its `work` does not say: the payload of a kernel's compute step.
 struct kernel_desc : step_payload {
     static constexpr type payload_type_tag = type::kernel;
@@ -32,9 +41,11 @@ struct kernel_desc : step_payload {
     std::vector<kernel_operand> operands;  // reads and writes, in the order the kernel touches them
     std::int64_t rows = 0, cols = 0;      // row-wise kernels (softmax, norms, reductions): rows x reduced length
     int passes = 0;                       // dependent passes over each row (softmax: max, then sum)
+    row_kernel row_kind = row_kernel::vector;
     int rereads = 0;                      // times each row is read again after its first read (from L2 while
                                           // the rows in flight fit there, else from DRAM)
     double special_ops = 0;               // transcendental evaluations (exp, erf, tanh, rsqrt)
+    bool split_k = true;                  // GEMMs: the library may split K over CTAs (implicit-GEMM convolutions do not)
     bool causal = false;                  // attention: keys after the query position are skipped
 };
 

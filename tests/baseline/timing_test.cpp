@@ -1,6 +1,6 @@
 // The timing rules of the GPU and TPU baselines against hand-computed values, on small made-up devices whose
 // numbers are easy to follow (1 GHz clock): GEMM wave quantisation, stream-K, the unaligned fallback kernel, K
-// padding to the K tile, split-K;
+// padding to the K tile, split-K; row-wise kernels' passes and element rates;
 // TPU weight-stationary folds with padding to the 128 x 128 array and one
 // fill/drain; the LRU write-back residency model both caches use. Components are called directly (no
 // simulation).
@@ -45,6 +45,13 @@ struct devices {
         "{sms: 4, sm: {tensor_macs_per_cycle: {bf16: 1024}, fp32_lanes: 128, smem: 64KiB, smem_bandwidth: 1048576B/cycle,"
         " max_ctas: 1}, l2: {capacity: 1MiB, bandwidth: 1048576B/cycle},"
         " kernel: {tiles: 128x128, k_tile: 64, max_split_k: 4, cluster: 1}, hbm: {channels: 8}}");
+    // Row-wise kernels: one CTA per SM, a 1 us dependent pass, the register softmax kernel at 0.5 elements per
+    // cycle per SM and the warp kernel unbounded.
+    std::unique_ptr<gpu> g_rows = test::make<gpu>(
+        sim, "gpu", "g_rows",
+        "{sms: 4, sm: {tensor_macs_per_cycle: {bf16: 1024}, fp32_lanes: 128, smem: 64KiB, max_ctas: 1},"
+        " l2: {capacity: 1MiB, bandwidth: 1048576B/cycle},"
+        " kernel: {row_latency: 1us, row_rate_registers: 0.5}, hbm: {channels: 8}}");
     // One TensorCore with one 128x128 MXU, and a v4-like chip: 2 cores x 4 MXUs.
     std::unique_ptr<tpu> t1 = test::make<tpu>(
         sim, "tpu", "t1",
@@ -142,6 +149,30 @@ TEST(gpu_timing, split_k_spreads_a_deep_product_over_idle_sms) {
     EXPECT_NEAR(pl.extra_s, (4.0 * 128 * 128 * 4 + 128.0 * 128 * 2) / (1048576.0 * 1e9), 1e-15);
     // Without split-K the same product takes the single CTA's full K.
     EXPECT_NEAR(dev().g->model().plan(gemm(128, 128, 4096), nullptr).compute_s, 65.536 * us, 1e-12);
+}
+
+TEST(gpu_timing, a_softmax_kernel_is_bounded_by_its_element_rate_and_its_row_passes) {
+    work w;
+    w.type = dtype::bf16;
+    w.bytes_in = w.bytes_out = 64.0 * 4096 * 2;
+    kernel_desc d;
+    d.rows = 64;
+    d.cols = 4096;
+    d.passes = 2;
+    d.row_kind = row_kernel::registers;
+    // 1024 threads per row and one CTA per SM: 16 waves of 4 rows, 2 dependent passes of 1 us each.
+    const auto pl = dev().g_rows->model().plan(w, &d);
+    EXPECT_NEAR(pl.row_s, 16 * 2 * us, 1e-12);
+    // 0.5 elements per cycle on each of 4 SMs at 1 GHz: 262,144 elements take 131.072 us.
+    EXPECT_NEAR(pl.compute_s, 64.0 * 4096 / (0.5 * 4 * 1e9), 1e-12);
+    EXPECT_NE(pl.text.find("row-wise (row in registers), 64 rows of 4096 in 16 waves x 2 passes"), std::string::npos)
+        << pl.text;
+    // The warp kernel (no rate given) runs 4 rows per CTA: 64 rows in 4 waves of one pass, no element bound.
+    d.row_kind = row_kernel::warp;
+    d.passes = 1;
+    const auto warp = dev().g_rows->model().plan(w, &d);
+    EXPECT_NEAR(warp.row_s, 4 * us, 1e-12);
+    EXPECT_EQ(warp.compute_s, 0);
 }
 
 TEST(gpu_timing, a_matrix_vector_product_is_a_streaming_kernel) {
