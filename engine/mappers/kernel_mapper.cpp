@@ -122,6 +122,9 @@ void add_row_info(const workload_graph& g, const op_node& op, kernel_desc& d) {
         }
     } else if (op.kind == op_kind::layernorm) {
         rereads = 1;
+        // Layer norm's statistics update a running mean and variance per element (Welford: a division each);
+        // RMS norm only sums squares.
+        if (op.type == "layernorm") d.row_kind = row_kernel::welford;
     }
     d.passes = passes;
     d.rereads = rereads;

@@ -94,6 +94,9 @@ void gpu::kernel_params::declare(param_decl& d) {
       "no limit; fitted");
     d(row_rate_blocked, "row_rate_blocked", "0",
       "elements per cycle per SM of the softmax kernel that reads a longer row once per pass; 0: no limit; fitted");
+    d(row_rate_welford, "row_rate_welford", "0",
+      "elements per cycle per SM of layer norm's kernel (Welford's running mean and variance, a division per "
+      "element; RMS norm only sums squares and has no such limit); 0: no limit; fitted");
     d(vector_bytes, "vector_bytes", "16B", "bytes one thread loads at once (row-wise kernels: elements per thread)",
       bound::positive);
     d(segment, "segment", "256KiB", "size of the DRAM requests a kernel's traffic is paced in", bound::positive);
@@ -163,7 +166,7 @@ gpu::timing::timing(const params& prm, const std::string& who) : p(prm), clk(prm
     decode_bkv = dt.front().bn;
     for (auto [name, v] : {std::pair{"narrow_load", p.kernel.narrow_load}, {"row_rate_warp", p.kernel.row_rate_warp},
                            {"row_rate_registers", p.kernel.row_rate_registers}, {"row_rate_shared", p.kernel.row_rate_shared},
-                           {"row_rate_blocked", p.kernel.row_rate_blocked}})
+                           {"row_rate_blocked", p.kernel.row_rate_blocked}, {"row_rate_welford", p.kernel.row_rate_welford}})
         if (!(v >= 0)) throw input_error(who + ": kernel." + name + " must not be negative");
     if (!(p.kernel.attention_overlap >= 0 && p.kernel.attention_overlap <= 1))
         throw input_error(who + ": kernel.attention_overlap must be between 0 and 1");
@@ -182,6 +185,7 @@ double gpu::timing::row_rate(row_kernel kind) const {
         case row_kernel::registers: return p.kernel.row_rate_registers;
         case row_kernel::shared: return p.kernel.row_rate_shared;
         case row_kernel::blocked: return p.kernel.row_rate_blocked;
+        case row_kernel::welford: return p.kernel.row_rate_welford;
         case row_kernel::vector: break;
     }
     return 0;
@@ -415,7 +419,7 @@ gpu::kernel_plan gpu::timing::plan_stream(const work& w, const kernel_desc* d) c
         // warp of a 128-thread CTA for short rows); the SMs hold as many rows as threads allow.
         const double eb = dtype_bits(w.type) / 8.0;
         const double per_thread = std::max(1.0, static_cast<double>(p.kernel.vector_bytes.bytes()) / eb);
-        const bool vector = d->row_kind == row_kernel::vector;
+        const bool vector = d->row_kind == row_kernel::vector || d->row_kind == row_kernel::welford;
         const double threads = d->row_kind == row_kernel::warp ? 32.0
                              : vector ? std::clamp(32 * ceil_div(ceil_div(static_cast<double>(d->cols), per_thread), 32), 32.0, 1024.0)
                                       : 1024.0;
@@ -427,8 +431,8 @@ gpu::kernel_plan gpu::timing::plan_stream(const work& w, const kernel_desc* d) c
         // chunks, each one more dependent step of every pass; the softmax kernels' loops stream their chunks.
         const double chunks = vector ? ceil_div(static_cast<double>(d->cols), 1024 * per_thread) : 1.0;
         const double passes = static_cast<double>(d->passes) * chunks;
-        // Each softmax kernel has its own sustained element rate (its instruction stream: FP32 conversion,
-        // exponentials, block reductions); fitted per kernel on the measured rows.
+        // Each softmax kernel, and layer norm's Welford statistics, has its own sustained element rate (its
+        // instruction stream: FP32 conversion, exponentials or divisions, block reductions); fitted per kernel.
         const double rate = row_rate(d->row_kind);
         if (rate > 0) {
             pl.compute_s = std::max(pl.compute_s, static_cast<double>(d->rows) * static_cast<double>(d->cols) /
@@ -447,7 +451,7 @@ gpu::kernel_plan gpu::timing::plan_stream(const work& w, const kernel_desc* d) c
                 pl.cache_s = pl.cache_bytes / (l2_peak() * p.kernel.l2_efficiency);
             }
         }
-        static const char* const how[] = {"", " (warp per row)", " (row in registers)", " (row in shared memory)",
+        static const char* const how[] = {"", " (Welford)", " (warp per row)", " (row in registers)", " (row in shared memory)",
                                           " (row read per pass)"};
         os << "row-wise" << how[static_cast<int>(d->row_kind)] << ", " << d->rows << " rows of " << d->cols << " in " << static_cast<long long>(waves)
            << " wave" << (waves > 1 ? "s" : "") << " x " << static_cast<long long>(passes) << " pass"
@@ -759,6 +763,7 @@ std::vector<tunable> gpu::tunables() {
     add("kernel.row_rate_registers", "el/cycle", 0.25, 16, true, "rowwise", frac(k.row_rate_registers));
     add("kernel.row_rate_shared", "el/cycle", 0.25, 16, true, "rowwise", frac(k.row_rate_shared));
     add("kernel.row_rate_blocked", "el/cycle", 0.25, 16, true, "rowwise", frac(k.row_rate_blocked));
+    add("kernel.row_rate_welford", "el/cycle", 0.25, 16, true, "rowwise", frac(k.row_rate_welford));
     if (m_timing->p.tlb.reach.bytes() > 0)
         add("tlb.miss_cost", "s", 1e-9, 2e-6, true, "stream", time_param(m_timing->p.tlb.miss_cost));
     return out;

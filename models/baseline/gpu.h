@@ -83,6 +83,7 @@ public:
         double row_rate_registers = 0;
         double row_rate_shared = 0;
         double row_rate_blocked = 0;
+        double row_rate_welford = 0;
         bool stream_k = false;
         byte_size vector_bytes;
         byte_size segment;

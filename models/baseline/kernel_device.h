@@ -26,7 +26,8 @@ struct kernel_operand {
 
 /// How a library kernel walks the rows of a row-wise op (PyTorch's softmax picks one of four by row length).
 enum class row_kernel {
-    vector,     // one CTA per row, each thread loading vector_bytes (norms, reductions)
+    vector,     // one CTA per row, each thread loading vector_bytes (RMS norm, reductions)
+    welford,    // the same, with Welford's running mean and variance per element (layer norm)
     warp,       // one warp per row, reductions by warp shuffles ("softmax_warp_forward", rows <= 1024)
     registers,  // one 1024-thread CTA per row, the row held in registers ("cunn_SoftMaxForwardReg")
     shared,     // one 1024-thread CTA per row, the row kept in shared memory ("cunn_SoftMaxForwardSmem")

@@ -122,6 +122,23 @@ TEST(calibration, shipped_h100_meets_the_error_bounds) {
     EXPECT_LT(sum / static_cast<double>(f.set.items.size()), 12) << "MAPE over the calibration set";
 }
 
+TEST(calibration, a_rate_limit_that_binds_nowhere_at_its_start_is_still_fitted) {
+    // A limit moves only the kernels it binds. Started at the top of its range (16 elements per cycle per SM),
+    // the register softmax kernel's rate binds no measured row; the fit must still find the rows a lower
+    // value binds (the measured kernels sustain 1.0-1.3) instead of leaving it where it started.
+    auto& f = fx();
+    keep_tunables keep(f.h100);
+    tunable& rate = find(f.h100, "kernel.row_rate_registers");
+    rate.set(rate.upper);
+    const measurement_set ops = load_measurements("validation/gpu/h100_operators.jsonl");
+    std::vector<size_t> softmax;
+    for (size_t i = 0; i < ops.items.size(); ++i)
+        if (ops.items[i].kernel_class() == "rowwise softmax") softmax.push_back(i);
+    f.h100.fit(ops.items, softmax, nullptr, {"kernel.row_rate_registers"});
+    EXPECT_GT(rate.get(), 0.9);
+    EXPECT_LT(rate.get(), 1.6);
+}
+
 TEST(calibration, a_fit_on_half_the_gemm_shapes_predicts_the_other_half) {
     auto& f = fx();
     keep_tunables keep(f.h100);
@@ -278,6 +295,19 @@ TEST(calibration, each_softmax_row_length_runs_the_kernel_pytorch_picks) {
     }
 }
 
+TEST(calibration, layer_norm_runs_welfords_statistics_and_rms_norm_does_not) {
+    auto& f = fx();
+    const auto rows = measured_rows(
+        "norm_rows.jsonl",
+        {{{"kind", "rowwise"}, {"op", "layernorm"}, {"rows", 64}, {"cols", 1024}, {"dtype", "bfloat16"}, {"sec", 1e-5}},
+         {{"kind", "rowwise"}, {"op", "rmsnorm"}, {"rows", 64}, {"cols", 1024}, {"dtype", "bfloat16"}, {"sec", 1e-5}}});
+    f.h100.simulate(rows.items[0]);
+    EXPECT_NE(f.h100.last_record().plan.find("row-wise (Welford), 64 rows"), std::string::npos)
+        << f.h100.last_record().plan;
+    f.h100.simulate(rows.items[1]);
+    EXPECT_NE(f.h100.last_record().plan.find("row-wise, 64 rows"), std::string::npos) << f.h100.last_record().plan;
+}
+
 TEST(calibration, an_implicit_gemm_convolution_does_not_split_k) {
     // cuDNN's fprop kernels for a 3x3 window run one kernel (h100_operators.jsonl: 1x512x7x7, K = 4608, 49
     // output rows): no split-K and no reduction kernel, where a GEMM of the same M, N, K splits K to fill the SMs.
@@ -291,6 +321,19 @@ TEST(calibration, an_implicit_gemm_convolution_does_not_split_k) {
     EXPECT_EQ(f.h100.last_record().plan.find("split-K"), std::string::npos) << f.h100.last_record().plan;
     f.h100.simulate(rows.items[1]);
     EXPECT_NE(f.h100.last_record().plan.find("split-K"), std::string::npos) << f.h100.last_record().plan;
+}
+
+TEST(calibration, shipped_h100_fits_both_sets_within_ten_percent) {
+    // Issue 15's bar for the calibration: the rows the fit uses (both files, held-out rows excluded) within
+    // 10 % mean absolute error. The held-out rows are reported in docs/validation.md, not bounded here.
+    auto& f = fx();
+    const measurement_set both =
+        load_measurements(std::vector<std::string>{measurements_file, "validation/gpu/h100_operators.jsonl"});
+    std::vector<size_t> fitted;
+    for (size_t i = 0; i < both.items.size(); ++i)
+        if (!both.items[i].holdout) fitted.push_back(i);
+    ASSERT_EQ(fitted.size(), 119u);
+    EXPECT_LT(mape(both.items, f.h100.simulate_all(both.items), fitted), 10);
 }
 
 TEST(calibration, shipped_h100_meets_the_bounds_on_the_operator_set) {
@@ -321,5 +364,6 @@ TEST(calibration, shipped_h100_meets_the_bounds_on_the_operator_set) {
     // kernels, convolutions 21 % while cuDNN's implicit-GEMM kernels were allowed split-K).
     for (const auto& [name, rows] : cls) EXPECT_LT(mape(ops.items, sim, rows), 20) << name;
     EXPECT_LT(mape(ops.items, sim, cls["rowwise softmax"]), 10);
+    EXPECT_LT(mape(ops.items, sim, cls["rowwise layernorm"]), 15);  // 33 % before Welford's element rate
     for (size_t i : all) EXPECT_LT(std::fabs(err_pct(sim[i], ops.items[i].seconds)), 70) << ops.items[i].label;
 }
