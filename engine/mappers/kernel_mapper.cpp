@@ -26,6 +26,10 @@ void kernel_mapper::options::declare(param_decl& d) {
     d.choice(fuse, "fuse", "none", {"none", "elementwise"},
              "none: one kernel per op; elementwise: elementwise ops and inference batchnorm run in the epilogue of "
              "the kernel producing their input (torch.compile, XLA)");
+    d.choice(softmax, "softmax", "pytorch", {"pytorch", "megatron"},
+             "pytorch: the softmax kernel ATen picks by row length (a warp per row up to 1024 elements, else a "
+             "1024-thread CTA per row); megatron: Megatron-LM's fused scale-mask-softmax kernel (a warp per row, the "
+             "row in registers, one pass) for rows of up to 2048 elements, PyTorch's beyond");
     d(strided_views, "strided_views", "true",
       "transposes, slices and splits that only feed matrix products are read in place (strided operands), not copied");
     d(float16_as, "float16_as", "",
@@ -129,6 +133,18 @@ void add_row_info(const workload_graph& g, const op_node& op, kernel_desc& d) {
     d.passes = passes;
     d.rereads = rereads;
     d.special_ops += special_elems * elements(x) + special_rows * static_cast<double>(d.rows);
+}
+
+/// Megatron-LM's fused softmax (SC21: "custom kernels that enable the fusion of scale, mask, and softmax"):
+/// each warp holds a row of up to 2048 elements in registers and reduces it by shuffles, as PyTorch's warp kernel
+/// does for rows of up to 1024; longer rows (beyond its kernels of the time) run PyTorch's.
+void use_megatron_softmax(kernel_desc& d) {
+    const bool softmax = d.row_kind == row_kernel::registers || d.row_kind == row_kernel::shared ||
+                         d.row_kind == row_kernel::blocked;
+    if (!softmax || d.cols > 2048) return;
+    d.row_kind = row_kernel::warp;
+    d.passes = 1;
+    d.rereads = 0;
 }
 
 /// Bytes op `o` reads of its input number i (index-based reads touch only what they select).
@@ -304,6 +320,7 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
             if (!kernel_step.empty()) after.push_back(kernel_step.back());
             const std::uint32_t s = prog.add_compute(opi, endpoint{dev_id, 0, 0}, prog.add_work(k.w), after);
             kernel_step.push_back(s);
+            if (m_opt.softmax == "megatron") use_megatron_softmax(k.desc);
             prog.set_payload(s, std::make_shared<kernel_desc>(k.desc));
         }
         for (int t : pending_release) release(t);

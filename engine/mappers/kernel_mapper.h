@@ -48,6 +48,7 @@ public:
         std::string device;
         std::string framework;
         std::string fuse;
+        std::string softmax;
         bool strided_views = true;
         std::string float16_as;
         void declare(param_decl& d);

@@ -281,7 +281,7 @@ void write_emitted_program(const program& p, const platform& plat, const emit_he
         out << "\n";
     }
     if (!p.payloads.empty()) {
-        out << "  # kernel rows cols passes special_ops causal operands (address bytes r|w)... name\n"
+        out << "  # kernel rows cols passes rereads row_kernel split_k special_ops causal operands (address bytes r|w)... name\n"
                "  # instruction kind slice cycle vectors spacing ops rows out(stream count east from to offset) in0(6) in1(6)"
                " producer0 producer1 after name\n"
                "  # span x0 y0 x1 y1\n"
@@ -290,7 +290,8 @@ void write_emitted_program(const program& p, const platform& plat, const emit_he
         for (const auto& pl : p.payloads) {
             out << "    ";
             if (const auto* k = payload_as<kernel_desc>(pl.get())) {
-                out << "kernel " << k->rows << ' ' << k->cols << ' ' << k->passes << ' ' << exact(k->special_ops) << ' ' << (k->causal ? 1 : 0)
+                out << "kernel " << k->rows << ' ' << k->cols << ' ' << k->passes << ' ' << k->rereads << ' '
+                    << row_kernel_word(k->row_kind) << ' ' << (k->split_k ? 1 : 0) << ' ' << exact(k->special_ops) << ' ' << (k->causal ? 1 : 0)
                     << ' ' << k->operands.size();
                 for (const auto& o : k->operands) out << ' ' << o.address << ' ' << exact(o.bytes) << ' ' << (o.write ? 'w' : 'r');
                 out << ' ' << k->name << "\n";
@@ -365,6 +366,12 @@ void read_emitted_program(const yaml_node& em, const platform& plat, program& pr
                 k->rows = r.i64("rows");
                 k->cols = r.i64("cols");
                 k->passes = static_cast<int>(r.i64("passes"));
+                k->rereads = static_cast<int>(r.i64("rereads"));
+                const std::string_view rk = r.token("row kernel");
+                const auto kind = parse_row_kernel(rk);
+                if (!kind) r.fail("unknown row kernel '" + std::string(rk) + "' (vector, welford, warp, registers, shared, blocked)");
+                k->row_kind = *kind;
+                k->split_k = r.i64("split_k") != 0;
                 k->special_ops = r.real("special_ops");
                 k->causal = r.i64("causal") != 0;
                 const std::uint64_t n = r.u64("operand count");

@@ -9,7 +9,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/core/step_payload.h"
@@ -33,6 +35,18 @@ enum class row_kernel {
     shared,     // one 1024-thread CTA per row, the row kept in shared memory ("cunn_SoftMaxForwardSmem")
     blocked,    // one 1024-thread CTA per row, the row read once per pass ("cunn_SoftMaxForward")
 };
+
+/// The row kernel as one word ("registers"), as emitted programs write it; parse_row_kernel reads it back.
+inline const char* row_kernel_word(row_kernel k) {
+    static const char* const words[] = {"vector", "welford", "warp", "registers", "shared", "blocked"};
+    return words[static_cast<int>(k)];
+}
+
+inline std::optional<row_kernel> parse_row_kernel(std::string_view s) {
+    for (int k = 0; k <= static_cast<int>(row_kernel::blocked); ++k)
+        if (s == row_kernel_word(static_cast<row_kernel>(k))) return static_cast<row_kernel>(k);
+    return std::nullopt;
+}
 
 /// Everything about a kernel that its `work` does not say: the payload of a kernel's compute step.
 struct kernel_desc : step_payload {

@@ -144,3 +144,24 @@ TEST(baseline_run, eager_framework_runs_more_kernels_and_stays_within_physics) {
         EXPECT_NEAR(sum, eager["sim_time_s"].get<double>(), 1e-3 * eager["sim_time_s"].get<double>()) << model;
     }
 }
+
+// mapper.softmax=megatron: attention's softmax over 2048 keys runs Megatron-LM's fused kernel (a warp per row, one
+// pass) where PyTorch's runs a 1024-thread CTA per row with the row in registers; nothing else changes.
+TEST(baseline_run, megatron_softmax_runs_a_warp_per_row_of_up_to_2048) {
+    const std::string shape = "--set workload.batch=1 --set workload.layers=1 --set workload.seq=2048 --set workload.context=2048";
+    const nlohmann::json& pytorch = run("a100_sxm", "gpt2", shape);
+    const nlohmann::json& megatron = run("a100_sxm", "gpt2", shape + " --set mapper.softmax=megatron");
+    auto softmax_plans = [](const nlohmann::json& j) {
+        std::vector<std::string> plans;
+        for (const auto& k : j["mapping"]["kernels"])
+            if (k["name"].get<std::string>().find("softmax") != std::string::npos) plans.push_back(k["plan"].get<std::string>());
+        return plans;
+    };
+    const auto p = softmax_plans(pytorch), m = softmax_plans(megatron);
+    ASSERT_EQ(p.size(), 1u);
+    ASSERT_EQ(m.size(), 1u);
+    EXPECT_NE(p[0].find("row-wise (row in registers), 24576 rows of 2048"), std::string::npos) << p[0];
+    EXPECT_NE(m[0].find("row-wise (warp per row), 24576 rows of 2048 in "), std::string::npos) << m[0];
+    EXPECT_EQ(pytorch["mapping"]["kernels"].size(), megatron["mapping"]["kernels"].size());
+    EXPECT_LT(megatron["sim_time_s"].get<double>(), pytorch["sim_time_s"].get<double>());
+}

@@ -34,7 +34,7 @@ while read -r params heads hidden layers t p gpus batch published; do
     --set workload.training=adam --set workload.precision=fp16 --set workload.hidden="$hidden" \
     --set workload.heads="$heads" --set workload.layers="$layers" --set workload.seq=2048 --set workload.context=2048 \
     --set workload.vocab=51200 --set workload.batch="$batch" --set parallel.tp="$t" --set parallel.pp="$p" \
-    --set parallel.dp="$d" --set parallel.microbatch=1 --set parallel.recompute=full -o "$out/run" > "$out/log" 2>&1 ||
+    --set parallel.dp="$d" --set parallel.microbatch=1 --set parallel.recompute=full --set gpu.mapper.softmax=megatron -o "$out/run" > "$out/log" 2>&1 ||
     { echo "| $params | $t | $p | $d | $gpus | $batch | failed: $(grep -m1 error "$out/log" | cut -c1-200) | | $published | |"; continue; }
   /usr/bin/python3 - "$out/run/summary.json" "$params" "$t" "$p" "$d" "$gpus" "$batch" "$published" "$hidden" "$layers" <<'PY'
 import json, sys
