@@ -83,20 +83,25 @@ void gpu::kernel_params::declare(param_decl& d) {
     d(stream_k, "stream_k", "false",
       "persistent GEMM kernels share a partial last wave's tiles over all SMs along K (stream-K, Hopper's "
       "persistent tile schedulers), so a partial wave costs its share of the work plus a partial-tile fix-up");
-    d(row_rate_warp, "row_rate_warp", "0",
-      "elements per cycle per SM the one-warp-per-row softmax kernel sustains (rows of up to 1024); 0: no "
-      "limit but bandwidth; fitted");
-    d(row_rate_registers, "row_rate_registers", "0",
-      "elements per cycle per SM of the softmax kernel that holds a row in a 1024-thread CTA's registers (rows "
-      "of 1025 to 9216); 0: no limit; fitted");
-    d(row_rate_shared, "row_rate_shared", "0",
-      "elements per cycle per SM of the softmax kernel that keeps a row in shared memory (rows up to 48 KiB); 0: "
-      "no limit; fitted");
-    d(row_rate_blocked, "row_rate_blocked", "0",
-      "elements per cycle per SM of the softmax kernel that reads a longer row once per pass; 0: no limit; fitted");
-    d(row_rate_welford, "row_rate_welford", "0",
-      "elements per cycle per SM of layer norm's kernel (Welford's running mean and variance, a division per "
-      "element; RMS norm only sums squares and has no such limit); 0: no limit; fitted");
+    // One sustained element rate per row kernel that has its own instruction stream (not the plain vector one).
+    static const std::pair<row_kernel, const char*> rate_docs[] = {
+        {row_kernel::warp,
+         "elements per cycle per SM the one-warp-per-row softmax kernel sustains (rows of up to 1024); 0: no "
+         "limit but bandwidth; fitted"},
+        {row_kernel::registers,
+         "elements per cycle per SM of the softmax kernel that holds a row in a 1024-thread CTA's registers (rows "
+         "of 1025 to 9216); 0: no limit; fitted"},
+        {row_kernel::shared,
+         "elements per cycle per SM of the softmax kernel that keeps a row in shared memory (rows up to 48 KiB); 0: "
+         "no limit; fitted"},
+        {row_kernel::blocked,
+         "elements per cycle per SM of the softmax kernel that reads a longer row once per pass; 0: no limit; fitted"},
+        {row_kernel::welford,
+         "elements per cycle per SM of layer norm's kernel (Welford's running mean and variance, a division per "
+         "element; RMS norm only sums squares and has no such limit); 0: no limit; fitted"},
+    };
+    for (auto [kind, doc] : rate_docs)
+        d(row_rate[static_cast<int>(kind)], std::string("row_rate_") + row_kernel_word(kind), "0", doc);
     d(vector_bytes, "vector_bytes", "16B", "bytes one thread loads at once (row-wise kernels: elements per thread)",
       bound::positive);
     d(segment, "segment", "256KiB", "size of the DRAM requests a kernel's traffic is paced in", bound::positive);
@@ -164,10 +169,11 @@ gpu::timing::timing(const params& prm, const std::string& who) : p(prm), clk(prm
     const auto dt = parse_tiles(p.kernel.decode_tile, who + " kernel.decode_tile");
     decode_bq = dt.front().bm;
     decode_bkv = dt.front().bn;
-    for (auto [name, v] : {std::pair{"narrow_load", p.kernel.narrow_load}, {"row_rate_warp", p.kernel.row_rate_warp},
-                           {"row_rate_registers", p.kernel.row_rate_registers}, {"row_rate_shared", p.kernel.row_rate_shared},
-                           {"row_rate_blocked", p.kernel.row_rate_blocked}, {"row_rate_welford", p.kernel.row_rate_welford}})
-        if (!(v >= 0)) throw input_error(who + ": kernel." + name + " must not be negative");
+    if (!(p.kernel.narrow_load >= 0)) throw input_error(who + ": kernel.narrow_load must not be negative");
+    for (int k = 0; k < k_row_kernels; ++k)
+        if (!(p.kernel.row_rate[k] >= 0))
+            throw input_error(who + ": kernel.row_rate_" + row_kernel_word(static_cast<row_kernel>(k)) +
+                              " must not be negative");
     if (!(p.kernel.attention_overlap >= 0 && p.kernel.attention_overlap <= 1))
         throw input_error(who + ": kernel.attention_overlap must be between 0 and 1");
     for (double e : {p.kernel.tensor_efficiency, p.kernel.simt_efficiency, p.kernel.l2_efficiency, p.kernel.dram_efficiency,
@@ -179,17 +185,7 @@ double gpu::timing::tensor_peak(dtype t) const {
     return p.sm.tensor_macs_per_cycle.at(t) * static_cast<double>(p.sms) * clk.hz;
 }
 double gpu::timing::lane_peak() const { return static_cast<double>(p.sm.fp32_lanes * p.sms) * clk.hz; }
-double gpu::timing::row_rate(row_kernel kind) const {
-    switch (kind) {
-        case row_kernel::warp: return p.kernel.row_rate_warp;
-        case row_kernel::registers: return p.kernel.row_rate_registers;
-        case row_kernel::shared: return p.kernel.row_rate_shared;
-        case row_kernel::blocked: return p.kernel.row_rate_blocked;
-        case row_kernel::welford: return p.kernel.row_rate_welford;
-        case row_kernel::vector: break;
-    }
-    return 0;
-}
+double gpu::timing::row_rate(row_kernel kind) const { return p.kernel.row_rate[static_cast<int>(kind)]; }
 
 double gpu::timing::sfu_peak() const { return static_cast<double>(p.sm.sfu_lanes * p.sms) * clk.hz; }
 double gpu::timing::l2_peak() const { return p.l2.bw.bytes_per_second(clk); }
@@ -451,9 +447,9 @@ gpu::kernel_plan gpu::timing::plan_stream(const work& w, const kernel_desc* d) c
                 pl.cache_s = pl.cache_bytes / (l2_peak() * p.kernel.l2_efficiency);
             }
         }
-        static const char* const how[] = {"", " (Welford)", " (warp per row)", " (row in registers)", " (row in shared memory)",
-                                          " (row read per pass)"};
-        os << "row-wise" << how[static_cast<int>(d->row_kind)] << ", " << d->rows << " rows of " << d->cols << " in " << static_cast<long long>(waves)
+        os << "row-wise";
+        if (*row_kernel_phrase(d->row_kind)) os << " (" << row_kernel_phrase(d->row_kind) << ")";
+        os << ", " << d->rows << " rows of " << d->cols << " in " << static_cast<long long>(waves)
            << " wave" << (waves > 1 ? "s" : "") << " x " << static_cast<long long>(passes) << " pass"
            << (passes > 1 ? "es" : "");
         if (d->rereads > 0) os << ", rows re-read " << d->rereads << "x from " << (pl.reread_bytes > 0 ? "DRAM" : "L2");
@@ -759,11 +755,9 @@ std::vector<tunable> gpu::tunables() {
     add("kernel.fallback_efficiency", "", 0.05, 1.0, false, "gemm", frac(k.fallback_efficiency));
     add("kernel.attention_overlap", "", 0.0, 1.0, false, "attention", frac(k.attention_overlap));
     add("kernel.narrow_load", "B/cycle", 0.5, 64, true, "gemm", frac(k.narrow_load));
-    add("kernel.row_rate_warp", "el/cycle", 0.25, 16, true, "rowwise", frac(k.row_rate_warp));
-    add("kernel.row_rate_registers", "el/cycle", 0.25, 16, true, "rowwise", frac(k.row_rate_registers));
-    add("kernel.row_rate_shared", "el/cycle", 0.25, 16, true, "rowwise", frac(k.row_rate_shared));
-    add("kernel.row_rate_blocked", "el/cycle", 0.25, 16, true, "rowwise", frac(k.row_rate_blocked));
-    add("kernel.row_rate_welford", "el/cycle", 0.25, 16, true, "rowwise", frac(k.row_rate_welford));
+    for (row_kernel kind : {row_kernel::warp, row_kernel::registers, row_kernel::shared, row_kernel::blocked, row_kernel::welford})
+        add(std::string("kernel.row_rate_") + row_kernel_word(kind), "el/cycle", 0.25, 16, true, "rowwise",
+            frac(k.row_rate[static_cast<int>(kind)]));
     if (m_timing->p.tlb.reach.bytes() > 0)
         add("tlb.miss_cost", "s", 1e-9, 2e-6, true, "stream", time_param(m_timing->p.tlb.miss_cost));
     return out;

@@ -79,11 +79,7 @@ public:
         double fallback_efficiency = 1;
         double attention_overlap = 0;
         double narrow_load = 0;
-        double row_rate_warp = 0;
-        double row_rate_registers = 0;
-        double row_rate_shared = 0;
-        double row_rate_blocked = 0;
-        double row_rate_welford = 0;
+        std::array<double, k_row_kernels> row_rate{};  // by row_kernel, "row_rate_<word>" (none for vector)
         bool stream_k = false;
         byte_size vector_bytes;
         byte_size segment;

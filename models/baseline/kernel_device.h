@@ -36,14 +36,24 @@ enum class row_kernel {
     blocked,    // one 1024-thread CTA per row, the row read once per pass ("cunn_SoftMaxForward")
 };
 
-/// The row kernel as one word ("registers"), as emitted programs write it; parse_row_kernel reads it back.
+inline constexpr int k_row_kernels = static_cast<int>(row_kernel::blocked) + 1;
+
+/// The row kernel as one word ("registers"), as emitted programs and parameter names write it;
+/// parse_row_kernel reads it back.
 inline const char* row_kernel_word(row_kernel k) {
-    static const char* const words[] = {"vector", "welford", "warp", "registers", "shared", "blocked"};
+    static const char* const words[k_row_kernels] = {"vector", "welford", "warp", "registers", "shared", "blocked"};
     return words[static_cast<int>(k)];
 }
 
+/// How a plan's text names the kernel ("row in registers"); empty for the plain vector kernel.
+inline const char* row_kernel_phrase(row_kernel k) {
+    static const char* const phrases[k_row_kernels] = {"", "Welford", "warp per row", "row in registers",
+                                                       "row in shared memory", "row read per pass"};
+    return phrases[static_cast<int>(k)];
+}
+
 inline std::optional<row_kernel> parse_row_kernel(std::string_view s) {
-    for (int k = 0; k <= static_cast<int>(row_kernel::blocked); ++k)
+    for (int k = 0; k < k_row_kernels; ++k)
         if (s == row_kernel_word(static_cast<row_kernel>(k))) return static_cast<row_kernel>(k);
     return std::nullopt;
 }
