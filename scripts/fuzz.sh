@@ -8,15 +8,20 @@
 #   scripts/fuzz.sh --seconds 600      the documented long run (1 CPU-hour in all)
 #   scripts/fuzz.sh --seconds 15 expr  one harness
 #   scripts/fuzz.sh --replay DIR...    run every harness once over the given inputs (no fuzzing)
+#   scripts/fuzz.sh --build DIR        use a build already configured with -DTESSEL_FUZZ=ON (scripts/test.sh's
+#                                      sanitizer build, which also runs the tests): no second instrumented build
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=60
 replay=()
 targets=()
+build=build-fuzz
+configure=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds="$2"; shift 2 ;;
+    --build) build="${2%/}"; configure=0; shift 2 ;;
     --replay) shift; while [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; do replay+=("$1"); shift; done ;;
     platform|workload|program|sweep|expr|onnx) targets+=("$1"); shift ;;
     *) echo "fuzz.sh: unknown argument '$1' (harnesses: platform workload program sweep expr onnx)" >&2; exit 2 ;;
@@ -28,16 +33,20 @@ command -v clang++ >/dev/null || { echo "fuzz.sh: needs clang++ (scripts/setup.s
 # The harnesses link the model and engine libraries only; warnings are the g++ build's job (clang's differ).
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DTESSEL_FUZZ=ON \
-  -DTESSEL_TESTS=OFF -DTESSEL_WERROR=OFF "${launcher[@]}" >/dev/null
-cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]/%/_fuzz}"
+if [ "$configure" = 1 ]; then
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DTESSEL_FUZZ=ON \
+    -DTESSEL_TESTS=OFF -DTESSEL_WERROR=OFF "${launcher[@]}" >/dev/null
+elif ! grep -q '^TESSEL_FUZZ:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
+  echo "fuzz.sh: $build is not a build configured with -DTESSEL_FUZZ=ON" >&2; exit 2
+fi
+cmake --build "$build" -j"$(nproc)" --target "${targets[@]/%/_fuzz}"
 
 # Seeds: the repository's valid inputs and the bad-input corpus (tests/corpus), one folder per harness.
-seeds=build-fuzz/seeds
+seeds=$build/seeds
 rm -rf "$seeds"
 for t in "${targets[@]}"; do
-  rm -rf "build-fuzz/findings/$t"  # keep a finding by copying it to fuzz/regressions/HARNESS/ once fixed
-  mkdir -p "$seeds/$t" "build-fuzz/corpus/$t" "build-fuzz/findings/$t"
+  rm -rf "$build/findings/$t"  # keep a finding by copying it to fuzz/regressions/HARNESS/ once fixed
+  mkdir -p "$seeds/$t" "$build/corpus/$t" "$build/findings/$t"
 done
 copy_seeds() {  # HARNESS FILE...
   local t="$1"; shift
@@ -67,26 +76,26 @@ fi
 # Limits: an input may not take 10 s, allocate more than 1 GiB at once or grow the process past 2 GiB
 # (AddressSanitizer's shadow memory included).
 opts=(-timeout=10 -malloc_limit_mb=1024 -rss_limit_mb=2048 -print_final_stats=1)
-log=build-fuzz/fuzz-log.tsv
+log=$build/fuzz-log.tsv
 [ -f "$log" ] || printf 'date\tharness\tseconds\tcpu_s\texecs\tcorpus\tfindings\n' > "$log"
 
 run_one() {  # HARNESS
-  local t="$1" out="build-fuzz/findings/$1/run.log" status=0
+  local t="$1" out="$build/findings/$1/run.log" status=0
   if [ ${#replay[@]} -gt 0 ]; then
-    "build-fuzz/fuzz/${t}_fuzz" "${opts[@]}" -runs=0 "${replay[@]}" > "$out" 2>&1 || status=$?
+    "$build/fuzz/${t}_fuzz" "${opts[@]}" -runs=0 "${replay[@]}" > "$out" 2>&1 || status=$?
   else
-    /usr/bin/time -f '%U %S' -o "build-fuzz/findings/$t/time" \
-      "build-fuzz/fuzz/${t}_fuzz" "${opts[@]}" -max_total_time="$seconds" \
-      -artifact_prefix="build-fuzz/findings/$t/" "build-fuzz/corpus/$t" "$seeds/$t" > "$out" 2>&1 || status=$?
+    /usr/bin/time -f '%U %S' -o "$build/findings/$t/time" \
+      "$build/fuzz/${t}_fuzz" "${opts[@]}" -max_total_time="$seconds" \
+      -artifact_prefix="$build/findings/$t/" "$build/corpus/$t" "$seeds/$t" > "$out" 2>&1 || status=$?
     local cpu execs findings
-    cpu=$(tail -1 "build-fuzz/findings/$t/time" | awk '{ printf "%.0f", $1 + $2 }')
+    cpu=$(tail -1 "$build/findings/$t/time" | awk '{ printf "%.0f", $1 + $2 }')
     execs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+)/\1/p' "$out" | tail -1)
-    findings=$(find "build-fuzz/findings/$t" -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' -o -name 'leak-*' | wc -l)
+    findings=$(find "$build/findings/$t" -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' -o -name 'leak-*' | wc -l)
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%F)" "$t" "$seconds" "$cpu" "${execs:-0}" \
-      "$(ls "build-fuzz/corpus/$t" | wc -l)" "$findings" >> "$log"
+      "$(ls "$build/corpus/$t" | wc -l)" "$findings" >> "$log"
   fi
   if [ "$status" -ne 0 ]; then
-    echo "fuzz.sh: $t: FINDING (exit $status); its input is in build-fuzz/findings/$t/, the report in $out:" >&2
+    echo "fuzz.sh: $t: FINDING (exit $status); its input is in $build/findings/$t/, the report in $out:" >&2
     grep -m3 -E 'ERROR|SUMMARY|terminate|what\(\)' "$out" >&2 || tail -5 "$out" >&2
     return 1
   fi

@@ -54,8 +54,8 @@ struct benches {
     benches() {
         const char* bad[] = {"flow_control: {impl: credit}, representation: modules",
                              "flow_control: {impl: credit}, clock: 1.5GHz, link_bandwidth: 40GB/s",
-                             "flow_control: {impl: credit, buffer_flits: 4, switching: "
-                             "virtual_cut_through}",
+                             ("flow_control: {impl: credit, buffer_flits: 4, switching: "
+                              "virtual_cut_through}"),
                              "flow_control: {impl: credit, vcs: 9}"};
         int n = 0;
         for (const char* extra : bad) {
