@@ -21,7 +21,8 @@ configure=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds="$2"; shift 2 ;;
-    --build) build="${2%/}"; configure=0; shift 2 ;;
+    --build) [ $# -ge 2 ] || { echo "fuzz.sh: --build needs a build folder" >&2; exit 2; }
+             build="${2%/}"; configure=0; shift 2 ;;
     --replay) shift; while [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; do replay+=("$1"); shift; done ;;
     platform|workload|program|sweep|expr|onnx) targets+=("$1"); shift ;;
     *) echo "fuzz.sh: unknown argument '$1' (harnesses: platform workload program sweep expr onnx)" >&2; exit 2 ;;

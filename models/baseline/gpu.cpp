@@ -40,6 +40,26 @@ void gpu::tlb_params::declare(param_decl& d) {
     d(miss_cost, "miss_cost", "0ns", "time a page walk stalls a kernel's memory stream, per missed page; fitted");
 }
 
+namespace {
+// One sustained element rate per row kernel that has its own instruction stream (not the plain vector one).
+const std::pair<row_kernel, const char*> k_row_rates[] = {
+    {row_kernel::warp,
+     "elements per cycle per SM the one-warp-per-row softmax kernel sustains (rows of up to 1024); 0: no "
+     "limit but bandwidth; fitted"},
+    {row_kernel::registers,
+     "elements per cycle per SM of the softmax kernel that holds a row in a 1024-thread CTA's registers (rows "
+     "of 1025 to 9216); 0: no limit; fitted"},
+    {row_kernel::shared,
+     "elements per cycle per SM of the softmax kernel that keeps a row in shared memory (rows up to 48 KiB); 0: "
+     "no limit; fitted"},
+    {row_kernel::blocked,
+     "elements per cycle per SM of the softmax kernel that reads a longer row once per pass; 0: no limit; fitted"},
+    {row_kernel::welford,
+     "elements per cycle per SM of layer norm's kernel (Welford's running mean and variance, a division per "
+     "element; RMS norm only sums squares and has no such limit); 0: no limit; fitted"},
+};
+}  // namespace
+
 void gpu::kernel_params::declare(param_decl& d) {
     d(launch_overhead, "launch_overhead", "0ns",
       "fixed time per kernel between the end of one kernel and the work of the next (dispatch, ramp-up, drain); "
@@ -83,24 +103,7 @@ void gpu::kernel_params::declare(param_decl& d) {
     d(stream_k, "stream_k", "false",
       "persistent GEMM kernels share a partial last wave's tiles over all SMs along K (stream-K, Hopper's "
       "persistent tile schedulers), so a partial wave costs its share of the work plus a partial-tile fix-up");
-    // One sustained element rate per row kernel that has its own instruction stream (not the plain vector one).
-    static const std::pair<row_kernel, const char*> rate_docs[] = {
-        {row_kernel::warp,
-         "elements per cycle per SM the one-warp-per-row softmax kernel sustains (rows of up to 1024); 0: no "
-         "limit but bandwidth; fitted"},
-        {row_kernel::registers,
-         "elements per cycle per SM of the softmax kernel that holds a row in a 1024-thread CTA's registers (rows "
-         "of 1025 to 9216); 0: no limit; fitted"},
-        {row_kernel::shared,
-         "elements per cycle per SM of the softmax kernel that keeps a row in shared memory (rows up to 48 KiB); 0: "
-         "no limit; fitted"},
-        {row_kernel::blocked,
-         "elements per cycle per SM of the softmax kernel that reads a longer row once per pass; 0: no limit; fitted"},
-        {row_kernel::welford,
-         "elements per cycle per SM of layer norm's kernel (Welford's running mean and variance, a division per "
-         "element; RMS norm only sums squares and has no such limit); 0: no limit; fitted"},
-    };
-    for (auto [kind, doc] : rate_docs)
+    for (auto [kind, doc] : k_row_rates)
         d(row_rate[static_cast<int>(kind)], std::string("row_rate_") + row_kernel_word(kind), "0", doc);
     d(vector_bytes, "vector_bytes", "16B", "bytes one thread loads at once (row-wise kernels: elements per thread)",
       bound::positive);
@@ -755,9 +758,9 @@ std::vector<tunable> gpu::tunables() {
     add("kernel.fallback_efficiency", "", 0.05, 1.0, false, "gemm", frac(k.fallback_efficiency));
     add("kernel.attention_overlap", "", 0.0, 1.0, false, "attention", frac(k.attention_overlap));
     add("kernel.narrow_load", "B/cycle", 0.5, 64, true, "gemm", frac(k.narrow_load));
-    for (row_kernel kind : {row_kernel::warp, row_kernel::registers, row_kernel::shared, row_kernel::blocked, row_kernel::welford})
-        add(std::string("kernel.row_rate_") + row_kernel_word(kind), "el/cycle", 0.25, 16, true, "rowwise",
-            frac(k.row_rate[static_cast<int>(kind)]));
+    for (const auto& rate : k_row_rates)
+        add(std::string("kernel.row_rate_") + row_kernel_word(rate.first), "el/cycle", 0.25, 16, true, "rowwise",
+            frac(k.row_rate[static_cast<int>(rate.first)]));
     if (m_timing->p.tlb.reach.bytes() > 0)
         add("tlb.miss_cost", "s", 1e-9, 2e-6, true, "stream", time_param(m_timing->p.tlb.miss_cost));
     return out;
