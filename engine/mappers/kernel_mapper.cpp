@@ -126,9 +126,9 @@ void add_row_info(const workload_graph& g, const op_node& op, kernel_desc& d) {
         }
     } else if (op.kind == op_kind::layernorm) {
         rereads = 1;
-        // Layer norm's statistics update a running mean and variance per element (Welford: a division each);
-        // RMS norm only sums squares.
-        if (op.type == "layernorm") d.row_kind = row_kernel::welford;
+        // One kernel for both (ATen's vectorized_layer_norm_kernel<T, T_ACC, rms_norm>): layer norm's statistics
+        // update a running mean and variance per element (Welford: a division each); RMS norm only sums squares.
+        d.row_kind = op.type == "layernorm" ? row_kernel::welford : row_kernel::norm;
     }
     d.passes = passes;
     d.rereads = rereads;

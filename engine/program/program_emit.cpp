@@ -369,7 +369,7 @@ void read_emitted_program(const yaml_node& em, const platform& plat, program& pr
                 k->rereads = static_cast<int>(r.i64("rereads"));
                 const std::string_view rk = r.token("row kernel");
                 const auto kind = parse_row_kernel(rk);
-                if (!kind) r.fail("unknown row kernel '" + std::string(rk) + "' (vector, welford, warp, registers, shared, blocked)");
+                if (!kind) r.fail("unknown row kernel '" + std::string(rk) + "' (vector, welford, norm, warp, registers, shared, blocked)");
                 k->row_kind = *kind;
                 k->split_k = r.i64("split_k") != 0;
                 k->special_ops = r.real("special_ops");

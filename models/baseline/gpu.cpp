@@ -414,30 +414,44 @@ gpu::kernel_plan gpu::timing::plan_stream(const work& w, const kernel_desc* d) c
     pl.cache_s = pl.cache_bytes / (l2_peak() * p.kernel.l2_efficiency);
     std::ostringstream os;
     if (d && d->rows > 0 && d->passes > 0) {
-        // Each row is one CTA of threads loading vector_bytes each (PyTorch's softmax: 1024 threads, or one
-        // warp of a 128-thread CTA for short rows); the SMs hold as many rows as threads allow.
         const double eb = dtype_bits(w.type) / 8.0;
-        const double per_thread = std::max(1.0, static_cast<double>(p.kernel.vector_bytes.bytes()) / eb);
-        const bool vector = d->row_kind == row_kernel::vector || d->row_kind == row_kernel::welford;
-        const double threads = d->row_kind == row_kernel::warp ? 32.0
-                             : vector ? std::clamp(32 * ceil_div(ceil_div(static_cast<double>(d->cols), per_thread), 32), 32.0, 1024.0)
+        const double rows = static_cast<double>(d->rows), cols = static_cast<double>(d->cols);
+        // Each row is one CTA. Layer and RMS norm (ATen's vectorized_layer_norm_kernel): 128 threads loading 4
+        // elements at a time. PyTorch's softmax: 1024 threads, or one warp of a 128-thread CTA for short rows.
+        // Other reductions: threads loading vector_bytes each, as many as the row needs up to 1024. The SMs
+        // hold as many rows as threads allow.
+        const bool norm = is_norm_kernel(d->row_kind);
+        const double per_thread = norm ? 4.0 : std::max(1.0, static_cast<double>(p.kernel.vector_bytes.bytes()) / eb);
+        const bool vector = d->row_kind == row_kernel::vector;
+        const double threads = norm                              ? 128.0
+                             : d->row_kind == row_kernel::warp ? 32.0
+                             : vector ? std::clamp(32 * ceil_div(ceil_div(cols, per_thread), 32), 32.0, 1024.0)
                                       : 1024.0;
         const double max_rows = d->row_kind == row_kernel::warp ? static_cast<double>(p.sm.max_ctas) * 4
                                                                 : static_cast<double>(p.sm.max_ctas);
         const double rows_per_sm = std::clamp(std::floor(static_cast<double>(p.sm.max_threads) / threads), 1.0, max_rows);
-        const double waves = ceil_div(static_cast<double>(d->rows), sms * rows_per_sm);
+        const double waves = ceil_div(rows, sms * rows_per_sm);
         // A vector kernel walks a row longer than one CTA's threads hold (1024 threads x vector_bytes) in
         // chunks, each one more dependent step of every pass; the softmax kernels' loops stream their chunks.
-        const double chunks = vector ? ceil_div(static_cast<double>(d->cols), 1024 * per_thread) : 1.0;
+        const double chunks = vector ? ceil_div(cols, 1024 * per_thread) : 1.0;
         const double passes = static_cast<double>(d->passes) * chunks;
         // Each softmax kernel, and layer norm's Welford statistics, has its own sustained element rate (its
         // instruction stream: FP32 conversion, exponentials or divisions, block reductions); fitted per kernel.
         const double rate = row_rate(d->row_kind);
-        if (rate > 0) {
-            pl.compute_s = std::max(pl.compute_s, static_cast<double>(d->rows) * static_cast<double>(d->cols) /
-                                                      (rate * sms * clk.hz));
+        if (rate > 0) pl.compute_s = std::max(pl.compute_s, rows * cols / (rate * sms * clk.hz));
+        double loads = 0;
+        if (norm) {
+            // A norm kernel's thread keeps one load in flight and waits row_latency for it; rows follow one
+            // another through an SM's 16 slots without waves. By Little's law an SM streams its resident rows'
+            // loads once per latency, so a pass costs (loads per thread, at least one) latencies per round of
+            // resident rows; the DRAM traffic streams under it (few long rows are short of loads in flight).
+            loads = std::max(1.0, cols / (threads * per_thread));
+            pl.row_s = static_cast<double>(d->passes) * loads * std::max(1.0, rows / (sms * rows_per_sm)) *
+                       p.kernel.row_latency.q.value;
+            pl.row_streams = true;
+        } else {
+            pl.row_s = waves * passes * p.kernel.row_latency.q.value;
         }
-        pl.row_s = waves * passes * p.kernel.row_latency.q.value;
         if (d->rereads > 0) {
             // Rows read again come from L2 while the rows in flight (and their outputs) fit there; a wave
             // larger than that evicts each row before its next read, and the re-reads go to DRAM.
@@ -452,9 +466,14 @@ gpu::kernel_plan gpu::timing::plan_stream(const work& w, const kernel_desc* d) c
         }
         os << "row-wise";
         if (*row_kernel_phrase(d->row_kind)) os << " (" << row_kernel_phrase(d->row_kind) << ")";
-        os << ", " << d->rows << " rows of " << d->cols << " in " << static_cast<long long>(waves)
-           << " wave" << (waves > 1 ? "s" : "") << " x " << static_cast<long long>(passes) << " pass"
-           << (passes > 1 ? "es" : "");
+        os << ", " << d->rows << " rows of " << d->cols;
+        if (norm) {
+            os << ", " << rows_per_sm << " per SM, " << d->passes << " passes x " << loads << " load"
+               << (loads != 1 ? "s" : "") << " a thread";
+        } else {
+            os << " in " << static_cast<long long>(waves) << " wave" << (waves > 1 ? "s" : "") << " x "
+               << static_cast<long long>(passes) << " pass" << (passes > 1 ? "es" : "");
+        }
         if (d->rereads > 0) os << ", rows re-read " << d->rereads << "x from " << (pl.reread_bytes > 0 ? "DRAM" : "L2");
     } else if (w.is_matmul()) {
         os << "matrix-vector (streaming)";
@@ -614,8 +633,9 @@ void gpu::transport(txn& t) {
     const double walks = d ? translate(*d) : 0;
     const double dram_s = ticks_to_seconds(dr.last - t0) + walks * tm.p.tlb.miss_cost.q.value;
     // A row-wise kernel's waves wait on their reductions: each dependent pass adds its latency to the
-    // streaming of the wave's bytes.
-    const double body = std::max({pl.compute_s, pl.cache_s, dram_s + pl.row_s});
+    // streaming of the wave's bytes (a norm kernel's row time is its streaming, which DRAM time bounds).
+    const double rows_s = pl.row_streams ? std::max(dram_s, pl.row_s) : dram_s + pl.row_s;
+    const double body = std::max({pl.compute_s, pl.cache_s, rows_s});
     const tick end = t0 + seconds_to_ticks(body + pl.extra_s);
 
     m_busy.free_at = end;
@@ -666,7 +686,7 @@ void gpu::transport(txn& t) {
     r.dram_bytes = dr.read_bytes + dr.write_bytes;
     const double worst = body;
     if (launch > body) r.bound = "overhead";
-    else if (worst == dram_s + pl.row_s) r.bound = pl.row_s > dram_s ? "latency" : "dram";
+    else if (worst == rows_s) r.bound = pl.row_s > dram_s ? "latency" : "dram";
     else if (worst == pl.compute_s) r.bound = "compute";
     else if (worst == pl.cache_s) r.bound = "cache";
     else r.bound = "latency";

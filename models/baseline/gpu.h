@@ -107,6 +107,7 @@ public:
         double cache_bytes = 0;    // SM <-> L2 bytes
         double cache_s = 0;        // at the L2 rate this kernel reaches
         double row_s = 0;          // dependent passes over rows (row-wise kernels)
+        bool row_streams = false;  // row_s is the rows' own streaming (it overlaps DRAM time instead of adding)
         double extra_s = 0;        // serial extra work after the kernel (split-K reduction kernel)
         double reread_bytes = 0;   // operand bytes read from DRAM again because they do not stay in L2
         double tensor_macs = 0;    // MACs on tensor cores (padding excluded)

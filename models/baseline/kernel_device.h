@@ -28,27 +28,33 @@ struct kernel_operand {
 
 /// How a library kernel walks the rows of a row-wise op (PyTorch's softmax picks one of four by row length).
 enum class row_kernel {
-    vector,     // one CTA per row, each thread loading vector_bytes (RMS norm, reductions)
-    welford,    // the same, with Welford's running mean and variance per element (layer norm)
+    vector,     // one CTA per row, each thread loading vector_bytes (reductions)
+    welford,    // ATen's layer-norm kernel: 128 threads per row, Welford's running mean and variance (layer norm)
     warp,       // one warp per row, reductions by warp shuffles ("softmax_warp_forward", rows <= 1024)
     registers,  // one 1024-thread CTA per row, the row held in registers ("cunn_SoftMaxForwardReg")
     shared,     // one 1024-thread CTA per row, the row kept in shared memory ("cunn_SoftMaxForwardSmem")
     blocked,    // one 1024-thread CTA per row, the row read once per pass ("cunn_SoftMaxForward")
+    norm,       // the layer-norm kernel summing squares for its statistics (RMS norm)
 };
 
-inline constexpr int k_row_kernels = static_cast<int>(row_kernel::blocked) + 1;
+inline constexpr int k_row_kernels = static_cast<int>(row_kernel::norm) + 1;
+
+/// The kernels that walk a row as ATen's vectorized_layer_norm_kernel does (128 threads, 4 elements a load).
+inline bool is_norm_kernel(row_kernel k) { return k == row_kernel::welford || k == row_kernel::norm; }
 
 /// The row kernel as one word ("registers"), as emitted programs and parameter names write it;
 /// parse_row_kernel reads it back.
 inline const char* row_kernel_word(row_kernel k) {
-    static const char* const words[k_row_kernels] = {"vector", "welford", "warp", "registers", "shared", "blocked"};
+    static const char* const words[k_row_kernels] = {"vector", "welford", "warp", "registers", "shared", "blocked",
+                                                     "norm"};
     return words[static_cast<int>(k)];
 }
 
 /// How a plan's text names the kernel ("row in registers"); empty for the plain vector kernel.
 inline const char* row_kernel_phrase(row_kernel k) {
     static const char* const phrases[k_row_kernels] = {"", "Welford", "warp per row", "row in registers",
-                                                       "row in shared memory", "row read per pass"};
+                                                       "row in shared memory", "row read per pass",
+                                                       "sum of squares"};
     return phrases[static_cast<int>(k)];
 }
 

@@ -306,7 +306,7 @@ TEST(calibration, layer_norm_runs_welfords_statistics_and_rms_norm_does_not) {
     EXPECT_NE(f.h100.last_record().plan.find("row-wise (Welford), 64 rows"), std::string::npos)
         << f.h100.last_record().plan;
     f.h100.simulate(rows.items[1]);
-    EXPECT_NE(f.h100.last_record().plan.find("row-wise, 64 rows"), std::string::npos) << f.h100.last_record().plan;
+    EXPECT_NE(f.h100.last_record().plan.find("row-wise (sum of squares), 64 rows"), std::string::npos) << f.h100.last_record().plan;
 }
 
 TEST(calibration, an_implicit_gemm_convolution_does_not_split_k) {
@@ -325,16 +325,18 @@ TEST(calibration, an_implicit_gemm_convolution_does_not_split_k) {
 }
 
 TEST(calibration, shipped_h100_fits_both_sets_within_ten_percent) {
-    // Issue 15's bar for the calibration: the rows the fit uses (both files, held-out rows excluded) within
-    // 10 % mean absolute error. The held-out rows are reported in docs/validation.md, not bounded here.
+    // Issue 15's bar: the rows the fit uses (both files, held-out rows excluded) within 10 % mean absolute
+    // error, and the 30 rows it never sees (docs/validation.md lists them) within 10 % too.
     auto& f = fx();
     const measurement_set both =
         load_measurements(std::vector<std::string>{measurements_file, "validation/gpu/h100_operators.jsonl"});
-    std::vector<size_t> fitted;
-    for (size_t i = 0; i < both.items.size(); ++i)
-        if (!both.items[i].holdout) fitted.push_back(i);
+    std::vector<size_t> fitted, held;
+    for (size_t i = 0; i < both.items.size(); ++i) (both.items[i].holdout ? held : fitted).push_back(i);
     ASSERT_EQ(fitted.size(), 119u);
-    EXPECT_LT(mape(both.items, f.h100.simulate_all(both.items), fitted), 10);
+    ASSERT_EQ(held.size(), 30u);
+    const std::vector<double> sim = f.h100.simulate_all(both.items);
+    EXPECT_LT(mape(both.items, sim, fitted), 10);
+    EXPECT_LT(mape(both.items, sim, held), 10);
 }
 
 TEST(calibration, shipped_h100_meets_the_bounds_on_the_operator_set) {
@@ -366,5 +368,7 @@ TEST(calibration, shipped_h100_meets_the_bounds_on_the_operator_set) {
     for (const auto& [name, rows] : cls) EXPECT_LT(mape(ops.items, sim, rows), 20) << name;
     EXPECT_LT(mape(ops.items, sim, cls["rowwise softmax"]), 10);
     EXPECT_LT(mape(ops.items, sim, cls["rowwise layernorm"]), 15);  // 33 % before Welford's element rate
+    // RMS norm (all held out): 23 % with a row's passes added to its DRAM time, 15.8 % with 1024-thread rows.
+    EXPECT_LT(mape(ops.items, sim, cls["rowwise rmsnorm"]), 10);
     for (size_t i : all) EXPECT_LT(std::fabs(err_pct(sim[i], ops.items[i].seconds)), 70) << ops.items[i].label;
 }

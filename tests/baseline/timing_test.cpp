@@ -175,6 +175,37 @@ TEST(gpu_timing, a_softmax_kernel_is_bounded_by_its_element_rate_and_its_row_pas
     EXPECT_EQ(warp.compute_s, 0);
 }
 
+TEST(gpu_timing, a_norm_kernel_streams_its_rows_one_load_latency_at_a_time) {
+    work w;
+    w.type = dtype::bf16;
+    w.bytes_in = w.bytes_out = 64.0 * 4096 * 2;
+    kernel_desc d;
+    d.rows = 64;
+    d.cols = 4096;
+    d.passes = 2;
+    d.row_kind = row_kernel::norm;
+    // 128 threads of 4 elements: 8 loads a thread per pass, 1 us each. One row per SM (max_ctas 1) on 4 SMs:
+    // 16 rounds of rows, 2 passes: 256 us, which the DRAM traffic overlaps rather than adds to.
+    const auto pl = dev().g_rows->model().plan(w, &d);
+    EXPECT_NEAR(pl.row_s, 2 * 8 * 16 * us, 1e-12);
+    EXPECT_TRUE(pl.row_streams);
+    EXPECT_EQ(pl.compute_s, 0);  // RMS norm has no element rate
+    EXPECT_NE(pl.text.find("row-wise (sum of squares), 64 rows of 4096, 1 per SM, 2 passes x 8 loads a thread"),
+              std::string::npos)
+        << pl.text;
+    // Two rows on four SMs: one round; a row shorter than 128 x 4 elements still waits one latency per pass.
+    d.rows = 2;
+    EXPECT_NEAR(dev().g_rows->model().plan(w, &d).row_s, 2 * 8 * us, 1e-12);
+    d.cols = 256;
+    EXPECT_NEAR(dev().g_rows->model().plan(w, &d).row_s, 2 * 1 * us, 1e-12);
+    // Layer norm's Welford kernel walks its rows the same way.
+    d.row_kind = row_kernel::welford;
+    EXPECT_NEAR(dev().g_rows->model().plan(w, &d).row_s, 2 * 1 * us, 1e-12);
+    // The softmax kernels still add their passes to the DRAM time.
+    d.row_kind = row_kernel::registers;
+    EXPECT_FALSE(dev().g_rows->model().plan(w, &d).row_streams);
+}
+
 TEST(gpu_timing, a_matrix_vector_product_is_a_streaming_kernel) {
     const auto pl = dev().g->model().plan(gemm(1, 4096, 4096), nullptr);
     EXPECT_EQ(pl.tensor_macs, 0);
