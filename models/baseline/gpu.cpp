@@ -67,7 +67,8 @@ void gpu::kernel_params::declare(param_decl& d) {
     d(cta_latency, "cta_latency", "0ns",
       "fixed time per CTA of a GEMM or attention kernel: filling the operand pipeline and storing the tile; fitted");
     d(row_latency, "row_latency", "0ns",
-      "time of one dependent pass over a row in row-wise kernels (load, block reduction, broadcast); fitted");
+      "time of one dependent pass over a row in softmax kernels (load, block reduction, broadcast); in the "
+      "layer-norm kernels, what each thread waits for one load; fitted");
     d(tensor_efficiency, "tensor_efficiency", "1",
       "fraction of the tensor-core peak a GEMM main loop sustains (issue, synchronisation, clock under load); fitted");
     d(simt_efficiency, "simt_efficiency", "1", "fraction of the FP32-lane peak kernels sustain; fitted");

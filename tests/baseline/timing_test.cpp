@@ -151,15 +151,28 @@ TEST(gpu_timing, split_k_spreads_a_deep_product_over_idle_sms) {
     EXPECT_NEAR(dev().g->model().plan(gemm(128, 128, 4096), nullptr).compute_s, 65.536 * us, 1e-12);
 }
 
-TEST(gpu_timing, a_softmax_kernel_is_bounded_by_its_element_rate_and_its_row_passes) {
+namespace {
+// 64 bf16 rows of 4096, two passes over each: the row-wise tests' kernel.
+work row_work() {
     work w;
     w.type = dtype::bf16;
     w.bytes_in = w.bytes_out = 64.0 * 4096 * 2;
+    return w;
+}
+
+kernel_desc row_kernel_of(row_kernel kind) {
     kernel_desc d;
     d.rows = 64;
     d.cols = 4096;
     d.passes = 2;
-    d.row_kind = row_kernel::registers;
+    d.row_kind = kind;
+    return d;
+}
+}  // namespace
+
+TEST(gpu_timing, a_softmax_kernel_is_bounded_by_its_element_rate_and_its_row_passes) {
+    const work w = row_work();
+    kernel_desc d = row_kernel_of(row_kernel::registers);
     // 1024 threads per row and one CTA per SM: 16 waves of 4 rows, 2 dependent passes of 1 us each.
     const auto pl = dev().g_rows->model().plan(w, &d);
     EXPECT_NEAR(pl.row_s, 16 * 2 * us, 1e-12);
@@ -176,14 +189,8 @@ TEST(gpu_timing, a_softmax_kernel_is_bounded_by_its_element_rate_and_its_row_pas
 }
 
 TEST(gpu_timing, a_norm_kernel_streams_its_rows_one_load_latency_at_a_time) {
-    work w;
-    w.type = dtype::bf16;
-    w.bytes_in = w.bytes_out = 64.0 * 4096 * 2;
-    kernel_desc d;
-    d.rows = 64;
-    d.cols = 4096;
-    d.passes = 2;
-    d.row_kind = row_kernel::norm;
+    const work w = row_work();
+    kernel_desc d = row_kernel_of(row_kernel::norm);
     // 128 threads of 4 elements: 8 loads a thread per pass, 1 us each. One row per SM (max_ctas 1) on 4 SMs:
     // 16 rounds of rows, 2 passes: 256 us, which the DRAM traffic overlaps rather than adds to.
     const auto pl = dev().g_rows->model().plan(w, &d);
