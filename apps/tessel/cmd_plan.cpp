@@ -56,6 +56,8 @@ CLI::App* setup(CLI::App& app) {
     c->add_option("--timeout", g_timeout, "time limit per plan, e.g. 30s, 10min");
     c->add_flag("--no-progress", g_no_progress, "plain lines instead of a progress bar, even on a terminal");
     c->add_flag("--retry-failed", g_opt.sweep.retry_failed, "simulate failed and timed-out plans again");
+    c->add_flag("--rerun-other-builds", g_opt.sweep.rerun_other_builds,
+                "simulate again the plans another build of tessel finished");
     return c;
 }
 

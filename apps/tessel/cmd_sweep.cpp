@@ -29,6 +29,8 @@ CLI::App* setup(CLI::App& app) {
     c->add_option("-o,--out", g_opt.out_dir, "results folder (default: out/sweeps/NAME)");
     c->add_flag("-n,--dry-run", g_opt.dry_run, "validate the spec and list the points with their state; run nothing");
     c->add_flag("--retry-failed", g_opt.retry_failed, "run failed and timed-out points again");
+    c->add_flag("--rerun-other-builds", g_opt.rerun_other_builds,
+                "run again the points another build of tessel finished (their rows' tessel_build differs)");
     c->add_option("--timeout", g_timeout, "time limit per point, e.g. 30s, 10min (replaces the spec's timeout; 0: none)");
     c->add_flag("--no-progress", g_no_progress, "plain lines instead of a progress bar, even on a terminal");
     c->add_option("--partition", g_partition, "slurm: partition (replaces the spec's)");

@@ -100,18 +100,30 @@ int run_sweep(const sweep_options& o, std::ostream& out, std::ostream& err) {
     rs.timeout_s = s.timeout_s;
     rs.metrics = s.metrics;
     rs.backend = o.backend;
+    rs.build = build_id(rs.tessel);
     std::vector<job> todo;
-    size_t done_before = 0;
+    size_t done_before = 0, other_build = 0;
     for (const auto& p : ex.points) {
         const auto it = store.latest().find(p.key);
         const bool has = it != store.latest().end();
         const bool retry = has && o.retry_failed && it->second.value("status", "") != "ok";
-        if (has && !retry) {
+        // A row says which binary made it; another build's model may give another result for the same point.
+        bool other = false;
+        if (has && !rs.build.empty()) {
+            const auto made_by = it->second.find("tessel_build");
+            other = made_by == it->second.end() || !made_by->is_string() || made_by->get<std::string>() != rs.build;
+        }
+        if (has && !retry && !(other && o.rerun_other_builds)) {
             ++done_before;
+            other_build += other;
             continue;
         }
         todo.push_back(make_job(s, p, out_dir, rs.tessel, o.resolve_platform));
     }
+    if (other_build)
+        err << "tessel sweep: " << plural(other_build, "finished point") << " in " << out_dir
+            << " came from another build of tessel (their rows' tessel_build is not " << rs.build
+            << ", this binary's); kept as results: --rerun-other-builds runs them again\n";
     std::vector<std::string> param_cols, metric_cols;
     for (const auto& p : ex.points.front().params) param_cols.push_back(p.name);
     for (const auto& m : s.metrics) metric_cols.push_back(m.name);

@@ -18,6 +18,7 @@ struct sweep_options {
     int jobs = 0;                  // local points at a time; 0: one per core
     bool dry_run = false;          // list the points and their state, run nothing
     bool retry_failed = false;     // run failed and timed-out points again
+    bool rerun_other_builds = false;  // run again the points another build of tessel finished
     bool progress_bar = true;      // the bar on a terminal (plain lines otherwise)
     std::optional<double> timeout_s;
     // Slurm settings from the command line; each replaces the spec's.

@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -84,6 +86,7 @@ row base_row(const job& j, const run_settings& rs) {
     r["metrics"] = metrics;
     r["config_hash"] = nullptr;
     r["tessel_version"] = nullptr;
+    r["tessel_build"] = rs.build.empty() ? row(nullptr) : row(rs.build);
     r["wall_s"] = nullptr;
     r["host"] = host_name();
     r["finished"] = utc_now();
@@ -110,6 +113,37 @@ std::string self_exe() {
     const fs::path p = fs::read_symlink("/proc/self/exe", ec);
     if (ec) throw std::runtime_error("cannot find the tessel executable (/proc/self/exe): " + ec.message());
     return p.string();
+}
+
+std::string build_id(const std::string& binary) {
+    // Hashing a binary of a few hundred MB takes a noticeable fraction of a second; plan and compare resume a
+    // sweep several times in one process, so each binary is read once.
+    static std::map<std::string, std::string> known;
+    const auto it = known.find(binary);
+    if (it != known.end()) return it->second;
+    std::ifstream in(binary, std::ios::binary);
+    std::string id;
+    if (in) {
+        // FNV-1a over 8-byte words: not cryptographic, only a fingerprint of one file.
+        std::uint64_t h = 1469598103934665603ull;
+        std::vector<char> buf(1 << 20);
+        while (in) {
+            in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+            const size_t n = static_cast<size_t>(in.gcount());
+            size_t i = 0;
+            for (; i + 8 <= n; i += 8) {
+                std::uint64_t w;
+                std::memcpy(&w, buf.data() + i, 8);
+                h = (h ^ w) * 1099511628211ull;
+            }
+            for (; i < n; ++i) h = (h ^ static_cast<unsigned char>(buf[i])) * 1099511628211ull;
+        }
+        char hex[17];
+        std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+        id = hex;
+    }
+    known.emplace(binary, id);
+    return id;
 }
 
 std::string resolve_input(const spec& s, const std::string& what, const std::string& value, const platform_resolver& resolve_platform) {

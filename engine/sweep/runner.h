@@ -29,6 +29,7 @@ struct run_settings {
     double timeout_s = 0;           // 0: no limit
     std::vector<metric> metrics;
     std::string backend = "local";  // recorded in each row
+    std::string build;              // build_id(tessel), recorded in each row as tessel_build
 };
 
 /// How a point's process ended.
@@ -79,5 +80,9 @@ std::string shell_quote(const std::string& s);
 
 /// The absolute path of the running executable.
 std::string self_exe();
+
+/// A digest of the binary's bytes (16 hex digits; empty when it cannot be read): rows made by another build of
+/// tessel, whose model may differ, are told apart by it when a sweep resumes.
+std::string build_id(const std::string& binary);
 
 }  // namespace tessel::sweep

@@ -364,6 +364,7 @@ bool run_slurm(const std::vector<job>& jobs, const run_settings& rs, const slurm
     nlohmann::json t;
     t["sweep"] = ss.sweep_name;
     t["tessel"] = rs.tessel;
+    t["build"] = rs.build;
     t["timeout_s"] = rs.timeout_s;
     t["metrics"] = metrics_to_json(rs.metrics);
     t["points_per_task"] = b.points_per_task;
@@ -420,6 +421,7 @@ int run_slurm_task(const std::string& task_file, long index, std::ostream& log) 
     rs.timeout_s = t.at("timeout_s").get<double>();
     rs.metrics = metrics_from_json(t.at("metrics"));
     rs.backend = "slurm";
+    rs.build = t.value("build", "");
     const size_t per = t.at("points_per_task").get<size_t>();
     const auto& all = t.at("jobs");
     std::vector<job> mine;

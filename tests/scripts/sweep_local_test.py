@@ -2,13 +2,15 @@
 """The local backend end to end: a point that fails and a point that times out are recorded with their reason
 while the others run; a re-run skips them, --retry-failed runs them again; bad specs fail with one
 file:line:column message before any point runs; a second runner cannot write into a busy results folder;
---dry-run lists points and their state; on a terminal the progress bar shows done, failed, rate and ETA.
+--dry-run lists points and their state; on a terminal the progress bar shows done, failed, rate and ETA; rows
+another build of tessel made are kept on resume, named, and run again with --rerun-other-builds.
 
 Run with /usr/bin/python3 (standard library only)."""
 
 import os
 import pty
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -123,6 +125,41 @@ class local(unittest.TestCase):
         self.assertIn("tessel: error: another tessel sweep (pid %d) is writing to '%s'" % (first.pid, out), stderr)
         first.communicate(timeout=60)
         self.assertEqual(first.returncode, 0)
+        sl.cleanup(d)
+
+    def test_rows_of_another_build_are_kept_named_and_rerun_on_request(self):
+        # Another build: the same binary with one byte more (tessel_build fingerprints the file's bytes).
+        d = sl.scratch("builds")
+        other = os.path.join(d, "tessel_other")
+        shutil.copyfile(sl.tessel(), other)
+        with open(other, "ab") as f:
+            f.write(b"\0")
+        os.chmod(other, 0o755)
+        spec = sl.write(os.path.join(d, "two.yaml"), "platform: mesh4x4\nworkload: gemm\naxes:\n  workload.m: [64, 128]\n"
+                                                     "metrics: [sim_time_s]\n")
+        out = os.path.join(d, "out")
+        p = subprocess.run([other, "sweep", spec, "--out", out, "--no-progress"], capture_output=True, text=True, cwd=sl.REPO)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        theirs = {r["tessel_build"] for r in sl.rows_of(out)}
+        self.assertEqual(len(theirs), 1)
+        self.assertRegex(next(iter(theirs)), r"^[0-9a-f]{16}$")
+        # Resumed by this build: the rows stay (nothing is lost) and the run says whose they are.
+        code, stdout, stderr = sl.run_sweep(spec, out)
+        self.assertEqual(code, 0, stderr)
+        self.assertIn("this run: 0 points", stdout)
+        self.assertIn("tessel sweep: 2 finished points in %s came from another build of tessel" % out, stderr)
+        self.assertIn("--rerun-other-builds runs them again", stderr)
+        # On request they run again with this binary, and a later resume has nothing to say.
+        code, stdout, stderr = sl.run_sweep(spec, out, "--rerun-other-builds")
+        self.assertEqual(code, 0, stderr)
+        self.assertIn("this run: 2 points", stdout)
+        latest = {r["key"]: r for r in sl.rows_of(out)}
+        mine = {r["tessel_build"] for r in latest.values()}
+        self.assertEqual(len(mine), 1)
+        self.assertNotEqual(mine, theirs)
+        code, stdout, stderr = sl.run_sweep(spec, out)
+        self.assertEqual(code, 0, stderr)
+        self.assertNotIn("another build", stderr)
         sl.cleanup(d)
 
     def test_progress_bar_on_a_terminal(self):
