@@ -443,7 +443,7 @@ gpu::kernel_plan gpu::timing::plan_stream(const work& w, const kernel_desc* d) c
         double loads = 0;
         if (norm) {
             // A norm kernel's thread keeps one load in flight and waits row_latency for it; rows follow one
-            // another through an SM's 16 slots without waves. By Little's law an SM streams its resident rows'
+            // another through an SM's row slots (max_threads / 128: 16 on Hopper and Ampere) without waves. By Little's law an SM streams its resident rows'
             // loads once per latency, so a pass costs (loads per thread, at least one) latencies per round of
             // resident rows; the DRAM traffic streams under it (few long rows are short of loads in flight).
             loads = std::max(1.0, cols / (threads * per_thread));
