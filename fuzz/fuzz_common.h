@@ -40,6 +40,14 @@ inline std::string scratch_file(const std::uint8_t* data, std::size_t size, cons
         return std::string(t && *t ? t : "/tmp");
     }();
     const std::string path = dir + "/tessel-fuzz-" + std::to_string(getpid()) + suffix;
+    // Removed when the run ends (libFuzzer exits through exit(), which runs static destructors), unless a crash
+    // ends it first: then the crashing input is in libFuzzer's own crash file anyway.
+    struct removed_at_exit {
+        std::string path;
+        ~removed_at_exit() { std::remove(path.c_str()); }
+    };
+    static removed_at_exit last{path};
+    last.path = path;
     std::ofstream os(path, std::ios::binary | std::ios::trunc);
     os.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
     return path;

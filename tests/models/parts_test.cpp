@@ -61,14 +61,15 @@ TEST(parts, a_tile_scratchpad_can_be_another_memory_kind) {
                                               "      sram:\n        kind: hbm\n        preset: hbm2e_stack\n"
                                               "        channels: 1\n        capacity: 1GiB\n\n");
     const fs::path plat = write("tessel_parts_mesh4x4.yaml", swapped);
+    const fs::path stats_file = fs::temp_directory_path() / "tessel_parts_stats.json";
     const auto hbm =
-        run_tessel("run -p " + plat.string() + " -g " + prog.string() + " --json --stats /tmp/tessel_parts_stats.json");
+        run_tessel("run -p " + plat.string() + " -g " + prog.string() + " --json --stats " + stats_file.string());
     ASSERT_EQ(hbm.code, 0) << hbm.out;
     const double t_hbm = sim_time(hbm);
     EXPECT_GE(t_hbm, 1048576.0 / 51.2e9);
     EXPECT_LT(t_hbm, 1.5 * 1048576.0 / 51.2e9);
     // The part reports the statistics of its new kind (an hbm counts row hits and misses).
-    const auto stats = nlohmann::json::parse(slurp("/tmp/tessel_parts_stats.json"));
+    const auto stats = nlohmann::json::parse(slurp(stats_file));
     const auto& part = stats["mesh4x4"]["tile[0,0]"]["sram"];
     EXPECT_TRUE(part.contains("row_hits")) << part.dump();
     EXPECT_DOUBLE_EQ(part["read_bytes"]["value"].get<double>(), 1048576.0);
