@@ -6,6 +6,7 @@
 //    GEMM shape predicts the GEMM shapes it never saw;
 //  - the A100 platform is slower than the H100 by the ratio of their peak tensor rates on a compute-bound GEMM
 //    and by the ratio of their DRAM bandwidths on a large copy (both published figures);
+//  - the A100 (no measurements of its own) holds the H100's current value of every fitted parameter it takes;
 //  - the same measurement simulates to the same time every time; bad measurement files and bad fit options are
 //    input errors naming the line; the fitted platform writer puts values in place.
 #include <gtest/gtest.h>
@@ -15,6 +16,11 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
 
 #include "engine/calibrate/calibrate.h"
 #include "models/baseline/gpu.h"
@@ -212,6 +218,34 @@ TEST(calibration, a100_is_slower_by_the_ratio_of_peak_rates_and_bandwidths) {
         EXPECT_GT(r, 1.0) << m.label;
         EXPECT_LT(r, 1.1 * compute_ratio) << m.label;
     }
+}
+
+TEST(calibration, a100_takes_the_h100s_current_fitted_values) {
+    // Every `(fit)` value of the H100's gpu.kernel and gpu.tlb must be the A100's too, unless the A100 says it
+    // leaves it out (Hopper-only kernel features). A refit of the H100 that forgets the A100 fails here.
+    const std::set<std::string> hopper_only = {"stream_k", "fallback_efficiency", "narrow_load", "attention_overlap"};
+    const YAML::Node h = YAML::LoadFile("platforms/gpu/h100_sxm.yaml")["components"]["gpu"]["params"];
+    const YAML::Node a = YAML::LoadFile("platforms/gpu/a100_sxm.yaml")["components"]["gpu"]["params"];
+    std::ifstream text("platforms/gpu/h100_sxm.yaml");
+    const std::regex block(R"(^      (kernel|tlb):\s*(#.*)?$)"), fitted(R"(^        (\w+): [^#]*# \(fit\))");
+    std::string line, in_block;
+    int checked = 0;
+    while (std::getline(text, line)) {
+        std::smatch m;
+        if (std::regex_match(line, m, block)) {
+            in_block = m[1];
+            continue;
+        }
+        if (!line.empty() && line.find_first_not_of(' ') <= 6 && line.find_first_not_of(' ') != std::string::npos)
+            in_block.clear();
+        if (in_block.empty() || !std::regex_search(line, m, fitted) || hopper_only.count(m[1])) continue;
+        const std::string key = m[1];
+        ASSERT_TRUE(a[in_block][key]) << "the A100 lacks gpu." << in_block << "." << key;
+        EXPECT_EQ(a[in_block][key].as<std::string>(), h[in_block][key].as<std::string>()) << "gpu." << in_block << "." << key;
+        ++checked;
+    }
+    EXPECT_GE(checked, 13);  // tlb.miss_cost, 7 kernel fractions and latencies, 5 row rates
+    for (const auto& k : hopper_only) EXPECT_FALSE(a["kernel"][k]) << k << " describes Hopper kernels";
 }
 
 TEST(calibration, the_same_measurement_simulates_to_the_same_time) {
