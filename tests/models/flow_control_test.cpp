@@ -11,8 +11,11 @@
 #include <chrono>
 #include <cstdio>
 #include <random>
+#include <sstream>
+#include <string>
 
 #include "models/interconnect/mesh_noc.h"
+#include "tests/support/files.h"
 #include "tests/support/harness.h"
 
 using namespace tessel;
@@ -277,11 +280,33 @@ TEST(flow_control, shallow_buffers_saturate_first_and_low_load_agrees_with_ideal
     EXPECT_LT(deep_hot, 1.5 * lc);
 }
 
+/// The cells of docs/noc.md's simulation-cost table row for `load` ("0.02"): load, packets, ideal events, credit
+/// events, then the wall times (empty when the row is missing).
+std::vector<std::string> noc_cost_row(const std::string& load) {
+    std::istringstream doc(test::slurp("docs/noc.md"));
+    bool in_table = false;  // the table whose header is "| load | packets | ideal events | credit events | ..."
+    for (std::string line; std::getline(doc, line);) {
+        if (line.rfind("| load | packets | ideal events | credit events |", 0) == 0) in_table = true;
+        if (line.rfind("|", 0) != 0) in_table = false;
+        if (!in_table || line.rfind("| " + load + " |", 0) != 0) continue;
+        std::vector<std::string> cells;
+        std::istringstream row(line.substr(1));
+        for (std::string cell; std::getline(row, cell, '|');) cells.push_back(cell.substr(1, cell.size() - 2));
+        return cells;
+    }
+    return {};
+}
+
 TEST(flow_control, simulation_cost_of_the_credit_model) {
-    // One measurement on a shared machine, for docs/noc.md: the same program on
-    // the ideal and the credit mesh.
-    for (double load : {0.02, 0.3}) {
+    // One measurement on a shared machine, for docs/noc.md: the same program on the ideal and the credit mesh. The
+    // wall times are what this machine gave once; the packet and event counts are exact, and the doc's table must
+    // say them.
+    for (const char* load_text : {"0.02", "0.30"}) {
+        const double load = std::stod(load_text);
+        const std::vector<std::string> row = noc_cost_row(load_text);
+        ASSERT_GE(row.size(), 4u) << "docs/noc.md has no simulation-cost row for load " << load_text;
         const std::vector<packet_spec> traffic = uniform(load, 20000, 4, 5);
+        EXPECT_EQ(row[1], std::to_string(traffic.size())) << "packets at load " << load_text;
         for (test::bench* b : {&all().ideal, &all().credit}) {
             const auto t0 = std::chrono::steady_clock::now();
             const outcome o = run(*b, traffic);
@@ -292,6 +317,8 @@ TEST(flow_control, simulation_cost_of_the_credit_model) {
                 load, std::string(b->plat->name()).c_str(), traffic.size(), static_cast<unsigned long long>(o.r.events),
                 wall * 1e3, o.mean_ns());
             EXPECT_EQ(o.r.packets, traffic.size());
+            EXPECT_EQ(row[b == &all().ideal ? 2 : 3], std::to_string(o.r.events))
+                << b->plat->name() << " events at load " << load_text << " (docs/noc.md)";
         }
     }
 }
