@@ -9,6 +9,7 @@
 #include "engine/program/program_yaml.h"
 #include "engine/workload/load.h"
 #include "models/baseline/kernel_device.h"
+#include "models/core/fingerprint.h"
 #include "models/core/output_file.h"
 #include "models/interconnect/interconnect.h"
 
@@ -48,15 +49,6 @@ void write_file(const std::string& path, const std::string& text) {
         std::filesystem::create_directories(p.parent_path(), ec);
     }
     write_file_atomic(path, text);
-}
-
-std::uint64_t fnv1a(const std::string& s) {
-    std::uint64_t h = 1469598103934665603ULL;
-    for (unsigned char c : s) {
-        h ^= c;
-        h *= 1099511628211ULL;
-    }
-    return h;
 }
 
 /// An override nobody read is a typo or a parameter that does not exist: the error names the nearest one. A table
@@ -220,9 +212,7 @@ void session::write_outputs(const run_summary& s) const {
     const std::string resolved_text = resolved();
     nlohmann::json j = s.to_json();
     j["tessel_version"] = TESSEL_VERSION;
-    char hash[32];
-    std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(fnv1a(resolved_text)));
-    j["config_hash"] = hash;
+    j["config_hash"] = fingerprint().add(resolved_text).hex();
     const double secs = s.sim_seconds;
     auto stats_json = [&] {
         std::ostringstream os;

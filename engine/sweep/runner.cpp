@@ -22,6 +22,7 @@
 
 #include "engine/sweep/metrics.h"
 #include "models/core/error.h"
+#include "models/core/fingerprint.h"
 #include "models/core/output_file.h"
 
 namespace tessel::sweep {
@@ -124,23 +125,13 @@ std::string build_id(const std::string& binary) {
     std::ifstream in(binary, std::ios::binary);
     std::string id;
     if (in) {
-        // FNV-1a over 8-byte words: not cryptographic, only a fingerprint of one file.
-        std::uint64_t h = 1469598103934665603ull;
-        std::vector<char> buf(1 << 20);
+        fingerprint f;
+        std::vector<char> buf(1 << 20);  // a multiple of 8: only the file's last bytes are hashed one by one
         while (in) {
             in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-            const size_t n = static_cast<size_t>(in.gcount());
-            size_t i = 0;
-            for (; i + 8 <= n; i += 8) {
-                std::uint64_t w;
-                std::memcpy(&w, buf.data() + i, 8);
-                h = (h ^ w) * 1099511628211ull;
-            }
-            for (; i < n; ++i) h = (h ^ static_cast<unsigned char>(buf[i])) * 1099511628211ull;
+            f.add_words(buf.data(), static_cast<size_t>(in.gcount()));
         }
-        char hex[17];
-        std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-        id = hex;
+        id = f.hex();
     }
     known.emplace(binary, id);
     return id;

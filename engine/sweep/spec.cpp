@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "engine/sweep/metrics.h"
+#include "models/core/fingerprint.h"
 #include "models/core/limits.h"
 #include "models/core/units.h"
 #include "models/core/yaml_node.h"
@@ -501,15 +502,6 @@ private:
     }
 };
 
-std::uint64_t fnv1a(const std::string& s) {
-    std::uint64_t h = 1469598103934665603ULL;
-    for (unsigned char c : s) {
-        h ^= c;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 std::string describe(const std::vector<param>& params) {
     std::string s;
     for (const auto& p : params) s += (s.empty() ? "" : " ") + p.name + "=" + p.value;
@@ -617,9 +609,7 @@ std::string point_key(const std::string& platform, const std::string& workload, 
     std::sort(lines.begin(), lines.end());
     std::string canon = "platform\x1f" + platform + "\nworkload\x1f" + workload + "\nprogram\x1f" + program + "\n";
     for (const auto& l : lines) canon += l + "\n";
-    char buf[20];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a(canon)));
-    return buf;
+    return fingerprint().add(canon).hex();
 }
 
 expansion expand(const spec& s) {
