@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# tessel setup: installs what tessel needs from the distribution's packages (Debian/Ubuntu), builds it, and runs
-# a real example (an MLP on the 4x4 teaching mesh). Safe to run again.
-#   scripts/setup.sh                 install, build, run the example
-#   scripts/setup.sh --no-example    install and build only (CI)
+# tessel setup: installs what tessel needs from the distribution's packages (Debian/Ubuntu), builds the tool, and
+# runs a real example (an MLP on the 4x4 teaching mesh). Safe to run again. The tests are built by scripts/test.sh.
+#   scripts/setup.sh                 install, build the tool, run the example
+#   scripts/setup.sh --no-example    install and build the tool only (CI)
 #   scripts/setup.sh --with-viewers  also install GTKWave (to open VCD traces)
 #   scripts/setup.sh --with-torch    also install PyTorch (only to re-export the ONNX fixtures)
 set -euo pipefail
@@ -21,6 +21,7 @@ done
 
 packages=(
   build-essential cmake pkg-config
+  ninja-build ccache        # faster builds and rebuilds (scripts/configure.sh uses them where installed)
   libsystemc-dev            # SystemC 2.3 + TLM-2.0 (found with pkg-config: systemc, tlm)
   libyaml-cpp-dev libboost-graph-dev nlohmann-json3-dev libcli11-dev
   libonnx-dev libprotobuf-dev zlib1g-dev
@@ -44,8 +45,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
-cmake --build build -j"$(nproc)"
+scripts/configure.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake --build build -j"$(nproc)" --target tessel
 
 if [ "$example" = 1 ]; then
   echo

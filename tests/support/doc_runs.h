@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -92,20 +93,62 @@ inline std::vector<quoted_run> quoted_runs(const std::string& path) {
     return out;
 }
 
+/// The `-o DIR` a quoted command writes to, or "".
+inline std::string output_folder_of(const std::string& command) {
+    std::istringstream words(command);
+    for (std::string w; words >> w;)
+        if (w == "-o" || w == "--out") return words >> w ? w : "";
+    return "";
+}
+
+/// A doc's slow runs can be split into one CTest test each (tests/CMakeLists.txt, tessel_doc_run_tests), so that
+/// they run beside the other tests instead of one after another: TESSEL_DOC_RUN=K checks only the K-th (from 0)
+/// of the runs asked for, TESSEL_DOC_RUNS=N is how many the build counted (a doc that changed since fails, to be
+/// counted again), and TESSEL_DOC_RUN_JOBS=J runs a `compare` or `plan` with `-j J` (what it prints does not depend
+/// on it) so each test takes the one processor CTest gives it. Each such run starts from an empty `-o` folder.
+struct doc_run_selection {
+    long only = -1;  // every run
+    long expected = -1;
+    std::string jobs;
+    static doc_run_selection from_environment() {
+        doc_run_selection s;
+        if (const char* k = std::getenv("TESSEL_DOC_RUN")) s.only = std::atol(k);
+        if (const char* n = std::getenv("TESSEL_DOC_RUNS")) s.expected = std::atol(n);
+        if (const char* j = std::getenv("TESSEL_DOC_RUN_JOBS")) s.jobs = j;
+        return s;
+    }
+};
+
 /// Runs the doc's quoted commands (the slow ones or the others) and checks every line it shows; returns how many ran.
 inline size_t check_quoted_runs(const std::string& doc, bool slow) {
+    const doc_run_selection sel = doc_run_selection::from_environment();
     size_t ran = 0;
-    for (const auto& q : quoted_runs(doc)) {
-        if (q.slow != slow) continue;
+    long index = -1;
+    std::vector<quoted_run> runs;
+    for (const auto& q : quoted_runs(doc))
+        if (q.slow == slow) runs.push_back(q);
+    if (sel.expected >= 0) {
+        EXPECT_EQ(static_cast<long>(runs.size()), sel.expected)
+            << doc << " has " << runs.size() << " such runs, the build counted " << sel.expected << ": re-run cmake";
+    }
+    for (const auto& q : runs) {
+        if (sel.only >= 0 && ++index != sel.only) continue;
         ++ran;
-        const auto r = run_tessel(q.command);
+        std::string command = q.command;
+        if (sel.only >= 0) {
+            const std::string out = output_folder_of(command);
+            if (!out.empty()) std::filesystem::remove_all(out);
+            const bool searches = command.rfind("compare ", 0) == 0 || command.rfind("plan ", 0) == 0;
+            if (searches && !sel.jobs.empty()) command += " -j " + sel.jobs;
+        }
+        const auto r = run_tessel(command);
         std::istringstream got(r.out);
         std::vector<std::string> printed;
         for (std::string l; std::getline(got, l);) printed.push_back(trim(l));
         for (const auto& want : q.lines) {
             bool found = false;
             for (const auto& p : printed) found = found || p == want;
-            EXPECT_TRUE(found) << doc << ":" << q.line << ": `tessel " << q.command << "` no longer prints\n  " << want
+            EXPECT_TRUE(found) << doc << ":" << q.line << ": `tessel " << command << "` no longer prints\n  " << want
                                << "\nit prints:\n" << r.out;
         }
     }
