@@ -7,6 +7,7 @@
 #include "apps/tessel/paths.h"
 #include "engine/mappers/mapper.h"
 #include "engine/workload/load.h"
+#include "models/core/policy.h"
 #include "models/core/registry.h"
 
 namespace tessel {
@@ -15,9 +16,9 @@ namespace {
 std::string g_what;
 
 CLI::App* setup(CLI::App& app) {
-    auto* c = app.add_subcommand("list", "list component kinds, mappers, platforms and workloads");
-    c->add_option("what", g_what, "kinds | mappers | platforms | workloads (default: all)")
-        ->check(CLI::IsMember({"kinds", "mappers", "platforms", "workloads"}));
+    auto* c = app.add_subcommand("list", "list component kinds, mappers, policies, platforms and workloads");
+    c->add_option("what", g_what, "kinds | mappers | policies | platforms | workloads (default: all)")
+        ->check(CLI::IsMember({"kinds", "mappers", "policies", "platforms", "workloads"}));
     return c;
 }
 
@@ -40,6 +41,14 @@ int run() {
         for (const auto& n : names) width = std::max(width, n.size());
         for (const auto& n : names)
             std::cout << "  " << std::left << std::setw(static_cast<int>(width + 2)) << n << mapper_registry::instance().find(n)->brief << "\n";
+    }
+    if (all || g_what == "policies") {
+        std::cout << (all ? "\n" : "") << "policies (a component's `FAMILY: {impl: NAME}`, e.g. mesh_noc's routing):\n";
+        size_t width = 0;
+        for (const policy_info* p : policy_catalog()) width = std::max(width, p->name.size());
+        for (const policy_info* p : sorted_policies())
+            std::cout << "  " << std::left << std::setw(static_cast<int>(width + 2)) << p->name << std::setw(14)
+                      << p->family << p->brief << "\n";
     }
     if (all || g_what == "platforms") {
         std::cout << (all ? "\n" : "") << "platforms (--platform NAME, from " << data_root() << "/platforms):\n";

@@ -13,6 +13,7 @@
 #include "apps/tessel/command.h"
 #include "engine/mappers/mapper.h"
 #include "models/core/error.h"
+#include "models/core/policy.h"
 #include "models/core/registry.h"
 #include "models/core/sim_context.h"
 #include "models/core/yaml_node.h"
@@ -58,9 +59,10 @@ int main(int argc, char** argv) {
 
 int sc_main(int argc, char** argv) {
     using namespace tessel;
-    // A kind or mapper registered twice is a build mistake: refuse to run rather than drop one silently.
+    // A kind, mapper or policy registered twice is a build mistake: refuse to run rather than drop one silently.
     std::vector<std::string> registry_errors = kind_registry::instance().errors();
     for (const auto& e : mapper_registry::instance().errors()) registry_errors.push_back(e);
+    for (const auto& e : policy_registry_errors()) registry_errors.push_back(e);
     for (const auto& e : registry_errors) {
         std::cerr << "tessel: internal error: " << e << "\n";
         return 1;

@@ -9,7 +9,7 @@
 namespace tessel {
 
 namespace {
-constexpr int local = mesh_router::local;
+constexpr int local = mesh_dir::local;
 int opposite(int dir) { return dir ^ 1; }  // east <-> west, north <-> south
 }  // namespace
 
@@ -46,11 +46,11 @@ credit_flow::credit_flow(mesh_noc& noc, const config& c) : m_noc(noc), m_c(c) {
 std::uint32_t credit_flow::neighbour(std::uint32_t node, int dir) const {
     const auto w = static_cast<std::uint32_t>(m_c.width);
     switch (dir) {
-        case mesh_router::east:
+        case mesh_dir::east:
             return node + 1;
-        case mesh_router::west:
+        case mesh_dir::west:
             return node - 1;
-        case mesh_router::north:
+        case mesh_dir::north:
             return node + w;
         default:
             return node - w;  // south

@@ -8,8 +8,8 @@
 //  2. Every network interface with packets in its (unbounded, first in first out) source queue injects at most
 //     one flit of its front packet into its router's local input port: the packet first takes a free VC there
 //     (round robin), then each flit needs a credit for that VC.
-//  3. Every router holding flits: each input VC whose front flit is ready computes its output port (XY or YX
-//     dimension order) and, for a head, takes a free VC of the downstream input port (virtual channel
+//  3. Every router holding flits: each input VC whose front flit is ready computes its output port (the mesh's
+//     routing policy) and, for a head, takes a free VC of the downstream input port (virtual channel
 //     allocation, round robin; virtual cut-through: only a VC with room for the whole packet); then one
 //     round-robin switch allocator per output port grants one flit per output and per input port per cycle to a
 //     VC that holds a downstream credit. The ejection port has `vcs` VCs with unlimited credits and drains one
@@ -23,9 +23,10 @@
 // s + max(link_latency, 1 cycle); a round trip is 2 * link_latency + router_latency cycles. A downstream VC is
 // held by one packet from its head's allocation until its tail is sent (wormhole); the next packet may then take
 // it while the previous tail still sits in that buffer.
-// Deadlock and livelock: dimension-order routing on a mesh has no cyclic channel dependency and ejection always
-// drains, so no deadlock; every round-robin pointer moves past the VC it served (and the allocation order rotates
-// every cycle), so a waiting flit is served within a bounded number of grants.
+// Deadlock and livelock: every routing policy forbids enough turns (each says which) that a mesh has no cyclic
+// channel dependency, and ejection always drains, so no deadlock; every round-robin pointer moves past the VC it
+// served (and the allocation order rotates every cycle), so a waiting flit is served within a bounded number of
+// grants.
 // Leaves out: adaptive routing, speculative or lookahead allocation, separate route/VA/SA pipeline stages
 // (router_latency is one lumped delay), input speedup, per-VC ejection buffers of finite size and per-flit trace
 // slices. A packet's reported head is no earlier than the cycle its tail is ejected (the event loop cannot go

@@ -11,7 +11,7 @@
 namespace tessel {
 
 void mesh_noc::routing_params::declare(param_decl& d) {
-    d.choice(impl, "impl", "xy", {"xy", "yx"}, "dimension-order routing: xy (x first) or yx (y first)");
+    declare_policy(d, impl, policy, "xy", "which way a head turns at each router (`tessel describe NAME`)");
 }
 
 void mesh_noc::flow_control_params::declare(param_decl& d) {
@@ -64,7 +64,6 @@ mesh_noc::mesh_noc(sc_core::sc_module_name n, const component_args& a)
     m_bps = m_p.link_bandwidth.bytes_per_second(clock());
     m_router = m_p.router_latency.to_ticks(clock());
     m_wire = m_p.link_latency.to_ticks(clock());
-    m_x_first = m_p.routing.impl == "xy";
     const size_t nodes = static_cast<size_t>(m_p.width * m_p.height);
     if (nodes > 100000000) throw input_error("component '" + a.config_path + "' (mesh_noc): mesh too large", a.where);
     m_nodes = nodes;
@@ -186,10 +185,10 @@ void mesh_noc::trace_inject(std::uint32_t src, tick head, tick tail, const txn& 
 
 std::uint32_t mesh_noc::neighbour_hop(int x, int y, int dir) const {
     switch (dir) {
-        case mesh_router::east: ++x; break;
-        case mesh_router::west: --x; break;
-        case mesh_router::north: ++y; break;
-        case mesh_router::south: --y; break;
+        case mesh_dir::east: ++x; break;
+        case mesh_dir::west: --x; break;
+        case mesh_dir::north: ++y; break;
+        case mesh_dir::south: --y; break;
         default: return txn::arrived;
     }
     return static_cast<std::uint32_t>(y * static_cast<int>(m_p.width) + x) + 1;
@@ -243,16 +242,16 @@ void mesh_noc::transport(txn& t) {
         crossed += 1;
         if (tracing) trace_link(l, static_cast<int>(node), dir, head, tail, t);
         switch (dir) {
-            case mesh_router::east:
+            case mesh_dir::east:
                 ++x, ++node;
                 break;
-            case mesh_router::west:
+            case mesh_dir::west:
                 --x, --node;
                 break;
-            case mesh_router::north:
+            case mesh_dir::north:
                 ++y, node += w;
                 break;
-            case mesh_router::south:
+            case mesh_dir::south:
                 --y, node -= w;
                 break;
             default:
@@ -335,8 +334,8 @@ void mesh_noc::usage(std::vector<resource_usage>& out) const {
 
 TESSEL_REGISTER_KIND(
     make_kind<mesh_noc>("mesh_noc", "interconnect",
-                        "2D mesh NoC: dimension-order routing, per-hop router and wire latency, link "
-                        "bandwidth, packetisation; ideal busy-until links or credit flow control with finite "
-                        "buffers and virtual channels; data-oriented arrays or one router module per node"));
+                        "2D mesh NoC: a routing policy (dimension order by default), per-hop router and wire "
+                        "latency, link bandwidth, packetisation; ideal busy-until links or credit flow control with "
+                        "finite buffers and virtual channels; data-oriented arrays or one router module per node"));
 
 }  // namespace tessel

@@ -1,6 +1,7 @@
-// `mesh_noc`: a 2D mesh network-on-chip. Ports are the routers at (x, y); dimension-order routing (XY by
-// default, YX selectable); per hop a router pipeline latency and a wire latency; links of a given bandwidth,
-// plus an injection link from each port's network interface. Two flow-control models (`flow_control.impl`):
+// `mesh_noc`: a 2D mesh network-on-chip. Ports are the routers at (x, y); a routing policy picks each hop
+// (`routing: {impl: xy}` by default; the others in models/interconnect/routing/); per hop a router pipeline
+// latency and a wire latency; links of a given bandwidth, plus an injection link from each port's network
+// interface. Two flow-control models (`flow_control.impl`):
 //  - `ideal` (default): each link is a busy-until reservation and buffers are unbounded. Zero-load latency of
 //    one packet over H hops: (H + 1) * (router_latency + link_latency) + link_latency + wire_bytes / link_bandwidth.
 //    A route transaction moves the packet over one link (txn::hop: 0 at the source's interface, node + 1 at a
@@ -23,13 +24,16 @@
 #include "models/interconnect/credit_flow.h"
 #include "models/interconnect/interconnect.h"
 #include "models/interconnect/mesh_router.h"
+#include "models/interconnect/routing/routing_policy.h"
 
 namespace tessel {
 
 class mesh_noc : public interconnect {
 public:
+    /// Which way a head turns at each router: a registered routing policy (routing_policy.h).
     struct routing_params {
         std::string impl;
+        std::unique_ptr<const routing_policy> policy;
         void declare(param_decl& d);
     };
     /// How links and buffers hold packets: ideal (busy-until links, unbounded buffers) or credit (finite input
@@ -61,23 +65,13 @@ public:
     std::vector<int> port_shape() const override { return {static_cast<int>(m_p.width), static_cast<int>(m_p.height)}; }
     int hops(std::uint32_t from, std::uint32_t to) const override;
     double link_bytes_per_second() const override { return m_bps; }
-    int first_route_axis() const override { return m_x_first ? 0 : 1; }
+    int first_route_axis() const override { return m_p.routing.policy->first_axis(); }
     void transport(txn& t) override;
     void wake(tick now) override;
     void usage(std::vector<resource_usage>& out) const override;
 
-    /// The next direction from node (x, y) towards (dx, dy); mesh_router::local when there.
-    int next_direction(int x, int y, int dx, int dy) const {
-        if (m_x_first) {
-            if (dx > x) return mesh_router::east;
-            if (dx < x) return mesh_router::west;
-        }
-        if (dy > y) return mesh_router::north;
-        if (dy < y) return mesh_router::south;
-        if (dx > x) return mesh_router::east;
-        if (dx < x) return mesh_router::west;
-        return mesh_router::local;
-    }
+    /// The next direction from node (x, y) towards (dx, dy), as the routing policy says; mesh_dir::local there.
+    int next_direction(int x, int y, int dx, int dy) const { return m_p.routing.policy->next_direction(x, y, dx, dy); }
     tick ser_ticks(std::uint64_t wire_bytes) {
         if (wire_bytes != m_ser_bytes) {
             m_ser_bytes = wire_bytes;
@@ -104,7 +98,6 @@ private:
     double m_bps = 0;
     std::uint64_t m_header = 0;  // header_bytes()
     tick m_router = 0, m_wire = 0;
-    bool m_x_first = true;
     std::uint64_t m_ser_bytes = ~std::uint64_t{0};  // last serialisation computed (most packets are the same size)
     tick m_ser_ticks = 0;
     // Data-oriented state (representation: arrays).
@@ -123,7 +116,7 @@ private:
     std::vector<link_state> m_links;
     std::size_t link_index(std::uint32_t node, int x, int y, int dir) const {
         const std::size_t n = m_nodes, d = static_cast<std::size_t>(dir);
-        if (dir == mesh_router::north || dir == mesh_router::south)
+        if (dir == mesh_dir::north || dir == mesh_dir::south)
             return d * n + static_cast<std::size_t>(x) * static_cast<std::size_t>(m_p.height) + static_cast<std::size_t>(y);
         return d * n + node;
     }

@@ -1,8 +1,8 @@
 // One router of a mesh_noc built as modules (representation: modules): a sc_module with a TLM target socket.
 // The mesh hands it a packet whose head has reached it; it reserves its own output link towards the
-// destination with the same rule (link_hop) that the data-oriented representation applies to its arrays, so
-// both give identical timings, and says where the head goes next. Used for small meshes, teaching and the
-// equivalence test.
+// destination (as the mesh's routing policy says) with the same rule (link_hop) that the data-oriented
+// representation applies to its arrays, so both give identical timings, and says where the head goes next.
+// Used for small meshes, teaching and the equivalence test.
 #pragma once
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -20,8 +20,6 @@ class mesh_noc;
 
 class mesh_router : public sc_core::sc_module {
 public:
-    enum direction { east = 0, west = 1, north = 2, south = 3, local = 4 };
-
     /// Packets from the four neighbours and from the network interface.
     tlm_utils::multi_passthrough_target_socket<mesh_router, 32, tlm::tlm_base_protocol_types, 0, sc_core::SC_ZERO_OR_MORE_BOUND> in;
 

@@ -58,8 +58,8 @@ TEST(mesh_noc, yx_routing_takes_the_other_path) {
     auto xy = test::make<mesh_noc>(sim, "mesh_noc", "xy", mesh_params);
     auto yx = test::make<mesh_noc>(sim, "mesh_noc", "yx",
                                    "{width: 4, height: 4, link_bandwidth: 32B/cycle, router_latency: 2cycles, link_latency: 1cycle, header_bytes: 16B, routing: {impl: yx}}");
-    EXPECT_EQ(xy->next_direction(0, 0, 3, 3), mesh_router::east);
-    EXPECT_EQ(yx->next_direction(0, 0, 3, 3), mesh_router::north);
+    EXPECT_EQ(xy->next_direction(0, 0, 3, 3), mesh_dir::east);
+    EXPECT_EQ(yx->next_direction(0, 0, 3, 3), mesh_dir::north);
 }
 
 TEST(ring, shortest_direction_and_latency) {
