@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
 # tessel test suite: builds and runs every test, then builds the tests with AddressSanitizer + UBSan (clang) and
 # runs them again, then fuzzes each input reader briefly. Exit status is non-zero if anything fails.
+#   scripts/test.sh           every test but the long ones (label `long`: docs/accelerator-war.md's comparisons,
+#                             about 90 CPU-minutes on a 2-core machine; CI runs this)
+#   scripts/test.sh --long    the long ones too: before changing docs/accelerator-war.md or a model it quotes
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
+skip=(-LE long)
+for arg in "$@"; do
+  case "$arg" in
+    --long) skip=() ;;
+    *) echo "test.sh: unknown option '$arg'" >&2; exit 2 ;;
+  esac
+done
 
 scripts/configure.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j"$jobs"
-ctest --test-dir build --output-on-failure -j"$jobs"
+ctest --test-dir build --output-on-failure -j"$jobs" "${skip[@]}"
 
 # Sanitizer pass: the same C++ tests (script tests and benchmarks-as-tests are labelled and left out), built once
 # with clang for both them and the fuzzing below: AddressSanitizer + UBSan, plus libFuzzer's coverage
@@ -29,4 +39,8 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 # repository's inputs and every past finding (fuzz/regressions/), then fuzzes for 15 s. The long run is
 # scripts/fuzz.sh --seconds 600 (its own optimised build).
 scripts/fuzz.sh --build "$san" --seconds 15
-echo "test.sh: all tests passed (normal and sanitizer builds, bounded fuzzing)"
+if [ ${#skip[@]} -gt 0 ]; then
+  echo "test.sh: all tests passed (normal and sanitizer builds, bounded fuzzing); the long ones were left out (--long runs them)"
+else
+  echo "test.sh: all tests passed (normal and sanitizer builds, bounded fuzzing, the long tests)"
+fi
