@@ -19,7 +19,8 @@ scripts/configure.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs" "${skip[@]}"
 
-# Sanitizer pass: the same C++ tests (script tests and benchmarks-as-tests are labelled and left out), built once
+# Sanitizer pass: the same C++ tests but the docs' quick re-runs (tests/docs: the same commands the normal pass
+# checks, 694 s of one core under the sanitizers on the CI machine, 2026-12-02) and the script tests, built once
 # with clang for both them and the fuzzing below: AddressSanitizer + UBSan, plus libFuzzer's coverage
 # instrumentation (-DTESSEL_FUZZ=ON). A separate g++ sanitizer build and a clang fuzzing build took 18 minutes on
 # two cores; this one takes 7, and its tests 9 instead of 6. -O1 keeps the sanitized tests fast enough to run in
@@ -33,7 +34,7 @@ scripts/configure.sh "$san" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g
 cmake --build "$san" -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=0:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir "$san" --output-on-failure -j"$jobs" -LE 'scripts|slow'
+  ctest --test-dir "$san" --output-on-failure -j"$jobs" -LE 'scripts|slow|docs'
 
 # Fuzzing, bounded (docs/reliability.md): each libFuzzer harness, from the sanitizer build above, replays the
 # repository's inputs and every past finding (fuzz/regressions/), then fuzzes for 15 s. The long run is
