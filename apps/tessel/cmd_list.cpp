@@ -31,7 +31,8 @@ int run() {
         for (const auto& n : names) width = std::max(width, n.size());
         for (const auto& n : names) {
             const kind_info* k = kind_registry::instance().find(n);
-            std::cout << "  " << std::left << std::setw(static_cast<int>(width + 2)) << n << std::setw(14) << k->category << k->brief << "\n";
+            std::cout << "  " << std::left << std::setw(static_cast<int>(width + 2)) << n << std::setw(14)
+                      << k->category << k->brief << "\n";
         }
     }
     if (all || g_what == "mappers") {
@@ -40,7 +41,8 @@ int run() {
         size_t width = 0;
         for (const auto& n : names) width = std::max(width, n.size());
         for (const auto& n : names)
-            std::cout << "  " << std::left << std::setw(static_cast<int>(width + 2)) << n << mapper_registry::instance().find(n)->brief << "\n";
+            std::cout << "  " << std::left << std::setw(static_cast<int>(width + 2)) << n
+                      << mapper_registry::instance().find(n)->brief << "\n";
     }
     if (all || g_what == "policies") {
         std::cout << (all ? "\n" : "") << "policies (a component's `FAMILY: {impl: NAME}`, e.g. mesh_noc's routing):\n";

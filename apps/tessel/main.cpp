@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
-#include <new>
 #include <iostream>
+#include <new>
 #include <string>
 
 #include <unistd.h>
@@ -88,7 +88,8 @@ int sc_main(int argc, char** argv) {
     if (argc > 1 && argv[1][0] == '-') {
         const std::string a = argv[1];
         if (a != "-h" && a != "--help" && a != "--version") {
-            std::cerr << "tessel: error: unknown option '" << a << "' (tessel COMMAND [OPTIONS]; tessel --help lists the commands)\n";
+            std::cerr << "tessel: error: unknown option '" << a
+                      << "' (tessel COMMAND [OPTIONS]; tessel --help lists the commands)\n";
             return 2;
         }
     }
@@ -107,9 +108,10 @@ int sc_main(int argc, char** argv) {
         return report("tessel: error: " + std::string(e.what()), 2);
     } catch (const std::bad_alloc&) {
         // A last line of defence: the budgets (models/core/limits.h) should refuse such an input first.
-        return report("tessel: error: out of memory: the input needs more memory than this machine gives tessel; make "
-                      "it smaller (docs/reliability.md)",
-                      2);
+        return report(
+            "tessel: error: out of memory: the input needs more memory than this machine gives tessel; make "
+            "it smaller (docs/reliability.md)",
+            2);
     } catch (const std::exception& e) {
         return report("tessel: internal error: " + std::string(e.what()), 1);
     } catch (...) {

@@ -1,5 +1,5 @@
-#include "models/core/limits.h"
 #include "models/interconnect/mesh_noc.h"
+#include "models/core/limits.h"
 
 #include <algorithm>
 #include <cmath>
@@ -71,8 +71,9 @@ mesh_noc::mesh_noc(sc_core::sc_module_name n, const component_args& a)
         m_inject.resize(nodes);
         m_inject_tracks.assign(nodes, -2);
         if (nodes > 16384)
-            throw input_error("component '" + a.config_path + "' (mesh_noc): representation 'modules' builds one "
-                              "module per router; use 'arrays' for meshes over 16384 routers",
+            throw input_error("component '" + a.config_path +
+                                  "' (mesh_noc): representation 'modules' builds one "
+                                  "module per router; use 'arrays' for meshes over 16384 routers",
                               a.where);
         for (int y = 0; y < m_p.height; ++y)
             for (int x = 0; x < m_p.width; ++x) {
@@ -114,8 +115,10 @@ void mesh_noc::make_credit_flow(const component_args& a) {
     const source_location at = fc.defined() ? fc.where() : a.where;
     const flow_control_params& f = m_p.flow_control;
     if (m_p.representation != "arrays")
-        throw input_error(who + "flow_control 'credit' is simulated on flat arrays only; use representation: arrays", at);
-    if (f.vcs > 8) throw input_error(who + "flow_control.vcs is " + std::to_string(f.vcs) + "; at most 8 are supported", at);
+        throw input_error(who + "flow_control 'credit' is simulated on flat arrays only; use representation: arrays",
+                          at);
+    if (f.vcs > 8)
+        throw input_error(who + "flow_control.vcs is " + std::to_string(f.vcs) + "; at most 8 are supported", at);
     auto whole_cycles = [&](tick t, const char* name) {
         const double n = clock().to_cycles(t);
         const double r = std::round(n);
@@ -139,9 +142,10 @@ void mesh_noc::make_credit_flow(const component_args& a) {
         throw input_error(who + "flow_control 'credit' needs router_latency + link_latency of at least one cycle", at);
     const double per_cycle = m_bps / clock().hz;
     if (std::abs(per_cycle - std::round(per_cycle)) > 1e-6 || std::round(per_cycle) < 1)
-        throw input_error(who + "flow_control 'credit' makes a flit of the link's bytes per cycle, but link_bandwidth is " +
-                              format_number(per_cycle, 6) + " B/cycle (not a whole number of bytes)",
-                          a.params["link_bandwidth"].defined() ? a.params["link_bandwidth"].where() : at);
+        throw input_error(
+            who + "flow_control 'credit' makes a flit of the link's bytes per cycle, but link_bandwidth is " +
+                format_number(per_cycle, 6) + " B/cycle (not a whole number of bytes)",
+            a.params["link_bandwidth"].defined() ? a.params["link_bandwidth"].where() : at);
     c.flit_bytes = static_cast<std::uint64_t>(std::round(per_cycle));
     const std::uint64_t packet_flits = (packet_bytes() + header_bytes() + c.flit_bytes - 1) / c.flit_bytes;
     if (c.cut_through && packet_flits > static_cast<std::uint64_t>(f.buffer_flits))
@@ -185,11 +189,20 @@ void mesh_noc::trace_inject(std::uint32_t src, tick head, tick tail, const txn& 
 
 std::uint32_t mesh_noc::neighbour_hop(int x, int y, int dir) const {
     switch (dir) {
-        case mesh_dir::east: ++x; break;
-        case mesh_dir::west: --x; break;
-        case mesh_dir::north: ++y; break;
-        case mesh_dir::south: --y; break;
-        default: return txn::arrived;
+        case mesh_dir::east:
+            ++x;
+            break;
+        case mesh_dir::west:
+            --x;
+            break;
+        case mesh_dir::north:
+            ++y;
+            break;
+        case mesh_dir::south:
+            --y;
+            break;
+        default:
+            return txn::arrived;
     }
     return static_cast<std::uint32_t>(y * static_cast<int>(m_p.width) + x) + 1;
 }
@@ -304,7 +317,8 @@ std::vector<double> mesh_noc::link_bytes() const {
         if (!m_links.empty())
             for (std::uint32_t node = 0; node < m_nodes; ++node)
                 for (int dir = 0; dir < 5; ++dir)
-                    out[static_cast<size_t>(node) * 5 + static_cast<size_t>(dir)] = m_links[link_index(node, dir)].bytes;
+                    out[static_cast<size_t>(node) * 5 + static_cast<size_t>(dir)] =
+                        m_links[link_index(node, dir)].bytes;
         return out;
     }
     std::vector<double> out;

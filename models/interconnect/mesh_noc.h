@@ -117,7 +117,8 @@ private:
     std::size_t link_index(std::uint32_t node, int x, int y, int dir) const {
         const std::size_t n = m_nodes, d = static_cast<std::size_t>(dir);
         if (dir == mesh_dir::north || dir == mesh_dir::south)
-            return d * n + static_cast<std::size_t>(x) * static_cast<std::size_t>(m_p.height) + static_cast<std::size_t>(y);
+            return d * n + static_cast<std::size_t>(x) * static_cast<std::size_t>(m_p.height) +
+                   static_cast<std::size_t>(y);
         return d * n + node;
     }
     std::size_t link_index(std::uint32_t node, int dir) const {

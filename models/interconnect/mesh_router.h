@@ -5,8 +5,8 @@
 // Used for small meshes, teaching and the equivalence test.
 #pragma once
 
-#include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/multi_passthrough_target_socket.h>
+#include <tlm_utils/simple_initiator_socket.h>
 
 #include <array>
 #include <memory>
@@ -21,7 +21,9 @@ class mesh_noc;
 class mesh_router : public sc_core::sc_module {
 public:
     /// Packets from the four neighbours and from the network interface.
-    tlm_utils::multi_passthrough_target_socket<mesh_router, 32, tlm::tlm_base_protocol_types, 0, sc_core::SC_ZERO_OR_MORE_BOUND> in;
+    tlm_utils::multi_passthrough_target_socket<mesh_router, 32, tlm::tlm_base_protocol_types, 0,
+                                               sc_core::SC_ZERO_OR_MORE_BOUND>
+        in;
 
     mesh_router(sc_core::sc_module_name name, mesh_noc& noc, int x, int y);
 

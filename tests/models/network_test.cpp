@@ -21,7 +21,9 @@ txn packet(std::uint32_t from, std::uint32_t to, std::uint64_t bytes, tick at) {
     t.dst_port = to;
     return t;
 }
-const char* mesh_params = "{width: 4, height: 4, link_bandwidth: 32B/cycle, router_latency: 2cycles, link_latency: 1cycle, header_bytes: 16B}";
+const char* mesh_params =
+    "{width: 4, height: 4, link_bandwidth: 32B/cycle, router_latency: 2cycles, link_latency: 1cycle, header_bytes: "
+    "16B}";
 }  // namespace
 
 TEST(mesh_noc, zero_load_latency_of_one_packet) {
@@ -57,15 +59,17 @@ TEST(mesh_noc, yx_routing_takes_the_other_path) {
     sim_context sim;
     auto xy = test::make<mesh_noc>(sim, "mesh_noc", "xy", mesh_params);
     auto yx = test::make<mesh_noc>(sim, "mesh_noc", "yx",
-                                   "{width: 4, height: 4, link_bandwidth: 32B/cycle, router_latency: 2cycles, link_latency: 1cycle, header_bytes: 16B, routing: {impl: yx}}");
+                                   "{width: 4, height: 4, link_bandwidth: 32B/cycle, router_latency: 2cycles, "
+                                   "link_latency: 1cycle, header_bytes: 16B, routing: {impl: yx}}");
     EXPECT_EQ(xy->next_direction(0, 0, 3, 3), mesh_dir::east);
     EXPECT_EQ(yx->next_direction(0, 0, 3, 3), mesh_dir::north);
 }
 
 TEST(ring, shortest_direction_and_latency) {
     sim_context sim;
-    auto r = test::make<ring>(sim, "ring", "r1",
-                              "{nodes: 8, link_bandwidth: 32B/cycle, router_latency: 1cycle, link_latency: 1cycle, header_bytes: 0B}");
+    auto r = test::make<ring>(
+        sim, "ring", "r1",
+        "{nodes: 8, link_bandwidth: 32B/cycle, router_latency: 1cycle, link_latency: 1cycle, header_bytes: 0B}");
     EXPECT_EQ(r->hops(0, 6), 2) << "counter-clockwise is shorter";
     // 0 -> 2: inject (wire 1) + 2 hops x (1 + 1) + eject (1 + 1) + 256 B / 32 B/ns = 1 + 4 + 2 + 8 = 15 ns.
     txn t = packet(0, 2, 256, 0);
@@ -75,7 +79,8 @@ TEST(ring, shortest_direction_and_latency) {
 
 TEST(crossbar, output_contention_serialises) {
     sim_context sim;
-    auto x = test::make<crossbar>(sim, "crossbar", "x1", "{ports: 4, port_bandwidth: 64B/cycle, latency: 4cycles, header_bytes: 0B}");
+    auto x = test::make<crossbar>(sim, "crossbar", "x1",
+                                  "{ports: 4, port_bandwidth: 64B/cycle, latency: 4cycles, header_bytes: 0B}");
     txn a = packet(0, 3, 256, 0), b = packet(1, 3, 256, 0), c = packet(2, 1, 256, 0);
     x->traverse(a);
     x->traverse(b);
@@ -89,7 +94,8 @@ TEST(crossbar, output_contention_serialises) {
 
 TEST(chip_link, lanes_times_bandwidth_plus_latency) {
     sim_context sim;
-    auto l = test::make<chip_link>(sim, "chip_link", "l1", "{lanes: 2, lane_bandwidth: 50GB/s, latency: 500ns, header_bytes: 0B}");
+    auto l = test::make<chip_link>(sim, "chip_link", "l1",
+                                   "{lanes: 2, lane_bandwidth: 50GB/s, latency: 500ns, header_bytes: 0B}");
     txn t = packet(0, 1, 100000, 0);  // 100 kB at 100 GB/s = 1 us
     l->traverse(t);
     EXPECT_EQ(t.tail, 1500 * ns);

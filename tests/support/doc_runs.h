@@ -149,7 +149,8 @@ inline size_t check_quoted_runs(const std::string& doc, bool slow) {
             bool found = false;
             for (const auto& p : printed) found = found || p == want;
             EXPECT_TRUE(found) << doc << ":" << q.line << ": `tessel " << command << "` no longer prints\n  " << want
-                               << "\nit prints:\n" << r.out;
+                               << "\nit prints:\n"
+                               << r.out;
         }
     }
     return ran;
