@@ -24,11 +24,16 @@ int main_bench(int argc, char** argv) {
     std::string quantum = "0ns";
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string a = argv[i];
-        if (a == "--width") width = std::atoi(argv[i + 1]);
-        else if (a == "--height") height = std::atoi(argv[i + 1]);
-        else if (a == "--rounds") rounds = std::atoi(argv[i + 1]);
-        else if (a == "--bytes") bytes = std::atol(argv[i + 1]);
-        else if (a == "--quantum") quantum = argv[i + 1];
+        if (a == "--width")
+            width = std::atoi(argv[i + 1]);
+        else if (a == "--height")
+            height = std::atoi(argv[i + 1]);
+        else if (a == "--rounds")
+            rounds = std::atoi(argv[i + 1]);
+        else if (a == "--bytes")
+            bytes = std::atol(argv[i + 1]);
+        else if (a == "--quantum")
+            quantum = argv[i + 1];
         else {
             std::fprintf(stderr, "unknown option %s\n", a.c_str());
             return 2;
@@ -36,11 +41,11 @@ int main_bench(int argc, char** argv) {
     }
     const std::string yaml = "platform: bench\nclock: 1GHz\nquantum: " + quantum +
                              "\ncomponents:\n"
-                             "  tiles: {kind: tile_array, params: {width: " + std::to_string(width) +
-                             ", height: " + std::to_string(height) +
+                             "  tiles: {kind: tile_array, params: {width: " +
+                             std::to_string(width) + ", height: " + std::to_string(height) +
                              ", sram: {capacity: 64KiB, banks: 4, bank_bandwidth: 16B/cycle}}}\n"
-                             "  noc: {kind: mesh_noc, params: {width: " + std::to_string(width) +
-                             ", height: " + std::to_string(height) +
+                             "  noc: {kind: mesh_noc, params: {width: " +
+                             std::to_string(width) + ", height: " + std::to_string(height) +
                              ", link_bandwidth: 32B/cycle, packet_bytes: 1KiB}}\n"
                              "connections:\n  - tiles[x,y] -> noc[x,y]\n";
     const auto t0 = std::chrono::steady_clock::now();
@@ -69,7 +74,8 @@ int main_bench(int argc, char** argv) {
             if (incoming[t] != ~0u) deps.push_back(incoming[t]);
             const std::uint32_t c = p.add_compute(op, endpoint{tiles_comp, static_cast<std::int32_t>(t), 0}, wi, deps);
             // A destination up to 8 hops away in x and y.
-            const int x = static_cast<int>(t % static_cast<std::uint32_t>(width)), y = static_cast<int>(t / static_cast<std::uint32_t>(width));
+            const int x = static_cast<int>(t % static_cast<std::uint32_t>(width)),
+                      y = static_cast<int>(t / static_cast<std::uint32_t>(width));
             const int dx = std::clamp(x + static_cast<int>(rng() % 17) - 8, 0, width - 1);
             const int dy = std::clamp(y + static_cast<int>(rng() % 17) - 8, 0, height - 1);
             const std::uint32_t dst = static_cast<std::uint32_t>(dy * width + dx);

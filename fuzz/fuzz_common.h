@@ -6,13 +6,13 @@
 
 #include <systemc>
 
+#include <unistd.h>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 #include "models/core/error.h"
 #include "models/core/sim_context.h"

@@ -26,14 +26,26 @@ struct options {
 } g_opt;
 
 CLI::App* setup(CLI::App& app) {
-    auto* c = app.add_subcommand("calibrate", "fit a GPU/TPU platform's overheads and achievable fractions to measured kernel times");
-    c->add_option("-p,--platform", g_opt.platform, "platform YAML with a gpu or tpu (or a bundled platform name)")->required();
-    c->add_option("-m,--measurements", g_opt.measurements, "measured kernels, JSON lines (scripts/measure_gpu.py writes them); repeat or comma-separate for several files")->required()->delimiter(',');
+    auto* c = app.add_subcommand(
+        "calibrate", "fit a GPU/TPU platform's overheads and achievable fractions to measured kernel times");
+    c->add_option("-p,--platform", g_opt.platform, "platform YAML with a gpu or tpu (or a bundled platform name)")
+        ->required();
+    c->add_option("-m,--measurements", g_opt.measurements,
+                  "measured kernels, JSON lines (scripts/measure_gpu.py writes them); repeat or comma-separate for "
+                  "several files")
+        ->required()
+        ->delimiter(',');
     c->add_option("-o,--out", g_opt.out, "write the fitted platform here (may be the platform file itself)");
     c->add_option("--report", g_opt.report, "write every measurement next to its simulated time: .csv or .md");
-    c->add_option("--only", g_opt.only, "use only these kinds of measurement (gemm, copy, elementwise, rowwise, sdpa, conv)")->delimiter(',');
-    c->add_option("--fit", g_opt.fit_params, "fit only these parameters (e.g. kernel.tensor_efficiency,kernel.cta_latency); default: all the device offers")->delimiter(',');
-    c->add_flag("--holdout-gemm", g_opt.holdout_gemm, "fit on every other GEMM shape of each data type and report the rest as held out");
+    c->add_option("--only", g_opt.only,
+                  "use only these kinds of measurement (gemm, copy, elementwise, rowwise, sdpa, conv)")
+        ->delimiter(',');
+    c->add_option(
+         "--fit", g_opt.fit_params,
+         "fit only these parameters (e.g. kernel.tensor_efficiency,kernel.cta_latency); default: all the device offers")
+        ->delimiter(',');
+    c->add_flag("--holdout-gemm", g_opt.holdout_gemm,
+                "fit on every other GEMM shape of each data type and report the rest as held out");
     c->add_flag("--no-fit", g_opt.no_fit, "only simulate the measurements with the platform as it is, and report");
     c->add_option("-s,--set", g_opt.sets, "override a platform parameter first: PATH=VALUE (repeatable)");
     c->add_flag("-q,--quiet", g_opt.quiet, "print only the summary");
@@ -74,7 +86,8 @@ int run() {
     if (g_opt.holdout_gemm) {
         std::map<std::string, int> seen;
         for (size_t i = 0; i < ms.size(); ++i)
-            if (ms[i].kind == "gemm" && !ms[i].holdout) in_fit[i] = seen[ms[i].row.value("dtype", std::string())]++ % 2 == 0;
+            if (ms[i].kind == "gemm" && !ms[i].holdout)
+                in_fit[i] = seen[ms[i].row.value("dtype", std::string())]++ % 2 == 0;
     }
     std::vector<size_t> fit_set, held;
     for (size_t i = 0; i < ms.size(); ++i) (in_fit[i] ? fit_set : held).push_back(i);
@@ -84,8 +97,9 @@ int run() {
     calibrator cal(plat_path, g_opt.sets);
     std::ostream* log = g_opt.quiet ? nullptr : &std::cout;
     if (!g_opt.no_fit) {
-        if (log) *log << "fitting " << cal.tunables().size() << " parameters of '" << cal.device_group() << "' to "
-                      << fit_set.size() << " measurements of " << set.file << "\n";
+        if (log)
+            *log << "fitting " << cal.tunables().size() << " parameters of '" << cal.device_group() << "' to "
+                 << fit_set.size() << " measurements of " << set.file << "\n";
         cal.fit(ms, fit_set, log, g_opt.fit_params);
     }
     std::vector<double> sim(ms.size());
@@ -98,8 +112,8 @@ int run() {
     std::vector<size_t> big_gemm, memory;
     for (size_t i = 0; i < ms.size(); ++i) {
         const auto& r = ms[i].row;
-        if (ms[i].kind == "gemm" && r.value("dtype", std::string()) == "bfloat16" && r.value("M", 0) == r.value("N", 0) &&
-            r.value("N", 0) == r.value("K", 0) && r.value("M", 0) >= 2048)
+        if (ms[i].kind == "gemm" && r.value("dtype", std::string()) == "bfloat16" &&
+            r.value("M", 0) == r.value("N", 0) && r.value("N", 0) == r.value("K", 0) && r.value("M", 0) >= 2048)
             big_gemm.push_back(i);
         if (ms[i].memory_bound()) memory.push_back(i);
     }
@@ -111,26 +125,32 @@ int run() {
     std::vector<std::string> summary;
     summary.push_back("MAPE " + pct(mape(ms, sim, fit_set)) + " on the " + std::to_string(fit_set.size()) +
                       (g_opt.no_fit ? " measurements checked (no fit)" : " measurements fitted"));
-    if (!held.empty()) summary.push_back("MAPE " + pct(mape(ms, sim, held)) + " on the " + std::to_string(held.size()) + " held out");
+    if (!held.empty())
+        summary.push_back("MAPE " + pct(mape(ms, sim, held)) + " on the " + std::to_string(held.size()) + " held out");
     if (!big_gemm.empty())
-        summary.push_back("large square bf16 GEMMs: MAPE " + pct(mape(ms, sim, big_gemm)) + ", worst " + pct(worst(big_gemm)));
+        summary.push_back("large square bf16 GEMMs: MAPE " + pct(mape(ms, sim, big_gemm)) + ", worst " +
+                          pct(worst(big_gemm)));
     if (!memory.empty())
-        summary.push_back("memory-bound (copy, elementwise): MAPE " + pct(mape(ms, sim, memory)) + ", worst " + pct(worst(memory)));
+        summary.push_back("memory-bound (copy, elementwise): MAPE " + pct(mape(ms, sim, memory)) + ", worst " +
+                          pct(worst(memory)));
     // Per kernel class (the issue-15 bar: no class over 20 %), over every row fitted or not.
     std::map<std::string, std::vector<size_t>> classes;
     for (size_t i = 0; i < ms.size(); ++i) classes[ms[i].kernel_class()].push_back(i);
     std::string per_class;
     for (const auto& [name, idx] : classes)
-        per_class += (per_class.empty() ? "" : ", ") + name + " " + pct(mape(ms, sim, idx)) + " (" + std::to_string(idx.size()) + ")";
+        per_class += (per_class.empty() ? "" : ", ") + name + " " + pct(mape(ms, sim, idx)) + " (" +
+                     std::to_string(idx.size()) + ")";
     summary.push_back("per class: " + per_class);
 
     if (!g_opt.quiet) {
         char line[256];
-        std::snprintf(line, sizeof line, "\n%-40s %11s %11s %8s %s\n", "measurement", "measured", "simulated", "error", "");
+        std::snprintf(line, sizeof line, "\n%-40s %11s %11s %8s %s\n", "measurement", "measured", "simulated", "error",
+                      "");
         std::cout << line;
         for (size_t i = 0; i < ms.size(); ++i) {
-            std::snprintf(line, sizeof line, "%-40s %11s %11s %8s %s\n", ms[i].label.c_str(), secs(ms[i].seconds).c_str(),
-                          secs(sim[i]).c_str(), pct(100 * (sim[i] - ms[i].seconds) / ms[i].seconds).c_str(),
+            std::snprintf(line, sizeof line, "%-40s %11s %11s %8s %s\n", ms[i].label.c_str(),
+                          secs(ms[i].seconds).c_str(), secs(sim[i]).c_str(),
+                          pct(100 * (sim[i] - ms[i].seconds) / ms[i].seconds).c_str(),
                           role(i) == "held out" ? "(held out)" : "");
             std::cout << line;
         }
@@ -147,20 +167,22 @@ int run() {
         const bool md = g_opt.report.size() > 3 && g_opt.report.substr(g_opt.report.size() - 3) == ".md";
         std::ostringstream os;
         if (md) {
-            os << "| measurement | measured | simulated | error | set | plan | bound |\n|---|---:|---:|---:|---|---|---|\n";
+            os << "| measurement | measured | simulated | error | set | plan | bound "
+                  "|\n|---|---:|---:|---:|---|---|---|\n";
             for (size_t i = 0; i < ms.size(); ++i)
                 os << "| " << ms[i].label << " | " << secs(ms[i].seconds) << " | " << secs(sim[i]) << " | "
-                   << pct(100 * (sim[i] - ms[i].seconds) / ms[i].seconds) << " | " << role(i) << " | "
-                   << rec[i].plan << " | " << rec[i].bound << " |\n";
+                   << pct(100 * (sim[i] - ms[i].seconds) / ms[i].seconds) << " | " << role(i) << " | " << rec[i].plan
+                   << " | " << rec[i].bound << " |\n";
             os << "\n";
             for (const auto& s : summary) os << "- " << s << "\n";
         } else {
             os << "kind,label,measured_s,simulated_s,error_pct,set,plan,bound\n";
             for (size_t i = 0; i < ms.size(); ++i) {
                 char buf[96];
-                std::snprintf(buf, sizeof buf, "%.6e,%.6e,%.2f", ms[i].seconds, sim[i], 100 * (sim[i] - ms[i].seconds) / ms[i].seconds);
-                os << ms[i].kind << ",\"" << ms[i].label << "\"," << buf << "," << role(i) << ",\""
-                   << rec[i].plan << "\"," << rec[i].bound << "\n";
+                std::snprintf(buf, sizeof buf, "%.6e,%.6e,%.2f", ms[i].seconds, sim[i],
+                              100 * (sim[i] - ms[i].seconds) / ms[i].seconds);
+                os << ms[i].kind << ",\"" << ms[i].label << "\"," << buf << "," << role(i) << ",\"" << rec[i].plan
+                   << "\"," << rec[i].bound << "\n";
             }
             for (const auto& s : summary) os << "# " << s << "\n";
         }
@@ -174,9 +196,12 @@ int run() {
         for (auto& t : cal.tunables()) values.emplace_back(t.name, format_tunable(t, t.get()));
         std::vector<std::string> prov;
         std::string files;
-        for (const auto& f : g_opt.measurements) files += (files.empty() ? "" : " + ") + std::filesystem::path(f).filename().string();
-        prov.push_back(std::string("fitted by tessel calibrate ") + TESSEL_VERSION + " to " + files + " (" + std::to_string(fit_set.size()) +
-                       " of " + std::to_string(ms.size()) + " kernels" + (set.device.contains("name") ? ", " + set.device["name"].get<std::string>() : std::string()) + ")");
+        for (const auto& f : g_opt.measurements)
+            files += (files.empty() ? "" : " + ") + std::filesystem::path(f).filename().string();
+        prov.push_back(std::string("fitted by tessel calibrate ") + TESSEL_VERSION + " to " + files + " (" +
+                       std::to_string(fit_set.size()) + " of " + std::to_string(ms.size()) + " kernels" +
+                       (set.device.contains("name") ? ", " + set.device["name"].get<std::string>() : std::string()) +
+                       ")");
         std::string fitted;
         for (auto& t : cal.tunables()) fitted += (fitted.empty() ? "" : ", ") + t.name.substr(t.name.rfind('.') + 1);
         prov.push_back("fitted values: " + fitted + " (under components." + cal.device_group() + ".params)");

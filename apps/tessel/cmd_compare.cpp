@@ -19,24 +19,34 @@ bool g_no_progress = false;
 int g_max_plans = 256;
 
 CLI::App* setup(CLI::App& app) {
-    auto* c = app.add_subcommand("compare", "one training workload across systems, each at its best parallel plan "
-                                            "(docs/accelerator-war.md)");
-    c->add_option("-w,--workload", g_opt.workload, "training workload: gpt2, bert, llama or a generator file")->required();
-    c->add_option("--system", g_opt.systems, "PLATFORM[:PARAM=VALUE,...], e.g. platforms/systems/dgx_h100.yaml:nodes=1 (repeatable)")
+    auto* c = app.add_subcommand("compare",
+                                 "one training workload across systems, each at its best parallel plan "
+                                 "(docs/accelerator-war.md)");
+    c->add_option("-w,--workload", g_opt.workload, "training workload: gpt2, bert, llama or a generator file")
+        ->required();
+    c->add_option("--system", g_opt.systems,
+                  "PLATFORM[:PARAM=VALUE,...], e.g. platforms/systems/dgx_h100.yaml:nodes=1 (repeatable)")
         ->required()
         ->allow_extra_args(false);
-    c->add_option("--set", g_opt.sets, "PATH=VALUE for every system: workload.* and parallel.*")->allow_extra_args(false);
-    c->add_option("--samples", g_opt.samples, "samples to train on, for a days column (e.g. 3e8)")->check(CLI::PositiveNumber);
-    c->add_option("--power", g_power,
-                  "equal power: size each system to this TDP budget (e.g. 20kW); each --system then names the parameter "
-                  "to size without a value (platforms/systems/dgx_h100.yaml:nodes)");
+    c->add_option("--set", g_opt.sets, "PATH=VALUE for every system: workload.* and parallel.*")
+        ->allow_extra_args(false);
+    c->add_option("--samples", g_opt.samples, "samples to train on, for a days column (e.g. 3e8)")
+        ->check(CLI::PositiveNumber);
+    c->add_option(
+        "--power", g_power,
+        "equal power: size each system to this TDP budget (e.g. 20kW); each --system then names the parameter "
+        "to size without a value (platforms/systems/dgx_h100.yaml:nodes)");
     c->add_option("-o,--out", g_opt.out_dir, "results folder (default: out/compare/WORKLOAD); re-running resumes");
     c->add_flag("--json", g_opt.json, "print compare.json instead of the table");
-    c->add_option("--rank", g_opt.plan.rank, "pick each system's best plan by time (default), energy or edp (tessel plan --rank)")
+    c->add_option("--rank", g_opt.plan.rank,
+                  "pick each system's best plan by time (default), energy or edp (tessel plan --rank)")
         ->check(CLI::IsMember({"time", "energy", "edp"}));
-    c->add_option("--max-plans", g_max_plans, "per system, refuse to simulate more plans than this (default 256)")->check(k_positive_count);
-    c->add_option("-j,--jobs", g_opt.plan.sweep.jobs, "plans simulated at once (default: one per core)")->check(k_positive_count);
-    c->add_option("-b,--backend", g_opt.plan.sweep.backend, "local (a process pool) or slurm (a job array through sbatch)")
+    c->add_option("--max-plans", g_max_plans, "per system, refuse to simulate more plans than this (default 256)")
+        ->check(k_positive_count);
+    c->add_option("-j,--jobs", g_opt.plan.sweep.jobs, "plans simulated at once (default: one per core)")
+        ->check(k_positive_count);
+    c->add_option("-b,--backend", g_opt.plan.sweep.backend,
+                  "local (a process pool) or slurm (a job array through sbatch)")
         ->check(CLI::IsMember({"local", "slurm"}));
     c->add_option("--timeout", g_timeout, "time limit per plan, e.g. 30s, 10min");
     c->add_flag("--no-progress", g_no_progress, "plain lines instead of a progress bar, even on a terminal");

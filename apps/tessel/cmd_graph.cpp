@@ -77,13 +77,16 @@ int run_info() {
         k.flops += op.cost.flops;
         k.bytes += op.cost.bytes_read() + op.cost.bytes_written();
         k.params += op.cost.params;
-        ++types[op.kind == op_kind::generic || op.kind == op_kind::shape_only ? std::string(op_kind_name(op.kind)) + ":" + op.type : op.type];
+        ++types[op.kind == op_kind::generic || op.kind == op_kind::shape_only
+                    ? std::string(op_kind_name(op.kind)) + ":" + op.type
+                    : op.type];
         ++phases[op.phase == op_phase::forward ? "forward" : op.phase == op_phase::backward ? "backward" : "optimizer"];
     }
     const double params = g.parameter_count();
     double param_bytes = 0;
     for (const auto& tensor : g.tensors())
-        if (tensor.role == tensor_role::weight && tensor.alias_of < 0) param_bytes += static_cast<double>(tensor.bytes());
+        if (tensor.role == tensor_role::weight && tensor.alias_of < 0)
+            param_bytes += static_cast<double>(tensor.bytes());
     const auto cp = critical_path(g);
     const double moved = t.bytes_read() + t.bytes_written();
 
@@ -106,7 +109,10 @@ int run_info() {
         j["arithmetic_intensity"] = moved > 0 ? t.flops / moved : 0;
         std::vector<std::string> path;
         for (int v : cp.ops) path.push_back(g.op(v).name);
-        j["critical_path"] = {{"ops", cp.ops.size()}, {"flops", cp.weight}, {"share_of_flops", t.flops > 0 ? cp.weight / t.flops : 0}, {"names", path}};
+        j["critical_path"] = {{"ops", cp.ops.size()},
+                              {"flops", cp.weight},
+                              {"share_of_flops", t.flops > 0 ? cp.weight / t.flops : 0},
+                              {"names", path}};
         j["notes"] = g.notes;
         // Names come from user files and may not be valid UTF-8: replace bad bytes instead of failing.
         std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
@@ -121,9 +127,10 @@ int run_info() {
     std::cout << "\n";
     std::cout << "  parameters:  " << si(params) << " (" << bytes_str(param_bytes) << ")\n";
     std::cout << "  FLOPs:       " << si(t.flops) << " (" << si(t.macs) << " MACs, 2 FLOPs each)\n";
-    std::cout << "  bytes:       read " << bytes_str(t.bytes_read()) << " (activations " << bytes_str(t.bytes_in) << ", weights "
-              << bytes_str(t.bytes_weight) << "), written " << bytes_str(t.bytes_out) << "\n";
-    std::cout << "  intensity:   " << format_number(moved > 0 ? t.flops / moved : 0) << " FLOP/B (FLOPs per byte read or written, no reuse across ops)\n";
+    std::cout << "  bytes:       read " << bytes_str(t.bytes_read()) << " (activations " << bytes_str(t.bytes_in)
+              << ", weights " << bytes_str(t.bytes_weight) << "), written " << bytes_str(t.bytes_out) << "\n";
+    std::cout << "  intensity:   " << format_number(moved > 0 ? t.flops / moved : 0)
+              << " FLOP/B (FLOPs per byte read or written, no reuse across ops)\n";
     std::cout << "  critical path: " << cp.ops.size() << " ops, " << si(cp.weight) << " FLOPs ("
               << format_number(t.flops > 0 ? 100 * cp.weight / t.flops : 0, 3) << "% of all)";
     if (!cp.ops.empty()) {
@@ -132,12 +139,13 @@ int run_info() {
         if (cp.ops.size() > 1) std::cout << " -> " << g.op(cp.ops.back()).name;
     }
     std::cout << "\n\n";
-    std::cout << "  " << std::left << std::setw(14) << "kind" << std::right << std::setw(7) << "ops" << std::setw(14) << "FLOPs"
-              << std::setw(8) << "share" << std::setw(14) << "bytes" << "\n";
+    std::cout << "  " << std::left << std::setw(14) << "kind" << std::right << std::setw(7) << "ops" << std::setw(14)
+              << "FLOPs" << std::setw(8) << "share" << std::setw(14) << "bytes"
+              << "\n";
     for (const auto& [k, v] : kinds)
-        std::cout << "  " << std::left << std::setw(14) << k << std::right << std::setw(7) << v.ops << std::setw(14) << si(v.flops)
-                  << std::setw(7) << format_number(t.flops > 0 ? 100 * v.flops / t.flops : 0, 3) << "%" << std::setw(14)
-                  << bytes_str(v.bytes) << "\n";
+        std::cout << "  " << std::left << std::setw(14) << k << std::right << std::setw(7) << v.ops << std::setw(14)
+                  << si(v.flops) << std::setw(7) << format_number(t.flops > 0 ? 100 * v.flops / t.flops : 0, 3) << "%"
+                  << std::setw(14) << bytes_str(v.bytes) << "\n";
     std::cout << "\n  op types:";
     for (const auto& [k, v] : types) std::cout << " " << k << " " << v << ";";
     std::cout << "\n";
@@ -152,9 +160,12 @@ TESSEL_REGISTER_COMMAND((command{
     [](CLI::App& app) {
         CLI::App* graph = app.add_subcommand("graph", "Inspect workload graphs");
         graph->require_subcommand(1);
-        info_app = graph->add_subcommand("info", "Op counts by kind, parameters, FLOPs, bytes, arithmetic intensity, critical path");
-        info_app->add_option("workload", opts().workload, "a .yaml or .onnx file, or a built-in workload name")->required();
-        info_app->add_option("--set", opts().sets, "override a workload parameter: KEY=VALUE (batch, seq, precision, ...)");
+        info_app = graph->add_subcommand(
+            "info", "Op counts by kind, parameters, FLOPs, bytes, arithmetic intensity, critical path");
+        info_app->add_option("workload", opts().workload, "a .yaml or .onnx file, or a built-in workload name")
+            ->required();
+        info_app->add_option("--set", opts().sets,
+                             "override a workload parameter: KEY=VALUE (batch, seq, precision, ...)");
         info_app->add_flag("--json", opts().json, "print JSON for scripts");
         return graph;
     },

@@ -106,8 +106,11 @@ int run_import() {
         if (!o.model.empty()) throw input_error("give an ONNX model or --scalesim TOPOLOGY, not both");
         return run_scalesim_import();
     }
-    if (!o.config.empty()) throw input_error("--config is a SCALE-Sim configuration: it goes with --scalesim TOPOLOGY.csv");
-    if (o.model.empty()) throw input_error("nothing to import: give an ONNX model (tessel import MODEL.onnx) or --scalesim TOPOLOGY.csv");
+    if (!o.config.empty())
+        throw input_error("--config is a SCALE-Sim configuration: it goes with --scalesim TOPOLOGY.csv");
+    if (o.model.empty())
+        throw input_error(
+            "nothing to import: give an ONNX model (tessel import MODEL.onnx) or --scalesim TOPOLOGY.csv");
     onnx_import_options io;
     io.strict = o.strict;
     for (const auto& s : o.sets) {
@@ -123,7 +126,8 @@ int run_import() {
     output_file file = workload_file(o.output);
     std::ostream& out = file.stream();
     const onnx_yaml yaml = onnx_workload_yaml(o.model, io, r);
-    std::string comment = "Imported by tessel from " + o.model + " (" + r.report.producer + ", opset " + std::to_string(r.report.opset) + ").";
+    std::string comment = "Imported by tessel from " + o.model + " (" + r.report.producer + ", opset " +
+                          std::to_string(r.report.opset) + ").";
     std::string symbols;
     for (const auto& [k, v] : r.report.symbols) symbols += " " + k + "=" + v;
     if (!symbols.empty() && yaml.fixed_why.empty()) {
@@ -134,7 +138,8 @@ int run_import() {
         std::cout << "  note: shapes fixed at" << symbols << ": " << yaml.fixed_why << "\n";
     }
     for (const auto& u : r.report.unknown)
-        comment += "\nUnknown op " + u.op_type + " imported as generic (bytes only); set flops_per_element on it if you know it.";
+        comment += "\nUnknown op " + u.op_type +
+                   " imported as generic (bytes only); set flops_per_element on it if you know it.";
     out << yaml_comment(comment) << yaml.text;
     file.commit();
     std::cout << "wrote " << o.output << "\n";
@@ -146,12 +151,16 @@ int run_import() {
 TESSEL_REGISTER_COMMAND((command{
     "import", 45,
     [](CLI::App& app) {
-        CLI::App* sub = app.add_subcommand("import", "Import an ONNX model as a YAML workload graph, with a report of its ops");
+        CLI::App* sub =
+            app.add_subcommand("import", "Import an ONNX model as a YAML workload graph, with a report of its ops");
         sub->add_option("model", opts().model, "the .onnx file (weights may be absent)");
-        sub->add_option("--scalesim", opts().scalesim, "a SCALE-Sim topology .csv (conv or GEMM layers) instead of an ONNX model");
-        sub->add_option("--config", opts().config, "with --scalesim: its .cfg, to print the matching systolic platform settings");
+        sub->add_option("--scalesim", opts().scalesim,
+                        "a SCALE-Sim topology .csv (conv or GEMM layers) instead of an ONNX model");
+        sub->add_option("--config", opts().config,
+                        "with --scalesim: its .cfg, to print the matching systolic platform settings");
         sub->add_option("-o,--output", opts().output, "the YAML workload to write");
-        sub->add_option("--set", opts().sets, "a model parameter: KEY=VALUE (precision, a symbolic dimension such as batch)");
+        sub->add_option("--set", opts().sets,
+                        "a model parameter: KEY=VALUE (precision, a symbolic dimension such as batch)");
         sub->add_flag("--strict", opts().strict, "reject models with op types tessel does not know");
         return sub;
     },

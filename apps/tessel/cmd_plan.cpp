@@ -28,29 +28,38 @@ std::vector<std::string> split_commas(const std::string& s) {
 }
 
 CLI::App* setup(CLI::App& app) {
-    auto* c = app.add_subcommand("plan", "rank the parallel plans (dp x tp x pp x microbatch x interleave x recompute x "
-                                         "zero) of a training workload on a system by simulating each (docs/parallelism.md)");
+    auto* c = app.add_subcommand("plan",
+                                 "rank the parallel plans (dp x tp x pp x microbatch x interleave x recompute x "
+                                 "zero) of a training workload on a system by simulating each (docs/parallelism.md)");
     c->add_option("-p,--platform", g_opt.platform, "system platform (platforms/systems/*.yaml)")->required();
-    c->add_option("-w,--workload", g_opt.workload, "training workload: gpt2, bert, llama or a generator file")->required();
+    c->add_option("-w,--workload", g_opt.workload, "training workload: gpt2, bert, llama or a generator file")
+        ->required();
     c->add_option("--set", g_opt.sets, "PATH=VALUE: platform, workload.* and parallel.* (a parallel.* value fixes it)")
         ->allow_extra_args(false);
-    c->add_option("--scale", g_scale, "vary a system parameter: PARAM=V1,V2,... (e.g. nodes=1,2,4); adds the Pareto front");
+    c->add_option("--scale", g_scale,
+                  "vary a system parameter: PARAM=V1,V2,... (e.g. nodes=1,2,4); adds the Pareto front");
     c->add_option("--dp", g_dp, "data-parallel degrees to consider, e.g. 1,2,4 (default: every split of the chips)");
     c->add_option("--tp", g_tp, "tensor-parallel degrees to consider");
     c->add_option("--pp", g_pp, "pipeline stages to consider");
     c->add_option("--microbatch", g_mb, "microbatch sizes to consider (default: powers of two dividing batch/dp)");
     c->add_option("--interleave", g_il, "model chunks per stage to consider (default: 1, and 2 with pp > 1)");
-    c->add_option("--zero", g_zero, "ZeRO levels to consider (default: 0 and 1 with dp > 1, 2 where nothing else fits)");
-    c->add_option("--recompute", g_recompute, "recomputation to consider: none,selective,full (default: the cheapest that fits)");
-    c->add_option("-o,--out", g_opt.out_dir, "results folder (default: out/plans/PLATFORM-WORKLOAD); re-running resumes");
-    c->add_option("--rank", g_opt.rank, "rank plans by time (iteration time, the default), energy (joules per iteration) or "
-                                       "edp (energy x time); energy adds energy and power columns")
+    c->add_option("--zero", g_zero,
+                  "ZeRO levels to consider (default: 0 and 1 with dp > 1, 2 where nothing else fits)");
+    c->add_option("--recompute", g_recompute,
+                  "recomputation to consider: none,selective,full (default: the cheapest that fits)");
+    c->add_option("-o,--out", g_opt.out_dir,
+                  "results folder (default: out/plans/PLATFORM-WORKLOAD); re-running resumes");
+    c->add_option("--rank", g_opt.rank,
+                  "rank plans by time (iteration time, the default), energy (joules per iteration) or "
+                  "edp (energy x time); energy adds energy and power columns")
         ->check(CLI::IsMember({"time", "energy", "edp"}));
     c->add_option("--top", g_opt.top, "rows of the ranked table per system size (default 20)")->check(k_positive_count);
-    c->add_option("--max-plans", g_max_plans, "refuse to simulate more plans than this (default 256)")->check(k_positive_count);
+    c->add_option("--max-plans", g_max_plans, "refuse to simulate more plans than this (default 256)")
+        ->check(k_positive_count);
     c->add_flag("-n,--dry-run", g_opt.dry_run, "list the plans and their memory per chip; simulate nothing");
     c->add_flag("--json", g_opt.json, "print plan.json (every plan, the best, the reasons) instead of the tables");
-    c->add_option("-j,--jobs", g_opt.sweep.jobs, "plans simulated at once (default: one per core)")->check(k_positive_count);
+    c->add_option("-j,--jobs", g_opt.sweep.jobs, "plans simulated at once (default: one per core)")
+        ->check(k_positive_count);
     c->add_option("-b,--backend", g_opt.sweep.backend, "local (a process pool) or slurm (a job array through sbatch)")
         ->check(CLI::IsMember({"local", "slurm"}));
     c->add_option("--timeout", g_timeout, "time limit per plan, e.g. 30s, 10min");

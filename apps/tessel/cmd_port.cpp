@@ -11,9 +11,12 @@ namespace {
 port_options g_port;
 
 CLI::App* setup(CLI::App& app) {
-    auto* c = app.add_subcommand("port", "porting report: which ops a platform models, data type, fit, where the time goes, what to change");
-    c->add_option("model", g_port.model, "the model: an .onnx, a .yaml workload, a SCALE-Sim .csv or a built-in name")->required();
-    c->add_option("-p,--platform", g_port.platform, "platform YAML file, or a bundled platform name (tessel list)")->required();
+    auto* c = app.add_subcommand(
+        "port", "porting report: which ops a platform models, data type, fit, where the time goes, what to change");
+    c->add_option("model", g_port.model, "the model: an .onnx, a .yaml workload, a SCALE-Sim .csv or a built-in name")
+        ->required();
+    c->add_option("-p,--platform", g_port.platform, "platform YAML file, or a bundled platform name (tessel list)")
+        ->required();
     c->add_option("-s,--set", g_port.sets, "a parameter, as for tessel run (workload.NAME for the model's own)");
     return c;
 }

@@ -16,10 +16,12 @@ std::vector<std::string> g_limits;
 
 CLI::App* setup(CLI::App& app) {
     auto* c = app.add_subcommand("run", "simulate a workload or a program on a platform");
-    c->add_option("-p,--platform", g_opt.platform, "platform YAML file, or a bundled platform name (tessel list); a program's own platform: by default");
+    c->add_option("-p,--platform", g_opt.platform,
+                  "platform YAML file, or a bundled platform name (tessel list); a program's own platform: by default");
     c->add_option("-w,--workload", g_opt.workload, "workload: a .yaml or .onnx file, or a built-in model name");
     c->add_option("-g,--program", g_opt.program, "program YAML: steps bound to platform resources");
-    c->add_option("-s,--set", g_opt.sets, "override a parameter: PATH=VALUE (repeatable), e.g. noc.link_bandwidth=64B/cycle");
+    c->add_option("-s,--set", g_opt.sets,
+                  "override a parameter: PATH=VALUE (repeatable), e.g. noc.link_bandwidth=64B/cycle");
     c->add_option("--stats", g_opt.stats_json, "write statistics as JSON");
     c->add_option("--csv", g_opt.stats_csv, "write statistics as CSV");
     c->add_option("--vcd", g_opt.vcd, "write a VCD activity trace (GTKWave)");
@@ -27,15 +29,20 @@ CLI::App* setup(CLI::App& app) {
     c->add_option("--trace-scope", g_opt.trace_scopes, "only trace units whose path matches this glob (repeatable)");
     c->add_option("--trace-from", g_opt.trace_from, "trace window start, e.g. 10us");
     c->add_option("--trace-to", g_opt.trace_to, "trace window end, e.g. 20us");
-    c->add_option("--trace-merge", g_opt.trace_merge,
-                  "merge slices of one op on one unit that are less than this apart, e.g. 100ns (smaller files, coarser edges)");
+    c->add_option(
+        "--trace-merge", g_opt.trace_merge,
+        "merge slices of one op on one unit that are less than this apart, e.g. 100ns (smaller files, coarser edges)");
     c->add_option("-o,--out", g_opt.out_dir, "write summary.json, stats.json, stats.csv and resolved.yaml into DIR");
-    c->add_option("--floorplan", g_opt.floorplan, "draw the grid of compute units coloured by how busy each was (.svg or .png)");
+    c->add_option("--floorplan", g_opt.floorplan,
+                  "draw the grid of compute units coloured by how busy each was (.svg or .png)");
     c->add_flag("--floorplan-relative", g_opt.floorplan_relative,
                 "colour the floorplan over the units' own range of busy fractions (least to most busy), not 0-100%");
-    c->add_option("--emit-program", g_opt.emit_program, "write the program as it runs (program YAML; replay it with -g FILE)");
+    c->add_option("--emit-program", g_opt.emit_program,
+                  "write the program as it runs (program YAML; replay it with -g FILE)");
     c->add_flag("--stats-per-unit", g_opt.per_unit_stats, "include per-unit arrays (per link, per PE) in stats JSON");
-    c->add_option("--limit", g_limits, "raise or lower a resource budget: NAME=VALUE (repeatable; modules, ops, steps, packets, sim_seconds; docs/reliability.md)");
+    c->add_option("--limit", g_limits,
+                  "raise or lower a resource budget: NAME=VALUE (repeatable; modules, ops, steps, packets, "
+                  "sim_seconds; docs/reliability.md)");
     c->add_flag("--json", g_json, "print the summary as JSON instead of a table");
     c->add_flag("-q,--quiet", g_quiet, "print nothing on success");
     return c;
@@ -53,8 +60,10 @@ int run() {
     session s(g_opt);
     const run_summary sum = s.run();
     if (g_quiet) return 0;
-    if (g_json) std::cout << sum.to_json().dump(2) << "\n";
-    else sum.print(std::cout);
+    if (g_json)
+        std::cout << sum.to_json().dump(2) << "\n";
+    else
+        sum.print(std::cout);
     if (!g_json)
         for (const auto& l : s.trace_report()) std::cout << l << "\n";
     return 0;

@@ -20,10 +20,12 @@ int g_cpus = 0, g_points_per_task = 0, g_max_parallel = -1;
 bool g_no_progress = false;
 
 CLI::App* setup(CLI::App& app) {
-    auto* c = app.add_subcommand("sweep", "run a design-space sweep (docs/sweeps.md): every point a tessel run, "
-                                          "locally or as a Slurm job array; re-running resumes");
+    auto* c = app.add_subcommand("sweep",
+                                 "run a design-space sweep (docs/sweeps.md): every point a tessel run, "
+                                 "locally or as a Slurm job array; re-running resumes");
     c->add_option("spec", g_opt.spec_file, "sweep YAML file")->required();
-    c->add_option("-j,--jobs", g_opt.jobs, "points run at once by the local backend (default: one per core)")->check(k_positive_count);
+    c->add_option("-j,--jobs", g_opt.jobs, "points run at once by the local backend (default: one per core)")
+        ->check(k_positive_count);
     c->add_option("-b,--backend", g_opt.backend, "local (a process pool) or slurm (a job array through sbatch)")
         ->check(CLI::IsMember({"local", "slurm"}));
     c->add_option("-o,--out", g_opt.out_dir, "results folder (default: out/sweeps/NAME)");
@@ -31,17 +33,22 @@ CLI::App* setup(CLI::App& app) {
     c->add_flag("--retry-failed", g_opt.retry_failed, "run failed and timed-out points again");
     c->add_flag("--rerun-other-builds", g_opt.rerun_other_builds,
                 "run again the points another build of tessel finished (their rows' tessel_build differs)");
-    c->add_option("--timeout", g_timeout, "time limit per point, e.g. 30s, 10min (replaces the spec's timeout; 0: none)");
+    c->add_option("--timeout", g_timeout,
+                  "time limit per point, e.g. 30s, 10min (replaces the spec's timeout; 0: none)");
     c->add_flag("--no-progress", g_no_progress, "plain lines instead of a progress bar, even on a terminal");
     c->add_option("--partition", g_partition, "slurm: partition (replaces the spec's)");
-    c->add_option("--time-limit", g_time_limit, "slurm: time limit per array task, e.g. 00:30:00 (replaces the spec's)");
-    c->add_option("--cpus-per-task", g_cpus, "slurm: CPUs per array task; a task runs that many points at once")->check(k_positive_count);
-    c->add_option("--points-per-task", g_points_per_task, "slurm: points per array task (default 1, more past 1000 points)")
+    c->add_option("--time-limit", g_time_limit,
+                  "slurm: time limit per array task, e.g. 00:30:00 (replaces the spec's)");
+    c->add_option("--cpus-per-task", g_cpus, "slurm: CPUs per array task; a task runs that many points at once")
+        ->check(k_positive_count);
+    c->add_option("--points-per-task", g_points_per_task,
+                  "slurm: points per array task (default 1, more past 1000 points)")
         ->check(k_positive_count);
     c->add_option("--max-parallel", g_max_parallel, "slurm: at most this many array tasks at once (0: no limit)")
         ->check(k_nonnegative_count);
     // One value per occurrence, so a spec file after it is not taken for a second sbatch argument.
-    c->add_option("--sbatch-arg", g_opt.sbatch_args, "slurm: one more sbatch argument, e.g. --sbatch-arg=--qos=short (repeatable)")
+    c->add_option("--sbatch-arg", g_opt.sbatch_args,
+                  "slurm: one more sbatch argument, e.g. --sbatch-arg=--qos=short (repeatable)")
         ->allow_extra_args(false);
     c->add_option("--poll", g_opt.poll_s, "slurm: seconds between squeue polls (default 2)")->check(k_positive_seconds);
     return c;

@@ -37,9 +37,12 @@ int main_bench(int argc, char** argv) {
     std::vector<std::string> sets;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string a = argv[i];
-        if (a == "--platform") plat_path = argv[i + 1];
-        else if (a == "--workload") workload = argv[i + 1];
-        else if (a == "--set") sets.emplace_back(argv[i + 1]);
+        if (a == "--platform")
+            plat_path = argv[i + 1];
+        else if (a == "--workload")
+            workload = argv[i + 1];
+        else if (a == "--set")
+            sets.emplace_back(argv[i + 1]);
         else {
             std::fprintf(stderr, "unknown option %s\n", a.c_str());
             return 2;
@@ -48,7 +51,9 @@ int main_bench(int argc, char** argv) {
     if (sets.empty()) sets.emplace_back("workload.layers=1");
     try {
         using clock = std::chrono::steady_clock;
-        auto secs = [](clock::time_point a, clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
+        auto secs = [](clock::time_point a, clock::time_point b) {
+            return std::chrono::duration<double>(b - a).count();
+        };
         const auto t0 = clock::now();
         sim_context sim;
         param_context ctx;
@@ -57,8 +62,10 @@ int main_bench(int argc, char** argv) {
             const auto eq = s.find('=');
             if (eq == std::string::npos) throw input_error("--set " + s + ": expected PATH=VALUE");
             const std::string k = s.substr(0, eq), v = s.substr(eq + 1);
-            if (k.rfind("workload.", 0) == 0) wsets[k.substr(9)] = v;
-            else ctx.add_override(k, v);
+            if (k.rfind("workload.", 0) == 0)
+                wsets[k.substr(9)] = v;
+            else
+                ctx.add_override(k, v);
         }
         auto plat = platform::load(plat_path, ctx, sim);
         const auto t1 = clock::now();

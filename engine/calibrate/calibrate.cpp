@@ -115,7 +115,8 @@ measurement_set load_measurements(const std::string& path) {
             const std::string op = j.value("op", std::string());
             if (op != "add" && op != "gelu" && op != "mul" && op != "relu" && op != "silu")
                 throw input_error(where + ": elementwise op must be add, mul, relu, gelu or silu, got '" + op + "'");
-            m.label = "elementwise " + op + " " + dtype_name(need_dtype(j, where)) + " n=" + std::to_string(need_int(j, "n", where));
+            m.label = "elementwise " + op + " " + dtype_name(need_dtype(j, where)) +
+                      " n=" + std::to_string(need_int(j, "n", where));
         } else if (kind == "rowwise") {
             const std::string op = j.value("op", std::string());
             if (op != "softmax" && op != "layernorm" && op != "rmsnorm")
@@ -128,19 +129,22 @@ measurement_set load_measurements(const std::string& path) {
             if (sq > s) throw input_error(where + ": 'Sq' (queries) must not exceed 'S' (keys)");
             m.label = std::string("sdpa ") + dtype_name(need_dtype(j, where)) + " " +
                       shape_label({need_int(j, "B", where), need_int(j, "H", where), s, need_int(j, "D", where)}) +
-                      (sq != s ? " q=" + std::to_string(sq) : std::string()) + (j.value("causal", false) ? " causal" : "");
+                      (sq != s ? " q=" + std::to_string(sq) : std::string()) +
+                      (j.value("causal", false) ? " causal" : "");
         } else if (kind == "conv") {
             if (j.value("layout", std::string("nhwc")) != "nhwc")
-                throw input_error(where + ": conv rows must be channels-last ('layout': 'nhwc'); an NCHW convolution "
-                                          "in eager PyTorch adds layout-conversion kernels the kernel model does not run");
+                throw input_error(where +
+                                  ": conv rows must be channels-last ('layout': 'nhwc'); an NCHW convolution "
+                                  "in eager PyTorch adds layout-conversion kernels the kernel model does not run");
             m.label = std::string("conv ") + dtype_name(need_dtype(j, where)) + " " +
                       shape_label({need_int(j, "N", where), need_int(j, "C", where), need_int(j, "H", where),
                                    need_int(j, "W", where)}) +
-                      " k" + std::to_string(need_int(j, "K", where)) + " " + std::to_string(need_int(j, "R", where)) + "x" +
-                      std::to_string(need_int(j, "S", where)) + "/" + std::to_string(need_int(j, "stride", where)) +
-                      " p" + std::to_string(j.value("pad", 0));
+                      " k" + std::to_string(need_int(j, "K", where)) + " " + std::to_string(need_int(j, "R", where)) +
+                      "x" + std::to_string(need_int(j, "S", where)) + "/" +
+                      std::to_string(need_int(j, "stride", where)) + " p" + std::to_string(j.value("pad", 0));
         } else {
-            throw input_error(where + ": unknown kind '" + kind + "' (device, gemm, copy, elementwise, rowwise, sdpa, conv)");
+            throw input_error(where + ": unknown kind '" + kind +
+                              "' (device, gemm, copy, elementwise, rowwise, sdpa, conv)");
         }
         set.items.push_back(std::move(m));
     }
@@ -152,8 +156,10 @@ measurement_set load_measurements(const std::vector<std::string>& paths) {
     measurement_set all;
     for (const auto& p : paths) {
         measurement_set one = load_measurements(p);
-        if (all.file.empty()) all.file = p;
-        else all.file += ", " + p;
+        if (all.file.empty())
+            all.file = p;
+        else
+            all.file += ", " + p;
         if (all.device.is_null() && !one.device.is_null()) all.device = one.device;
         for (auto& m : one.items) all.items.push_back(std::move(m));
     }
@@ -225,14 +231,20 @@ const calibrator::prepared& calibrator::prepare(const measurement& m) {
     } else if (m.kind == "rowwise") {
         const int in = b.input("x", {need_int(j, "rows", where), need_int(j, "cols", where)});
         const std::string op = j["op"].get<std::string>();
-        if (op == "softmax") x = b.add1("softmax", "softmax", {in}, op_attrs().i("axis", -1));
-        else if (op == "layernorm") x = layer_norm(b, "layernorm", in);
-        else x = rms_norm(b, "rmsnorm", in);
+        if (op == "softmax")
+            x = b.add1("softmax", "softmax", {in}, op_attrs().i("axis", -1));
+        else if (op == "layernorm")
+            x = layer_norm(b, "layernorm", in);
+        else
+            x = rms_norm(b, "rmsnorm", in);
     } else if (m.kind == "conv") {
         const std::int64_t stride = need_int(j, "stride", where);
-        const int in = b.input("x", {need_int(j, "N", where), need_int(j, "C", where), need_int(j, "H", where), need_int(j, "W", where)});
-        const int w = b.input("w", {need_int(j, "K", where), need_int(j, "C", where), need_int(j, "R", where), need_int(j, "S", where)});
-        x = b.add1("conv2d", "conv", {in, w}, op_attrs().is("stride", {stride}).is("padding", {j.value("pad", std::int64_t{0})}));
+        const int in = b.input(
+            "x", {need_int(j, "N", where), need_int(j, "C", where), need_int(j, "H", where), need_int(j, "W", where)});
+        const int w = b.input(
+            "w", {need_int(j, "K", where), need_int(j, "C", where), need_int(j, "R", where), need_int(j, "S", where)});
+        x = b.add1("conv2d", "conv", {in, w},
+                   op_attrs().is("stride", {stride}).is("padding", {j.value("pad", std::int64_t{0})}));
     } else {
         const std::int64_t bb = need_int(j, "B", where), h = need_int(j, "H", where), d = need_int(j, "D", where);
         const std::int64_t s = need_int(j, "S", where), sq = j.contains("Sq") ? need_int(j, "Sq", where) : s;
@@ -322,7 +334,9 @@ void calibrator::fit(const std::vector<measurement>& ms, const std::vector<size_
             for (const auto& t : m_tunables) known += (known.empty() ? "" : ", ") + t.name;
             throw input_error("calibrate: '" + name + "' is not a parameter the fit may change (" + known + ")");
         }
-    auto fitted = [&](const tunable& t) { return only.empty() || std::find(only.begin(), only.end(), t.name) != only.end(); };
+    auto fitted = [&](const tunable& t) {
+        return only.empty() || std::find(only.begin(), only.end(), t.name) != only.end();
+    };
     std::vector<double> meas(n), cur(n);
     for (size_t i = 0; i < n; ++i) meas[i] = ms[use[i]].seconds;
     auto sim_all = [&](std::vector<double>& out) {
@@ -335,7 +349,8 @@ void calibrator::fit(const std::vector<measurement>& ms, const std::vector<size_
     };
     int launch = -1;
     for (size_t p = 0; p < m_tunables.size(); ++p)
-        if (m_tunables[p].affects == "all" && m_tunables[p].unit == "s" && fitted(m_tunables[p])) launch = static_cast<int>(p);
+        if (m_tunables[p].affects == "all" && m_tunables[p].unit == "s" && fitted(m_tunables[p]))
+            launch = static_cast<int>(p);
     sim_all(cur);
     // Which measurements each tunable moves (so a search re-simulates only those), and how the launch
     // overhead moves each kernel (1 per launch).
@@ -346,7 +361,7 @@ void calibrator::fit(const std::vector<measurement>& ms, const std::vector<size_
         if (!fitted(t)) continue;
         const double v0 = t.get();
         const double mid = t.log_scale ? std::sqrt(t.lower * t.upper) : (t.lower + t.upper) / 2;
-        const double probe = static_cast<int>(p) == launch ? v0 + 1e-7
+        const double probe = static_cast<int>(p) == launch  ? v0 + 1e-7
                              : v0 < t.lower || v0 > t.upper ? mid
                              : v0 * 1.3 <= t.upper          ? v0 * 1.3
                                                             : std::max(t.lower, v0 / 1.3);
@@ -449,7 +464,9 @@ void calibrator::fit(const std::vector<measurement>& ms, const std::vector<size_
             cur = s;
             if (log)
                 *log << "  " << t.name << " = " << format_tunable(t, t.get()) << "  (launch "
-                     << (launch >= 0 ? format_tunable(m_tunables[static_cast<size_t>(launch)], m_tunables[static_cast<size_t>(launch)].get()) : "-")
+                     << (launch >= 0 ? format_tunable(m_tunables[static_cast<size_t>(launch)],
+                                                      m_tunables[static_cast<size_t>(launch)].get())
+                                     : "-")
                      << ")  MAPE " << format_number(best, 4) << "%\n";
         }
         // The estimates assumed launch moves every kernel exactly by its slope: re-simulate to stay exact.
@@ -461,7 +478,9 @@ void calibrator::fit(const std::vector<measurement>& ms, const std::vector<size_
             for (size_t p = 0; p < m_tunables.size(); ++p) m_tunables[p].set(start[p]);
             sim_all(cur);
             best = err(cur);
-            if (log) *log << "kept the parameters before sweep " << sweep + 1 << ": MAPE " << format_number(best, 4) << "%\n";
+            if (log)
+                *log << "kept the parameters before sweep " << sweep + 1 << ": MAPE " << format_number(best, 4)
+                     << "%\n";
             break;
         }
         if (before - best < 0.05) break;

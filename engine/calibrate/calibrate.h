@@ -1,13 +1,13 @@
 // Calibration of a kernel device (gpu, tpu) against measured kernel times (`tessel calibrate`).
 // Measurements are JSON lines as scripts/measure_gpu.py writes them (validation/gpu/README.md): a device row,
-// then one row per kernel: gemm, copy, elementwise, rowwise, sdpa (Sq < S: decode-shaped), conv (NHWC), each with its shape and the measured seconds
-// of one kernel replayed from a CUDA graph. Each is simulated the way `tessel run` would run that op: the op
-// is built as a one-op workload graph, lowered by the kernels mapper's lower_op(), and run on the platform's
-// device through the executor with the device's caches as the replay before would have left them (the
-// benchmark replays each kernel back to back), so the simulated time is the model's, not a separate formula. The fit changes only the device's
-// tunables (launch overhead, achievable fractions, latencies), minimising the mean absolute percentage error
-// by coordinate descent (golden-section search per parameter, repeated until nothing improves); the launch
-// overhead, which adds to every kernel, is placed optimally after each step (a weighted median).
+// then one row per kernel: gemm, copy, elementwise, rowwise, sdpa (Sq < S: decode-shaped), conv (NHWC), each with its
+// shape and the measured seconds of one kernel replayed from a CUDA graph. Each is simulated the way `tessel run` would
+// run that op: the op is built as a one-op workload graph, lowered by the kernels mapper's lower_op(), and run on the
+// platform's device through the executor with the device's caches as the replay before would have left them (the
+// benchmark replays each kernel back to back), so the simulated time is the model's, not a separate formula. The fit
+// changes only the device's tunables (launch overhead, achievable fractions, latencies), minimising the mean absolute
+// percentage error by coordinate descent (golden-section search per parameter, repeated until nothing improves); the
+// launch overhead, which adds to every kernel, is placed optimally after each step (a weighted median).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -28,12 +28,12 @@ class sim_context;
 class param_context;
 
 struct measurement {
-    std::string kind;    // gemm, copy, elementwise, rowwise, sdpa
-    std::string label;   // "gemm bf16 4096x4096x4096"
-    nlohmann::json row;  // the JSON line as read
-    double seconds = 0;  // measured time of one kernel
-    int line = 0;        // line in the file
-    std::string file;    // the file it came from
+    std::string kind;      // gemm, copy, elementwise, rowwise, sdpa
+    std::string label;     // "gemm bf16 4096x4096x4096"
+    nlohmann::json row;    // the JSON line as read
+    double seconds = 0;    // measured time of one kernel
+    int line = 0;          // line in the file
+    std::string file;      // the file it came from
     bool holdout = false;  // "holdout": true in the row: never fitted, reported as held out
     /// Copies and elementwise ops moving at least min_memory_bound_bytes: their bytes take several times the
     /// fixed launch overhead, so bandwidth sets their time (the set the 15 % check applies to). Smaller ones

@@ -85,7 +85,9 @@ private:
     static constexpr tick never = std::numeric_limits<tick>::max();
     static constexpr std::size_t buckets = 65;  // 0: the current time; b: times whose highest differing bit is b - 1
 
-    static std::size_t bucket_of(tick t, tick now) { return t == now ? 0 : static_cast<std::size_t>(64 - __builtin_clzll(t ^ now)); }
+    static std::size_t bucket_of(tick t, tick now) {
+        return t == now ? 0 : static_cast<std::size_t>(64 - __builtin_clzll(t ^ now));
+    }
 
     /// The lowest non-empty bucket (some must be).
     std::size_t lowest() const { return static_cast<std::size_t>(__builtin_ctzll(m_nonempty)) + 1; }
@@ -128,8 +130,8 @@ private:
     std::vector<Event> m_current;                      // the events of time m_last, in push order
     std::size_t m_next = 0;                            // the next of them to pop
     std::size_t m_size = 0;
-    tick m_last = 0;  // the current time: of the last event popped
-    tick m_filed_time = 0;              // the time of the last push filed into a bucket (m_last: none) ...
+    tick m_last = 0;                        // the current time: of the last event popped
+    tick m_filed_time = 0;                  // the time of the last push filed into a bucket (m_last: none) ...
     std::vector<Event>* m_filed = nullptr;  // ... and its bucket
 };
 

@@ -79,13 +79,15 @@ void executor::check_budget(const program& p) const {
     for (std::uint32_t s = 0; s < p.steps.size(); ++s) {
         const step& st = p.steps[s];
         auto refuse = [&](const component& c, const std::string& why) {
-            throw input_error("program '" + p.name + "': " + p.describe(s) + " " + why + " " + c.path() + " (" + c.kind_name() + ")");
+            throw input_error("program '" + p.name + "': " + p.describe(s) + " " + why + " " + c.path() + " (" +
+                              c.kind_name() + ")");
         };
         if (st.kind == step_kind::compute && !m_comps[st.at.comp]->has_role(r::compute))
             refuse(*m_comps[st.at.comp], "computes on");
         // A start or a delay past the simulated-time budget could never finish inside it (an emitted program's
         // start of 1e23 ticks would otherwise leave the step waiting forever past the representable end).
-        for (const auto& [t, verb] : {std::pair<tick, const char*>{st.not_before, " starts at "}, {st.length, " lasts "}}) {
+        for (const auto& [t, verb] :
+             {std::pair<tick, const char*>{st.not_before, " starts at "}, {st.length, " lasts "}}) {
             const double secs = ticks_to_seconds(t);
             if (secs > max_seconds)
                 throw input_error("program '" + p.name + "': " + p.describe(s) + verb + format_time(secs) + "; " +
@@ -101,13 +103,15 @@ void executor::check_budget(const program& p) const {
         packets += k;
         const double secs = max_rate > 0 ? bytes / max_rate : 0;
         if (secs > max_seconds)
-            throw input_error("program '" + p.name + "': " + p.describe(s) + " moves " + format_bytes(bytes) +
-                              ", at least " + format_time(secs) + " of simulated time at the fastest link bandwidth of any network, " +
-                              format_rate(max_rate, "B/s") + "; " + over_limit("sim_seconds", secs, "simulated seconds"));
+            throw input_error(
+                "program '" + p.name + "': " + p.describe(s) + " moves " + format_bytes(bytes) + ", at least " +
+                format_time(secs) + " of simulated time at the fastest link bandwidth of any network, " +
+                format_rate(max_rate, "B/s") + "; " + over_limit("sim_seconds", secs, "simulated seconds"));
     }
     if (packets > limits().packets)
         throw input_error("program '" + p.name + "' " + over_limit("packets", packets, "network packets") +
-                          " (its transfers in packets of at most " + format_bytes(static_cast<double>(max_packet)) + ")");
+                          " (its transfers in packets of at most " + format_bytes(static_cast<double>(max_packet)) +
+                          ")");
 }
 
 executor::result executor::run(const program& p) {
@@ -142,14 +146,16 @@ executor::result executor::run(const program& p) {
         std::vector<std::uint32_t> fill(m_succ_begin.begin(), m_succ_begin.end() - 1);
         for (size_t s = 0; s < n; ++s) {
             const step& st = p.steps[s];
-            for (std::uint32_t i = 0; i < st.dep_count; ++i) m_succ[fill[p.deps[st.dep_begin + i]]++] = static_cast<std::uint32_t>(s);
+            for (std::uint32_t i = 0; i < st.dep_count; ++i)
+                m_succ[fill[p.deps[st.dep_begin + i]]++] = static_cast<std::uint32_t>(s);
         }
     }
     if (!forward) check_acyclic(p);
     for (const step& st : p.steps) {
         auto check = [&](const endpoint& e) {
             if (!e.valid() || e.comp >= m_comps.size() || !m_comps[e.comp])
-                throw input_error("program '" + p.name + "': a step names a component that is not part of the platform");
+                throw input_error("program '" + p.name +
+                                  "': a step names a component that is not part of the platform");
         };
         if (st.kind == step_kind::compute || st.kind == step_kind::sync) check(st.at);
         if (st.kind == step_kind::transfer) {
@@ -219,7 +225,8 @@ executor::result executor::run(const program& p) {
         // Cannot happen for an acyclic program; name what is stuck if it ever does.
         std::string stuck;
         for (size_t s = 0; s < n && stuck.size() < 400; ++s)
-            if (m_result.step_end[s] == 0 && m_remaining[s] > 0) stuck += " " + p.describe(static_cast<std::uint32_t>(s));
+            if (m_result.step_end[s] == 0 && m_remaining[s] > 0)
+                stuck += " " + p.describe(static_cast<std::uint32_t>(s));
         throw std::logic_error("program '" + p.name + "' stopped with " + std::to_string(n - m_done) +
                                " steps unfinished:" + stuck);
     }
@@ -246,11 +253,21 @@ void executor::process() {
                         __builtin_prefetch(&m_packets[next->index]);
                 }
                 switch (e.kind) {
-                    case ev::complete: complete(e.index); break;
-                    case ev::issue: m_ready.push_back(e.index); break;
-                    case ev::inject: inject(e.index, e.time); break;
-                    case ev::stage: advance(e.index); break;
-                    case ev::wake: m_plat.comp(e.index).wake(e.time); break;
+                    case ev::complete:
+                        complete(e.index);
+                        break;
+                    case ev::issue:
+                        m_ready.push_back(e.index);
+                        break;
+                    case ev::inject:
+                        inject(e.index, e.time);
+                        break;
+                    case ev::stage:
+                        advance(e.index);
+                        break;
+                    case ev::wake:
+                        m_plat.comp(e.index).wake(e.time);
+                        break;
                 }
                 continue;
             }
@@ -347,17 +364,19 @@ void executor::issue(std::uint32_t s, tick now) {
             t.w = &p.works[st.work];
             t.head = t.tail = at;
             t.origin = origin;
-            const std::uint64_t key = (static_cast<std::uint64_t>(st.at.comp) << 32) | static_cast<std::uint32_t>(t.unit);
+            const std::uint64_t key =
+                (static_cast<std::uint64_t>(st.at.comp) << 32) | static_cast<std::uint32_t>(t.unit);
             m_comps[st.at.comp]->transport(t);
             if (p.strict_schedule) {
                 if (t.head != at) {
                     const auto prev = m_holder.find(key);
                     const double cyc = m_plat.clock().to_cycles(at - m_result.start);
-                    throw input_error("schedule conflict on " + m_plat.name_of(st.at) + " at cycle " +
-                                      format_number(cyc, 12) + ": " + p.describe(s) + " is scheduled to start there but " +
-                                      (prev != m_holder.end() ? p.describe(prev->second) : std::string("an earlier step")) +
-                                      " holds it until cycle " +
-                                      format_number(m_plat.clock().to_cycles(t.head - m_result.start), 12));
+                    throw input_error(
+                        "schedule conflict on " + m_plat.name_of(st.at) + " at cycle " + format_number(cyc, 12) + ": " +
+                        p.describe(s) + " is scheduled to start there but " +
+                        (prev != m_holder.end() ? p.describe(prev->second) : std::string("an earlier step")) +
+                        " holds it until cycle " +
+                        format_number(m_plat.clock().to_cycles(t.head - m_result.start), 12));
                 }
                 m_holder[key] = s;
             }
@@ -386,7 +405,8 @@ attach_point executor::attach_or_fail(const endpoint& e, std::int32_t unit, std:
         endpoint named = e;
         named.unit = unit;
         throw input_error("program '" + m_prog->name + "': " + m_prog->describe(s) + " moves data through " +
-                          m_plat.name_of(named) + ", which is not connected to any network (add a connection in the platform)");
+                          m_plat.name_of(named) +
+                          ", which is not connected to any network (add a connection in the platform)");
     }
     return ap;
 }
@@ -445,8 +465,10 @@ void executor::start_flow(std::uint32_t s, tick now) {
         m_free_flows.push_back(fi);
         return;
     }
-    if (may_go_now(now)) inject(fi, now);
-    else push(now, ev::inject, fi);
+    if (may_go_now(now))
+        inject(fi, now);
+    else
+        push(now, ev::inject, fi);
 }
 
 void executor::inject(std::uint32_t fi, tick now) {
@@ -576,8 +598,10 @@ void executor::move_on(std::uint32_t ki) {
                 attach_point sap = f.src_ap, dap = f.dst_ap;
                 if (f.src_by_address) sap = attach_or_fail(st.at, m_txn.unit, f.step);
                 if (f.dst_by_address)
-                    dap = attach_or_fail(st.to, m_plat.comp(st.to.comp).unit_for_address(st.to.address + k.offset), f.step);
-                if (sap.net != f.src_ap.net || sap.port != f.src_ap.port || dap.net != f.dst_ap.net || dap.port != f.dst_ap.port) {
+                    dap = attach_or_fail(st.to, m_plat.comp(st.to.comp).unit_for_address(st.to.address + k.offset),
+                                         f.step);
+                if (sap.net != f.src_ap.net || sap.port != f.src_ap.port || dap.net != f.dst_ap.net ||
+                    dap.port != f.dst_ap.port) {
                     m_plat.route_into(sap, dap, k.route);
                     k.own_route = true;
                 }

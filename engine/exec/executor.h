@@ -10,10 +10,10 @@
 // packet_bytes of the networks on its route, at least the program's packet_bytes; to or from a component that
 // aligns its bursts, each packet starts at a multiple of that size; at most `max_outstanding` packets of one
 // transfer in flight), and a packet is presented to the source memory, to each link of its route (one call per
-// link, txn::hop) and to the destination memory when its head gets there. Fast path: when a packet's next request is earlier than everything else queued, it is made at once
-// instead of through the queue; that is exactly the order the queue would give (a test runs programs both
-// ways). With a global quantum > 0 (platform `quantum:`) a packet may also run ahead of the queue by up to one
-// quantum: fewer events, requests up to a quantum out of arrival order.
+// link, txn::hop) and to the destination memory when its head gets there. Fast path: when a packet's next request is
+// earlier than everything else queued, it is made at once instead of through the queue; that is exactly the order the
+// queue would give (a test runs programs both ways). With a global quantum > 0 (platform `quantum:`) a packet may also
+// run ahead of the queue by up to one quantum: fewer events, requests up to a quantum out of arrival order.
 //
 // Requests are direct calls on the component's timing model (component::transport, the function its TLM
 // target socket forwards to; composites still reach their parts through the sockets): a hop is the event
@@ -78,9 +78,9 @@ private:
         // When each of the last `window` packets gave its slot back (no_time while it holds it): at its delivery,
         // or, on a route through several networks, when it left the first (the source interface's window).
         std::vector<tick> ring;
-        tick pace = 0;                // injection interval at the first link's rate
+        tick pace = 0;  // injection interval at the first link's rate
         tick last = 0;
-        tick wait_from = 0;           // blocked on the window: earliest the next packet could go
+        tick wait_from = 0;  // blocked on the window: earliest the next packet could go
         bool waiting = false;
         bool src_by_address = false, dst_by_address = false;
         bool src_is_port = false, dst_is_port = false;  // endpoint is a network port: no memory stage
@@ -180,7 +180,7 @@ private:
     std::uint64_t m_pace_wire = 0;
     tick m_pace = 0;
     std::size_t m_done = 0;
-    tick m_now = 0;      // time of the event being handled
+    tick m_now = 0;  // time of the event being handled
     tick m_quantum = 0;
     bool m_queue_everything = false;
     result m_result;

@@ -47,7 +47,8 @@ bool converts_layout(const std::vector<std::int64_t>& w, const std::vector<std::
     return !(pointwise && y[2] * y[3] >= 14 * 14);
 }
 
-std::vector<lowered_kernel> conv_kernels(const workload_graph& g, int o, const eager_storage& s, std::optional<dtype> ct) {
+std::vector<lowered_kernel> conv_kernels(const workload_graph& g, int o, const eager_storage& s,
+                                         std::optional<dtype> ct) {
     const op_node& op = g.op(o);
     std::vector<std::int64_t> w, y;
     std::vector<int> to_nhwc;  // inputs cuDNN converts; the output (when converted) goes back to NCHW
@@ -82,14 +83,15 @@ std::vector<lowered_kernel> conv_kernels(const workload_graph& g, int o, const e
     const int out = op.outputs[0];
     const double out_bytes = s.bytes(g, out);
     const std::uint64_t out_copy = output_back ? s.scratch(out_bytes) : 0;
-    ks.push_back(lower_op(g, o,
-                          [&](int t) {
-                              for (const auto& [from, to] : moved)
-                                  if (from == t) return to;
-                              if (output_back && t == out) return out_copy;
-                              return s.tensor(t);
-                          },
-                          ct, s.type_of));
+    ks.push_back(lower_op(
+        g, o,
+        [&](int t) {
+            for (const auto& [from, to] : moved)
+                if (from == t) return to;
+            if (output_back && t == out) return out_copy;
+            return s.tensor(t);
+        },
+        ct, s.type_of));
     if (output_back)
         ks.push_back(stream_kernel(o, op.name + ".nhwc_to_nchw", op_class::data_movement, s.type(g, out),
                                    {{out_copy, out_bytes, false}, {s.tensor(out), out_bytes, true}}));
@@ -105,14 +107,16 @@ bool is_training(const workload_graph& g) {
     return it != g.parameters.end() && it->second != "none";
 }
 
-std::vector<lowered_kernel> batchnorm_kernels(const workload_graph& g, int o, const eager_storage& s, std::optional<dtype> ct) {
+std::vector<lowered_kernel> batchnorm_kernels(const workload_graph& g, int o, const eager_storage& s,
+                                              std::optional<dtype> ct) {
     const op_node& op = g.op(o);
     if (op.inputs.empty() || op.outputs.empty()) return {};
     const int x = op.inputs[0];
     const auto& xs = g.tensor(x).shape;
     if (xs.size() < 2) return {};
     const std::int64_t channels = xs[1];
-    const std::int64_t per_channel = std::max<std::int64_t>(1, g.tensor(x).elements() / std::max<std::int64_t>(1, channels));
+    const std::int64_t per_channel =
+        std::max<std::int64_t>(1, g.tensor(x).elements() / std::max<std::int64_t>(1, channels));
     const double stats = bytes_of(2 * channels, dtype::fp32);
     if (op.phase == op_phase::backward) {
         // batch_norm_backward_kernel: each channel's CTA sums dy and dy*x-hat over the channel, then writes dx
@@ -129,8 +133,9 @@ std::vector<lowered_kernel> batchnorm_kernels(const workload_graph& g, int o, co
     if (is_training(g)) {
         // batch_norm_collect_statistics_kernel (one CTA per channel, Welford), the running-statistics update,
         // then batch_norm_transform_input_kernel over every element.
-        lowered_kernel stat = stream_kernel(o, op.name + ".statistics", op_class::norm, t, {{s.tensor(x), xb, false}, {st, stats, true}},
-                                            2.0 * static_cast<double>(g.tensor(x).elements()), static_cast<double>(channels));
+        lowered_kernel stat =
+            stream_kernel(o, op.name + ".statistics", op_class::norm, t, {{s.tensor(x), xb, false}, {st, stats, true}},
+                          2.0 * static_cast<double>(g.tensor(x).elements()), static_cast<double>(channels));
         rowwise(stat, channels, per_channel, 1, 0);
         ks.push_back(stat);
         ks.push_back(stream_kernel(o, op.name + ".running_stats", op_class::elementwise, dtype::fp32,
@@ -140,11 +145,13 @@ std::vector<lowered_kernel> batchnorm_kernels(const workload_graph& g, int o, co
         ks.push_back(stream_kernel(o, op.name + ".invstd", op_class::elementwise, dtype::fp32,
                                    {{st, stats / 2, false}, {st, stats / 2, true}}, static_cast<double>(channels),
                                    static_cast<double>(channels)));
-        ks.push_back(stream_kernel(o, op.name + ".params", op_class::data_movement, dtype::fp32,
-                                   {{st, stats / 2, false}, {st + static_cast<std::uint64_t>(stats / 2), stats / 2, true}}));
+        ks.push_back(
+            stream_kernel(o, op.name + ".params", op_class::data_movement, dtype::fp32,
+                          {{st, stats / 2, false}, {st + static_cast<std::uint64_t>(stats / 2), stats / 2, true}}));
     }
     const double yb = s.bytes(g, y);
-    ks.push_back(stream_kernel(o, op.name + ".transform", op_class::norm, t, {{s.tensor(x), xb, false}, {st, stats, false}, {s.tensor(y), yb, true}},
+    ks.push_back(stream_kernel(o, op.name + ".transform", op_class::norm, t,
+                               {{s.tensor(x), xb, false}, {st, stats, false}, {s.tensor(y), yb, true}},
                                2.0 * static_cast<double>(g.tensor(x).elements())));
     return ks;
 }
@@ -162,20 +169,27 @@ std::vector<lowered_kernel> rmsnorm_kernels(const workload_graph& g, int o, cons
     const std::int64_t rows = std::max<std::int64_t>(1, n / cols);
     const dtype t = s.type(g, x);
     const double full32 = bytes_of(n, dtype::fp32), full = bytes_of(n, t), row32 = bytes_of(rows, dtype::fp32);
-    const std::uint64_t h = s.scratch(full32), sq = s.scratch(full32), var = s.scratch(row32), var_eps = s.scratch(row32),
-                        inv = s.scratch(row32), hn = s.scratch(full32), back = s.scratch(full);
+    const std::uint64_t h = s.scratch(full32), sq = s.scratch(full32), var = s.scratch(row32),
+                        var_eps = s.scratch(row32), inv = s.scratch(row32), hn = s.scratch(full32),
+                        back = s.scratch(full);
     const double en = static_cast<double>(n), er = static_cast<double>(rows);
     std::vector<lowered_kernel> ks;
-    ks.push_back(stream_kernel(o, op.name + ".to_fp32", op_class::data_movement, dtype::fp32, {{s.tensor(x), full, false}, {h, full32, true}}));
-    ks.push_back(stream_kernel(o, op.name + ".pow", op_class::elementwise, dtype::fp32, {{h, full32, false}, {sq, full32, true}}, en));
-    lowered_kernel mean = stream_kernel(o, op.name + ".mean", op_class::reduction, dtype::fp32, {{sq, full32, false}, {var, row32, true}}, en);
+    ks.push_back(stream_kernel(o, op.name + ".to_fp32", op_class::data_movement, dtype::fp32,
+                               {{s.tensor(x), full, false}, {h, full32, true}}));
+    ks.push_back(stream_kernel(o, op.name + ".pow", op_class::elementwise, dtype::fp32,
+                               {{h, full32, false}, {sq, full32, true}}, en));
+    lowered_kernel mean = stream_kernel(o, op.name + ".mean", op_class::reduction, dtype::fp32,
+                                        {{sq, full32, false}, {var, row32, true}}, en);
     rowwise(mean, rows, cols, 1, 0);
     ks.push_back(mean);
-    ks.push_back(stream_kernel(o, op.name + ".add_eps", op_class::elementwise, dtype::fp32, {{var, row32, false}, {var_eps, row32, true}}, er));
-    ks.push_back(stream_kernel(o, op.name + ".rsqrt", op_class::elementwise, dtype::fp32, {{var_eps, row32, false}, {inv, row32, true}}, 0, er));
+    ks.push_back(stream_kernel(o, op.name + ".add_eps", op_class::elementwise, dtype::fp32,
+                               {{var, row32, false}, {var_eps, row32, true}}, er));
+    ks.push_back(stream_kernel(o, op.name + ".rsqrt", op_class::elementwise, dtype::fp32,
+                               {{var_eps, row32, false}, {inv, row32, true}}, 0, er));
     ks.push_back(stream_kernel(o, op.name + ".normalise", op_class::elementwise, dtype::fp32,
                                {{h, full32, false}, {inv, row32, false}, {hn, full32, true}}, en));
-    ks.push_back(stream_kernel(o, op.name + ".to_" + std::string(dtype_name(t)), op_class::data_movement, t, {{hn, full32, false}, {back, full, true}}));
+    ks.push_back(stream_kernel(o, op.name + ".to_" + std::string(dtype_name(t)), op_class::data_movement, t,
+                               {{hn, full32, false}, {back, full, true}}));
     std::vector<kernel_operand> scale = {{back, full, false}};
     if (op.inputs.size() > 1) scale.push_back({s.tensor(op.inputs[1]), s.bytes(g, op.inputs[1]), false});
     scale.push_back({s.tensor(op.outputs[0]), s.bytes(g, op.outputs[0]), true});
@@ -192,7 +206,8 @@ lowered_kernel elementwise(int o, const std::string& name, dtype t, std::int64_t
     std::vector<kernel_operand> ops;
     for (std::uint64_t a : in) ops.push_back({a, b, false});
     ops.push_back({out, b, true});
-    return stream_kernel(o, name, op_class::elementwise, t, std::move(ops), static_cast<double>(n), special * static_cast<double>(n));
+    return stream_kernel(o, name, op_class::elementwise, t, std::move(ops), static_cast<double>(n),
+                         special * static_cast<double>(n));
 }
 
 std::vector<lowered_kernel> gelu_tanh_kernels(const workload_graph& g, int o, const eager_storage& s) {
@@ -206,7 +221,8 @@ std::vector<lowered_kernel> gelu_tanh_kernels(const workload_graph& g, int o, co
     std::vector<lowered_kernel> ks;
     if (op.phase != op_phase::backward) {
         // 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))): eight kernels, each a tensor in and out.
-        const std::uint64_t x = s.tensor(op.inputs[0]), a = tmp(), b = tmp(), c = tmp(), d = tmp(), e = tmp(), f = tmp(), h = tmp();
+        const std::uint64_t x = s.tensor(op.inputs[0]), a = tmp(), b = tmp(), c = tmp(), d = tmp(), e = tmp(),
+                            f = tmp(), h = tmp();
         ks.push_back(elementwise(o, nm + ".pow3", t, n, {x}, a, 1));
         ks.push_back(elementwise(o, nm + ".mul_coef", t, n, {a}, b));
         ks.push_back(elementwise(o, nm + ".add_x", t, n, {x, b}, c));
@@ -240,7 +256,8 @@ std::vector<lowered_kernel> gelu_tanh_kernels(const workload_graph& g, int o, co
 
 // --- dropout: fused_dropout writes a 1-byte mask beside its output; the backward pass reads the mask ---------
 
-std::vector<lowered_kernel> dropout_kernels(const workload_graph& g, int o, const eager_storage& s, std::optional<dtype> ct) {
+std::vector<lowered_kernel> dropout_kernels(const workload_graph& g, int o, const eager_storage& s,
+                                            std::optional<dtype> ct) {
     const op_node& op = g.op(o);
     if (op.outputs.empty() || op.inputs.empty()) return {};
     const double mask = static_cast<double>(g.tensor(op.outputs[0]).elements());  // one byte per element
@@ -272,10 +289,10 @@ std::vector<lowered_kernel> cross_entropy_kernels(const workload_graph& g, int o
     if (ls.size() < 2 || ls.size() > 3 || ls.back() < 2) return {};
     const std::int64_t n = g.tensor(logits).elements();
     const std::int64_t classes = ls.back(), rows = std::max<std::int64_t>(1, n / classes);
-    const double full = s.bytes(g, logits), full32 = bytes_of(n, dtype::fp32),
-                 row32 = bytes_of(rows, dtype::fp32), targets = bytes_of(rows, dtype::int64);
-    const std::uint64_t up = s.scratch(full32), logp = s.scratch(full32), loss = s.scratch(row32), target = s.scratch(targets),
-                        dlogp = s.scratch(full32), dup = s.scratch(full32);
+    const double full = s.bytes(g, logits), full32 = bytes_of(n, dtype::fp32), row32 = bytes_of(rows, dtype::fp32),
+                 targets = bytes_of(rows, dtype::int64);
+    const std::uint64_t up = s.scratch(full32), logp = s.scratch(full32), loss = s.scratch(row32),
+                        target = s.scratch(targets), dlogp = s.scratch(full32), dup = s.scratch(full32);
     const double en = static_cast<double>(n);
     // As add_row_info picks PyTorch's softmax kernels: a warp per row up to 1024 classes (one pass), rows over
     // 48 KiB read three times.
@@ -283,19 +300,24 @@ std::vector<lowered_kernel> cross_entropy_kernels(const workload_graph& g, int o
     const bool long_rows = full32 / static_cast<double>(rows) > 48.0 * 1024;
     std::vector<lowered_kernel> ks;
     // Forward: logits.float(), log_softmax (cunn_SoftMaxForward), nll_loss over the targets.
-    ks.push_back(stream_kernel(o, op.name + ".to_fp32", op_class::data_movement, dtype::fp32, {{s.tensor(logits), full, false}, {up, full32, true}}));
-    lowered_kernel lsm = stream_kernel(o, op.name + ".log_softmax", op_class::softmax, dtype::fp32, {{up, full32, false}, {logp, full32, true}}, 3 * en, en);
+    ks.push_back(stream_kernel(o, op.name + ".to_fp32", op_class::data_movement, dtype::fp32,
+                               {{s.tensor(logits), full, false}, {up, full32, true}}));
+    lowered_kernel lsm = stream_kernel(o, op.name + ".log_softmax", op_class::softmax, dtype::fp32,
+                                       {{up, full32, false}, {logp, full32, true}}, 3 * en, en);
     rowwise(lsm, rows, classes, passes, long_rows ? 2 : 0);
     ks.push_back(lsm);
     ks.push_back(stream_kernel(o, op.name + ".nll", op_class::reduction, dtype::fp32,
-                               {{target, targets, false}, {logp, row32, false}, {loss, bytes_of(1, dtype::fp32), true}}, static_cast<double>(rows)));
+                               {{target, targets, false}, {logp, row32, false}, {loss, bytes_of(1, dtype::fp32), true}},
+                               static_cast<double>(rows)));
     // Backward: nll_loss_backward zero-fills the fp32 gradient and scatters -1/rows at the targets,
     // log_softmax_backward (cunn_SoftMaxBackward: g - exp(logp) * sum(g)), then the copy back to the logits' type.
-    ks.push_back(stream_kernel(o, op.name + ".nll_grad_fill", op_class::data_movement, dtype::fp32, {{dlogp, full32, true}}));
+    ks.push_back(
+        stream_kernel(o, op.name + ".nll_grad_fill", op_class::data_movement, dtype::fp32, {{dlogp, full32, true}}));
     ks.push_back(stream_kernel(o, op.name + ".nll_grad", op_class::data_movement, dtype::fp32,
                                {{target, targets, false}, {dlogp, row32, true}}, static_cast<double>(rows)));
-    lowered_kernel lsb = stream_kernel(o, op.name + ".log_softmax_grad", op_class::softmax, dtype::fp32,
-                                       {{dlogp, full32, false}, {logp, full32, false}, {dup, full32, true}}, 3 * en, en);
+    lowered_kernel lsb =
+        stream_kernel(o, op.name + ".log_softmax_grad", op_class::softmax, dtype::fp32,
+                      {{dlogp, full32, false}, {logp, full32, false}, {dup, full32, true}}, 3 * en, en);
     rowwise(lsb, rows, classes, passes, long_rows ? 1 : 0);
     ks.push_back(lsb);
     const int dx = op.outputs[0];
@@ -308,7 +330,9 @@ std::vector<lowered_kernel> cross_entropy_kernels(const workload_graph& g, int o
 
 namespace {
 
-bool is_float(dtype t) { return t == dtype::fp32 || t == dtype::tf32 || t == dtype::fp16 || t == dtype::bf16 || t == dtype::fp8; }
+bool is_float(dtype t) {
+    return t == dtype::fp32 || t == dtype::tf32 || t == dtype::fp16 || t == dtype::bf16 || t == dtype::fp8;
+}
 
 /// Ops autocast runs in the 16-bit type (its lower-precision list: matrix products, convolutions, attention).
 bool autocast_low(op_kind k) { return k == op_kind::matmul || k == op_kind::conv2d || k == op_kind::attention; }
@@ -318,7 +342,8 @@ bool autocast_fp32(const op_node& op) {
     if (op.kind == op_kind::softmax) return true;
     if (op.kind == op_kind::layernorm) return op.type == "layernorm" || op.type == "layernorm_grad";
     if (op.kind == op_kind::reduce)
-        return op.type == "reduce_sum" || op.type == "reduce_mean" || op.type == "reduce_prod" || op.type == "reduce_l2";
+        return op.type == "reduce_sum" || op.type == "reduce_mean" || op.type == "reduce_prod" ||
+               op.type == "reduce_l2";
     return false;
 }
 
@@ -365,7 +390,8 @@ autocast_plan plan_autocast(const workload_graph& g) {
                 plan.compute = p.low;
                 for (int t : ins) {
                     if (is_weight(t)) {
-                        if (!weight_cast[static_cast<size_t>(t)]) plan.weight_casts.emplace_back(t, master[static_cast<size_t>(t)]);
+                        if (!weight_cast[static_cast<size_t>(t)])
+                            plan.weight_casts.emplace_back(t, master[static_cast<size_t>(t)]);
                         weight_cast[static_cast<size_t>(t)] = 1;
                     } else if (held(t) != p.low) {
                         plan.cast_in.emplace_back(t, p.low);
@@ -375,8 +401,10 @@ autocast_plan plan_autocast(const workload_graph& g) {
                 plan.compute = dtype::fp32;
                 out = dtype::fp32;
                 for (int t : ins) {
-                    if (is_weight(t)) plan.read_as.emplace_back(t, dtype::fp32);
-                    else if (held(t) != dtype::fp32) plan.cast_in.emplace_back(t, dtype::fp32);
+                    if (is_weight(t))
+                        plan.read_as.emplace_back(t, dtype::fp32);
+                    else if (held(t) != dtype::fp32)
+                        plan.cast_in.emplace_back(t, dtype::fp32);
                 }
             } else {
                 // Type promotion: the widest input (parameters are fp32); batch norm keeps its input's type.
@@ -400,16 +428,21 @@ autocast_plan plan_autocast(const workload_graph& g) {
         // Backward: a gradient has its tensor's type (a parameter's: fp32).
         for (int t : op.outputs) {
             const int of = g.tensor(t).grad_of;
-            if (of >= 0 && is_float(g.tensor(t).type)) p.held[static_cast<size_t>(t)] = is_weight(of) ? dtype::fp32 : held(of);
+            if (of >= 0 && is_float(g.tensor(t).type))
+                p.held[static_cast<size_t>(t)] = is_weight(of) ? dtype::fp32 : held(of);
         }
         dtype compute = ins.empty() ? p.low : held(ins.front());
-        if (autocast_low(op.kind)) compute = p.low;
-        else if (autocast_fp32(op) || (op.kind == op_kind::softmax)) compute = dtype::fp32;
+        if (autocast_low(op.kind))
+            compute = p.low;
+        else if (autocast_fp32(op) || (op.kind == op_kind::softmax))
+            compute = dtype::fp32;
         plan.compute = compute;
         for (int t : ins) {
             if (held(t) == compute) continue;
-            if (g.tensor(t).grad_of >= 0) plan.cast_in.emplace_back(t, compute);
-            else plan.read_as.emplace_back(t, compute);  // the forward's saved cast
+            if (g.tensor(t).grad_of >= 0)
+                plan.cast_in.emplace_back(t, compute);
+            else
+                plan.read_as.emplace_back(t, compute);  // the forward's saved cast
         }
         for (int t : op.outputs)
             if (is_float(g.tensor(t).type) && held(t) != compute) plan.cast_out.emplace_back(t, compute);
@@ -417,7 +450,8 @@ autocast_plan plan_autocast(const workload_graph& g) {
     return p;
 }
 
-std::vector<foreach_launch> multi_tensor_launches(const std::vector<std::int64_t>& numels, int depth, bool scalar_list) {
+std::vector<foreach_launch> multi_tensor_launches(const std::vector<std::int64_t>& numels, int depth,
+                                                  bool scalar_list) {
     static constexpr int max_tensors[5] = {110, 64, 48, 36, 30};
     static constexpr int max_tensors_scalar_list[5] = {96, 64, 48, 36, 30};
     constexpr int max_blocks = 320;
@@ -428,8 +462,10 @@ std::vector<foreach_launch> multi_tensor_launches(const std::vector<std::int64_t
     foreach_launch cur;
     int tensors = 0, blocks = 0;
     auto add = [&](size_t t, std::int64_t first, std::int64_t count) {
-        if (!cur.parts.empty() && cur.parts.back().tensor == t) cur.parts.back().count += count;
-        else cur.parts.push_back({t, first, count});
+        if (!cur.parts.empty() && cur.parts.back().tensor == t)
+            cur.parts.back().count += count;
+        else
+            cur.parts.push_back({t, first, count});
     };
     for (size_t t = 0; t < numels.size(); ++t) {
         const std::int64_t n = numels[t];
@@ -454,21 +490,27 @@ std::vector<foreach_launch> multi_tensor_launches(const std::vector<std::int64_t
     return out;
 }
 
-std::vector<lowered_kernel> eager_kernels(const workload_graph& g, int o, const eager_storage& s, std::optional<dtype> ct) {
+std::vector<lowered_kernel> eager_kernels(const workload_graph& g, int o, const eager_storage& s,
+                                          std::optional<dtype> ct) {
     const op_node& op = g.op(o);
     switch (op.kind) {
-        case op_kind::conv2d: return conv_kernels(g, o, s, ct);
-        case op_kind::batchnorm: return batchnorm_kernels(g, o, s, ct);
-        case op_kind::layernorm: return rmsnorm_kernels(g, o, s);
+        case op_kind::conv2d:
+            return conv_kernels(g, o, s, ct);
+        case op_kind::batchnorm:
+            return batchnorm_kernels(g, o, s, ct);
+        case op_kind::layernorm:
+            return rmsnorm_kernels(g, o, s);
         case op_kind::elementwise:
             if (op.type == "gelu" || op.type == "gelu_grad") return gelu_tanh_kernels(g, o, s);
             if (op.type == "dropout" || op.type == "dropout_grad") return dropout_kernels(g, o, s, ct);
             return cross_entropy_kernels(g, o, s);
-        default: return {};
+        default:
+            return {};
     }
 }
 
-std::vector<lowered_kernel> foreach_optimizer(const workload_graph& g, const std::vector<int>& ops, const eager_storage& s) {
+std::vector<lowered_kernel> foreach_optimizer(const workload_graph& g, const std::vector<int>& ops,
+                                              const eager_storage& s) {
     if (ops.empty()) return {};
     // The tensor lists: the parameters torch.optim updates (the fp32 master copies of a mixed-precision graph,
     // which autocast keeps as the parameters), their gradients and the optimizer's state.
@@ -495,11 +537,12 @@ std::vector<lowered_kernel> foreach_optimizer(const workload_graph& g, const std
     // sqrt(v) is a new list (foreach_sqrt is out of place): scratch beside the state.
     std::vector<std::uint64_t> root;
     if (adam)
-        for (size_t i = 0; i < numels.size(); ++i) root.push_back(s.scratch(static_cast<double>(numels[i]) * dtype_bits(types[i]) / 8.0));
+        for (size_t i = 0; i < numels.size(); ++i)
+            root.push_back(s.scratch(static_cast<double>(numels[i]) * dtype_bits(types[i]) / 8.0));
 
     struct list_use {
         const std::vector<std::uint64_t>* list;
-        bool grad;   // element size is the gradient's
+        bool grad;  // element size is the gradient's
         bool write;
     };
     struct pass {
@@ -516,11 +559,17 @@ std::vector<lowered_kernel> foreach_optimizer(const workload_graph& g, const std
         passes = {{"mul_weight_decay", {{&l.p, false, false}, {&l.p, false, true}}, false, 1},
                   {"lerp_m", {{&l.m, false, false}, {&l.g, true, false}, {&l.m, false, true}}, false, 3},
                   {"mul_v", {{&l.v, false, false}, {&l.v, false, true}}, false, 1},
-                  {"addcmul_v", {{&l.v, false, false}, {&l.g, true, false}, {&l.g, true, false}, {&l.v, false, true}}, false, 3},
+                  {"addcmul_v",
+                   {{&l.v, false, false}, {&l.g, true, false}, {&l.g, true, false}, {&l.v, false, true}},
+                   false,
+                   3},
                   {"sqrt_v", {{&l.v, false, false}, {&root, false, true}}, false, 1},
                   {"div_bias_correction", {{&root, false, false}, {&root, false, true}}, true, 1},
                   {"add_eps", {{&root, false, false}, {&root, false, true}}, false, 1},
-                  {"addcdiv_p", {{&l.p, false, false}, {&l.m, false, false}, {&root, false, false}, {&l.p, false, true}}, true, 3}};
+                  {"addcdiv_p",
+                   {{&l.p, false, false}, {&l.m, false, false}, {&root, false, false}, {&l.p, false, true}},
+                   true,
+                   3}};
     } else {
         // torch.optim.SGD with momentum (foreach): buf *= momentum, buf += g, p -= lr * buf.
         passes = {{"mul_momentum", {{&l.m, false, false}, {&l.m, false, true}}, false, 1},
@@ -536,7 +585,8 @@ std::vector<lowered_kernel> foreach_optimizer(const workload_graph& g, const std
         for (const auto& u : p.uses)
             if (!u.write) ++depth;
         for (const auto& u : p.uses)
-            if (u.write && std::none_of(p.uses.begin(), p.uses.end(), [&](const list_use& r) { return !r.write && r.list == u.list; }))
+            if (u.write && std::none_of(p.uses.begin(), p.uses.end(),
+                                        [&](const list_use& r) { return !r.write && r.list == u.list; }))
                 ++depth;
         for (const auto& launch : multi_tensor_launches(numels, std::max(1, depth), p.scalar_list)) {
             std::vector<kernel_operand> operands;
@@ -545,11 +595,13 @@ std::vector<lowered_kernel> foreach_optimizer(const workload_graph& g, const std
             for (const auto& u : p.uses)
                 for (const auto& part : launch.parts) {
                     const double eb = u.grad ? grad_bytes_per[part.tensor] : dtype_bits(types[part.tensor]) / 8.0;
-                    operands.push_back({(*u.list)[part.tensor] + static_cast<std::uint64_t>(static_cast<double>(part.first) * eb),
-                                        static_cast<double>(part.count) * eb, u.write});
+                    operands.push_back(
+                        {(*u.list)[part.tensor] + static_cast<std::uint64_t>(static_cast<double>(part.first) * eb),
+                         static_cast<double>(part.count) * eb, u.write});
                 }
             ks.push_back(stream_kernel(ops[launch.parts.front().tensor], base + p.name, op_class::elementwise,
-                                       types[launch.parts.front().tensor], std::move(operands), p.ops_per_element * elems));
+                                       types[launch.parts.front().tensor], std::move(operands),
+                                       p.ops_per_element * elems));
             for (size_t i = 1; i < launch.parts.size(); ++i) ks.back().ops.push_back(ops[launch.parts[i].tensor]);
         }
     }

@@ -29,11 +29,12 @@ struct autocast_plan {
     dtype low = dtype::bf16;
     std::vector<dtype> held;  // per tensor: its type when the kernels run
     struct op_plan {
-        std::optional<dtype> compute;               // the type the op computes in, when not its own
-        std::vector<std::pair<int, dtype>> read_as;  // inputs read in another type than `held` (saved casts)
-        std::vector<std::pair<int, dtype>> cast_in;  // inputs cast to this type by a kernel before the op
-        std::vector<std::pair<int, dtype>> cast_out; // outputs computed in this type, cast to `held` after
-        std::vector<std::pair<int, int>> weight_casts;  // (weight, its fp32 master or -1) cast before the op (first use)
+        std::optional<dtype> compute;                 // the type the op computes in, when not its own
+        std::vector<std::pair<int, dtype>> read_as;   // inputs read in another type than `held` (saved casts)
+        std::vector<std::pair<int, dtype>> cast_in;   // inputs cast to this type by a kernel before the op
+        std::vector<std::pair<int, dtype>> cast_out;  // outputs computed in this type, cast to `held` after
+        std::vector<std::pair<int, int>>
+            weight_casts;  // (weight, its fp32 master or -1) cast before the op (first use)
     };
     std::vector<op_plan> ops;
 };
@@ -66,7 +67,8 @@ std::vector<lowered_kernel> eager_kernels(const workload_graph& g, int o, const 
 
 /// The multi-tensor launches of torch.optim's foreach Adam(W) or SGD (momentum) step over the optimizer ops
 /// `ops` (one per parameter, as the training expansion builds them), in the order the optimizer runs them.
-std::vector<lowered_kernel> foreach_optimizer(const workload_graph& g, const std::vector<int>& ops, const eager_storage& s);
+std::vector<lowered_kernel> foreach_optimizer(const workload_graph& g, const std::vector<int>& ops,
+                                              const eager_storage& s);
 
 /// The launches ATen's multi_tensor_apply makes for one foreach op over tensors of `numels` elements with
 /// `depth` tensor lists (`scalar_list`: the op also takes one scalar per tensor): chunks of 65,536 elements,

@@ -40,8 +40,8 @@ namespace {
 
 /// Transcendental evaluations per element of an elementwise op type.
 double special_per_element(const std::string& type) {
-    static const std::set<std::string> one = {"gelu", "silu", "sigmoid", "tanh", "erf", "exp", "log", "sqrt", "rsqrt",
-                                              "sin", "cos", "reciprocal", "div", "pow"};
+    static const std::set<std::string> one = {"gelu", "silu",  "sigmoid", "tanh", "erf",        "exp", "log",
+                                              "sqrt", "rsqrt", "sin",     "cos",  "reciprocal", "div", "pow"};
     if (one.count(type)) return 1;
     if (type == "softplus") return 2;
     return 0;
@@ -75,10 +75,19 @@ void add_row_info(const workload_graph& g, const op_node& op, kernel_desc& d) {
     int passes = 0;
     double special_rows = 0, special_elems = 0;
     switch (op.kind) {
-        case op_kind::softmax: passes = 2; special_elems = 1; break;        // max, then sum of exp
-        case op_kind::layernorm: passes = 2; special_rows = 1; break;       // mean and variance (Welford), then normalise
-        case op_kind::reduce: passes = 1; break;
-        default: return;
+        case op_kind::softmax:
+            passes = 2;
+            special_elems = 1;
+            break;  // max, then sum of exp
+        case op_kind::layernorm:
+            passes = 2;
+            special_rows = 1;
+            break;  // mean and variance (Welford), then normalise
+        case op_kind::reduce:
+            passes = 1;
+            break;
+        default:
+            return;
     }
     std::int64_t axis = static_cast<std::int64_t>(x.shape.size()) - 1;
     if (op.kind == op_kind::softmax && has_attr(op, "axis")) {
@@ -96,7 +105,8 @@ void add_row_info(const workload_graph& g, const op_node& op, kernel_desc& d) {
             if (ax >= 0 && ax < rank) cols *= x.shape[static_cast<size_t>(ax)];  // shape inference rejects others
         }
     } else {
-        cols = x.shape[static_cast<size_t>(std::clamp<std::int64_t>(axis, 0, static_cast<std::int64_t>(x.shape.size()) - 1))];
+        cols = x.shape[static_cast<size_t>(
+            std::clamp<std::int64_t>(axis, 0, static_cast<std::int64_t>(x.shape.size()) - 1))];
     }
     cols = std::max<std::int64_t>(1, cols);
     d.rows = std::max<std::int64_t>(1, x.elements() / cols);
@@ -118,7 +128,8 @@ void add_row_info(const workload_graph& g, const op_node& op, kernel_desc& d) {
             passes = 1;
         } else if (std::ceil(static_cast<double>(cols) / 1024) < 10) {
             d.row_kind = row_kernel::registers;
-        } else if (row_bytes + reduction_bytes <= 48.0 * 1024 && std::fmod(static_cast<double>(cols), per_vector) == 0) {
+        } else if (row_bytes + reduction_bytes <= 48.0 * 1024 &&
+                   std::fmod(static_cast<double>(cols), per_vector) == 0) {
             d.row_kind = row_kernel::shared;
         } else {
             d.row_kind = row_kernel::blocked;
@@ -139,8 +150,8 @@ void add_row_info(const workload_graph& g, const op_node& op, kernel_desc& d) {
 /// each warp holds a row of up to 2048 elements in registers and reduces it by shuffles, as PyTorch's warp kernel
 /// does for rows of up to 1024; longer rows (beyond its kernels of the time) run PyTorch's.
 void use_megatron_softmax(kernel_desc& d) {
-    const bool softmax = d.row_kind == row_kernel::registers || d.row_kind == row_kernel::shared ||
-                         d.row_kind == row_kernel::blocked;
+    const bool softmax =
+        d.row_kind == row_kernel::registers || d.row_kind == row_kernel::shared || d.row_kind == row_kernel::blocked;
     if (!softmax || d.cols > 2048) return;
     d.row_kind = row_kernel::warp;
     d.passes = 1;
@@ -154,7 +165,8 @@ double read_bytes(const workload_graph& g, const op_node& op, size_t i) {
     if ((op.kind == op_kind::embedding || op.kind == op_kind::gather || op.kind == op_kind::slice) && i == 0) {
         double others = 0;
         for (size_t j = 1; j < op.inputs.size(); ++j)
-            if (g.tensor(op.inputs[j]).role != tensor_role::constant) others += static_cast<double>(g.tensor(op.inputs[j]).bytes());
+            if (g.tensor(op.inputs[j]).role != tensor_role::constant)
+                others += static_cast<double>(g.tensor(op.inputs[j]).bytes());
         return std::clamp(op.cost.bytes_in + op.cost.bytes_weight - others, 0.0, whole);
     }
     return whole;
@@ -222,7 +234,9 @@ std::string layer_of(const std::string& name) {
         size_t dot = name.find('.', pos);
         if (dot == std::string::npos) dot = name.size();
         const std::string seg = name.substr(pos, dot - pos);
-        const bool numeric = !seg.empty() && std::all_of(seg.begin(), seg.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+        const bool numeric = !seg.empty() && std::all_of(seg.begin(), seg.end(), [](char c) {
+            return std::isdigit(static_cast<unsigned char>(c));
+        });
         if (numeric && !first) return name.substr(0, dot);
         first = false;
         pos = dot + 1;
@@ -232,7 +246,8 @@ std::string layer_of(const std::string& name) {
 }
 
 std::uint32_t kernel_mapper::find_device(const platform& plat, const std::string& group) {
-    const toolkit::part_query q{"kernels mapper", "device", "a device that runs kernels (a gpu or tpu)", toolkit::runs_kernels};
+    const toolkit::part_query q{"kernels mapper", "device", "a device that runs kernels (a gpu or tpu)",
+                                toolkit::runs_kernels};
     return toolkit::find_part(plat, group, q).ids.front();
 }
 
@@ -242,15 +257,18 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
     std::optional<dtype> half_as;
     if (!m_opt.float16_as.empty()) {
         half_as = parse_dtype(m_opt.float16_as);
-        if (!half_as) throw input_error("mapper.float16_as: unknown data type '" + m_opt.float16_as + "' (" + dtype_list() + ")");
+        if (!half_as)
+            throw input_error("mapper.float16_as: unknown data type '" + m_opt.float16_as + "' (" + dtype_list() + ")");
     }
     const bool fuse = m_opt.fuse == "elementwise";
     const bool eager = m_opt.framework == "eager";
     if (eager && plat.comp(dev_id).kind_name() != "gpu")
-        throw input_error("mapper.framework eager launches the kernels eager PyTorch launches on a GPU; '" + plat.title() +
-                          "' runs kernels on a " + plat.comp(dev_id).kind_name() + " (use framework: ops)");
+        throw input_error("mapper.framework eager launches the kernels eager PyTorch launches on a GPU; '" +
+                          plat.title() + "' runs kernels on a " + plat.comp(dev_id).kind_name() +
+                          " (use framework: ops)");
     if (eager && fuse)
-        throw input_error("mapper.framework eager runs every op as eager PyTorch does, unfused: mapper.fuse must be none");
+        throw input_error(
+            "mapper.framework eager runs every op as eager PyTorch does, unfused: mapper.fuse must be none");
     const size_t nt = g.tensors().size();
     mapping out;
     program& prog = out.prog;
@@ -302,9 +320,10 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
     std::vector<lowered_kernel> kernels;
     std::vector<std::uint32_t> kernel_step;
     int views = 0, fused = 0;
-    std::vector<int> pending_release;  // inputs of the last kernel, released when it is closed
+    std::vector<int> pending_release;            // inputs of the last kernel, released when it is closed
     std::vector<std::uint64_t> pending_scratch;  // temporaries of the last op's eager kernels
-    const eager_storage storage{address_of, [&](double bytes) {
+    const eager_storage storage{address_of,
+                                [&](double bytes) {
                                     const std::uint64_t a = mem.alloc(static_cast<std::uint64_t>(std::ceil(bytes)));
                                     pending_scratch.push_back(a);
                                     return a;
@@ -353,16 +372,20 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
         const auto& plan = autocast.ops[static_cast<size_t>(o)];
         const op_node& op = g.op(o);
         auto held = [&](int t) { return autocast.held[static_cast<size_t>(t)]; };
-        auto bytes = [&](int t, dtype ty) { return static_cast<double>(dtype_bytes(ty, static_cast<std::uint64_t>(g.tensor(t).elements()))); };
+        auto bytes = [&](int t, dtype ty) {
+            return static_cast<double>(dtype_bytes(ty, static_cast<std::uint64_t>(g.tensor(t).elements())));
+        };
         std::map<int, std::uint64_t> moved;
         std::map<int, dtype> as;
         std::vector<lowered_kernel> before, after;
-        auto cast = [&](const std::string& name, std::uint64_t from, double from_bytes, std::uint64_t to, double to_bytes, dtype ty) {
-            return stream_kernel(o, name, op_class::data_movement, ty, {{from, from_bytes, false}, {to, to_bytes, true}});
+        auto cast = [&](const std::string& name, std::uint64_t from, double from_bytes, std::uint64_t to,
+                        double to_bytes, dtype ty) {
+            return stream_kernel(o, name, op_class::data_movement, ty,
+                                 {{from, from_bytes, false}, {to, to_bytes, true}});
         };
         for (const auto& [w, m] : plan.weight_casts)
-            before.push_back(cast(g.tensor(w).name + ".autocast", ensure(m >= 0 ? m : w), bytes(w, dtype::fp32), ensure(w),
-                                  bytes(w, held(w)), held(w)));
+            before.push_back(cast(g.tensor(w).name + ".autocast", ensure(m >= 0 ? m : w), bytes(w, dtype::fp32),
+                                  ensure(w), bytes(w, held(w)), held(w)));
         for (const auto& [t, ty] : plan.cast_in) {
             const std::uint64_t a = storage.scratch(bytes(t, ty));
             before.push_back(cast(op.name + ".autocast_in", ensure(t), bytes(t, held(t)), a, bytes(t, ty), ty));
@@ -398,18 +421,20 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
         // Views (is_view, the workload's one rule), and with strided_views the transposes, slices and splits only
         // matrix products read (this mapper's policy: cuBLAS and XLA take such operands in place): the output is
         // the input's storage.
-        const bool strided = m_opt.strided_views &&
-                             (op.kind == op_kind::transpose || op.kind == op_kind::slice || op.kind == op_kind::split) &&
-                             [&] {
-                                 for (int t : op.outputs)
-                                     if (!feeds_only_products(g, t)) return false;
-                                 return true;
-                             }();
+        const bool strided =
+            m_opt.strided_views &&
+            (op.kind == op_kind::transpose || op.kind == op_kind::slice || op.kind == op_kind::split) && [&] {
+                for (int t : op.outputs)
+                    if (!feeds_only_products(g, t)) return false;
+                return true;
+            }();
         if (is_view(op) || strided) {
             const int src = view_source(g, op);
             for (int t : op.outputs) {
-                if (src >= 0) alias(t, src);
-                else ensure(t);
+                if (src >= 0)
+                    alias(t, src);
+                else
+                    ensure(t);
             }
             for (int t : op.inputs) release(t);
             ++views;
@@ -428,7 +453,9 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
                 // The host no longer writes x; the kernel writes op's output and reads op's other inputs.
                 auto& ops = k.desc.operands;
                 ops.erase(std::remove_if(ops.begin(), ops.end(),
-                                         [&](const kernel_operand& e) { return e.write && e.address == addr[static_cast<size_t>(live.root(x))]; }),
+                                         [&](const kernel_operand& e) {
+                                             return e.write && e.address == addr[static_cast<size_t>(live.root(x))];
+                                         }),
                           ops.end());
                 // x is never written, so never read: its storage goes back now (its one read never comes).
                 if (allocated[static_cast<size_t>(live.root(x))] && live.root(x) == x) {
@@ -516,7 +543,8 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) {
     out.notes.push_back(std::to_string(kernels.size()) + " kernels for " + std::to_string(g.ops().size()) + " ops (" +
                         std::to_string(views) + " views or free ops, " + std::to_string(fused) +
                         " fused into epilogues); device memory " + format_bytes(static_cast<double>(mem.high_water())));
-    if (eager) out.notes.push_back("framework eager: the kernels eager PyTorch launches for each op (mapper.framework)");
+    if (eager)
+        out.notes.push_back("framework eager: the kernels eager PyTorch launches for each op (mapper.framework)");
     if (half_as) out.notes.push_back("fp16 ops run in " + std::string(dtype_name(*half_as)) + " (mapper.float16_as)");
     const auto it = g.parameters.find("batch");
     out.samples = it != g.parameters.end() ? std::max(1.0, std::atof(it->second.c_str())) : 1.0;
@@ -592,7 +620,8 @@ void kernel_mapper::explain(const mapping& m, const platform& plat, const execut
     for (const auto& [name, t] : layers) {
         const size_t dot = name.rfind('.');
         const bool numbered = dot != std::string::npos && dot + 1 < name.size() &&
-                              std::all_of(name.begin() + static_cast<long>(dot) + 1, name.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+                              std::all_of(name.begin() + static_cast<long>(dot) + 1, name.end(),
+                                          [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
         const std::string stem = numbered ? name.substr(0, dot) + ".N" : name;
         if (!stems.count(stem)) stem_order.push_back(stem);
         stems[stem].push_back(t);
@@ -608,8 +637,9 @@ void kernel_mapper::explain(const mapping& m, const platform& plat, const execut
         if (v.size() == 1)
             s.notes.push_back("layer " + stem + ": " + format_time(sum) + " (" + pct(sum) + ")");
         else
-            s.notes.push_back("layer " + stem + ": " + std::to_string(v.size()) + " layers, " + format_time(sum / static_cast<double>(v.size())) +
-                              " each (" + format_time(lo) + " to " + format_time(hi) + "), " + pct(sum) + " in all");
+            s.notes.push_back("layer " + stem + ": " + std::to_string(v.size()) + " layers, " +
+                              format_time(sum / static_cast<double>(v.size())) + " each (" + format_time(lo) + " to " +
+                              format_time(hi) + "), " + pct(sum) + " in all");
     }
     std::stable_sort(longest.begin(), longest.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
     for (size_t i = 0; i < longest.size() && i < 5; ++i)
@@ -617,7 +647,8 @@ void kernel_mapper::explain(const mapping& m, const platform& plat, const execut
 }
 
 TESSEL_REGISTER_MAPPER(make_mapper<kernel_mapper>(
-    "kernels", "kernel after kernel on a GPU or TPU (eager frameworks, XLA): views not launched, optional epilogue "
-               "fusion, a caching allocator for device memory; per-kernel and per-layer times"));
+    "kernels",
+    "kernel after kernel on a GPU or TPU (eager frameworks, XLA): views not launched, optional epilogue "
+    "fusion, a caching allocator for device memory; per-kernel and per-layer times"));
 
 }  // namespace tessel

@@ -33,14 +33,20 @@ std::vector<std::string> mapper_registry::names() const {
 std::unique_ptr<mapper> create_mapper(const platform& plat, param_context& ctx, const std::string& path) {
     const yaml_node& spec = plat.mapper_spec();
     if (!spec.defined())
-        throw input_error("platform '" + plat.title() + "' has no 'mapper:' section, so it can run programs (--program) "
-                          "but not workloads; add e.g. 'mapper: {impl: mesh}'",
+        throw input_error("platform '" + plat.title() +
+                              "' has no 'mapper:' section, so it can run programs (--program) "
+                              "but not workloads; add e.g. 'mapper: {impl: mesh}'",
                           source_location{plat.file(), 0, 0});
     spec.expect_map("mapper");
     std::string impl;
-    if (const auto* o = ctx.find_override(path + ".impl")) impl = o->text;
-    else if (spec.has("impl")) impl = spec["impl"].scalar(path + ".impl");
-    else throw input_error("mapper: needs 'impl:' naming the mapper; mappers: " + join(mapper_registry::instance().names()), spec.where());
+    if (const auto* o = ctx.find_override(path + ".impl"))
+        impl = o->text;
+    else if (spec.has("impl"))
+        impl = spec["impl"].scalar(path + ".impl");
+    else
+        throw input_error(
+            "mapper: needs 'impl:' naming the mapper; mappers: " + join(mapper_registry::instance().names()),
+            spec.where());
     const mapper_info* info = mapper_registry::instance().find(impl);
     if (!info)
         throw input_error("unknown mapper '" + impl + "'" + did_you_mean(impl, mapper_registry::instance().names()) +

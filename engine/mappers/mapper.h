@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "engine/exec/executor.h"
-#include "engine/report/floorplan.h"
 #include "engine/netlist/platform.h"
 #include "engine/program/program.h"
+#include "engine/report/floorplan.h"
 #include "engine/workload/graph.h"
 #include "models/core/registry.h"
 
@@ -104,5 +104,6 @@ std::unique_ptr<mapper> create_mapper(const platform& plat, param_context& ctx, 
 
 }  // namespace tessel
 
-#define TESSEL_REGISTER_MAPPER(...) \
-    static const bool TESSEL_CONCAT(tessel_mapper_registered_, __LINE__) = ::tessel::mapper_registry::instance().add(__VA_ARGS__)
+#define TESSEL_REGISTER_MAPPER(...)                                        \
+    static const bool TESSEL_CONCAT(tessel_mapper_registered_, __LINE__) = \
+        ::tessel::mapper_registry::instance().add(__VA_ARGS__)

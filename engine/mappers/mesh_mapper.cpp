@@ -21,9 +21,11 @@
 namespace tessel {
 
 void mesh_mapper::options::declare(param_decl& d) {
-    d(tiles, "tiles", "", "the group of compute tiles to use (default: the first that computes on its own memory: tile, tile_array)");
-    d(memory, "memory", "", "the off-chip memory holding weights and spilled tensors (default: the first memory "
-                            "group that does not compute)");
+    d(tiles, "tiles", "",
+      "the group of compute tiles to use (default: the first that computes on its own memory: tile, tile_array)");
+    d(memory, "memory", "",
+      "the off-chip memory holding weights and spilled tensors (default: the first memory "
+      "group that does not compute)");
     d(resident_fraction, "resident_fraction", "0.5",
       "share of each scratchpad that may keep op outputs on chip for the next op (the rest holds working buffers)");
     d(double_buffer, "double_buffer", "true", "load the next K chunk while computing the current one");
@@ -41,16 +43,17 @@ struct piece {
 };
 
 struct placement {
-    bool resident = false;               // pieces in tile scratchpads, else in memory at `address`
+    bool resident = false;  // pieces in tile scratchpads, else in memory at `address`
     std::uint64_t address = 0;
-    std::vector<piece> pieces;           // resident pieces, or the pieces being stored
+    std::vector<piece> pieces;             // resident pieces, or the pieces being stored
     std::vector<std::uint32_t> mem_ready;  // stores that must finish before memory holds the tensor
     bool allocated = false;
 };
 
 class planner {
 public:
-    planner(const workload_graph& g, const platform& plat, const mesh_mapper::options& o) : m_g(g), m_plat(plat), m_opt(o), m_live(g) {
+    planner(const workload_graph& g, const platform& plat, const mesh_mapper::options& o)
+        : m_g(g), m_plat(plat), m_opt(o), m_live(g) {
         find_tiles();
         find_memory();
         m_place.resize(g.tensors().size());
@@ -97,23 +100,27 @@ private:
     std::vector<double> m_resident;
     std::vector<std::vector<std::uint32_t>> m_last;
     toolkit::tensor_liveness m_live;  // which storage each tensor is, and its reads left
-    std::vector<bool> m_freed;         // by storage root: its on-chip pieces were given back
+    std::vector<bool> m_freed;        // by storage root: its on-chip pieces were given back
     mapping m_out;
 
     void find_tiles() {
         // Every unit of every component of the group is a tile (a group of `tile`s, or one `tile_array`).
         const platform::group& g = toolkit::find_part(
-            m_plat, m_opt.tiles, {"mesh mapper", "tiles", "compute tiles with their own memory", toolkit::computes_with_own_memory});
+            m_plat, m_opt.tiles,
+            {"mesh mapper", "tiles", "compute tiles with their own memory", toolkit::computes_with_own_memory});
         const component& first = toolkit::first(m_plat, g);
         m_pe = first.unit_model();
         for (std::uint32_t id : g.ids)
-            for (std::uint32_t u = 0; u < m_plat.comp(id).unit_count(); ++u) m_tiles.push_back(endpoint{id, static_cast<std::int32_t>(u), 0});
+            for (std::uint32_t u = 0; u < m_plat.comp(id).unit_count(); ++u)
+                m_tiles.push_back(endpoint{id, static_cast<std::int32_t>(u), 0});
         m_capacity = first.capacity_bytes();
     }
 
     void find_memory() {
-        const platform::group& g = toolkit::find_part(
-            m_plat, m_opt.memory, {"mesh mapper", "memory", "off-chip memory for weights (a memory that does not compute)", toolkit::is_pure_memory});
+        const platform::group& g =
+            toolkit::find_part(m_plat, m_opt.memory,
+                               {"mesh mapper", "memory", "off-chip memory for weights (a memory that does not compute)",
+                                toolkit::is_pure_memory});
         const component& mem = toolkit::first(m_plat, g);
         m_mem = endpoint{mem.id(), mem.unit_count() > 1 ? -1 : 0, 0};
         m_alloc = toolkit::address_allocator({mem.capacity_bytes(), 4096, 0, 0});
@@ -123,8 +130,7 @@ private:
             const attach_point ap = m_plat.attachment(mem.id(), static_cast<std::int32_t>(u));
             if (ap.valid()) ports_bw += m_plat.net(ap.net).link_bytes_per_second();
         }
-        if (ports_bw == 0)
-            throw input_error("mesh mapper: memory '" + g.name + "' is not connected to the network");
+        if (ports_bw == 0) throw input_error("mesh mapper: memory '" + g.name + "' is not connected to the network");
         m_mem_bw = mem.peak_bytes_per_second() > 0 ? std::min(mem.peak_bytes_per_second(), ports_bw) : ports_bw;
     }
 
@@ -194,7 +200,8 @@ private:
         const bool graph_output = ti.consumers.empty() || ti.role == tensor_role::output;
         bool fits = !graph_output;
         for (const auto& [tile, r] : parts)
-            if (m_resident[static_cast<size_t>(tile)] + r.area() * total > m_opt.resident_fraction * static_cast<double>(m_capacity))
+            if (m_resident[static_cast<size_t>(tile)] + r.area() * total >
+                m_opt.resident_fraction * static_cast<double>(m_capacity))
                 fits = false;
         placement& p = m_place[static_cast<size_t>(t)];
         p.pieces.clear();
@@ -214,7 +221,8 @@ private:
             if (bytes == 0) continue;
             endpoint dst = m_mem;
             dst.address = mp.address + static_cast<std::uint64_t>(parts[i].second.y0 * total);
-            const std::uint32_t s = m_out.prog.add_transfer(op, m_tiles[static_cast<size_t>(parts[i].first)], dst, bytes, done[i]);
+            const std::uint32_t s =
+                m_out.prog.add_transfer(op, m_tiles[static_cast<size_t>(parts[i].first)], dst, bytes, done[i]);
             mp.mem_ready.push_back(s);
             m_last[static_cast<size_t>(parts[i].first)] = {s};
         }
@@ -276,11 +284,13 @@ private:
             [&](const toolkit::matmul_split& x, const choice*) -> std::optional<choice> {
             const double per_tile = std::ceil(static_cast<double>(M) / x.m) * std::ceil(static_cast<double>(N) / x.n) *
                                     static_cast<double>(K) / rate;
-            const double traffic = (static_cast<double>(M) * K * x.n + static_cast<double>(K) * N * (batch > 1 ? 1 : x.m)) * eb;
+            const double traffic =
+                (static_cast<double>(M) * K * x.n + static_cast<double>(K) * N * (batch > 1 ? 1 : x.m)) * eb;
             return choice{x, std::max(per_tile, traffic / m_mem_bw), traffic};
         };
         const std::function<bool(const choice&, const choice&)> better = [](const choice& a, const choice& b) {
-            return a.score < b.score * (1 - 1e-12) || (std::fabs(a.score - b.score) <= b.score * 1e-12 && a.traffic < b.traffic);
+            return a.score < b.score * (1 - 1e-12) ||
+                   (std::fabs(a.score - b.score) <= b.score * 1e-12 && a.traffic < b.traffic);
         };
         const std::optional<choice> best = toolkit::best_split<choice>(space, cost, better);
         const int pm = best ? best->split.m : 1, pn = best ? best->split.n : 1;
@@ -300,14 +310,18 @@ private:
                 // Sub-blocks so that the fp32 accumulators take at most half of the working budget.
                 std::int64_t mb = r1 - r0, nb = n1 - n0;
                 int sm = 1, sn = 1;
-                while (static_cast<double>((mb + sm - 1) / sm) * static_cast<double>((nb + sn - 1) / sn) * 4 > work_budget / 2) {
+                while (static_cast<double>((mb + sm - 1) / sm) * static_cast<double>((nb + sn - 1) / sn) * 4 >
+                       work_budget / 2) {
                     if (sm >= mb && sn >= nb)
-                        fail("mesh mapper: op '" + op.name + "' cannot fit even one fp32 accumulator in a tile's working SRAM (" +
+                        fail("mesh mapper: op '" + op.name +
+                             "' cannot fit even one fp32 accumulator in a tile's working SRAM (" +
                              format_bytes(work_budget) + " of " + format_bytes(static_cast<double>(m_capacity)) +
                              " with mapper.resident_fraction " + format_number(m_opt.resident_fraction) +
                              "); give the tiles more SRAM (tile.sram.capacity)");
-                    if ((mb + sm - 1) / sm >= (nb + sn - 1) / sn) sm *= 2;
-                    else sn *= 2;
+                    if ((mb + sm - 1) / sm >= (nb + sn - 1) / sn)
+                        sm *= 2;
+                    else
+                        sn *= 2;
                 }
                 const std::int64_t smb = (mb + sm - 1) / sm, snb = (nb + sn - 1) / sn;
                 const double avail = work_budget - static_cast<double>(smb * snb) * 4;
@@ -316,10 +330,11 @@ private:
                 const std::int64_t chunks = (K + kc - 1) / kc;
                 const double planned = static_cast<double>(pm) * pn * sm * sn * static_cast<double>(chunks) * 3;
                 if (planned > limits().steps)
-                    fail("mesh mapper: op '" + op.name + "' in " + format_number(static_cast<double>(sm) * sn) + " sub-blocks x " +
-                         std::to_string(chunks) + " K chunks on " + std::to_string(pm * pn) + " tiles " +
-                         over_limit("steps", planned, "steps") + "; a tile's SRAM of " +
-                         format_bytes(static_cast<double>(m_capacity)) + " is far too small for this op (tile.sram.capacity)");
+                    fail("mesh mapper: op '" + op.name + "' in " + format_number(static_cast<double>(sm) * sn) +
+                         " sub-blocks x " + std::to_string(chunks) + " K chunks on " + std::to_string(pm * pn) +
+                         " tiles " + over_limit("steps", planned, "steps") + "; a tile's SRAM of " +
+                         format_bytes(static_cast<double>(m_capacity)) +
+                         " is far too small for this op (tile.sram.capacity)");
                 chunks_used = static_cast<int>(chunks);
                 subblocks_used = sm * sn;
                 kc_used = kc;
@@ -335,14 +350,16 @@ private:
                             const std::int64_t k0 = K * c / chunks, k1 = K * (c + 1) / chunks;
                             const size_t idx = computes.size();
                             std::vector<std::uint32_t> wait =
-                                idx >= static_cast<size_t>(buffers) ? std::vector<std::uint32_t>{computes[idx - static_cast<size_t>(buffers)]} : base;
+                                idx >= static_cast<size_t>(buffers)
+                                    ? std::vector<std::uint32_t>{computes[idx - static_cast<size_t>(buffers)]}
+                                    : base;
                             const rect ra = rows_cols(static_cast<double>(sr0) / M, static_cast<double>(sr1) / M,
-                                          static_cast<double>(k0) / K, static_cast<double>(k1) / K);
+                                                      static_cast<double>(k0) / K, static_cast<double>(k1) / K);
                             rect rb = rows_cols(static_cast<double>(k0) / K, static_cast<double>(k1) / K,
-                                    static_cast<double>(sn0) / N, static_cast<double>(sn1) / N);
+                                                static_cast<double>(sn0) / N, static_cast<double>(sn1) / N);
                             if (batch > 1)  // this tile's batches, this K slice of each
                                 rb = rows_cols(ra.y0 + (ra.y1 - ra.y0) * static_cast<double>(k0) / K,
-                                          ra.y0 + (ra.y1 - ra.y0) * static_cast<double>(k1) / K, 0, 1);
+                                               ra.y0 + (ra.y1 - ra.y0) * static_cast<double>(k1) / K, 0, 1);
                             std::vector<std::uint32_t> deps;
                             if (a_in >= 0) {
                                 auto f = fetch(a_in, ra, t, wait, opi);
@@ -354,7 +371,10 @@ private:
                             }
                             if (c == 0)  // bias and other inputs: this tile's columns
                                 for (size_t x = 2; x < op.inputs.size(); ++x) {
-                                    auto f = fetch(op.inputs[x], rows_cols(0, 1, static_cast<double>(sn0) / N, static_cast<double>(sn1) / N), t, wait, opi);
+                                    auto f = fetch(
+                                        op.inputs[x],
+                                        rows_cols(0, 1, static_cast<double>(sn0) / N, static_cast<double>(sn1) / N), t,
+                                        wait, opi);
                                     deps.insert(deps.end(), f.begin(), f.end());
                                 }
                             if (last != ~0u) deps.push_back(last);
@@ -371,15 +391,17 @@ private:
                             w.bytes_weight = static_cast<double>(w.k * w.n) * eb;
                             if (c == chunks - 1) {
                                 w.bytes_out = static_cast<double>(w.m * w.n) * eb;
-                                w.vector_ops = extra_vector * static_cast<double>(w.m * w.n) / (static_cast<double>(M) * N);
+                                w.vector_ops =
+                                    extra_vector * static_cast<double>(w.m * w.n) / (static_cast<double>(M) * N);
                             }
-                            last = m_out.prog.add_compute(opi, m_tiles[static_cast<size_t>(t)], m_out.prog.add_work(w), deps);
+                            last = m_out.prog.add_compute(opi, m_tiles[static_cast<size_t>(t)], m_out.prog.add_work(w),
+                                                          deps);
                             computes.push_back(last);
                         }
                     }
                 m_last[static_cast<size_t>(t)] = {last};
                 parts.emplace_back(t, rows_cols(static_cast<double>(r0) / M, static_cast<double>(r1) / M,
-                                           static_cast<double>(n0) / N, static_cast<double>(n1) / N));
+                                                static_cast<double>(n0) / N, static_cast<double>(n1) / N));
                 done.push_back({last});
             }
         nlohmann::json d;
@@ -391,11 +413,12 @@ private:
         d["k_chunks"] = chunks_used;
         d["sub_blocks"] = subblocks_used;
         for (int t : op.outputs) place_output(t, parts, done, opi, d);
-        m_out.notes.push_back(op.name + ": " + op_kind_name(op.kind) + " " + std::to_string(M) + "x" + std::to_string(N) +
-                              "x" + std::to_string(K) + " on " + std::to_string(pm) + "x" + std::to_string(pn) +
-                              " tiles, K in " + std::to_string(chunks_used) + " chunk(s) of " + std::to_string(kc_used) +
-                              (subblocks_used > 1 ? ", " + std::to_string(subblocks_used) + " sub-blocks per tile" : "") +
-                              ", output " + d["output"].get<std::string>());
+        m_out.notes.push_back(
+            op.name + ": " + op_kind_name(op.kind) + " " + std::to_string(M) + "x" + std::to_string(N) + "x" +
+            std::to_string(K) + " on " + std::to_string(pm) + "x" + std::to_string(pn) + " tiles, K in " +
+            std::to_string(chunks_used) + " chunk(s) of " + std::to_string(kc_used) +
+            (subblocks_used > 1 ? ", " + std::to_string(subblocks_used) + " sub-blocks per tile" : "") + ", output " +
+            d["output"].get<std::string>());
         return d;
     }
 
@@ -416,7 +439,8 @@ private:
                 std::vector<std::uint32_t> f;
                 if (ti.role == tensor_role::weight || ti.role == tensor_role::state) {
                     // Parameters: this tile's share of what the op reads (a gather reads a few rows of a table).
-                    const double share_bytes = op.cost.bytes_weight > 0 ? op.cost.bytes_weight / T : static_cast<double>(ti.bytes());
+                    const double share_bytes =
+                        op.cost.bytes_weight > 0 ? op.cost.bytes_weight / T : static_cast<double>(ti.bytes());
                     f = fetch(in, share, t, base, opi, std::min(share_bytes, static_cast<double>(ti.bytes())));
                 } else {
                     f = fetch(in, share, t, base, opi);
@@ -431,7 +455,8 @@ private:
             w.bytes_weight /= T;
             w.bytes_out /= T;
             w.m = w.n = w.k = w.batch = 0;
-            const std::uint32_t s = m_out.prog.add_compute(opi, m_tiles[static_cast<size_t>(t)], m_out.prog.add_work(w), deps);
+            const std::uint32_t s =
+                m_out.prog.add_compute(opi, m_tiles[static_cast<size_t>(t)], m_out.prog.add_work(w), deps);
             m_last[static_cast<size_t>(t)] = {s};
             parts.emplace_back(t, share);
             done.push_back({s});
@@ -463,9 +488,10 @@ private:
             for (size_t i = 0; i < parts.size(); ++i) {
                 endpoint dst = m_mem;
                 dst.address = mp.address;
-                m_out.prog.add_transfer(op, m_tiles[static_cast<size_t>(parts[i].first)], dst,
-                                        static_cast<std::uint64_t>(std::ceil(parts[i].second.area() * static_cast<double>(ti.bytes()))),
-                                        done[i]);
+                m_out.prog.add_transfer(
+                    op, m_tiles[static_cast<size_t>(parts[i].first)], dst,
+                    static_cast<std::uint64_t>(std::ceil(parts[i].second.area() * static_cast<double>(ti.bytes()))),
+                    done[i]);
             }
         }
     }
@@ -481,7 +507,8 @@ mapping mesh_mapper::map(const workload_graph& g, const platform& plat) {
 }
 
 TESSEL_REGISTER_MAPPER(make_mapper<mesh_mapper>(
-    "mesh", "op after op on a grid of tiles: output-tiled GEMMs streaming K chunks from memory, double buffered; "
-            "outputs kept on chip when they fit"));
+    "mesh",
+    "op after op on a grid of tiles: output-tiled GEMMs streaming K chunks from memory, double buffered; "
+    "outputs kept on chip when they fit"));
 
 }  // namespace tessel

@@ -35,7 +35,8 @@ using okind = tsp::op_kind;
 ///   output [vec_out + c]; switch-unit chains (west, east): [sxm_flow, +2).
 struct stream_bands {
     static constexpr int vector_chains = 4;  // parallel MEM -> VXM -> MEM chains for element-wise ops
-    std::int16_t act_w = 0, act_e = 0, res_w = 0, res_e = 0, weights = 0, epilogue = 0, vec_in = 0, vec_out = 0, sxm_flow = 0;
+    std::int16_t act_w = 0, act_e = 0, res_w = 0, res_e = 0, weights = 0, epilogue = 0, vec_in = 0, vec_out = 0,
+                 sxm_flow = 0;
     std::int64_t needed = 0;  // stream registers per direction
     std::int64_t alus = 0;    // VXM ALUs: one per element-op chain and one per plane's epilogue
 
@@ -64,14 +65,15 @@ struct rec {
 struct tensor_store {
     std::vector<std::uint32_t> slices;  // MEM units holding it, evenly
     double bytes = 0;
-    std::int64_t ready = 0;             // cycle its last write ends
-    std::uint32_t writer = ~0u;         // the instruction that ends last
+    std::int64_t ready = 0;      // cycle its last write ends
+    std::uint32_t writer = ~0u;  // the instruction that ends last
     bool live = false;
 };
 
 class scheduler {
 public:
-    scheduler(const workload_graph& g, const tsp& chip, const tsp_mapper::options& o) : m_g(g), m_tm(chip.model()), m_opt(o), m_bands(m_tm), m_liveness(g) {
+    scheduler(const workload_graph& g, const tsp& chip, const tsp_mapper::options& o)
+        : m_g(g), m_tm(chip.model()), m_opt(o), m_bands(m_tm), m_liveness(g) {
         m_free.assign(m_tm.units, {0, 0});
         m_slice_used.assign(m_tm.units, 0.0);
         m_store.resize(g.tensors().size());
@@ -90,10 +92,12 @@ public:
     void run(const std::string& platform_name) {
         m_platform = platform_name;
         if (m_tm.p.streams < m_bands.needed || m_tm.p.vxm.alus < m_bands.alus)
-            throw input_error("tsp mapper: '" + m_platform + "' has " + std::to_string(m_tm.p.streams) + " stream registers per direction and " +
-                              std::to_string(m_tm.p.vxm.alus) + " VXM ALUs; its schedules need " + std::to_string(m_bands.needed) +
-                              " and " + std::to_string(m_bands.alus) + " (with " + std::to_string(m_tm.p.mxm.planes) +
-                              " MXM planes per hemisphere and " + std::to_string(m_tm.p.mxm.weight_streams) + " weight streams per plane)");
+            throw input_error("tsp mapper: '" + m_platform + "' has " + std::to_string(m_tm.p.streams) +
+                              " stream registers per direction and " + std::to_string(m_tm.p.vxm.alus) +
+                              " VXM ALUs; its schedules need " + std::to_string(m_bands.needed) + " and " +
+                              std::to_string(m_bands.alus) + " (with " + std::to_string(m_tm.p.mxm.planes) +
+                              " MXM planes per hemisphere and " + std::to_string(m_tm.p.mxm.weight_streams) +
+                              " weight streams per plane)");
         place_persistent();
         plan_fusion();
         for (int o : m_g.topological_order()) {
@@ -109,7 +113,9 @@ public:
             }
             release(o);
         }
-        if (m_fused > 0) notes.push_back(std::to_string(m_fused) + " elementwise/batchnorm op(s) fused into matrix-product epilogues on the VXM");
+        if (m_fused > 0)
+            notes.push_back(std::to_string(m_fused) +
+                            " elementwise/batchnorm op(s) fused into matrix-product epilogues on the VXM");
         details["peak_mem_bytes"] = m_peak_mem;
     }
 
@@ -123,9 +129,9 @@ private:
     std::vector<double> m_slice_used;
     std::vector<tensor_store> m_store;
     toolkit::tensor_liveness m_liveness;  // each tensor's storage (views and fused epilogues resolved), reads left
-    std::vector<int> m_fused_into;               // op -> the gemm op whose epilogue runs it (-1)
-    std::vector<double> m_epilogue_ops;          // per gemm op: extra element ops per output element
-    std::vector<int> m_residual;                 // per gemm op: the second operand its epilogue streams from MEM (-1)
+    std::vector<int> m_fused_into;        // op -> the gemm op whose epilogue runs it (-1)
+    std::vector<double> m_epilogue_ops;   // per gemm op: extra element ops per output element
+    std::vector<int> m_residual;          // per gemm op: the second operand its epilogue streams from MEM (-1)
     std::vector<std::vector<std::int64_t>> m_plane_passes;  // per plane: end cycle of each matmul pass
     // Per plane's epilogue band, per direction (0 west, 1 east): the cycle the last result written that way has
     // left the VXM. A fused residual flows toward the VXM on the same band, so one arriving from the side an
@@ -141,7 +147,9 @@ private:
         const auto r = ti(root(t)).role;
         return r == tensor_role::weight || r == tensor_role::state;
     }
-    std::int64_t vectors(double bytes) const { return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(bytes / m_vector_bytes))); }
+    std::int64_t vectors(double bytes) const {
+        return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(bytes / m_vector_bytes)));
+    }
     std::int32_t pos(std::uint32_t u) const { return m_tm.position[u]; }
     std::int32_t dist(std::uint32_t a, std::int32_t p) const { return m_tm.distance(pos(a), p); }
 
@@ -162,7 +170,8 @@ private:
             if (m_store[t].live) v.emplace_back(m_store[t].bytes, ti(static_cast<int>(t)).name);
         std::sort(v.rbegin(), v.rend());
         std::string s;
-        for (size_t i = 0; i < v.size() && i < n; ++i) s += (i ? ", " : "") + v[i].second + " " + format_bytes(v[i].first);
+        for (size_t i = 0; i < v.size() && i < n; ++i)
+            s += (i ? ", " : "") + v[i].second + " " + format_bytes(v[i].first);
         return s;
     }
 
@@ -188,15 +197,15 @@ private:
                 }
                 const double total = m_capacity * static_cast<double>(n_mem);
                 // Short in total, or (the total would do) a slice too full for its share of the tensor.
-                const std::string why =
-                    used + s.bytes > total
-                        ? "short by " + format_bytes(used + s.bytes - total)
-                        : "it needs " + format_bytes(share) + " in every slice and the fullest has " +
-                              format_bytes(m_capacity - fullest) + " free";
-                throw input_error("workload '" + m_g.name + "' does not fit on '" + m_platform + "': tensor '" + ti(t).name +
-                                  "' (" + format_bytes(s.bytes) + ") finds no room next to " + format_bytes(used) +
-                                  " of live tensors in the " + std::to_string(n_mem) + " MEM slices (" + format_capacity(total) +
-                                  "); " + why + "; largest live: " + largest_live(5) + ". A TSP has no off-chip memory");
+                const std::string why = used + s.bytes > total ? "short by " + format_bytes(used + s.bytes - total)
+                                                               : "it needs " + format_bytes(share) +
+                                                                     " in every slice and the fullest has " +
+                                                                     format_bytes(m_capacity - fullest) + " free";
+                throw input_error("workload '" + m_g.name + "' does not fit on '" + m_platform + "': tensor '" +
+                                  ti(t).name + "' (" + format_bytes(s.bytes) + ") finds no room next to " +
+                                  format_bytes(used) + " of live tensors in the " + std::to_string(n_mem) +
+                                  " MEM slices (" + format_capacity(total) + "); " + why +
+                                  "; largest live: " + largest_live(5) + ". A TSP has no off-chip memory");
             }
             want = n_mem;  // spread thinner
         }
@@ -239,13 +248,15 @@ private:
         if (total > cap) {
             std::sort(big.rbegin(), big.rend());
             std::string list;
-            for (size_t i = 0; i < big.size() && i < 5; ++i) list += (i ? ", " : "") + big[i].second + " " + format_bytes(big[i].first);
-            throw input_error("workload '" + m_g.name + "' does not fit on '" + m_platform + "': its weights and state need " +
-                              format_bytes(total) + " but the " + std::to_string(m_tm.mem_units.size()) + " MEM slices hold " +
-                              format_capacity(cap) + ": short by " + format_bytes(total - cap) + " (largest: " + list +
+            for (size_t i = 0; i < big.size() && i < 5; ++i)
+                list += (i ? ", " : "") + big[i].second + " " + format_bytes(big[i].first);
+            throw input_error("workload '" + m_g.name + "' does not fit on '" + m_platform +
+                              "': its weights and state need " + format_bytes(total) + " but the " +
+                              std::to_string(m_tm.mem_units.size()) + " MEM slices hold " + format_capacity(cap) +
+                              ": short by " + format_bytes(total - cap) + " (largest: " + list +
                               "). A TSP has no off-chip memory: it needs at least " +
-                              std::to_string(static_cast<int>(std::ceil(total / cap))) + " chips (chip-to-chip links are not modelled)" +
-                              narrower(total, cap));
+                              std::to_string(static_cast<int>(std::ceil(total / cap))) +
+                              " chips (chip-to-chip links are not modelled)" + narrower(total, cap));
         }
         for (size_t t = 0; t < m_g.tensors().size(); ++t) {
             const tensor_info& x = m_g.tensors()[t];
@@ -283,7 +294,10 @@ private:
         const std::vector<int> order = m_g.topological_order();
         std::vector<size_t> position(n, 0);
         for (size_t i = 0; i < order.size(); ++i) position[static_cast<size_t>(order[i])] = i;
-        auto is_gemm = [&](int o) { const auto& c = m_g.op(o).cost; return c.m > 0 && c.n > 0 && c.k > 0; };
+        auto is_gemm = [&](int o) {
+            const auto& c = m_g.op(o).cost;
+            return c.m > 0 && c.n > 0 && c.k > 0;
+        };
         // The matrix product whose epilogue would run an op reading `t` (-1: none).
         auto host_of = [&](int t) {
             int h = ti(t).producer;
@@ -296,7 +310,8 @@ private:
             std::vector<int> acts;
             for (int t : op.inputs) {
                 const auto role = ti(t).role;
-                if (role == tensor_role::weight || role == tensor_role::state || role == tensor_role::constant) continue;
+                if (role == tensor_role::weight || role == tensor_role::state || role == tensor_role::constant)
+                    continue;
                 if (ti(t).elements() < ti(op.outputs.front()).elements()) continue;  // a broadcast operand
                 acts.push_back(t);
             }
@@ -306,7 +321,8 @@ private:
             } else if (acts.size() == 2 && op.kind == op_kind::elementwise) {
                 // The operand whose product runs last hosts; the other must be complete before it runs.
                 const int h0 = host_of(acts[0]), h1 = host_of(acts[1]);
-                const bool first = h0 >= 0 && (h1 < 0 || position[static_cast<size_t>(h0)] > position[static_cast<size_t>(h1)]);
+                const bool first =
+                    h0 >= 0 && (h1 < 0 || position[static_cast<size_t>(h0)] > position[static_cast<size_t>(h1)]);
                 act = first ? acts[0] : acts[1];
                 residual = first ? acts[1] : acts[0];
                 const int rp = ti(residual).producer;
@@ -354,8 +370,9 @@ private:
 
     /// A MEM read of `vectors` vectors, one every `spacing` cycles, from `slice` at `cycle` onto stream `out`: books
     /// the slice's read port and returns the instruction's record.
-    std::uint32_t mem_read(std::uint32_t slice, std::int64_t cycle, std::int64_t vectors, std::int64_t spacing, std::uint32_t after,
-                           const tsp::stream_use& out, std::string name, dtype type, std::uint32_t opi) {
+    std::uint32_t mem_read(std::uint32_t slice, std::int64_t cycle, std::int64_t vectors, std::int64_t spacing,
+                           std::uint32_t after, const tsp::stream_use& out, std::string name, dtype type,
+                           std::uint32_t opi) {
         instr rd;
         rd.kind = okind::mem_read;
         rd.unit = slice;
@@ -394,8 +411,9 @@ private:
             if (residual_slice(r, u) != ~0u) return u;
         // The result was allocated from the residual's first slice on; only a MEM too full there to take any of it
         // leaves the two on opposite sides, where their flows would share a stream register the same way.
-        throw input_error("tsp mapper: '" + ti(t).name + "' found no room on the side of the MEM where its fused residual '" +
-                          ti(r).name + "' lies (the epilogue reads the residual on the side it writes to); "
+        throw input_error("tsp mapper: '" + ti(t).name +
+                          "' found no room on the side of the MEM where its fused residual '" + ti(r).name +
+                          "' lies (the epilogue reads the residual on the side it writes to); "
                           "--set mapper.fuse_epilogues=false schedules the add on its own");
     }
 
@@ -415,7 +433,8 @@ private:
         if (dim <= 0)
             throw input_error("the MXM of '" + m_platform + "' cannot multiply in " + std::string(dtype_name(type)) +
                               " (mxm.macs_per_cycle lists the types it can); --set workload.precision=int8 or fp16");
-        const std::int64_t batch = std::max<std::int64_t>(1, op.cost.batch), M = op.cost.m, N = op.cost.n, K = op.cost.k;
+        const std::int64_t batch = std::max<std::int64_t>(1, op.cost.batch), M = op.cost.m, N = op.cost.n,
+                           K = op.cost.k;
         const std::int64_t kb = (K + dim - 1) / dim, nb = (N + dim - 1) / dim;
         const std::int64_t planes = static_cast<std::int64_t>(m_tm.mxm_units.size());
         const std::int64_t mchunks = std::clamp<std::int64_t>((planes + batch * nb - 1) / (batch * nb), 1, M);
@@ -425,7 +444,8 @@ private:
         if (res >= 0) {
             // The result goes next to the residual: an epilogue reads its residual on the side it writes to.
             const std::uint32_t first = m_store[static_cast<size_t>(root(res))].slices.front();
-            m_cursor = static_cast<std::uint32_t>(std::find(m_tm.mem_units.begin(), m_tm.mem_units.end(), first) - m_tm.mem_units.begin());
+            m_cursor = static_cast<std::uint32_t>(std::find(m_tm.mem_units.begin(), m_tm.mem_units.end(), first) -
+                                                  m_tm.mem_units.begin());
         }
         allocate(out, static_cast<size_t>(std::min<std::int64_t>(batch * nb * mchunks, 88)));
         const double f = 1 + m_epilogue_ops[static_cast<size_t>(o)];  // requantise/round, plus fused ops
@@ -457,7 +477,8 @@ private:
             for (size_t i = w0; i < w1; ++i) {
                 size_t pi = planes_n;
                 for (size_t q = 0; q < planes_n; ++q)
-                    if (!taken[q] && (pi == planes_n || m_free[m_tm.mxm_units[q]][0] < m_free[m_tm.mxm_units[pi]][0])) pi = q;
+                    if (!taken[q] && (pi == planes_n || m_free[m_tm.mxm_units[q]][0] < m_free[m_tm.mxm_units[pi]][0]))
+                        pi = q;
                 taken[pi] = true;
                 items[i].pi = pi;
             }
@@ -483,15 +504,21 @@ private:
                         wi.unit = plane;
                         wi.rows = krows;
                         const std::uint32_t bsl = slice_of(b_in, (bi * nb + j) * kb + l);
-                        wi.in[0] = tsp::stream_use{static_cast<std::int16_t>(m_bands.weights + m_tm.p.mxm.weight_streams * q), static_cast<std::int16_t>(m_tm.p.mxm.weight_streams),
-                                                   !west, pos(bsl), pos(plane), 0};
-                        std::int64_t wstart = std::max({m_free[plane][1], ends.size() >= 2 ? ends[ends.size() - 2] : std::int64_t{0}, B.ready});
+                        wi.in[0] =
+                            tsp::stream_use{static_cast<std::int16_t>(m_bands.weights + m_tm.p.mxm.weight_streams * q),
+                                            static_cast<std::int16_t>(m_tm.p.mxm.weight_streams),
+                                            !west,
+                                            pos(bsl),
+                                            pos(plane),
+                                            0};
+                        std::int64_t wstart = std::max(
+                            {m_free[plane][1], ends.size() >= 2 ? ends[ends.size() - 2] : std::int64_t{0}, B.ready});
                         // Weight rows must not reach the plane before cycle 0 has them leave their slice.
                         wstart = std::max<std::int64_t>(wstart, dist(bsl, pos(plane)));
                         wi.cycle = wstart;
                         wi.after = B.writer;
-                        wi.name = op.name + " weights b" + std::to_string(bi) + " n" + std::to_string(j) + " k" + std::to_string(l) +
-                                  " on " + m_tm.unit_name(plane);
+                        wi.name = op.name + " weights b" + std::to_string(bi) + " n" + std::to_string(j) + " k" +
+                                  std::to_string(l) + " on " + m_tm.unit_name(plane);
                         const std::int64_t wend = wstart + m_tm.busy(wi);
                         work ww;
                         ww.type = type;
@@ -499,7 +526,8 @@ private:
                         ww.bytes_in = static_cast<double>(krows) * m_vector_bytes;
                         const std::uint32_t wrec = add(wi, ww, opi);
                         m_free[plane][1] = wend;
-                        // Activation rows from their slice; the plane, the epilogue ALU and the write slice in lockstep.
+                        // Activation rows from their slice; the plane, the epilogue ALU and the write slice in
+                        // lockstep.
                         const std::uint32_t asl = read_slice(a_in, (bi * mchunks + mc) * kb + l, pos(plane));
                         const std::int32_t d_in = dist(asl, pos(plane));
                         std::int64_t cm = std::max({m_free[plane][0], wend, A.ready + m_tm.mem_latency + d_in,
@@ -520,12 +548,17 @@ private:
                             }
                         }
                         const std::int64_t cr = cm - m_tm.mem_latency - d_in;
-                        const tsp::stream_use rows_in{static_cast<std::int16_t>((west ? m_bands.act_w : m_bands.act_e) + q), 1, !west, pos(asl),
-                                                      pos(plane), 0};
+                        const tsp::stream_use rows_in{
+                            static_cast<std::int16_t>((west ? m_bands.act_w : m_bands.act_e) + q),
+                            1,
+                            !west,
+                            pos(asl),
+                            pos(plane),
+                            0};
                         const std::uint32_t rrec =
                             mem_read(asl, cr, rows, sp, A.writer, rows_in,
-                                     op.name + " rows b" + std::to_string(bi) + " m" + std::to_string(mc) + " k" + std::to_string(l) + " from " +
-                                         m_tm.unit_name(asl),
+                                     op.name + " rows b" + std::to_string(bi) + " m" + std::to_string(mc) + " k" +
+                                         std::to_string(l) + " from " + m_tm.unit_name(asl),
                                      type, opi);
                         instr mm;
                         mm.kind = okind::mxm_matmul;
@@ -537,10 +570,15 @@ private:
                         mm.producer[0] = rrec;
                         mm.after = wrec;
                         if (emit)
-                            mm.out = tsp::stream_use{static_cast<std::int16_t>(west ? m_bands.res_w + q : m_bands.res_e + q), 1, west, pos(plane),
-                                                     m_tm.vxm_position, 0};
-                        mm.name = op.name + " pass b" + std::to_string(bi) + " n" + std::to_string(j) + " m" + std::to_string(mc) +
-                                  " k" + std::to_string(l) + " on " + m_tm.unit_name(plane);
+                            mm.out =
+                                tsp::stream_use{static_cast<std::int16_t>(west ? m_bands.res_w + q : m_bands.res_e + q),
+                                                1,
+                                                west,
+                                                pos(plane),
+                                                m_tm.vxm_position,
+                                                0};
+                        mm.name = op.name + " pass b" + std::to_string(bi) + " n" + std::to_string(j) + " m" +
+                                  std::to_string(mc) + " k" + std::to_string(l) + " on " + m_tm.unit_name(plane);
                         work mw;
                         mw.type = type;
                         mw.cls = op.cost.cls;
@@ -570,17 +608,29 @@ private:
                             // same band the other way: both are on the side of the write slice).
                             const std::uint32_t rs = residual_slice(res, wslice);
                             const tensor_store& R = m_store[static_cast<size_t>(root(res))];
-                            vx.in[1] = tsp::stream_use{static_cast<std::int16_t>(m_bands.epilogue + static_cast<std::int64_t>(pi)), 1,
-                                                       pos(rs) < m_tm.vxm_position, pos(rs), m_tm.vxm_position, 0};
-                            vx.producer[1] = mem_read(rs, cv - m_tm.mem_latency - m_tm.distance(pos(rs), m_tm.vxm_position), rows, sp, R.writer,
-                                                      vx.in[1],
-                                                      op.name + " residual b" + std::to_string(bi) + " n" + std::to_string(j) + " m" +
-                                                          std::to_string(mc) + " from " + m_tm.unit_name(rs),
-                                                      type, opi);
+                            vx.in[1] = tsp::stream_use{
+                                static_cast<std::int16_t>(m_bands.epilogue + static_cast<std::int64_t>(pi)),
+                                1,
+                                pos(rs) < m_tm.vxm_position,
+                                pos(rs),
+                                m_tm.vxm_position,
+                                0};
+                            vx.producer[1] =
+                                mem_read(rs, cv - m_tm.mem_latency - m_tm.distance(pos(rs), m_tm.vxm_position), rows,
+                                         sp, R.writer, vx.in[1],
+                                         op.name + " residual b" + std::to_string(bi) + " n" + std::to_string(j) +
+                                             " m" + std::to_string(mc) + " from " + m_tm.unit_name(rs),
+                                         type, opi);
                         }
-                        vx.out = tsp::stream_use{static_cast<std::int16_t>(m_bands.epilogue + static_cast<std::int64_t>(pi)), 1, pos(wslice) > m_tm.vxm_position,
-                                                 m_tm.vxm_position, pos(wslice), 0};
-                        vx.name = op.name + " epilogue b" + std::to_string(bi) + " n" + std::to_string(j) + " m" + std::to_string(mc);
+                        vx.out =
+                            tsp::stream_use{static_cast<std::int16_t>(m_bands.epilogue + static_cast<std::int64_t>(pi)),
+                                            1,
+                                            pos(wslice) > m_tm.vxm_position,
+                                            m_tm.vxm_position,
+                                            pos(wslice),
+                                            0};
+                        vx.name = op.name + " epilogue b" + std::to_string(bi) + " n" + std::to_string(j) + " m" +
+                                  std::to_string(mc);
                         work vw;
                         vw.type = type;
                         vw.cls = op_class::elementwise;
@@ -597,8 +647,8 @@ private:
                         wr.spacing = sp;
                         wr.in[0] = vx.out;
                         wr.producer[0] = vrec;
-                        wr.name = op.name + " result b" + std::to_string(bi) + " n" + std::to_string(j) + " m" + std::to_string(mc) +
-                                  " to " + m_tm.unit_name(wslice);
+                        wr.name = op.name + " result b" + std::to_string(bi) + " n" + std::to_string(j) + " m" +
+                                  std::to_string(mc) + " to " + m_tm.unit_name(wslice);
                         work ow;
                         ow.type = type;
                         ow.cls = op_class::data_movement;
@@ -613,12 +663,14 @@ private:
         (void)out_elems;
         spans.emplace_back(op.name, first_cycle, last, "MXM");
         char line[256];
-        std::snprintf(line, sizeof line, "%s: %s %lldx%lldx%lld%s in %lld plane passes (%lldx%lld blocks of %lld, %lld row chunk(s)), "
+        std::snprintf(line, sizeof line,
+                      "%s: %s %lldx%lldx%lld%s in %lld plane passes (%lldx%lld blocks of %lld, %lld row chunk(s)), "
                       "cycles %lld-%lld",
                       op.name.c_str(), op_kind_name(op.kind), static_cast<long long>(M), static_cast<long long>(N),
-                      static_cast<long long>(K), batch > 1 ? (" x" + std::to_string(batch)).c_str() : "", static_cast<long long>(passes),
-                      static_cast<long long>(kb), static_cast<long long>(nb), static_cast<long long>(dim),
-                      static_cast<long long>(mchunks), static_cast<long long>(first_cycle), static_cast<long long>(last));
+                      static_cast<long long>(K), batch > 1 ? (" x" + std::to_string(batch)).c_str() : "",
+                      static_cast<long long>(passes), static_cast<long long>(kb), static_cast<long long>(nb),
+                      static_cast<long long>(dim), static_cast<long long>(mchunks), static_cast<long long>(first_cycle),
+                      static_cast<long long>(last));
         notes.push_back(line);
     }
 
@@ -633,7 +685,8 @@ private:
         // (broadcast operands such as a bias stay in the VXM's registers), for data movement the largest input.
         std::vector<int> ins;
         for (int t : op.inputs)
-            if (ti(t).role != tensor_role::constant && (!arithmetic || ti(t).elements() >= ti(out).elements())) ins.push_back(t);
+            if (ti(t).role != tensor_role::constant && (!arithmetic || ti(t).elements() >= ti(out).elements()))
+                ins.push_back(t);
         if (ins.empty())
             for (int t : op.inputs)
                 if (ti(t).role != tensor_role::constant) ins.push_back(t);
@@ -641,9 +694,11 @@ private:
         if (ins.size() > (arithmetic ? 2u : 1u)) ins.resize(arithmetic ? 2 : 1);
         double in_bytes = 0;
         for (int t : ins) in_bytes += static_cast<double>(ti(t).bytes());
-        const std::int64_t V = vectors(std::max({out_bytes, in_bytes / std::max<size_t>(1, ins.size()), m_vector_bytes}));
+        const std::int64_t V =
+            vectors(std::max({out_bytes, in_bytes / std::max<size_t>(1, ins.size()), m_vector_bytes}));
         const double elems = static_cast<double>(std::max<std::int64_t>(1, ti(out).elements()));
-        std::int64_t f = arithmetic ? std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(op.cost.flops / elems))) : 1;
+        std::int64_t f =
+            arithmetic ? std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(op.cost.flops / elems))) : 1;
         if (arithmetic && op.kind == op_kind::reduce && !ins.empty()) {
             // A reduction streams its input through the VXM once, accumulating vector by vector at stream rate,
             // whatever the axis: its operations are per input element, not per (far fewer) output element. Folding
@@ -674,7 +729,8 @@ private:
             const std::int64_t v0 = V * c / n, v1 = V * (c + 1) / n, vc = v1 - v0;
             if (vc <= 0) continue;
             std::vector<std::uint32_t> src;
-            for (size_t k = 0; k < ins.size(); ++k) src.push_back(slice_of(ins[k], c + 7 * static_cast<std::int64_t>(k), k ? src[0] : ~0u));
+            for (size_t k = 0; k < ins.size(); ++k)
+                src.push_back(slice_of(ins[k], c + 7 * static_cast<std::int64_t>(k), k ? src[0] : ~0u));
             std::uint32_t unit;
             std::int16_t in_id, out_id;
             if (arithmetic) {
@@ -695,10 +751,12 @@ private:
             std::int64_t cu = std::max(m_free[unit][0], m_free[wslice][1] - lat - d_out);
             for (size_t k = 0; k < src.size(); ++k) {
                 const tensor_store& s = m_store[static_cast<size_t>(root(ins[k]))];
-                cu = std::max({cu, s.ready + m_tm.mem_latency + dist(src[k], up), m_free[src[k]][0] + m_tm.mem_latency + dist(src[k], up)});
+                cu = std::max({cu, s.ready + m_tm.mem_latency + dist(src[k], up),
+                               m_free[src[k]][0] + m_tm.mem_latency + dist(src[k], up)});
             }
             // Weight operands of a switch op (a table lookup) start at cycle 0 at the earliest.
-            for (size_t k = 0; k < src.size(); ++k) cu = std::max<std::int64_t>(cu, m_tm.mem_latency + dist(src[k], up));
+            for (size_t k = 0; k < src.size(); ++k)
+                cu = std::max<std::int64_t>(cu, m_tm.mem_latency + dist(src[k], up));
             instr ui;
             ui.kind = arithmetic ? okind::vxm : okind::sxm;
             ui.unit = unit;
@@ -707,12 +765,17 @@ private:
             ui.spacing = sp;
             ui.ops = f;
             for (size_t k = 0; k < src.size(); ++k) {
-                ui.in[k] = tsp::stream_use{static_cast<std::int16_t>(in_id + (arithmetic ? static_cast<std::int16_t>(k) : 0)), 1,
-                                           pos(src[k]) < up, pos(src[k]), up, 0};
+                ui.in[k] =
+                    tsp::stream_use{static_cast<std::int16_t>(in_id + (arithmetic ? static_cast<std::int16_t>(k) : 0)),
+                                    1,
+                                    pos(src[k]) < up,
+                                    pos(src[k]),
+                                    up,
+                                    0};
                 ui.producer[k] = mem_read(src[k], cu - m_tm.mem_latency - dist(src[k], up), vc, sp,
                                           m_store[static_cast<size_t>(root(ins[k]))].writer, ui.in[k],
-                                          op.name + " operand " + std::to_string(k) + " chunk " + std::to_string(c) + " from " +
-                                              m_tm.unit_name(src[k]),
+                                          op.name + " operand " + std::to_string(k) + " chunk " + std::to_string(c) +
+                                              " from " + m_tm.unit_name(src[k]),
                                           ti(ins[k]).type, opi);
             }
             ui.out = tsp::stream_use{out_id, 1, pos(wslice) > up, up, pos(wslice), 0};
@@ -754,15 +817,17 @@ mapping tsp_mapper::map(const workload_graph& g, const platform& plat) {
     // A static schedule is written in the tsp kind's own instructions and timing rules (tsp::timing), so this
     // mapper reaches the chip as that kind, checked by the kind registry (as_kind), not by a capability query.
     auto is_tsp = [](const component& c) { return as_kind<tsp>(c) != nullptr; };
-    const tsp* chip = as_kind<tsp>(toolkit::first(plat, toolkit::find_part(plat, m_opt.chip, {"tsp mapper", "chip", "a tsp", is_tsp})));
+    const tsp* chip = as_kind<tsp>(
+        toolkit::first(plat, toolkit::find_part(plat, m_opt.chip, {"tsp mapper", "chip", "a tsp", is_tsp})));
     scheduler sch(g, *chip, m_opt);
     sch.run(plat.title());
 
     // Steps in order of their cycle (producers before consumers at equal cycles), each fixed to its cycle.
     std::vector<std::uint32_t> order(sch.records.size());
     std::iota(order.begin(), order.end(), 0u);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::uint32_t a, std::uint32_t b) { return sch.records[a].in.cycle < sch.records[b].in.cycle; });
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return sch.records[a].in.cycle < sch.records[b].in.cycle;
+    });
     std::vector<std::uint32_t> step_of(order.size());
     for (std::uint32_t s = 0; s < order.size(); ++s) step_of[order[s]] = s;
     mapping m;
@@ -776,9 +841,11 @@ mapping tsp_mapper::map(const workload_graph& g, const platform& plat) {
         for (auto& p : r.in.producer)
             if (p != ~0u) p = step_of[p];
         if (r.in.after != ~0u) r.in.after = step_of[r.in.after];
-        if (r.in.cycle < 0) throw std::logic_error("tsp mapper: instruction '" + r.in.name + "' scheduled before cycle 0");
-        const std::uint32_t id = m.prog.add_compute(m.prog.intern_op(sch.op_names[r.op]), endpoint{chip->id(), static_cast<std::int32_t>(r.in.unit), 0},
-                                                    m.prog.add_work(r.w), {});
+        if (r.in.cycle < 0)
+            throw std::logic_error("tsp mapper: instruction '" + r.in.name + "' scheduled before cycle 0");
+        const std::uint32_t id =
+            m.prog.add_compute(m.prog.intern_op(sch.op_names[r.op]),
+                               endpoint{chip->id(), static_cast<std::int32_t>(r.in.unit), 0}, m.prog.add_work(r.w), {});
         m.prog.steps[id].not_before = tm.clk.cycles(static_cast<double>(r.in.cycle));  // from the program start
         predicted = std::max(predicted, r.in.cycle + tm.busy(r.in) + tm.skew);
         m.prog.set_payload(id, std::make_shared<tsp::instruction>(std::move(r.in)));
@@ -787,8 +854,9 @@ mapping tsp_mapper::map(const workload_graph& g, const platform& plat) {
     m_hz = tm.clk.hz;
     m_spans.clear();
     for (const auto& [n, a, b, u] : sch.spans) m_spans.push_back(op_span{n, a, b, u});
-    m.notes.push_back("static schedule: " + std::to_string(order.size()) + " instructions, predicted " + std::to_string(predicted) +
-                      " cycles (" + format_time(static_cast<double>(predicted) / tm.clk.hz) + " at " +
+    m.notes.push_back("static schedule: " + std::to_string(order.size()) + " instructions, predicted " +
+                      std::to_string(predicted) + " cycles (" +
+                      format_time(static_cast<double>(predicted) / tm.clk.hz) + " at " +
                       format_quantity(quantity{tm.clk.hz, dimension::frequency}) + ")");
     for (auto& n : sch.notes) m.notes.push_back(std::move(n));
     m.details = sch.details;
@@ -804,8 +872,8 @@ void tsp_mapper::explain(const mapping& m, const platform& plat, const executor:
     const double simulated = ticks_to_seconds(r.duration()) * m_hz;
     const auto sim_cycles = static_cast<std::int64_t>(std::llround(simulated));
     const bool equal = sim_cycles == m_predicted && std::fabs(simulated - static_cast<double>(sim_cycles)) < 1e-6;
-    s.notes.push_back("simulated " + std::to_string(sim_cycles) + " cycles; the schedule predicted " + std::to_string(m_predicted) +
-                      (equal ? " (equal)" : " (MISMATCH: a modelling bug)"));
+    s.notes.push_back("simulated " + std::to_string(sim_cycles) + " cycles; the schedule predicted " +
+                      std::to_string(m_predicted) + (equal ? " (equal)" : " (MISMATCH: a modelling bug)"));
     s.details["tsp"] = {{"predicted_cycles", m_predicted}, {"simulated_cycles", sim_cycles}, {"equal", equal}};
     // Time by unit kind over the op spans (ops may overlap; each op counts from its first to its last cycle).
     double mxm = 0, vxm = 0, sxm = 0;
@@ -816,12 +884,13 @@ void tsp_mapper::explain(const mapping& m, const platform& plat, const executor:
         ops.push_back({{"op", sp.name}, {"unit", sp.unit}, {"first_cycle", sp.first}, {"last_cycle", sp.last}});
     }
     s.details["tsp"]["ops"] = ops;
-    s.notes.push_back("op spans: matrix products " + format_number(mxm, 6) + " cycles, vector ops " + format_number(vxm, 6) +
-                      " cycles, data movement " + format_number(sxm, 6) + " cycles");
+    s.notes.push_back("op spans: matrix products " + format_number(mxm, 6) + " cycles, vector ops " +
+                      format_number(vxm, 6) + " cycles, data movement " + format_number(sxm, 6) + " cycles");
 }
 
 TESSEL_REGISTER_MAPPER(make_mapper<tsp_mapper>(
-    "tsp", "Groq TSP: a cycle-exact static schedule of MXM passes, VXM and SXM streams between MEM slices; the "
-           "simulation must end at the predicted cycle"));
+    "tsp",
+    "Groq TSP: a cycle-exact static schedule of MXM passes, VXM and SXM streams between MEM slices; the "
+    "simulation must end at the predicted cycle"));
 
 }  // namespace tessel

@@ -34,7 +34,8 @@ double op_info::in_bytes() const {
 fabric fabric::find(const platform& plat, const common_options& o, const std::string& who) {
     fabric f;
     f.plat = &plat;
-    const platform::group* g = &toolkit::find_part(plat, o.pes, {who, "pes", "a PE array held as data (wafer_pe_array)", toolkit::is_pe_grid});
+    const platform::group* g =
+        &toolkit::find_part(plat, o.pes, {who, "pes", "a PE array held as data (wafer_pe_array)", toolkit::is_pe_grid});
     if (!g->shape.empty()) throw input_error(who + ": '" + g->name + "' (" + g->kind + ") is not a single PE array");
     f.pe_array = &toolkit::first(plat, *g);
     f.pes = f.pe_array->grid();
@@ -44,19 +45,25 @@ fabric fabric::find(const platform& plat, const common_options& o, const std::st
     f.W = f.pes->width();
     f.H = f.pes->height();
     const attach_point a0 = plat.attachment(f.pe_array->id(), 0);
-    if (!a0.valid()) throw input_error(who + ": the PE array '" + g->name + "' is not connected to a fabric (pe[x,y] -> fabric[x,y])");
+    if (!a0.valid())
+        throw input_error(who + ": the PE array '" + g->name +
+                          "' is not connected to a fabric (pe[x,y] -> fabric[x,y])");
     f.noc = &plat.net(a0.net);
     if (f.noc->first_route_axis() < 0)
-        throw input_error(who + ": the PE array must attach to a 2D mesh with dimension-order routing (a mesh_noc: the wafer's fabric)");
+        throw input_error(
+            who +
+            ": the PE array must attach to a 2D mesh with dimension-order routing (a mesh_noc: the wafer's fabric)");
     const auto shape = f.noc->port_shape();
     if (shape.size() != 2 || shape[0] != f.W || shape[1] != f.H)
-        throw input_error(who + ": the fabric '" + f.noc->path() + "' must have one router per PE (" + std::to_string(f.W) + " x " +
-                          std::to_string(f.H) + ")");
-    for (const auto& [x, y] : std::vector<std::pair<int, int>>{{0, 0}, {f.W - 1, 0}, {0, f.H - 1}, {f.W - 1, f.H - 1}}) {
+        throw input_error(who + ": the fabric '" + f.noc->path() + "' must have one router per PE (" +
+                          std::to_string(f.W) + " x " + std::to_string(f.H) + ")");
+    for (const auto& [x, y] :
+         std::vector<std::pair<int, int>>{{0, 0}, {f.W - 1, 0}, {0, f.H - 1}, {f.W - 1, f.H - 1}}) {
         const attach_point a = plat.attachment(f.pe_array->id(), f.pes->unit_of(x, y));
         if (!a.valid() || a.net != a0.net || a.port != static_cast<std::uint32_t>(y * f.W + x))
-            throw input_error(who + ": PE (" + std::to_string(x) + "," + std::to_string(y) + ") must attach to its own router (" +
-                              std::to_string(x) + "," + std::to_string(y) + ") of the fabric");
+            throw input_error(who + ": PE (" + std::to_string(x) + "," + std::to_string(y) +
+                              ") must attach to its own router (" + std::to_string(x) + "," + std::to_string(y) +
+                              ") of the fabric");
     }
     // The last leg of a route runs along x when routes cross y first (yx), along y when they cross x first (xy).
     f.stream_x = f.noc->first_route_axis() != 0;
@@ -64,10 +71,11 @@ fabric fabric::find(const platform& plat, const common_options& o, const std::st
     f.usable = static_cast<double>(f.pe_array->capacity_bytes()) - static_cast<double>(o.reserved.bytes());
     if (f.usable <= 0)
         throw input_error(who + ": mapper.reserved (" + format_bytes(static_cast<double>(o.reserved.bytes())) +
-                          ") leaves nothing of the PEs' " + format_bytes(static_cast<double>(f.pe_array->capacity_bytes())) + " SRAM");
+                          ") leaves nothing of the PEs' " +
+                          format_bytes(static_cast<double>(f.pe_array->capacity_bytes())) + " SRAM");
     // MemoryX, optional: a memory that does not compute, with its ports on the wafer's edge.
-    const platform::group* mg =
-        toolkit::find_optional_part(plat, o.memory, {who, "memory", "a memory service (wafer_memoryx)", toolkit::is_pure_memory});
+    const platform::group* mg = toolkit::find_optional_part(
+        plat, o.memory, {who, "memory", "a memory service (wafer_memoryx)", toolkit::is_pure_memory});
     if (mg) {
         f.mx = &toolkit::first(plat, *mg);
         if (!mg->shape.empty()) throw input_error(who + ": '" + mg->name + "' is not a single memory service");
@@ -125,11 +133,19 @@ analysis analyse(const workload_graph& g, const compute_model& pe) {
         origin o;
         o.fraction = 1;
         switch (ti.role) {
-            case tensor_role::input: o.input = static_cast<int>(t); break;
-            case tensor_role::weight: o.resident = o.weight = true; break;
-            case tensor_role::state: o.resident = true; break;
-            case tensor_role::constant: continue;
-            default: continue;  // produced by an op
+            case tensor_role::input:
+                o.input = static_cast<int>(t);
+                break;
+            case tensor_role::weight:
+                o.resident = o.weight = true;
+                break;
+            case tensor_role::state:
+                o.resident = true;
+                break;
+            case tensor_role::constant:
+                continue;
+            default:
+                continue;  // produced by an op
         }
         orig[t].push_back(o);
     }
@@ -266,9 +282,12 @@ void to_line(program& p, const fabric& f, std::uint32_t op, endpoint from, const
     const std::uint64_t b = whole_bytes(bytes);
     if (b == 0) return;
     int src_pos;
-    if (from.comp == f.pe_array->id()) src_pos = f.pos_of(from.unit);
-    else if (f.mx && from.comp == f.mx->id()) src_pos = f.mx_port_pos[static_cast<size_t>(from.unit)];
-    else throw std::logic_error("wafer: a flow from outside the wafer");
+    if (from.comp == f.pe_array->id())
+        src_pos = f.pos_of(from.unit);
+    else if (f.mx && from.comp == f.mx->id())
+        src_pos = f.mx_port_pos[static_cast<size_t>(from.unit)];
+    else
+        throw std::logic_error("wafer: a flow from outside the wafer");
     for (int end : line_ends(f, src_pos, r, len)) out.push_back(p.add_transfer(op, from, f.at(r, l, end), b, deps));
 }
 
@@ -321,8 +340,8 @@ void explain_report(const plan_report& rep, const executor::result& r, run_summa
     s.details["timing"] = ops;
     if (worst < 0) return;
     const op_record& w = rep.ops[static_cast<size_t>(worst)];
-    s.notes.push_back("slowest op: " + w.name + " (" + w.kind + ", " + std::to_string(w.pes) + " PEs): " +
-                      format_time(worst_interval) + (w.chunks > 1 ? " per chunk" : "") + " (planned " +
+    s.notes.push_back("slowest op: " + w.name + " (" + w.kind + ", " + std::to_string(w.pes) +
+                      " PEs): " + format_time(worst_interval) + (w.chunks > 1 ? " per chunk" : "") + " (planned " +
                       format_time(worst_planned) + ", limited by " + w.limit + ")");
     if (rep.mode == "layer-pipelined" && worst_interval > 0) {
         // Full, the pipeline delivers a chunk every interval of its slowest op, and no faster than its busiest
@@ -335,14 +354,15 @@ void explain_report(const plan_report& rep, const executor::result& r, run_summa
         const bool unit_bound = busiest && busiest->busy_max > per_batch;
         s.set_steady_throughput(rep.samples / (unit_bound ? busiest->busy_max : per_batch));
         s.details["bottleneck"] = unit_bound ? busiest->name : w.name;
-        s.notes.push_back(
-            "steady state: " +
-            (unit_bound ? "the busiest unit of " + busiest->name + " is busy " + format_time(busiest->busy_max) +
-                              " per batch of " + format_number(rep.samples, 3) + " samples, more than " +
-                              format_number(rep.chunks, 3) + " intervals of " + w.name + " (" + format_time(per_batch) + ")"
-                        : "one chunk of " + format_number(rep.samples / rep.chunks, 3) + " samples every " +
-                              format_time(worst_interval) + " at " + w.name) +
-            "; this run, fill and drain included, took " + format_time(s.sim_seconds));
+        s.notes.push_back("steady state: " +
+                          (unit_bound
+                               ? "the busiest unit of " + busiest->name + " is busy " + format_time(busiest->busy_max) +
+                                     " per batch of " + format_number(rep.samples, 3) + " samples, more than " +
+                                     format_number(rep.chunks, 3) + " intervals of " + w.name + " (" +
+                                     format_time(per_batch) + ")"
+                               : "one chunk of " + format_number(rep.samples / rep.chunks, 3) + " samples every " +
+                                     format_time(worst_interval) + " at " + w.name) +
+                          "; this run, fill and drain included, took " + format_time(s.sim_seconds));
     }
 }
 

@@ -32,10 +32,10 @@ namespace tessel::wafer {
 
 /// Options every wafer mapper reads.
 struct common_options {
-    std::string pes;      // group of the PE array (default: the first wafer_pe_array)
-    std::string memory;   // group of the MemoryX service (default: the first wafer_memoryx, if any)
+    std::string pes;     // group of the PE array (default: the first wafer_pe_array)
+    std::string memory;  // group of the MemoryX service (default: the first wafer_memoryx, if any)
     std::int64_t chunks = 4;
-    byte_size reserved;   // per PE, for code and runtime buffers
+    byte_size reserved;  // per PE, for code and runtime buffers
     void declare(param_decl& d);
 };
 
@@ -59,14 +59,14 @@ struct fabric {
     const component* pe_array = nullptr;      // the component holding the PEs
     const pe_grid* pes = nullptr;             // its PE grid: size and units
     const compute_model* pe_model = nullptr;  // one PE's timing
-    pe_grid::paths paths;            // one PE's SRAM ports and ramp
+    pe_grid::paths paths;                     // one PE's SRAM ports and ramp
     std::string pe_group;
     const interconnect* noc = nullptr;
     const component* mx = nullptr;  // the memory service on the edge (MemoryX), or nullptr
     int W = 0, H = 0;
-    bool stream_x = true;    // lines run along x (yx routing) or along y (xy routing)
-    double link_bpc = 0;     // fabric link bytes per PE cycle
-    double usable = 0;       // SRAM per PE minus the reserved bytes
+    bool stream_x = true;                        // lines run along x (yx routing) or along y (xy routing)
+    double link_bpc = 0;                         // fabric link bytes per PE cycle
+    double usable = 0;                           // SRAM per PE minus the reserved bytes
     std::vector<std::int32_t> mx_port_of_cross;  // MemoryX port nearest to each cross coordinate
     std::vector<int> mx_port_pos;                // each MemoryX port's position along the lines
     std::vector<int> mx_port_cross;              // and across them
@@ -94,10 +94,12 @@ struct fabric {
     int cross_of(std::int32_t unit) const { return stream_x ? unit / W : unit % W; }
     /// The first `len` PEs of line `l` as a span of the PE array.
     rect line_span(const rect& r, int l, int len) const {
-        return stream_x ? rect{r.x0, r.y0 + l, r.x0 + len, r.y0 + l + 1} : rect{r.x0 + l, r.y0, r.x0 + l + 1, r.y0 + len};
+        return stream_x ? rect{r.x0, r.y0 + l, r.x0 + len, r.y0 + l + 1}
+                        : rect{r.x0 + l, r.y0, r.x0 + l + 1, r.y0 + len};
     }
     rect used_span(const rect& r, int lines_used, int len) const {
-        return stream_x ? rect{r.x0, r.y0, r.x0 + len, r.y0 + lines_used} : rect{r.x0, r.y0, r.x0 + lines_used, r.y0 + len};
+        return stream_x ? rect{r.x0, r.y0, r.x0 + len, r.y0 + lines_used}
+                        : rect{r.x0, r.y0, r.x0 + lines_used, r.y0 + len};
     }
     /// A rectangle from stream coordinates (lines across, length along), at a corner.
     rect from_stream(int cross_start, int lines, int pos_start, int len) const {
@@ -131,30 +133,30 @@ struct op_info {
     std::string kind;
     op_style style = op_style::vector;
     dtype type = dtype::fp16;
-    double eb = 2;                  // bytes per element
+    double eb = 2;  // bytes per element
     double macs = 0, vec = 0;
     std::int64_t M = 0, N = 0, K = 0, batch = 1;  // GEMM view; M counts every streamed row
     double out_bytes = 0;
-    std::vector<source> streamed;   // activations streaming through
-    std::vector<source> stat_flows; // a stationary activation arriving from other ops (keys, values)
-    double weight_bytes = 0;        // stationary parameters
-    double resident_bytes = 0;      // stationary state (KV cache) kept on the wafer
-    double stat_act_bytes = 0;      // stationary activation bytes (sum of stat_flows)
-    bool stats_reduce = false;      // softmax / norms / reductions: statistics combined across lines
-    bool table = false;             // embedding or gather: reads rows of a stationary table
-    std::int64_t row_cap = 1;       // most lines that get distinct features
-    std::int64_t col_cap = 1;       // most columns that get distinct outputs
-    std::int64_t out_rows = 1;      // rows of the output, for chunking
-    double features_in = 1;         // features per streamed row
-    double features_out = 1;        // features per output row
+    std::vector<source> streamed;    // activations streaming through
+    std::vector<source> stat_flows;  // a stationary activation arriving from other ops (keys, values)
+    double weight_bytes = 0;         // stationary parameters
+    double resident_bytes = 0;       // stationary state (KV cache) kept on the wafer
+    double stat_act_bytes = 0;       // stationary activation bytes (sum of stat_flows)
+    bool stats_reduce = false;       // softmax / norms / reductions: statistics combined across lines
+    bool table = false;              // embedding or gather: reads rows of a stationary table
+    std::int64_t row_cap = 1;        // most lines that get distinct features
+    std::int64_t col_cap = 1;        // most columns that get distinct outputs
+    std::int64_t out_rows = 1;       // rows of the output, for chunking
+    double features_in = 1;          // features per streamed row
+    double features_out = 1;         // features per output row
     bool graph_output = false;
     int out_tensor = -1;
-    double in_bytes() const;        // streamed bytes in total
+    double in_bytes() const;  // streamed bytes in total
     double stationary_bytes() const { return weight_bytes + resident_bytes + stat_act_bytes; }
 };
 
 struct analysis {
-    std::vector<op_info> ops;         // planned ops in topological order
+    std::vector<op_info> ops;  // planned ops in topological order
     std::vector<std::string> notes;
     double samples = 1;
 };
@@ -197,10 +199,10 @@ struct op_record {
 };
 
 struct plan_report {
-    std::string mode;          // "layer-pipelined", "weight streaming", "stencil"
+    std::string mode;  // "layer-pipelined", "weight streaming", "stencil"
     std::vector<op_record> ops;
     double samples = 1;
-    double chunks = 1;         // pieces of the batch the ops overlap on (pipelined)
+    double chunks = 1;  // pieces of the batch the ops overlap on (pipelined)
     clock_domain clk;
 };
 

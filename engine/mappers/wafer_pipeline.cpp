@@ -11,9 +11,10 @@ namespace tessel {
 
 void wafer_pipeline_mapper::options::declare(param_decl& d) {
     common.declare(d);
-    d.choice(fallback, "fallback", "streaming", {"streaming", "none"},
-             "when the weights do not fit in the wafer's SRAM: run weight streaming instead (with a note), or stop with an "
-             "error that says by how much they do not fit");
+    d.choice(
+        fallback, "fallback", "streaming", {"streaming", "none"},
+        "when the weights do not fit in the wafer's SRAM: run weight streaming instead (with a note), or stop with an "
+        "error that says by how much they do not fit");
     d(max_microbatches, "max_microbatches", "64",
       "for the weight-streaming fallback: most micro-batches the activations may be cut into", bound::positive);
     d(quantum, "quantum", "auto",
@@ -32,7 +33,8 @@ using namespace wafer;
 /// (tests/wafer/quantum_test.cpp), and 64 cycles is 1/16 of a 4 KiB packet's time on a 32-bit link.
 tick run_quantum(const std::string& text, double slowest_cycles, const clock_domain& clk) {
     if (text == "auto") return clk.cycles(std::min(64.0, std::floor(0.01 * slowest_cycles)));
-    return time_or_cycles(parse_quantity(text), clk, "mapper.quantum", text, "auto, 0 or a time such as 16cycles or 20ns");
+    return time_or_cycles(parse_quantity(text), clk, "mapper.quantum", text,
+                          "auto, 0 or a time such as 16cycles or 20ns");
 }
 
 /// An op's demands per chunk, in PE cycles: `work` spread over its PEs, `in` over its lines, `out` over its
@@ -146,8 +148,10 @@ void split(const rect& r, int a, int b, const std::vector<double>& w, std::vecto
         if (!fits(k, cut)) throw std::logic_error("wafer layout: no cut gives every op a PE");
     }
     rect r1 = r, r2 = r;
-    if (along_x) r1.x1 = r2.x0 = r.x0 + cut;
-    else r1.y1 = r2.y0 = r.y0 + cut;
+    if (along_x)
+        r1.x1 = r2.x0 = r.x0 + cut;
+    else
+        r1.y1 = r2.y0 = r.y0 + cut;
     split(r1, a, k, w, out);
     split(r2, k, b, w, out);
 }
@@ -163,7 +167,7 @@ struct op_state {
     std::vector<port> ports;
     std::vector<std::vector<std::uint32_t>> ready;  // [chunk][port]
     std::vector<span> lines;                        // the span of each line's PEs
-    std::vector<std::uint32_t> last;  // last compute step per line (~0u: none)
+    std::vector<std::uint32_t> last;                // last compute step per line (~0u: none)
 };
 
 /// Calls fn(port, line, share) for every port of `src` and line of a reader with `L` lines that share features:
@@ -177,8 +181,10 @@ void port_lines(const op_state& src, int L, F fn) {
         const port& pq = src.ports[q];
         const double fo = overlap(pq.f0, pq.f1, l0, l1);
         if (fo > 0) fn(q, l, fo);
-        if (pq.f1 <= l1) ++q;
-        else ++l;
+        if (pq.f1 <= l1)
+            ++q;
+        else
+            ++l;
     }
 }
 
@@ -191,8 +197,8 @@ void flow_from(program& p, const fabric& f, std::uint32_t opi, const op_state& s
         const double ov = overlap(static_cast<double>(i) / ci, static_cast<double>(i + 1) / ci, r0, r1);
         if (ov <= 0) continue;
         port_lines(src, dst.L, [&](size_t q, int l, double fo) {
-            to_line(p, f, opi, src.ports[q].pe, dst.r, l, dst.S, bytes * ov * fo, {src.ready[static_cast<size_t>(i)][q]},
-                    deps[static_cast<size_t>(l)]);
+            to_line(p, f, opi, src.ports[q].pe, dst.r, l, dst.S, bytes * ov * fo,
+                    {src.ready[static_cast<size_t>(i)][q]}, deps[static_cast<size_t>(l)]);
         });
     }
 }
@@ -219,8 +225,11 @@ public:
     void add(const route& r, double bytes, int w0, int w1) {
         for (int w = w0; w <= w1; ++w) {
             if (r.to_cross != r.from_cross)
-                segment(m_across, m_across_size * static_cast<size_t>(w), r.from_pos, m_ncross, r.from_cross, r.to_cross, bytes);
-            if (r.to_pos != r.from_pos) segment(m_along, m_along_size * static_cast<size_t>(w), r.to_cross, m_npos, r.from_pos, r.to_pos, bytes);
+                segment(m_across, m_across_size * static_cast<size_t>(w), r.from_pos, m_ncross, r.from_cross,
+                        r.to_cross, bytes);
+            if (r.to_pos != r.from_pos)
+                segment(m_along, m_along_size * static_cast<size_t>(w), r.to_cross, m_npos, r.from_pos, r.to_pos,
+                        bytes);
         }
     }
     /// Turns the differences into loads and keeps each block's maximum (call once, after every add).
@@ -228,7 +237,8 @@ public:
         for (auto* set : {&m_along, &m_across})
             for (int d = 0; d < 2; ++d) {
                 auto& a = (*set)[static_cast<size_t>(d)];
-                const size_t stride = set == &m_along ? static_cast<size_t>(m_npos) + 1 : static_cast<size_t>(m_ncross) + 1;
+                const size_t stride =
+                    set == &m_along ? static_cast<size_t>(m_npos) + 1 : static_cast<size_t>(m_ncross) + 1;
                 for (size_t row = 0; row + stride <= a.size(); row += stride)
                     for (size_t k = 1; k < stride; ++k) a[row + k] += a[row + k - 1];
                 auto& b = (set == &m_along ? m_along_blocks : m_across_blocks)[static_cast<size_t>(d)];
@@ -241,10 +251,11 @@ public:
         double m = 0;
         for (int w = w0; w <= w1; ++w) {
             if (r.to_cross != r.from_cross)
-                m = std::max(m, most(m_across, m_across_blocks, m_across_size * static_cast<size_t>(w), r.from_pos, m_ncross, r.from_cross,
-                                     r.to_cross));
+                m = std::max(m, most(m_across, m_across_blocks, m_across_size * static_cast<size_t>(w), r.from_pos,
+                                     m_ncross, r.from_cross, r.to_cross));
             if (r.to_pos != r.from_pos)
-                m = std::max(m, most(m_along, m_along_blocks, m_along_size * static_cast<size_t>(w), r.to_cross, m_npos, r.from_pos, r.to_pos));
+                m = std::max(m, most(m_along, m_along_blocks, m_along_size * static_cast<size_t>(w), r.to_cross, m_npos,
+                                     r.from_pos, r.to_pos));
         }
         return m;
     }
@@ -313,11 +324,14 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
             // The op spread over the most PEs it can use (one line per distinct input feature, one column per
             // distinct output, at most the wafer): what that leaves on each PE against what a PE holds.
             const op_info& o = an.ops[i];
-            const int L = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(o.row_cap, f.stream_x ? f.H : f.W)));
-            const int S = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(o.col_cap, f.stream_x ? f.W : f.H)));
+            const int L =
+                static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(o.row_cap, f.stream_x ? f.H : f.W)));
+            const int S =
+                static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(o.col_cap, f.stream_x ? f.W : f.H)));
             const double per_pe = bytes_per_pe(o, L, S);
-            worst_op = "op '" + o.name + "' alone needs " + format_bytes(o.stationary_bytes()) + " of weights and state; over the most PEs it can use (" +
-                       std::to_string(L) + " lines x " + std::to_string(S) + ") that is " + format_bytes(per_pe) +
+            worst_op = "op '" + o.name + "' alone needs " + format_bytes(o.stationary_bytes()) +
+                       " of weights and state; over the most PEs it can use (" + std::to_string(L) + " lines x " +
+                       std::to_string(S) + ") that is " + format_bytes(per_pe) +
                        " per PE with its buffers, and a PE has " + format_bytes(f.usable) + " for data" +
                        (per_pe > f.usable ? " (" + format_bytes(per_pe - f.usable) + " short)" : std::string());
             break;
@@ -328,13 +342,15 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
     if (!fits) {
         const std::string why =
             "layer-pipelined, '" + g.name + "' does not fit on " + plat.title() + ": " +
-            (!worst_op.empty() ? worst_op
-                               : "its weights and state (" + format_bytes(stationary) + ") and buffers need " +
-                                     std::to_string(need) + " PEs at " + format_bytes(f.usable) + " usable each, the wafer has " +
-                                     std::to_string(total) + " (" + format_number(100.0 * static_cast<double>(need - total) / static_cast<double>(total), 3) +
-                                     "% short)");
+            (!worst_op.empty()
+                 ? worst_op
+                 : "its weights and state (" + format_bytes(stationary) + ") and buffers need " + std::to_string(need) +
+                       " PEs at " + format_bytes(f.usable) + " usable each, the wafer has " + std::to_string(total) +
+                       " (" + format_number(100.0 * static_cast<double>(need - total) / static_cast<double>(total), 3) +
+                       "% short)");
         if (m_opt.fallback == "none")
-            throw input_error(why + "; use weight streaming (mapper.fallback=streaming or mapper.impl=wafer_streaming)");
+            throw input_error(why +
+                              "; use weight streaming (mapper.fallback=streaming or mapper.impl=wafer_streaming)");
         mapping m = plan_streaming(g, f, an, m_opt.common, m_opt.max_microbatches, m_report);
         m.notes.insert(m.notes.begin(), why + ": running weight streaming instead (mapper.fallback=streaming)");
         m.details["fallback"] = why;
@@ -347,7 +363,8 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
         const op_info& o = an.ops[i];
         const double side = std::max(e.in, e.out) / T;
         double p = std::max({static_cast<double>(pmin[i]), e.work / T, side * side});
-        const double cap = std::max(static_cast<double>(pmin[i]), static_cast<double>(o.row_cap) * static_cast<double>(o.col_cap));
+        const double cap =
+            std::max(static_cast<double>(pmin[i]), static_cast<double>(o.row_cap) * static_cast<double>(o.col_cap));
         return std::min({p, cap, static_cast<double>(total)});
     };
     auto sum_for = [&](double T) {
@@ -358,8 +375,10 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
     double lo = 1e-6, hi = 1e15;
     for (int it = 0; it < 200 && hi / lo > 1 + 1e-9; ++it) {
         const double mid = std::sqrt(lo * hi);
-        if (sum_for(mid) <= static_cast<double>(total)) hi = mid;
-        else lo = mid;
+        if (sum_for(mid) <= static_cast<double>(total))
+            hi = mid;
+        else
+            lo = mid;
     }
     std::vector<double> weight(n);
     for (size_t i = 0; i < n; ++i) weight[i] = std::ceil(pes_for(i, hi));
@@ -381,7 +400,8 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
     }
     if (!placed) {
         const std::string why = "layer-pipelined, '" + g.name + "' needs " + std::to_string(need) + " of the " +
-                                std::to_string(total) + " PEs for its weights but no layout of rectangles gives every op enough";
+                                std::to_string(total) +
+                                " PEs for its weights but no layout of rectangles gives every op enough";
         if (m_opt.fallback == "none") throw input_error(why + "; use weight streaming (mapper.impl=wafer_streaming)");
         mapping m = plan_streaming(g, f, an, m_opt.common, m_opt.max_microbatches, m_report);
         m.notes.insert(m.notes.begin(), why + ": running weight streaming instead (mapper.fallback=streaming)");
@@ -445,8 +465,9 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
         const bool by_column = o.style == op_style::gemm;
         const int Q = by_column ? S : L;
         for (int q = 0; q < Q; ++q)
-            s.ports.push_back(port{by_column ? f.at(s.r, 0, q)
-                                             : f.at(s.r, q, S - 1 - static_cast<int>((static_cast<std::int64_t>(q) * S) / Q)),
+            s.ports.push_back(port{by_column
+                                       ? f.at(s.r, 0, q)
+                                       : f.at(s.r, q, S - 1 - static_cast<int>((static_cast<std::int64_t>(q) * S) / Q)),
                                    static_cast<double>(q) / Q, static_cast<double>(q + 1) / Q});
         s.ready.assign(static_cast<size_t>(c), std::vector<std::uint32_t>(static_cast<size_t>(Q), 0));
         op_record rec;
@@ -457,12 +478,14 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
         // Stationary activations (keys, values) must all be here before the first chunk.
         std::vector<std::vector<std::uint32_t>> stat_deps(static_cast<size_t>(L));
         for (const source& src : o.stat_flows) {
-            if (src.producer >= 0) flow_from(prog, f, opi, st[static_cast<size_t>(src.producer)], src.bytes, 0, 1, s, stat_deps);
+            if (src.producer >= 0)
+                flow_from(prog, f, opi, st[static_cast<size_t>(src.producer)], src.bytes, 0, 1, s, stat_deps);
             else if (f.mx)
                 for (int l = 0; l < L; ++l)
-                    to_line(prog, f, opi, f.mx_port(f.mx_port_of_cross[static_cast<size_t>(f.cross0(s.r) + l)]), s.r, l, S,
-                            src.bytes / L, {}, stat_deps[static_cast<size_t>(l)]);
-            else inputs_resident = true;
+                    to_line(prog, f, opi, f.mx_port(f.mx_port_of_cross[static_cast<size_t>(f.cross0(s.r) + l)]), s.r, l,
+                            S, src.bytes / L, {}, stat_deps[static_cast<size_t>(l)]);
+            else
+                inputs_resident = true;
         }
         for (int j = 0; j < c; ++j) {
             const double r0 = static_cast<double>(j) / c, r1 = static_cast<double>(j + 1) / c;
@@ -472,8 +495,8 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
                     flow_from(prog, f, opi, st[static_cast<size_t>(src.producer)], src.bytes, r0, r1, s, deps);
                 } else if (f.mx) {
                     for (int l = 0; l < L; ++l)
-                        to_line(prog, f, opi, f.mx_port(f.mx_port_of_cross[static_cast<size_t>(f.cross0(s.r) + l)]), s.r, l, S,
-                                src.bytes / c / L, {}, deps[static_cast<size_t>(l)]);
+                        to_line(prog, f, opi, f.mx_port(f.mx_port_of_cross[static_cast<size_t>(f.cross0(s.r) + l)]),
+                                s.r, l, S, src.bytes / c / L, {}, deps[static_cast<size_t>(l)]);
                 } else {
                     inputs_resident = true;
                 }
@@ -481,7 +504,9 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
             std::vector<std::uint32_t> comps(static_cast<size_t>(L));
             for (int l = 0; l < L; ++l) {
                 auto& d = deps[static_cast<size_t>(l)];
-                if (j == 0) d.insert(d.end(), stat_deps[static_cast<size_t>(l)].begin(), stat_deps[static_cast<size_t>(l)].end());
+                if (j == 0)
+                    d.insert(d.end(), stat_deps[static_cast<size_t>(l)].begin(),
+                             stat_deps[static_cast<size_t>(l)].end());
                 if (s.last[static_cast<size_t>(l)] != ~0u) d.push_back(s.last[static_cast<size_t>(l)]);
                 comps[static_cast<size_t>(l)] = s.last[static_cast<size_t>(l)] =
                     f.compute_on(prog, opi, s.lines[static_cast<size_t>(l)], wi, d);
@@ -492,8 +517,8 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
                 // Partial sums down each column to line 0.
                 const std::uint32_t join = prog.add_delay(opi, 0, comps);
                 for (int q = 0; q < S; ++q)
-                    ready[static_cast<size_t>(q)] =
-                        prog.add_transfer(opi, f.at(s.r, L - 1, q), f.at(s.r, 0, q), whole_bytes(o.out_bytes / c / S), {join});
+                    ready[static_cast<size_t>(q)] = prog.add_transfer(opi, f.at(s.r, L - 1, q), f.at(s.r, 0, q),
+                                                                      whole_bytes(o.out_bytes / c / S), {join});
             } else if (by_column) {
                 std::fill(ready.begin(), ready.end(), comps[0]);
             } else if (o.stats_reduce && L > 1) {
@@ -504,7 +529,8 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
                 for (int q = 0; q < S; ++q) {
                     const std::uint32_t down =
                         prog.add_transfer(opi, f.at(s.r, L - 1, q), f.at(s.r, 0, q), whole_bytes(stat_bytes), {join});
-                    ups.push_back(prog.add_transfer(opi, f.at(s.r, 0, q), f.at(s.r, L - 1, q), whole_bytes(stat_bytes), {down}));
+                    ups.push_back(
+                        prog.add_transfer(opi, f.at(s.r, 0, q), f.at(s.r, L - 1, q), whole_bytes(stat_bytes), {down}));
                 }
                 std::fill(ready.begin(), ready.end(), prog.add_delay(opi, 0, ups));
             } else {
@@ -522,7 +548,8 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
                     const port& pq = s.ports[static_cast<size_t>(q)];
                     const int line = static_cast<int>((static_cast<std::int64_t>(q) * L) / Q);
                     const std::int32_t mxp = f.mx_port_of_cross[static_cast<size_t>(f.cross0(s.r) + line)];
-                    prog.add_transfer(opi, pq.pe, f.mx_port(mxp), whole_bytes(o.out_bytes / c / Q), {ready[static_cast<size_t>(q)]});
+                    prog.add_transfer(opi, pq.pe, f.mx_port(mxp), whole_bytes(o.out_bytes / c / Q),
+                                      {ready[static_cast<size_t>(q)]});
                 }
             }
         }
@@ -572,8 +599,8 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
                 const port& pq = s.ports[static_cast<size_t>(q)];
                 const int line = static_cast<int>((static_cast<std::int64_t>(q) * L) / Q);
                 const size_t mxp = static_cast<size_t>(f.mx_port_of_cross[static_cast<size_t>(c0 + line)]);
-                flow(route{f.pos_of(pq.pe.unit), f.cross_of(pq.pe.unit), f.mx_port_pos[mxp], f.mx_port_cross[mxp]}, o.out_bytes / c / Q,
-                     false);
+                flow(route{f.pos_of(pq.pe.unit), f.cross_of(pq.pe.unit), f.mx_port_pos[mxp], f.mx_port_cross[mxp]},
+                     o.out_bytes / c / Q, false);
             }
         nlohmann::json d;
         d["op"] = o.name;
@@ -645,10 +672,14 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
             std::vector<double>& sent = sent_at[i];
             sent.assign(static_cast<size_t>(c), 0.0);
             for (int j = 0; j < c; ++j)
-                sent[static_cast<size_t>(j)] = std::max(done[static_cast<size_t>(j)], j > 0 ? sent[static_cast<size_t>(j - 1)] : 0.0) + out_stream[i];
+                sent[static_cast<size_t>(j)] =
+                    std::max(done[static_cast<size_t>(j)], j > 0 ? sent[static_cast<size_t>(j - 1)] : 0.0) +
+                    out_stream[i];
             op_record& rec = m_report.ops[i];
             rec.planned_cycles = c > 1 ? (done.back() - done.front()) / (c - 1) : per_chunk;
-            rec.limit = !waited.back().empty() ? waited.back() : link[i] > own[i] ? "fabric links into it" : own_limit[i];
+            rec.limit = !waited.back().empty() ? waited.back()
+                        : link[i] > own[i]     ? "fabric links into it"
+                                               : own_limit[i];
         }
     };
     schedule();
@@ -657,17 +688,19 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
         constexpr int windows = 8;
         double end = 0;
         for (size_t i = 0; i < n; ++i) end = std::max(end, sent_at[i].back());
-        auto window = [&](double t) { return std::clamp(static_cast<int>(t / std::max(end, 1e-9) * windows), 0, windows - 1); };
+        auto window = [&](double t) {
+            return std::clamp(static_cast<int>(t / std::max(end, 1e-9) * windows), 0, windows - 1);
+        };
         std::vector<std::pair<int, int>> at_work(n);
-        for (size_t i = 0; i < n; ++i)
-            at_work[i] = {window(done_at[i].front() - own[i]), window(sent_at[i].back())};
+        for (size_t i = 0; i < n; ++i) at_work[i] = {window(done_at[i].front() - own[i]), window(sent_at[i].back())};
         link_load load(f.stream_x ? f.W : f.H, f.stream_x ? f.H : f.W, windows);
         for (size_t i = 0; i < n; ++i)
             for (const auto& [r, bytes] : flows[i]) load.add(r, bytes, at_work[i].first, at_work[i].second);
         load.settle();
         for (size_t i = 0; i < n; ++i) {
             double most = 0;
-            for (const route& r : inbound[i]) most = std::max(most, load.most_on(r, at_work[i].first, at_work[i].second));
+            for (const route& r : inbound[i])
+                most = std::max(most, load.most_on(r, at_work[i].first, at_work[i].second));
             link[i] = most / f.link_bpc;
         }
     }
@@ -697,36 +730,43 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
     out.details["stationary_bytes"] = stationary;
     out.details["sram_used_max"] = sram.max_used_bytes();
     out.details["ops"] = ops;
-    out.notes.push_back("layer-pipelined: " + std::to_string(n) + " ops on " + std::to_string(f.W) + " x " + std::to_string(f.H) +
-                        " PEs (" + format_number(100.0 * static_cast<double>(used_pes) / static_cast<double>(total), 3) +
-                        "% doing work), weights and state " + format_bytes(stationary) + " in SRAM (" +
-                        format_number(100.0 * stationary / (static_cast<double>(total) * static_cast<double>(f.pe_array->capacity_bytes())), 3) +
-                        "% of it), " + std::to_string(m_opt.common.chunks) + " chunks per op, most on one PE " +
-                        format_bytes(static_cast<double>(sram.max_used_bytes())) + " of " +
-                        format_bytes(static_cast<double>(f.pe_array->capacity_bytes())));
-    out.notes.push_back(std::string("lines run along ") + (f.stream_x ? "x" : "y") + " (the fabric's last routing leg); " +
-                        "planned slowest op " + an.ops[slowest_op].name + " at " + cycles_text(slowest, f.pe_model->clock()) +
-                        " per chunk (" + m_report.ops[slowest_op].limit + ")");
+    out.notes.push_back(
+        "layer-pipelined: " + std::to_string(n) + " ops on " + std::to_string(f.W) + " x " + std::to_string(f.H) +
+        " PEs (" + format_number(100.0 * static_cast<double>(used_pes) / static_cast<double>(total), 3) +
+        "% doing work), weights and state " + format_bytes(stationary) + " in SRAM (" +
+        format_number(
+            100.0 * stationary / (static_cast<double>(total) * static_cast<double>(f.pe_array->capacity_bytes())), 3) +
+        "% of it), " + std::to_string(m_opt.common.chunks) + " chunks per op, most on one PE " +
+        format_bytes(static_cast<double>(sram.max_used_bytes())) + " of " +
+        format_bytes(static_cast<double>(f.pe_array->capacity_bytes())));
+    out.notes.push_back(std::string("lines run along ") + (f.stream_x ? "x" : "y") +
+                        " (the fabric's last routing leg); " + "planned slowest op " + an.ops[slowest_op].name +
+                        " at " + cycles_text(slowest, f.pe_model->clock()) + " per chunk (" +
+                        m_report.ops[slowest_op].limit + ")");
     if (prog.quantum > 0)
         out.notes.push_back("fabric requests served up to " + format_time(ticks_to_seconds(prog.quantum)) +
                             " ahead of queued ones (mapper.quantum=" + m_opt.quantum + "; 0 for exact arrival order)");
     if (n <= 40)
         for (size_t i = 0; i < n; ++i)
-            out.notes.push_back(an.ops[i].name + ": " + std::to_string(st[i].L) + " lines x " + std::to_string(st[i].S) +
-                                " PEs at (" + std::to_string(st[i].r.x0) + "," + std::to_string(st[i].r.y0) + "), " +
+            out.notes.push_back(an.ops[i].name + ": " + std::to_string(st[i].L) + " lines x " +
+                                std::to_string(st[i].S) + " PEs at (" + std::to_string(st[i].r.x0) + "," +
+                                std::to_string(st[i].r.y0) + "), " +
                                 format_bytes(static_cast<double>(sram.used_bytes(st[i].r.x0, st[i].r.y0))) +
                                 " per PE, " + m_report.ops[i].limit + "-bound");
-    if (inputs_resident) out.notes.push_back("no MemoryX on the platform: graph inputs start on the wafer, outputs stay there");
+    if (inputs_resident)
+        out.notes.push_back("no MemoryX on the platform: graph inputs start on the wafer, outputs stay there");
     for (const auto& note : an.notes) out.notes.push_back(note);
     return out;
 }
 
-void wafer_pipeline_mapper::explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const {
+void wafer_pipeline_mapper::explain(const mapping& m, const platform& plat, const executor::result& r,
+                                    run_summary& s) const {
     explain_report(m_report, r, s);
 }
 
 TESSEL_REGISTER_MAPPER(make_mapper<wafer_pipeline_mapper>(
-    "wafer_pipeline", "layer-pipelined wafer-scale execution: each op on its own rectangle of PEs with its weights in "
-                      "SRAM, activations streaming between rectangles; falls back to weight streaming when it does not fit"));
+    "wafer_pipeline",
+    "layer-pipelined wafer-scale execution: each op on its own rectangle of PEs with its weights in "
+    "SRAM, activations streaming between rectangles; falls back to weight streaming when it does not fit"));
 
 }  // namespace tessel

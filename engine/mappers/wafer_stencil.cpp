@@ -13,10 +13,12 @@ namespace tessel {
 void wafer_stencil_mapper::options::declare(param_decl& d) {
     common.declare(d);
     d(segment, "segment", "32",
-      "hops one halo transfer covers along a row or column (fewer: more steps, less latency in the model)", bound::positive);
-    d.choice(matrix, "matrix", "diagonals", {"diagonals", "constant"},
-             "the operator's coefficients: 7 stored per grid point (diagonals, like the finite-volume matrix of Rocki et "
-             "al.), or 7 constants kept in registers");
+      "hops one halo transfer covers along a row or column (fewer: more steps, less latency in the model)",
+      bound::positive);
+    d.choice(
+        matrix, "matrix", "diagonals", {"diagonals", "constant"},
+        "the operator's coefficients: 7 stored per grid point (diagonals, like the finite-volume matrix of Rocki et "
+        "al.), or 7 constants kept in registers");
     d.choice(dot_precision, "dot_precision", "workload", {"workload", "fp32"},
              "type dot products multiply and accumulate in: the workload's precision, or fp32 (mixed precision)");
 }
@@ -40,7 +42,8 @@ mapping wafer_stencil_mapper::map(const workload_graph& g, const platform& plat)
             break;
         }
     if (grid.empty())
-        throw input_error(who + ": workload '" + g.name + "' has no nx x ny x nz grid; this mapper runs 3D stencil codes "
+        throw input_error(who + ": workload '" + g.name +
+                          "' has no nx x ny x nz grid; this mapper runs 3D stencil codes "
                           "(generator stencil); use mapper.impl=wafer_pipeline for other workloads");
     const std::int64_t nx = grid[0], ny = grid[1], nz = grid[2];
     for (const auto& op : g.ops()) {
@@ -48,10 +51,11 @@ mapping wafer_stencil_mapper::map(const workload_graph& g, const platform& plat)
         for (int t : op.outputs)
             if (!is_grid(g.tensor(t), grid) && !is_scalar(g.tensor(t)))
                 throw input_error(who + ": op '" + op.name + "' (" + op.type + ") makes a " + g.tensor(t).shape_str() +
-                                  " tensor; a stencil code here works on its " + std::to_string(nx) + "x" + std::to_string(ny) + "x" +
-                                  std::to_string(nz) + " grid and on scalars");
+                                  " tensor; a stencil code here works on its " + std::to_string(nx) + "x" +
+                                  std::to_string(ny) + "x" + std::to_string(nz) + " grid and on scalars");
         if (op.kind == op_kind::matmul || op.kind == op_kind::conv2d || op.kind == op_kind::attention)
-            throw input_error(who + ": op '" + op.name + "' is a " + op_kind_name(op.kind) + "; use mapper.impl=wafer_pipeline");
+            throw input_error(who + ": op '" + op.name + "' is a " + op_kind_name(op.kind) +
+                              "; use mapper.impl=wafer_pipeline");
     }
     // Columns per PE: one, or a block when the grid is wider than the wafer.
     const std::int64_t bx = (nx + f.W - 1) / f.W, by = (ny + f.H - 1) / f.H;
@@ -101,11 +105,13 @@ mapping wafer_stencil_mapper::map(const workload_graph& g, const platform& plat)
     const double vectors = static_cast<double>(peak) + (diagonals ? 7.0 : 0.0);
     const double per_pe = vectors * points * eb;
     if (per_pe > f.usable)
-        throw input_error(who + ": the " + std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz) + " grid needs " +
-                          format_number(vectors, 3) + " vectors of " + format_number(points, 6) + " points (" +
-                          std::string(diagonals ? "solver vectors and 7 stored diagonals" : "solver vectors") + ") = " +
-                          format_bytes(per_pe) + " per PE; a PE has " + format_bytes(f.usable) + " for data (" +
-                          format_bytes(per_pe - f.usable) + " short): use a smaller nz, mapper.matrix=constant, or a "
+        throw input_error(who + ": the " + std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz) +
+                          " grid needs " + format_number(vectors, 3) + " vectors of " + format_number(points, 6) +
+                          " points (" +
+                          std::string(diagonals ? "solver vectors and 7 stored diagonals" : "solver vectors") +
+                          ") = " + format_bytes(per_pe) + " per PE; a PE has " + format_bytes(f.usable) +
+                          " for data (" + format_bytes(per_pe - f.usable) +
+                          " short): use a smaller nz, mapper.matrix=constant, or a "
                           "larger wafer");
     mapping out;
     program& prog = out.prog;
@@ -123,8 +129,8 @@ mapping wafer_stencil_mapper::map(const workload_graph& g, const platform& plat)
             if (ready[static_cast<size_t>(t)] != ~0u) d.push_back(ready[static_cast<size_t>(t)]);
         return d;
     };
-    auto transfer = [&](std::uint32_t op, int x0, int y0, int x1, int y1, double bytes, const std::vector<std::uint32_t>& d,
-                        std::vector<std::uint32_t>& outv) {
+    auto transfer = [&](std::uint32_t op, int x0, int y0, int x1, int y1, double bytes,
+                        const std::vector<std::uint32_t>& d, std::vector<std::uint32_t>& outv) {
         if (x0 == x1 && y0 == y1) return;
         outv.push_back(prog.add_transfer(op, f.pe(x0, y0), f.pe(x1, y1), wafer::whole_bytes(bytes), d));
     };
@@ -149,9 +155,10 @@ mapping wafer_stencil_mapper::map(const workload_graph& g, const platform& plat)
             w.type = op.compute_type;
             w.cls = op.cost.cls;
             const double pts = points / chunks;
-            w.macs = 6 * pts;        // 13 FLOPs a point: one multiply and six multiply-adds
+            w.macs = 6 * pts;  // 13 FLOPs a point: one multiply and six multiply-adds
             w.vector_ops = 1 * pts;
-            w.bytes_in = (2 * static_cast<double>(by) + 2 * static_cast<double>(bx)) * static_cast<double>(nz) / chunks * eb;
+            w.bytes_in =
+                (2 * static_cast<double>(by) + 2 * static_cast<double>(bx)) * static_cast<double>(nz) / chunks * eb;
             w.bytes_weight = pts * (diagonals ? 16.0 : 9.0) * eb;  // coefficients, own column, accumulators
             w.bytes_out = pts * 7.0 * eb;
             const std::uint32_t wi = prog.add_work(w);
@@ -242,20 +249,23 @@ mapping wafer_stencil_mapper::map(const workload_graph& g, const platform& plat)
     out.details["capacity_bytes"] = f.pe_array->capacity_bytes();
     out.details["halo_chunks"] = chunks;
     out.details["segment_hops"] = seg;
-    out.regions.emplace_back(f.pe_group, floorplan_region{"grid " + std::to_string(nx) + "x" + std::to_string(ny), 0, 0, gx, gy});
-    out.notes.push_back("stencil: the " + std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz) + " grid on " +
-                        std::to_string(gx) + " x " + std::to_string(gy) + " PEs, " +
-                        (bx * by == 1 ? std::string("one column") : std::to_string(bx) + " x " + std::to_string(by) + " columns") +
-                        " of " + std::to_string(nz) + " points per PE; " + format_number(vectors, 3) + " vectors (" +
-                        std::to_string(peak) + " solver vectors" + (diagonals ? " + 7 diagonals" : "") + ") = " + format_bytes(per_pe) +
-                        " of " + format_bytes(static_cast<double>(f.pe_array->capacity_bytes())) + " per PE");
+    out.regions.emplace_back(f.pe_group,
+                             floorplan_region{"grid " + std::to_string(nx) + "x" + std::to_string(ny), 0, 0, gx, gy});
+    out.notes.push_back(
+        "stencil: the " + std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz) + " grid on " +
+        std::to_string(gx) + " x " + std::to_string(gy) + " PEs, " +
+        (bx * by == 1 ? std::string("one column") : std::to_string(bx) + " x " + std::to_string(by) + " columns") +
+        " of " + std::to_string(nz) + " points per PE; " + format_number(vectors, 3) + " vectors (" +
+        std::to_string(peak) + " solver vectors" + (diagonals ? " + 7 diagonals" : "") + ") = " + format_bytes(per_pe) +
+        " of " + format_bytes(static_cast<double>(f.pe_array->capacity_bytes())) + " per PE");
     out.notes.push_back("halo exchange in " + std::to_string(chunks) + " z pieces over " + std::to_string(seg) +
                         "-hop segments; dot products all-reduce through the middle row and column" +
                         (dot_type != type ? std::string(" and accumulate in fp32") : std::string()));
     return out;
 }
 
-void wafer_stencil_mapper::explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const {
+void wafer_stencil_mapper::explain(const mapping& m, const platform& plat, const executor::result& r,
+                                   run_summary& s) const {
     std::map<std::string, double> by_phase;
     for (const auto& ph : m_phases) {
         if (ph.first >= ph.last) continue;
@@ -278,11 +288,13 @@ void wafer_stencil_mapper::explain(const mapping& m, const platform& plat, const
     j["iteration_s"] = total / it;
     j["flops_per_s"] = s.achieved_flops();
     s.details["per_iteration"] = j;
-    s.notes.push_back("per iteration: " + format_time(total / it) + ": " + parts + "; " + format_rate(s.achieved_flops(), "FLOP/s"));
+    s.notes.push_back("per iteration: " + format_time(total / it) + ": " + parts + "; " +
+                      format_rate(s.achieved_flops(), "FLOP/s"));
 }
 
 TESSEL_REGISTER_MAPPER(make_mapper<wafer_stencil_mapper>(
-    "wafer_stencil", "3D stencils and BiCGStab on a wafer-scale engine: one column of grid points per PE, halo exchange with "
-                     "the 4 neighbours, all-reduce for dot products (Rocki et al., SC20)"));
+    "wafer_stencil",
+    "3D stencils and BiCGStab on a wafer-scale engine: one column of grid points per PE, halo exchange with "
+    "the 4 neighbours, all-reduce for dot products (Rocki et al., SC20)"));
 
 }  // namespace tessel

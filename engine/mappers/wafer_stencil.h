@@ -36,8 +36,8 @@ public:
 private:
     options m_opt;
     struct phase_record {
-        std::string phase;           // "halo exchange and SpMV", "all-reduce", "local vector work"
-        std::uint32_t first, last;   // its steps are [first, last)
+        std::string phase;          // "halo exchange and SpMV", "all-reduce", "local vector work"
+        std::uint32_t first, last;  // its steps are [first, last)
     };
     std::vector<phase_record> m_phases;
     std::int64_t m_iterations = 1;

@@ -11,7 +11,8 @@ namespace tessel {
 void wafer_streaming_mapper::options::declare(param_decl& d) {
     common.declare(d);
     d(max_microbatches, "max_microbatches", "64",
-      "most micro-batches the activations may be cut into when they do not fit at once (each streams all weights again)",
+      "most micro-batches the activations may be cut into when they do not fit at once (each streams all weights "
+      "again)",
       bound::positive);
 }
 
@@ -30,8 +31,9 @@ mapping plan_streaming(const workload_graph& g, const fabric& f, const analysis&
                        std::int64_t max_microbatches, plan_report& rep) {
     const std::string who = "weight streaming";
     if (!f.mx)
-        throw input_error(who + " needs a wafer_memoryx on platform '" + f.plat->title() +
-                          "' to stream the weights from (add one on the wafer's edge, or use mapper.impl=wafer_pipeline)");
+        throw input_error(
+            who + " needs a wafer_memoryx on platform '" + f.plat->title() +
+            "' to stream the weights from (add one on the wafer's edge, or use mapper.impl=wafer_pipeline)");
     const size_t n = an.ops.size();
     double streamed_total = 0;
     for (const auto& op : an.ops) streamed_total += op.weight_bytes + op.resident_bytes;
@@ -55,8 +57,10 @@ mapping plan_streaming(const workload_graph& g, const fabric& f, const analysis&
     std::vector<double> input_bytes_at(n, 0);  // graph-input bytes each op reads
     for (size_t i = 0; i < n; ++i) {
         auto note = [&](const source& s) {
-            if (s.producer >= 0) last_use[static_cast<size_t>(s.producer)] = std::max(last_use[static_cast<size_t>(s.producer)], i);
-            else input_bytes_at[i] += s.bytes;
+            if (s.producer >= 0)
+                last_use[static_cast<size_t>(s.producer)] = std::max(last_use[static_cast<size_t>(s.producer)], i);
+            else
+                input_bytes_at[i] += s.bytes;
         };
         for (const auto& s : an.ops[i].streamed) note(s);
         for (const auto& s : an.ops[i].stat_flows) note(s);
@@ -90,11 +94,15 @@ mapping plan_streaming(const workload_graph& g, const fabric& f, const analysis&
         per_pe = peak / static_cast<double>(mb) / (static_cast<double>(lines_max) * cols);
         if (per_pe <= f.usable) break;
         if (mrows <= len_max || mb >= max_microbatches) {
-            const std::string where = mrows <= len_max ? "even one row per column of PEs" : "with mapper.max_microbatches = " + std::to_string(max_microbatches) + " micro-batches";
-            throw input_error(who + ": the activations of '" + g.name + "' need " + format_bytes(peak) + " at their peak (at op '" +
-                              an.ops[peak_at].name + "'), " + format_bytes(per_pe) + " per PE over " + std::to_string(lines_max) +
-                              " x " + std::to_string(cols) + " PEs " + where + "; a PE has " + format_bytes(f.usable) +
-                              " for data (" + format_bytes(per_pe - f.usable) + " short)");
+            const std::string where =
+                mrows <= len_max
+                    ? "even one row per column of PEs"
+                    : "with mapper.max_microbatches = " + std::to_string(max_microbatches) + " micro-batches";
+            throw input_error(who + ": the activations of '" + g.name + "' need " + format_bytes(peak) +
+                              " at their peak (at op '" + an.ops[peak_at].name + "'), " + format_bytes(per_pe) +
+                              " per PE over " + std::to_string(lines_max) + " x " + std::to_string(cols) + " PEs " +
+                              where + "; a PE has " + format_bytes(f.usable) + " for data (" +
+                              format_bytes(per_pe - f.usable) + " short)");
         }
     }
     mapping out;
@@ -121,7 +129,8 @@ mapping plan_streaming(const workload_graph& g, const fabric& f, const analysis&
             const bool weight_gemm = gemm && op.stat_flows.empty();
             const double share = 1.0 / static_cast<double>(mb);
             const std::int64_t op_rows = std::max<std::int64_t>(1, (op.M + mb - 1) / mb);
-            const int L = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(lines_max, gemm ? op.row_cap : (op.stats_reduce ? op.row_cap : lines_max))));
+            const int L = static_cast<int>(std::max<std::int64_t>(
+                1, std::min<std::int64_t>(lines_max, gemm ? op.row_cap : (op.stats_reduce ? op.row_cap : lines_max))));
             const int S = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(cols, op_rows)));
             const rect r = f.from_stream(0, L, 0, S);
             std::vector<span>& lines = lines_of[{L, S}];
@@ -137,7 +146,8 @@ mapping plan_streaming(const workload_graph& g, const fabric& f, const analysis&
                     base.push_back(done[static_cast<size_t>(s.producer)]);
                 } else {
                     for (int l = 0; l < L; ++l)
-                        to_line(prog, f, opi, mx_for_line(l), r, l, S, s.bytes * share / L, {}, line_deps[static_cast<size_t>(l)]);
+                        to_line(prog, f, opi, mx_for_line(l), r, l, S, s.bytes * share / L, {},
+                                line_deps[static_cast<size_t>(l)]);
                     io_bytes += s.bytes * share;
                 }
             };
@@ -180,7 +190,9 @@ mapping plan_streaming(const workload_graph& g, const fabric& f, const analysis&
                 std::vector<std::uint32_t> comps(static_cast<size_t>(L));
                 for (int l = 0; l < L; ++l) {
                     std::vector<std::uint32_t> deps = base;
-                    if (j == 0) deps.insert(deps.end(), line_deps[static_cast<size_t>(l)].begin(), line_deps[static_cast<size_t>(l)].end());
+                    if (j == 0)
+                        deps.insert(deps.end(), line_deps[static_cast<size_t>(l)].begin(),
+                                    line_deps[static_cast<size_t>(l)].end());
                     if (last[static_cast<size_t>(l)] != ~0u) deps.push_back(last[static_cast<size_t>(l)]);
                     if (from_mx > 0) {
                         // The line's weight stream, double buffered: this piece may come in once the piece two
@@ -195,7 +207,8 @@ mapping plan_streaming(const workload_graph& g, const fabric& f, const analysis&
                     if (gathered > 0) {
                         std::vector<std::uint32_t> got;
                         if (S > 1)
-                            got.push_back(prog.add_transfer(opi, f.at(r, l, 0), f.at(r, l, S - 1), whole_bytes(gathered / L), base));
+                            got.push_back(prog.add_transfer(opi, f.at(r, l, 0), f.at(r, l, S - 1),
+                                                            whole_bytes(gathered / L), base));
                         deps.insert(deps.end(), got.begin(), got.end());
                     }
                     comps[static_cast<size_t>(l)] = last[static_cast<size_t>(l)] =
@@ -209,8 +222,10 @@ mapping plan_streaming(const workload_graph& g, const fabric& f, const analysis&
                     const double bytes = gemm ? out_chunk / S : 8.0 * static_cast<double>(op_rows) / S;
                     const std::uint32_t join = prog.add_delay(opi, 0, comps);
                     for (int q = 0; q < S; ++q) {
-                        const std::uint32_t down = prog.add_transfer(opi, f.at(r, L - 1, q), f.at(r, 0, q), whole_bytes(bytes), {join});
-                        ends.push_back(prog.add_transfer(opi, f.at(r, 0, q), f.at(r, L - 1, q), whole_bytes(bytes), {down}));
+                        const std::uint32_t down =
+                            prog.add_transfer(opi, f.at(r, L - 1, q), f.at(r, 0, q), whole_bytes(bytes), {join});
+                        ends.push_back(
+                            prog.add_transfer(opi, f.at(r, 0, q), f.at(r, L - 1, q), whole_bytes(bytes), {down}));
                     }
                 } else {
                     ends = comps;
@@ -222,7 +237,8 @@ mapping plan_streaming(const workload_graph& g, const fabric& f, const analysis&
             if (op.graph_output) {
                 std::vector<std::uint32_t> stores;
                 for (int l = 0; l < L; ++l)
-                    stores.push_back(prog.add_transfer(opi, f.at(r, l, 0), mx_for_line(l), whole_bytes(op.out_bytes * share / L), {done[i]}));
+                    stores.push_back(prog.add_transfer(opi, f.at(r, l, 0), mx_for_line(l),
+                                                       whole_bytes(op.out_bytes * share / L), {done[i]}));
                 done[i] = prog.add_delay(opi, 0, stores);
             }
             if (b == 0) {
@@ -258,21 +274,26 @@ mapping plan_streaming(const workload_graph& g, const fabric& f, const analysis&
     out.details["streamed_bytes"] = io_bytes;
     out.details["sram_used_max"] = sram.max_used_bytes();
     out.details["ops"] = ops;
-    out.regions.emplace_back(f.pe_group, floorplan_region{"weight streaming: every op", 0, 0, f.stream_x ? cols : lines_max,
-                                                          f.stream_x ? lines_max : cols});
-    out.notes.push_back("weight streaming: " + std::to_string(n) + " ops one after another on " + std::to_string(lines_max) + " lines x " +
-                        std::to_string(cols) + " PEs at the wafer's edge, activations resident (peak " + format_bytes(peak) +
-                        ", " + format_bytes(per_pe) + " per PE at op '" + an.ops[peak_at].name + "')");
+    out.regions.emplace_back(f.pe_group,
+                             floorplan_region{"weight streaming: every op", 0, 0, f.stream_x ? cols : lines_max,
+                                              f.stream_x ? lines_max : cols});
+    out.notes.push_back("weight streaming: " + std::to_string(n) + " ops one after another on " +
+                        std::to_string(lines_max) + " lines x " + std::to_string(cols) +
+                        " PEs at the wafer's edge, activations resident (peak " + format_bytes(peak) + ", " +
+                        format_bytes(per_pe) + " per PE at op '" + an.ops[peak_at].name + "')");
     // What crosses the I/O per pass: every weight a product uses, only the looked-up rows of a table.
     const double per_pass = io_bytes / static_cast<double>(mb);
     out.notes.push_back("weights and state " + format_bytes(per_batch) + " in MemoryX; " + format_bytes(per_pass) +
                         " of them and the inputs stream in per pass (embedding tables: only the rows looked up) at " +
-                        format_rate(f.mx->peak_bytes_per_second(), "B/s") + " (" + format_time(per_pass / f.mx->peak_bytes_per_second()) +
-                        " per pass at the least)" +
-                        (mb > 1 ? ", " + std::to_string(mb) + " micro-batches because the activations do not fit at once: " +
+                        format_rate(f.mx->peak_bytes_per_second(), "B/s") + " (" +
+                        format_time(per_pass / f.mx->peak_bytes_per_second()) + " per pass at the least)" +
+                        (mb > 1 ? ", " + std::to_string(mb) +
+                                      " micro-batches because the activations do not fit at once: " +
                                       format_bytes(io_bytes) + " streamed in all"
                                 : std::string()));
-    if (inputs_bytes > 0) out.notes.push_back("graph inputs (" + format_bytes(inputs_bytes) + ") stream in from MemoryX, outputs back to it");
+    if (inputs_bytes > 0)
+        out.notes.push_back("graph inputs (" + format_bytes(inputs_bytes) +
+                            ") stream in from MemoryX, outputs back to it");
     for (const auto& note : an.notes) out.notes.push_back(note);
     return out;
 }
@@ -285,12 +306,14 @@ mapping wafer_streaming_mapper::map(const workload_graph& g, const platform& pla
     return wafer::plan_streaming(g, f, an, m_opt.common, m_opt.max_microbatches, m_report);
 }
 
-void wafer_streaming_mapper::explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const {
+void wafer_streaming_mapper::explain(const mapping& m, const platform& plat, const executor::result& r,
+                                     run_summary& s) const {
     wafer::explain_report(m_report, r, s);
 }
 
 TESSEL_REGISTER_MAPPER(make_mapper<wafer_streaming_mapper>(
-    "wafer_streaming", "weight streaming on a wafer-scale engine: activations resident in the PEs, each op's weights "
-                       "streamed in from MemoryX line by line while the PEs compute"));
+    "wafer_streaming",
+    "weight streaming on a wafer-scale engine: activations resident in the PEs, each op's weights "
+    "streamed in from MemoryX line by line while the PEs compute"));
 
 }  // namespace tessel

@@ -4,14 +4,14 @@
 #include "models/core/limits.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cctype>
+#include <cmath>
 #include <deque>
 #include <filesystem>
 #include <map>
 #include <set>
-#include <tuple>
 #include <sstream>
+#include <tuple>
 
 #include "models/core/expr.h"
 #include "models/core/registry.h"
@@ -95,7 +95,8 @@ platform::platform(sc_core::sc_module_name n, const yaml_node& root, param_conte
     if (params.defined()) {
         params.expect_map("parameters");
         for (const auto& e : params.entries()) {
-            if (!is_identifier(e.key)) throw input_error("parameter name '" + e.key + "' must be an identifier", e.key_where);
+            if (!is_identifier(e.key))
+                throw input_error("parameter name '" + e.key + "' must be an identifier", e.key_where);
             const auto [text, where] = top_value_param(ctx, params, e);
             ctx.set_variable(e.key, ctx.substitute(text, where));
             ctx.record(m_prefix + e.key, ctx.variables().at(e.key));
@@ -104,7 +105,9 @@ platform::platform(sc_core::sc_module_name n, const yaml_node& root, param_conte
     }
     {
         const auto [text, where] = top_value("clock", "");
-        if (text.empty()) throw input_error("platform file needs a 'clock:' (e.g. clock: 1GHz), the default clock of its components", root.where());
+        if (text.empty())
+            throw input_error("platform file needs a 'clock:' (e.g. clock: 1GHz), the default clock of its components",
+                              root.where());
         quantity q;
         std::string value;  // the clock with its ${...} substituted: components' ${clock} defaults use this text
         try {
@@ -115,7 +118,8 @@ platform::platform(sc_core::sc_module_name n, const yaml_node& root, param_conte
         }
         if (q.dim != dimension::frequency || q.value <= 0)
             throw input_error("clock: expected a frequency such as 1GHz, got '" + text + "'", where);
-        if (const std::string why = clock_out_of_range(q.value); !why.empty()) throw input_error("clock: " + why, where);
+        if (const std::string why = clock_out_of_range(q.value); !why.empty())
+            throw input_error("clock: " + why, where);
         m_clock.hz = q.value;
         ctx.set_variable("clock", value);
         ctx.record(m_prefix + "clock", value);
@@ -143,11 +147,13 @@ platform::platform(sc_core::sc_module_name n, const yaml_node& root, param_conte
     if (root.has("tdp") || ctx.find_override(m_prefix + "tdp")) {
         const auto [text, where, q] = top_quantity("tdp", "0W");
         if (q.dim != dimension::power || q.value <= 0)
-            throw input_error("tdp: expected a power such as 700W (the chip's thermal design power), got '" + text + "'", where);
+            throw input_error(
+                "tdp: expected a power such as 700W (the chip's thermal design power), got '" + text + "'", where);
         m_tdp += q.value;  // a system adds its own (switches, hosts) to its chips'
     }
     if (root.has("chips")) {
-        if (!m_prefix.empty()) throw input_error("a chip of a system cannot have chips of its own", root["chips"].where());
+        if (!m_prefix.empty())
+            throw input_error("a chip of a system cannot have chips of its own", root["chips"].where());
         build_chips(root["chips"], ctx);
     }
     const yaml_node comps = root["components"];
@@ -173,9 +179,11 @@ std::unique_ptr<platform> platform::load(const std::string& path, param_context&
     const yaml_node root = yaml_node::load_file(path);
     root.expect_map("platform file");
     const yaml_node name = root["platform"];
-    if (!name.defined()) throw input_error("platform file needs a 'platform:' key with the platform's name", root.where());
+    if (!name.defined())
+        throw input_error("platform file needs a 'platform:' key with the platform's name", root.where());
     const std::string n = name.scalar("platform");
-    if (!is_identifier(n)) throw input_error("platform name '" + n + "' must be an identifier (letters, digits, _)", name.where());
+    if (!is_identifier(n))
+        throw input_error("platform name '" + n + "' must be an identifier (letters, digits, _)", name.where());
     return std::make_unique<platform>(n.c_str(), root, ctx, sim);
 }
 
@@ -188,7 +196,8 @@ constexpr long long k_max_chips = 16384;
 /// A `replicate:` map ({x: 4, y: 4}) into dimension names and extents; the product is checked against `limit`
 /// before it can wrap.
 void parse_replicate(const yaml_node& rep, const param_context& ctx, const std::string& what, long long limit,
-                     const std::string& things, const std::string& advice, std::vector<std::string>& dims, std::vector<int>& shape) {
+                     const std::string& things, const std::string& advice, std::vector<std::string>& dims,
+                     std::vector<int>& shape) {
     rep.expect_map("replicate (a map of dimension: count, e.g. {x: 4, y: 4})");
     long long total = 1;
     for (const auto& d : rep.entries()) {
@@ -203,8 +212,8 @@ void parse_replicate(const yaml_node& rep, const param_context& ctx, const std::
             throw input_error("replicate." + d.key + ": expected a positive whole number, got '" + text + "'",
                               d.value.where());
         if (v > static_cast<double>(limit) || static_cast<double>(total) * v > static_cast<double>(limit))
-            throw input_error(what + " replicates more than " + std::to_string(limit) + " " + things + " (replicate." + d.key + " = " +
-                                  text + "); " + advice,
+            throw input_error(what + " replicates more than " + std::to_string(limit) + " " + things + " (replicate." +
+                                  d.key + " = " + text + "); " + advice,
                               d.value.where());
         dims.push_back(d.key);
         shape.push_back(static_cast<int>(v));
@@ -260,7 +269,8 @@ void platform::build_chips(const yaml_node& chips, param_context& ctx) {
         // CHIP.PATH=V but weaker: a --set of the same path wins).
         const std::string prefix = e.key + ".";
         if (spec.has("params")) {
-            spec["params"].expect_map("chip params (a map of PATH: VALUE inside the chip, e.g. gpu.hbm.capacity: 40GB)");
+            spec["params"].expect_map(
+                "chip params (a map of PATH: VALUE inside the chip, e.g. gpu.hbm.capacity: 40GB)");
             for (const auto& p : spec["params"].entries())
                 if (!ctx.find_override(prefix + p.key))
                     ctx.add_override(prefix + p.key, ctx.substitute(p.value.scalar(p.key), p.value.where()));
@@ -268,8 +278,9 @@ void platform::build_chips(const yaml_node& chips, param_context& ctx) {
         const yaml_node chip_root = yaml_node::load_file(g.file);
         chip_root.expect_map("chip platform file");
         if (chip_root.has("chips"))
-            throw input_error("chip '" + e.key + "': " + g.file + " is a system itself; a chip must be a single-chip platform",
-                              spec["platform"].where());
+            throw input_error(
+                "chip '" + e.key + "': " + g.file + " is a system itself; a chip must be a single-chip platform",
+                spec["platform"].where());
         // A chip's variables (its parameters, ${clock}) are its own: the system's are restored after it.
         const std::map<std::string, std::string> saved = ctx.variables();
         for (long long i = 0; i < count; ++i) {
@@ -290,10 +301,12 @@ void platform::build_chips(const yaml_node& chips, param_context& ctx) {
             const platform& chip = *m_chips.back();
             m_tdp += chip.tdp_watts();
             const std::uint32_t n = static_cast<std::uint32_t>(m_sim.components().size()) - first;
-            if (i == 0) g.components = n;
+            if (i == 0)
+                g.components = n;
             else if (n != g.components)
                 throw input_error("chip '" + inst + "' has " + std::to_string(n) + " components where chip 0 has " +
-                                      std::to_string(g.components) + " (a chip's structure must not depend on its index)",
+                                      std::to_string(g.components) +
+                                      " (a chip's structure must not depend on its index)",
                                   e.key_where);
             g.chips.push_back(&chip);
             g.first.push_back(first);
@@ -336,7 +349,8 @@ void platform::build_components(const yaml_node& comps, param_context& ctx) {
         if (!kind_node.defined()) throw input_error("component '" + e.key + "' needs a 'kind:'", spec.where());
         const std::string kind = kind_node.scalar("kind");
         const kind_info* k = &kind_registry::instance().require(kind, kind_node.where());
-        const preset* pre = spec.has("preset") ? &k->require_preset(spec["preset"].scalar("preset"), spec["preset"].where()) : nullptr;
+        const preset* pre =
+            spec.has("preset") ? &k->require_preset(spec["preset"].scalar("preset"), spec["preset"].where()) : nullptr;
         group g;
         g.name = e.key;
         g.kind = kind;
@@ -436,7 +450,8 @@ void platform::build_connections(const yaml_node& conns) {
     }
 }
 
-std::optional<platform::chip_side> platform::parse_chip_side(const std::string& text, const source_location& where) const {
+std::optional<platform::chip_side> platform::parse_chip_side(const std::string& text,
+                                                             const source_location& where) const {
     size_t i = 0;
     while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_')) ++i;
     const chip_group* g = find_chip_group(text.substr(0, i));
@@ -453,14 +468,14 @@ std::optional<platform::chip_side> platform::parse_chip_side(const std::string& 
         throw input_error("'" + text + "': chip '" + g->name + "' is " +
                               (g->shape.empty() ? std::string("a single chip; name it without an index")
                                                 : "a " + shape_str(g->shape) + " grid of chips; index it with " +
-                                                      std::to_string(g->shape.size()) + " values, e.g. " + g->name + "[" +
-                                                      join(g->dims) + "]"),
+                                                      std::to_string(g->shape.size()) + " values, e.g. " + g->name +
+                                                      "[" + join(g->dims) + "]"),
                           where);
     if (i >= text.size() || text[i] != '.' || i + 1 >= text.size())
-        throw input_error("'" + text + "': name a component inside the chip, e.g. " + g->name +
-                              (g->shape.empty() ? "" : "[0]") + "." +
-                              std::string(g->chips.front()->groups().empty() ? "gpu" : g->chips.front()->groups().front().name),
-                          where);
+        throw input_error(
+            "'" + text + "': name a component inside the chip, e.g. " + g->name + (g->shape.empty() ? "" : "[0]") +
+                "." + std::string(g->chips.front()->groups().empty() ? "gpu" : g->chips.front()->groups().front().name),
+            where);
     s.inner = text.substr(i + 1);
     return s;
 }
@@ -470,8 +485,8 @@ const platform& platform::chip_at(const chip_side& s, const std::vector<int>& id
     long long flat = 0, stride = 1;
     for (size_t i = 0; i < idx.size(); ++i) {
         if (idx[i] < 0 || idx[i] >= s.g->shape[i])
-            throw input_error("'" + text + "': " + s.g->name + coords_str(idx) + " is outside its " + shape_str(s.g->shape) +
-                                  " grid of chips",
+            throw input_error("'" + text + "': " + s.g->name + coords_str(idx) + " is outside its " +
+                                  shape_str(s.g->shape) + " grid of chips",
                               where);
         flat += idx[i] * stride;
         stride *= s.g->shape[i];
@@ -511,20 +526,22 @@ void platform::connect(const std::string& text, const source_location& where) {
             for (const auto& gg : d.plat->m_groups) names.push_back(gg.name);
             if (!d.chip)
                 for (const auto& cg : m_chip_groups) names.push_back(cg.name);
-            throw input_error("connection '" + text + "': no component named '" + d.s.name + "'" +
-                                  (d.chip ? " in chip '" + d.chip->g->name + "' (" + d.plat->file() + ")" : std::string()) +
-                                  did_you_mean(d.s.name, names) + "; components: " + join(names),
-                              where);
+            throw input_error(
+                "connection '" + text + "': no component named '" + d.s.name + "'" +
+                    (d.chip ? " in chip '" + d.chip->g->name + "' (" + d.plat->file() + ")" : std::string()) +
+                    did_you_mean(d.s.name, names) + "; components: " + join(names),
+                where);
         }
         if (!d.s.sub.empty())
-            throw input_error("connection '" + text + "': connect whole components (a tile attaches with its parts)", where);
+            throw input_error("connection '" + text + "': connect whole components (a tile attaches with its parts)",
+                              where);
         const bool rep = !d.g->shape.empty();
         d.rep_idx = rep ? d.s.replica_idx : std::vector<std::string>{};
         d.unit_idx = rep ? d.s.unit_idx : d.s.replica_idx;
         if (rep && d.rep_idx.size() != d.g->shape.size())
             throw input_error("connection '" + text + "': '" + d.s.name + "' is a " + shape_str(d.g->shape) +
-                                  " grid; index it with " + std::to_string(d.g->shape.size()) + " values, e.g. " + d.s.name +
-                                  "[" + join(d.g->dims) + "]",
+                                  " grid; index it with " + std::to_string(d.g->shape.size()) + " values, e.g. " +
+                                  d.s.name + "[" + join(d.g->dims) + "]",
                               where);
         return d;
     };
@@ -587,8 +604,10 @@ void platform::connect(const std::string& text, const source_location& where) {
                 auto it = parsed.find(e);
                 if (it == parsed.end()) it = parsed.emplace(e, expression::parse(e)).first;
                 const double v = it->second.eval_number(scope);
-                const bool plain = std::fabs(v) < 2147483647.0 && v == std::trunc(v);  // the usual case: no message built
-                out.push_back(plain ? static_cast<int>(v) : index_of(v, "connection '" + text + "': index '" + e + "'", where));
+                const bool plain =
+                    std::fabs(v) < 2147483647.0 && v == std::trunc(v);  // the usual case: no message built
+                out.push_back(plain ? static_cast<int>(v)
+                                    : index_of(v, "connection '" + text + "': index '" + e + "'", where));
             } catch (const expr_error& err) {
                 throw input_error("connection '" + text + "': index '" + e + "': " + err.what(), where);
             }
@@ -629,8 +648,8 @@ void platform::connect(const std::string& text, const source_location& where) {
             const std::vector<int> ui = eval_idx(L.unit_idx);
             lunit = lcomp.unit_at(ui);
             if (lunit < 0)
-                throw input_error("connection '" + text + "': unit " + coords_str(ui) + " is outside " + L.s.name + "'s " +
-                                      shape_str(l_units) + " units",
+                throw input_error("connection '" + text + "': unit " + coords_str(ui) + " is outside " + L.s.name +
+                                      "'s " + shape_str(l_units) + " units",
                                   where);
         }
         // Right: a network port.
@@ -652,7 +671,8 @@ void platform::connect(const std::string& text, const source_location& where) {
                               where);
         const attach_point ap{rc, static_cast<std::uint32_t>(port)};
         if (lcomp.has_role(component::role::interconnect)) {
-            if (lunit < 0) throw input_error("connection '" + text + "': name the port of network '" + L.s.name + "'", where);
+            if (lunit < 0)
+                throw input_error("connection '" + text + "': name the port of network '" + L.s.name + "'", where);
             add_bridge({attach_point{lc, static_cast<std::uint32_t>(lunit)}, ap});
             continue;
         }
@@ -667,8 +687,8 @@ void platform::connect(const std::string& text, const source_location& where) {
         } else {
             if (slots.size() == 1 && units > 1) slots.assign(units, slots[0]);
             if (slots[static_cast<size_t>(lunit)].valid() && slots.size() > 1)
-                throw input_error("connection '" + text + "': " + L.s.name + lcomp.unit_suffix(static_cast<std::uint32_t>(lunit)) +
-                                      " is already connected",
+                throw input_error("connection '" + text + "': " + L.s.name +
+                                      lcomp.unit_suffix(static_cast<std::uint32_t>(lunit)) + " is already connected",
                                   where);
             slots[static_cast<size_t>(lunit)] = ap;
         }
@@ -681,7 +701,8 @@ attach_point platform::owner_attachment(std::uint32_t c) const {
     return attach_point{};
 }
 
-void platform::cached_route_into(const attach_point& from, const attach_point& to, std::vector<route_segment>& out) const {
+void platform::cached_route_into(const attach_point& from, const attach_point& to,
+                                 std::vector<route_segment>& out) const {
     auto it = m_routes.find({from.net, to.net});
     if (it == m_routes.end()) it = m_routes.emplace(std::make_pair(from.net, to.net), route(from, to)).first;
     out = it->second;
@@ -738,7 +759,8 @@ endpoint platform::resolve(const std::string& path, const source_location& where
         std::vector<int> idx;
         for (const auto& e : cs->idx) {
             try {
-                idx.push_back(index_of(expression::parse(e).eval_number(nullptr), "'" + path + "': index '" + e + "'", where));
+                idx.push_back(
+                    index_of(expression::parse(e).eval_number(nullptr), "'" + path + "': index '" + e + "'", where));
             } catch (const expr_error& err) {
                 throw input_error("'" + path + "': index '" + e + "': " + err.what(), where);
             }
@@ -759,7 +781,8 @@ endpoint platform::resolve(const std::string& path, const source_location& where
         std::vector<int> out;
         for (const auto& e : idx) {
             try {
-                out.push_back(index_of(expression::parse(e).eval_number(nullptr), "'" + path + "': index '" + e + "'", where));
+                out.push_back(
+                    index_of(expression::parse(e).eval_number(nullptr), "'" + path + "': index '" + e + "'", where));
             } catch (const expr_error& err) {
                 throw input_error("'" + path + "': index '" + e + "': " + err.what(), where);
             }
@@ -771,14 +794,16 @@ endpoint platform::resolve(const std::string& path, const source_location& where
     std::vector<std::string> unit_idx = s.replica_idx;
     if (!g->shape.empty()) {
         if (s.replica_idx.size() != g->shape.size())
-            throw input_error("'" + path + "': '" + g->name + "' is a " + shape_str(g->shape) + " grid; name one, e.g. " +
-                                  g->name + "[" + std::string(g->shape.size() == 2 ? "0,0" : "0") + "]",
+            throw input_error("'" + path + "': '" + g->name + "' is a " + shape_str(g->shape) +
+                                  " grid; name one, e.g. " + g->name + "[" +
+                                  std::string(g->shape.size() == 2 ? "0,0" : "0") + "]",
                               where);
         const std::vector<int> ri = numbers(s.replica_idx);
         long long flat = 0, stride = 1;
         for (size_t i = 0; i < ri.size(); ++i) {
             if (ri[i] < 0 || ri[i] >= g->shape[i])
-                throw input_error("'" + path + "': outside the " + shape_str(g->shape) + " grid of '" + g->name + "'", where);
+                throw input_error("'" + path + "': outside the " + shape_str(g->shape) + " grid of '" + g->name + "'",
+                                  where);
             flat += ri[i] * stride;
             stride *= g->shape[i];
         }
@@ -810,8 +835,8 @@ endpoint platform::resolve(const std::string& path, const source_location& where
                               where);
     } else if (!shape.empty() && c->unit_count() > 1) {
         if (!c->has_role(component::role::memory) || c->has_role(component::role::compute))
-            throw input_error("'" + path + "': " + c->path() + " has " + shape_str(shape) + " units; name one, e.g. " + s.name +
-                                  "[" + std::string(shape.size() == 2 ? "0,0" : "0") + "]",
+            throw input_error("'" + path + "': " + c->path() + " has " + shape_str(shape) + " units; name one, e.g. " +
+                                  s.name + "[" + std::string(shape.size() == 2 ? "0,0" : "0") + "]",
                               where);
         ep.unit = -1;  // a memory spread over its units by address
     }

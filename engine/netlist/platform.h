@@ -61,8 +61,8 @@ public:
     struct group {
         std::string name;
         std::string kind;
-        std::vector<std::string> dims;  // replicate dimension names (x, y) or empty
-        std::vector<int> shape;         // replicate extents, empty when not replicated
+        std::vector<std::string> dims;   // replicate dimension names (x, y) or empty
+        std::vector<int> shape;          // replicate extents, empty when not replicated
         std::vector<std::uint32_t> ids;  // component ids, first dimension fastest
         source_location where;
     };
@@ -76,9 +76,9 @@ public:
     /// order: component `first[0] + k` of chip 0 is component `first[c] + k` of chip c.
     struct chip_group {
         std::string name;
-        std::string file;                // the chip platform's file
-        std::vector<std::string> dims;   // replicate dimension names, empty when not replicated
-        std::vector<int> shape;          // replicate extents
+        std::string file;                    // the chip platform's file
+        std::vector<std::string> dims;       // replicate dimension names, empty when not replicated
+        std::vector<int> shape;              // replicate extents
         std::vector<const platform*> chips;  // first dimension fastest
         std::vector<std::uint32_t> first;    // per chip: its first component id
         std::uint32_t components = 0;        // components per chip

@@ -27,7 +27,8 @@ using json = nlohmann::ordered_json;
 namespace {
 
 /// The parallel.* keys the search varies (axes of its sweep); the others apply to every plan as set.
-const std::vector<std::string> k_searched = {"dp", "tp", "pp", "microbatch", "interleave", "schedule", "recompute", "zero"};
+const std::vector<std::string> k_searched = {"dp",         "tp",       "pp",        "microbatch",
+                                             "interleave", "schedule", "recompute", "zero"};
 
 /// One system size: the platform loaded at one value of the scale parameter.
 struct system_size {
@@ -96,17 +97,25 @@ split_sets split_user_sets(const plan_options& o, plan_limits& limits) {
             const std::string key = k.substr(9);
             if (std::find(k_searched.begin(), k_searched.end(), key) != k_searched.end() && key != "schedule") {
                 auto list = [&](std::vector<int>& l) {
-                    if (!l.empty()) throw input_error("--set " + k + " and --" + key + " both restrict " + key + "; give one");
+                    if (!l.empty())
+                        throw input_error("--set " + k + " and --" + key + " both restrict " + key + "; give one");
                     l = parse_int_list("--set " + k, v);
                 };
-                if (key == "dp") list(limits.dp);
-                else if (key == "tp") list(limits.tp);
-                else if (key == "pp") list(limits.pp);
-                else if (key == "microbatch") list(limits.microbatch);
-                else if (key == "interleave") list(limits.interleave);
-                else if (key == "zero") list(limits.zero);
+                if (key == "dp")
+                    list(limits.dp);
+                else if (key == "tp")
+                    list(limits.tp);
+                else if (key == "pp")
+                    list(limits.pp);
+                else if (key == "microbatch")
+                    list(limits.microbatch);
+                else if (key == "interleave")
+                    list(limits.interleave);
+                else if (key == "zero")
+                    list(limits.zero);
                 else if (key == "recompute") {
-                    if (!limits.recompute.empty()) throw input_error("--set " + k + " and --recompute both restrict recompute; give one");
+                    if (!limits.recompute.empty())
+                        throw input_error("--set " + k + " and --recompute both restrict recompute; give one");
                     limits.recompute = {v};
                 }
                 continue;
@@ -116,17 +125,21 @@ split_sets split_user_sets(const plan_options& o, plan_limits& limits) {
         }
         out.platform.push_back({k, v});
     }
-    // The plan's keys the search does not vary (schedule, sequence_parallel, ...) and unknown ones, through a run's rules.
+    // The plan's keys the search does not vary (schedule, sequence_parallel, ...) and unknown ones, through a run's
+    // rules.
     param_context check;
     for (const auto& s : o.sets) {
         auto [k, v] = split_set(s);
         if (k.rfind("parallel.", 0) != 0) continue;
         const std::string key = k.substr(9);
-        if (key == "schedule" || std::find(k_searched.begin(), k_searched.end(), key) == k_searched.end()) check.add_override(k, v);
+        if (key == "schedule" || std::find(k_searched.begin(), k_searched.end(), key) == k_searched.end())
+            check.add_override(k, v);
     }
     limits.base = read_parallel_plan(yaml_node(), check);
     const auto unused = check.unused_overrides();
-    if (!unused.empty()) throw input_error("--set " + unused.front() + ": not a parallel plan key (tessel describe parallel lists them)");
+    if (!unused.empty())
+        throw input_error("--set " + unused.front() +
+                          ": not a parallel plan key (tessel describe parallel lists them)");
     for (const auto& r : limits.recompute)
         if (r != "none" && r != "selective" && r != "full")
             throw input_error("recompute '" + r + "': expected none, selective or full");
@@ -144,8 +157,8 @@ system_size load_size(const plan_options& o, const std::string& platform_file, c
     if (!o.scale_param.empty()) ctx.add_override(o.scale_param, value);
     const std::unique_ptr<platform> plat = platform::load(platform_file, ctx, sim);
     if (!plat->is_system())
-        throw input_error("tessel plan needs a system (a platform with chips: and mapper: {impl: system}); '" + o.platform +
-                          "' is a single chip: try platforms/systems/*.yaml");
+        throw input_error("tessel plan needs a system (a platform with chips: and mapper: {impl: system}); '" +
+                          o.platform + "' is a single chip: try platforms/systems/*.yaml");
     const std::unique_ptr<mapper> m = create_mapper(*plat, ctx);
     const auto* sm = dynamic_cast<const system_mapper*>(m.get());
     if (!sm) throw input_error("tessel plan needs the system mapper (mapper: {impl: system}) on '" + o.platform + "'");
@@ -160,8 +173,15 @@ system_size load_size(const plan_options& o, const std::string& platform_file, c
 }
 
 json plan_json(const parallel_plan& p) {
-    return {{"plan", label(p)}, {"dp", p.dp}, {"tp", p.tp}, {"pp", p.pp}, {"microbatch", p.microbatch},
-            {"interleave", p.interleave}, {"schedule", p.schedule}, {"recompute", p.recompute}, {"zero", p.zero}};
+    return {{"plan", label(p)},
+            {"dp", p.dp},
+            {"tp", p.tp},
+            {"pp", p.pp},
+            {"microbatch", p.microbatch},
+            {"interleave", p.interleave},
+            {"schedule", p.schedule},
+            {"recompute", p.recompute},
+            {"zero", p.zero}};
 }
 
 /// The sweep that simulates every candidate: one zipped axis group over the plan keys (and the scale parameter).
@@ -192,7 +212,8 @@ std::string sweep_yaml(const plan_options& o, const std::string& platform_file, 
     if (!sets.platform.empty() || !sets.workload.empty()) {
         y << "set:\n";
         for (const auto& [k, v] : sets.platform) y << "  " << yaml_quote(k) << ": " << yaml_quote(v) << "\n";
-        for (const auto& [k, v] : sets.workload) y << "  " << yaml_quote("workload." + k) << ": " << yaml_quote(v) << "\n";
+        for (const auto& [k, v] : sets.workload)
+            y << "  " << yaml_quote("workload." + k) << ": " << yaml_quote(v) << "\n";
     }
     y << "axes:\n";
     for (const auto& n : names) {
@@ -237,7 +258,8 @@ void read_result(plan_result& r, const sweep::row& row, const std::string& out_d
     r.comm = mean_of(par.value("per_chip", json::array()), "exposed_communication_fraction");
     r.bubble = mean_of(par.value("per_chip", json::array()), "idle_fraction");
     if (par.contains("memory") && par["memory"].contains("stages"))
-        for (const auto& st : par["memory"]["stages"]) r.run_memory = std::max(r.run_memory, st.value("total_bytes", 0.0));
+        for (const auto& st : par["memory"]["stages"])
+            r.run_memory = std::max(r.run_memory, st.value("total_bytes", 0.0));
 }
 
 /// "1.31x faster than X: 2.1 ms less exposed communication (5% vs 12%), for 0.4 ms more bubble (...)": what the
@@ -254,22 +276,23 @@ std::string wins_by(const plan_result& a, const plan_result& b) {
     std::sort(saves.rbegin(), saves.rend());
     std::sort(pays.rbegin(), pays.rend());
     auto part = [&](const std::pair<double, int>& d, const char* more_less) {
-        return format_time(d.first) + " " + more_less + " " + names[d.second] + " (" + pct(frac_a[d.second]) + " of its iteration vs " +
-               pct(frac_b[d.second]) + ")";
+        return format_time(d.first) + " " + more_less + " " + names[d.second] + " (" + pct(frac_a[d.second]) +
+               " of its iteration vs " + pct(frac_b[d.second]) + ")";
     };
     std::string s = format_number(b.iteration_s / a.iteration_s, 3) + "x faster than " + label(b.cand->plan) + ": ";
     for (size_t i = 0; i < saves.size(); ++i) s += (i ? ", " : "") + part(saves[i], "less");
-    for (size_t i = 0; i < pays.size(); ++i) s += std::string(i ? ", " : saves.empty() ? "" : ", for ") + part(pays[i], "more");
+    for (size_t i = 0; i < pays.size(); ++i)
+        s += std::string(i ? ", " : saves.empty() ? "" : ", for ") + part(pays[i], "more");
     if (saves.empty() && pays.empty()) s += "the same split of the iteration, within 1%";
     return s;
 }
 
 struct size_report {
     const system_size* size = nullptr;
-    std::vector<plan_result> results;     // ranked: ok by iteration time, then the rest
-    std::vector<std::string> why;         // the best plan's case, in sentences
+    std::vector<plan_result> results;                // ranked: ok by iteration time, then the rest
+    std::vector<std::string> why;                    // the best plan's case, in sentences
     std::vector<std::pair<int, std::string>> by_dp;  // dp, "x samples/s (plan)" or why none
-    int dp_pays_to = 0;                   // the data-parallel degree with the highest throughput
+    int dp_pays_to = 0;                              // the data-parallel degree with the highest throughput
 };
 
 /// What a plan is ranked by (smaller is better): its iteration time, its energy per iteration, or their product.
@@ -297,9 +320,11 @@ size_report rank_size(const system_size& s, std::vector<plan_result> results, co
         r.why.push_back("ranked by " + std::string(rank == "energy" ? "energy per iteration" : "energy-delay product") +
                         ": it uses " + format_energy(best.joules) + " per iteration at " + format_power(best.watts) +
                         (r.results.size() > 1 && r.results[1].ok()
-                             ? ", the runner-up " + format_energy(r.results[1].joules) + " in " + format_time(r.results[1].iteration_s)
+                             ? ", the runner-up " + format_energy(r.results[1].joules) + " in " +
+                                   format_time(r.results[1].iteration_s)
                              : std::string()));
-    else if (r.results.size() > 1 && r.results[1].ok()) r.why.push_back("it is " + wins_by(best, r.results[1]));
+    else if (r.results.size() > 1 && r.results[1].ok())
+        r.why.push_back("it is " + wins_by(best, r.results[1]));
     // Plain data parallelism: every chip a replica.
     const plan_result* dp_only = nullptr;
     for (const auto& x : r.results)
@@ -316,10 +341,10 @@ size_report rank_size(const system_size& s, std::vector<plan_result> results, co
         for (const auto& c : s.space.rejected)
             if (c.plan.tp == 1 && c.plan.pp == 1) miss = &c;
         if (miss)
-            r.why.push_back("plain data parallelism (dp=" + std::to_string(miss->plan.dp) + ") does not fit even at microbatch " +
-                            std::to_string(miss->plan.microbatch) + " with " + miss->plan.recompute +
-                            " recomputation and ZeRO " + std::to_string(miss->plan.zero) + ": it " + miss->rejected +
-                            " (" + miss->memory_largest + ")");
+            r.why.push_back("plain data parallelism (dp=" + std::to_string(miss->plan.dp) +
+                            ") does not fit even at microbatch " + std::to_string(miss->plan.microbatch) + " with " +
+                            miss->plan.recompute + " recomputation and ZeRO " + std::to_string(miss->plan.zero) +
+                            ": it " + miss->rejected + " (" + miss->memory_largest + ")");
         else if (!s.dp_only_reason.empty())
             r.why.push_back("plain data parallelism (dp=" + std::to_string(s.chips) + ") " + s.dp_only_reason);
     }
@@ -347,22 +372,28 @@ void print_size(std::ostream& out, const plan_options& o, const size_report& r) 
         << (s.capacity > 0 ? ", " + format_bytes(s.capacity) + " per chip" : ", weights streamed") << "; "
         << s.space.candidates.size() << " plans simulated, " << s.space.rejected.size() << " do not fit";
     if (s.retried > 0)
-        out << " (" << s.retried << " of them added at a smaller micro-batch: the chip mapper found the larger one does not fit)";
+        out << " (" << s.retried
+            << " of them added at a smaller micro-batch: the chip mapper found the larger one does not fit)";
     out << "\n";
     if (r.results.empty()) {
-        out << "  no plan fits" << (s.space.first_violation.empty() ? "" : " (" + s.space.first_violation + ")") << "\n";
+        out << "  no plan fits" << (s.space.first_violation.empty() ? "" : " (" + s.space.first_violation + ")")
+            << "\n";
         return;
     }
-    std::vector<std::vector<std::string>> rows = {{"rank", "plan", "iteration", "samples/s", "MFU", "memory/chip", "compute", "exposed comm", "bubble"}};
+    std::vector<std::vector<std::string>> rows = {
+        {"rank", "plan", "iteration", "samples/s", "MFU", "memory/chip", "compute", "exposed comm", "bubble"}};
     int rank = 0;
     for (const auto& x : r.results) {
         if (rank >= o.top) break;
         ++rank;
         if (x.ok())
-            rows.push_back({std::to_string(rank), label(x.cand->plan), format_time(x.iteration_s), format_number(x.samples_per_s, 4),
-                            pct(x.mfu), s.streamed ? "streamed" : format_bytes(x.cand->memory_bytes), pct(x.compute), pct(x.comm), pct(x.bubble)});
+            rows.push_back({std::to_string(rank), label(x.cand->plan), format_time(x.iteration_s),
+                            format_number(x.samples_per_s, 4), pct(x.mfu),
+                            s.streamed ? "streamed" : format_bytes(x.cand->memory_bytes), pct(x.compute), pct(x.comm),
+                            pct(x.bubble)});
         else
-            rows.push_back({"-", label(x.cand->plan), x.status + ": " + x.error, "", "", format_bytes(x.cand->memory_bytes), "", "", ""});
+            rows.push_back({"-", label(x.cand->plan), x.status + ": " + x.error, "", "",
+                            format_bytes(x.cand->memory_bytes), "", "", ""});
         if (o.rank != "time") {  // ranked by energy: its columns beside the time's
             rows.back().push_back(x.ok() ? format_energy(x.joules) : "");
             rows.back().push_back(x.ok() ? format_power(x.watts) : "");
@@ -386,13 +417,16 @@ void print_size(std::ostream& out, const plan_options& o, const size_report& r) 
         while (!line.empty() && line.back() == ' ') line.pop_back();
         out << line << "\n";
     }
-    if (r.results.size() > static_cast<size_t>(o.top)) out << "  ... and " << r.results.size() - o.top << " more in plan.json\n";
+    if (r.results.size() > static_cast<size_t>(o.top))
+        out << "  ... and " << r.results.size() - o.top << " more in plan.json\n";
     for (const auto& w2 : r.why) out << "  " << w2 << "\n";
     if (!r.by_dp.empty()) {
         out << "  best by data-parallel degree:";
-        for (size_t i = 0; i < r.by_dp.size(); ++i) out << (i ? "; " : " ") << "dp=" << r.by_dp[i].first << " " << r.by_dp[i].second;
+        for (size_t i = 0; i < r.by_dp.size(); ++i)
+            out << (i ? "; " : " ") << "dp=" << r.by_dp[i].first << " " << r.by_dp[i].second;
         out << "\n  data parallelism pays up to dp=" << r.dp_pays_to;
-        const auto more = std::find_if(r.by_dp.begin(), r.by_dp.end(), [&](const auto& x) { return x.first > r.dp_pays_to; });
+        const auto more =
+            std::find_if(r.by_dp.begin(), r.by_dp.end(), [&](const auto& x) { return x.first > r.dp_pays_to; });
         if (more != r.by_dp.end()) out << "; beyond it (dp=" << more->first << ") " << more->second;
         out << "\n";
     }
@@ -400,7 +434,10 @@ void print_size(std::ostream& out, const plan_options& o, const size_report& r) 
 
 json size_json(const plan_options& o, const size_report& r) {
     const system_size& s = *r.size;
-    json j = {{"chips", s.chips}, {"capacity_bytes", s.capacity}, {"weights_streamed", s.streamed}, {"retried_smaller_microbatch", s.retried}};
+    json j = {{"chips", s.chips},
+              {"capacity_bytes", s.capacity},
+              {"weights_streamed", s.streamed},
+              {"retried_smaller_microbatch", s.retried}};
     if (!o.scale_param.empty()) j["scale"] = {{"param", o.scale_param}, {"value", s.value}};
     json plans = json::array();
     int rank = 0;
@@ -486,7 +523,9 @@ int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
         }
         s.space = enumerate_plans(workload, sets.workload, s.chips, s.capacity, l);
         s.limits = l;
-        auto excludes = [](const std::vector<int>& list, int v) { return !list.empty() && std::find(list.begin(), list.end(), v) == list.end(); };
+        auto excludes = [](const std::vector<int>& list, int v) {
+            return !list.empty() && std::find(list.begin(), list.end(), v) == list.end();
+        };
         if (excludes(l.tp, 1) || excludes(l.pp, 1) || excludes(l.dp, static_cast<int>(s.chips))) {
             s.dp_only_reason = "is outside the search (--dp, --tp or --pp leave it out)";
         } else {
@@ -496,7 +535,8 @@ int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
             if (!broken.empty()) s.dp_only_reason = "is not a valid plan: " + broken.front();
         }
         if (!s.space.training)
-            throw input_error("tessel plan searches training plans: set workload.training (e.g. --set workload.training=adam)");
+            throw input_error(
+                "tessel plan searches training plans: set workload.training (e.g. --set workload.training=adam)");
         total += s.space.candidates.size();
         sizes.push_back(std::move(s));
     }
@@ -506,18 +546,24 @@ int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
             const plan_candidate* least = nullptr;
             for (const auto& c : s.space.rejected)
                 if (!least || c.memory_bytes < least->memory_bytes) least = &c;
-            if (least) why = "the smallest, " + label(least->plan) + ", " + least->rejected + " (" + least->memory_largest + ")";
-            else if (!s.space.first_violation.empty()) why = "the rules refuse every combination, e.g. " + s.space.first_violation;
+            if (least)
+                why =
+                    "the smallest, " + label(least->plan) + ", " + least->rejected + " (" + least->memory_largest + ")";
+            else if (!s.space.first_violation.empty())
+                why = "the rules refuse every combination, e.g. " + s.space.first_violation;
         }
-        throw input_error("tessel plan: no parallel plan of '" + o.workload + "' fits on '" + o.platform + "'" + (why.empty() ? "" : ": " + why));
+        throw input_error("tessel plan: no parallel plan of '" + o.workload + "' fits on '" + o.platform + "'" +
+                          (why.empty() ? "" : ": " + why));
     }
     if (total > o.max_plans)
-        throw input_error("tessel plan: " + std::to_string(total) + " plans fit, more than --max-plans " + std::to_string(o.max_plans) +
-                          "; narrow the search (--tp 1,2,4,8, --pp, --microbatch, --interleave 1) or raise --max-plans");
+        throw input_error(
+            "tessel plan: " + std::to_string(total) + " plans fit, more than --max-plans " +
+            std::to_string(o.max_plans) +
+            "; narrow the search (--tp 1,2,4,8, --pp, --microbatch, --interleave 1) or raise --max-plans");
 
-    const std::string out_dir = o.out_dir.empty()
-                                    ? "out/plans/" + fs::path(platform_file).stem().string() + "-" + fs::path(o.workload).stem().string()
-                                    : o.out_dir;
+    const std::string out_dir = o.out_dir.empty() ? "out/plans/" + fs::path(platform_file).stem().string() + "-" +
+                                                        fs::path(o.workload).stem().string()
+                                                  : o.out_dir;
     fs::create_directories(out_dir);
     const std::string spec_file = out_dir + "/plan_sweep.yaml";
     write_file_atomic(spec_file, sweep_yaml(o, platform_file, workload, sets, sizes), "plan sweep", true);
@@ -538,10 +584,10 @@ int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
     auto id_of = [&](const system_size& s, const parallel_plan& p) {
         std::string id;
         if (!o.scale_param.empty()) id += o.scale_param + "=" + s.value + " ";
-        id += "parallel.dp=" + std::to_string(p.dp) + " parallel.tp=" + std::to_string(p.tp) + " parallel.pp=" +
-              std::to_string(p.pp) + " parallel.microbatch=" + std::to_string(p.microbatch) + " parallel.interleave=" +
-              std::to_string(p.interleave) + " parallel.schedule=" + p.schedule + " parallel.recompute=" + p.recompute +
-              " parallel.zero=" + std::to_string(p.zero) + " ";
+        id += "parallel.dp=" + std::to_string(p.dp) + " parallel.tp=" + std::to_string(p.tp) +
+              " parallel.pp=" + std::to_string(p.pp) + " parallel.microbatch=" + std::to_string(p.microbatch) +
+              " parallel.interleave=" + std::to_string(p.interleave) + " parallel.schedule=" + p.schedule +
+              " parallel.recompute=" + p.recompute + " parallel.zero=" + std::to_string(p.zero) + " ";
         return id;
     };
     // With one stage, the search keeps the largest micro-batch its memory estimate fits. A chip mapper may still
@@ -600,8 +646,9 @@ int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
             for (auto& d : more) s.space.candidates.push_back(std::move(d));
         }
         if (added == 0) break;
-        err << "tessel plan: " << added << " plan" << (added == 1 ? "" : "s") << " did not fit the chip mapper; simulating "
-            << (added == 1 ? "it" : "them") << " again at a smaller micro-batch\n";
+        err << "tessel plan: " << added << " plan" << (added == 1 ? "" : "s")
+            << " did not fit the chip mapper; simulating " << (added == 1 ? "it" : "them")
+            << " again at a smaller micro-batch\n";
         write_file_atomic(spec_file, sweep_yaml(o, platform_file, workload, sets, sizes), "plan sweep", true);
     }
     if (o.dry_run) read_rows();
@@ -627,13 +674,16 @@ int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
     double fastest = 0;
     std::vector<const size_report*> by_chips;
     for (const auto& r : reports) by_chips.push_back(&r);
-    std::stable_sort(by_chips.begin(), by_chips.end(), [](auto* a, auto* b) { return a->size->chips < b->size->chips; });
+    std::stable_sort(by_chips.begin(), by_chips.end(),
+                     [](auto* a, auto* b) { return a->size->chips < b->size->chips; });
     for (const size_report* r : by_chips) {
         if (r->results.empty() || !r->results.front().ok()) continue;
         const plan_result& b = r->results.front();
         if (b.samples_per_s <= fastest) continue;
         fastest = b.samples_per_s;
-        front.push_back({{"chips", r->size->chips}, {"plan", label(b.cand->plan)}, {"samples_per_s", b.samples_per_s},
+        front.push_back({{"chips", r->size->chips},
+                         {"plan", label(b.cand->plan)},
+                         {"samples_per_s", b.samples_per_s},
                          {"samples_per_s_per_chip", b.samples_per_s / static_cast<double>(r->size->chips)}});
     }
     doc["pareto"] = front;
@@ -650,8 +700,10 @@ int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
             out << (o.scale_param.empty() ? "" : o.scale_param + "=" + s.value + ": ") << s.chips << " chips; "
                 << s.space.candidates.size() << " plans to simulate, " << s.space.rejected.size() << " do not fit\n";
             for (const auto& c : s.space.candidates)
-                out << "  " << label(c.plan) << "  " << (s.streamed ? "weights streamed" : format_bytes(c.memory_bytes) + " per chip") << "\n";
-            for (const auto& c : s.space.rejected) out << "  " << label(c.plan) << "  does not fit: " << c.rejected << "\n";
+                out << "  " << label(c.plan) << "  "
+                    << (s.streamed ? "weights streamed" : format_bytes(c.memory_bytes) + " per chip") << "\n";
+            for (const auto& c : s.space.rejected)
+                out << "  " << label(c.plan) << "  does not fit: " << c.rejected << "\n";
             continue;
         }
         print_size(out, o, r);
@@ -659,8 +711,9 @@ int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
     if (!o.dry_run && front.size() > 1) {
         out << "pareto front (chips: best samples/s, per chip):";
         for (size_t i = 0; i < front.size(); ++i)
-            out << (i ? "; " : " ") << front[i]["chips"].get<std::int64_t>() << ": " << format_number(front[i]["samples_per_s"].get<double>(), 4)
-                << " (" << format_number(front[i]["samples_per_s_per_chip"].get<double>(), 4) << ")";
+            out << (i ? "; " : " ") << front[i]["chips"].get<std::int64_t>() << ": "
+                << format_number(front[i]["samples_per_s"].get<double>(), 4) << " ("
+                << format_number(front[i]["samples_per_s_per_chip"].get<double>(), 4) << ")";
         out << "\n";
     }
     out << "plans: " << out_dir << "/plan.json (plot: scripts/plot_plan.py " << out_dir << "/plan.json)\n";

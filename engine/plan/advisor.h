@@ -1,12 +1,13 @@
 // `tessel plan`: the parallelism advisor. Given a system (a platform with `chips:` and the system mapper) and a
 // training workload, it enumerates the parallel plans that fit in memory (plan_space.h), simulates each as its own
 // `tessel run` through the sweep engine (local processes or a Slurm job array, resumable: a re-run skips finished
-// plans), and ranks them by iteration time (or energy per iteration, or energy-delay product: --rank). The report gives, per plan, iteration time, samples/s, MFU, memory
-// per chip and the per-chip split of the iteration (compute, exposed communication, bubble and waiting); the best
-// plan and what it wins by against the runner-up and against plain data parallelism; and the best throughput at
-// each data-parallel degree, which says where data parallelism stops paying. With `scale` (a system parameter and
-// its values, e.g. nodes=1,2,4) it does this at every system size and adds the Pareto front of throughput against
-// chips. Everything it prints is also in plan.json in the output folder (and on stdout with --json).
+// plans), and ranks them by iteration time (or energy per iteration, or energy-delay product: --rank). The report
+// gives, per plan, iteration time, samples/s, MFU, memory per chip and the per-chip split of the iteration (compute,
+// exposed communication, bubble and waiting); the best plan and what it wins by against the runner-up and against plain
+// data parallelism; and the best throughput at each data-parallel degree, which says where data parallelism stops
+// paying. With `scale` (a system parameter and its values, e.g. nodes=1,2,4) it does this at every system size and adds
+// the Pareto front of throughput against chips. Everything it prints is also in plan.json in the output folder (and on
+// stdout with --json).
 //
 // What it does not do: search the schedule (1F1B, or interleaved 1F1B with 2 chunks; GPipe only when asked),
 // sequence parallelism or the collective algorithm (set them with --set and they apply to every plan), or prune by
@@ -23,18 +24,19 @@
 namespace tessel {
 
 struct plan_options {
-    std::string platform, workload;     // as the user named them (a file, or a bundled name)
-    std::vector<std::string> sets;      // --set PATH=VALUE: platform, workload and parallel.* (a fixed value restricts that dimension)
-    std::string scale_param;            // a system parameter to vary ("nodes"), or empty
+    std::string platform, workload;  // as the user named them (a file, or a bundled name)
+    std::vector<std::string>
+        sets;  // --set PATH=VALUE: platform, workload and parallel.* (a fixed value restricts that dimension)
+    std::string scale_param;  // a system parameter to vary ("nodes"), or empty
     std::vector<std::string> scale_values;
-    plan_limits limits;                 // from --dp/--tp/... lists (parallel.* sets are folded in)
-    std::string out_dir;                // empty: out/plans/PLATFORM-WORKLOAD
-    int top = 20;                       // rows of the ranked table per system size
-    size_t max_plans = 256;             // refuse to simulate more than this many (narrow the search instead)
-    bool dry_run = false;               // enumerate and check memory, simulate nothing
-    bool json = false;                  // plan.json on stdout instead of the tables
-    std::string rank = "time";          // time (iteration time), energy (joules per iteration) or edp (their product)
-    sweep::sweep_options sweep;         // backend, jobs, timeout, Slurm settings, progress bar, tessel binary
+    plan_limits limits;          // from --dp/--tp/... lists (parallel.* sets are folded in)
+    std::string out_dir;         // empty: out/plans/PLATFORM-WORKLOAD
+    int top = 20;                // rows of the ranked table per system size
+    size_t max_plans = 256;      // refuse to simulate more than this many (narrow the search instead)
+    bool dry_run = false;        // enumerate and check memory, simulate nothing
+    bool json = false;           // plan.json on stdout instead of the tables
+    std::string rank = "time";   // time (iteration time), energy (joules per iteration) or edp (their product)
+    sweep::sweep_options sweep;  // backend, jobs, timeout, Slurm settings, progress bar, tessel binary
 };
 
 /// "1,2,4" as whole numbers; an input_error naming `key` otherwise.

@@ -41,20 +41,23 @@ system_spec parse_system(const std::string& text, bool power) {
             const size_t eq = kv.find('=');
             if (eq == std::string::npos && power && !kv.empty()) {
                 if (!s.power_param.empty())
-                    throw input_error("--system '" + text + "': --power sizes one parameter per system, but '" + s.power_param +
-                                      "' and '" + kv + "' have no value");
+                    throw input_error("--system '" + text + "': --power sizes one parameter per system, but '" +
+                                      s.power_param + "' and '" + kv + "' have no value");
                 s.power_param = kv;
                 continue;
             }
             if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
                 throw input_error("--system '" + text + "': expected PARAM=VALUE after ':', got '" + kv + "'" +
-                                  (eq == std::string::npos && !power ? " (a parameter without a value is the one --power sizes)" : ""));
+                                  (eq == std::string::npos && !power
+                                       ? " (a parameter without a value is the one --power sizes)"
+                                       : ""));
             s.sets.push_back(kv);
             s.label += " " + kv;
         }
     }
     if (power && s.power_param.empty())
-        throw input_error("--system '" + text + "': with --power, name the parameter to size the system by, without a value (e.g. " +
+        throw input_error("--system '" + text +
+                          "': with --power, name the parameter to size the system by, without a value (e.g. " +
                           s.platform + ":nodes)");
     return s;
 }
@@ -94,7 +97,9 @@ void size_to_power(system_spec& sys, double budget, const sweep::platform_resolv
         }
         const double tdp = plat->tdp_watts();
         if (tdp <= 0)
-            throw input_error("--power: " + sys.label + " declares no TDP (`tdp:` on its chips or on the system), so it cannot be sized to a power budget");
+            throw input_error(
+                "--power: " + sys.label +
+                " declares no TDP (`tdp:` on its chips or on the system), so it cannot be sized to a power budget");
         if (tdp > budget) {
             over = tdp;
             over_at = v;
@@ -105,10 +110,11 @@ void size_to_power(system_spec& sys, double budget, const sweep::platform_resolv
     }
     if (best == 0) {
         if (over > 0)
-            throw input_error("--power " + format_power(budget) + ": the smallest " + sys.label + " (" + sys.power_param + "=" +
-                              std::to_string(over_at) + ") already draws " + format_power(over));
-        throw input_error("--system '" + sys.label + "': no value of '" + sys.power_param + "' from 1 to " + std::to_string(most) +
-                          " loads; the first: " + refused);
+            throw input_error("--power " + format_power(budget) + ": the smallest " + sys.label + " (" +
+                              sys.power_param + "=" + std::to_string(over_at) + ") already draws " +
+                              format_power(over));
+        throw input_error("--system '" + sys.label + "': no value of '" + sys.power_param + "' from 1 to " +
+                          std::to_string(most) + " loads; the first: " + refused);
     }
     const std::string kv = sys.power_param + "=" + std::to_string(best);
     sys.sets.push_back(kv);
@@ -118,7 +124,8 @@ void size_to_power(system_spec& sys, double budget, const sweep::platform_resolv
 
 std::string folder_name(const std::string& label) {
     std::string f;
-    for (char c : label) f += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_') ? c : '_';
+    for (char c : label)
+        f += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_') ? c : '_';
     return f;
 }
 
@@ -153,7 +160,8 @@ struct row {
 }  // namespace
 
 int run_compare(const compare_options& o, std::ostream& out, std::ostream& err) {
-    if (o.systems.empty()) throw input_error("tessel compare: no systems given (--system platforms/systems/dgx_h100.yaml:nodes=1 ...)");
+    if (o.systems.empty())
+        throw input_error("tessel compare: no systems given (--system platforms/systems/dgx_h100.yaml:nodes=1 ...)");
     if (o.workload.empty()) throw input_error("tessel compare: no workload given (-w gpt2, bert, llama or a file)");
     const bool power = o.power_watts > 0;
     std::vector<system_spec> specs;
@@ -165,7 +173,8 @@ int run_compare(const compare_options& o, std::ostream& out, std::ostream& err) 
     if (power)
         for (auto& sys : specs) {
             size_to_power(sys, o.power_watts, o.plan.sweep.resolve_platform);
-            err << "tessel compare: " << sys.label << ": " << format_power(sys.tdp) << " TDP within " << format_power(o.power_watts) << "\n";
+            err << "tessel compare: " << sys.label << ": " << format_power(sys.tdp) << " TDP within "
+                << format_power(o.power_watts) << "\n";
         }
     const std::string out_dir = o.out_dir.empty() ? "out/compare/" + fs::path(o.workload).stem().string() : o.out_dir;
     fs::create_directories(out_dir);
@@ -194,8 +203,10 @@ int run_compare(const compare_options& o, std::ostream& out, std::ostream& err) 
             const json doc = json::parse(in);
             const json& size = doc["sizes"][0];
             r.chips = size["chips"].get<std::int64_t>();
-            if (!size["plans"].empty() && size["plans"][0]["status"] == "ok") r.best = size["plans"][0];
-            else r.error = no_plan_finished(size["plans"], po.out_dir);
+            if (!size["plans"].empty() && size["plans"][0]["status"] == "ok")
+                r.best = size["plans"][0];
+            else
+                r.error = no_plan_finished(size["plans"], po.out_dir);
         } catch (const input_error& e) {
             r.error = e.message();
         }
@@ -240,7 +251,8 @@ int run_compare(const compare_options& o, std::ostream& out, std::ostream& err) 
     const json* fastest = nullptr;
     for (const auto& s : systems) {
         if (!s.contains("best")) continue;
-        if (!fastest || s["best"]["samples_per_s"].get<double>() > (*fastest)["best"]["samples_per_s"].get<double>()) fastest = &s;
+        if (!fastest || s["best"]["samples_per_s"].get<double>() > (*fastest)["best"]["samples_per_s"].get<double>())
+            fastest = &s;
     }
     for (const auto& s : systems) {
         const std::int64_t chips = s["chips"].get<std::int64_t>();
@@ -283,7 +295,8 @@ int run_compare(const compare_options& o, std::ostream& out, std::ostream& err) 
     }
     if (fastest) {
         const double best = (*fastest)["best"]["samples_per_s"].get<double>();
-        out << "fastest: " << (*fastest)["system"].get<std::string>() << " (" << (*fastest)["best"]["plan"].get<std::string>() << ")";
+        out << "fastest: " << (*fastest)["system"].get<std::string>() << " ("
+            << (*fastest)["best"]["plan"].get<std::string>() << ")";
         const json* next = nullptr;
         for (const auto& s : systems)
             if (&s != fastest && s.contains("best") &&

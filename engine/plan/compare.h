@@ -26,12 +26,12 @@ namespace tessel {
 struct compare_options {
     std::vector<std::string> systems;  // PLATFORM[:PARAM=VALUE[,PARAM=VALUE...]]
     std::string workload;
-    std::vector<std::string> sets;     // for every system: workload.* and parallel.* (as in tessel plan)
-    double samples = 0;                // for the days column; 0: no column
-    double power_watts = 0;            // equal power: each system sized to this TDP budget; 0: as given
-    std::string out_dir;               // empty: out/compare/WORKLOAD
+    std::vector<std::string> sets;  // for every system: workload.* and parallel.* (as in tessel plan)
+    double samples = 0;             // for the days column; 0: no column
+    double power_watts = 0;         // equal power: each system sized to this TDP budget; 0: as given
+    std::string out_dir;            // empty: out/compare/WORKLOAD
     bool json = false;
-    plan_options plan;                 // search limits, sweep backend and jobs, shared by every system
+    plan_options plan;  // search limits, sweep backend and jobs, shared by every system
 };
 
 /// Returns 0 when every system has a result (a system that cannot train is a result), 128 + signal when

@@ -38,9 +38,11 @@ public:
         : m_spec(std::move(spec)), m_overrides(std::move(overrides)) {}
 
     partition_result& get(const parallel_plan& p, std::int64_t batch) {
-        const auto key = std::make_tuple(p.tp, p.pp, p.interleave, p.microbatch, p.recompute, p.sequence_parallel, p.schedule);
+        const auto key =
+            std::make_tuple(p.tp, p.pp, p.interleave, p.microbatch, p.recompute, p.sequence_parallel, p.schedule);
         auto it = m_cache.find(key);
-        if (it == m_cache.end()) it = m_cache.emplace(key, std::make_unique<partition_result>(partition(m_spec, m_overrides, p))).first;
+        if (it == m_cache.end())
+            it = m_cache.emplace(key, std::make_unique<partition_result>(partition(m_spec, m_overrides, p))).first;
         partition_result& r = *it->second;
         r.plan = p;
         r.microbatches = microbatches(p, batch);
@@ -55,7 +57,8 @@ private:
 
 std::string largest_items(const stage_memory& s) {
     std::string out;
-    for (size_t i = 0; i < s.largest.size() && i < 3; ++i) out += (i ? ", " : "") + s.largest[i].what + " " + format_bytes(s.largest[i].bytes);
+    for (size_t i = 0; i < s.largest.size() && i < 3; ++i)
+        out += (i ? ", " : "") + s.largest[i].what + " " + format_bytes(s.largest[i].bytes);
     return out;
 }
 
@@ -96,14 +99,15 @@ plan_space enumerate_plans(const std::string& spec, const std::map<std::string, 
         }
         for (const int pp : restricted(limits.pp, divisors(chips / tp))) {
             if (pp < 1 || (chips / tp) % pp) {
-                refuse("tp=" + std::to_string(tp) + " pp=" + std::to_string(pp) + ": tp x pp does not divide the system's " +
-                       std::to_string(chips) + " chips");
+                refuse("tp=" + std::to_string(tp) + " pp=" + std::to_string(pp) +
+                       ": tp x pp does not divide the system's " + std::to_string(chips) + " chips");
                 continue;
             }
             const int dp = static_cast<int>(chips / tp / pp);
             if (!limits.dp.empty() && std::find(limits.dp.begin(), limits.dp.end(), dp) == limits.dp.end()) continue;
             const std::int64_t per_replica = t.batch / dp;
-            std::vector<int> mbs = restricted(limits.microbatch, microbatch_choices(std::max<std::int64_t>(1, per_replica)));
+            std::vector<int> mbs =
+                restricted(limits.microbatch, microbatch_choices(std::max<std::int64_t>(1, per_replica)));
             // Largest first. With pp = 1 a larger microbatch runs the same work in larger kernels, so the first
             // that fits is kept, unless it needs recomputation: then smaller ones are tried for each cheaper
             // recomputation (a re-run forward can cost more than the larger kernels save).
@@ -123,8 +127,10 @@ plan_space enumerate_plans(const std::string& spec, const std::map<std::string, 
                     p.pp = pp;
                     p.microbatch = mb;
                     p.interleave = il;
-                    if (il > 1) p.schedule = "interleaved_1f1b";
-                    else if (p.schedule == "interleaved_1f1b") p.schedule = "1f1b";
+                    if (il > 1)
+                        p.schedule = "interleaved_1f1b";
+                    else if (p.schedule == "interleaved_1f1b")
+                        p.schedule = "1f1b";
                     p.zero = 0;
                     p.recompute = "none";
                     const std::vector<std::string> broken = plan_violations(p, t);
@@ -135,9 +141,11 @@ plan_space enumerate_plans(const std::string& spec, const std::map<std::string, 
                         continue;
                     }
                     if (pp > 1 && limits.microbatch.empty() && microbatches(p, t.batch) < pp) continue;
-                    const std::vector<int> zeros = !limits.zero.empty() ? limits.zero : (dp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0});
+                    const std::vector<int> zeros =
+                        !limits.zero.empty() ? limits.zero : (dp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0});
                     const std::vector<std::string> recomputes =
-                        !limits.recompute.empty() ? limits.recompute : std::vector<std::string>{"none", "selective", "full"};
+                        !limits.recompute.empty() ? limits.recompute
+                                                  : std::vector<std::string>{"none", "selective", "full"};
                     std::size_t fitted = std::size_t(-1);  // the cheapest recomputation that fits this microbatch
                     auto try_zero = [&](int z) {
                         for (std::size_t k = 0; k < recomputes.size(); ++k) {
@@ -163,7 +171,8 @@ plan_space enumerate_plans(const std::string& spec, const std::map<std::string, 
                                 fitted = std::min(fitted, k);
                                 return true;
                             }
-                            c.rejected = "needs " + format_bytes(w.total) + " per chip, a chip has " + format_bytes(capacity_bytes);
+                            c.rejected = "needs " + format_bytes(w.total) + " per chip, a chip has " +
+                                         format_bytes(capacity_bytes);
                             smallest_miss = std::move(c);
                             missed = true;
                         }

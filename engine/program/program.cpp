@@ -10,10 +10,14 @@ namespace tessel {
 
 const char* step_kind_name(step_kind k) {
     switch (k) {
-        case step_kind::compute: return "compute";
-        case step_kind::transfer: return "transfer";
-        case step_kind::sync: return "sync";
-        case step_kind::delay: return "delay";
+        case step_kind::compute:
+            return "compute";
+        case step_kind::transfer:
+            return "transfer";
+        case step_kind::sync:
+            return "sync";
+        case step_kind::delay:
+            return "delay";
     }
     return "?";
 }
@@ -59,7 +63,8 @@ std::uint32_t program::add_work(const work& w) {
 
 std::uint32_t program::push(step st, const std::vector<std::uint32_t>& after) {
     if (static_cast<double>(steps.size()) >= limits().steps)
-        throw input_error("program '" + name + "' " + over_limit("steps", static_cast<double>(steps.size()) + 1, "steps or more") +
+        throw input_error("program '" + name + "' " +
+                          over_limit("steps", static_cast<double>(steps.size()) + 1, "steps or more") +
                           "; a smaller workload or a coarser mapping needs fewer");
     st.dep_begin = static_cast<std::uint32_t>(deps.size());
     st.dep_count = static_cast<std::uint32_t>(after.size());
@@ -68,7 +73,8 @@ std::uint32_t program::push(step st, const std::vector<std::uint32_t>& after) {
     return static_cast<std::uint32_t>(steps.size() - 1);
 }
 
-std::uint32_t program::add_compute(std::uint32_t op, endpoint at, std::uint32_t w, const std::vector<std::uint32_t>& after) {
+std::uint32_t program::add_compute(std::uint32_t op, endpoint at, std::uint32_t w,
+                                   const std::vector<std::uint32_t>& after) {
     step s;
     s.kind = step_kind::compute;
     s.op = op;
@@ -105,7 +111,8 @@ std::uint32_t program::add_delay(std::uint32_t op, tick length, const std::vecto
 }
 
 void program::set_payload(std::uint32_t s, std::shared_ptr<const step_payload> p) {
-    if (steps[s].kind != step_kind::compute) throw std::logic_error("program: a payload on " + describe(s) + ", not a compute step");
+    if (steps[s].kind != step_kind::compute)
+        throw std::logic_error("program: a payload on " + describe(s) + ", not a compute step");
     use_payload(s, add_payload(std::move(p)));
 }
 
@@ -125,7 +132,8 @@ void program::use_payload(std::uint32_t s, std::uint32_t index) {
 std::uint32_t program::append(const program& other, const std::function<std::uint32_t(std::uint32_t)>& comp_of,
                               const std::vector<std::uint32_t>& after, append_memo* memo) {
     if (traffic.enabled() && other.traffic.enabled())
-        throw input_error("programs '" + name + "' and '" + other.name + "' both have synthetic traffic and cannot be joined");
+        throw input_error("programs '" + name + "' and '" + other.name +
+                          "' both have synthetic traffic and cannot be joined");
     auto rebind = [&](endpoint e) {
         if (e.valid() && comp_of) e.comp = comp_of(e.comp);
         return e;
@@ -188,8 +196,10 @@ std::uint32_t program::append(const program& other, const std::function<std::uin
             st.dep_count = static_cast<std::uint32_t>(starts.size());
             deps.insert(deps.end(), starts.begin(), starts.end());
         }
-        if (st.anchor != ~0u) st.anchor += offset;
-        else if (anchor != ~0u) st.anchor = anchor;
+        if (st.anchor != ~0u)
+            st.anchor += offset;
+        else if (anchor != ~0u)
+            st.anchor = anchor;
         steps.push_back(st);
     }
     for (placement pl : other.placements) {

@@ -35,17 +35,17 @@ const char* step_kind_name(step_kind k);
 
 struct step {
     step_kind kind = step_kind::compute;
-    std::uint32_t op = 0;        // index into program::op_names (what the step belongs to)
-    endpoint at;                 // compute/sync target; transfer source
-    endpoint to;                 // transfer destination
-    std::uint64_t bytes = 0;     // transfer size
-    std::uint32_t work = 0;      // index into program::works (compute)
+    std::uint32_t op = 0;     // index into program::op_names (what the step belongs to)
+    endpoint at;              // compute/sync target; transfer source
+    endpoint to;              // transfer destination
+    std::uint64_t bytes = 0;  // transfer size
+    std::uint32_t work = 0;   // index into program::works (compute)
     /// not_before counts from this step's end instead of the program start, rounded up to the next edge of the
     /// clock of the component the step runs on: a static schedule placed after its inputs (program::append).
     /// The anchor is an earlier step every path to this one passes through; ~0u: none.
     std::uint32_t anchor = ~0u;
-    tick not_before = 0;         // earliest start from the program start or the anchor (`start:`, schedules, traffic)
-    tick length = 0;             // delay steps
+    tick not_before = 0;          // earliest start from the program start or the anchor (`start:`, schedules, traffic)
+    tick length = 0;              // delay steps
     std::uint32_t payload = ~0u;  // index into program::payloads (compute), ~0u: none; steps may share one
     std::uint32_t dep_begin = 0, dep_count = 0;
 };
@@ -55,13 +55,13 @@ struct step {
 /// between ports of one network; a packet is measured when its step's `not_before` (its creation time) falls
 /// in [measure_begin, measure_end).
 struct traffic_spec {
-    std::string pattern;            // uniform, transpose, ...
-    std::uint32_t network = ~0u;    // component id of the network the packets cross
-    std::uint32_t nodes = 0;        // ports that inject
-    double rate = 0;                // offered flits per node per cycle
-    std::uint64_t flit_bytes = 0;   // one flit on the network's links
-    std::uint64_t packet_flits = 0; // flits per packet (header included)
-    tick cycle = 0;                 // one cycle of the network's clock
+    std::string pattern;             // uniform, transpose, ...
+    std::uint32_t network = ~0u;     // component id of the network the packets cross
+    std::uint32_t nodes = 0;         // ports that inject
+    double rate = 0;                 // offered flits per node per cycle
+    std::uint64_t flit_bytes = 0;    // one flit on the network's links
+    std::uint64_t packet_flits = 0;  // flits per packet (header included)
+    tick cycle = 0;                  // one cycle of the network's clock
     tick measure_begin = 0, measure_end = 0;
     bool enabled() const { return network != ~0u; }
     bool measured(tick created) const { return created >= measure_begin && created < measure_end; }
@@ -104,7 +104,8 @@ public:
     /// The index of a work equal to `w` in works, appending it when new: a stage's PCUs and tiles mostly share
     /// a few works, and an entry per compute step was a third of a training step's memory.
     std::uint32_t add_work(const work& w);
-    std::uint32_t add_compute(std::uint32_t op, endpoint at, std::uint32_t work, const std::vector<std::uint32_t>& after);
+    std::uint32_t add_compute(std::uint32_t op, endpoint at, std::uint32_t work,
+                              const std::vector<std::uint32_t>& after);
     std::uint32_t add_transfer(std::uint32_t op, endpoint from, endpoint to, std::uint64_t bytes,
                                const std::vector<std::uint32_t>& after);
     std::uint32_t add_sync(std::uint32_t op, endpoint barrier, const std::vector<std::uint32_t>& after);

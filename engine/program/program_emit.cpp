@@ -37,9 +37,9 @@ std::string index_or_dash(std::uint32_t i) { return i == ~0u ? "-" : std::to_str
 
 /// A work's 11 columns, each after a space: macs vector_ops bytes_in bytes_weight bytes_out dtype class batch m n k.
 void write_work(std::ostream& out, const work& w) {
-    out << ' ' << exact(w.macs) << ' ' << exact(w.vector_ops) << ' ' << exact(w.bytes_in) << ' ' << exact(w.bytes_weight) << ' '
-        << exact(w.bytes_out) << ' ' << dtype_name(w.type) << ' ' << op_class_name(w.cls) << ' ' << w.batch << ' ' << w.m << ' ' << w.n
-        << ' ' << w.k;
+    out << ' ' << exact(w.macs) << ' ' << exact(w.vector_ops) << ' ' << exact(w.bytes_in) << ' '
+        << exact(w.bytes_weight) << ' ' << exact(w.bytes_out) << ' ' << dtype_name(w.type) << ' '
+        << op_class_name(w.cls) << ' ' << w.batch << ' ' << w.m << ' ' << w.n << ' ' << w.k;
 }
 
 /// "[x0,x1) x [y0,y1)": a rectangle of PEs, for messages.
@@ -49,7 +49,8 @@ std::string rect_text(const grid_rect& s) {
 }
 
 void write_stream(std::ostream& out, const tsp::stream_use& u) {
-    out << ' ' << u.stream << ' ' << u.count << ' ' << (u.east ? 1 : 0) << ' ' << u.from << ' ' << u.to << ' ' << u.offset;
+    out << ' ' << u.stream << ' ' << u.count << ' ' << (u.east ? 1 : 0) << ' ' << u.from << ' ' << u.to << ' '
+        << u.offset;
 }
 
 /// The lines of a block scalar, each with its file line, read token by token.
@@ -95,7 +96,8 @@ public:
         const std::string t(token(what));
         char* end = nullptr;
         const unsigned long long v = std::strtoull(t.c_str(), &end, 10);
-        if (t.empty() || t[0] == '-' || *end != '\0') fail(std::string(what) + ": expected a whole number, got '" + t + "'");
+        if (t.empty() || t[0] == '-' || *end != '\0')
+            fail(std::string(what) + ": expected a whole number, got '" + t + "'");
         return v;
     }
     /// A coordinate on a grid (a whole number that fits an int).
@@ -129,7 +131,9 @@ public:
             }
         }
         const std::uint64_t v = u64(what);
-        if (v >= limit) fail(std::string(what) + " " + std::to_string(v) + " is out of range (" + std::to_string(limit) + " entries)");
+        if (v >= limit)
+            fail(std::string(what) + " " + std::to_string(v) + " is out of range (" + std::to_string(limit) +
+                 " entries)");
         return static_cast<std::uint32_t>(v);
     }
     [[noreturn]] void fail(const std::string& msg) const {
@@ -211,7 +215,8 @@ work read_work(table_reader& r) {
 
 void write_emitted_program(const program& p, const platform& plat, const emit_header& h, std::ostream& out) {
     if (p.traffic.enabled())
-        throw input_error("program '" + p.name + "' has synthetic traffic: its program file (with `traffic:`) is the form to replay");
+        throw input_error("program '" + p.name +
+                          "' has synthetic traffic: its program file (with `traffic:`) is the form to replay");
     // Places: every component a step names, by a path that resolves back to it.
     std::unordered_map<std::uint32_t, std::uint32_t> place_of;
     std::vector<std::string> places;
@@ -221,7 +226,8 @@ void write_emitted_program(const program& p, const platform& plat, const emit_he
             // A component with several units is named by its first; the step's unit column picks the unit.
             const std::string name = plat.name_of(endpoint{e.comp, 0, 0});
             if (plat.resolve(name, source_location{}).comp != e.comp)
-                throw std::logic_error("emit: component " + std::to_string(e.comp) + " is named '" + name + "', which names another");
+                throw std::logic_error("emit: component " + std::to_string(e.comp) + " is named '" + name +
+                                       "', which names another");
             places.push_back(name);
         }
         return it->second;
@@ -232,17 +238,19 @@ void write_emitted_program(const program& p, const platform& plat, const emit_he
         steps << "    " << kind_word(st.kind) << ' ' << st.op;
         switch (st.kind) {
             case step_kind::compute:
-                steps << ' ' << place(st.at) << ' ' << st.at.unit << ' ' << st.at.address << ' ' << st.work << ' ' << st.not_before << ' '
-                      << index_or_dash(st.payload);
+                steps << ' ' << place(st.at) << ' ' << st.at.unit << ' ' << st.at.address << ' ' << st.work << ' '
+                      << st.not_before << ' ' << index_or_dash(st.payload);
                 break;
             case step_kind::transfer:
-                steps << ' ' << place(st.at) << ' ' << st.at.unit << ' ' << st.at.address << ' ' << place(st.to) << ' ' << st.to.unit << ' '
-                      << st.to.address << ' ' << st.bytes << ' ' << st.not_before;
+                steps << ' ' << place(st.at) << ' ' << st.at.unit << ' ' << st.at.address << ' ' << place(st.to) << ' '
+                      << st.to.unit << ' ' << st.to.address << ' ' << st.bytes << ' ' << st.not_before;
                 break;
             case step_kind::sync:
                 steps << ' ' << place(st.at) << ' ' << st.at.unit << ' ' << st.at.address << ' ' << st.not_before;
                 break;
-            case step_kind::delay: steps << ' ' << st.length << ' ' << st.not_before; break;
+            case step_kind::delay:
+                steps << ' ' << st.length << ' ' << st.not_before;
+                break;
         }
         if (st.anchor != ~0u) steps << " from " << st.anchor;
         if (st.dep_count > 0) {
@@ -262,13 +270,18 @@ void write_emitted_program(const program& p, const platform& plat, const emit_he
 
     out << "# Emitted by tessel" << (h.command.empty() ? std::string() : ": " + h.command) << "\n"
         << "# Replay: tessel run -p " << (h.platform.empty() ? std::string("PLATFORM") : h.platform)
-        << " -g THIS_FILE (with the same --set platform and mapper overrides). Format: docs/program-yaml.md, \"Emitted programs\".\n";
+        << " -g THIS_FILE (with the same --set platform and mapper overrides). Format: docs/program-yaml.md, \"Emitted "
+           "programs\".\n";
     out << "program: " << quoted(p.name) << "\n";
     if (!h.platform.empty()) out << "platform: " << quoted(h.platform) << "\n";
     if (p.strict_schedule) out << "strict: true\n";
     out << "emitted:\n";
-    if (p.quantum > 0) out << "  quantum: " << p.quantum << "  # ticks (fs) a request may be served ahead of queued ones (set by the mapper)\n";
-    if (p.packet_bytes > 0) out << "  packet_bytes: " << p.packet_bytes << "  # fewest bytes of a packet on any network (set by the mapper: a coarse form)\n";
+    if (p.quantum > 0)
+        out << "  quantum: " << p.quantum
+            << "  # ticks (fs) a request may be served ahead of queued ones (set by the mapper)\n";
+    if (p.packet_bytes > 0)
+        out << "  packet_bytes: " << p.packet_bytes
+            << "  # fewest bytes of a packet on any network (set by the mapper: a coarse form)\n";
     out << "  ops: [";
     for (size_t i = 0; i < p.op_names.size(); ++i) out << (i ? ", " : "") << quoted(p.op_names[i]);
     out << "]\n  places: [";
@@ -281,34 +294,39 @@ void write_emitted_program(const program& p, const platform& plat, const emit_he
         out << "\n";
     }
     if (!p.payloads.empty()) {
-        out << "  # kernel rows cols passes rereads row_kernel split_k special_ops causal operands (address bytes r|w)... name\n"
-               "  # instruction kind slice cycle vectors spacing ops rows out(stream count east from to offset) in0(6) in1(6)"
+        out << "  # kernel rows cols passes rereads row_kernel split_k special_ops causal operands (address bytes "
+               "r|w)... name\n"
+               "  # instruction kind slice cycle vectors spacing ops rows out(stream count east from to offset) in0(6) "
+               "in1(6)"
                " producer0 producer1 after name\n"
                "  # span x0 y0 x1 y1\n"
-               "  # superstep tiles works (tile work recv_bytes send_bytes sender_bytes recv_packets send_packets sender_packets)..."
+               "  # superstep tiles works (tile work recv_bytes send_bytes sender_bytes recv_packets send_packets "
+               "sender_packets)..."
                " (the works' 11 columns)...\n  payloads: |\n";
         for (const auto& pl : p.payloads) {
             out << "    ";
             if (const auto* k = payload_as<kernel_desc>(pl.get())) {
                 out << "kernel " << k->rows << ' ' << k->cols << ' ' << k->passes << ' ' << k->rereads << ' '
-                    << row_kernel_word(k->row_kind) << ' ' << (k->split_k ? 1 : 0) << ' ' << exact(k->special_ops) << ' ' << (k->causal ? 1 : 0)
-                    << ' ' << k->operands.size();
-                for (const auto& o : k->operands) out << ' ' << o.address << ' ' << exact(o.bytes) << ' ' << (o.write ? 'w' : 'r');
+                    << row_kernel_word(k->row_kind) << ' ' << (k->split_k ? 1 : 0) << ' ' << exact(k->special_ops)
+                    << ' ' << (k->causal ? 1 : 0) << ' ' << k->operands.size();
+                for (const auto& o : k->operands)
+                    out << ' ' << o.address << ' ' << exact(o.bytes) << ' ' << (o.write ? 'w' : 'r');
                 out << ' ' << k->name << "\n";
             } else if (const auto* in = payload_as<tsp::instruction>(pl.get())) {
-                out << "instruction " << tsp_kind_word(in->kind) << ' ' << in->unit << ' ' << in->cycle << ' ' << in->vectors << ' '
-                    << in->spacing << ' ' << in->ops << ' ' << in->rows;
+                out << "instruction " << tsp_kind_word(in->kind) << ' ' << in->unit << ' ' << in->cycle << ' '
+                    << in->vectors << ' ' << in->spacing << ' ' << in->ops << ' ' << in->rows;
                 write_stream(out, in->out);
                 for (const auto& u : in->in) write_stream(out, u);
-                out << ' ' << index_or_dash(in->producer[0]) << ' ' << index_or_dash(in->producer[1]) << ' ' << index_or_dash(in->after)
-                    << ' ' << in->name << "\n";
+                out << ' ' << index_or_dash(in->producer[0]) << ' ' << index_or_dash(in->producer[1]) << ' '
+                    << index_or_dash(in->after) << ' ' << in->name << "\n";
             } else if (const auto* sp = payload_as<grid_span>(pl.get())) {
                 out << "span " << sp->rect.x0 << ' ' << sp->rect.y0 << ' ' << sp->rect.x1 << ' ' << sp->rect.y1 << "\n";
             } else if (const auto* ss = payload_as<bsp_superstep>(pl.get())) {
                 out << "superstep " << ss->tiles.size() << ' ' << ss->works.size();
                 for (const auto& t : ss->tiles)
-                    out << ' ' << t.tile << ' ' << index_or_dash(t.work) << ' ' << exact(t.recv_bytes) << ' ' << exact(t.send_bytes) << ' '
-                        << exact(t.sender_bytes) << ' ' << t.recv_packets << ' ' << t.send_packets << ' ' << t.sender_packets;
+                    out << ' ' << t.tile << ' ' << index_or_dash(t.work) << ' ' << exact(t.recv_bytes) << ' '
+                        << exact(t.send_bytes) << ' ' << exact(t.sender_bytes) << ' ' << t.recv_packets << ' '
+                        << t.send_packets << ' ' << t.sender_packets;
                 for (const work& w : ss->works) write_work(out, w);
                 out << "\n";
             } else {
@@ -332,22 +350,27 @@ void write_emitted_program(const program& p, const platform& plat, const emit_he
 
 void read_emitted_program(const yaml_node& em, const platform& plat, program& prog) {
     em.expect_map("emitted");
-    em.check_keys({"ops", "places", "works", "payloads", "placements", "labels", "steps", "quantum", "packet_bytes"}, "emitted");
+    em.check_keys({"ops", "places", "works", "payloads", "placements", "labels", "steps", "quantum", "packet_bytes"},
+                  "emitted");
     if (em.has("quantum")) {
         const std::int64_t q = em["quantum"].as_int("emitted.quantum (ticks)");
-        if (q < 0) throw input_error("emitted.quantum must not be negative, got " + std::to_string(q), em["quantum"].where());
+        if (q < 0)
+            throw input_error("emitted.quantum must not be negative, got " + std::to_string(q), em["quantum"].where());
         prog.quantum = static_cast<tick>(q);
     }
     if (em.has("packet_bytes")) {
         const std::int64_t b = em["packet_bytes"].as_int("emitted.packet_bytes");
-        if (b < 0) throw input_error("emitted.packet_bytes must not be negative, got " + std::to_string(b), em["packet_bytes"].where());
+        if (b < 0)
+            throw input_error("emitted.packet_bytes must not be negative, got " + std::to_string(b),
+                              em["packet_bytes"].where());
         prog.packet_bytes = static_cast<std::uint64_t>(b);
     }
     for (const char* k : {"ops", "places", "works", "steps"})
         if (!em.has(k)) throw input_error(std::string("emitted: needs '") + k + "'", em.where());
     for (const auto& o : em["ops"].items()) prog.op_names.push_back(o.scalar("emitted.ops"));
     std::vector<std::uint32_t> comp_of;
-    for (const auto& pl : em["places"].items()) comp_of.push_back(plat.resolve(pl.scalar("emitted.places"), pl.where()).comp);
+    for (const auto& pl : em["places"].items())
+        comp_of.push_back(plat.resolve(pl.scalar("emitted.places"), pl.where()).comp);
 
     table_reader works(em["works"], "emitted.works");
     while (works.next_line()) {
@@ -369,7 +392,9 @@ void read_emitted_program(const yaml_node& em, const platform& plat, program& pr
                 k->rereads = static_cast<int>(r.i64("rereads"));
                 const std::string_view rk = r.token("row kernel");
                 const auto kind = parse_row_kernel(rk);
-                if (!kind) r.fail("unknown row kernel '" + std::string(rk) + "' (vector, welford, norm, warp, registers, shared, blocked)");
+                if (!kind)
+                    r.fail("unknown row kernel '" + std::string(rk) +
+                           "' (vector, welford, norm, warp, registers, shared, blocked)");
                 k->row_kind = *kind;
                 k->split_k = r.i64("split_k") != 0;
                 k->special_ops = r.real("special_ops");
@@ -380,7 +405,8 @@ void read_emitted_program(const yaml_node& em, const platform& plat, program& pr
                     o.address = r.u64("operand address");
                     o.bytes = r.real("operand bytes");
                     const std::string_view rw = r.token("operand r|w");
-                    if (rw != "r" && rw != "w") r.fail("operand access: expected r or w, got '" + std::string(rw) + "'");
+                    if (rw != "r" && rw != "w")
+                        r.fail("operand access: expected r or w, got '" + std::string(rw) + "'");
                     o.write = rw == "w";
                     k->operands.push_back(o);
                 }
@@ -547,8 +573,8 @@ void read_emitted_program(const yaml_node& em, const platform& plat, program& pr
         if (const auto* in = payload_as<tsp::instruction>(pl.get()))
             for (std::uint32_t s : {in->producer[0], in->producer[1], in->after})
                 if (s != ~0u && s >= prog.steps.size())
-                    throw input_error("emitted.payloads: instruction '" + in->name + "' names step " + std::to_string(s) + " of " +
-                                          std::to_string(prog.steps.size()),
+                    throw input_error("emitted.payloads: instruction '" + in->name + "' names step " +
+                                          std::to_string(s) + " of " + std::to_string(prog.steps.size()),
                                       em["payloads"].where());
     if (em.has("labels")) {
         table_reader l(em["labels"], "emitted.labels");

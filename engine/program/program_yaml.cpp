@@ -9,8 +9,8 @@
 #include "engine/program/program_emit.h"
 #include "engine/program/traffic.h"
 #include "models/core/checked.h"
-#include "models/core/limits.h"
 #include "models/core/expr.h"
+#include "models/core/limits.h"
 #include "models/core/tracer.h"
 
 namespace tessel {
@@ -94,7 +94,8 @@ struct reader {
     double count(const yaml_node& n, const std::string& what) const {
         const quantity q = number(n, what);
         if (q.dim != dimension::scalar || q.value < 0)
-            throw input_error(what + ": expected a non-negative number (e.g. 1M), got '" + text(n, what) + "'", n.where());
+            throw input_error(what + ": expected a non-negative number (e.g. 1M), got '" + text(n, what) + "'",
+                              n.where());
         return q.value;
     }
 
@@ -109,7 +110,8 @@ struct reader {
 
     tick time(const yaml_node& n, const std::string& what) const {
         const quantity q = number(n, what);
-        if (q.value < 0) throw input_error(what + ": a time must not be negative, got '" + text(n, what) + "'", n.where());
+        if (q.value < 0)
+            throw input_error(what + ": a time must not be negative, got '" + text(n, what) + "'", n.where());
         if (q.dim == dimension::cycles) return plat.clock().cycles(q.value);
         if (q.dim == dimension::time) return seconds_to_ticks(q.value);
         if (q.dim == dimension::scalar && q.value == 0) return 0;
@@ -124,8 +126,9 @@ struct reader {
         const component& c = plat.comp(e.comp);
         using r = component::role;
         if (!c.has_role(r::memory) && !c.has_role(r::interconnect))
-            throw input_error(what + ": '" + text(n, what) + "' is a " + c.kind_name() + ", which holds no data; a transfer moves "
-                              "data between memories (a tile, its sram, an hbm) or network ports",
+            throw input_error(what + ": '" + text(n, what) + "' is a " + c.kind_name() +
+                                  ", which holds no data; a transfer moves "
+                                  "data between memories (a tile, its sram, an hbm) or network ports",
                               n.where());
         return e;
     }
@@ -135,8 +138,9 @@ struct reader {
         const endpoint e = place(n, what);
         const component& c = plat.comp(e.comp);
         if (!c.has_role(component::role::compute))
-            throw input_error(what + ": '" + text(n, what) + "' is a " + c.kind_name() + ", which does not compute; a compute "
-                              "step runs on a processing element (a tile, its pe, a gpu)",
+            throw input_error(what + ": '" + text(n, what) + "' is a " + c.kind_name() +
+                                  ", which does not compute; a compute "
+                                  "step runs on a processing element (a tile, its pe, a gpu)",
                               n.where());
         return e;
     }
@@ -156,7 +160,8 @@ std::string program_platform(const std::string& path) {
 
 program parse_program(const yaml_node& root, const platform& plat, param_context* ctx) {
     root.expect_map("program file");
-    root.check_keys({"program", "description", "platform", "parameters", "strict", "steps", "traffic", "emitted"}, "program file");
+    root.check_keys({"program", "description", "platform", "parameters", "strict", "steps", "traffic", "emitted"},
+                    "program file");
     program prog;
     if (!root.has("program")) throw input_error("program file needs a 'program:' key with its name", root.where());
     prog.name = root["program"].scalar("program");
@@ -165,7 +170,8 @@ program parse_program(const yaml_node& root, const platform& plat, param_context
         // A program written by --emit-program: exact tables, no loops or expressions.
         for (const char* k : {"steps", "traffic", "parameters"})
             if (root.has(k))
-                throw input_error(std::string("an emitted program has its steps in 'emitted:'; remove '") + k + "'", root[k].where());
+                throw input_error(std::string("an emitted program has its steps in 'emitted:'; remove '") + k + "'",
+                                  root[k].where());
         read_emitted_program(root["emitted"], plat, prog);
         return prog;
     }
@@ -275,7 +281,8 @@ program parse_program(const yaml_node& root, const platform& plat, param_context
                     const double a = number(r.substr(0, dots), l.value.where());
                     const double b = number(r.substr(dots + 2), l.value.where());
                     if (!std::isfinite(a) || !std::isfinite(b) || std::fabs(a) > 9e15 || std::fabs(b) > 9e15)
-                        throw input_error(what + ": range '" + r + "' needs finite bounds within +-9e15", l.value.where());
+                        throw input_error(what + ": range '" + r + "' needs finite bounds within +-9e15",
+                                          l.value.where());
                     if (b < a) throw input_error(what + ": empty range '" + r + "'", l.value.where());
                     if (b - a > 1e7) throw input_error(what + ": range '" + r + "' is too long", l.value.where());
                     for (double v = a; v <= b; v += 1) values.push_back(v);
@@ -301,7 +308,8 @@ program parse_program(const yaml_node& root, const platform& plat, param_context
             int kinds = 0;
             for (const char* k : {"transfer", "compute", "sync", "delay"}) kinds += item.has(k) ? 1 : 0;
             if (kinds != 1)
-                throw input_error("step '" + id + "' needs exactly one of: transfer, compute, sync, delay", item.where());
+                throw input_error("step '" + id + "' needs exactly one of: transfer, compute, sync, delay",
+                                  item.where());
             std::uint32_t s;
             if (item.has("transfer")) {
                 const yaml_node t = item["transfer"];
@@ -322,7 +330,9 @@ program parse_program(const yaml_node& root, const platform& plat, param_context
                 if (c.has("dtype")) {
                     const std::string dt = rd.text(c["dtype"], "dtype");
                     const auto t = parse_dtype(dt);
-                    if (!t) throw input_error("dtype: unknown data type '" + dt + "'; expected one of: " + dtype_list(), c["dtype"].where());
+                    if (!t)
+                        throw input_error("dtype: unknown data type '" + dt + "'; expected one of: " + dtype_list(),
+                                          c["dtype"].where());
                     w.type = *t;
                 }
                 if (c.has("gemm")) {
@@ -333,13 +343,17 @@ program parse_program(const yaml_node& root, const platform& plat, param_context
                     const char* names[] = {"gemm.m", "gemm.n", "gemm.k"};
                     std::int64_t mnk[3];
                     for (int i = 0; i < 3; ++i) {
-                        mnk[i] = checked_count(rd.count(dims[static_cast<size_t>(i)], names[i]), names[i], dims[static_cast<size_t>(i)].where());
-                        if (mnk[i] < 1) throw input_error(std::string(names[i]) + ": must be at least 1, got 0", dims[static_cast<size_t>(i)].where());
+                        mnk[i] = checked_count(rd.count(dims[static_cast<size_t>(i)], names[i]), names[i],
+                                               dims[static_cast<size_t>(i)].where());
+                        if (mnk[i] < 1)
+                            throw input_error(std::string(names[i]) + ": must be at least 1, got 0",
+                                              dims[static_cast<size_t>(i)].where());
                     }
                     w.m = mnk[0];
                     w.n = mnk[1];
                     w.k = mnk[2];
-                    (void)checked_mul(checked_mul(w.m, w.n, "gemm m x n", gm.where()), w.k, "gemm m x n x k", gm.where());
+                    (void)checked_mul(checked_mul(w.m, w.n, "gemm m x n", gm.where()), w.k, "gemm m x n x k",
+                                      gm.where());
                     w.batch = 1;
                     w.macs = static_cast<double>(w.m) * static_cast<double>(w.n) * static_cast<double>(w.k);
                     w.cls = op_class::gemm;
@@ -351,9 +365,10 @@ program parse_program(const yaml_node& root, const platform& plat, param_context
                 if (c.has("vector_ops")) w.vector_ops = rd.count(c["vector_ops"], "vector_ops");
                 if (c.has("bytes")) w.bytes_in = static_cast<double>(rd.bytes(c["bytes"], "bytes"));
                 if (!c.has("gemm") && !c.has("macs") && !c.has("vector_ops") && !c.has("bytes"))
-                    throw input_error("compute needs the work it does: macs, gemm: [m, n, k], vector_ops or bytes (operands "
-                                      "it loads)",
-                                      c.where());
+                    throw input_error(
+                        "compute needs the work it does: macs, gemm: [m, n, k], vector_ops or bytes (operands "
+                        "it loads)",
+                        c.where());
                 s = prog.add_compute(op, rd.compute_place(c["on"], "on"), prog.add_work(w), {});
             } else if (item.has("sync")) {
                 const yaml_node sy = item["sync"];
@@ -369,7 +384,8 @@ program parse_program(const yaml_node& root, const platform& plat, param_context
             }
             if (item.has("start")) prog.steps[s].not_before = rd.time(item["start"], "start");
             if (!ids.emplace(id, s).second)
-                throw input_error("step id '" + id + "' is used twice", item.has("id") ? item["id"].where() : item.where());
+                throw input_error("step id '" + id + "' is used twice",
+                                  item.has("id") ? item["id"].where() : item.where());
             prog.step_labels.push_back(id);  // steps are appended in order: label s belongs to step s
             if (has_after) with_deps.push_back(pending{item_index, combo, s});
         }
@@ -391,7 +407,8 @@ program parse_program(const yaml_node& root, const platform& plat, param_context
                 if (cached == glob_matches.end()) {
                     std::vector<std::uint32_t> hits;
                     const std::string prefix = name.substr(0, wild);
-                    for (auto it = ids.lower_bound(prefix); it != ids.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it)
+                    for (auto it = ids.lower_bound(prefix);
+                         it != ids.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it)
                         if (tracer::glob_match(name, it->first)) hits.push_back(it->second);
                     cached = glob_matches.emplace(name, std::move(hits)).first;
                 }
@@ -409,8 +426,9 @@ program parse_program(const yaml_node& root, const platform& plat, param_context
                 std::vector<std::string> id_list;
                 id_list.reserve(ids.size());
                 for (const auto& [k, _] : ids) id_list.push_back(k);
-                throw input_error("after: no step with id '" + name + "'" + did_you_mean(name, id_list) + " (a missing dependency)",
-                                  r.where());
+                throw input_error(
+                    "after: no step with id '" + name + "'" + did_you_mean(name, id_list) + " (a missing dependency)",
+                    r.where());
             }
             deps[p.index].push_back(it->second);
         }
@@ -438,9 +456,12 @@ program parse_program(const yaml_node& root, const platform& plat, param_context
     }
     // Synthetic traffic: packets after the steps, with no dependencies either way.
     if (root.has("traffic")) {
-        expand_traffic(root["traffic"], plat,
-                       [&](const yaml_node& n, const std::string& what) { return expand(n.scalar(what), no_vars, params, n.where()); },
-                       prog);
+        expand_traffic(
+            root["traffic"], plat,
+            [&](const yaml_node& n, const std::string& what) {
+                return expand(n.scalar(what), no_vars, params, n.where());
+            },
+            prog);
     }
     return prog;
 }

@@ -1,7 +1,7 @@
 // Programs written by hand (course exercises, microbenchmarks): a YAML list of steps bound to platform
 // resources by path, with ids and dependencies. `for:` repeats a step over index ranges with {expr}
-// substitution; expressions see the loop variables, the program's `parameters:` and the platform's parameters. A `traffic:` block adds
-// synthetic network traffic (engine/program/traffic.h). Loading is linear in the number of steps.
+// substitution; expressions see the loop variables, the program's `parameters:` and the platform's parameters. A
+// `traffic:` block adds synthetic network traffic (engine/program/traffic.h). Loading is linear in the number of steps.
 // See docs/program-yaml.md.
 #pragma once
 

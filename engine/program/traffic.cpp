@@ -11,7 +11,8 @@ namespace tessel {
 
 namespace {
 
-const std::vector<std::string> pattern_names = {"uniform", "transpose", "bit_complement", "hotspot", "neighbour", "tornado"};
+const std::vector<std::string> pattern_names = {"uniform", "transpose", "bit_complement",
+                                                "hotspot", "neighbour", "tornado"};
 const std::vector<std::string> process_names = {"bernoulli", "periodic"};
 
 std::string num(double v) {
@@ -40,8 +41,11 @@ double uniform_unit(std::mt19937_64& rng) { return static_cast<double>(rng() >> 
 
 traffic_destinations::traffic_destinations(traffic_pattern p, int w, int h, std::vector<std::uint32_t> hotspots,
                                            double fraction)
-    : m_pattern(p), m_w(w), m_n(static_cast<std::uint32_t>(w) * static_cast<std::uint32_t>(h)),
-      m_hotspots(std::move(hotspots)), m_fraction(fraction) {
+    : m_pattern(p),
+      m_w(w),
+      m_n(static_cast<std::uint32_t>(w) * static_cast<std::uint32_t>(h)),
+      m_hotspots(std::move(hotspots)),
+      m_fraction(fraction) {
     if (m_n < 2) throw input_error("synthetic traffic needs a network of at least 2 ports");
     if (p == traffic_pattern::transpose && (h == 1 || w != h))
         throw input_error("pattern transpose needs a square 2D network (k x k ports)");
@@ -53,12 +57,17 @@ std::uint32_t traffic_destinations::fixed(std::uint32_t src) const {
     const std::uint32_t w = static_cast<std::uint32_t>(m_w);
     const std::uint32_t x = src % w, y = src / w;
     switch (m_pattern) {
-        case traffic_pattern::transpose: return y + w * x;
-        case traffic_pattern::bit_complement: return ~src & (m_n - 1);
-        case traffic_pattern::neighbour: return (x + 1) % w + w * y;
-        case traffic_pattern::tornado: return (x + (w + 1) / 2 - 1) % w + w * y;
+        case traffic_pattern::transpose:
+            return y + w * x;
+        case traffic_pattern::bit_complement:
+            return ~src & (m_n - 1);
+        case traffic_pattern::neighbour:
+            return (x + 1) % w + w * y;
+        case traffic_pattern::tornado:
+            return (x + (w + 1) / 2 - 1) % w + w * y;
         case traffic_pattern::uniform:
-        case traffic_pattern::hotspot: break;
+        case traffic_pattern::hotspot:
+            break;
     }
     return src;
 }
@@ -93,15 +102,18 @@ struct traffic_reader {
     /// A non-negative (or, with `positive`, a positive) length in cycles of `clk` or a time, as ticks.
     tick window(const yaml_node& n, const std::string& what, const clock_domain& clk, bool positive) const {
         const quantity q = number(n, what);
-        const bool ok_dim = q.dim == dimension::cycles || q.dim == dimension::time || (q.dim == dimension::scalar && q.value == 0);
+        const bool ok_dim =
+            q.dim == dimension::cycles || q.dim == dimension::time || (q.dim == dimension::scalar && q.value == 0);
         if (!ok_dim)
             throw input_error(what + ": expected cycles of the network's clock (1000cycles) or a time (1us), got '" +
                                   text(n, what) + "'",
                               n.where());
         if (q.value < 0 || (positive && q.value == 0))
-            throw input_error(what + ": the " + (positive ? "measurement window must be longer than 0" : "warmup cannot be negative") +
-                                  ", got '" + text(n, what) + "'",
-                              n.where());
+            throw input_error(
+                what + ": the " +
+                    (positive ? "measurement window must be longer than 0" : "warmup cannot be negative") + ", got '" +
+                    text(n, what) + "'",
+                n.where());
         return q.dim == dimension::cycles ? clk.cycles(q.value) : seconds_to_ticks(q.value);
     }
 
@@ -140,8 +152,8 @@ size_t index_of(const std::vector<std::string>& names, const std::string& value,
 
 void expand_traffic(const yaml_node& block, const platform& plat, const traffic_text& text, program& prog) {
     block.expect_map("traffic");
-    block.check_keys({"network", "pattern", "rate", "packet", "flit", "process", "seed", "warmup", "measure", "hotspot"},
-                     "traffic");
+    block.check_keys(
+        {"network", "pattern", "rate", "packet", "flit", "process", "seed", "warmup", "measure", "hotspot"}, "traffic");
     for (const char* k : {"network", "pattern", "rate", "packet", "measure"})
         if (!block.has(k)) throw input_error(std::string("traffic needs '") + k + "'", block.where());
     const traffic_reader rd{text};
@@ -151,9 +163,12 @@ void expand_traffic(const yaml_node& block, const platform& plat, const traffic_
     const std::string net_name = text(net_node, "network");
     std::vector<std::string> networks;
     for (const auto* g : plat.groups_with(component::role::interconnect)) networks.push_back(g->name);
-    const std::string known = networks.empty() ? std::string("; this platform has no networks") : "; networks: " + join(networks);
+    const std::string known =
+        networks.empty() ? std::string("; this platform has no networks") : "; networks: " + join(networks);
     const platform::group* g = plat.find_group(net_name);
-    if (!g) throw input_error("network: no component named '" + net_name + "'" + did_you_mean(net_name, networks) + known, net_node.where());
+    if (!g)
+        throw input_error("network: no component named '" + net_name + "'" + did_you_mean(net_name, networks) + known,
+                          net_node.where());
     if (!plat.comp(g->ids.front()).has_role(component::role::interconnect))
         throw input_error("network: '" + net_name + "' is a " + g->kind + ", not a network" + known, net_node.where());
     if (g->ids.size() != 1)
@@ -173,13 +188,15 @@ void expand_traffic(const yaml_node& block, const platform& plat, const traffic_
     // Pattern and hotspots.
     const yaml_node pat_node = block["pattern"];
     const std::string pat_name = text(pat_node, "pattern");
-    const auto pattern = static_cast<traffic_pattern>(index_of(pattern_names, pat_name, "pattern", "pattern", pat_node));
+    const auto pattern =
+        static_cast<traffic_pattern>(index_of(pattern_names, pat_name, "pattern", "pattern", pat_node));
     std::vector<std::uint32_t> hotspots;
     double fraction = 0;
     if (block.has("hotspot")) {
         const yaml_node hs = block["hotspot"];
         if (pattern != traffic_pattern::hotspot)
-            throw input_error("hotspot: only for pattern: hotspot (this block's pattern is " + pat_name + ")", hs.where());
+            throw input_error("hotspot: only for pattern: hotspot (this block's pattern is " + pat_name + ")",
+                              hs.where());
         hs.expect_map("hotspot ({nodes: [\"x,y\", ...], fraction: 0.2})");
         hs.check_keys({"nodes", "fraction"}, "hotspot");
         for (const char* k : {"nodes", "fraction"})
@@ -191,7 +208,8 @@ void expand_traffic(const yaml_node& block, const platform& plat, const traffic_
             const std::string t = text(item, "hotspot.nodes");
             std::vector<int> coords;
             std::stringstream ss(t);
-            for (std::string part; std::getline(ss, part, ',');) coords.push_back(rd.index(item, "hotspot.nodes", part));
+            for (std::string part; std::getline(ss, part, ',');)
+                coords.push_back(rd.index(item, "hotspot.nodes", part));
             int idx = -1;
             if (coords.size() == 1) {
                 if (coords[0] < static_cast<int>(n_nodes)) idx = coords[0];
@@ -200,15 +218,17 @@ void expand_traffic(const yaml_node& block, const platform& plat, const traffic_
             }
             if (idx < 0) {
                 std::string sh = std::to_string(w) + (shape.size() == 2 ? " x " + std::to_string(h) : std::string());
-                throw input_error("hotspot.nodes: '" + t + "' is not a port of '" + net_name + "' (" + sh + " ports: give " +
-                                      (shape.size() == 2 ? "\"x,y\" or " : "") + "an index below " + std::to_string(n_nodes) + ")",
+                throw input_error("hotspot.nodes: '" + t + "' is not a port of '" + net_name + "' (" + sh +
+                                      " ports: give " + (shape.size() == 2 ? "\"x,y\" or " : "") + "an index below " +
+                                      std::to_string(n_nodes) + ")",
                                   item.where());
             }
             hotspots.push_back(static_cast<std::uint32_t>(idx));
         }
         const quantity f = rd.number(hs["fraction"], "hotspot.fraction");
         if (f.dim != dimension::scalar || f.value < 0 || f.value > 1)
-            throw input_error("hotspot.fraction: expected a fraction in [0, 1], got '" + text(hs["fraction"], "hotspot.fraction") + "'",
+            throw input_error("hotspot.fraction: expected a fraction in [0, 1], got '" +
+                                  text(hs["fraction"], "hotspot.fraction") + "'",
                               hs["fraction"].where());
         fraction = f.value;
     } else if (pattern == traffic_pattern::hotspot) {
@@ -236,14 +256,15 @@ void expand_traffic(const yaml_node& block, const platform& plat, const traffic_
         const yaml_node f = block["flit"];
         const quantity q = rd.number(f, "flit");
         if (q.dim != dimension::size || q.value < 1 || std::floor(q.value) != q.value)
-            throw input_error("flit: expected a whole number of bytes such as 16B, got '" + text(f, "flit") + "'", f.where());
+            throw input_error("flit: expected a whole number of bytes such as 16B, got '" + text(f, "flit") + "'",
+                              f.where());
         flit = static_cast<std::uint64_t>(q.value);
     } else {
         const double per_cycle = net.link_bytes_per_second() / clk.hz;
         const double r = std::round(per_cycle);
         if (!(r >= 1) || std::fabs(per_cycle - r) > 1e-9 * r)
-            throw input_error("traffic needs 'flit:' (e.g. flit: 16B): a link of '" + net_name + "' carries " + num(per_cycle) +
-                                  " B per cycle, not a whole number of bytes",
+            throw input_error("traffic needs 'flit:' (e.g. flit: 16B): a link of '" + net_name + "' carries " +
+                                  num(per_cycle) + " B per cycle, not a whole number of bytes",
                               block.where());
         flit = static_cast<std::uint64_t>(r);
     }
@@ -269,16 +290,17 @@ void expand_traffic(const yaml_node& block, const platform& plat, const traffic_
     }
     const std::uint64_t header = net.header_bytes();
     if (flits * flit <= header)
-        throw input_error("packet: " + std::to_string(flits) + " flit" + (flits == 1 ? "" : "s") + " of " + std::to_string(flit) +
-                              " B leave no payload after the " + std::to_string(header) + " B header of '" + net_name +
-                              "' (its header_bytes); make packets larger",
+        throw input_error("packet: " + std::to_string(flits) + " flit" + (flits == 1 ? "" : "s") + " of " +
+                              std::to_string(flit) + " B leave no payload after the " + std::to_string(header) +
+                              " B header of '" + net_name + "' (its header_bytes); make packets larger",
                           pk.where());
     const std::uint64_t payload = flits * flit - header;
 
     traffic_process process = traffic_process::bernoulli;
     if (block.has("process")) {
         const yaml_node pr = block["process"];
-        process = static_cast<traffic_process>(index_of(process_names, text(pr, "process"), "process", "injection process", pr));
+        process = static_cast<traffic_process>(
+            index_of(process_names, text(pr, "process"), "process", "injection process", pr));
     }
     std::uint64_t seed = 1;
     if (block.has("seed")) {
@@ -302,10 +324,10 @@ void expand_traffic(const yaml_node& block, const platform& plat, const traffic_
     const double cycles = std::ceil(static_cast<double>(end) / static_cast<double>(cycle));
     const double expected = static_cast<double>(senders.size()) * cycles * rate / static_cast<double>(flits);
     if (expected > max_traffic_packets || static_cast<double>(senders.size()) * cycles > 4e9)
-        throw input_error("traffic would create about " + num(expected) + " packets (" + std::to_string(senders.size()) +
-                              " nodes x " + num(cycles) + " cycles x rate " + num(rate) + " / " + std::to_string(flits) +
-                              " flits per packet), over the limit of " + num(max_traffic_packets) +
-                              ": lower rate, warmup or measure, or make packets larger",
+        throw input_error("traffic would create about " + num(expected) + " packets (" +
+                              std::to_string(senders.size()) + " nodes x " + num(cycles) + " cycles x rate " +
+                              num(rate) + " / " + std::to_string(flits) + " flits per packet), over the limit of " +
+                              num(max_traffic_packets) + ": lower rate, warmup or measure, or make packets larger",
                           block.where());
 
     prog.traffic = traffic_spec{};
@@ -346,8 +368,9 @@ void expand_traffic(const yaml_node& block, const platform& plat, const traffic_
             if (!create) continue;
             const std::uint32_t src = senders[i];
             const std::uint32_t dst = dest->pick(src, rng);
-            const std::uint32_t s = prog.add_transfer(op, endpoint{net.id(), static_cast<std::int32_t>(src), 0},
-                                                      endpoint{net.id(), static_cast<std::int32_t>(dst), 0}, payload, none);
+            const std::uint32_t s =
+                prog.add_transfer(op, endpoint{net.id(), static_cast<std::int32_t>(src), 0},
+                                  endpoint{net.id(), static_cast<std::int32_t>(dst), 0}, payload, none);
             prog.steps[s].not_before = at;
             prog.step_labels.push_back("n" + std::to_string(src) + ".p" + std::to_string(count[i]));
             ++count[i];

@@ -37,7 +37,8 @@ const char* traffic_process_name(traffic_process p);
 class traffic_destinations {
 public:
     /// Checks that the pattern fits the shape; throws input_error (without a location) if not.
-    traffic_destinations(traffic_pattern p, int w, int h, std::vector<std::uint32_t> hotspots = {}, double fraction = 0);
+    traffic_destinations(traffic_pattern p, int w, int h, std::vector<std::uint32_t> hotspots = {},
+                         double fraction = 0);
 
     std::uint32_t nodes() const { return m_n; }
     /// The fixed destination of `src` for the deterministic patterns (transpose, bit_complement, neighbour,
@@ -57,7 +58,7 @@ private:
 
 /// Uniform draws from a std::mt19937_64, identical on every standard library.
 std::uint64_t uniform_below(std::mt19937_64& rng, std::uint64_t n);  // [0, n), n > 0, unbiased
-double uniform_unit(std::mt19937_64& rng);                              // [0, 1), 53 bits
+double uniform_unit(std::mt19937_64& rng);                           // [0, 1), 53 bits
 
 /// At most this many packets (steps) per traffic block; more is an error naming what to lower.
 constexpr double max_traffic_packets = 50e6;

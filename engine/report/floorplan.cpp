@@ -3,8 +3,8 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <cctype>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -24,18 +24,25 @@ std::array<unsigned char, 3> colour(double v) {
     const int i = std::min(3, static_cast<int>(v));
     const double f = v - i;
     std::array<unsigned char, 3> c{};
-    for (int k = 0; k < 3; ++k) c[static_cast<size_t>(k)] = static_cast<unsigned char>(std::lround(anchors[i][k] + f * (anchors[i + 1][k] - anchors[i][k])));
+    for (int k = 0; k < 3; ++k)
+        c[static_cast<size_t>(k)] =
+            static_cast<unsigned char>(std::lround(anchors[i][k] + f * (anchors[i + 1][k] - anchors[i][k])));
     return c;
 }
 
 std::string xml(const std::string& s) {
     std::string o;
     for (char c : s) {
-        if (c == '<') o += "&lt;";
-        else if (c == '>') o += "&gt;";
-        else if (c == '&') o += "&amp;";
-        else if (c == '"') o += "&quot;";
-        else o += c;
+        if (c == '<')
+            o += "&lt;";
+        else if (c == '>')
+            o += "&gt;";
+        else if (c == '&')
+            o += "&amp;";
+        else if (c == '"')
+            o += "&quot;";
+        else
+            o += c;
     }
     return o;
 }
@@ -67,7 +74,9 @@ struct scale {
         double top = 0;
         for (double v : fp.value) top = std::max(top, v);
         for (const auto& l : fp.links) top = std::max(top, l.value);
-        return fp.relative || top >= 0.1 ? "" : " (all under " + percent(top) + ": --floorplan-relative spreads the colours)";
+        return fp.relative || top >= 0.1
+                   ? ""
+                   : " (all under " + percent(top) + ": --floorplan-relative spreads the colours)";
     }
 };
 
@@ -88,10 +97,14 @@ box unit_box(const floorplan& fp, int x, int y) {
 box link_box(const floorplan_link& l) {
     const double x = l.x, y = l.y, g = gutter;
     switch (l.dir) {
-        case floorplan_link::east: return {x + 1 - g, y + 0.55, x + 1 + g, y + 0.75};
-        case floorplan_link::west: return {x - g, y + 0.25, x + g, y + 0.45};
-        case floorplan_link::north: return {x + 0.25, y + 1 - g, x + 0.45, y + 1 + g};
-        case floorplan_link::south: return {x + 0.55, y - g, x + 0.75, y + g};
+        case floorplan_link::east:
+            return {x + 1 - g, y + 0.55, x + 1 + g, y + 0.75};
+        case floorplan_link::west:
+            return {x - g, y + 0.25, x + g, y + 0.45};
+        case floorplan_link::north:
+            return {x + 0.25, y + 1 - g, x + 0.45, y + 1 + g};
+        case floorplan_link::south:
+            return {x + 0.55, y - g, x + 0.75, y + g};
     }
     return {x, y, x, y};
 }
@@ -117,7 +130,8 @@ void write_svg(const floorplan& fp, const std::string& path) {
     std::ostream& os = out.stream();
     os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << H + 84
        << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
-    os << "<text x=\"10\" y=\"16\">" << xml(fp.title) << (b > 1 ? " (" + std::to_string(b) + " x " + std::to_string(b) + " units per cell)" : "")
+    os << "<text x=\"10\" y=\"16\">" << xml(fp.title)
+       << (b > 1 ? " (" + std::to_string(b) + " x " + std::to_string(b) + " units per cell)" : "")
        << "</text>\n<g transform=\"translate(10,24)\">\n";
     // y grows upwards on the chip, downwards in the image: draw row y at H - (y + 1) * cell.
     for (int gy = 0; gy < gh; ++gy)
@@ -125,28 +139,29 @@ void write_svg(const floorplan& fp, const std::string& path) {
             double sum = 0;
             int n = 0;
             for (int y = gy * b; y < std::min(fp.height, (gy + 1) * b); ++y)
-                for (int x = gx * b; x < std::min(fp.width, (gx + 1) * b); ++x, ++n) sum += fp.value[static_cast<size_t>(y * fp.width + x)];
+                for (int x = gx * b; x < std::min(fp.width, (gx + 1) * b); ++x, ++n)
+                    sum += fp.value[static_cast<size_t>(y * fp.width + x)];
             const double v = sum / n;
             const auto c = colour(sc(v));
             const box u = b > 1 ? box{double(gx), double(gy), gx + 1.0, gy + 1.0} : unit_box(fp, gx, gy);
             os << "<rect x=\"" << u.x0 * cell << "\" y=\"" << H - u.y1 * cell << "\" width=\"" << (u.x1 - u.x0) * cell
-               << "\" height=\"" << (u.y1 - u.y0) * cell << "\" fill=\"rgb(" << int(c[0]) << "," << int(c[1]) << "," << int(c[2])
-               << ")\"><title>(" << gx * b << "," << gy * b << (b > 1 ? ") block" : ")") << " busy " << scale::percent(v)
-               << "</title></rect>\n";
+               << "\" height=\"" << (u.y1 - u.y0) * cell << "\" fill=\"rgb(" << int(c[0]) << "," << int(c[1]) << ","
+               << int(c[2]) << ")\"><title>(" << gx * b << "," << gy * b << (b > 1 ? ") block" : ")") << " busy "
+               << scale::percent(v) << "</title></rect>\n";
         }
     if (b == 1)
         for (const auto& l : fp.links) {
             const box r = link_box(l);
             const auto c = colour(sc(l.value));
             os << "<rect x=\"" << r.x0 * cell << "\" y=\"" << H - r.y1 * cell << "\" width=\"" << (r.x1 - r.x0) * cell
-               << "\" height=\"" << (r.y1 - r.y0) * cell << "\" fill=\"rgb(" << int(c[0]) << "," << int(c[1]) << "," << int(c[2])
-               << ")\"><title>link (" << l.x << "," << l.y << ") " << direction_name(l.dir) << " busy " << scale::percent(l.value)
-               << "</title></rect>\n";
+               << "\" height=\"" << (r.y1 - r.y0) * cell << "\" fill=\"rgb(" << int(c[0]) << "," << int(c[1]) << ","
+               << int(c[2]) << ")\"><title>link (" << l.x << "," << l.y << ") " << direction_name(l.dir) << " busy "
+               << scale::percent(l.value) << "</title></rect>\n";
         }
     for (const auto& r : fp.regions) {
         const double f = static_cast<double>(cell) / b;
-        const int x = static_cast<int>(r.x0 * f), y = H - static_cast<int>(r.y1 * f), w = static_cast<int>((r.x1 - r.x0) * f),
-                  h = static_cast<int>((r.y1 - r.y0) * f);
+        const int x = static_cast<int>(r.x0 * f), y = H - static_cast<int>(r.y1 * f),
+                  w = static_cast<int>((r.x1 - r.x0) * f), h = static_cast<int>((r.y1 - r.y0) * f);
         os << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << w << "\" height=\"" << h
            << "\" fill=\"none\" stroke=\"white\" stroke-width=\"2\"><title>" << xml(r.label) << "</title></rect>\n";
         if (w >= 30 && h >= 14)
@@ -156,13 +171,13 @@ void write_svg(const floorplan& fp, const std::string& path) {
     // The colour bar, its ends and its caption.
     for (int i = 0; i <= 10; ++i) {
         const auto c = colour(i / 10.0);
-        os << "<rect x=\"" << 10 + i * 20 << "\" y=\"" << H + 34 << "\" width=\"20\" height=\"12\" fill=\"rgb(" << int(c[0]) << ","
-           << int(c[1]) << "," << int(c[2]) << ")\"/>\n";
+        os << "<rect x=\"" << 10 + i * 20 << "\" y=\"" << H + 34 << "\" width=\"20\" height=\"12\" fill=\"rgb("
+           << int(c[0]) << "," << int(c[1]) << "," << int(c[2]) << ")\"/>\n";
     }
-    os << "<text x=\"10\" y=\"" << H + 62 << "\">" << sc.low() << "</text><text x=\"" << 10 + legend_w
-       << "\" y=\"" << H + 62 << "\" text-anchor=\"end\">" << sc.high() << "</text>\n<text x=\"10\" y=\"" << H + 78 << "\">"
-       << sc.caption() << (fp.links.empty() || b > 1 ? "" : ": units as squares, links as bars between them") << scale::hint(fp)
-       << "</text>\n</svg>\n";
+    os << "<text x=\"10\" y=\"" << H + 62 << "\">" << sc.low() << "</text><text x=\"" << 10 + legend_w << "\" y=\""
+       << H + 62 << "\" text-anchor=\"end\">" << sc.high() << "</text>\n<text x=\"10\" y=\"" << H + 78 << "\">"
+       << sc.caption() << (fp.links.empty() || b > 1 ? "" : ": units as squares, links as bars between them")
+       << scale::hint(fp) << "</text>\n</svg>\n";
     out.commit();
 }
 
@@ -177,13 +192,33 @@ const std::array<std::uint8_t, 5>* glyph(char ch) {
         {5, 5, 2, 2, 2}, {7, 1, 2, 4, 7},
     }};
     static const std::array<std::array<std::uint8_t, 5>, 10> digits = {{
-        {7, 5, 5, 5, 7}, {2, 6, 2, 2, 7}, {7, 1, 7, 4, 7}, {7, 1, 7, 1, 7}, {5, 5, 7, 1, 1},
-        {7, 4, 7, 1, 7}, {7, 4, 7, 5, 7}, {7, 1, 1, 1, 1}, {7, 5, 7, 5, 7}, {7, 5, 7, 1, 7},
+        {7, 5, 5, 5, 7},
+        {2, 6, 2, 2, 7},
+        {7, 1, 7, 4, 7},
+        {7, 1, 7, 1, 7},
+        {5, 5, 7, 1, 1},
+        {7, 4, 7, 1, 7},
+        {7, 4, 7, 5, 7},
+        {7, 1, 1, 1, 1},
+        {7, 5, 7, 5, 7},
+        {7, 5, 7, 1, 7},
     }};
     static const std::string punct = " %.,-:[]()/*_=";
     static const std::array<std::array<std::uint8_t, 5>, 14> marks = {{
-        {0, 0, 0, 0, 0}, {5, 1, 2, 4, 5}, {0, 0, 0, 0, 2}, {0, 0, 0, 2, 4}, {0, 0, 7, 0, 0}, {0, 2, 0, 2, 0}, {6, 4, 4, 4, 6},
-        {3, 1, 1, 1, 3}, {2, 4, 4, 4, 2}, {2, 1, 1, 1, 2}, {1, 1, 2, 4, 4}, {0, 5, 2, 5, 0}, {0, 0, 0, 0, 7}, {0, 7, 0, 7, 0},
+        {0, 0, 0, 0, 0},
+        {5, 1, 2, 4, 5},
+        {0, 0, 0, 0, 2},
+        {0, 0, 0, 2, 4},
+        {0, 0, 7, 0, 0},
+        {0, 2, 0, 2, 0},
+        {6, 4, 4, 4, 6},
+        {3, 1, 1, 1, 3},
+        {2, 4, 4, 4, 2},
+        {2, 1, 1, 1, 2},
+        {1, 1, 2, 4, 4},
+        {0, 5, 2, 5, 0},
+        {0, 0, 0, 0, 7},
+        {0, 7, 0, 7, 0},
     }};
     const char c = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
     if (c >= 'A' && c <= 'Z') return &letters[static_cast<size_t>(c - 'A')];
@@ -199,7 +234,8 @@ struct canvas {
     canvas(int w_, int h_) : w(w_), h(h_), px(static_cast<size_t>(w_) * static_cast<size_t>(h_) * 3, 255) {}
     void set(int x, int y, const std::array<unsigned char, 3>& c) {
         if (x < 0 || y < 0 || x >= w || y >= h) return;
-        std::copy(c.begin(), c.end(), px.begin() + (static_cast<size_t>(y) * static_cast<size_t>(w) + static_cast<size_t>(x)) * 3);
+        std::copy(c.begin(), c.end(),
+                  px.begin() + (static_cast<size_t>(y) * static_cast<size_t>(w) + static_cast<size_t>(x)) * 3);
     }
     void fill(int x0, int y0, int x1, int y1, const std::array<unsigned char, 3>& c) {
         for (int y = y0; y < y1; ++y)
@@ -211,7 +247,8 @@ struct canvas {
             if (const auto* g = glyph(ch))
                 for (int r = 0; r < 5; ++r)
                     for (int k = 0; k < 3; ++k)
-                        if ((*g)[static_cast<size_t>(r)] & (4 >> k)) fill(x + k * s, y + r * s, x + (k + 1) * s, y + (r + 1) * s, ink);
+                        if ((*g)[static_cast<size_t>(r)] & (4 >> k))
+                            fill(x + k * s, y + r * s, x + (k + 1) * s, y + (r + 1) * s, ink);
             x += 4 * s;
         }
         return x;
@@ -228,7 +265,8 @@ void chunk(std::ostream& os, const char* type, const std::string& data) {
     put32(c, static_cast<std::uint32_t>(data.size()));
     std::string body = std::string(type, 4) + data;
     c += body;
-    put32(c, static_cast<std::uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(body.data()), static_cast<uInt>(body.size()))));
+    put32(c, static_cast<std::uint32_t>(
+                 crc32(0, reinterpret_cast<const Bytef*>(body.data()), static_cast<uInt>(body.size()))));
     os.write(c.data(), static_cast<std::streamsize>(c.size()));
 }
 
@@ -270,12 +308,14 @@ void write_png(const floorplan& fp, const std::string& path) {
         for (const auto& l : fp.links) {
             const box r = link_box(l);
             const auto c = colour(sc(l.value));
-            for (int y = std::max(0, int((fp.height - r.y1) * cells)); y < std::min(GH, int((fp.height - r.y0) * cells) + 1); ++y)
+            for (int y = std::max(0, int((fp.height - r.y1) * cells));
+                 y < std::min(GH, int((fp.height - r.y0) * cells) + 1); ++y)
                 for (int x = std::max(0, int(r.x0 * cells)); x < std::min(GW, int(r.x1 * cells) + 1); ++x)
                     if (inside(r, x, y)) cv.set(pad + x, top + y, c);
         }
     const int bar_y = top + GH + pad, bar_w = std::max(GW, 320);
-    for (int x = 0; x < bar_w; ++x) cv.fill(pad + x, bar_y, pad + x + 1, bar_y + 12, colour(static_cast<double>(x) / (bar_w - 1)));
+    for (int x = 0; x < bar_w; ++x)
+        cv.fill(pad + x, bar_y, pad + x + 1, bar_y + 12, colour(static_cast<double>(x) / (bar_w - 1)));
     cv.text(pad, bar_y + 16, sc.low(), s);
     cv.text(pad + bar_w - canvas::text_width(sc.high(), s), bar_y + 16, sc.high(), s);
     cv.text(pad, bar_y + 16 + line, caption, s);
@@ -290,11 +330,13 @@ void write_png(const floorplan& fp, const std::string& path) {
     raw.reserve(static_cast<size_t>(H) * (static_cast<size_t>(W) * 3 + 1));
     for (int y = 0; y < H; ++y) {
         raw += '\0';  // filter: none
-        raw.append(reinterpret_cast<const char*>(px.data()) + static_cast<size_t>(y) * static_cast<size_t>(W) * 3, static_cast<size_t>(W) * 3);
+        raw.append(reinterpret_cast<const char*>(px.data()) + static_cast<size_t>(y) * static_cast<size_t>(W) * 3,
+                   static_cast<size_t>(W) * 3);
     }
     uLongf len = compressBound(static_cast<uLong>(raw.size()));
     std::string z(len, '\0');
-    if (compress2(reinterpret_cast<Bytef*>(z.data()), &len, reinterpret_cast<const Bytef*>(raw.data()), static_cast<uLong>(raw.size()), 6) != Z_OK)
+    if (compress2(reinterpret_cast<Bytef*>(z.data()), &len, reinterpret_cast<const Bytef*>(raw.data()),
+                  static_cast<uLong>(raw.size()), 6) != Z_OK)
         throw input_error("cannot compress floorplan '" + path + "'");
     z.resize(len);
     output_file out(path, "floorplan");
@@ -313,13 +355,17 @@ void write_png(const floorplan& fp, const std::string& path) {
 }  // namespace
 
 void write_floorplan(const floorplan& fp, const std::string& path) {
-    if (fp.width <= 0 || fp.height <= 0 || fp.value.size() != static_cast<size_t>(fp.width) * static_cast<size_t>(fp.height))
+    if (fp.width <= 0 || fp.height <= 0 ||
+        fp.value.size() != static_cast<size_t>(fp.width) * static_cast<size_t>(fp.height))
         throw std::logic_error("floorplan '" + fp.title + "' has inconsistent dimensions");
     const auto dot = path.rfind('.');
     const std::string ext = dot == std::string::npos ? "" : path.substr(dot);
-    if (ext == ".svg") write_svg(fp, path);
-    else if (ext == ".png") write_png(fp, path);
-    else throw input_error("--floorplan '" + path + "': use a .svg or .png file name");
+    if (ext == ".svg")
+        write_svg(fp, path);
+    else if (ext == ".png")
+        write_png(fp, path);
+    else
+        throw input_error("--floorplan '" + path + "': use a .svg or .png file name");
 }
 
 }  // namespace tessel

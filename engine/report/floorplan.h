@@ -12,14 +12,19 @@
 namespace tessel {
 
 struct floorplan_region {
-    std::string label;      // the op (or section) placed there
-    int x0, y0, x1, y1;     // half-open rectangle in units
+    std::string label;   // the op (or section) placed there
+    int x0, y0, x1, y1;  // half-open rectangle in units
 };
 
 /// A link between neighbouring units, drawn as a bar in the gutter between them (its direction: which side of
 /// the gutter), coloured like the units by how busy it was.
 struct floorplan_link {
-    enum direction { east, west, north, south };  // towards x + 1, x - 1, y + 1, y - 1 (interconnect::link_bytes's order)
+    enum direction {
+        east,
+        west,
+        north,
+        south
+    };                 // towards x + 1, x - 1, y + 1, y - 1 (interconnect::link_bytes's order)
     int x = 0, y = 0;  // the unit it leaves
     direction dir = east;
     double value = 0;  // 0..1: busy fraction (bytes over what it could carry)

@@ -31,8 +31,10 @@ std::string type_of(const op_node& op) { return op.type.empty() ? op_kind_name(o
 
 /// What to do about `n` ops of a type tessel does not model.
 std::string replacement(const std::string& type, int n) {
-    return "replace " + type + " (x" + std::to_string(n) + ") with ops tessel models (a decomposition in the exporting model), " +
-           "or declare its cost in an imported YAML (tessel import MODEL.onnx -o W.yaml, then flops_per_element on those ops)";
+    return "replace " + type + " (x" + std::to_string(n) +
+           ") with ops tessel models (a decomposition in the exporting model), " +
+           "or declare its cost in an imported YAML (tessel import MODEL.onnx -o W.yaml, then flops_per_element on "
+           "those ops)";
 }
 
 std::string percent(double share) { return format_number(100 * share, 3) + "%"; }
@@ -87,18 +89,23 @@ void print_cost_by_type(const std::map<std::string, type_row>& rows, std::ostrea
     }
     std::vector<std::pair<std::string, const type_row*>> order;
     for (const auto& [t, r] : rows) order.push_back({t, &r});
-    std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.second->compute_s > b.second->compute_s; });
+    std::stable_sort(order.begin(), order.end(),
+                     [](const auto& a, const auto& b) { return a.second->compute_s > b.second->compute_s; });
     char line[256];
-    std::snprintf(line, sizeof line, "%-10s %-22s %5s  %-34s %8s  %s\n", "by type", "op type", "ops", "runs on", "FLOPs", "compute time");
+    std::snprintf(line, sizeof line, "%-10s %-22s %5s  %-34s %8s  %s\n", "by type", "op type", "ops", "runs on",
+                  "FLOPs", "compute time");
     os << line;
     for (const auto& [t, r] : order) {
         std::string on;
         for (const auto& u : r->units) on += (on.empty() ? "" : ", ") + u;
-        if (r->unmodelled) on = "memory traffic only";
-        else if (on.empty()) on = r->transfer_s > 0 ? "data movement only" : "no work (a view)";
+        if (r->unmodelled)
+            on = "memory traffic only";
+        else if (on.empty())
+            on = r->transfer_s > 0 ? "data movement only" : "no work (a view)";
         const std::string f = flops > 0 && r->flops > 0 ? percent(r->flops / flops) : "-";
         const std::string c = compute > 0 && r->compute_s > 0 ? percent(r->compute_s / compute) : "-";
-        std::snprintf(line, sizeof line, "%-10s %-22s %5d  %-34s %8s  %s\n", "", t.c_str(), r->ops, on.c_str(), f.c_str(), c.c_str());
+        std::snprintf(line, sizeof line, "%-10s %-22s %5d  %-34s %8s  %s\n", "", t.c_str(), r->ops, on.c_str(),
+                      f.c_str(), c.c_str());
         os << line;
     }
 }
@@ -107,7 +114,8 @@ void print_cost_by_type(const std::map<std::string, type_row>& rows, std::ostrea
 double resident_bytes(const workload_graph& g) {
     double b = 0;
     for (const auto& t : g.tensors())
-        if ((t.role == tensor_role::weight || t.role == tensor_role::state) && t.alias_of < 0) b += static_cast<double>(t.bytes());
+        if ((t.role == tensor_role::weight || t.role == tensor_role::state) && t.alias_of < 0)
+            b += static_cast<double>(t.bytes());
     return b;
 }
 
@@ -128,7 +136,8 @@ struct variant {
 };
 
 variant run_variant(const port_options& o, const std::vector<std::string>& sets) {
-    std::string cmd = shell_quote(self_exe()) + " run --json -p " + shell_quote(o.platform) + " -w " + shell_quote(o.model);
+    std::string cmd =
+        shell_quote(self_exe()) + " run --json -p " + shell_quote(o.platform) + " -w " + shell_quote(o.model);
     for (const auto& s : sets) cmd += " --set " + shell_quote(s);
     cmd += " 2>&1";
     std::string out;
@@ -193,10 +202,11 @@ std::vector<std::string> parallel_plan_needed(const port_options& o, const workl
     const auto training = g.parameters.find("training");
     if (training == g.parameters.end() || training->second == "none" || training->second.empty()) {
         const double chips = std::ceil(resident / capacity);
-        lines.push_back("weights and state " + format_bytes(resident) + " against " + format_bytes(capacity) +
-                        " per chip: at least " + format_number(chips, 6) + " chips (a pipeline of that many stages, more for " +
-                        "activations); tessel plans systems for training steps (--set workload.training=adam, then tessel plan" +
-                        (sys.empty() ? "" : " -p " + sys) + ")");
+        lines.push_back(
+            "weights and state " + format_bytes(resident) + " against " + format_bytes(capacity) +
+            " per chip: at least " + format_number(chips, 6) + " chips (a pipeline of that many stages, more for " +
+            "activations); tessel plans systems for training steps (--set workload.training=adam, then tessel plan" +
+            (sys.empty() ? "" : " -p " + sys) + ")");
         return lines;
     }
     for (std::int64_t chips = 2; chips <= 4096; chips *= 2) {
@@ -208,10 +218,12 @@ std::vector<std::string> parallel_plan_needed(const port_options& o, const workl
             if (ways < best_ways || (ways == best_ways && c.memory_bytes < best->memory_bytes)) best = &c;
         }
         const parallel_plan& p = best->plan;
-        lines.push_back("the smallest split that fits is on " + std::to_string(chips) + " chips: tp " + std::to_string(p.tp) + " x pp " +
-                        std::to_string(p.pp) + " x dp " + std::to_string(p.dp) + ", microbatch " + std::to_string(p.microbatch) +
-                        ", ZeRO " + std::to_string(p.zero) + ", recompute " + p.recompute + ": " + format_bytes(best->memory_bytes) +
-                        " of " + format_bytes(capacity) + " per chip (" + std::to_string(space.candidates.size()) + " plans fit)");
+        lines.push_back("the smallest split that fits is on " + std::to_string(chips) + " chips: tp " +
+                        std::to_string(p.tp) + " x pp " + std::to_string(p.pp) + " x dp " + std::to_string(p.dp) +
+                        ", microbatch " + std::to_string(p.microbatch) + ", ZeRO " + std::to_string(p.zero) +
+                        ", recompute " + p.recompute + ": " + format_bytes(best->memory_bytes) + " of " +
+                        format_bytes(capacity) + " per chip (" + std::to_string(space.candidates.size()) +
+                        " plans fit)");
         if (!sys.empty()) {
             std::string cmd = "tessel plan -p " + sys + " -w " + o.model;
             for (const auto& set : o.sets)
@@ -254,8 +266,8 @@ int port_report(const port_options& o, std::ostream& os) {
     }
     const auto total = g.total();
     const auto prec = g.parameters.count("precision") ? g.parameters.at("precision") : std::string("fp16");
-    os << "model      " << format_number(g.parameter_count() / 1e6, 4) << " M parameters, " << format_number(total.flops / 1e9, 4)
-       << " GFLOP per run, precision " << prec << "\n";
+    os << "model      " << format_number(g.parameter_count() / 1e6, 4) << " M parameters, "
+       << format_number(total.flops / 1e9, 4) << " GFLOP per run, precision " << prec << "\n";
 
     // Map and simulate it as tessel run would.
     session_options so;
@@ -286,22 +298,25 @@ int port_report(const port_options& o, std::ostream& os) {
         }
         std::vector<std::pair<double, std::string>> by_time;
         for (size_t op = 0; op < span.size(); ++op)
-            if (span[op].second > span[op].first) by_time.push_back({ticks_to_seconds(span[op].second - span[op].first), p.op_names[op]});
+            if (span[op].second > span[op].first)
+                by_time.push_back({ticks_to_seconds(span[op].second - span[op].first), p.op_names[op]});
         std::map<std::string, double> span_of;  // op name -> seconds
         for (const auto& [secs, name] : by_time) span_of[name] = secs;
-        std::stable_sort(by_time.begin(), by_time.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+        std::stable_sort(by_time.begin(), by_time.end(),
+                         [](const auto& a, const auto& b) { return a.first > b.first; });
         os << "time       longest ops (first step to last, share of the run):";
         for (size_t k = 0; k < by_time.size() && k < 5; ++k)
-            os << (k ? "," : "") << " " << by_time[k].second << " " << format_number(100 * by_time[k].first / sum.sim_seconds, 3) << "%";
+            os << (k ? "," : "") << " " << by_time[k].second << " "
+               << format_number(100 * by_time[k].first / sum.sim_seconds, 3) << "%";
         os << "\n";
         const double capacity = model_memory(s.plat()), resident = resident_bytes(g);
         if (capacity > 0)
-            os << "fit        yes: weights and state " << format_bytes(resident) << " of " << format_bytes(capacity) << " ("
-               << percent(resident / capacity) << ")\n";
+            os << "fit        yes: weights and state " << format_bytes(resident) << " of " << format_bytes(capacity)
+               << " (" << percent(resident / capacity) << ")\n";
         for (const auto& n : sum.notes)
             // Warnings, fallbacks, and data types the chip substitutes ("fp16 ops run in bf16").
-            if (n.rfind("warning:", 0) == 0 || n.find("fallback") != std::string::npos || n.find("instead") != std::string::npos ||
-                n.find(" ops run in ") != std::string::npos)
+            if (n.rfind("warning:", 0) == 0 || n.find("fallback") != std::string::npos ||
+                n.find("instead") != std::string::npos || n.find(" ops run in ") != std::string::npos)
                 os << "note       " << n << "\n";
         // Far from peak: measure what a larger batch and fusion would do.
         if (sum.peak_flops > 0 && sum.achieved_flops() / sum.peak_flops < 0.05 && sum.throughput() > 0) {
@@ -309,22 +324,24 @@ int port_report(const port_options& o, std::ostream& os) {
             const auto batch = g.parameters.find("batch");
             if (batch != g.parameters.end()) {
                 const std::string b8 = std::to_string(8 * std::max<long long>(1, std::atoll(batch->second.c_str())));
-                tried += "; at batch " + b8 + ": " + effect(run_variant(o, with(o, "workload.batch=" + b8)), sum.throughput());
+                tried += "; at batch " + b8 + ": " +
+                         effect(run_variant(o, with(o, "workload.batch=" + b8)), sum.throughput());
             }
             const auto fuse = g.parameters.find("fuse");
             if (fuse != g.parameters.end() && fuse->second == "false")
                 tried += "; fused: " + effect(run_variant(o, with(o, "workload.fuse=true")), sum.throughput());
-            suggestions.push_back("the run reaches under 5% of peak (bound by " + sum.bound_by +
-                                  "): a larger batch (--set workload.batch=N) or fusion (--set workload.fuse=true) usually helps first" +
-                                  tried);
+            suggestions.push_back(
+                "the run reaches under 5% of peak (bound by " + sum.bound_by +
+                "): a larger batch (--set workload.batch=N) or fusion (--set workload.fuse=true) usually helps first" +
+                tried);
         }
         // An op tessel does not model costs its traffic only: say how much of the run that is (a lower bound).
         for (const auto& [t, n] : unknown) {
             double spans = 0;
             for (const op_node& op : g.ops())
                 if (type_of(op) == t && span_of.count(op.name)) spans += span_of[op.name];
-            suggestions.push_back(replacement(t, n) + "; as memory traffic alone it spans " + percent(spans / sum.sim_seconds) +
-                                  " of the run, a lower bound on its real cost");
+            suggestions.push_back(replacement(t, n) + "; as memory traffic alone it spans " +
+                                  percent(spans / sum.sim_seconds) + " of the run, a lower bound on its real cost");
         }
     } catch (const input_error& e) {
         ++blockers;
@@ -333,12 +350,14 @@ int port_report(const port_options& o, std::ostream& os) {
         const bool no_fit = m.find("fit") != std::string::npos || m.find("capacity") != std::string::npos ||
                             m.find("memory") != std::string::npos;
         if (no_fit) {
-            suggestions.push_back("the model does not fit one chip: split it over a system with tessel plan (docs/plan.md), or "
-                                  "lower its precision or size");
+            suggestions.push_back(
+                "the model does not fit one chip: split it over a system with tessel plan (docs/plan.md), or "
+                "lower its precision or size");
             const double capacity = run && run->loaded() ? model_memory(run->plat()) : 0;
             if (capacity > 0) {
                 const auto lines = parallel_plan_needed(o, g, run->plat(), overrides, capacity);
-                for (size_t i = 0; i < lines.size(); ++i) os << (i ? "fit        " : "fit        no: ") << lines[i] << "\n";
+                for (size_t i = 0; i < lines.size(); ++i)
+                    os << (i ? "fit        " : "fit        no: ") << lines[i] << "\n";
             }
         }
         if (m.find("cannot compute in") != std::string::npos || m.find("rate for") != std::string::npos ||
@@ -348,15 +367,16 @@ int port_report(const port_options& o, std::ostream& os) {
             for (const char* dt : {"bf16", "fp16", "int8", "fp32"}) {
                 if (prec == dt) continue;
                 const variant v = run_variant(o, with(o, std::string("workload.precision=") + dt));
-                if (v.ok) runs += std::string(runs.empty() ? "" : ", ") + dt + " " + format_time(v.seconds) + " per run";
+                if (v.ok)
+                    runs += std::string(runs.empty() ? "" : ", ") + dt + " " + format_time(v.seconds) + " per run";
             }
-            suggestions.push_back("the chip lacks the model's data type: try --set workload.precision=fp16, bf16 or int8" +
-                                  (runs.empty() ? std::string(" (none of them runs either)") : "; measured: " + runs));
+            suggestions.push_back(
+                "the chip lacks the model's data type: try --set workload.precision=fp16, bf16 or int8" +
+                (runs.empty() ? std::string(" (none of them runs either)") : "; measured: " + runs));
         }
     }
     for (const auto& [t, n] : unknown)
-        if (by_type.empty())
-            suggestions.push_back(replacement(t, n));
+        if (by_type.empty()) suggestions.push_back(replacement(t, n));
     if (!unknown.empty()) ++blockers;
     if (suggestions.empty()) os << "suggest    nothing: the model runs as it is\n";
     for (const auto& sgt : suggestions) os << "suggest    " << sgt << "\n";

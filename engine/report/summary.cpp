@@ -19,10 +19,14 @@ namespace {
 /// Where a resource's dynamic energy is reported: memory splits into on-chip (SRAM) and off-chip (DRAM).
 energy_part part_of(const resource_usage& u) {
     switch (u.cls) {
-        case resource_class::compute: return energy_part::compute;
-        case resource_class::memory: return u.off_chip ? energy_part::dram : energy_part::sram;
-        case resource_class::network: return energy_part::network;
-        case resource_class::sync: return energy_part::sync;
+        case resource_class::compute:
+            return energy_part::compute;
+        case resource_class::memory:
+            return u.off_chip ? energy_part::dram : energy_part::sram;
+        case resource_class::network:
+            return energy_part::network;
+        case resource_class::sync:
+            return energy_part::sync;
     }
     return energy_part::compute;
 }
@@ -48,8 +52,9 @@ std::string op_family(const std::string& name) {
     while (begin <= name.size()) {
         size_t end = name.find('.', begin);
         if (end == std::string::npos) end = name.size();
-        const bool number = end > begin && std::all_of(name.begin() + static_cast<long>(begin), name.begin() + static_cast<long>(end),
-                                                       [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+        const bool number =
+            end > begin && std::all_of(name.begin() + static_cast<long>(begin), name.begin() + static_cast<long>(end),
+                                       [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
         out += (begin ? "." : "") + (number ? std::string("N") : name.substr(begin, end - begin));
         begin = end + 1;
     }
@@ -97,9 +102,9 @@ double run_summary::energy_report::op_energy::total() const {
     return j;
 }
 
-std::vector<energy_ledger::parts> energy_weights(const platform& plat,
-                                                 const std::vector<std::pair<std::uint32_t, std::uint32_t>>& represented,
-                                                 double traffic_scale) {
+std::vector<energy_ledger::parts> energy_weights(
+    const platform& plat, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& represented,
+    double traffic_scale) {
     const auto& comps = plat.sim().components();
     std::vector<energy_ledger::parts> w(comps.size(), energy_ledger::parts{1, 1, 1, 1, 1});
     std::vector<std::pair<std::uint32_t, std::uint32_t>> chips;  // [first, end) of every chip
@@ -110,7 +115,9 @@ std::vector<energy_ledger::parts> energy_weights(const platform& plat,
     };
     std::map<std::string, members> groups;
     for (const component* c : comps)
-        if (c) (in_ranges(represented, c->id()) ? groups[group_name(c->path())].stand_ins : groups[group_name(c->path())].simulated) += 1;
+        if (c)
+            (in_ranges(represented, c->id()) ? groups[group_name(c->path())].stand_ins
+                                             : groups[group_name(c->path())].simulated) += 1;
     for (const component* c : comps) {
         if (!c) continue;
         const members& g = groups[group_name(c->path())];
@@ -118,7 +125,8 @@ std::vector<energy_ledger::parts> energy_weights(const platform& plat,
         energy_ledger::parts& cw = w[c->id()];
         cw.fill(scale);
         // A single-chip platform is all chip; a system's own network carried the simulated ranks' traffic.
-        if (!chips.empty() && !in_ranges(chips, c->id())) cw[static_cast<size_t>(energy_part::network)] *= traffic_scale;
+        if (!chips.empty() && !in_ranges(chips, c->id()))
+            cw[static_cast<size_t>(energy_part::network)] *= traffic_scale;
     }
     return w;
 }
@@ -147,7 +155,8 @@ run_summary summarise(const platform& plat, const executor::result& r, const pro
     s.latency.cycle = ticks_to_seconds(tr.enabled() ? tr.cycle : plat.clock().cycles(1));
     if (tr.enabled()) {
         s.traffic_pattern = tr.pattern;
-        const double window_cycles = static_cast<double>(tr.measure_end - tr.measure_begin) / static_cast<double>(tr.cycle);
+        const double window_cycles =
+            static_cast<double>(tr.measure_end - tr.measure_begin) / static_cast<double>(tr.cycle);
         const double node_cycles = window_cycles * tr.nodes;
         s.offered_load = static_cast<double>(r.measured_packets * tr.packet_flits) / node_cycles;
         s.accepted_load = static_cast<double>(r.window_flits_delivered) / node_cycles;
@@ -160,7 +169,8 @@ run_summary summarise(const platform& plat, const executor::result& r, const pro
     std::vector<std::pair<std::uint32_t, std::uint32_t>> chip_of;  // [first, end) -> group, as (first, group)
     for (const auto& cg : plat.chip_groups()) {
         s.energy.by_chip_group.push_back({cg.name, static_cast<std::int64_t>(cg.chips.size()), {}, 0});
-        for (std::uint32_t f : cg.first) chip_of.push_back({f, static_cast<std::uint32_t>(s.energy.by_chip_group.size() - 1)});
+        for (std::uint32_t f : cg.first)
+            chip_of.push_back({f, static_cast<std::uint32_t>(s.energy.by_chip_group.size() - 1)});
     }
     if (!s.energy.by_chip_group.empty()) s.energy.by_chip_group.push_back({"outside chips", 0, {}, 0});
     auto group_of = [&](std::uint32_t id) -> run_summary::energy_report::chip_group_energy* {
@@ -190,7 +200,8 @@ run_summary summarise(const platform& plat, const executor::result& r, const pro
     check_ledger(plat.sim().energy, s.energy.dynamic_joules);
     for (size_t op = 0; op < plat.sim().energy.by_op().size(); ++op) {
         const energy_ledger::parts& j = plat.sim().energy.by_op()[op];
-        run_summary::energy_report::op_energy e{op < p.op_names.size() ? p.op_names[op] : "op " + std::to_string(op), j};
+        run_summary::energy_report::op_energy e{op < p.op_names.size() ? p.op_names[op] : "op " + std::to_string(op),
+                                                j};
         if (e.total() != 0) s.energy.by_op.push_back(std::move(e));
     }
     s.energy.peak_window_s = ticks_to_seconds(plat.sim().energy.bin_ticks());
@@ -231,16 +242,20 @@ run_summary summarise(const platform& plat, const executor::result& r, const pro
         throw std::logic_error("physical bound violated: simulated " + format_time(s.sim_seconds) + " but " +
                                s.bound_resource + " alone needs " + format_time(s.bound_seconds) + " at peak rate");
     if (s.joules() > 0 && s.energy.static_watts == 0)
-        s.notes.push_back("energy: no static power is declared on this platform, so its joules and samples/J count "
-                          "dynamic energy only and do not compare with platforms that declare it (docs/energy.md)");
+        s.notes.push_back(
+            "energy: no static power is declared on this platform, so its joules and samples/J count "
+            "dynamic energy only and do not compare with platforms that declare it (docs/energy.md)");
     if (s.tdp_watts > 0 && s.average_watts() > s.tdp_watts * (1 + run_summary::tdp_margin))
         s.notes.push_back("average power " + format_power(s.average_watts()) + " is above the platform's TDP of " +
-                          format_power(s.tdp_watts) + " by more than " + format_number(100 * run_summary::tdp_margin, 3) +
+                          format_power(s.tdp_watts) + " by more than " +
+                          format_number(100 * run_summary::tdp_margin, 3) +
                           "%: a real chip would lower its clock; tessel does not model power capping");
     std::stable_sort(s.resources.begin(), s.resources.end(),
                      [](const resource_usage& a, const resource_usage& b) { return a.busy_max > b.busy_max; });
-    if (!s.resources.empty() && s.resources.front().busy_max > 0) s.bound_by = resource_class_name(s.resources.front().cls);
-    else s.bound_by = "latency";
+    if (!s.resources.empty() && s.resources.front().busy_max > 0)
+        s.bound_by = resource_class_name(s.resources.front().cls);
+    else
+        s.bound_by = "latency";
     return s;
 }
 
@@ -312,7 +327,8 @@ nlohmann::json run_summary::to_json() const {
         r["busy_max_s"] = u.busy_max;
         r["utilisation_max"] = sim_seconds > 0 ? u.busy_max / sim_seconds : 0.0;
         r["utilisation_mean"] = sim_seconds > 0 && u.units > 0 ? u.busy_seconds / (u.units * sim_seconds) : 0.0;
-        r["fraction_of_peak"] = sim_seconds > 0 && u.units > 0 && u.peak_rate > 0 ? u.work / (u.peak_rate * u.units * sim_seconds) : 0.0;
+        r["fraction_of_peak"] =
+            sim_seconds > 0 && u.units > 0 && u.peak_rate > 0 ? u.work / (u.peak_rate * u.units * sim_seconds) : 0.0;
         r["energy_j"] = u.dynamic_joules + u.static_watts * sim_seconds;
         res.push_back(r);
     }
@@ -322,7 +338,8 @@ nlohmann::json run_summary::to_json() const {
     j["tdp_w"] = tdp_watts;
     if (chips > 0) j["average_power_per_chip_w"] = average_watts() / static_cast<double>(chips);
     nlohmann::json by = nlohmann::json::object();
-    for (size_t p = 0; p < energy_part_count; ++p) by[energy_part_name(static_cast<energy_part>(p))] = energy.dynamic_joules[p];
+    for (size_t p = 0; p < energy_part_count; ++p)
+        by[energy_part_name(static_cast<energy_part>(p))] = energy.dynamic_joules[p];
     by["static"] = energy.static_watts * sim_seconds;
     j["energy_by_part_j"] = by;
     if (!energy.by_chip_group.empty()) {
@@ -342,7 +359,9 @@ nlohmann::json run_summary::to_json() const {
             e["energy_by_part_j"] = parts;
             e["energy_j"] = joules;
             e["average_power_w"] = sim_seconds > 0 ? joules / sim_seconds : 0.0;
-            if (g.chips > 0) e["average_power_per_chip_w"] = sim_seconds > 0 ? joules / sim_seconds / static_cast<double>(g.chips) : 0.0;
+            if (g.chips > 0)
+                e["average_power_per_chip_w"] =
+                    sim_seconds > 0 ? joules / sim_seconds / static_cast<double>(g.chips) : 0.0;
             groups.push_back(e);
         }
         j["energy_by_chip_group"] = groups;
@@ -350,7 +369,8 @@ nlohmann::json run_summary::to_json() const {
     j["peak_power_w"] = energy.peak_watts;
     j["peak_window_s"] = energy.peak_window_s;
     nlohmann::json top = nlohmann::json::array();
-    for (const auto& f : top_energy_ops(energy, 5)) top.push_back({{"op", f.family}, {"ops", f.ops}, {"energy_j", f.joules}});
+    for (const auto& f : top_energy_ops(energy, 5))
+        top.push_back({{"op", f.family}, {"ops", f.ops}, {"energy_j", f.joules}});
     j["top_energy_ops"] = top;
     j["samples_per_j"] = joules() > 0 ? samples / joules() : 0.0;
     if (steady_throughput > 0) j["steady_samples_per_j"] = steady_samples_per_joule();
@@ -376,8 +396,9 @@ double run_summary::steady_samples_per_joule() const {
 
 void run_summary::set_steady_throughput(double samples_per_s) {
     if (bound_seconds > 0 && samples_per_s > samples / bound_seconds * (1 + 1e-9))
-        throw std::logic_error("steady state of " + format_number(samples_per_s, 6) + " samples/s beats the physical bound of " +
-                               format_number(samples / bound_seconds, 6) + " samples/s (" + bound_resource + ")");
+        throw std::logic_error("steady state of " + format_number(samples_per_s, 6) +
+                               " samples/s beats the physical bound of " + format_number(samples / bound_seconds, 6) +
+                               " samples/s (" + bound_resource + ")");
     steady_throughput = samples_per_s;
 }
 
@@ -390,13 +411,14 @@ void run_summary::print(std::ostream& os, size_t top) const {
         const auto rate = format_throughput;
         if (steady_throughput > 0)
             os << "throughput " << rate(steady_throughput) << " samples/s in steady state (pipeline full); this run "
-               << rate(throughput()) << " samples/s, fill and drain included (" << format_number(samples) << " per run)\n";
+               << rate(throughput()) << " samples/s, fill and drain included (" << format_number(samples)
+               << " per run)\n";
         else
             os << "throughput " << rate(throughput()) << " samples/s (" << format_number(samples) << " per run)\n";
     }
     if (flops > 0)
-        os << "compute    " << format_rate(achieved_flops(), "FLOP/s") << " of " << format_rate(peak_flops, "FLOP/s") << " peak ("
-           << format_number(peak_flops > 0 ? 100 * achieved_flops() / peak_flops : 0, 3) << "%)\n";
+        os << "compute    " << format_rate(achieved_flops(), "FLOP/s") << " of " << format_rate(peak_flops, "FLOP/s")
+           << " peak (" << format_number(peak_flops > 0 ? 100 * achieved_flops() / peak_flops : 0, 3) << "%)\n";
     if (latency.packets > 0) {
         const double c = latency.cycle;
         os << "latency    mean " << format_number(latency.mean / c, 4) << ", p50 " << format_number(latency.p50 / c, 4)
@@ -413,14 +435,16 @@ void run_summary::print(std::ostream& os, size_t top) const {
         os << "energy     " << format_energy(total) << ", " << format_power(average_watts()) << " average";
         if (chips > 0) os << ", " << format_power(average_watts() / static_cast<double>(chips)) << " per chip";
         if (tdp_watts > 0)
-            os << " (" << format_number(100 * average_watts() / tdp_watts, 3) << "% of the " << format_power(tdp_watts) << " TDP)";
+            os << " (" << format_number(100 * average_watts() / tdp_watts, 3) << "% of the " << format_power(tdp_watts)
+               << " TDP)";
         const char* sep = ": ";
         auto share = [&](const char* name, double j) {
             if (j <= 0) return;
             os << sep << name << " " << format_number(100 * j / total, 3) << "%";
             sep = ", ";
         };
-        for (size_t p = 0; p < energy_part_count; ++p) share(energy_part_name(static_cast<energy_part>(p)), energy.dynamic_joules[p]);
+        for (size_t p = 0; p < energy_part_count; ++p)
+            share(energy_part_name(static_cast<energy_part>(p)), energy.dynamic_joules[p]);
         share("static", energy.static_watts * sim_seconds);
         if (steady_throughput > 0 && samples > 0)
             os << "; " << format_number(steady_samples_per_joule(), 4) << " samples/J in steady state, "
@@ -430,7 +454,8 @@ void run_summary::print(std::ostream& os, size_t top) const {
         os << "\n";
         // peak power 612 W over 2.1 us (dynamic in one window of the timeline, plus static)
         os << "peak power " << format_power(energy.peak_watts) << " over " << format_time(energy.peak_window_s)
-           << (chips > 0 ? ", " + format_power(energy.peak_watts / static_cast<double>(chips)) + " per chip" : std::string())
+           << (chips > 0 ? ", " + format_power(energy.peak_watts / static_cast<double>(chips)) + " per chip"
+                         : std::string())
            << "\n";
         // chip power gpu 8 x 215.2 W, outside chips 28.1 W
         if (!energy.by_chip_group.empty() && sim_seconds > 0) {
@@ -440,7 +465,8 @@ void run_summary::print(std::ostream& os, size_t top) const {
                 double j = g.static_watts * sim_seconds;
                 for (double d : g.dynamic_joules) j += d;
                 os << (k ? ", " : "") << g.name << " "
-                   << (g.chips > 0 ? std::to_string(g.chips) + " x " + format_power(j / sim_seconds / static_cast<double>(g.chips))
+                   << (g.chips > 0 ? std::to_string(g.chips) + " x " +
+                                         format_power(j / sim_seconds / static_cast<double>(g.chips))
                                    : format_power(j / sim_seconds));
             }
             os << "\n";
@@ -450,8 +476,9 @@ void run_summary::print(std::ostream& os, size_t top) const {
         if (!top.empty()) {
             os << "top energy ";
             for (size_t k = 0; k < top.size(); ++k)
-                os << (k ? ", " : "") << top[k].family << (top[k].ops > 1 ? " (x" + std::to_string(top[k].ops) + ")" : "")
-                   << " " << format_number(100 * top[k].joules / total, 3) << "%";
+                os << (k ? ", " : "") << top[k].family
+                   << (top[k].ops > 1 ? " (x" + std::to_string(top[k].ops) + ")" : "") << " "
+                   << format_number(100 * top[k].joules / total, 3) << "%";
             os << "\n";
         }
     }

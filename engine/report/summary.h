@@ -22,13 +22,13 @@ struct run_summary {
     std::string platform, workload;
     double sim_seconds = 0;
     double samples = 1;
-    double flops = 0;               // useful work of the workload (or of the program's compute steps)
-    double peak_flops = 0;          // sum of the compute resources' peaks
-    double bound_seconds = 0;       // physical lower bound
-    std::string bound_resource;     // the resource that sets it
-    std::string bound_by;           // compute | memory | network | sync: class of the busiest resource
+    double flops = 0;            // useful work of the workload (or of the program's compute steps)
+    double peak_flops = 0;       // sum of the compute resources' peaks
+    double bound_seconds = 0;    // physical lower bound
+    std::string bound_resource;  // the resource that sets it
+    std::string bound_by;        // compute | memory | network | sync: class of the busiest resource
     std::uint64_t steps = 0, packets = 0, activations = 0;
-    std::uint64_t events = 0;      // events the executor queued: the simulation's own cost (a quantum cuts them)
+    std::uint64_t events = 0;  // events the executor queued: the simulation's own cost (a quantum cuts them)
     /// Packet latency: with synthetic traffic, the packets created in the measurement window from creation to
     /// delivery; otherwise every packet from injection to its last byte written. Cycles of `latency_cycle`.
     struct latency_report {
@@ -67,7 +67,7 @@ struct run_summary {
         double dynamic() const;
         double total(double sim_seconds) const { return dynamic() + static_watts * sim_seconds; }
     } energy;
-    double tdp_watts = 0;  // the platform's thermal design power (0: not declared)
+    double tdp_watts = 0;    // the platform's thermal design power (0: not declared)
     std::int64_t chips = 0;  // chips of a system (0: a single-chip platform)
     /// How far average power may exceed the TDP before the summary says so: tessel does not model power capping
     /// (a real chip lowers its clock), so a run above it is drawing more than the chip could sustain.
@@ -107,14 +107,13 @@ std::string format_throughput(double per_second);
 /// and the energy_by_op table (every op's dynamic energy by part), for stats.json and stats.csv.
 void record_stats(const run_summary& s, stats_registry& st);
 
-
 /// How many joules of the whole system one joule a component spends stands for, by energy part, indexed by
 /// component id. 1 on a fully simulated platform. In a symmetric system every chip of a group spends the same, but a
 /// representative's writes into a peer land on a stand-in: a group's total is everything its members did (stand-ins
 /// included) per simulated member, times all of them. The system's own links and switches (outside every chip)
 /// carried the simulated ranks' traffic only: their network energy is scaled by `traffic_scale`.
-std::vector<energy_ledger::parts> energy_weights(const platform& plat,
-                                                 const std::vector<std::pair<std::uint32_t, std::uint32_t>>& represented,
-                                                 double traffic_scale);
+std::vector<energy_ledger::parts> energy_weights(
+    const platform& plat, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& represented,
+    double traffic_scale);
 
 }  // namespace tessel

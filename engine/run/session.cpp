@@ -34,7 +34,8 @@ tick parse_time_arg(const std::string& text, const std::string& what) {
     }
     if (q.dim != dimension::time && !(q.dim == dimension::scalar && q.value == 0))
         throw input_error(what + ": expected a time such as 10us, got '" + text + "'");
-    if (q.value < 0) throw input_error(what + ": a time from the start of the run cannot be negative, got '" + text + "'");
+    if (q.value < 0)
+        throw input_error(what + ": a time from the start of the run cannot be negative, got '" + text + "'");
     try {
         return seconds_to_ticks(q.value);
     } catch (const input_error& e) {
@@ -84,9 +85,12 @@ run_summary session::run() {
         auto [k, v] = split_set(s);
         // Outputs must not depend on the order of the --set flags: one key with two values is refused.
         if (const auto [it, fresh] = given.emplace(k, v); !fresh && it->second != v)
-            throw input_error("--set " + k + " is given twice, as '" + it->second + "' and as '" + v + "'; give it once");
-        if (k.rfind("workload.", 0) == 0) m_workload_sets[k.substr(9)] = v;
-        else m_ctx.add_override(k, v);
+            throw input_error("--set " + k + " is given twice, as '" + it->second + "' and as '" + v +
+                              "'; give it once");
+        if (k.rfind("workload.", 0) == 0)
+            m_workload_sets[k.substr(9)] = v;
+        else
+            m_ctx.add_override(k, v);
     }
     trace_options to;
     to.vcd_path = m_opt.vcd;
@@ -158,7 +162,8 @@ run_summary session::run() {
         std::ostream& out = file.stream();
         emit_header h;
         h.platform = m_opt.platform_arg.empty() ? m_opt.platform : m_opt.platform_arg;
-        h.command = "tessel run -p " + h.platform + (m_opt.workload.empty() ? " -g " + m_opt.program : " -w " + m_opt.workload);
+        h.command =
+            "tessel run -p " + h.platform + (m_opt.workload.empty() ? " -g " + m_opt.program : " -w " + m_opt.workload);
         for (const auto& st : m_opt.sets) h.command += " --set " + st;
         write_emitted_program(m_mapping.prog, *m_platform, h, out);
         file.commit();
@@ -174,7 +179,7 @@ run_summary session::run() {
     // A hand-written program processes no samples; only a mapped workload has a throughput.
     const double samples = m_opt.program.empty() ? m_mapping.samples : 0.0;
     run_summary s = summarise(*m_platform, m_result, m_mapping.prog, flops, samples, m_mapping.represented,
-                                  m_mapping.traffic_scale);
+                              m_mapping.traffic_scale);
     s.notes.insert(s.notes.begin(), m_mapping.notes.begin(), m_mapping.notes.end());
     s.details = m_mapping.details;
     if (m_mapper) m_mapper->explain(m_mapping, *m_platform, m_result, s);
@@ -197,16 +202,14 @@ std::vector<std::string> session::trace_report() const {
         if (path.empty()) continue;
         std::error_code ec;
         const auto bytes = std::filesystem::file_size(path, ec);
-        lines.push_back("trace      " + path + " (" + format + "): " + std::to_string(m_sim.trace.slice_count()) + " slices on " +
-                        std::to_string(m_sim.trace.track_count()) + " tracks, " +
+        lines.push_back("trace      " + path + " (" + format + "): " + std::to_string(m_sim.trace.slice_count()) +
+                        " slices on " + std::to_string(m_sim.trace.track_count()) + " tracks, " +
                         (ec ? std::string("size unknown") : format_bytes(static_cast<double>(bytes))));
     }
     return lines;
 }
 
-std::string session::resolved() const {
-    return m_platform->resolved_yaml(m_ctx) + m_workload_resolved;
-}
+std::string session::resolved() const { return m_platform->resolved_yaml(m_ctx) + m_workload_resolved; }
 
 void session::write_outputs(const run_summary& s) const {
     const std::string resolved_text = resolved();
@@ -235,7 +238,7 @@ void session::write_outputs(const run_summary& s) const {
     if (!m_opt.stats_csv.empty()) write_file(m_opt.stats_csv, stats_csv());
     // The resolved configuration goes next to the results wherever they are.
     if (m_opt.out_dir.empty()) {
-        const std::string first = !m_opt.stats_json.empty() ? m_opt.stats_json
+        const std::string first = !m_opt.stats_json.empty()  ? m_opt.stats_json
                                   : !m_opt.stats_csv.empty() ? m_opt.stats_csv
                                   : !m_opt.trace.empty()     ? m_opt.trace
                                                              : m_opt.vcd;
@@ -268,7 +271,8 @@ std::vector<floorplan_link> session::mesh_links(const platform::group& g, double
     std::vector<floorplan_link> links;
     for (int y = 0; y < h; ++y)
         for (int x = 0; x < w; ++x)
-            for (const auto dir : {floorplan_link::east, floorplan_link::west, floorplan_link::north, floorplan_link::south}) {
+            for (const auto dir :
+                 {floorplan_link::east, floorplan_link::west, floorplan_link::north, floorplan_link::south}) {
                 const int nx = x + (dir == floorplan_link::east) - (dir == floorplan_link::west);
                 const int ny = y + (dir == floorplan_link::north) - (dir == floorplan_link::south);
                 if (nx < 0 || ny < 0 || nx >= w || ny >= h) continue;
@@ -315,7 +319,8 @@ void session::write_floorplans(double sim_seconds) const {
         grids.emplace_back(g.name, std::move(fp));
     }
     if (grids.empty())
-        throw input_error("--floorplan: platform '" + m_platform->title() + "' has no 2D grid of compute units to draw");
+        throw input_error("--floorplan: platform '" + m_platform->title() +
+                          "' has no 2D grid of compute units to draw");
     for (size_t i = 0; i < grids.size(); ++i) {
         grids[i].second.relative = m_opt.floorplan_relative;
         std::string path = m_opt.floorplan;

@@ -17,21 +17,21 @@
 namespace tessel {
 
 struct session_options {
-    std::string platform;                // platform YAML path
-    std::string workload;                // workload spec (file or built-in name), or
-    std::string program;                 // program YAML path
-    std::vector<std::string> sets;       // "path=value"
-    std::string out_dir;                 // writes summary.json, stats.json, stats.csv, resolved.yaml there
-    std::string stats_json, stats_csv;   // explicit paths
-    std::string vcd, trace;              // trace files
+    std::string platform;               // platform YAML path
+    std::string workload;               // workload spec (file or built-in name), or
+    std::string program;                // program YAML path
+    std::vector<std::string> sets;      // "path=value"
+    std::string out_dir;                // writes summary.json, stats.json, stats.csv, resolved.yaml there
+    std::string stats_json, stats_csv;  // explicit paths
+    std::string vcd, trace;             // trace files
     std::vector<std::string> trace_scopes;
-    std::string trace_from, trace_to;    // time window ("10us")
-    std::string trace_merge;             // slices of one op on a unit closer than this become one ("100ns")
+    std::string trace_from, trace_to;  // time window ("10us")
+    std::string trace_merge;           // slices of one op on a unit closer than this become one ("100ns")
     bool per_unit_stats = false;
-    std::string floorplan;               // .svg or .png of the busiest 2D grid(s) of compute units
-    bool floorplan_relative = false;     // colours over the units' own range of busy fractions
-    std::string emit_program;            // write the program as run (program YAML, replayable with -g)
-    std::string platform_arg;            // the platform as the user named it (for the emitted program)
+    std::string floorplan;            // .svg or .png of the busiest 2D grid(s) of compute units
+    bool floorplan_relative = false;  // colours over the units' own range of busy fractions
+    std::string emit_program;         // write the program as run (program YAML, replayable with -g)
+    std::string platform_arg;         // the platform as the user named it (for the emitted program)
 };
 
 class session {

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <ostream>
-#include <sstream>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "engine/sweep/progress.h"
@@ -32,7 +32,8 @@ void print_table(std::ostream& out, const spec& s, const std::vector<point>& poi
     std::vector<std::vector<std::string>> rows;
     for (const auto& p : points) {
         const auto it = store.latest().find(p.key);
-        std::vector<std::string> r = {std::to_string(p.index), p.key, it == store.latest().end() ? "pending" : it->second.value("status", "?")};
+        std::vector<std::string> r = {std::to_string(p.index), p.key,
+                                      it == store.latest().end() ? "pending" : it->second.value("status", "?")};
         for (const auto& q : p.params) r.push_back(q.value);
         rows.push_back(r);
     }
@@ -45,8 +46,10 @@ void print_table(std::ostream& out, const spec& s, const std::vector<point>& poi
         std::string l;
         for (size_t c = 0; c < r.size(); ++c) {
             std::string cell = r[c];
-            if (c == 0) cell = std::string(w[c] - cell.size(), ' ') + cell;
-            else if (c + 1 < r.size()) cell += std::string(w[c] - cell.size(), ' ');
+            if (c == 0)
+                cell = std::string(w[c] - cell.size(), ' ') + cell;
+            else if (c + 1 < r.size())
+                cell += std::string(w[c] - cell.size(), ' ');
             l += (c ? "  " : "") + cell;
         }
         out << l << "\n";
@@ -66,7 +69,8 @@ int run_sweep(const sweep_options& o, std::ostream& out, std::ostream& err) {
     if (o.points_per_task) s.slurm.points_per_task = *o.points_per_task;
     if (o.max_parallel) s.slurm.max_parallel = *o.max_parallel;
     for (const auto& a : o.sbatch_args) s.slurm.sbatch_args.push_back(a);
-    if (o.backend != "local" && o.backend != "slurm") throw input_error("--backend: expected local or slurm, got '" + o.backend + "'");
+    if (o.backend != "local" && o.backend != "slurm")
+        throw input_error("--backend: expected local or slurm, got '" + o.backend + "'");
 
     const expansion ex = expand(s);
     validate_points(s, ex.points, o.resolve_platform);
@@ -74,21 +78,28 @@ int run_sweep(const sweep_options& o, std::ostream& out, std::ostream& err) {
     const std::string out_dir = o.out_dir.empty() ? "out/sweeps/" + s.name : o.out_dir;
     std::string describe = "sweep " + s.name + ": " + plural(ex.points.size(), "point") + " (" +
                            (s.axes.size() == 1 ? std::string("1 axis") : std::to_string(s.axes.size()) + " axes");
-    if (ex.filtered_out) describe += ", " + std::to_string(ex.filtered_out) + " of " + std::to_string(ex.combinations) + " combinations filtered out";
+    if (ex.filtered_out)
+        describe += ", " + std::to_string(ex.filtered_out) + " of " + std::to_string(ex.combinations) +
+                    " combinations filtered out";
     describe += ")";
 
     if (o.dry_run) {
         const results_store store(out_dir, false);
         size_t done = 0;
         for (const auto& p : ex.points) done += store.latest().count(p.key);
-        out << describe << "; " << done << " done, " << ex.points.size() - done << " to run; results in " << out_dir << "\n";
+        out << describe << "; " << done << " done, " << ex.points.size() - done << " to run; results in " << out_dir
+            << "\n";
         print_table(out, s, ex.points, store);
         return 0;
     }
 
     results_store store(out_dir, true);
-    if (store.torn()) err << "tessel sweep: dropped a row cut short by a crash at the end of " << store.jsonl_path() << "; its point runs again\n";
-    if (store.bad()) err << "tessel sweep: warning: " << store.bad() << " unreadable line(s) in " << store.jsonl_path() << " ignored\n";
+    if (store.torn())
+        err << "tessel sweep: dropped a row cut short by a crash at the end of " << store.jsonl_path()
+            << "; its point runs again\n";
+    if (store.bad())
+        err << "tessel sweep: warning: " << store.bad() << " unreadable line(s) in " << store.jsonl_path()
+            << " ignored\n";
     {
         std::ifstream in(o.spec_file, std::ios::binary);
         std::stringstream ss;
@@ -134,8 +145,10 @@ int run_sweep(const sweep_options& o, std::ostream& out, std::ostream& err) {
     const int jobs = o.jobs > 0 ? o.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
     err << describe << "; " << done_before << " done earlier, " << todo.size() << " to run";
     if (!todo.empty()) {
-        if (o.backend == "local") err << " on the local backend, " << jobs << " at a time";
-        else err << " through Slurm";
+        if (o.backend == "local")
+            err << " on the local backend, " << jobs << " at a time";
+        else
+            err << " through Slurm";
     }
     err << "; results in " << out_dir << "\n";
 
@@ -172,7 +185,8 @@ int run_sweep(const sweep_options& o, std::ostream& out, std::ostream& err) {
             continue;
         }
         const std::string st = it->second.value("status", "");
-        if (st == "ok") ++ok;
+        if (st == "ok")
+            ++ok;
         else {
             (st == "timeout" ? timed_out : failed)++;
             failures.push_back(&it->second);
@@ -180,14 +194,16 @@ int run_sweep(const sweep_options& o, std::ostream& out, std::ostream& err) {
     }
     char rate[96] = "";
     if (prog.done() && prog.elapsed() > 0)
-        std::snprintf(rate, sizeof rate, " in %.1fs (%.2f points/s)", prog.elapsed(), double(prog.done()) / prog.elapsed());
-    out << "sweep " << s.name << ": " << plural(ex.points.size(), "point") << ": " << ok << " ok, " << failed << " failed, "
-        << timed_out << " timed out";
+        std::snprintf(rate, sizeof rate, " in %.1fs (%.2f points/s)", prog.elapsed(),
+                      double(prog.done()) / prog.elapsed());
+    out << "sweep " << s.name << ": " << plural(ex.points.size(), "point") << ": " << ok << " ok, " << failed
+        << " failed, " << timed_out << " timed out";
     if (missing) out << ", " << missing << " not run yet";
     out << "; this run: " << plural(prog.done(), "point") << rate << "\n";
     for (size_t i = 0; i < failures.size() && i < 5; ++i)
         out << "  point " << (*failures[i])["point"].dump() << " (" << (*failures[i])["key"].get<std::string>() << ") "
-            << (*failures[i])["status"].get<std::string>() << ": " << (*failures[i])["error"].get<std::string>() << "\n";
+            << (*failures[i])["status"].get<std::string>() << ": " << (*failures[i])["error"].get<std::string>()
+            << "\n";
     if (failures.size() > 5) out << "  ... and " << failures.size() - 5 << " more (see the error column)\n";
     out << "results: " << store.csv_path() << ", " << store.jsonl_path() << "\n";
     if (!finished) {

@@ -13,20 +13,20 @@ namespace tessel::sweep {
 
 struct sweep_options {
     std::string spec_file;
-    std::string out_dir;           // empty: out/sweeps/NAME
-    std::string backend = "local"; // local | slurm
-    int jobs = 0;                  // local points at a time; 0: one per core
-    bool dry_run = false;          // list the points and their state, run nothing
-    bool retry_failed = false;     // run failed and timed-out points again
+    std::string out_dir;              // empty: out/sweeps/NAME
+    std::string backend = "local";    // local | slurm
+    int jobs = 0;                     // local points at a time; 0: one per core
+    bool dry_run = false;             // list the points and their state, run nothing
+    bool retry_failed = false;        // run failed and timed-out points again
     bool rerun_other_builds = false;  // run again the points another build of tessel finished
-    bool progress_bar = true;      // the bar on a terminal (plain lines otherwise)
+    bool progress_bar = true;         // the bar on a terminal (plain lines otherwise)
     std::optional<double> timeout_s;
     // Slurm settings from the command line; each replaces the spec's.
     std::optional<std::string> partition, time_limit;
     std::optional<int> cpus_per_task, points_per_task, max_parallel;
     std::vector<std::string> sbatch_args;  // appended to the spec's
     double poll_s = 2;
-    std::string tessel;            // the binary points run; empty: this executable
+    std::string tessel;  // the binary points run; empty: this executable
     platform_resolver resolve_platform;
 };
 

@@ -39,7 +39,8 @@ std::string summary_path_error(const std::string& path) {
             return "expected resources.NAME.FIELD, e.g. resources.noc.utilisation_max (fields: " + join(fields) + ")";
         const std::string field = rest.substr(dot + 1);
         if (std::find(fields.begin(), fields.end(), field) == fields.end())
-            return "a resource has no field '" + field + "'" + did_you_mean(field, fields) + "; fields: " + join(fields);
+            return "a resource has no field '" + field + "'" + did_you_mean(field, fields) +
+                   "; fields: " + join(fields);
         return {};
     }
     const std::vector<std::string> keys = summary_keys();

@@ -17,18 +17,24 @@ std::string progress::format_eta(double s) {
     if (!std::isfinite(s) || s < 0) return "?";
     char buf[32];
     const long t = std::lround(s);
-    if (t < 60) std::snprintf(buf, sizeof buf, "%lds", t);
-    else if (t < 3600) std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
-    else std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, (t % 3600) / 60);
+    if (t < 60)
+        std::snprintf(buf, sizeof buf, "%lds", t);
+    else if (t < 3600)
+        std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
+    else
+        std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, (t % 3600) / 60);
     return buf;
 }
 
 void progress::point_done(const job& j, const row& r) {
     ++m_done;
     const std::string status = r.value("status", "");
-    if (status == "ok") ++m_ok;
-    else if (status == "timeout") ++m_timeout;
-    else ++m_failed;
+    if (status == "ok")
+        ++m_ok;
+    else if (status == "timeout")
+        ++m_timeout;
+    else
+        ++m_failed;
     std::string params;
     for (const auto& p : j.params) params += " " + p.name + "=" + p.value;
     const double wall = r.contains("wall_s") && r["wall_s"].is_number() ? r["wall_s"].get<double>() : 0.0;
@@ -36,7 +42,8 @@ void progress::point_done(const job& j, const row& r) {
     char head[64];
     const int width = int(std::to_string(m_total).size());
     std::snprintf(head, sizeof head, "[%*zu/%zu] %-7s %6.2fs ", width, m_done, m_total, status.c_str(), wall);
-    const std::string line = std::string(head) + "point " + std::to_string(j.index) + ":" + params + (error.empty() ? "" : "  -- " + error);
+    const std::string line =
+        std::string(head) + "point " + std::to_string(j.index) + ":" + params + (error.empty() ? "" : "  -- " + error);
     if (!m_tty) {
         m_os << line << "\n" << std::flush;
         return;
@@ -61,10 +68,10 @@ void progress::draw() {
     std::string b(size_t(filled), '#');
     b += std::string(size_t(bar - filled), '.');
     char line[200];
-    std::snprintf(line, sizeof line, "\r\033[K%zu/%zu [%s] %zu ok, %zu failed%s, %.1f points/s, elapsed %s, ETA %s", m_done, m_total,
-                  b.c_str(), m_ok, m_failed + m_timeout,
-                  m_timeout ? (" (" + std::to_string(m_timeout) + " timed out)").c_str() : "", rate, format_eta(t).c_str(),
-                  m_done == 0 ? "?" : format_eta(double(m_total - m_done) / rate).c_str());
+    std::snprintf(line, sizeof line, "\r\033[K%zu/%zu [%s] %zu ok, %zu failed%s, %.1f points/s, elapsed %s, ETA %s",
+                  m_done, m_total, b.c_str(), m_ok, m_failed + m_timeout,
+                  m_timeout ? (" (" + std::to_string(m_timeout) + " timed out)").c_str() : "", rate,
+                  format_eta(t).c_str(), m_done == 0 ? "?" : format_eta(double(m_total - m_done) / rate).c_str());
     m_os << line << std::flush;
 }
 

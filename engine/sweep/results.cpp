@@ -22,9 +22,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // The disk, not tessel, failed (full, read-only, gone): exit 2 with the path and the system's reason.
-[[noreturn]] void sys_fail(const std::string& what) {
-    throw input_error(what + ": " + std::strerror(errno));
-}
+[[noreturn]] void sys_fail(const std::string& what) { throw input_error(what + ": " + std::strerror(errno)); }
 
 int open_append(const std::string& path) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
@@ -33,7 +31,8 @@ int open_append(const std::string& path) {
 }
 
 const char* fixed_columns_before[] = {"point", "key", "status", "exit_code"};
-const char* fixed_columns_after[] = {"config_hash", "tessel_version", "wall_s", "host", "finished", "backend", "slurm_job", "error", "dir"};
+const char* fixed_columns_after[] = {"config_hash", "tessel_version", "wall_s", "host", "finished",
+                                     "backend",     "slurm_job",      "error",  "dir"};
 
 }  // namespace
 
@@ -61,7 +60,8 @@ void write_line(int fd, const std::string& text, const std::string& what) {
 }
 
 std::string csv_field(const std::string& s) {
-    const bool quote = s.find_first_of(",\"\n\r") != std::string::npos || (!s.empty() && (s.front() == ' ' || s.back() == ' '));
+    const bool quote =
+        s.find_first_of(",\"\n\r") != std::string::npos || (!s.empty() && (s.front() == ' ' || s.back() == ' '));
     if (!quote) return s;
     std::string out = "\"";
     for (char c : s) {
@@ -95,8 +95,8 @@ results_store::results_store(std::string dir, bool writer) : m_dir(std::move(dir
             std::string pid;
             std::getline(in, pid);
             ::close(m_lock_fd);
-            throw input_error("another tessel sweep (pid " + (pid.empty() ? std::string("?") : pid) + ") is writing to '" +
-                              m_dir + "'; wait for it, or use another --out");
+            throw input_error("another tessel sweep (pid " + (pid.empty() ? std::string("?") : pid) +
+                              ") is writing to '" + m_dir + "'; wait for it, or use another --out");
         }
         const std::string pid = std::to_string(::getpid()) + "\n";
         if (::ftruncate(m_lock_fd, 0) == 0 && ::write(m_lock_fd, pid.data(), pid.size()) < 0) {
@@ -115,7 +115,8 @@ results_store::results_store(std::string dir, bool writer) : m_dir(std::move(dir
     const size_t complete = end == std::string::npos ? 0 : end + 1;
     if (complete < text.size()) {
         m_torn = 1;
-        if (m_writer && ::truncate(jsonl_path().c_str(), off_t(complete)) != 0) sys_fail("cannot truncate '" + jsonl_path() + "'");
+        if (m_writer && ::truncate(jsonl_path().c_str(), off_t(complete)) != 0)
+            sys_fail("cannot truncate '" + jsonl_path() + "'");
     }
     size_t start = 0;
     while (start < complete) {
@@ -185,7 +186,8 @@ std::string results_store::csv_line(const row& r) const {
 void results_store::append(const row& r) {
     if (!m_writer) throw std::logic_error("results_store::append on a reader");
     const std::string key = r.at("key").get<std::string>();
-    write_line(m_jsonl_fd, r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", "'" + jsonl_path() + "'");
+    write_line(m_jsonl_fd, r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+               "'" + jsonl_path() + "'");
     if (m_csv_fd >= 0) write_line(m_csv_fd, csv_line(r), "'" + csv_path() + "'");
     if (m_latest.count(key)) m_order.erase(std::find(m_order.begin(), m_order.end(), key));
     m_order.push_back(key);

@@ -64,7 +64,9 @@ private:
 void write_line(int fd, const std::string& text, const std::string& what);
 /// Writes a sweep file atomically and durably (models/core/output_file.h: temporary, fsync, rename, fsync of
 /// the folder), so a resumed sweep never reads half a file.
-inline void write_durable(const std::string& path, const std::string& text) { write_file_atomic(path, text, "file", true); }
+inline void write_durable(const std::string& path, const std::string& text) {
+    write_file_atomic(path, text, "file", true);
+}
 /// A CSV field, quoted when it needs to be.
 std::string csv_field(const std::string& s);
 /// A JSON value as a CSV cell: numbers in their shortest exact form, strings as they are, null empty.

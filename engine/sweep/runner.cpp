@@ -99,12 +99,15 @@ row base_row(const job& j, const run_settings& rs) {
 }  // namespace
 
 std::string shell_quote(const std::string& s) {
-    if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == std::string::npos)
+    if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") ==
+                          std::string::npos)
         return s;
     std::string out = "'";
     for (char c : s) {
-        if (c == '\'') out += "'\\''";
-        else out += c;
+        if (c == '\'')
+            out += "'\\''";
+        else
+            out += c;
     }
     return out + "'";
 }
@@ -137,7 +140,8 @@ std::string build_id(const std::string& binary) {
     return id;
 }
 
-std::string resolve_input(const spec& s, const std::string& what, const std::string& value, const platform_resolver& resolve_platform) {
+std::string resolve_input(const spec& s, const std::string& what, const std::string& value,
+                          const platform_resolver& resolve_platform) {
     std::error_code ec;
     const fs::path v(value);
     if (v.is_absolute()) return value;
@@ -161,8 +165,10 @@ job make_job(const spec& s, const point& p, const std::string& out_dir, const st
     std::error_code ec;
     j.dir = (fs::absolute(out_dir, ec) / j.rel_dir).lexically_normal().string();
     j.argv = {tessel, "run", "-p", resolve_input(s, "platform", p.platform, resolve_platform)};
-    if (!p.workload.empty()) j.argv.insert(j.argv.end(), {"-w", resolve_input(s, "workload", p.workload, resolve_platform)});
-    else j.argv.insert(j.argv.end(), {"-g", resolve_input(s, "program", p.program, resolve_platform)});
+    if (!p.workload.empty())
+        j.argv.insert(j.argv.end(), {"-w", resolve_input(s, "workload", p.workload, resolve_platform)});
+    else
+        j.argv.insert(j.argv.end(), {"-g", resolve_input(s, "program", p.program, resolve_platform)});
     for (const auto& set : p.sets) j.argv.insert(j.argv.end(), {"--set", set.name + "=" + set.value});
     j.argv.insert(j.argv.end(), {"--out", j.dir, "-q"});
     return j;
@@ -184,7 +190,8 @@ row make_row(const job& j, const outcome& o, const run_settings& rs) {
         r["status"] = "failed";
         r["exit_code"] = 128 + o.code;
         const std::string last = o.reported.empty() ? error_line(log) : o.reported;
-        r["error"] = "killed by signal " + std::to_string(o.code) + " (" + strsignal(o.code) + ")" + (last.empty() ? "" : ": " + last);
+        r["error"] = "killed by signal " + std::to_string(o.code) + " (" + strsignal(o.code) + ")" +
+                     (last.empty() ? "" : ": " + last);
         return r;
     }
     r["exit_code"] = o.code;
@@ -214,7 +221,8 @@ row make_failed_row(const job& j, const std::string& error, const run_settings& 
     return r;
 }
 
-bool local_pool::run(const std::vector<job>& jobs, int parallel, const run_settings& rs, const done_fn& done, const tick_fn& tick) {
+bool local_pool::run(const std::vector<job>& jobs, int parallel, const run_settings& rs, const done_fn& done,
+                     const tick_fn& tick) {
     m_signal = 0;
     parallel = std::max(1, parallel);
     // Signals arrive through sigtimedwait, never in the middle of writing a row.
@@ -292,8 +300,10 @@ bool local_pool::run(const std::vector<job>& jobs, int parallel, const run_setti
                 ::dup2(null, 0);
                 ::close(null);
             }
-            if (report[1] == 3) ::fcntl(3, F_SETFD, 0);  // dup2 onto itself would keep close-on-exec
-            else ::dup2(report[1], 3);
+            if (report[1] == 3)
+                ::fcntl(3, F_SETFD, 0);  // dup2 onto itself would keep close-on-exec
+            else
+                ::dup2(report[1], 3);
             sigset_t none;
             sigemptyset(&none);
             ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -344,7 +354,8 @@ bool local_pool::run(const std::vector<job>& jobs, int parallel, const run_setti
             if (rs.timeout_s > 0)
                 for (const auto& [pid, r] : live)
                     if (!r.timed_out)
-                        wake = std::min(wake, r.start + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(rs.timeout_s)));
+                        wake = std::min(wake, r.start + std::chrono::duration_cast<clock_type::duration>(
+                                                            std::chrono::duration<double>(rs.timeout_s)));
             const auto left = std::max(wake - clock_type::now(), clock_type::duration::zero());
             const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
             timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};

@@ -25,8 +25,8 @@ struct job {
 
 /// What every point of a sweep shares.
 struct run_settings {
-    std::string tessel;             // the tessel binary the points run
-    double timeout_s = 0;           // 0: no limit
+    std::string tessel;    // the tessel binary the points run
+    double timeout_s = 0;  // 0: no limit
     std::vector<metric> metrics;
     std::string backend = "local";  // recorded in each row
     std::string build;              // build_id(tessel), recorded in each row as tessel_build
@@ -35,8 +35,8 @@ struct run_settings {
 /// How a point's process ended.
 struct outcome {
     bool timed_out = false;
-    bool exited = true;   // false: killed by a signal
-    int code = 0;         // exit status, or the signal
+    bool exited = true;  // false: killed by a signal
+    int code = 0;        // exit status, or the signal
     double wall_s = 0;
     /// What the run reported through TESSEL_ERROR_FD (its one-line error), which survives a log that could not
     /// be written (a full disk); empty when it reported nothing.
@@ -47,7 +47,8 @@ struct outcome {
 /// to the spec's folder or to the working directory becomes absolute; anything else (a bundled platform or a
 /// built-in workload name) is passed on, through `resolve_platform` for platforms.
 using platform_resolver = std::function<std::string(const std::string&)>;
-std::string resolve_input(const spec& s, const std::string& what, const std::string& value, const platform_resolver& resolve_platform);
+std::string resolve_input(const spec& s, const std::string& what, const std::string& value,
+                          const platform_resolver& resolve_platform);
 
 /// The job for a point, writing into `out_dir`/points/KEY.
 job make_job(const spec& s, const point& p, const std::string& out_dir, const std::string& tessel,
@@ -67,7 +68,8 @@ public:
 
     /// Runs `jobs` with at most `parallel` at a time. SIGINT, SIGTERM and SIGHUP stop it: running points are
     /// killed (they have no row and run again next time) and run() returns false. True when all finished.
-    bool run(const std::vector<job>& jobs, int parallel, const run_settings& rs, const done_fn& done, const tick_fn& tick = {});
+    bool run(const std::vector<job>& jobs, int parallel, const run_settings& rs, const done_fn& done,
+             const tick_fn& tick = {});
     /// The signal that stopped the last run(), or 0.
     int stopped_by() const { return m_signal; }
 

@@ -47,8 +47,10 @@ nlohmann::json metrics_to_json(const std::vector<metric>& metrics) {
     for (const auto& m : metrics) {
         nlohmann::json j;
         j["name"] = m.name;
-        if (m.expr) j["expr"] = m.expr->expr.text();
-        else j["path"] = m.path;
+        if (m.expr)
+            j["expr"] = m.expr->expr.text();
+        else
+            j["path"] = m.path;
         a.push_back(j);
     }
     return a;
@@ -59,8 +61,10 @@ std::vector<metric> metrics_from_json(const nlohmann::json& a) {
     for (const auto& j : a) {
         metric m;
         m.name = j.at("name").get<std::string>();
-        if (j.contains("expr")) m.expr = located_expr{expression::parse(j["expr"].get<std::string>()), {}, false};
-        else m.path = j.at("path").get<std::string>();
+        if (j.contains("expr"))
+            m.expr = located_expr{expression::parse(j["expr"].get<std::string>()), {}, false};
+        else
+            m.path = j.at("path").get<std::string>();
         out.push_back(std::move(m));
     }
     return out;
@@ -267,7 +271,8 @@ bool run_slurm(const std::vector<job>& jobs, const run_settings& rs, const slurm
         // Rows a runner before this one already merged from this job.
         for (const auto& j : b.jobs) {
             const auto it = store.latest().find(j.key);
-            if (it != store.latest().end() && it->second.value("slurm_job", "").rfind(b.job_id + "_", 0) == 0) done.insert(j.key);
+            if (it != store.latest().end() && it->second.value("slurm_job", "").rfind(b.job_id + "_", 0) == 0)
+                done.insert(j.key);
         }
         int squeue_failures = 0;
         // After the job has left the queue, rows written on other nodes may take a moment to be visible
@@ -291,8 +296,9 @@ bool run_slurm(const std::vector<job>& jobs, const run_settings& rs, const slurm
                     if (++squeue_failures > 30) throw;
                     if (squeue_failures == 1) log << "tessel sweep: " << e.what() << " (retrying)\n";
                 }
-                next_poll = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                                    std::chrono::duration<double>(ss.poll_s));
+                next_poll =
+                    std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                           std::chrono::duration<double>(ss.poll_s));
             }
             if (!active && !gone_since) gone_since = std::chrono::steady_clock::now();
             if (gone_since && std::chrono::steady_clock::now() - *gone_since >= grace) {
@@ -307,7 +313,8 @@ bool run_slurm(const std::vector<job>& jobs, const run_settings& rs, const slurm
                     const std::string id = b.job_id + "_" + std::to_string(task);
                     const auto st = states.find(id);
                     const std::string state = st == states.end() ? "state unknown" : st->second;
-                    const std::string why = "Slurm task " + id + " (" + state + ") ended without a result for this point; log: " + b.log_of(task);
+                    const std::string why = "Slurm task " + id + " (" + state +
+                                            ") ended without a result for this point; log: " + b.log_of(task);
                     row r = make_failed_row(j, why, rs);
                     r["slurm_job"] = id;
                     store.append(r);
@@ -336,7 +343,8 @@ bool run_slurm(const std::vector<job>& jobs, const run_settings& rs, const slurm
         if (!job_id.empty() && fs::exists(dir + "/tasks.json", ec)) {
             batch b = load_batch(dir);
             b.job_id = job_id;
-            log << "tessel sweep: attaching to Slurm job " << job_id << " submitted earlier (" << b.jobs.size() << " points)\n";
+            log << "tessel sweep: attaching to Slurm job " << job_id << " submitted earlier (" << b.jobs.size()
+                << " points)\n";
             if (!follow(b)) return false;
             for (const auto& j : b.jobs) done.insert(j.key);
         }
@@ -356,7 +364,8 @@ bool run_slurm(const std::vector<job>& jobs, const run_settings& rs, const slurm
     b.dir = fs::absolute(fs::path(root) / std::to_string(n), ec).lexically_normal().string();
     b.jobs = todo;
     const slurm_options& o = ss.options;
-    b.points_per_task = o.points_per_task > 0 ? size_t(o.points_per_task) : (todo.size() + max_array_tasks - 1) / max_array_tasks;
+    b.points_per_task =
+        o.points_per_task > 0 ? size_t(o.points_per_task) : (todo.size() + max_array_tasks - 1) / max_array_tasks;
     const size_t tasks = (todo.size() + b.points_per_task - 1) / b.points_per_task;
     fs::create_directories(b.dir + "/logs", ec);
     fs::create_directories(b.dir + "/rows", ec);
@@ -374,16 +383,23 @@ bool run_slurm(const std::vector<job>& jobs, const run_settings& rs, const slurm
     for (const auto& j : todo) t["jobs"].push_back(job_to_json(j));
     write_durable(b.dir + "/tasks.json", t.dump(1) + "\n");
     const std::string script = b.dir + "/job.sh";
-    write_durable(script, "#!/bin/sh\n# tessel sweep '" + ss.sweep_name + "', submission " + std::to_string(n) +
-                                  ": array task $SLURM_ARRAY_TASK_ID runs its points from tasks.json and leaves one row each in rows/.\n"
-                                  "exec " + shell_quote(rs.tessel) + " sweep-task " + shell_quote(b.dir + "/tasks.json") +
-                                  " \"$SLURM_ARRAY_TASK_ID\"\n");
+    write_durable(
+        script,
+        "#!/bin/sh\n# tessel sweep '" + ss.sweep_name + "', submission " + std::to_string(n) +
+            ": array task $SLURM_ARRAY_TASK_ID runs its points from tasks.json and leaves one row each in rows/.\n"
+            "exec " +
+            shell_quote(rs.tessel) + " sweep-task " + shell_quote(b.dir + "/tasks.json") +
+            " \"$SLURM_ARRAY_TASK_ID\"\n");
     fs::permissions(script, fs::perms::owner_all | fs::perms::group_read | fs::perms::others_read, ec);
 
-    std::vector<std::string> argv = {"sbatch", "--parsable", "--job-name=tessel-" + ss.sweep_name,
-                                     "--array=0-" + std::to_string(tasks - 1) + (o.max_parallel > 0 ? "%" + std::to_string(o.max_parallel) : ""),
-                                     "--output=" + b.dir + "/logs/%a.out", "--chdir=" + b.dir,
-                                     "--cpus-per-task=" + std::to_string(o.cpus_per_task)};
+    std::vector<std::string> argv = {
+        "sbatch",
+        "--parsable",
+        "--job-name=tessel-" + ss.sweep_name,
+        "--array=0-" + std::to_string(tasks - 1) + (o.max_parallel > 0 ? "%" + std::to_string(o.max_parallel) : ""),
+        "--output=" + b.dir + "/logs/%a.out",
+        "--chdir=" + b.dir,
+        "--cpus-per-task=" + std::to_string(o.cpus_per_task)};
     if (!o.partition.empty()) argv.push_back("--partition=" + o.partition);
     if (!o.time.empty()) argv.push_back("--time=" + o.time);
     for (const auto& a : o.sbatch_args) argv.push_back(a);
@@ -393,7 +409,9 @@ bool run_slurm(const std::vector<job>& jobs, const run_settings& rs, const slurm
     if (rc == 127 && out.empty()) throw input_error("the slurm backend needs sbatch, which is not on PATH");
     std::string cmd;
     for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + shell_quote(a);
-    if (rc != 0) throw input_error("sbatch refused the job (exit " + std::to_string(rc) + "): " + trim(out) + "\n  command: " + cmd);
+    if (rc != 0)
+        throw input_error("sbatch refused the job (exit " + std::to_string(rc) + "): " + trim(out) +
+                          "\n  command: " + cmd);
     // --parsable prints "JOBID" or "JOBID;CLUSTER", possibly after warnings.
     std::string last;
     std::istringstream is(out);
@@ -403,8 +421,9 @@ bool run_slurm(const std::vector<job>& jobs, const run_settings& rs, const slurm
     if (b.job_id.empty() || b.job_id.find_first_not_of("0123456789") != std::string::npos)
         throw std::runtime_error("cannot read the job id from sbatch's output: " + trim(out));
     write_durable(active_file, b.job_id + " " + b.dir + "\n");
-    log << "tessel sweep: submitted Slurm job " << b.job_id << ": " << tasks << " array task" << (tasks == 1 ? "" : "s") << ", "
-        << b.points_per_task << " point" << (b.points_per_task == 1 ? "" : "s") << " each; logs in " << b.dir << "/logs\n";
+    log << "tessel sweep: submitted Slurm job " << b.job_id << ": " << tasks << " array task" << (tasks == 1 ? "" : "s")
+        << ", " << b.points_per_task << " point" << (b.points_per_task == 1 ? "" : "s") << " each; logs in " << b.dir
+        << "/logs\n";
     if (!follow(b)) return false;
     fs::remove(active_file, ec);
     return true;
@@ -425,7 +444,8 @@ int run_slurm_task(const std::string& task_file, long index, std::ostream& log) 
     const size_t per = t.at("points_per_task").get<size_t>();
     const auto& all = t.at("jobs");
     std::vector<job> mine;
-    for (size_t i = size_t(std::max(0L, index)) * per; i < all.size() && i < size_t(index + 1) * per; ++i) mine.push_back(job_from_json(all[i]));
+    for (size_t i = size_t(std::max(0L, index)) * per; i < all.size() && i < size_t(index + 1) * per; ++i)
+        mine.push_back(job_from_json(all[i]));
     if (index < 0 || mine.empty()) {
         log << "tessel sweep-task: error: task " << index << " has no points in '" << task_file << "'\n";
         return 2;
@@ -438,7 +458,8 @@ int run_slurm_task(const std::string& task_file, long index, std::ostream& log) 
     const bool finished = pool.run(mine, cpus, rs, [&](const job& j, const row& done_row) {
         row r = done_row;
         r["slurm_job"] = array_job + "_" + std::to_string(index);
-        write_durable(rows + "/" + j.key + ".json", r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+        write_durable(rows + "/" + j.key + ".json",
+                      r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
         log << "point " << j.index << " (" << j.key << "): " << r["status"].get<std::string>()
             << (r["error"].get<std::string>().empty() ? "" : ": " + r["error"].get<std::string>()) << "\n";
     });

@@ -21,8 +21,8 @@ namespace tessel::sweep {
 
 struct slurm_settings {
     slurm_options options;
-    double poll_s = 2;        // how often squeue is asked
-    std::string sweep_name;   // the job's name: tessel-NAME
+    double poll_s = 2;       // how often squeue is asked
+    std::string sweep_name;  // the job's name: tessel-NAME
 };
 
 /// Runs `jobs` through Slurm, merging rows into `store` (and calling `on_row`) as they arrive. Returns false

@@ -9,9 +9,9 @@
 #include <fstream>
 #include <functional>
 #include <map>
-#include <unordered_map>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 #include "engine/sweep/metrics.h"
 #include "models/core/fingerprint.h"
@@ -60,7 +60,8 @@ public:
 
     spec parse() {
         if (!m_root.is_map()) {
-            if (!m_root.defined()) fail("the sweep file is empty; it needs at least platform, workload and axes", {m_spec.file, 1, 1});
+            if (!m_root.defined())
+                fail("the sweep file is empty; it needs at least platform, workload and axes", {m_spec.file, 1, 1});
             m_root.fail("a sweep file is a map of sweep, platform, workload, axes, ...");
         }
         m_root.check_keys({"sweep", "description", "platform", "workload", "program", "set", "axes", "zip", "derived",
@@ -72,8 +73,10 @@ public:
             // The name becomes a folder (out/sweeps/NAME): one plain component, never a path out of it.
             if (m_spec.name.empty() || m_spec.name == "." || m_spec.name == ".." ||
                 m_spec.name.find_first_of("/\\") != std::string::npos ||
-                std::any_of(m_spec.name.begin(), m_spec.name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; }))
-                n.fail("sweep: '" + m_spec.name + "' is not a plain name; it names the results folder out/sweeps/NAME, so it "
+                std::any_of(m_spec.name.begin(), m_spec.name.end(),
+                            [](char c) { return static_cast<unsigned char>(c) < 0x20; }))
+                n.fail("sweep: '" + m_spec.name +
+                       "' is not a plain name; it names the results folder out/sweeps/NAME, so it "
                        "cannot be empty, '.' or '..', or hold '/', '\\' or control characters");
         }
         if (m_root.has("description")) m_spec.description = m_root["description"].scalar("description");
@@ -117,13 +120,16 @@ private:
         const bool bad = name.empty() || name.find_first_of(" \t=") != std::string::npos || name.front() == '.' ||
                          name.back() == '.';
         if (bad)
-            fail(std::string(what) + " '" + name + "': expected a parameter path such as noc.link_bandwidth, "
-                 "workload.batch or mapper.NAME", where);
+            fail(std::string(what) + " '" + name +
+                     "': expected a parameter path such as noc.link_bandwidth, "
+                     "workload.batch or mapper.NAME",
+                 where);
     }
 
     void declare(const std::string& name, const source_location& where, const char* what) {
         if (!m_names.insert(name).second)
-            fail(std::string(what) + " '" + name + "' is set twice in this sweep (" + m_spec.where_of(name).str() + ")", where);
+            fail(std::string(what) + " '" + name + "' is set twice in this sweep (" + m_spec.where_of(name).str() + ")",
+                 where);
     }
 
     void read_sets() {
@@ -131,7 +137,8 @@ private:
         if (!n.defined()) return;
         n.expect_map("set");
         for (const auto& e : n.entries()) {
-            if (is_input(e.key)) fail("set: '" + e.key + "' is not a --set path; write it at the top level", e.key_where);
+            if (is_input(e.key))
+                fail("set: '" + e.key + "' is not a --set path; write it at the top level", e.key_where);
             check_path(e.key, e.key_where, "set");
             declare(e.key, e.key_where, "parameter");
             m_spec.sets.push_back({e.key, e.value.scalar("set " + e.key)});
@@ -152,7 +159,9 @@ private:
             a.where = e.key_where;
             if (!is_input(e.key)) check_path(e.key, e.key_where, "axis");
             if (is_input(e.key) && input_of(e.key).value.size())
-                fail("'" + e.key + "' is both fixed (top level, " + where_of_input(e.key).str() + ") and an axis; keep one", e.key_where);
+                fail("'" + e.key + "' is both fixed (top level, " + where_of_input(e.key).str() +
+                         ") and an axis; keep one",
+                     e.key_where);
             declare(e.key, e.key_where, "parameter");
             const std::string what = "axis '" + e.key + "'";
             if (e.value.is_seq()) {
@@ -164,10 +173,12 @@ private:
                 a.values = range_values(e.value, what);
                 a.value_where.assign(a.values.size(), e.value.where());
             } else {
-                e.value.fail(what + ": expected a list of values ([16B/cycle, 32B/cycle]) or a range ({from: 8, to: 64, "
+                e.value.fail(what +
+                             ": expected a list of values ([16B/cycle, 32B/cycle]) or a range ({from: 8, to: 64, "
                              "step: 8}); a single value belongs under set:");
             }
-            if (a.values.empty()) fail(what + " is empty: it has no values, so the sweep would have no points", e.key_where);
+            if (a.values.empty())
+                fail(what + " is empty: it has no values, so the sweep would have no points", e.key_where);
             m_spec.axes.push_back(std::move(a));
         }
     }
@@ -176,7 +187,9 @@ private:
         return name == "platform" ? m_spec.platform : name == "workload" ? m_spec.workload : m_spec.program;
     }
     const source_location& where_of_input(const std::string& name) const {
-        return name == "platform" ? m_spec.platform_where : name == "workload" ? m_spec.workload_where : m_spec.program_where;
+        return name == "platform"   ? m_spec.platform_where
+               : name == "workload" ? m_spec.workload_where
+                                    : m_spec.program_where;
     }
 
     bool is_axis(const std::string& name) const {
@@ -200,7 +213,8 @@ private:
             if (!r.has(k)) r.fail(what + ": a range needs from and to, and one of step, factor or count");
         const int kinds = int(r.has("step")) + int(r.has("factor")) + int(r.has("count"));
         if (kinds != 1)
-            r.fail(what + ": a range needs exactly one of step (linear), factor (geometric) or count (evenly "
+            r.fail(what +
+                   ": a range needs exactly one of step (linear), factor (geometric) or count (evenly "
                    "spaced; with scale: log for a log range)");
         struct number {
             double canonical;
@@ -214,7 +228,8 @@ private:
             number v{};
             char* end = nullptr;
             v.written = std::strtod(text.c_str(), &end);
-            if (end == text.c_str()) n.fail(what + " " + key + ": expected a number with an optional unit, got '" + text + "'");
+            if (end == text.c_str())
+                n.fail(what + " " + key + ": expected a number with an optional unit, got '" + text + "'");
             v.unit = std::string(end);
             v.unit.erase(0, v.unit.find_first_not_of(' '));
             try {
@@ -228,11 +243,14 @@ private:
         };
         const number from = read("from"), to = read("to");
         if (from.dim != to.dim)
-            r["to"].fail(what + ": from is a " + std::string(dimension_name(from.dim)) + " but to is a " + dimension_name(to.dim));
+            r["to"].fail(what + ": from is a " + std::string(dimension_name(from.dim)) + " but to is a " +
+                         dimension_name(to.dim));
         // Canonical units per unit of `from`, so values print in the unit the user wrote.
         double scale = 1;
-        if (from.written != 0) scale = from.canonical / from.written;
-        else if (!from.unit.empty()) scale = parse_quantity("1" + from.unit).value;
+        if (from.written != 0)
+            scale = from.canonical / from.written;
+        else if (!from.unit.empty())
+            scale = parse_quantity("1" + from.unit).value;
         const bool integer = r.has("integer") && r["integer"].as_bool(what + " integer");
         if (r.has("scale") && !r.has("count")) r["scale"].fail(what + ": scale goes with count (count: 5, scale: log)");
 
@@ -243,7 +261,8 @@ private:
         if (r.has("step")) {
             const number step = read("step");
             if (step.dim != from.dim)
-                r["step"].fail(what + ": step is a " + std::string(dimension_name(step.dim)) + " but from is a " + dimension_name(from.dim));
+                r["step"].fail(what + ": step is a " + std::string(dimension_name(step.dim)) + " but from is a " +
+                               dimension_name(from.dim));
             if (!(step.canonical > 0)) r["step"].fail(what + ": step must be positive");
             const double n = std::floor((to.canonical - from.canonical) / step.canonical + 1e-9);
             if (n + 1 > double(max_axis_values)) too_many(r["step"]);
@@ -265,7 +284,8 @@ private:
             if (scale_kind != "linear" && scale_kind != "log")
                 r["scale"].fail(what + ": scale is linear or log, got '" + scale_kind + "'");
             const bool log = scale_kind == "log";
-            if (log && !(from.canonical > 0 && to.canonical > 0)) r.fail(what + ": a log range needs from and to above zero");
+            if (log && !(from.canonical > 0 && to.canonical > 0))
+                r.fail(what + ": a log range needs from and to above zero");
             for (std::int64_t i = 0; i < count; ++i) {
                 const double t = count == 1 ? 0.0 : double(i) / double(count - 1);
                 v.push_back(log ? from.canonical * std::pow(to.canonical / from.canonical, t)
@@ -332,9 +352,12 @@ private:
                 std::vector<std::string> combo;
                 for (size_t ax : g) combo.push_back(m_spec.axes[ax].values[i]);
                 if (seen.insert(combo).second) continue;
-                if (g.size() == 1) fail("axis '" + first.name + "': value '" + first.values[i] + "' appears twice", first.value_where[i]);
+                if (g.size() == 1)
+                    fail("axis '" + first.name + "': value '" + first.values[i] + "' appears twice",
+                         first.value_where[i]);
                 std::string names;
-                for (size_t ax : g) names += (names.empty() ? "" : ", ") + m_spec.axes[ax].name + " = " + m_spec.axes[ax].values[i];
+                for (size_t ax : g)
+                    names += (names.empty() ? "" : ", ") + m_spec.axes[ax].name + " = " + m_spec.axes[ax].values[i];
                 fail("zipped axes: the combination " + names + " appears twice", first.value_where[i]);
             }
         }
@@ -373,15 +396,18 @@ private:
             const std::string& t = le.expr.text();
             // The first occurrence as a whole word.
             for (size_t p = t.find(v); p != std::string::npos; p = t.find(v, p + 1)) {
-                const bool left = p == 0 || !(std::isalnum(static_cast<unsigned char>(t[p - 1])) || t[p - 1] == '_' || t[p - 1] == '.');
+                const bool left = p == 0 || !(std::isalnum(static_cast<unsigned char>(t[p - 1])) || t[p - 1] == '_' ||
+                                              t[p - 1] == '.');
                 const size_t e = p + v.size();
-                const bool right = e >= t.size() || !(std::isalnum(static_cast<unsigned char>(t[e])) || t[e] == '_' || t[e] == '.');
+                const bool right =
+                    e >= t.size() || !(std::isalnum(static_cast<unsigned char>(t[e])) || t[e] == '_' || t[e] == '.');
                 if (left && right) {
                     at = p;
                     break;
                 }
             }
-            fail(what + ": unknown name '" + v + "'" + did_you_mean(v, candidates) + "; known: " + join(candidates), le.at(at));
+            fail(what + ": unknown name '" + v + "'" + did_you_mean(v, candidates) + "; known: " + join(candidates),
+                 le.at(at));
         }
     }
 
@@ -414,7 +440,9 @@ private:
                 d.expr = read_expr(e.value, what);
             }
             const std::vector<std::string> known = param_names();
-            check_variables(d.expr, what, [&](const std::string& v) { return std::count(known.begin(), known.end(), v) > 0; }, known);
+            check_variables(
+                d.expr, what, [&](const std::string& v) { return std::count(known.begin(), known.end(), v) > 0; },
+                known);
             declare(e.key, e.key_where, "parameter");
             m_spec.derived.push_back(std::move(d));
         }
@@ -427,7 +455,9 @@ private:
         const std::vector<std::string> known = param_names();
         for (const yaml_node& item : items) {
             located_expr le = read_expr(item, "filter");
-            check_variables(le, "filter", [&](const std::string& v) { return std::count(known.begin(), known.end(), v) > 0; }, known);
+            check_variables(
+                le, "filter", [&](const std::string& v) { return std::count(known.begin(), known.end(), v) > 0; },
+                known);
             m_spec.filters.push_back(std::move(le));
         }
     }
@@ -436,8 +466,10 @@ private:
         const yaml_node n = m_root["metrics"];
         std::vector<std::string> names;
         auto add = [&](metric m) {
-            if (std::count(names.begin(), names.end(), m.name)) fail("metrics: '" + m.name + "' is listed twice", m.where);
-            if (m_names.count(m.name)) fail("metrics: '" + m.name + "' is also a parameter of the sweep; name it differently", m.where);
+            if (std::count(names.begin(), names.end(), m.name))
+                fail("metrics: '" + m.name + "' is listed twice", m.where);
+            if (m_names.count(m.name))
+                fail("metrics: '" + m.name + "' is also a parameter of the sweep; name it differently", m.where);
             names.push_back(m.name);
             m_spec.metrics.push_back(std::move(m));
         };
@@ -452,7 +484,8 @@ private:
             m.where = item.where();
             if (item.is_map()) {
                 item.check_keys({"name", "path", "expr"}, "metric");
-                if (item.has("path") == item.has("expr")) item.fail("metric: give either path (a summary.json value) or expr (a formula)");
+                if (item.has("path") == item.has("expr"))
+                    item.fail("metric: give either path (a summary.json value) or expr (a formula)");
                 if (item.has("expr") && !item.has("name")) item.fail("metric: a formula needs a name");
                 if (item.has("path")) m.path = item["path"].scalar("metric path");
                 m.name = item.has("name") ? item["name"].scalar("metric name") : m.path;
@@ -461,9 +494,13 @@ private:
                     std::vector<std::string> candidates = names;
                     for (const auto& p : param_names()) candidates.push_back(p);
                     for (const auto& k : summary_keys()) candidates.push_back(k);
-                    check_variables(*m.expr, "metric '" + m.name + "'", [&](const std::string& v) {
-                        return std::count(names.begin(), names.end(), v) || m_names.count(v) || summary_path_error(v).empty();
-                    }, candidates);
+                    check_variables(
+                        *m.expr, "metric '" + m.name + "'",
+                        [&](const std::string& v) {
+                            return std::count(names.begin(), names.end(), v) || m_names.count(v) ||
+                                   summary_path_error(v).empty();
+                        },
+                        candidates);
                 }
             } else {
                 m.path = item.scalar("metric");
@@ -471,7 +508,8 @@ private:
             }
             if (!m.path.empty()) {
                 const std::string err = summary_path_error(m.path);
-                if (!err.empty()) fail("metric '" + m.path + "': " + err, item.has("path") ? item["path"].where() : item.where());
+                if (!err.empty())
+                    fail("metric '" + m.path + "': " + err, item.has("path") ? item["path"].where() : item.where());
             }
             add(std::move(m));
         }
@@ -488,7 +526,8 @@ private:
         auto positive = [&](const char* key, int& out, int min) {
             if (!n.has(key)) return;
             const std::int64_t v = n[key].as_int(std::string("slurm ") + key);
-            if (v < min || v > 1000000) n[key].fail(std::string("slurm ") + key + ": expected a whole number from " + std::to_string(min));
+            if (v < min || v > 1000000)
+                n[key].fail(std::string("slurm ") + key + ": expected a whole number from " + std::to_string(min));
             out = int(v);
         };
         positive("cpus_per_task", o.cpus_per_task, 1);
@@ -541,7 +580,8 @@ source_location spec::where_of(const std::string& name) const {
 }
 
 std::vector<std::string> default_metrics() {
-    return {"sim_time_s", "throughput_per_s", "achieved_flops_per_s", "fraction_of_peak", "bound_by", "physical_bound_s"};
+    return {"sim_time_s",       "throughput_per_s", "achieved_flops_per_s",
+            "fraction_of_peak", "bound_by",         "physical_bound_s"};
 }
 
 spec load_spec(const std::string& path) {
@@ -565,8 +605,10 @@ expr_value param_value(const std::string& text) {
 
 std::string format_value(double v) {
     char buf[64];
-    if (std::isfinite(v) && std::fabs(v) < 1e15 && v == std::floor(v)) std::snprintf(buf, sizeof buf, "%.0f", v);
-    else std::snprintf(buf, sizeof buf, "%.12g", v);
+    if (std::isfinite(v) && std::fabs(v) < 1e15 && v == std::floor(v))
+        std::snprintf(buf, sizeof buf, "%.0f", v);
+    else
+        std::snprintf(buf, sizeof buf, "%.12g", v);
     return buf;
 }
 
@@ -618,7 +660,8 @@ expansion expand(const spec& s) {
     for (const auto& g : s.groups) total *= double(s.axes[g.front()].values.size());
     if (total > max_points)
         fail("the axes make " + format_value(total) + " combinations; more than " + format_value(max_points) +
-             " is surely a mistake (split the study into several sweeps)", s.axes_where);
+                 " is surely a mistake (split the study into several sweeps)",
+             s.axes_where);
     out.combinations = size_t(total);
     std::vector<size_t> pos(s.groups.size(), 0);
     std::unordered_map<std::string, size_t> seen;
@@ -641,10 +684,14 @@ expansion expand(const spec& s) {
         for (size_t ax = 0; ax < s.axes.size(); ++ax) {
             const param v{s.axes[ax].name, s.axes[ax].values[value_of[ax]]};
             p.params.push_back(v);
-            if (v.name == "platform") p.platform = v.value;
-            else if (v.name == "workload") p.workload = v.value;
-            else if (v.name == "program") p.program = v.value;
-            else p.sets.push_back(v);
+            if (v.name == "platform")
+                p.platform = v.value;
+            else if (v.name == "workload")
+                p.workload = v.value;
+            else if (v.name == "program")
+                p.program = v.value;
+            else
+                p.sets.push_back(v);
             if (needs_scope) scope_values[v.name] = v.value;
         }
         if (needs_scope) {
@@ -693,7 +740,7 @@ expansion expand(const spec& s) {
         const auto [it, fresh] = seen.emplace(p.key, p.index);
         if (!fresh)
             fail("points " + std::to_string(it->second) + " (" + describe(out.points[it->second].params) + ") and " +
-                 std::to_string(p.index) + " (" + describe(p.params) + ") are the same run; remove the repeat",
+                     std::to_string(p.index) + " (" + describe(p.params) + ") are the same run; remove the repeat",
                  s.axes_where);
         out.points.push_back(std::move(p));
     }

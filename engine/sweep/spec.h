@@ -34,10 +34,10 @@ struct located_expr {
 
 /// Values an axis takes, in order.
 struct axis {
-    std::string name;                     // a --set path, or platform | workload | program
-    std::vector<std::string> values;      // exactly as passed to --set
+    std::string name;                          // a --set path, or platform | workload | program
+    std::vector<std::string> values;           // exactly as passed to --set
     std::vector<source_location> value_where;  // each value's list item (a range: the range's map)
-    source_location where;                // the axis's key
+    source_location where;                     // the axis's key
 };
 
 /// A parameter computed from others for each point: `tile.sram.banks: "max(2, tile.sram.capacity / 64KiB)"`.
@@ -51,8 +51,8 @@ struct derived_param {
 /// A column of the results: a value from the run's summary.json, or an expression over other columns.
 struct metric {
     std::string name;
-    std::string path;                 // summary.json path: "sim_time_s", "resources.noc.utilisation_max"
-    std::optional<located_expr> expr; // or a formula over earlier metrics, parameters and summary paths
+    std::string path;                  // summary.json path: "sim_time_s", "resources.noc.utilisation_max"
+    std::optional<located_expr> expr;  // or a formula over earlier metrics, parameters and summary paths
     source_location where;
 };
 
@@ -67,20 +67,20 @@ struct slurm_options {
 };
 
 struct spec {
-    std::string file;         // as given
-    std::string dir;          // the spec's folder: relative platform, workload and program files start here
-    std::string name;         // `sweep:`, else the file's stem
+    std::string file;  // as given
+    std::string dir;   // the spec's folder: relative platform, workload and program files start here
+    std::string name;  // `sweep:`, else the file's stem
     std::string description;
     param platform{"platform", ""}, workload{"workload", ""}, program{"program", ""};  // empty when an axis
     source_location platform_where, workload_where, program_where;
-    std::vector<param> sets;  // fixed --set values for every point
+    std::vector<param> sets;                                // fixed --set values for every point
     std::vector<source_location> set_where, set_key_where;  // each fixed value, and its key
-    std::vector<axis> axes;   // in file order
+    std::vector<axis> axes;                                 // in file order
     std::vector<std::vector<size_t>> groups;  // axes that advance together (a zip, or one axis alone), in order
     std::vector<derived_param> derived;
-    std::vector<located_expr> filters;        // a point runs when every filter is true
+    std::vector<located_expr> filters;  // a point runs when every filter is true
     std::vector<metric> metrics;
-    double timeout_s = 0;                     // per point; 0: no limit
+    double timeout_s = 0;  // per point; 0: no limit
     slurm_options slurm;
     source_location axes_where;
 
@@ -99,16 +99,16 @@ spec load_spec(const std::string& path);
 spec parse_spec(const std::string& text, const std::string& file);
 
 struct point {
-    size_t index = 0;           // position among the points of this expansion
-    std::string key;            // stable id from the parameter values (16 hex digits)
+    size_t index = 0;                         // position among the points of this expansion
+    std::string key;                          // stable id from the parameter values (16 hex digits)
     std::string platform, workload, program;  // as written in the spec
-    std::vector<param> params;  // axes then derived parameters: the columns of the results table
-    std::vector<param> sets;    // every --set of the run: fixed, axes and derived, in that order
+    std::vector<param> params;                // axes then derived parameters: the columns of the results table
+    std::vector<param> sets;                  // every --set of the run: fixed, axes and derived, in that order
 };
 
 struct expansion {
     std::vector<point> points;
-    size_t combinations = 0;   // before filters
+    size_t combinations = 0;  // before filters
     size_t filtered_out = 0;
 };
 

@@ -42,7 +42,8 @@ std::string describe(const point& p) {
     throw input_error("point " + std::to_string(p.index) + " (" + describe(p) + ") does not load: " + msg, where);
 }
 
-std::string resolved(const spec& s, const point& p, const std::string& what, const std::string& value, const platform_resolver& rp) {
+std::string resolved(const spec& s, const point& p, const std::string& what, const std::string& value,
+                     const platform_resolver& rp) {
     try {
         return resolve_input(s, what, value, rp);
     } catch (const input_error& e) {
@@ -63,7 +64,8 @@ validation validate_points(const spec& s, const std::vector<point>& points, cons
         std::vector<param> sets;
         for (const auto& q : p.sets)
             if (!is_workload_param(q.name)) sets.push_back(q);
-        const std::string program_file = p.program.empty() ? "" : resolved(s, p, "program", p.program, resolve_platform);
+        const std::string program_file =
+            p.program.empty() ? "" : resolved(s, p, "program", p.program, resolve_platform);
         auto& seen = covered[plat_file];
         bool fresh = loaded.insert({plat_file, program_file}).second;
         for (const auto& q : sets) fresh |= seen.insert({q.name, q.value}).second;
@@ -91,10 +93,12 @@ validation validate_points(const spec& s, const std::vector<point>& points, cons
         ++v.platform_loads;
         if (!unused.empty()) {
             const std::string& path = unused.front();
-            throw input_error("'" + path + "' is not a parameter of platform '" + p.platform + "'" + did_you_mean(path, known) +
-                                  " (platform parameters are COMPONENT.PARAM such as noc.link_bandwidth, mapper options "
-                                  "mapper.NAME" + std::string(p.workload.empty() ? ")" : ", workload parameters workload.NAME)"),
-                              s.where_of(path));
+            throw input_error(
+                "'" + path + "' is not a parameter of platform '" + p.platform + "'" + did_you_mean(path, known) +
+                    " (platform parameters are COMPONENT.PARAM such as noc.link_bandwidth, mapper options "
+                    "mapper.NAME" +
+                    std::string(p.workload.empty() ? ")" : ", workload parameters workload.NAME)"),
+                s.where_of(path));
         }
     }
 
@@ -107,7 +111,8 @@ validation validate_points(const spec& s, const std::vector<point>& points, cons
             if (is_workload_param(q.name)) sets.push_back(q);
         if (p.workload.empty()) {
             if (!sets.empty())
-                throw input_error("'" + sets.front().name + "': a program has no workload parameters", s.where_of(sets.front().name));
+                throw input_error("'" + sets.front().name + "': a program has no workload parameters",
+                                  s.where_of(sets.front().name));
             continue;
         }
         const std::string wl = resolved(s, p, "workload", p.workload, resolve_platform);
@@ -117,7 +122,8 @@ validation validate_points(const spec& s, const std::vector<point>& points, cons
                 auto& names = names_of[wl];
                 for (const auto& [k, val] : g.parameters) names.push_back(k);
             } catch (const input_error& e) {
-                throw input_error("workload '" + p.workload + "' does not load: " + e.what(), s.where_of("workload", p.workload));
+                throw input_error("workload '" + p.workload + "' does not load: " + e.what(),
+                                  s.where_of("workload", p.workload));
             }
             ++v.workload_loads;
         }
@@ -125,8 +131,8 @@ validation validate_points(const spec& s, const std::vector<point>& points, cons
         for (const auto& q : sets) {
             const std::string n = q.name.substr(9);
             if (std::find(names.begin(), names.end(), n) == names.end())
-                throw input_error("workload '" + p.workload + "' has no parameter '" + n + "'" + did_you_mean(n, names) +
-                                      "; its parameters are: " + join(names),
+                throw input_error("workload '" + p.workload + "' has no parameter '" + n + "'" +
+                                      did_you_mean(n, names) + "; its parameters are: " + join(names),
                                   s.where_of(q.name));
         }
         auto& seen = wl_covered[wl];

@@ -19,7 +19,7 @@ const std::vector<std::pair<collective_kind, const char*>> kind_names = {
 const std::vector<std::pair<collective_algorithm, const char*>> algorithm_names = {
     {collective_algorithm::ring, "ring"},     {collective_algorithm::tree, "tree"},
     {collective_algorithm::torus, "torus"},   {collective_algorithm::hierarchical, "hierarchical"},
-    {collective_algorithm::direct, "direct"},  {collective_algorithm::in_network, "in_network"},
+    {collective_algorithm::direct, "direct"}, {collective_algorithm::in_network, "in_network"},
 };
 
 template <class E>
@@ -208,8 +208,10 @@ rounds schedule_of(const collective_call& c, std::uint64_t base, std::uint64_t b
             std::vector<xfer> in, back;
             for (int r = 0; r < n; ++r) {
                 in.push_back(xfer{r, n + r, base, base, bytes});
-                if (c.kind == collective_kind::all_reduce) back.push_back(xfer{n + r, r, base, base, bytes});
-                else back.push_back(xfer{n + r, r, piece(r).first, piece(r).first, piece(r).second});
+                if (c.kind == collective_kind::all_reduce)
+                    back.push_back(xfer{n + r, r, base, base, bytes});
+                else
+                    back.push_back(xfer{n + r, r, piece(r).first, piece(r).first, piece(r).second});
             }
             out.push_back(std::move(in));
             out.push_back(std::move(back));
@@ -442,8 +444,17 @@ collective_schedules::collective_schedules() : m(std::make_unique<store>()) {}
 collective_schedules::~collective_schedules() = default;
 
 const collective_schedules::plan& collective_schedules::of(const collective_call& c) {
-    store::key k{static_cast<int>(c.kind), static_cast<int>(c.algorithm), static_cast<int>(c.ranks.size()), c.shape,
-                 c.bytes, c.chunks, c.bidirectional, c.root, c.peer, c.symmetric, c.representative};
+    store::key k{static_cast<int>(c.kind),
+                 static_cast<int>(c.algorithm),
+                 static_cast<int>(c.ranks.size()),
+                 c.shape,
+                 c.bytes,
+                 c.chunks,
+                 c.bidirectional,
+                 c.root,
+                 c.peer,
+                 c.symmetric,
+                 c.representative};
     const auto it = m->plans.find(k);
     if (it != m->plans.end()) return it->second;
     return m->plans.emplace(std::move(k), make_plan(c)).first->second;

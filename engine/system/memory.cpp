@@ -103,8 +103,10 @@ void require_fit(const memory_report& r, const parallel_plan& plan) {
     // What to try first: recomputation if there is none, then smaller blocks of it, then the rest.
     std::string recompute = "recompute=full or selective, ";
     if (plan.recompute != "none")
-        recompute = plan.recompute_layers == 0 ? "recompute_layers=1 (re-create one layer at a time, not the whole chunk), "
-                    : plan.recompute == "selective" ? "recompute=full, " : "";
+        recompute = plan.recompute_layers == 0
+                        ? "recompute_layers=1 (re-create one layer at a time, not the whole chunk), "
+                    : plan.recompute == "selective" ? "recompute=full, "
+                                                    : "";
     fail("parallel plan " + plan.str() + " does not fit in memory: " + msg + " (try " + recompute +
          "zero=1..3, a smaller microbatch, or more tp or pp)");
 }

@@ -28,7 +28,7 @@ struct parallel_plan {
     int interleave = 1;              // model chunks (virtual stages) per pipeline stage
     std::string schedule = "1f1b";   // gpipe, 1f1b, interleaved_1f1b
     std::string recompute = "none";  // none, selective, full
-    int recompute_layers = 1;         // recomputation blocks: N blocks of N layers, 0 the whole chunk
+    int recompute_layers = 1;        // recomputation blocks: N blocks of N layers, 0 the whole chunk
     bool sequence_parallel = false;
     int zero = 0;  // 0: none; 1: optimizer state sharded over dp; 2: + gradients; 3: + weights
     bool overlap_grad_reduce = false;

@@ -22,7 +22,8 @@ int chunk_of_layer(std::int64_t layer, std::int64_t layers, int chunks) {
     return static_cast<int>(std::min<std::int64_t>(layer / std::max<std::int64_t>(per, 1), chunks - 1));
 }
 
-workload_graph subgraph(const workload_graph& g, const std::vector<int>& ops, const std::string& name, bool keep_order) {
+workload_graph subgraph(const workload_graph& g, const std::vector<int>& ops, const std::string& name,
+                        bool keep_order) {
     std::vector<char> in_set(g.ops().size(), 0);
     for (int o : ops) in_set[static_cast<size_t>(o)] = 1;
     std::set<int> used;

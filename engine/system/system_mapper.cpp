@@ -9,11 +9,11 @@
 #include <utility>
 
 #include "engine/report/summary.h"
+#include "engine/system/chip_program.h"
 #include "engine/system/collectives.h"
 #include "engine/system/memory.h"
 #include "engine/system/partition.h"
 #include "engine/system/pipeline_schedule.h"
-#include "engine/system/chip_program.h"
 #include "engine/system/weight_streaming.h"
 #include "models/core/limits.h"
 #include "models/interconnect/interconnect.h"
@@ -27,8 +27,10 @@ void system_mapper::options::declare(param_decl& d) {
     d(algorithm, "algorithm", "ring",
       "collective algorithm of the tensor- and data-parallel groups: ring, tree, direct or torus (rings along each "
       "dimension of `torus` in turn, as TPU pods and IPU-PODs reduce)");
-    d(torus, "torus", "", "the chips' torus extents, first dimension fastest in chip order (4x4x4), for algorithm torus");
-    d(bidirectional, "bidirectional", "false", "send half of every ring's data each way round (links with a channel per direction)");
+    d(torus, "torus", "",
+      "the chips' torus extents, first dimension fastest in chip order (4x4x4), for algorithm torus");
+    d(bidirectional, "bidirectional", "false",
+      "send half of every ring's data each way round (links with a channel per direction)");
     d(chip, "chip", "", "the chip group the plan runs on (default: the system's first)");
     d(memory, "memory", "",
       "the chip's memory (its name inside the chip platform, e.g. hbm) that collectives and pipeline sends read "
@@ -55,9 +57,9 @@ TESSEL_REGISTER_MAPPER(make_mapper<system_mapper>(
 
 void system_mapper::configure(const platform& plat, param_context& ctx) {
     if (!plat.is_system())
-        throw input_error("mapper 'system' needs a system: platform '" + plat.title() +
-                              "' has no 'chips:' (see docs/systems.md)",
-                          plat.mapper_spec().where());
+        throw input_error(
+            "mapper 'system' needs a system: platform '" + plat.title() + "' has no 'chips:' (see docs/systems.md)",
+            plat.mapper_spec().where());
     m_chip_group = m_opt.chip.empty() ? plat.chip_groups().front().name : m_opt.chip;
     const platform::chip_group* cg = plat.find_chip_group(m_chip_group);
     if (!cg) {
@@ -72,20 +74,23 @@ void system_mapper::configure(const platform& plat, param_context& ctx) {
     const collective_algorithm algo = parse_collective_algorithm(m_opt.algorithm);
     m_torus.clear();
     if (algo == collective_algorithm::torus) {
-        if (m_opt.torus.empty()) throw input_error("mapper.algorithm torus needs mapper.torus, the chips' torus extents (e.g. 4x4x4)");
+        if (m_opt.torus.empty())
+            throw input_error("mapper.algorithm torus needs mapper.torus, the chips' torus extents (e.g. 4x4x4)");
         std::int64_t product = 1;
         std::istringstream extents(m_opt.torus);
         for (std::string part; std::getline(extents, part, 'x');) {
             char* end = nullptr;
             const long v = std::strtol(part.c_str(), &end, 10);
             if (part.empty() || *end != '\0' || v < 1 || v > 65536)
-                throw input_error("mapper.torus '" + m_opt.torus + "': expected extents like 4x4x4, got '" + part + "'");
+                throw input_error("mapper.torus '" + m_opt.torus + "': expected extents like 4x4x4, got '" + part +
+                                  "'");
             m_torus.push_back(static_cast<int>(v));
             product *= v;
         }
         if (product != static_cast<std::int64_t>(cg->chips.size()))
-            throw input_error("mapper.torus " + m_opt.torus + " has " + std::to_string(product) + " places but chip group '" +
-                              m_chip_group + "' has " + std::to_string(cg->chips.size()) + " chips");
+            throw input_error("mapper.torus " + m_opt.torus + " has " + std::to_string(product) +
+                              " places but chip group '" + m_chip_group + "' has " + std::to_string(cg->chips.size()) +
+                              " chips");
     }
     m_engines.clear();
     if (m_opt.in_network != "none") {
@@ -112,9 +117,10 @@ void system_mapper::configure(const platform& plat, param_context& ctx) {
     m_store = m_fabric = ~0u;
     if (m_opt.weights == "streamed") {
         if (m_engines.empty())
-            throw input_error("mapper.weights=streamed needs mapper.in_network: the reduction engines (switch_reducer, one "
-                              "per chip) that sum the gradients on their way to the store",
-                              plat.mapper_spec().where());
+            throw input_error(
+                "mapper.weights=streamed needs mapper.in_network: the reduction engines (switch_reducer, one "
+                "per chip) that sum the gradients on their way to the store",
+                plat.mapper_spec().where());
         auto single = [&](const std::string& key, const std::string& name, component::role r, const char* what) {
             const platform::group* grp = plat.find_group(name);
             if (!grp) {
@@ -125,21 +131,24 @@ void system_mapper::configure(const platform& plat, param_context& ctx) {
                                   plat.mapper_spec().where());
             }
             if (grp->ids.size() != 1 || !plat.comp(grp->ids.front()).has_role(r))
-                throw input_error("mapper." + key + " '" + name + "' is " +
-                                      (grp->ids.size() != 1 ? std::to_string(grp->ids.size()) + " components" : "a " + grp->kind) +
-                                      ", not a single " + what,
-                                  plat.mapper_spec().where());
+                throw input_error(
+                    "mapper." + key + " '" + name + "' is " +
+                        (grp->ids.size() != 1 ? std::to_string(grp->ids.size()) + " components" : "a " + grp->kind) +
+                        ", not a single " + what,
+                    plat.mapper_spec().where());
             return grp->ids.front();
         };
         m_store = single("store", m_opt.store, component::role::memory, "memory");
         m_fabric = single("fabric", m_opt.fabric, component::role::interconnect, "network");
         if (plat.comp(m_fabric).unit_count() < cg->chips.size())
-            throw input_error("mapper.fabric '" + m_opt.fabric + "' has " + std::to_string(plat.comp(m_fabric).unit_count()) +
-                                  " ports for the " + std::to_string(cg->chips.size()) + " chips of '" + m_chip_group +
+            throw input_error("mapper.fabric '" + m_opt.fabric + "' has " +
+                                  std::to_string(plat.comp(m_fabric).unit_count()) + " ports for the " +
+                                  std::to_string(cg->chips.size()) + " chips of '" + m_chip_group +
                                   "' (port c is chip c's I/O)",
                               plat.mapper_spec().where());
     } else if (m_opt.weights != "resident") {
-        throw input_error("mapper.weights '" + m_opt.weights + "': expected resident or streamed", plat.mapper_spec().where());
+        throw input_error("mapper.weights '" + m_opt.weights + "': expected resident or streamed",
+                          plat.mapper_spec().where());
     }
 }
 
@@ -155,12 +164,15 @@ std::pair<std::uint32_t, std::uint64_t> system_mapper::chip_memory(const platfor
             mem_local = k;
         }
     }
-    if (mem_local == ~0u) throw input_error("chip platform " + chip0.file() + " has no memory with a capacity to hold a model");
+    if (mem_local == ~0u)
+        throw input_error("chip platform " + chip0.file() + " has no memory with a capacity to hold a model");
     if (!m_opt.memory.empty()) {
         const endpoint e = chip0.resolve(m_opt.memory, plat.mapper_spec().where());
-        if (e.comp < cg.first[0] || e.comp >= cg.first[0] + cg.components || !plat.comp(e.comp).has_role(component::role::memory))
-            throw input_error("mapper.memory '" + m_opt.memory + "' is not a memory of the chips of '" + m_chip_group + "'",
-                              plat.mapper_spec().where());
+        if (e.comp < cg.first[0] || e.comp >= cg.first[0] + cg.components ||
+            !plat.comp(e.comp).has_role(component::role::memory))
+            throw input_error(
+                "mapper.memory '" + m_opt.memory + "' is not a memory of the chips of '" + m_chip_group + "'",
+                plat.mapper_spec().where());
         mem_local = e.comp - cg.first[0];
     }
     return {mem_local, capacity};
@@ -178,7 +190,7 @@ struct cut_pass {
     };
     std::vector<program> segments;
     std::vector<std::vector<std::uint32_t>> sinks;  // per segment: its steps nothing in it depends on
-    std::vector<program::append_memo> memos;         // per segment: its copies share works and payloads
+    std::vector<program::append_memo> memos;        // per segment: its copies share works and payloads
     std::vector<collective> collectives;
     double flops = 0;
 };
@@ -194,9 +206,12 @@ std::string fmt_percent(double f) { return format_number(100 * f, 3) + "%"; }
 std::vector<int> group_torus(std::vector<int> dims, int stride, int members) {
     size_t d = 0;
     while (stride > 1 && d < dims.size()) {
-        if (stride % dims[d] == 0) stride /= dims[d++];
-        else if (dims[d] % stride == 0) dims[d] /= std::exchange(stride, 1);
-        else return {};
+        if (stride % dims[d] == 0)
+            stride /= dims[d++];
+        else if (dims[d] % stride == 0)
+            dims[d] /= std::exchange(stride, 1);
+        else
+            return {};
     }
     std::vector<int> shape;
     while (members > 1 && d < dims.size()) {
@@ -220,7 +235,8 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
     const parallel_plan& plan = m_plan;
     const std::int64_t n_chips = static_cast<std::int64_t>(cg.chips.size());
     if (g.source.empty())
-        throw input_error("mapper 'system': the workload must be named (a generator or a file) so it can be split by the plan");
+        throw input_error(
+            "mapper 'system': the workload must be named (a generator or a file) so it can be split by the plan");
     if (m_opt.weights == "streamed") {
         weight_streaming_setup ws;
         ws.chips = &cg;
@@ -237,16 +253,19 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
         return out;
     }
     if (plan.zero >= 3)
-        throw input_error("parallel.zero = 3 (weights sharded, gathered layer by layer) is not simulated by the system "
-                          "mapper yet; use zero 0, 1 or 2");
+        throw input_error(
+            "parallel.zero = 3 (weights sharded, gathered layer by layer) is not simulated by the system "
+            "mapper yet; use zero 0, 1 or 2");
     if (plan.overlap_grad_reduce)
-        throw input_error("parallel.overlap_grad_reduce = true is not simulated by the system mapper yet: the gradient "
-                          "reduction starts after a stage's last backward pass; leave it false");
+        throw input_error(
+            "parallel.overlap_grad_reduce = true is not simulated by the system mapper yet: the gradient "
+            "reduction starts after a stage's last backward pass; leave it false");
     validate_plan(plan, plan_target_of(g.source, g.source_overrides, n_chips));
     const partition_result part = partition(g.source, g.source_overrides, plan);
     if (!part.training)
-        throw input_error("mapper 'system' simulates training iterations: set workload.training (e.g. --set "
-                          "workload.training=adam)");
+        throw input_error(
+            "mapper 'system' simulates training iterations: set workload.training (e.g. --set "
+            "workload.training=adam)");
 
     // Chip 0's largest memory bounds the plan; it (or mapper.memory) holds what collectives and pipeline sends move.
     const platform& chip0 = *cg.chips.front();
@@ -259,15 +278,14 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
     const int dp = plan.dp, tp = plan.tp, pp = plan.pp, C = plan.chunks();
     const int m = static_cast<int>(part.microbatches);
     auto chip_index = [&](int stage, int replica, int rank) { return (stage * dp + replica) * tp + rank; };
-    auto memory_of = [&](int chip) {
-        return endpoint{cg.first[static_cast<size_t>(chip)] + mem_local, -1, 0};
-    };
+    auto memory_of = [&](int chip) { return endpoint{cg.first[static_cast<size_t>(chip)] + mem_local, -1, 0}; };
     const collective_algorithm algo = parse_collective_algorithm(m_opt.algorithm);
     // A group's algorithm: on a torus, rings along each dimension the group spans (a ring where it does not
     // line up); elsewhere the one asked for.
     auto shape_call = [&](collective_call& call, int stride, int members) {
         call.algorithm = algo;
-        call.bidirectional = m_opt.bidirectional && algo != collective_algorithm::tree && algo != collective_algorithm::direct;
+        call.bidirectional =
+            m_opt.bidirectional && algo != collective_algorithm::tree && algo != collective_algorithm::direct;
         if (algo != collective_algorithm::torus) return;
         const auto fits = algorithms_for(call.kind);
         if (std::find(fits.begin(), fits.end(), algo) != fits.end()) call.shape = group_torus(m_torus, stride, members);
@@ -359,7 +377,8 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
     m_collectives.clear();
     auto lower = [&](const collective_call& c) {
         const collective_steps cs = lower_collective(p, c, &collective_plans);
-        m_collectives.push_back({c.op, c.kind, c.algorithm, c.bytes, static_cast<int>(c.ranks.size()), cs.first, cs.end});
+        m_collectives.push_back(
+            {c.op, c.kind, c.algorithm, c.bytes, static_cast<int>(c.ranks.size()), cs.first, cs.end});
         return cs;
     };
     p.name = g.name;
@@ -373,7 +392,8 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
             const program& seg = cp.segments[k];
             if (seg.size() > 0)
                 for (int t = 0; t < sim_tp; ++t) {
-                    const std::uint32_t off = p.append(seg, on_chip(cg, chip_index(stage, replica, t)), at[static_cast<size_t>(t)], &cp.memos[k]);
+                    const std::uint32_t off = p.append(seg, on_chip(cg, chip_index(stage, replica, t)),
+                                                       at[static_cast<size_t>(t)], &cp.memos[k]);
                     deps_t next;
                     for (std::uint32_t s : cp.sinks[k]) next.push_back(off + s);
                     at[static_cast<size_t>(t)] = std::move(next);
@@ -430,7 +450,8 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
                           "; a smaller workload or a coarser mapping needs fewer");
     // End step of (replica, chunk, microbatch, pass) per simulated tp rank.
     std::map<std::tuple<int, int, int, int>, std::vector<std::uint32_t>> ended;
-    const std::uint32_t op_send_f = p.intern_op("pipeline.send_forward"), op_send_b = p.intern_op("pipeline.send_backward");
+    const std::uint32_t op_send_f = p.intern_op("pipeline.send_forward"),
+                        op_send_b = p.intern_op("pipeline.send_backward");
     const std::uint32_t op_item = p.intern_op("pipeline.item");
     size_t left = 0;
     for (const auto& l : lanes) left += schedules[static_cast<size_t>(l.stage)].size();
@@ -466,8 +487,9 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
                 const std::uint32_t item_first = static_cast<std::uint32_t>(p.size());  // after the receive
                 run_pass(fwd ? cp.fwd : cp.bwd, l.stage, l.replica, at);
                 std::vector<std::uint32_t> ends;
-                const std::uint32_t item_op = p.intern_op(std::string(fwd ? "F" : "B") + " chunk " + std::to_string(it.chunk) +
-                                                          " mb " + std::to_string(it.microbatch));
+                const std::uint32_t item_op =
+                    p.intern_op(std::string(fwd ? "F" : "B") + " chunk " + std::to_string(it.chunk) + " mb " +
+                                std::to_string(it.microbatch));
                 for (int t = 0; t < sim_tp; ++t) {
                     const std::uint32_t e = join(op_item, at[static_cast<size_t>(t)]);
                     ends.push_back(e);
@@ -484,7 +506,9 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
     }
 
     // Gradient reduction, then the optimizer step (and ZeRO's weight all-gather after it).
-    auto lane_of = [&](int stage, int replica) -> lane& { return lanes[static_cast<size_t>(stage * sim_dp + replica)]; };
+    auto lane_of = [&](int stage, int replica) -> lane& {
+        return lanes[static_cast<size_t>(stage * sim_dp + replica)];
+    };
     auto sync = [&](const collective_use& u, int stage, bool after_optimizer) {
         const bool gather = u.kind == "all_gather";
         if (gather != after_optimizer) return;
@@ -500,7 +524,8 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
                     collective_call c2 = call;
                     c2.algorithm = collective_algorithm::ring;
                     c2.ranks = {memory_of(chip_index(0, d, t)), memory_of(chip_index(pp - 1, d, t))};
-                    c2.after = {lane_of(0, d).tail[static_cast<size_t>(t)], lane_of(pp - 1, d).tail[static_cast<size_t>(t)]};
+                    c2.after = {lane_of(0, d).tail[static_cast<size_t>(t)],
+                                lane_of(pp - 1, d).tail[static_cast<size_t>(t)]};
                     const collective_steps cs = lower(c2);
                     lane_of(0, d).tail[static_cast<size_t>(t)] = {cs.done[0]};
                     lane_of(pp - 1, d).tail[static_cast<size_t>(t)] = {cs.done[1]};
@@ -534,7 +559,8 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
             }
             return;
         }
-        throw input_error("gradient synchronisation '" + u.name + "' of group '" + u.group + "' is not simulated by the system mapper");
+        throw input_error("gradient synchronisation '" + u.name + "' of group '" + u.group +
+                          "' is not simulated by the system mapper");
     };
     for (bool after_optimizer : {false, true}) {
         for (int s = 0; s < pp; ++s)
@@ -544,7 +570,8 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
         if (after_optimizer) break;
         for (lane& l : lanes)
             for (const chunk_partition& ch : part.chunks)
-                if (ch.stage == l.stage) run_pass(passes[static_cast<size_t>(ch.index)].opt, l.stage, l.replica, l.tail);
+                if (ch.stage == l.stage)
+                    run_pass(passes[static_cast<size_t>(ch.index)].opt, l.stage, l.replica, l.tail);
     }
 
     // What the run reports beside the iteration time.
@@ -569,7 +596,8 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
                     const std::uint32_t first = cg.first[static_cast<size_t>(chip_index(s, d, t))];
                     out.represented.push_back({first, first + cg.components});
                 }
-    out.traffic_scale = static_cast<double>(n_chips) / static_cast<double>(static_cast<std::int64_t>(pp) * sim_dp * sim_tp);
+    out.traffic_scale =
+        static_cast<double>(n_chips) / static_cast<double>(static_cast<std::int64_t>(pp) * sim_dp * sim_tp);
     par["symmetric"] = sym;
     par["ideal_bubble"] = bubble_fraction(plan.schedule, pp, plan.interleave, m);
     nlohmann::json stages = nlohmann::json::array();
@@ -589,10 +617,11 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) {
     par["hardware_flops"] = hw_flops * dp * tp;
     par["chip_group"] = m_chip_group;
     out.details["parallel"] = par;
-    out.notes.push_back("parallel plan " + plan.str() + " on " + std::to_string(n_chips) + " chips: " + std::to_string(m) +
-                        " microbatches of " + std::to_string(plan.microbatch) + " per pipeline, " + plan.schedule +
-                        " schedule (ideal bubble " + fmt_percent(bubble_fraction(plan.schedule, pp, plan.interleave, m)) +
-                        ")" + (sym ? "; one representative chip per stage simulated" : "; every chip simulated"));
+    out.notes.push_back("parallel plan " + plan.str() + " on " + std::to_string(n_chips) +
+                        " chips: " + std::to_string(m) + " microbatches of " + std::to_string(plan.microbatch) +
+                        " per pipeline, " + plan.schedule + " schedule (ideal bubble " +
+                        fmt_percent(bubble_fraction(plan.schedule, pp, plan.interleave, m)) + ")" +
+                        (sym ? "; one representative chip per stage simulated" : "; every chip simulated"));
     for (const auto& n : part.notes) out.notes.push_back(n);
     return out;
 }
@@ -638,8 +667,10 @@ void system_mapper::explain(const mapping& m, const platform& plat, const execut
         std::sort(v.begin(), v.end());
         std::vector<std::pair<tick, tick>> out;
         for (const auto& iv : v) {
-            if (!out.empty() && iv.first <= out.back().second) out.back().second = std::max(out.back().second, iv.second);
-            else out.push_back(iv);
+            if (!out.empty() && iv.first <= out.back().second)
+                out.back().second = std::max(out.back().second, iv.second);
+            else
+                out.push_back(iv);
         }
         return out;
     };
@@ -698,17 +729,17 @@ void system_mapper::explain(const mapping& m, const platform& plat, const execut
         const double c = sum_compute / n / T, x = sum_comm / n / T;
         const double rest = 1 - c - x < 1e-9 ? 0 : 1 - c - x;  // not a rounding error's 5e-15%
         s.notes.push_back("per simulated chip (mean of " + std::to_string(n) + "): compute " + fmt_percent(c) +
-                          ", exposed communication " + fmt_percent(x) + ", bubble and waiting " +
-                          fmt_percent(rest) + "; MFU " +
-                          fmt_percent(par["model_flops_utilisation"].get<double>()) + ", hardware FLOP/s per chip " +
+                          ", exposed communication " + fmt_percent(x) + ", bubble and waiting " + fmt_percent(rest) +
+                          "; MFU " + fmt_percent(par["model_flops_utilisation"].get<double>()) +
+                          ", hardware FLOP/s per chip " +
                           format_number(par["hardware_tflops_per_chip"].get<double>(), 3) + " TFLOP/s");
     }
 }
 
 void system_mapper::report_collectives(const mapping& m, const executor::result& r, run_summary& s) const {
     // Calls of the same shape (kind, algorithm, size, ranks) are one entry: a tensor-parallel all-reduce recurs
-    // per layer (ops of their own names) and microbatch. A call lasts from its first step's start to its last step's end
-    // (on the simulated ranks), so waiting for a slower peer counts; the bandwidths follow NCCL-tests.
+    // per layer (ops of their own names) and microbatch. A call lasts from its first step's start to its last step's
+    // end (on the simulated ranks), so waiting for a slower peer counts; the bandwidths follow NCCL-tests.
     struct entry {
         const collective_record* rec = nullptr;  // the first call
         std::uint64_t calls = 0;
@@ -755,9 +786,9 @@ void system_mapper::report_collectives(const mapping& m, const executor::result&
     auto count = [](size_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
     s.notes.push_back("collectives: " + count(m_collectives.size(), "call") + " of " + count(list.size(), "kind") +
                       "; the longest in all, '" + top["name"].get<std::string>() + "'" +
-                      (top["ops"].get<size_t>() > 1 ? " and " + count(top["ops"].get<size_t>() - 1, "op") + " like it" : std::string()) +
-                      " (" +
-                      top["kind"].get<std::string>() + ", " + top["algorithm"].get<std::string>() + ", " +
+                      (top["ops"].get<size_t>() > 1 ? " and " + count(top["ops"].get<size_t>() - 1, "op") + " like it"
+                                                    : std::string()) +
+                      " (" + top["kind"].get<std::string>() + ", " + top["algorithm"].get<std::string>() + ", " +
                       std::to_string(top["ranks"].get<int>()) + " ranks, " + format_bytes(top["bytes"].get<double>()) +
                       "): " + std::to_string(top["calls"].get<std::uint64_t>()) + " x " +
                       format_time(top["mean_s"].get<double>()) + ", bus bandwidth " +

@@ -71,8 +71,8 @@ private:
     parallel_plan m_plan;
     std::unique_ptr<mapper> m_chip_mapper;
     std::string m_chip_group;
-    std::vector<int> m_torus;  // parsed options.torus
-    std::vector<std::uint32_t> m_engines;  // options.in_network: per chip, its engine's component id
+    std::vector<int> m_torus;                     // parsed options.torus
+    std::vector<std::uint32_t> m_engines;         // options.in_network: per chip, its engine's component id
     std::uint32_t m_store = ~0u, m_fabric = ~0u;  // options.store and options.fabric (weights streamed)
     /// Index inside a chip of the memory collectives and pipeline sends use (mapper.memory, or the largest),
     /// and the largest memory's capacity.

@@ -2,8 +2,8 @@
 
 #include <map>
 
-#include "engine/system/partition.h"
 #include "engine/system/chip_program.h"
+#include "engine/system/partition.h"
 #include "engine/workload/load.h"
 #include "models/core/error.h"
 #include "models/core/text.h"
@@ -14,27 +14,32 @@ namespace {
 
 /// What the store does for one weight gradient: the chip's steps that write it out, and the update it triggers.
 struct gradient_flow {
-    std::string op;                    // the op whose output is the gradient (its steps in the chip's pass)
+    std::string op;                     // the op whose output is the gradient (its steps in the chip's pass)
     std::vector<std::uint32_t> stores;  // steps of the pass that write it to the chip's I/O memory
-    std::uint64_t bytes = 0;           // what those steps write
-    double update_bytes = 0;           // what the store reads to update the weight (weight, gradient, state)
+    std::uint64_t bytes = 0;            // what those steps write
+    double update_bytes = 0;            // what the store reads to update the weight (weight, gradient, state)
 };
 
 }  // namespace
 
 mapping map_weight_streaming(const workload_graph& g, const platform& plat, const parallel_plan& plan,
-                             mapper& chip_mapper, const weight_streaming_setup& setup, std::vector<streamed_item>& items) {
+                             mapper& chip_mapper, const weight_streaming_setup& setup,
+                             std::vector<streamed_item>& items) {
     const std::string who = "mapper.weights=streamed";
     if (plan.tp != 1 || plan.pp != 1)
-        throw input_error(who + ": weight streaming (as a Cerebras cluster trains) is data parallel only (every chip runs whole layers; the fabric "
-                                "between the chips broadcasts weights and reduces gradients, it carries no pipeline or "
-                                "tensor-parallel traffic): set parallel.tp=1 and parallel.pp=1 (the plan has tp=" +
+        throw input_error(who +
+                          ": weight streaming (as a Cerebras cluster trains) is data parallel only (every chip runs "
+                          "whole layers; the fabric "
+                          "between the chips broadcasts weights and reduces gradients, it carries no pipeline or "
+                          "tensor-parallel traffic): set parallel.tp=1 and parallel.pp=1 (the plan has tp=" +
                           std::to_string(plan.tp) + ", pp=" + std::to_string(plan.pp) + ")");
     if (plan.zero != 0)
-        throw input_error(who + ": the optimizer state lives in the store, not on the chips, so parallel.zero does not "
-                                "apply; leave it 0");
+        throw input_error(who +
+                          ": the optimizer state lives in the store, not on the chips, so parallel.zero does not "
+                          "apply; leave it 0");
     if (plan.recompute != "none")
-        throw input_error(who + ": activations stay on the chip between the forward and backward pass; parallel.recompute=" +
+        throw input_error(who +
+                          ": activations stay on the chip between the forward and backward pass; parallel.recompute=" +
                           plan.recompute + " is not simulated with weight streaming, leave it none");
     const platform::chip_group& cg = *setup.chips;
     const std::int64_t n_chips = static_cast<std::int64_t>(cg.chips.size());
@@ -47,8 +52,9 @@ mapping map_weight_streaming(const workload_graph& g, const platform& plat, cons
     const workload_graph full = load_workload(g.source, ov);
     const auto training = full.parameters.find("training");
     if (training == full.parameters.end() || training->second == "none")
-        throw input_error("mapper 'system' simulates training iterations: set workload.training (e.g. --set "
-                          "workload.training=adam)");
+        throw input_error(
+            "mapper 'system' simulates training iterations: set workload.training (e.g. --set "
+            "workload.training=adam)");
     std::vector<int> pass_ops;
     std::map<std::string, double> update_of;  // gradient's producer -> bytes its update reads
     double pass_flops = 0, state_bytes = 0, weight_bytes = 0;
@@ -64,7 +70,8 @@ mapping map_weight_streaming(const workload_graph& g, const platform& plat, cons
         if (producer < 0) continue;
         update_of[full.op(producer).name] += op.cost.bytes_read();
         weight_bytes += static_cast<double>(full.tensor(op.inputs[0]).bytes());
-        for (size_t k = 2; k < op.inputs.size(); ++k) state_bytes += static_cast<double>(full.tensor(op.inputs[k]).bytes());
+        for (size_t k = 2; k < op.inputs.size(); ++k)
+            state_bytes += static_cast<double>(full.tensor(op.inputs[k]).bytes());
     }
     const platform& chip0 = *cg.chips.front();
     const program pass = chip_mapper.map(subgraph(full, pass_ops, full.name + ".pass"), chip0).prog;
@@ -92,8 +99,10 @@ mapping map_weight_streaming(const workload_graph& g, const platform& plat, cons
     double late_update = 0;
     for (const auto& [name, bytes] : update_of) {
         const auto it = flow_named.find(name);
-        if (it != flow_named.end()) flows[it->second].update_bytes += bytes;
-        else late_update += bytes;
+        if (it != flow_named.end())
+            flows[it->second].update_bytes += bytes;
+        else
+            late_update += bytes;
     }
 
     const int dp = plan.dp, sim_dp = setup.symmetric ? 1 : dp;
@@ -131,12 +140,14 @@ mapping map_weight_streaming(const workload_graph& g, const platform& plat, cons
         // the weight.
         for (size_t f = 0; f < flows.size(); ++f) {
             const std::uint32_t op = p.intern_op(flows[f].op);
-            const std::uint32_t in = p.add_transfer(op, endpoint{setup.engines[0], 0, 0}, store, flows[f].bytes, contributions[f]);
+            const std::uint32_t in =
+                p.add_transfer(op, endpoint{setup.engines[0], 0, 0}, store, flows[f].bytes, contributions[f]);
             if (last && flows[f].update_bytes > 0)
                 p.add_transfer(op, store, store, static_cast<std::uint64_t>(flows[f].update_bytes), {in});
         }
         if (last && late_update > 0)
-            p.add_transfer(p.intern_op("optimizer (views)"), store, store, static_cast<std::uint64_t>(late_update), ends);
+            p.add_transfer(p.intern_op("optimizer (views)"), store, store, static_cast<std::uint64_t>(late_update),
+                           ends);
     }
     for (int d = sim_dp; d < dp; ++d) {
         const std::uint32_t first = cg.first[static_cast<size_t>(d)];
@@ -172,18 +183,17 @@ mapping map_weight_streaming(const workload_graph& g, const platform& plat, cons
                      {"weights_bytes", weight_bytes},
                      {"optimizer_state_bytes", state_bytes},
                      {"stages", nlohmann::json::array()}};
-    par["streamed"] = {{"in_bytes_per_pass", streamed_in},
-                       {"out_bytes_per_pass", gradient_bytes},
-                       {"update_bytes", update_bytes}};
+    par["streamed"] = {
+        {"in_bytes_per_pass", streamed_in}, {"out_bytes_per_pass", gradient_bytes}, {"update_bytes", update_bytes}};
     par["hardware_flops"] = pass_flops * static_cast<double>(m) * dp;
     par["chip_group"] = cg.name;
     out.details["parallel"] = par;
-    out.notes.push_back("weight streaming, data parallel over " + std::to_string(dp) + " of " + std::to_string(n_chips) +
-                        " chips: " + std::to_string(m) + " microbatches of " + std::to_string(plan.microbatch) +
-                        " per chip, each streaming " + format_bytes(streamed_in) + " in (weights and inputs) and " +
-                        format_bytes(gradient_bytes) + " of gradients out; " + st.path() + " holds " +
-                        format_bytes(weight_bytes + state_bytes) + " of weights and optimizer state and updates them (" +
-                        format_bytes(update_bytes) + " read)" +
+    out.notes.push_back("weight streaming, data parallel over " + std::to_string(dp) + " of " +
+                        std::to_string(n_chips) + " chips: " + std::to_string(m) + " microbatches of " +
+                        std::to_string(plan.microbatch) + " per chip, each streaming " + format_bytes(streamed_in) +
+                        " in (weights and inputs) and " + format_bytes(gradient_bytes) + " of gradients out; " +
+                        st.path() + " holds " + format_bytes(weight_bytes + state_bytes) +
+                        " of weights and optimizer state and updates them (" + format_bytes(update_bytes) + " read)" +
                         (setup.symmetric ? "; one representative chip simulated" : "; every chip simulated"));
     return out;
 }

@@ -33,10 +33,10 @@ namespace tessel {
 /// The system's parts that weight streaming uses, found by the system mapper.
 struct weight_streaming_setup {
     const platform::chip_group* chips = nullptr;
-    std::uint32_t chip_memory = 0;        // the chip's I/O memory, as a component index inside a chip
-    std::uint32_t fabric = 0;             // the network whose port c is chip c's I/O (SwarmX)
-    std::vector<std::uint32_t> engines;   // one reduction engine per chip (switch_reducer)
-    std::uint32_t store = 0;              // where the weights and optimizer state live (MemoryX)
+    std::uint32_t chip_memory = 0;       // the chip's I/O memory, as a component index inside a chip
+    std::uint32_t fabric = 0;            // the network whose port c is chip c's I/O (SwarmX)
+    std::vector<std::uint32_t> engines;  // one reduction engine per chip (switch_reducer)
+    std::uint32_t store = 0;             // where the weights and optimizer state live (MemoryX)
     bool symmetric = true;
 };
 
@@ -49,6 +49,7 @@ struct streamed_item {
 /// Maps one training iteration of `g` by `plan` (dp only: tp = pp = 1) on `plat`, each chip's passes by
 /// `chip_mapper`. Fills `items` with one item per microbatch and simulated chip.
 mapping map_weight_streaming(const workload_graph& g, const platform& plat, const parallel_plan& plan,
-                             mapper& chip_mapper, const weight_streaming_setup& setup, std::vector<streamed_item>& items);
+                             mapper& chip_mapper, const weight_streaming_setup& setup,
+                             std::vector<streamed_item>& items);
 
 }  // namespace tessel

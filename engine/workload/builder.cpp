@@ -11,7 +11,8 @@ graph_builder::graph_builder(std::string name, dtype precision, source_location 
 }
 
 int graph_builder::new_tensor(const std::string& name, shape_t shape, dtype type, tensor_role role) {
-    if (m_g.find_tensor(name) >= 0) fail("workload '" + m_g.name + "': tensor '" + name + "' is defined twice", m_where);
+    if (m_g.find_tensor(name) >= 0)
+        fail("workload '" + m_g.name + "': tensor '" + name + "' is defined twice", m_where);
     tensor_info t;
     t.name = name;
     t.shape = std::move(shape);
@@ -52,14 +53,15 @@ std::vector<int> graph_builder::add(const std::string& type, const std::string& 
     op.where = m_where;
     apply_attr_defaults(op);
     for (int o = 0; o < outputs; ++o)
-        op.outputs.push_back(new_tensor(outputs == 1 ? name : name + "." + std::to_string(o), {}, m_precision,
-                                        tensor_role::activation));
+        op.outputs.push_back(
+            new_tensor(outputs == 1 ? name : name + "." + std::to_string(o), {}, m_precision, tensor_role::activation));
     const int index = m_g.add_op(std::move(op));
     infer_op(m_g, index);
     return m_g.op(index).outputs;
 }
 
-int graph_builder::add1(const std::string& type, const std::string& name, std::vector<int> inputs, const op_attrs& attrs) {
+int graph_builder::add1(const std::string& type, const std::string& name, std::vector<int> inputs,
+                        const op_attrs& attrs) {
     return add(type, name, std::move(inputs), attrs, 1).front();
 }
 
@@ -74,7 +76,8 @@ void finalize_graph(workload_graph& g, dtype precision) {
     for (const auto& t : g.tensors()) has_outputs |= t.role == tensor_role::output;
     if (!has_outputs)
         for (auto& t : g.tensors())
-            if (t.producer >= 0 && t.consumers.empty() && t.role == tensor_role::activation) t.role = tensor_role::output;
+            if (t.producer >= 0 && t.consumers.empty() && t.role == tensor_role::activation)
+                t.role = tensor_role::output;
     // A degenerate workload would "simulate" in 0 s: refuse it instead of reporting nonsense.
     if (g.ops().empty()) fail("workload '" + g.name + "' has no ops: there is nothing to simulate");
     for (const auto& t : g.tensors())

@@ -80,10 +80,11 @@ void conv_cost(const workload_graph& g, const op_node& op, op_cost& c) {
         y = g.tensor(op.inputs[1]).shape;
     }
     const std::int64_t groups = attr_int(op, "groups", 1);
-    const std::int64_t spatial_out = y[0] * y[2] * y[3];        // N * OH * OW
-    const std::int64_t oc_g = w[0] / groups;                     // output channels per group
-    const std::int64_t k_g = w[1] * w[2] * w[3];                 // C/g * KH * KW
-    c.macs = static_cast<double>(groups) * static_cast<double>(spatial_out) * static_cast<double>(oc_g) * static_cast<double>(k_g);
+    const std::int64_t spatial_out = y[0] * y[2] * y[3];  // N * OH * OW
+    const std::int64_t oc_g = w[0] / groups;              // output channels per group
+    const std::int64_t k_g = w[1] * w[2] * w[3];          // C/g * KH * KW
+    c.macs = static_cast<double>(groups) * static_cast<double>(spatial_out) * static_cast<double>(oc_g) *
+             static_cast<double>(k_g);
     c.flops = 2 * c.macs;
     c.batch = groups;
     if (op.type == "conv2d") {
@@ -136,7 +137,8 @@ op_cost compute_cost(const workload_graph& g, const op_node& op) {
 
     // Bytes: what the op reads and writes, with the exceptions of views and index-based reads.
     switch (op.kind) {
-        case op_kind::reshape: break;  // a view: nothing moves
+        case op_kind::reshape:
+            break;  // a view: nothing moves
         case op_kind::embedding:
             if (!grad) {
                 const auto& table = g.tensor(op.inputs[0]);
@@ -174,14 +176,18 @@ op_cost compute_cost(const workload_graph& g, const op_node& op) {
             }
             tensor_bytes(g, op, c);
             break;
-        default: tensor_bytes(g, op, c);
+        default:
+            tensor_bytes(g, op, c);
     }
     if (grad) c.params = 0;  // a backward op reads parameters but does not own them
 
     // FLOPs.
-    if (op.type == "matmul") matmul_cost(g, op, c);
-    else if (op.kind == op_kind::conv2d) conv_cost(g, op, c);
-    else if (op.kind == op_kind::attention) attention_cost(g, op, c, grad);
+    if (op.type == "matmul")
+        matmul_cost(g, op, c);
+    else if (op.kind == op_kind::conv2d)
+        conv_cost(g, op, c);
+    else if (op.kind == op_kind::attention)
+        attention_cost(g, op, c, grad);
     else if (grad) {
         // Backward ops work per element of the larger of the output gradient and the input gradient.
         const double dy = elems(g.tensor(op.inputs[0]));
@@ -201,14 +207,18 @@ op_cost compute_cost(const workload_graph& g, const op_node& op) {
                 c.flops = out0 * (is_max ? taps - 1 : taps);
                 break;
             }
-            case op_kind::elementwise: c.flops = info->flops_per_element * out0; break;
+            case op_kind::elementwise:
+                c.flops = info->flops_per_element * out0;
+                break;
             case op_kind::reduce: {
                 c.flops = info->flops_per_element * elems(g.tensor(op.inputs[0]));
                 if (op.type == "reduce_mean") c.flops += out0;
                 break;
             }
             case op_kind::softmax:
-            case op_kind::batchnorm: c.flops = info->flops_per_element * out0; break;
+            case op_kind::batchnorm:
+                c.flops = info->flops_per_element * out0;
+                break;
             case op_kind::layernorm:
                 // +1 per element for each of scale and bias that is present.
                 c.flops = (info->flops_per_element + static_cast<double>(op.own_inputs() - 1)) * out0;
@@ -226,8 +236,11 @@ op_cost compute_cost(const workload_graph& g, const op_node& op) {
                 c.flops = per * elems(g.tensor(op.inputs[0]));
                 break;
             }
-            case op_kind::generic: c.flops = attr_number(op, "flops_per_element") * out0; break;
-            default: break;  // embedding, gather and data movement: bytes only
+            case op_kind::generic:
+                c.flops = attr_number(op, "flops_per_element") * out0;
+                break;
+            default:
+                break;  // embedding, gather and data movement: bytes only
         }
     }
     // Fused epilogue ops apply to the first output.

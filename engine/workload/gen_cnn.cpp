@@ -25,12 +25,27 @@ workload_graph build_resnet(const workload_params& p) {
     std::vector<std::int64_t> blocks;
     bool bottleneck = false;
     switch (depth) {
-        case 18: blocks = {2, 2, 2, 2}; break;
-        case 34: blocks = {3, 4, 6, 3}; break;
-        case 50: blocks = {3, 4, 6, 3}; bottleneck = true; break;
-        case 101: blocks = {3, 4, 23, 3}; bottleneck = true; break;
-        case 152: blocks = {3, 8, 36, 3}; bottleneck = true; break;
-        default: fail("generator resnet: depth must be 18, 34, 50, 101 or 152, got " + std::to_string(depth), p.find("depth")->where);
+        case 18:
+            blocks = {2, 2, 2, 2};
+            break;
+        case 34:
+            blocks = {3, 4, 6, 3};
+            break;
+        case 50:
+            blocks = {3, 4, 6, 3};
+            bottleneck = true;
+            break;
+        case 101:
+            blocks = {3, 4, 23, 3};
+            bottleneck = true;
+            break;
+        case 152:
+            blocks = {3, 8, 36, 3};
+            bottleneck = true;
+            break;
+        default:
+            fail("generator resnet: depth must be 18, 34, 50, 101 or 152, got " + std::to_string(depth),
+                 p.find("depth")->where);
     }
     const std::int64_t expansion = bottleneck ? 4 : 1;
     graph_builder b("resnet" + std::to_string(depth), p.precision());
@@ -84,7 +99,7 @@ workload_graph build_mobilenet_v2(const workload_params& p) {
     const double width = p.number("width_mult");
     if (width <= 0) fail("generator mobilenet_v2: width_mult must be positive", p.find("width_mult")->where);
     // expand ratio t, output channels c, repeats n, first stride s (Table 2 of the paper).
-    const std::int64_t setting[7][4] = {{1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2},
+    const std::int64_t setting[7][4] = {{1, 16, 1, 1}, {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
                                         {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
     graph_builder b("mobilenet_v2", p.precision());
     int x = b.input("image", {batch, 3, image, image});
@@ -125,8 +140,9 @@ workload_graph build_mobilenet_v2(const workload_params& p) {
 generator_info resnet_generator() {
     generator_info g;
     g.name = "resnet";
-    g.doc = "ResNet v1.5 for image classification (torchvision layout): 18 and 34 use basic blocks, "
-            "50, 101 and 152 bottlenecks";
+    g.doc =
+        "ResNet v1.5 for image classification (torchvision layout): 18 and 34 use basic blocks, "
+        "50, 101 and 152 bottlenecks";
     g.params = {{"depth", "50", "18, 34, 50, 101 or 152 layers"},
                 {"batch", "1", "images per step"},
                 {"image", "224", "image height and width in pixels"},

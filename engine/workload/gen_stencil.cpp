@@ -4,8 +4,8 @@
 // products (global reductions, the synchronisation points; the residual norm a convergence test would add is
 // left out) and does six vector updates; the scalars between
 // them are tiny ops on rank-0 tensors, so the dependencies are exact.
-#include "engine/workload/generators.h"
 #include "engine/workload/builder.h"
+#include "engine/workload/generators.h"
 
 namespace tessel {
 
@@ -35,13 +35,16 @@ workload_graph build_stencil(const workload_params& p) {
         const int alpha = b.add1("div", n + "alpha", {rho, b.add1("dot", n + "dot_r_hat_v", {r0, v})});
         const int s = b.add1("fma", n + "s", {b.add1("neg", n + "neg_alpha", {alpha}), v, r});
         const int t = apply(n + "t", s);
-        const int omega = b.add1("div", n + "omega", {b.add1("dot", n + "dot_t_s", {t, s}), b.add1("dot", n + "dot_t_t", {t, t})});
+        const int omega =
+            b.add1("div", n + "omega", {b.add1("dot", n + "dot_t_s", {t, s}), b.add1("dot", n + "dot_t_t", {t, t})});
         x = b.add1("fma", n + "x_half", {alpha, p_dir, x});
         x = b.add1("fma", n + "x", {omega, s, x});
         const int neg_omega = b.add1("neg", n + "neg_omega", {omega});
         r = b.add1("fma", n + "r", {neg_omega, t, s});
         const int rho_next = b.add1("dot", n + "rho", {r0, r});
-        const int beta = b.add1("mul", n + "beta", {b.add1("div", n + "rho_ratio", {rho_next, rho}), b.add1("div", n + "alpha_over_omega", {alpha, omega})});
+        const int beta = b.add1(
+            "mul", n + "beta",
+            {b.add1("div", n + "rho_ratio", {rho_next, rho}), b.add1("div", n + "alpha_over_omega", {alpha, omega})});
         const int pv = b.add1("fma", n + "p_minus_omega_v", {neg_omega, v, p_dir});
         p_dir = b.add1("fma", n + "p", {beta, pv, r});
         rho = rho_next;

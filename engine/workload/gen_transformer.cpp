@@ -78,7 +78,8 @@ int attention_ops(graph_builder& b, const std::string& n, int q, int k, int v, c
             const int u = b.add1("unsqueeze", n + "." + what + ".unsqueeze", {t}, op_attrs().is("axes", {2}));
             const int e = b.add1("expand", n + "." + what + ".repeat", {u},
                                  op_attrs().is("shape", {ks[0], kv_heads, rep, kv_seq, d}));
-            return b.add1("reshape", n + "." + what + ".groups", {e}, op_attrs().is("shape", {ks[0], heads, kv_seq, d}));
+            return b.add1("reshape", n + "." + what + ".groups", {e},
+                          op_attrs().is("shape", {ks[0], heads, kv_seq, d}));
         };
         k = repeat(k, "k");
         v = repeat(v, "v");
@@ -107,7 +108,8 @@ std::string attention_mode(const workload_params& p) { return p.choice("attentio
 double dropout_ratio(const workload_params& p, const std::string& generator) {
     const double r = p.number("dropout");
     if (!(r >= 0 && r < 1))
-        fail("generator " + generator + ": dropout must be at least 0 and below 1, got " + format_number(r), p.find("dropout")->where);
+        fail("generator " + generator + ": dropout must be at least 0 and below 1, got " + format_number(r),
+             p.find("dropout")->where);
     return r;
 }
 
@@ -185,11 +187,18 @@ constexpr double k_min_ops_per_layer = 10;
 // ---------------------------------------------------------------------------------------------------- BERT
 
 workload_graph build_bert(const workload_params& p) {
-    const std::int64_t batch = p.positive("batch"), seq = p.positive("seq"), layers = p.repeats("layers", k_min_ops_per_layer);
+    const std::int64_t batch = p.positive("batch"), seq = p.positive("seq"),
+                       layers = p.repeats("layers", k_min_ops_per_layer);
     const std::int64_t hidden = p.positive("hidden"), heads = p.positive("heads"), ffn = p.positive("ffn");
-    const std::int64_t vocab = p.positive("vocab"), max_pos = p.positive("max_position"), types = p.positive("type_vocab");
-    if (hidden % heads) fail("generator bert: hidden (" + std::to_string(hidden) + ") must be a multiple of heads (" + std::to_string(heads) + ")", p.find("heads")->where);
-    if (seq > max_pos) fail("generator bert: seq (" + std::to_string(seq) + ") exceeds max_position (" + std::to_string(max_pos) + ")", p.find("seq")->where);
+    const std::int64_t vocab = p.positive("vocab"), max_pos = p.positive("max_position"),
+                       types = p.positive("type_vocab");
+    if (hidden % heads)
+        fail("generator bert: hidden (" + std::to_string(hidden) + ") must be a multiple of heads (" +
+                 std::to_string(heads) + ")",
+             p.find("heads")->where);
+    if (seq > max_pos)
+        fail("generator bert: seq (" + std::to_string(seq) + ") exceeds max_position (" + std::to_string(max_pos) + ")",
+             p.find("seq")->where);
     const tp_config tp = tp_config::read(p, "bert", seq, {{"heads", heads}, {"ffn", ffn}});
     attention_config cfg;
     cfg.fused = attention_mode(p) == "fused";
@@ -203,8 +212,10 @@ workload_graph build_bert(const workload_params& p) {
     const int word_embeddings = b.weight("embeddings.word_embeddings.weight", {tp.vocab(vocab), hidden});
     int x = b.add1("embedding", "embeddings.word", {word_embeddings, ids});
     x = exit_tp(b, tp, "embeddings.word", x);
-    const int t = b.add1("embedding", "embeddings.token_type", {b.weight("embeddings.token_type_embeddings.weight", {types, hidden}), type_ids});
-    const int pe = b.add1("embedding", "embeddings.position", {b.weight("embeddings.position_embeddings.weight", {max_pos, hidden}), pos_ids});
+    const int t = b.add1("embedding", "embeddings.token_type",
+                         {b.weight("embeddings.token_type_embeddings.weight", {types, hidden}), type_ids});
+    const int pe = b.add1("embedding", "embeddings.position",
+                          {b.weight("embeddings.position_embeddings.weight", {max_pos, hidden}), pos_ids});
     x = b.add1("add", "embeddings.add_type", {x, t});
     x = b.add1("add", "embeddings.add_position", {x, pe});
     x = dropout(b, "embeddings.dropout", layer_norm(b, "embeddings.LayerNorm", x), drop);
@@ -217,7 +228,8 @@ workload_graph build_bert(const workload_params& p) {
         const int k = split_heads(b, n + ".k", linear(b, n + ".attention.key", xin, h_tp, true), heads_tp);
         const int v = split_heads(b, n + ".v", linear(b, n + ".attention.value", xin, h_tp, true), heads_tp);
         const int ctx = merge_heads(b, n + ".context", attention(b, n + ".attention", q, k, v, cfg));
-        int y = dropout(b, n + ".attention.output.dropout", row_linear(b, tp, n + ".attention.output.dense", ctx, hidden, true), drop);
+        int y = dropout(b, n + ".attention.output.dropout",
+                        row_linear(b, tp, n + ".attention.output.dense", ctx, hidden, true), drop);
         y = b.add1("add", n + ".attention.residual", {y, x});
         x = layer_norm(b, n + ".attention.output.LayerNorm", y);
         y = linear(b, n + ".intermediate.dense", enter_tp(b, tp, n + ".intermediate", x), ffn / tp.tp, true);
@@ -233,7 +245,8 @@ workload_graph build_bert(const workload_params& p) {
         if (tp.sp)
             x = b.add1("all_gather", "pooler.all_gather", {x},
                        op_attrs().i("ranks", tp.tp).i("axis", 1).s("group", "tp").i("grad_split", 1));
-        int first = b.add1("slice", "pooler.first_token", {x}, op_attrs().is("starts", {0}).is("ends", {1}).is("axes", {1}));
+        int first =
+            b.add1("slice", "pooler.first_token", {x}, op_attrs().is("starts", {0}).is("ends", {1}).is("axes", {1}));
         first = b.add1("squeeze", "pooler.squeeze", {first}, op_attrs().is("axes", {1}));
         b.add1("tanh", "pooler.activation", {linear(b, "pooler.dense", first, hidden, true)});
     }
@@ -243,7 +256,8 @@ workload_graph build_bert(const workload_params& p) {
         int h = linear(b, "cls.predictions.transform.dense", x, hidden, true);
         h = layer_norm(b, "cls.predictions.transform.LayerNorm", b.add1("gelu", "cls.predictions.transform.gelu", {h}));
         h = enter_tp(b, tp, "cls.predictions", h);
-        b.add1("matmul", "cls.predictions.decoder", {h, word_embeddings, b.weight("cls.predictions.bias", {tp.vocab(vocab)})},
+        b.add1("matmul", "cls.predictions.decoder",
+               {h, word_embeddings, b.weight("cls.predictions.bias", {tp.vocab(vocab)})},
                op_attrs().i("transpose_b", 1));
     }
     layer.tag(layers);
@@ -253,11 +267,17 @@ workload_graph build_bert(const workload_params& p) {
 // ---------------------------------------------------------------------------------------------------- GPT-2
 
 workload_graph build_gpt2(const workload_params& p) {
-    const std::int64_t batch = p.positive("batch"), seq = p.positive("seq"), layers = p.repeats("layers", k_min_ops_per_layer);
+    const std::int64_t batch = p.positive("batch"), seq = p.positive("seq"),
+                       layers = p.repeats("layers", k_min_ops_per_layer);
     const std::int64_t hidden = p.positive("hidden"), heads = p.positive("heads");
     const std::int64_t vocab = p.positive("vocab"), context = p.positive("context");
-    if (hidden % heads) fail("generator gpt2: hidden (" + std::to_string(hidden) + ") must be a multiple of heads (" + std::to_string(heads) + ")", p.find("heads")->where);
-    if (seq > context) fail("generator gpt2: seq (" + std::to_string(seq) + ") exceeds the context (" + std::to_string(context) + ")", p.find("seq")->where);
+    if (hidden % heads)
+        fail("generator gpt2: hidden (" + std::to_string(hidden) + ") must be a multiple of heads (" +
+                 std::to_string(heads) + ")",
+             p.find("heads")->where);
+    if (seq > context)
+        fail("generator gpt2: seq (" + std::to_string(seq) + ") exceeds the context (" + std::to_string(context) + ")",
+             p.find("seq")->where);
     const tp_config tp =
         tp_config::read(p, "gpt2", seq, {{"heads", heads}, {"the feed-forward width 4 * hidden", 4 * hidden}});
     attention_config cfg;
@@ -271,7 +291,8 @@ workload_graph build_gpt2(const workload_params& p) {
     const int wte = b.weight("wte.weight", {tp.vocab(vocab), hidden});
     int x = b.add1("embedding", "wte", {wte, ids});
     x = exit_tp(b, tp, "wte", x);
-    x = b.add1("add", "add_position", {x, b.add1("embedding", "wpe", {b.weight("wpe.weight", {context, hidden}), pos_ids})});
+    x = b.add1("add", "add_position",
+               {x, b.add1("embedding", "wpe", {b.weight("wpe.weight", {context, hidden}), pos_ids})});
     x = dropout(b, "drop", x, drop);
     layer.tag(-1);
     const std::int64_t h_tp = hidden / tp.tp, heads_tp = heads / tp.tp;
@@ -285,8 +306,9 @@ workload_graph build_gpt2(const workload_params& p) {
         const int k = split_heads(b, n + ".k", parts[1], heads_tp);
         const int v = split_heads(b, n + ".v", parts[2], heads_tp);
         const int ctx = merge_heads(b, n + ".context", attention(b, n + ".attn", q, k, v, cfg));
-        x = b.add1("add", n + ".attn.residual",
-                   {x, dropout(b, n + ".attn.resid_dropout", row_linear(b, tp, n + ".attn.c_proj", ctx, hidden, true), drop)});
+        x = b.add1(
+            "add", n + ".attn.residual",
+            {x, dropout(b, n + ".attn.resid_dropout", row_linear(b, tp, n + ".attn.c_proj", ctx, hidden, true), drop)});
         int m = linear(b, n + ".mlp.c_fc", enter_tp(b, tp, n + ".mlp", layer_norm(b, n + ".ln_2", x)), 4 * h_tp, true);
         m = b.add1("gelu", n + ".mlp.gelu", {m}, op_attrs().s("approximate", "tanh"));
         x = b.add1("add", n + ".mlp.residual",
@@ -307,17 +329,19 @@ int rotary(graph_builder& b, const std::string& n, int x, int cos, int sin) {
     const std::int64_t d = b.shape(x).back();
     const int x1 = b.add1("slice", n + ".x1", {x}, op_attrs().is("starts", {0}).is("ends", {d / 2}).is("axes", {-1}));
     const int x2 = b.add1("slice", n + ".x2", {x}, op_attrs().is("starts", {d / 2}).is("ends", {d}).is("axes", {-1}));
-    const int rot = b.add1("concat", n + ".rotate_half", {b.add1("neg", n + ".neg", {x2}), x1}, op_attrs().i("axis", -1));
+    const int rot =
+        b.add1("concat", n + ".rotate_half", {b.add1("neg", n + ".neg", {x2}), x1}, op_attrs().i("axis", -1));
     return b.add1("add", n + ".rope", {b.add1("mul", n + ".cos", {x, cos}), b.add1("mul", n + ".sin", {rot, sin})});
 }
 
 workload_graph build_llama(const workload_params& p) {
-    const std::int64_t batch = p.positive("batch"), seq = p.positive("seq"), layers = p.repeats("layers", k_min_ops_per_layer);
+    const std::int64_t batch = p.positive("batch"), seq = p.positive("seq"),
+                       layers = p.repeats("layers", k_min_ops_per_layer);
     const std::int64_t hidden = p.positive("hidden"), heads = p.positive("heads"), kv_heads = p.positive("kv_heads");
     const std::int64_t ffn = p.positive("ffn"), vocab = p.positive("vocab"), cache = p.positive("kv_cache", 0);
     if (hidden % heads || heads % kv_heads)
-        fail("generator llama: hidden (" + std::to_string(hidden) + ") must be a multiple of heads (" + std::to_string(heads) +
-                 "), and heads of kv_heads (" + std::to_string(kv_heads) + ")",
+        fail("generator llama: hidden (" + std::to_string(hidden) + ") must be a multiple of heads (" +
+                 std::to_string(heads) + "), and heads of kv_heads (" + std::to_string(kv_heads) + ")",
              p.find("heads")->where);
     const tp_config tp = tp_config::read(p, "llama", seq, {{"heads", heads}, {"kv_heads", kv_heads}, {"ffn", ffn}});
     const std::int64_t d = hidden / heads;
@@ -398,7 +422,9 @@ generator_info bert_generator() {
                 {"mlm_head", "false",
                  "include BertForMaskedLM's head (pre-training): dense, GELU and LayerNorm over every token, then "
                  "logits over the vocabulary from the tied word embeddings"},
-                k_tp_param, k_sequence_parallel_param, k_dropout_param,
+                k_tp_param,
+                k_sequence_parallel_param,
+                k_dropout_param,
                 {"attention", "decomposed", "decomposed (matmul, scale, softmax, matmul) or fused (one attention op)"}};
     g.presets["variant"]["large"] = {{"layers", "24"}, {"hidden", "1024"}, {"heads", "16"}, {"ffn", "4096"}};
     g.build = build_bert;
@@ -419,7 +445,9 @@ generator_info gpt2_generator() {
         {"heads", "12", "attention heads (hidden must be a multiple)"},
         {"vocab", "50257", "vocabulary size (byte-level BPE)"},
         {"context", "1024", "rows of the position embedding (longest sequence)"},
-        k_tp_param, k_sequence_parallel_param, k_dropout_param,
+        k_tp_param,
+        k_sequence_parallel_param,
+        k_dropout_param,
         {"attention", "decomposed", "decomposed (matmul, scale, mask, softmax, matmul) or fused (one attention op)"}};
     g.presets["variant"]["medium"] = {{"layers", "24"}, {"hidden", "1024"}, {"heads", "16"}};
     g.presets["variant"]["large"] = {{"layers", "36"}, {"hidden", "1280"}, {"heads", "20"}};
@@ -431,8 +459,9 @@ generator_info gpt2_generator() {
 generator_info llama_generator() {
     generator_info g;
     g.name = "llama";
-    g.doc = "Llama 2 decoder: RMSNorm, rotary embeddings, SwiGLU MLP, grouped-query attention (70b); one step of "
-            "prefill (seq new tokens) or decode (1 new token over a KV cache)";
+    g.doc =
+        "Llama 2 decoder: RMSNorm, rotary embeddings, SwiGLU MLP, grouped-query attention (70b); one step of "
+        "prefill (seq new tokens) or decode (1 new token over a KV cache)";
     g.params = {
         {"variant", "7b", "7b (6.74B parameters), 13b or 70b; sets the sizes below unless given"},
         {"mode", "prefill", "prefill: seq tokens, empty cache; decode: seq 1 and kv_cache 2048 unless given"},
@@ -445,10 +474,13 @@ generator_info llama_generator() {
         {"kv_heads", "32", "key/value heads (fewer than heads is grouped-query attention)"},
         {"ffn", "11008", "width of the SwiGLU MLP"},
         {"vocab", "32000", "vocabulary size"},
-        k_tp_param, k_sequence_parallel_param,
+        k_tp_param,
+        k_sequence_parallel_param,
         {"attention", "decomposed", "decomposed (matmul, scale, mask, softmax, matmul) or fused (one attention op)"}};
-    g.presets["variant"]["13b"] = {{"layers", "40"}, {"hidden", "5120"}, {"heads", "40"}, {"kv_heads", "40"}, {"ffn", "13824"}};
-    g.presets["variant"]["70b"] = {{"layers", "80"}, {"hidden", "8192"}, {"heads", "64"}, {"kv_heads", "8"}, {"ffn", "28672"}};
+    g.presets["variant"]["13b"] = {
+        {"layers", "40"}, {"hidden", "5120"}, {"heads", "40"}, {"kv_heads", "40"}, {"ffn", "13824"}};
+    g.presets["variant"]["70b"] = {
+        {"layers", "80"}, {"hidden", "8192"}, {"heads", "64"}, {"kv_heads", "8"}, {"ffn", "28672"}};
     g.presets["mode"]["decode"] = {{"seq", "1"}, {"kv_cache", "2048"}};
     g.build = build_llama;
     return g;

@@ -5,9 +5,9 @@
 namespace tessel {
 
 const std::vector<generator_info>& generators() {
-    static const std::vector<generator_info> g = {gemm_generator(),   mlp_generator(),  resnet_generator(),
-                                                  mobilenet_v2_generator(), bert_generator(), gpt2_generator(),
-                                                  llama_generator(),  stencil_generator()};
+    static const std::vector<generator_info> g = {gemm_generator(),         mlp_generator(),    resnet_generator(),
+                                                  mobilenet_v2_generator(), bert_generator(),   gpt2_generator(),
+                                                  llama_generator(),        stencil_generator()};
     return g;
 }
 

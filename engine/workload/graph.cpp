@@ -10,38 +10,64 @@ namespace tessel {
 
 const char* tensor_role_name(tensor_role r) {
     switch (r) {
-        case tensor_role::activation: return "activation";
-        case tensor_role::input: return "input";
-        case tensor_role::output: return "output";
-        case tensor_role::weight: return "weight";
-        case tensor_role::state: return "state";
-        case tensor_role::constant: return "constant";
+        case tensor_role::activation:
+            return "activation";
+        case tensor_role::input:
+            return "input";
+        case tensor_role::output:
+            return "output";
+        case tensor_role::weight:
+            return "weight";
+        case tensor_role::state:
+            return "state";
+        case tensor_role::constant:
+            return "constant";
     }
     return "?";
 }
 
 const char* op_kind_name(op_kind k) {
     switch (k) {
-        case op_kind::matmul: return "matmul";
-        case op_kind::conv2d: return "conv2d";
-        case op_kind::pool: return "pool";
-        case op_kind::elementwise: return "elementwise";
-        case op_kind::reduce: return "reduce";
-        case op_kind::softmax: return "softmax";
-        case op_kind::layernorm: return "layernorm";
-        case op_kind::batchnorm: return "batchnorm";
-        case op_kind::attention: return "attention";
-        case op_kind::embedding: return "embedding";
-        case op_kind::gather: return "gather";
-        case op_kind::reshape: return "reshape";
-        case op_kind::transpose: return "transpose";
-        case op_kind::concat: return "concat";
-        case op_kind::split: return "split";
-        case op_kind::slice: return "slice";
-        case op_kind::collective: return "collective";
-        case op_kind::optimizer: return "optimizer";
-        case op_kind::generic: return "generic";
-        case op_kind::shape_only: return "shape_only";
+        case op_kind::matmul:
+            return "matmul";
+        case op_kind::conv2d:
+            return "conv2d";
+        case op_kind::pool:
+            return "pool";
+        case op_kind::elementwise:
+            return "elementwise";
+        case op_kind::reduce:
+            return "reduce";
+        case op_kind::softmax:
+            return "softmax";
+        case op_kind::layernorm:
+            return "layernorm";
+        case op_kind::batchnorm:
+            return "batchnorm";
+        case op_kind::attention:
+            return "attention";
+        case op_kind::embedding:
+            return "embedding";
+        case op_kind::gather:
+            return "gather";
+        case op_kind::reshape:
+            return "reshape";
+        case op_kind::transpose:
+            return "transpose";
+        case op_kind::concat:
+            return "concat";
+        case op_kind::split:
+            return "split";
+        case op_kind::slice:
+            return "slice";
+        case op_kind::collective:
+            return "collective";
+        case op_kind::optimizer:
+            return "optimizer";
+        case op_kind::generic:
+            return "generic";
+        case op_kind::shape_only:
+            return "shape_only";
     }
     return "?";
 }
@@ -83,7 +109,8 @@ size_t op_node::own_inputs() const {
 
 int workload_graph::add_tensor(tensor_info t) {
     if (static_cast<double>(m_tensors.size()) >= limits().ops)
-        fail("workload graph '" + name + "' " + over_limit("ops", static_cast<double>(m_tensors.size()) + 1, "tensors or more") +
+        fail("workload graph '" + name + "' " +
+             over_limit("ops", static_cast<double>(m_tensors.size()) + 1, "tensors or more") +
              "; a smaller workload (fewer layers) needs fewer");
     const int id = static_cast<int>(m_tensors.size());
     m_tensor_index[t.name] = id;
@@ -98,7 +125,8 @@ int workload_graph::find_tensor(const std::string& n) const {
 
 int workload_graph::add_op(op_node op) {
     if (static_cast<double>(m_ops.size()) >= limits().ops)
-        fail("workload graph '" + name + "' " + over_limit("ops", static_cast<double>(m_ops.size()) + 1, "ops or more") +
+        fail("workload graph '" + name + "' " +
+             over_limit("ops", static_cast<double>(m_ops.size()) + 1, "ops or more") +
              "; a smaller workload (fewer layers) needs fewer");
     const int id = static_cast<int>(m_ops.size());
     for (int t : op.inputs) m_tensors[static_cast<size_t>(t)].consumers.push_back(id);

@@ -32,8 +32,8 @@ struct tensor_info {
     std::vector<std::int64_t> shape;
     dtype type = dtype::fp16;
     tensor_role role = tensor_role::activation;
-    int producer = -1;            // op index, -1 for inputs, weights and constants
-    std::vector<int> consumers;   // op indices
+    int producer = -1;           // op index, -1 for inputs, weights and constants
+    std::vector<int> consumers;  // op indices
     /// A weight stored in another layout (an ONNX Transpose or Reshape of an initializer): the tensor index
     /// whose parameters it holds, so they are counted once. -1 for an ordinary tensor.
     int alias_of = -1;
@@ -47,18 +47,18 @@ struct tensor_info {
 
 /// Op kinds. `type` in op_node refines them (elementwise "relu", collective "all_reduce", ONNX op type).
 enum class op_kind : std::uint8_t {
-    matmul,      // batched matrix product, Gemm and MatMul
-    conv2d,      // groups, stride, padding, dilation
-    pool,        // max / average / global average
-    elementwise, // unary and binary with broadcast
-    reduce,      // sum / mean / max over axes
+    matmul,       // batched matrix product, Gemm and MatMul
+    conv2d,       // groups, stride, padding, dilation
+    pool,         // max / average / global average
+    elementwise,  // unary and binary with broadcast
+    reduce,       // sum / mean / max over axes
     softmax,
-    layernorm,   // also rmsnorm (type "rmsnorm")
+    layernorm,  // also rmsnorm (type "rmsnorm")
     batchnorm,
-    attention,   // fused scaled-dot-product attention
-    embedding,   // table lookup (Gather on a weight)
-    gather,      // index-based data movement
-    reshape,     // view changes: reshape, flatten, squeeze, unsqueeze (no data moved when contiguous)
+    attention,  // fused scaled-dot-product attention
+    embedding,  // table lookup (Gather on a weight)
+    gather,     // index-based data movement
+    reshape,    // view changes: reshape, flatten, squeeze, unsqueeze (no data moved when contiguous)
     transpose,
     concat,
     split,
@@ -76,11 +76,11 @@ enum class op_phase : std::uint8_t { forward, backward, optimizer };
 /// What an op costs. MACs count 2 FLOPs each in `flops`.
 struct op_cost {
     double macs = 0;
-    double flops = 0;           // total floating-point operations (2 * macs + vector work)
-    double bytes_in = 0;        // activations read
-    double bytes_weight = 0;    // parameters read
-    double bytes_out = 0;       // results written
-    double params = 0;          // trainable parameter count
+    double flops = 0;         // total floating-point operations (2 * macs + vector work)
+    double bytes_in = 0;      // activations read
+    double bytes_weight = 0;  // parameters read
+    double bytes_out = 0;     // results written
+    double params = 0;        // trainable parameter count
     // Matrix-product view (batch x (M x K) . (K x N)); conv2d is given as its implicit GEMM.
     std::int64_t batch = 0, m = 0, n = 0, k = 0;
     op_class cls = op_class::other;
@@ -94,23 +94,23 @@ struct op_cost {
 /// It applies to the host op's output; its other inputs are appended to the host's inputs.
 struct fused_op {
     std::string name;
-    std::string type;          // elementwise type: "relu", "add", ...
-    int extra_inputs = 0;      // how many of the host's trailing inputs belong to this fused op
+    std::string type;      // elementwise type: "relu", "add", ...
+    int extra_inputs = 0;  // how many of the host's trailing inputs belong to this fused op
 };
 
 struct op_node {
     std::string name;
     op_kind kind = op_kind::generic;
-    std::string type;           // refinement: "relu", "add", "max", "all_reduce", or the ONNX op type
+    std::string type;  // refinement: "relu", "add", "max", "all_reduce", or the ONNX op type
     op_phase phase = op_phase::forward;
-    std::vector<int> inputs;    // tensor indices
+    std::vector<int> inputs;  // tensor indices
     std::vector<int> outputs;
     std::map<std::string, std::vector<std::int64_t>> int_attrs;  // strides, pads, axes, group, ...
     std::map<std::string, double> float_attrs;
     std::map<std::string, std::string> str_attrs;
     op_cost cost;
     dtype compute_type = dtype::fp16;
-    source_location where;      // the YAML node or ONNX node it came from
+    source_location where;        // the YAML node or ONNX node it came from
     std::vector<fused_op> fused;  // epilogue ops merged in by the fusion pass, applied in order
 
     /// The compute step a mapper issues for this op (or a share of it).

@@ -13,11 +13,11 @@ int conv_bn(graph_builder& b, const std::string& name, const std::string& bn_nam
             std::int64_t kernel, std::int64_t stride, std::int64_t padding, std::int64_t groups) {
     const std::int64_t in = b.shape(x)[1];
     const int w = b.weight(name + ".weight", {out_channels, in / groups, kernel, kernel});
-    const int y = b.add1("conv2d", name, {x, w},
-                         op_attrs().is("stride", {stride}).is("padding", {padding}).i("groups", groups));
-    const std::vector<int> bn = {y, b.weight(bn_name + ".weight", {out_channels}), b.weight(bn_name + ".bias", {out_channels}),
-                                 b.state(bn_name + ".running_mean", {out_channels}),
-                                 b.state(bn_name + ".running_var", {out_channels})};
+    const int y =
+        b.add1("conv2d", name, {x, w}, op_attrs().is("stride", {stride}).is("padding", {padding}).i("groups", groups));
+    const std::vector<int> bn = {
+        y, b.weight(bn_name + ".weight", {out_channels}), b.weight(bn_name + ".bias", {out_channels}),
+        b.state(bn_name + ".running_mean", {out_channels}), b.state(bn_name + ".running_var", {out_channels})};
     return b.add1("batchnorm", bn_name, bn);
 }
 

@@ -6,8 +6,8 @@
 
 #include "engine/workload/generators.h"
 #include "engine/workload/onnx_import.h"
-#include "engine/workload/scalesim_topology.h"
 #include "engine/workload/passes.h"
+#include "engine/workload/scalesim_topology.h"
 #include "engine/workload/training.h"
 #include "engine/workload/yaml_workload.h"
 #include "models/core/yaml_node.h"
@@ -60,13 +60,16 @@ void apply_workload_options(workload_graph& g, const workload_params& params) {
 }
 
 workload_graph load_workload(const std::string& spec, const std::map<std::string, std::string>& overrides) {
-    if (spec.empty()) fail("no workload given: name a .yaml or .onnx file or a built-in workload (" + join(builtin_workloads()) + ")");
+    if (spec.empty())
+        fail("no workload given: name a .yaml or .onnx file or a built-in workload (" + join(builtin_workloads()) +
+             ")");
     if (ends_with(spec, ".onnx")) return load_onnx_workload(spec, overrides);
     if (ends_with(spec, ".yaml") || ends_with(spec, ".yml")) return load_workload_yaml(spec, overrides);
     if (ends_with(spec, ".csv")) return load_workload_yaml_text(scalesim_topology_yaml(spec), spec, overrides);
     std::error_code ec;
     if (fs::is_regular_file(spec, ec))
-        fail("workload '" + spec + "': unknown file type; expected a .yaml/.yml workload, an .onnx model or a SCALE-Sim "
+        fail("workload '" + spec +
+             "': unknown file type; expected a .yaml/.yml workload, an .onnx model or a SCALE-Sim "
              "topology (.csv)");
     const std::string file = workloads_dir() + "/" + spec + ".yaml";
     if (fs::is_regular_file(file, ec)) return load_workload_yaml(file, overrides);
@@ -79,8 +82,9 @@ workload_graph load_workload(const std::string& spec, const std::map<std::string
         return g;
     }
     const auto names = builtin_workloads();
-    fail("unknown workload '" + spec + "'" + did_you_mean(spec, names) + ": not a file, a built-in workload or a generator; built-in: " +
-         join(names) + " (or give a path to a .yaml or .onnx file)");
+    fail("unknown workload '" + spec + "'" + did_you_mean(spec, names) +
+         ": not a file, a built-in workload or a generator; built-in: " + join(names) +
+         " (or give a path to a .yaml or .onnx file)");
 }
 
 }  // namespace tessel

@@ -42,24 +42,32 @@ std::optional<dtype> map_type(int t, dtype precision) {
         case onnx::TensorProto::FLOAT:
         case onnx::TensorProto::FLOAT16:
         case onnx::TensorProto::DOUBLE:
-        case onnx::TensorProto::BFLOAT16: return precision;
+        case onnx::TensorProto::BFLOAT16:
+            return precision;
         case onnx::TensorProto::INT8:
-        case onnx::TensorProto::UINT8: return dtype::int8;
+        case onnx::TensorProto::UINT8:
+            return dtype::int8;
         case onnx::TensorProto::INT16:
         case onnx::TensorProto::UINT16:
         case onnx::TensorProto::INT32:
-        case onnx::TensorProto::UINT32: return dtype::int32;
+        case onnx::TensorProto::UINT32:
+            return dtype::int32;
         case onnx::TensorProto::INT64:
-        case onnx::TensorProto::UINT64: return dtype::int64;
-        case onnx::TensorProto::BOOL: return dtype::boolean;
-        default: break;
+        case onnx::TensorProto::UINT64:
+            return dtype::int64;
+        case onnx::TensorProto::BOOL:
+            return dtype::boolean;
+        default:
+            break;
     }
     // FLOAT8 types arrived in ONNX 1.14 (opset 19): the numbers 17-20.
     if (t >= 17 && t <= 20) return dtype::fp8;
     return std::nullopt;
 }
 
-bool is_integer(dtype t) { return t == dtype::int8 || t == dtype::int4 || t == dtype::int32 || t == dtype::int64 || t == dtype::boolean; }
+bool is_integer(dtype t) {
+    return t == dtype::int8 || t == dtype::int4 || t == dtype::int32 || t == dtype::int64 || t == dtype::boolean;
+}
 
 std::int64_t elements_of(const shape_t& s) { return checked_elements(s, "a tensor's element count"); }
 
@@ -83,26 +91,35 @@ std::string stored_data_mismatch(const onnx::TensorProto& t, std::int64_t n) {
         switch (t.data_type()) {
             case onnx::TensorProto::DOUBLE:
             case onnx::TensorProto::INT64:
-            case onnx::TensorProto::UINT64: size = 8; break;
+            case onnx::TensorProto::UINT64:
+                size = 8;
+                break;
             case onnx::TensorProto::FLOAT:
             case onnx::TensorProto::INT32:
-            case onnx::TensorProto::UINT32: size = 4; break;
+            case onnx::TensorProto::UINT32:
+                size = 4;
+                break;
             case onnx::TensorProto::FLOAT16:
             case onnx::TensorProto::BFLOAT16:
             case onnx::TensorProto::INT16:
-            case onnx::TensorProto::UINT16: size = 2; break;
+            case onnx::TensorProto::UINT16:
+                size = 2;
+                break;
             case onnx::TensorProto::INT8:
             case onnx::TensorProto::UINT8:
-            case onnx::TensorProto::BOOL: size = 1; break;
-            default: return {};
+            case onnx::TensorProto::BOOL:
+                size = 1;
+                break;
+            default:
+                return {};
         }
         const size_t bytes = t.raw_data().size();
         if (bytes % size == 0 && static_cast<std::int64_t>(bytes / size) == n) return {};
         return "its raw data is " + std::to_string(bytes) + " bytes, not " + std::to_string(n) + " elements of " +
                std::to_string(size) + " bytes";
     }
-    const std::int64_t typed = t.float_data_size() + t.double_data_size() + t.int64_data_size() + t.int32_data_size() +
-                               t.uint64_data_size();
+    const std::int64_t typed =
+        t.float_data_size() + t.double_data_size() + t.int64_data_size() + t.int32_data_size() + t.uint64_data_size();
     if (typed == 0 || typed == n) return {};
     return "its data holds " + std::to_string(typed) + " values";
 }
@@ -116,25 +133,47 @@ std::optional<values_t> tensor_values(const onnx::TensorProto& t) {
     values_t v;
     if (!t.raw_data().empty()) {
         switch (t.data_type()) {
-            case onnx::TensorProto::FLOAT: v = decode_raw<float>(t.raw_data()); break;
-            case onnx::TensorProto::DOUBLE: v = decode_raw<double>(t.raw_data()); break;
-            case onnx::TensorProto::INT64: v = decode_raw<std::int64_t>(t.raw_data()); break;
-            case onnx::TensorProto::INT32: v = decode_raw<std::int32_t>(t.raw_data()); break;
-            case onnx::TensorProto::INT8: v = decode_raw<std::int8_t>(t.raw_data()); break;
+            case onnx::TensorProto::FLOAT:
+                v = decode_raw<float>(t.raw_data());
+                break;
+            case onnx::TensorProto::DOUBLE:
+                v = decode_raw<double>(t.raw_data());
+                break;
+            case onnx::TensorProto::INT64:
+                v = decode_raw<std::int64_t>(t.raw_data());
+                break;
+            case onnx::TensorProto::INT32:
+                v = decode_raw<std::int32_t>(t.raw_data());
+                break;
+            case onnx::TensorProto::INT8:
+                v = decode_raw<std::int8_t>(t.raw_data());
+                break;
             case onnx::TensorProto::UINT8:
-            case onnx::TensorProto::BOOL: v = decode_raw<std::uint8_t>(t.raw_data()); break;
-            default: return std::nullopt;
+            case onnx::TensorProto::BOOL:
+                v = decode_raw<std::uint8_t>(t.raw_data());
+                break;
+            default:
+                return std::nullopt;
         }
     } else {
         switch (t.data_type()) {
-            case onnx::TensorProto::FLOAT: v.assign(t.float_data().begin(), t.float_data().end()); break;
-            case onnx::TensorProto::DOUBLE: v.assign(t.double_data().begin(), t.double_data().end()); break;
-            case onnx::TensorProto::INT64: v.assign(t.int64_data().begin(), t.int64_data().end()); break;
+            case onnx::TensorProto::FLOAT:
+                v.assign(t.float_data().begin(), t.float_data().end());
+                break;
+            case onnx::TensorProto::DOUBLE:
+                v.assign(t.double_data().begin(), t.double_data().end());
+                break;
+            case onnx::TensorProto::INT64:
+                v.assign(t.int64_data().begin(), t.int64_data().end());
+                break;
             case onnx::TensorProto::INT32:
             case onnx::TensorProto::INT8:
             case onnx::TensorProto::UINT8:
-            case onnx::TensorProto::BOOL: v.assign(t.int32_data().begin(), t.int32_data().end()); break;
-            default: return std::nullopt;
+            case onnx::TensorProto::BOOL:
+                v.assign(t.int32_data().begin(), t.int32_data().end());
+                break;
+            default:
+                return std::nullopt;
         }
     }
     if (static_cast<std::int64_t>(v.size()) != n) return std::nullopt;
@@ -188,16 +227,49 @@ double broadcast_at(const shape_t& in, const values_t& v, const shape_t& out, st
 }
 
 const std::map<std::string, std::string>& elementwise_types() {
-    static const std::map<std::string, std::string> m = {
-        {"Relu", "relu"},   {"Gelu", "gelu"},         {"Erf", "erf"},         {"Tanh", "tanh"},       {"Sigmoid", "sigmoid"},
-        {"Pow", "pow"},     {"Sqrt", "sqrt"},         {"Add", "add"},         {"Sub", "sub"},         {"Mul", "mul"},
-        {"Div", "div"},     {"Where", "where"},       {"Equal", "equal"},     {"IsNaN", "isnan"},     {"Exp", "exp"},
-        {"Log", "log"},     {"Neg", "neg"},           {"Abs", "abs"},         {"Reciprocal", "reciprocal"},
-        {"Floor", "floor"}, {"Ceil", "ceil"},         {"Round", "round"},     {"Sin", "sin"},         {"Cos", "cos"},
-        {"Softplus", "softplus"}, {"Less", "less"},   {"LessOrEqual", "less_equal"}, {"Greater", "greater"},
-        {"GreaterOrEqual", "greater_equal"}, {"And", "and"}, {"Or", "or"}, {"Xor", "xor"}, {"Not", "not"},
-        {"Mod", "mod"},     {"PRelu", "prelu"},       {"LeakyRelu", "leaky_relu"}, {"Max", "max"}, {"Min", "min"},
-        {"Sum", "add"},     {"Clip", "clip"},         {"Cast", "cast"},       {"Trilu", "trilu"},     {"Expand", "expand"}};
+    static const std::map<std::string, std::string> m = {{"Relu", "relu"},
+                                                         {"Gelu", "gelu"},
+                                                         {"Erf", "erf"},
+                                                         {"Tanh", "tanh"},
+                                                         {"Sigmoid", "sigmoid"},
+                                                         {"Pow", "pow"},
+                                                         {"Sqrt", "sqrt"},
+                                                         {"Add", "add"},
+                                                         {"Sub", "sub"},
+                                                         {"Mul", "mul"},
+                                                         {"Div", "div"},
+                                                         {"Where", "where"},
+                                                         {"Equal", "equal"},
+                                                         {"IsNaN", "isnan"},
+                                                         {"Exp", "exp"},
+                                                         {"Log", "log"},
+                                                         {"Neg", "neg"},
+                                                         {"Abs", "abs"},
+                                                         {"Reciprocal", "reciprocal"},
+                                                         {"Floor", "floor"},
+                                                         {"Ceil", "ceil"},
+                                                         {"Round", "round"},
+                                                         {"Sin", "sin"},
+                                                         {"Cos", "cos"},
+                                                         {"Softplus", "softplus"},
+                                                         {"Less", "less"},
+                                                         {"LessOrEqual", "less_equal"},
+                                                         {"Greater", "greater"},
+                                                         {"GreaterOrEqual", "greater_equal"},
+                                                         {"And", "and"},
+                                                         {"Or", "or"},
+                                                         {"Xor", "xor"},
+                                                         {"Not", "not"},
+                                                         {"Mod", "mod"},
+                                                         {"PRelu", "prelu"},
+                                                         {"LeakyRelu", "leaky_relu"},
+                                                         {"Max", "max"},
+                                                         {"Min", "min"},
+                                                         {"Sum", "add"},
+                                                         {"Clip", "clip"},
+                                                         {"Cast", "cast"},
+                                                         {"Trilu", "trilu"},
+                                                         {"Expand", "expand"}};
     return m;
 }
 
@@ -210,11 +282,34 @@ const std::map<std::string, std::string>& reduce_types() {
 
 /// ONNX op types (default domain) the importer maps onto the catalog, folds or aliases.
 bool is_known(const std::string& type) {
-    static const std::set<std::string> other = {
-        "Conv", "Gemm", "MatMul", "BatchNormalization", "Softmax", "LogSoftmax", "LayerNormalization", "ArgMax",
-        "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split", "Slice", "Gather",
-        "GatherElements", "Shape", "Constant", "ConstantOfShape", "Identity", "Dropout", "MaxPool", "AveragePool",
-        "GlobalAveragePool", "GlobalMaxPool", "Range"};
+    static const std::set<std::string> other = {"Conv",
+                                                "Gemm",
+                                                "MatMul",
+                                                "BatchNormalization",
+                                                "Softmax",
+                                                "LogSoftmax",
+                                                "LayerNormalization",
+                                                "ArgMax",
+                                                "Reshape",
+                                                "Flatten",
+                                                "Squeeze",
+                                                "Unsqueeze",
+                                                "Transpose",
+                                                "Concat",
+                                                "Split",
+                                                "Slice",
+                                                "Gather",
+                                                "GatherElements",
+                                                "Shape",
+                                                "Constant",
+                                                "ConstantOfShape",
+                                                "Identity",
+                                                "Dropout",
+                                                "MaxPool",
+                                                "AveragePool",
+                                                "GlobalAveragePool",
+                                                "GlobalMaxPool",
+                                                "Range"};
     return elementwise_types().count(type) || reduce_types().count(type) || other.count(type);
 }
 
@@ -232,9 +327,9 @@ private:
     workload_params m_params;
     dtype m_precision = dtype::fp16;
     workload_graph m_g;
-    std::map<std::string, int> m_names;        // ONNX value name -> tensor (aliases share one)
-    std::map<int, values_t> m_values;          // known contents of small tensors
-    std::map<std::string, shape_t> m_vi_shape; // value_info shapes with every dimension known
+    std::map<std::string, int> m_names;         // ONNX value name -> tensor (aliases share one)
+    std::map<int, values_t> m_values;           // known contents of small tensors
+    std::map<std::string, shape_t> m_vi_shape;  // value_info shapes with every dimension known
     std::map<std::string, int> m_vi_type;
     std::set<std::string> m_bn_stats;
     std::map<std::string, std::string> m_symbols;
@@ -285,7 +380,10 @@ private:
     }
     std::vector<std::int64_t> known_ints(int t, const std::string& what) const {
         const values_t* v = known(t);
-        if (!v) bad(what + " is computed at run time from data; tessel needs it constant (export with fixed shapes, or add value_info)");
+        if (!v)
+            bad(what +
+                " is computed at run time from data; tessel needs it constant (export with fixed shapes, or add "
+                "value_info)");
         std::vector<std::int64_t> out;
         for (double d : *v) out.push_back(to_int(d, what));
         return out;
@@ -306,7 +404,8 @@ private:
     /// kernel_shape, strides, dilations and pads sized for `spatial` dimensions, positive (pads non-negative).
     void check_window_attrs(const node_attrs& a, size_t spatial) const;
     void pads_for_auto(const node_attrs& a, const shape_t& x, const std::vector<std::int64_t>& k,
-                       const std::vector<std::int64_t>& s, const std::vector<std::int64_t>& d, std::vector<std::int64_t>& pads) const;
+                       const std::vector<std::int64_t>& s, const std::vector<std::int64_t>& d,
+                       std::vector<std::int64_t>& pads) const;
     std::optional<values_t> evaluate(const std::string& type, const onnx::NodeProto& n, const std::vector<int>& ins,
                                      const std::vector<int>& outs) const;
 };
@@ -332,7 +431,8 @@ void onnx_importer::read_file() {
         fail(m_path + ": the model imports ONNX operator set version " + std::to_string(m_opset) +
              ", which does not exist (versions are small numbers: 1 to about 23)");
     m_report.file = m_path;
-    m_report.producer = m_model.producer_name() + (m_model.producer_version().empty() ? "" : " " + m_model.producer_version());
+    m_report.producer =
+        m_model.producer_name() + (m_model.producer_version().empty() ? "" : " " + m_model.producer_version());
     m_report.opset = m_opset;
     m_report.nodes = m_model.graph().node_size();
 }
@@ -349,7 +449,8 @@ void onnx_importer::declare_params() {
         if (initializers.count(in.name())) continue;
         for (const auto& d : in.type().tensor_type().shape().dim())
             if (!d.dim_param().empty() && !m_params.has(d.dim_param()))
-                m_params.declare(d.dim_param(), "1", "symbolic dimension '" + d.dim_param() + "' of the model's inputs");
+                m_params.declare(d.dim_param(), "1",
+                                 "symbolic dimension '" + d.dim_param() + "' of the model's inputs");
     }
     m_params.declare_common();
     m_params.apply_overrides(m_opt.overrides);
@@ -370,13 +471,16 @@ void onnx_importer::read_initializers() {
             for (int i = 3; i < std::min(5, n.input_size()); ++i) m_bn_stats.insert(n.input(i));
     for (const auto& init : m_model.graph().initializer()) {
         const auto type = map_type(init.data_type(), m_precision);
-        if (!type) fail(m_path + ": initializer '" + init.name() + "' has an unsupported element type " + std::to_string(init.data_type()));
+        if (!type)
+            fail(m_path + ": initializer '" + init.name() + "' has an unsupported element type " +
+                 std::to_string(init.data_type()));
         shape_t s(init.dims().begin(), init.dims().end());
         tensor_role role = tensor_role::constant;
-        if (is_float_type(init.data_type()) && elements_of(s) > 1) role = m_bn_stats.count(init.name()) ? tensor_role::state : tensor_role::weight;
+        if (is_float_type(init.data_type()) && elements_of(s) > 1)
+            role = m_bn_stats.count(init.name()) ? tensor_role::state : tensor_role::weight;
         if (const std::string why = stored_data_mismatch(init, elements_of(s)); !why.empty())
-            fail(m_path + ": initializer '" + init.name() + "' has shape " + shape_str(s) + " (" + std::to_string(elements_of(s)) +
-                 " elements) but " + why + " (a truncated or corrupt model)");
+            fail(m_path + ": initializer '" + init.name() + "' has shape " + shape_str(s) + " (" +
+                 std::to_string(elements_of(s)) + " elements) but " + why + " (a truncated or corrupt model)");
         const int t = new_tensor(init.name(), role, *type, s);
         if (auto v = tensor_values(init)) m_values[t] = *v;
     }
@@ -388,14 +492,20 @@ void onnx_importer::read_inputs() {
         const auto& tt = in.type().tensor_type();
         if (!in.type().has_tensor_type()) fail(m_path + ": graph input '" + in.name() + "' is not a tensor");
         const auto type = map_type(tt.elem_type(), m_precision);
-        if (!type) fail(m_path + ": graph input '" + in.name() + "' has an unsupported element type " + std::to_string(tt.elem_type()));
+        if (!type)
+            fail(m_path + ": graph input '" + in.name() + "' has an unsupported element type " +
+                 std::to_string(tt.elem_type()));
         if (!tt.has_shape()) fail(m_path + ": graph input '" + in.name() + "' has no shape");
         shape_t s;
         for (int k = 0; k < tt.shape().dim_size(); ++k) {
             const auto& d = tt.shape().dim(k);
-            if (d.has_dim_value()) s.push_back(d.dim_value());
-            else if (!d.dim_param().empty()) s.push_back(std::stoll(m_symbols.at(d.dim_param())));
-            else fail(m_path + ": graph input '" + in.name() + "' has an unknown dimension " + std::to_string(k) + " (neither a size nor a name)");
+            if (d.has_dim_value())
+                s.push_back(d.dim_value());
+            else if (!d.dim_param().empty())
+                s.push_back(std::stoll(m_symbols.at(d.dim_param())));
+            else
+                fail(m_path + ": graph input '" + in.name() + "' has an unknown dimension " + std::to_string(k) +
+                     " (neither a size nor a name)");
         }
         new_tensor(in.name(), tensor_role::input, *type, s);
     }
@@ -408,9 +518,12 @@ void onnx_importer::read_value_info(const onnx::ValueInfoProto& vi) {
     if (!tt.has_shape()) return;
     shape_t s;
     for (const auto& d : tt.shape().dim()) {
-        if (d.has_dim_value()) s.push_back(d.dim_value());
-        else if (!d.dim_param().empty() && m_symbols.count(d.dim_param())) s.push_back(std::stoll(m_symbols.at(d.dim_param())));
-        else return;  // not fully known
+        if (d.has_dim_value())
+            s.push_back(d.dim_value());
+        else if (!d.dim_param().empty() && m_symbols.count(d.dim_param()))
+            s.push_back(std::stoll(m_symbols.at(d.dim_param())));
+        else
+            return;  // not fully known
     }
     m_vi_shape[vi.name()] = s;
 }
@@ -465,7 +578,8 @@ std::vector<const onnx::NodeProto*> onnx_importer::node_order() {
         }
         for (int i = 0; i < nodes.size(); ++i)
             if (!done[static_cast<size_t>(i)])
-                fail(m_path + ": node " + std::to_string(i) + " '" + nodes[i].name() + "' (" + nodes[i].op_type() + ") is part of a cycle");
+                fail(m_path + ": node " + std::to_string(i) + " '" + nodes[i].name() + "' (" + nodes[i].op_type() +
+                     ") is part of a cycle");
     }
     return order;
 }
@@ -480,7 +594,9 @@ void onnx_importer::check_window_attrs(const node_attrs& a, size_t spatial) cons
             bad(std::string("attribute '") + name + "' has " + std::to_string(v->size()) + " values; the input has " +
                 std::to_string(spatial) + " spatial dimension(s), so it needs " + std::to_string(count));
         for (std::int64_t x : *v)
-            if (x < least) bad(std::string("attribute '") + name + "' has the value " + std::to_string(x) + "; it must be at least " + std::to_string(least));
+            if (x < least)
+                bad(std::string("attribute '") + name + "' has the value " + std::to_string(x) +
+                    "; it must be at least " + std::to_string(least));
     };
     check("kernel_shape", spatial, 1);
     check("strides", spatial, 1);
@@ -505,8 +621,8 @@ void onnx_importer::pads_for_auto(const node_attrs& a, const shape_t& x, const s
     }
 }
 
-std::optional<values_t> onnx_importer::evaluate(const std::string& type, const onnx::NodeProto& n, const std::vector<int>& ins,
-                                                const std::vector<int>& outs) const {
+std::optional<values_t> onnx_importer::evaluate(const std::string& type, const onnx::NodeProto& n,
+                                                const std::vector<int>& ins, const std::vector<int>& outs) const {
     if (outs.empty() || elements_of(shape(outs[0])) > max_tracked_elements) return std::nullopt;
     const node_attrs a(n);
     const shape_t& out = shape(outs[0]);
@@ -535,7 +651,9 @@ std::optional<values_t> onnx_importer::evaluate(const std::string& type, const o
                 bad("index " + format_number(x) + " is out of range for " + std::to_string(size) + " values");
             auto i = static_cast<std::int64_t>(x);
             if (i < 0) i += size;
-            if (i < 0 || i >= size) bad("index " + std::to_string(static_cast<std::int64_t>(x)) + " is out of range for " + std::to_string(size) + " values");
+            if (i < 0 || i >= size)
+                bad("index " + std::to_string(static_cast<std::int64_t>(x)) + " is out of range for " +
+                    std::to_string(size) + " values");
             r.push_back((*d)[static_cast<size_t>(i)]);
         }
         return r;
@@ -601,9 +719,10 @@ std::optional<values_t> onnx_importer::evaluate(const std::string& type, const o
         return r;
     }
     // Elementwise arithmetic and comparisons on small tensors.
-    static const std::set<std::string> arith = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Equal", "Less", "Greater",
-                                                "LessOrEqual", "GreaterOrEqual", "And", "Or", "Mod", "Pow",
-                                                "Neg", "Abs", "Sqrt", "Floor", "Ceil", "Not", "Where", "Sum"};
+    static const std::set<std::string> arith = {
+        "Add", "Sub", "Mul", "Div", "Max", "Min", "Equal", "Less",  "Greater", "LessOrEqual", "GreaterOrEqual",
+        "And", "Or",  "Mod", "Pow", "Neg", "Abs", "Sqrt",  "Floor", "Ceil",    "Not",         "Where",
+        "Sum"};
     if (!arith.count(type)) return std::nullopt;
     std::vector<const values_t*> vs;
     for (int t : ins) {
@@ -619,28 +738,50 @@ std::optional<values_t> onnx_importer::evaluate(const std::string& type, const o
         for (int t : ins)
             if (t >= 0) x.push_back(broadcast_at(shape(t), *vs[j++], out, k));
         double y = 0;
-        if (type == "Add" || type == "Sum") y = x[0] + x[1];
-        else if (type == "Sub") y = x[0] - x[1];
-        else if (type == "Mul") y = x[0] * x[1];
-        else if (type == "Div") y = int_out ? std::trunc(x[0] / x[1]) : x[0] / x[1];
-        else if (type == "Max") y = std::max(x[0], x[1]);
-        else if (type == "Min") y = std::min(x[0], x[1]);
-        else if (type == "Equal") y = x[0] == x[1];
-        else if (type == "Less") y = x[0] < x[1];
-        else if (type == "Greater") y = x[0] > x[1];
-        else if (type == "LessOrEqual") y = x[0] <= x[1];
-        else if (type == "GreaterOrEqual") y = x[0] >= x[1];
-        else if (type == "And") y = x[0] != 0 && x[1] != 0;
-        else if (type == "Or") y = x[0] != 0 || x[1] != 0;
-        else if (type == "Mod") y = std::fmod(x[0], x[1]);
-        else if (type == "Pow") y = std::pow(x[0], x[1]);
-        else if (type == "Neg") y = -x[0];
-        else if (type == "Abs") y = std::fabs(x[0]);
-        else if (type == "Sqrt") y = std::sqrt(x[0]);
-        else if (type == "Floor") y = std::floor(x[0]);
-        else if (type == "Ceil") y = std::ceil(x[0]);
-        else if (type == "Not") y = x[0] == 0;
-        else if (type == "Where") y = x[0] != 0 ? x[1] : x[2];
+        if (type == "Add" || type == "Sum")
+            y = x[0] + x[1];
+        else if (type == "Sub")
+            y = x[0] - x[1];
+        else if (type == "Mul")
+            y = x[0] * x[1];
+        else if (type == "Div")
+            y = int_out ? std::trunc(x[0] / x[1]) : x[0] / x[1];
+        else if (type == "Max")
+            y = std::max(x[0], x[1]);
+        else if (type == "Min")
+            y = std::min(x[0], x[1]);
+        else if (type == "Equal")
+            y = x[0] == x[1];
+        else if (type == "Less")
+            y = x[0] < x[1];
+        else if (type == "Greater")
+            y = x[0] > x[1];
+        else if (type == "LessOrEqual")
+            y = x[0] <= x[1];
+        else if (type == "GreaterOrEqual")
+            y = x[0] >= x[1];
+        else if (type == "And")
+            y = x[0] != 0 && x[1] != 0;
+        else if (type == "Or")
+            y = x[0] != 0 || x[1] != 0;
+        else if (type == "Mod")
+            y = std::fmod(x[0], x[1]);
+        else if (type == "Pow")
+            y = std::pow(x[0], x[1]);
+        else if (type == "Neg")
+            y = -x[0];
+        else if (type == "Abs")
+            y = std::fabs(x[0]);
+        else if (type == "Sqrt")
+            y = std::sqrt(x[0]);
+        else if (type == "Floor")
+            y = std::floor(x[0]);
+        else if (type == "Ceil")
+            y = std::ceil(x[0]);
+        else if (type == "Not")
+            y = x[0] == 0;
+        else if (type == "Where")
+            y = x[0] != 0 ? x[1] : x[2];
         r.push_back(y);
     }
     return r;
@@ -722,8 +863,8 @@ void onnx_importer::import_node(const onnx::NodeProto& n, int index) {
                 bad("Conv needs an input and a weight of rank 3 or more (N, C, spatial dimensions), got " +
                     std::to_string(x.size()) + " and " + std::to_string(w.size()));
             if (x.size() != w.size())
-                bad("Conv's input (rank " + std::to_string(x.size()) + ") and weight (rank " + std::to_string(w.size()) +
-                    ") must have the same rank");
+                bad("Conv's input (rank " + std::to_string(x.size()) + ") and weight (rank " +
+                    std::to_string(w.size()) + ") must have the same rank");
             check_window_attrs(a, x.size() - 2);
             if (x.size() != 4 || w.size() != 4) {
                 generic = true;
@@ -740,7 +881,8 @@ void onnx_importer::import_node(const onnx::NodeProto& n, int index) {
             const shape_t& x = in_shape(0);
             const auto k = a.ints("kernel_shape");
             if (x.size() < 3)
-                bad(type + " needs an input of rank 3 or more (N, C, spatial dimensions), got rank " + std::to_string(x.size()));
+                bad(type + " needs an input of rank 3 or more (N, C, spatial dimensions), got rank " +
+                    std::to_string(x.size()));
             if (!k) bad(type + " has no kernel_shape");
             check_window_attrs(a, x.size() - 2);
             if (x.size() != 4 || !k || k->size() != 2 || (out_names.size() > 1 && !out_names[1].empty())) {
@@ -751,7 +893,11 @@ void onnx_importer::import_node(const onnx::NodeProto& n, int index) {
                 const auto d = a.ints("dilations").value_or(std::vector<std::int64_t>{1, 1});
                 auto pads = a.ints("pads").value_or(std::vector<std::int64_t>{0, 0, 0, 0});
                 pads_for_auto(a, x, *k, s, d, pads);
-                op.int_attrs = {{"kernel", *k}, {"stride", s}, {"dilation", d}, {"padding", pads}, {"ceil_mode", {a.i("ceil_mode", 0)}}};
+                op.int_attrs = {{"kernel", *k},
+                                {"stride", s},
+                                {"dilation", d},
+                                {"padding", pads},
+                                {"ceil_mode", {a.i("ceil_mode", 0)}}};
             }
         } else if (type == "GlobalAveragePool" || type == "GlobalMaxPool") {
             set(type == "GlobalAveragePool" ? "global_avg_pool" : "global_max_pool");
@@ -771,8 +917,10 @@ void onnx_importer::import_node(const onnx::NodeProto& n, int index) {
         } else if (reduce_types().count(type)) {
             set(reduce_types().at(type));
             std::vector<std::int64_t> axes;
-            if (auto at = a.ints("axes")) axes = *at;
-            else if (present(1)) axes = known_ints(ins[1], "the reduction axes");
+            if (auto at = a.ints("axes"))
+                axes = *at;
+            else if (present(1))
+                axes = known_ints(ins[1], "the reduction axes");
             if (axes.empty() && a.i("noop_with_empty_axes", 0)) {
                 m_names[out_names.at(0)] = required(0);
                 ++m_report.aliased;
@@ -798,12 +946,19 @@ void onnx_importer::import_node(const onnx::NodeProto& n, int index) {
                 int infer_at = -1;
                 for (size_t i = 0; i < target.size(); ++i) {
                     if (target[i] == 0 && !allow_zero) {
-                        if (i >= x.size()) bad("shape entry 0 at position " + std::to_string(i) + " has no input dimension to copy");
+                        if (i >= x.size())
+                            bad("shape entry 0 at position " + std::to_string(i) + " has no input dimension to copy");
                         target[i] = x[i];
                     }
-                    if (target[i] == -1) infer_at = static_cast<int>(i);
-                    else if (target[i] < 0) bad("the target shape has a negative entry " + std::to_string(target[i]) + " at position " + std::to_string(i));
-                    else known_product = checked_mul(known_product, target[i], m_node_desc + ": the target shape's element count", source_location{m_path, 0, 0});
+                    if (target[i] == -1)
+                        infer_at = static_cast<int>(i);
+                    else if (target[i] < 0)
+                        bad("the target shape has a negative entry " + std::to_string(target[i]) + " at position " +
+                            std::to_string(i));
+                    else
+                        known_product =
+                            checked_mul(known_product, target[i], m_node_desc + ": the target shape's element count",
+                                        source_location{m_path, 0, 0});
                 }
                 if (infer_at >= 0) {
                     if (known_product == 0 || elements_of(x) % known_product)
@@ -817,9 +972,12 @@ void onnx_importer::import_node(const onnx::NodeProto& n, int index) {
             op.int_attrs["axis"] = {a.i("axis", 1)};
         } else if (type == "Squeeze" || type == "Unsqueeze") {
             set(type == "Squeeze" ? "squeeze" : "unsqueeze");
-            if (auto at = a.ints("axes")) op.int_attrs["axes"] = *at;
-            else if (present(1)) op.int_attrs["axes"] = known_ints(ins[1], "the axes");
-            else if (type == "Unsqueeze") bad("has no axes");
+            if (auto at = a.ints("axes"))
+                op.int_attrs["axes"] = *at;
+            else if (present(1))
+                op.int_attrs["axes"] = known_ints(ins[1], "the axes");
+            else if (type == "Unsqueeze")
+                bad("has no axes");
         } else if (type == "Transpose") {
             set("transpose");
             if (auto p = a.ints("perm")) op.int_attrs["perm"] = *p;
@@ -829,8 +987,10 @@ void onnx_importer::import_node(const onnx::NodeProto& n, int index) {
         } else if (type == "Split") {
             set("split");
             op.int_attrs["axis"] = {a.i("axis", 0)};
-            if (auto s = a.ints("split")) op.int_attrs["sizes"] = *s;
-            else if (present(1)) op.int_attrs["sizes"] = known_ints(ins[1], "the split sizes");
+            if (auto s = a.ints("split"))
+                op.int_attrs["sizes"] = *s;
+            else if (present(1))
+                op.int_attrs["sizes"] = known_ints(ins[1], "the split sizes");
         } else if (type == "Slice") {
             set("slice");
             if (m_opset < 10) {
@@ -925,7 +1085,8 @@ void onnx_importer::import_node(const onnx::NodeProto& n, int index) {
                         if (t >= 0) kept.push_back(t);
                     ins = kept;
                 }
-                if (type == "Cast") op.str_attrs["to"] = dtype_name(*map_type(static_cast<int>(a.i("to", 0)), m_precision));
+                if (type == "Cast")
+                    op.str_attrs["to"] = dtype_name(*map_type(static_cast<int>(a.i("to", 0)), m_precision));
                 if (type == "Trilu") op.int_attrs["upper"] = {a.i("upper", 1)};
                 if (type == "Trilu" && present(1) && known(ins[1]) && !known(ins[1])->empty())
                     op.int_attrs["k"] = {to_int(known(ins[1])->front(), "the diagonal offset k")};
@@ -943,7 +1104,8 @@ void onnx_importer::import_node(const onnx::NodeProto& n, int index) {
             if (!m_vi_shape.count(o)) libonnx_shapes();
             if (!m_vi_shape.count(o))
                 bad("tessel does not know this op, and the model gives no shape for its output '" + o +
-                    "' (add value_info, e.g. with onnx.shape_inference.infer_shapes, or export at an opset libonnx 1.12 knows)");
+                    "' (add value_info, e.g. with onnx.shape_inference.infer_shapes, or export at an opset libonnx "
+                    "1.12 knows)");
             declared_shapes.push_back(m_vi_shape.at(o));
             const auto vt = m_vi_type.find(o);
             const auto t = vt == m_vi_type.end() ? std::optional<dtype>{} : map_type(vt->second, m_precision);
@@ -951,8 +1113,10 @@ void onnx_importer::import_node(const onnx::NodeProto& n, int index) {
         }
         auto& u = m_report.unknown;
         auto it = std::find_if(u.begin(), u.end(), [&](const auto& x) { return x.op_type == op.type; });
-        if (it == u.end()) u.push_back({op.type, {name}});
-        else it->nodes.push_back(name);
+        if (it == u.end())
+            u.push_back({op.type, {name}});
+        else
+            it->nodes.push_back(name);
     }
     if (shape_only) {
         op.kind = op_kind::shape_only;
@@ -986,8 +1150,8 @@ void onnx_importer::import_node(const onnx::NodeProto& n, int index) {
     for (int t : outs) {
         const auto it = m_vi_shape.find(m_g.tensor(t).name);
         if (it != m_vi_shape.end() && !m_declared[static_cast<size_t>(t)] && it->second != shape(t))
-            bad("output '" + m_g.tensor(t).name + "' has shape " + shape_str(it->second) + " in the model's value_info, but its inputs give " +
-                shape_str(shape(t)));
+            bad("output '" + m_g.tensor(t).name + "' has shape " + shape_str(it->second) +
+                " in the model's value_info, but its inputs give " + shape_str(shape(t)));
     }
     auto& node = m_g.ops()[static_cast<size_t>(v)];
     // Shape arithmetic and constants: computed once, cost nothing.
@@ -1003,15 +1167,21 @@ void onnx_importer::import_node(const onnx::NodeProto& n, int index) {
         }
         std::optional<values_t> vals;
         if (type == "Constant") {
-            if (const auto* c = a.find("value")) vals = tensor_values(c->t());
-            else if (const auto* f = a.find("value_float")) vals = values_t{f->f()};
-            else if (const auto* i = a.find("value_int")) vals = values_t{static_cast<double>(i->i())};
-            else if (const auto* fl = a.find("value_floats")) vals = values_t(fl->floats().begin(), fl->floats().end());
-            else if (const auto* il = a.find("value_ints")) vals = values_t(il->ints().begin(), il->ints().end());
+            if (const auto* c = a.find("value"))
+                vals = tensor_values(c->t());
+            else if (const auto* f = a.find("value_float"))
+                vals = values_t{f->f()};
+            else if (const auto* i = a.find("value_int"))
+                vals = values_t{static_cast<double>(i->i())};
+            else if (const auto* fl = a.find("value_floats"))
+                vals = values_t(fl->floats().begin(), fl->floats().end());
+            else if (const auto* il = a.find("value_ints"))
+                vals = values_t(il->ints().begin(), il->ints().end());
         } else {
             vals = evaluate(type, n, ins, outs);  // positional: omitted optional inputs are -1
         }
-        if (vals && !outs.empty() && static_cast<std::int64_t>(vals->size()) == elements_of(shape(outs[0]))) m_values[outs[0]] = *vals;
+        if (vals && !outs.empty() && static_cast<std::int64_t>(vals->size()) == elements_of(shape(outs[0])))
+            m_values[outs[0]] = *vals;
         ++m_report.folded;
         return;
     }
@@ -1020,7 +1190,8 @@ void onnx_importer::import_node(const onnx::NodeProto& n, int index) {
     static const std::set<std::string> layout = {"Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Cast"};
     if (layout.count(type) && !node.inputs.empty() && m_g.tensor(node.inputs[0]).role == tensor_role::weight) {
         bool rest_constant = true;
-        for (size_t i = 1; i < node.inputs.size(); ++i) rest_constant &= m_g.tensor(node.inputs[i]).role == tensor_role::constant;
+        for (size_t i = 1; i < node.inputs.size(); ++i)
+            rest_constant &= m_g.tensor(node.inputs[i]).role == tensor_role::constant;
         if (rest_constant && outs.size() == 1) {
             node.kind = op_kind::shape_only;
             node.type = type;
@@ -1044,7 +1215,8 @@ onnx_import_result onnx_importer::run() {
     for (const auto& n : m_model.graph().node()) {
         const bool dflt = n.domain().empty() || n.domain() == "ai.onnx";
         if (!dflt || !is_known(n.op_type()))
-            unknown[dflt ? n.op_type() : n.domain() + "." + n.op_type()].push_back(n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name());
+            unknown[dflt ? n.op_type() : n.domain() + "." + n.op_type()].push_back(
+                n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name());
         ++index;
     }
     if (m_opt.strict && !unknown.empty()) {
@@ -1085,14 +1257,18 @@ onnx_import_result onnx_importer::run() {
     }
     m_g.relink();
     const int dead = remove_dead_ops(m_g);
-    if (dead > 0) m_report.notes.push_back(std::to_string(dead) + " ops whose results reach no graph output were removed");
+    if (dead > 0)
+        m_report.notes.push_back(std::to_string(dead) + " ops whose results reach no graph output were removed");
     if (!m_report.unknown.empty())
-        m_report.notes.push_back("ops of unknown type are costed by their tensor sizes only (0 FLOPs); set flops_per_element on them in an imported YAML if you know it");
+        m_report.notes.push_back(
+            "ops of unknown type are costed by their tensor sizes only (0 FLOPs); set flops_per_element on them in an "
+            "imported YAML if you know it");
     finalize_graph(m_g, m_precision);
     for (const auto& [k, v] : m_params.resolved()) m_g.parameters[k] = v;
     for (const auto& note : m_report.notes) m_g.notes.push_back(note);
     for (const auto& u : m_report.unknown)
-        m_g.notes.push_back("unknown ONNX op " + u.op_type + " (" + std::to_string(u.nodes.size()) + " nodes) imported as a generic op");
+        m_g.notes.push_back("unknown ONNX op " + u.op_type + " (" + std::to_string(u.nodes.size()) +
+                            " nodes) imported as a generic op");
     onnx_import_result r;
     r.graph = std::move(m_g);
     r.report = std::move(m_report);
@@ -1122,8 +1298,8 @@ workload_graph load_onnx_workload(const std::string& path, const std::map<std::s
 
 std::string format_import_report(const onnx_import_report& r) {
     std::ostringstream os;
-    os << "imported " << r.file << " (" << (r.producer.empty() ? "unknown producer" : r.producer) << ", opset " << r.opset
-       << "): " << r.nodes << " nodes\n";
+    os << "imported " << r.file << " (" << (r.producer.empty() ? "unknown producer" : r.producer) << ", opset "
+       << r.opset << "): " << r.nodes << " nodes\n";
     std::vector<std::string> types;
     for (const auto& [t, c] : r.op_types) types.push_back(t + " " + std::to_string(c));
     os << "  op types: " << join(types) << "\n";
@@ -1132,7 +1308,8 @@ std::string format_import_report(const onnx_import_report& r) {
         for (const auto& [k, v] : r.symbols) os << " " << k << " = " << v;
         os << " (change with --set workload.NAME=VALUE)\n";
     }
-    os << "  shape computations and constants folded: " << r.folded << "; aliases (Identity, Dropout, weight layouts): " << r.aliased << "\n";
+    os << "  shape computations and constants folded: " << r.folded
+       << "; aliases (Identity, Dropout, weight layouts): " << r.aliased << "\n";
     if (r.unknown.empty()) {
         os << "  unknown op types: none\n";
     } else {

@@ -25,25 +25,25 @@ struct onnx_import_options {
 
 struct onnx_import_report {
     std::string file;
-    std::string producer;                  // "pytorch 1.13.0"
+    std::string producer;  // "pytorch 1.13.0"
     std::int64_t opset = 0;
     std::int64_t nodes = 0;
-    std::map<std::string, int> op_types;   // ONNX op type -> nodes
+    std::map<std::string, int> op_types;  // ONNX op type -> nodes
     struct unknown_op {
-        std::string op_type;               // with its domain when not the default one
-        std::vector<std::string> nodes;    // node names
+        std::string op_type;             // with its domain when not the default one
+        std::vector<std::string> nodes;  // node names
     };
-    std::vector<unknown_op> unknown;       // imported as generic ops (costed by tensor sizes only)
+    std::vector<unknown_op> unknown;             // imported as generic ops (costed by tensor sizes only)
     std::map<std::string, std::string> symbols;  // symbolic dimension -> value used
-    int folded = 0;                        // nodes computing shapes or constants (cost nothing)
-    int aliased = 0;                       // Identity, Dropout and weight layout changes
+    int folded = 0;                              // nodes computing shapes or constants (cost nothing)
+    int aliased = 0;                             // Identity, Dropout and weight layout changes
     std::vector<std::string> notes;
 };
 
 struct onnx_import_result {
-    workload_graph graph;        // the forward graph, before the training and fuse options
+    workload_graph graph;  // the forward graph, before the training and fuse options
     onnx_import_report report;
-    workload_params params;      // precision, symbolic dimensions, training, fuse as resolved
+    workload_params params;  // precision, symbolic dimensions, training, fuse as resolved
 };
 
 /// Imports an ONNX model file; bad files (not ONNX, truncated, missing tensors, shape mismatches) are an

@@ -45,30 +45,34 @@ struct size_form {
     long long at(long long s, long long q) const { return c + a * s + b * q + m * s * q; }
 };
 
-std::string term(long long k, const std::string& names) {
-    return k == 1 ? names : std::to_string(k) + " * " + names;
-}
+std::string term(long long k, const std::string& names) { return k == 1 ? names : std::to_string(k) + " * " + names; }
 
 std::string expression(const size_form& f, const std::vector<std::string>& names) {
     std::vector<std::pair<long long, std::string>> terms = {{f.m, names.size() > 1 ? names[0] + " * " + names[1] : ""},
-                                                            {f.a, names[0]}, {f.b, names.size() > 1 ? names[1] : ""}};
+                                                            {f.a, names[0]},
+                                                            {f.b, names.size() > 1 ? names[1] : ""}};
     std::string e;
     for (const auto& [k, n] : terms) {
         if (k == 0) continue;
-        if (e.empty()) e = k < 0 ? "-" + term(-k, n) : term(k, n);
-        else e += (k < 0 ? " - " : " + ") + term(k < 0 ? -k : k, n);
+        if (e.empty())
+            e = k < 0 ? "-" + term(-k, n) : term(k, n);
+        else
+            e += (k < 0 ? " - " : " + ") + term(k < 0 ? -k : k, n);
     }
-    if (f.c != 0) e += e.empty() ? std::to_string(f.c) : (f.c < 0 ? " - " : " + ") + std::to_string(f.c < 0 ? -f.c : f.c);
+    if (f.c != 0)
+        e += e.empty() ? std::to_string(f.c) : (f.c < 0 ? " - " : " + ") + std::to_string(f.c < 0 ? -f.c : f.c);
     return e;
 }
 
 bool plain_boundary(char before, char after) {
-    return (before == ' ' || before == '[' || before == ',') && (after == ',' || after == ']' || after == '}' || after == '\n');
+    return (before == ' ' || before == '[' || before == ',') &&
+           (after == ',' || after == ']' || after == '}' || after == '\n');
 }
 
 }  // namespace
 
-onnx_yaml onnx_workload_yaml(const std::string& model, const onnx_import_options& options, const onnx_import_result& base) {
+onnx_yaml onnx_workload_yaml(const std::string& model, const onnx_import_options& options,
+                             const onnx_import_result& base) {
     onnx_yaml fixed{yaml_of(base.graph), ""};
     const auto& symbols = base.report.symbols;
     if (symbols.empty()) return fixed;
@@ -143,7 +147,8 @@ onnx_yaml onnx_workload_yaml(const std::string& model, const onnx_import_options
         const auto& [ls, lq] = offsets.back();
         const std::string& before = first.text[k];
         const std::string& after = first.text[k + 1];
-        if (f.at(s0 + ls, q0 + lq) != d.back() || before.empty() || after.empty() || !plain_boundary(before.back(), after.front())) {
+        if (f.at(s0 + ls, q0 + lq) != d.back() || before.empty() || after.empty() ||
+            !plain_boundary(before.back(), after.front())) {
             fixed.fixed_why = "a size (" + first.number[k] + " at the imported values) does not follow " + names[0] +
                               (names.size() > 1 ? " and " + names[1] : "") + " linearly";
             return fixed;

@@ -13,11 +13,12 @@
 namespace tessel {
 
 struct onnx_yaml {
-    std::string text;        // the YAML workload
-    std::string fixed_why;   // empty when the symbols are parameters; else why the shapes are fixed
+    std::string text;       // the YAML workload
+    std::string fixed_why;  // empty when the symbols are parameters; else why the shapes are fixed
 };
 
 /// The YAML workload for `model` imported as `base` (with `options`), its symbols kept as parameters.
-onnx_yaml onnx_workload_yaml(const std::string& model, const onnx_import_options& options, const onnx_import_result& base);
+onnx_yaml onnx_workload_yaml(const std::string& model, const onnx_import_options& options,
+                             const onnx_import_result& base);
 
 }  // namespace tessel

@@ -10,11 +10,16 @@ namespace tessel {
 
 const char* attr_type_name(attr_type t) {
     switch (t) {
-        case attr_type::integer: return "whole number";
-        case attr_type::integers: return "list of whole numbers";
-        case attr_type::boolean: return "true/false";
-        case attr_type::number: return "number";
-        case attr_type::text: return "word";
+        case attr_type::integer:
+            return "whole number";
+        case attr_type::integers:
+            return "list of whole numbers";
+        case attr_type::boolean:
+            return "true/false";
+        case attr_type::number:
+            return "number";
+        case attr_type::text:
+            return "word";
     }
     return "?";
 }
@@ -73,7 +78,12 @@ std::vector<op_type_info> make_catalog() {
     };
     std::vector<op_type_info> c;
     // --- matrix products and convolutions
-    c.push_back({"matmul", op_kind::matmul, 2, 3, 0, 0,
+    c.push_back({"matmul",
+                 op_kind::matmul,
+                 2,
+                 3,
+                 0,
+                 0,
                  {a_bool("transpose_a", "false", "use a with its last two axes swapped"),
                   a_bool("transpose_b", "false", "use b with its last two axes swapped"),
                   a_bool("accumulate_batch", "false",
@@ -96,13 +106,30 @@ std::vector<op_type_info> make_catalog() {
                      "backward of conv2d for its weight: x, dy -> dweight (same MACs as the forward)"});
     }
     // --- pooling (flops_per_element: per window tap of each output element)
-    c.push_back({"max_pool", op_kind::pool, 1, 1, 1, 1, pool_attrs, "maximum over each window: kernel taps - 1 comparisons per output"});
-    c.push_back({"avg_pool", op_kind::pool, 1, 1, 1, 1, pool_attrs, "mean over each window: kernel taps - 1 additions and 1 multiply per output"});
-    c.push_back({"global_avg_pool", op_kind::pool, 1, 1, 1, 1, {}, "mean over all spatial positions: [N, C, H, W] -> [N, C, 1, 1]"});
-    c.push_back({"global_max_pool", op_kind::pool, 1, 1, 1, 1, {}, "maximum over all spatial positions: [N, C, H, W] -> [N, C, 1, 1]"});
+    c.push_back({"max_pool", op_kind::pool, 1, 1, 1, 1, pool_attrs,
+                 "maximum over each window: kernel taps - 1 comparisons per output"});
+    c.push_back({"avg_pool", op_kind::pool, 1, 1, 1, 1, pool_attrs,
+                 "mean over each window: kernel taps - 1 additions and 1 multiply per output"});
+    c.push_back({"global_avg_pool",
+                 op_kind::pool,
+                 1,
+                 1,
+                 1,
+                 1,
+                 {},
+                 "mean over all spatial positions: [N, C, H, W] -> [N, C, 1, 1]"});
+    c.push_back({"global_max_pool",
+                 op_kind::pool,
+                 1,
+                 1,
+                 1,
+                 1,
+                 {},
+                 "maximum over all spatial positions: [N, C, H, W] -> [N, C, 1, 1]"});
     // --- elementwise, unary (FLOPs per output element; special functions count 1 each)
     c.push_back(unary("relu", 1, 1, "max(x, 0)"));
-    c.push_back(unary("leaky_relu", 2, 2, "x if x > 0 else alpha * x", {a_num("alpha", "0.01", "slope for negative x")}));
+    c.push_back(
+        unary("leaky_relu", 2, 2, "x if x > 0 else alpha * x", {a_num("alpha", "0.01", "slope for negative x")}));
     {
         attr_spec approximate = a_text("approximate", "none",
                                        "none: the erf form; tanh: 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))), GPT-2's "
@@ -133,19 +160,35 @@ std::vector<op_type_info> make_catalog() {
     c.push_back(unary("sin", 1, 2, "sine"));
     c.push_back(unary("cos", 1, 2, "cosine"));
     c.push_back(unary("softplus", 3, 4, "log(1 + exp(x)): exp, add, log"));
-    c.push_back(op_type_info{"clip", op_kind::elementwise, 1, 3, 2, 1,
-                             {a_num("min", "", "lower bound (absent: none)"), a_num("max", "", "upper bound (absent: none)")},
-                             "min(max(x, min), max): 2 comparisons (ReLU6 is clip 0..6); bounds may also be inputs 2 and 3"});
+    c.push_back(
+        op_type_info{"clip",
+                     op_kind::elementwise,
+                     1,
+                     3,
+                     2,
+                     1,
+                     {a_num("min", "", "lower bound (absent: none)"), a_num("max", "", "upper bound (absent: none)")},
+                     "min(max(x, min), max): 2 comparisons (ReLU6 is clip 0..6); bounds may also be inputs 2 and 3"});
     c.push_back(unary("isnan", 1, 0, "x != x, a boolean"));
     c.push_back(unary("not", 1, 0, "logical not of a boolean"));
     c.push_back(unary("cast", 0, 0, "converts to another data type: moves bytes, no arithmetic",
                       {required(a_text("to", "", "target data type (fp32, fp16, bf16, int64, bool, ...)"))}));
     c.push_back(unary("copy", 0, 0, "a copy (Dropout at inference, materialised Identity): bytes only"));
-    c.push_back(op_type_info{"trilu", op_kind::elementwise, 1, 2, 0, 0,
-                             {a_bool("upper", "true", "keep the upper triangle (else the lower)"),
-                              a_int("k", "0", "diagonal offset")},
-                             "keeps one triangle of the last two axes, zeroes the rest: a masked copy, no arithmetic"});
-    c.push_back(op_type_info{"expand", op_kind::elementwise, 1, 2, 0, 1,
+    c.push_back(op_type_info{
+        "trilu",
+        op_kind::elementwise,
+        1,
+        2,
+        0,
+        0,
+        {a_bool("upper", "true", "keep the upper triangle (else the lower)"), a_int("k", "0", "diagonal offset")},
+        "keeps one triangle of the last two axes, zeroes the rest: a masked copy, no arithmetic"});
+    c.push_back(op_type_info{"expand",
+                             op_kind::elementwise,
+                             1,
+                             2,
+                             0,
+                             1,
                              {a_ints("shape", "", "target shape, broadcast with the input's (numpy rules)")},
                              "broadcasts the input to a larger shape: writes every output element, no arithmetic"});
     // --- elementwise, binary and ternary, with numpy broadcasting
@@ -168,10 +211,22 @@ std::vector<op_type_info> make_catalog() {
     c.push_back(binary("xor", 1, 0, "logical xor"));
     c.push_back(op_type_info{"where", op_kind::elementwise, 3, 3, 1, 1, {}, "cond ? a : b, one select per element"});
     c.push_back(op_type_info{"fma", op_kind::elementwise, 3, 3, 2, 2, {}, "a * b + c (axpy with a scalar a): 2 FLOPs"});
-    c.push_back(op_type_info{"loss_grad", op_kind::elementwise, 1, 2, 2, 0, {},
+    c.push_back(op_type_info{"loss_grad",
+                             op_kind::elementwise,
+                             1,
+                             2,
+                             2,
+                             0,
+                             {},
                              "gradient of the training loss at a graph output (optional target as input 2): "
                              "(prediction - target) * scale, 2 per element"});
-    c.push_back(op_type_info{"stencil7", op_kind::elementwise, 1, 2, 13, 13, {},
+    c.push_back(op_type_info{"stencil7",
+                             op_kind::elementwise,
+                             1,
+                             2,
+                             13,
+                             13,
+                             {},
                              "3D 7-point stencil on a field [X, Y, Z] (optional coefficient input): "
                              "7 multiplies and 6 adds per point; the wafer-scale classic"});
     // --- reductions (FLOPs per input element)
@@ -180,60 +235,169 @@ std::vector<op_type_info> make_catalog() {
     c.push_back({"reduce_max", op_kind::reduce, 1, 2, 1, 1, reduce_attrs, "maximum over axes"});
     c.push_back({"reduce_min", op_kind::reduce, 1, 2, 1, 1, reduce_attrs, "minimum over axes"});
     c.push_back({"reduce_prod", op_kind::reduce, 1, 2, 1, 2, reduce_attrs, "product over axes"});
-    c.push_back({"reduce_l2", op_kind::reduce, 1, 2, 2, 2, reduce_attrs, "sqrt of the sum of squares: square and add per input"});
-    c.push_back({"argmax", op_kind::reduce, 1, 1, 1, 0,
+    c.push_back({"reduce_l2", op_kind::reduce, 1, 2, 2, 2, reduce_attrs,
+                 "sqrt of the sum of squares: square and add per input"});
+    c.push_back({"argmax",
+                 op_kind::reduce,
+                 1,
+                 1,
+                 1,
+                 0,
                  {a_int("axis", "0", "axis to search"), a_bool("keepdims", "false", "keep the axis with size 1")},
                  "index of the maximum along an axis (int64)"});
-    c.push_back({"dot", op_kind::reduce, 2, 2, 2, 2, {}, "inner product of two equal-shape tensors -> a scalar: multiply and add per element"});
+    c.push_back({"dot",
+                 op_kind::reduce,
+                 2,
+                 2,
+                 2,
+                 2,
+                 {},
+                 "inner product of two equal-shape tensors -> a scalar: multiply and add per element"});
     // --- normalisation and softmax (FLOPs per element)
-    c.push_back({"softmax", op_kind::softmax, 1, 1, 5, 4, {a_int("axis", "-1", "axis normalised over")},
+    c.push_back({"softmax",
+                 op_kind::softmax,
+                 1,
+                 1,
+                 5,
+                 4,
+                 {a_int("axis", "-1", "axis normalised over")},
                  "exp(x - max) / sum: max, subtract, exp, sum, divide per element"});
-    c.push_back({"log_softmax", op_kind::softmax, 1, 1, 5, 3, {a_int("axis", "-1", "axis normalised over")},
+    c.push_back({"log_softmax",
+                 op_kind::softmax,
+                 1,
+                 1,
+                 5,
+                 3,
+                 {a_int("axis", "-1", "axis normalised over")},
                  "x - max - log(sum(exp(x - max)))"});
-    c.push_back({"layernorm", op_kind::layernorm, 1, 3, 5, 13,
+    c.push_back({"layernorm",
+                 op_kind::layernorm,
+                 1,
+                 3,
+                 5,
+                 13,
                  {a_int("axis", "-1", "first normalised axis; all axes from it on are normalised"),
                   a_num("epsilon", "1e-5", "added to the variance")},
                  "(x - mean) / sqrt(var + eps) * scale + bias: mean, subtract, square, sum, normalise per element "
                  "(5) plus 1 each for scale and bias"});
-    c.push_back({"rmsnorm", op_kind::layernorm, 1, 2, 3, 9,
+    c.push_back({"rmsnorm",
+                 op_kind::layernorm,
+                 1,
+                 2,
+                 3,
+                 9,
                  {a_int("axis", "-1", "first normalised axis"), a_num("epsilon", "1e-6", "added to the mean square")},
                  "x / sqrt(mean(x^2) + eps) * scale: square, sum, normalise (3) plus 1 for scale"});
-    c.push_back({"batchnorm", op_kind::batchnorm, 5, 5, 2, 10, {a_num("epsilon", "1e-5", "added to the variance")},
+    c.push_back({"batchnorm",
+                 op_kind::batchnorm,
+                 5,
+                 5,
+                 2,
+                 10,
+                 {a_num("epsilon", "1e-5", "added to the variance")},
                  "inputs x[N, C, ...], scale[C], bias[C], mean[C], var[C]; at inference the four per-channel "
                  "values fold into one multiply-add per element (2 FLOPs)"});
     // --- attention
-    c.push_back({"attention", op_kind::attention, 3, 4, 6, 4,
+    c.push_back({"attention",
+                 op_kind::attention,
+                 3,
+                 4,
+                 6,
+                 4,
                  {a_bool("causal", "false", "mask future positions (counted as a dense kernel)"),
                   a_num("scale", "", "score scale; 1/sqrt(head size) when absent")},
                  "fused scaled dot-product attention: q[B, H, S, D], k[B, Hkv, Skv, D], v[B, Hkv, Skv, Dv] "
                  "(+ mask) -> [B, H, S, Dv]; MACs = B*H*S*Skv*(D+Dv), plus 6 FLOPs per score "
                  "(scale and softmax); H a multiple of Hkv is grouped-query attention"});
     // --- embedding and gather (data movement: bytes of the rows actually read)
-    c.push_back({"embedding", op_kind::embedding, 2, 2, 0, 1, {},
+    c.push_back({"embedding",
+                 op_kind::embedding,
+                 2,
+                 2,
+                 0,
+                 1,
+                 {},
                  "table[V, D], ids[...] (integers) -> [..., D]; reads only the looked-up rows"});
-    c.push_back({"gather", op_kind::gather, 2, 2, 0, 1, {a_int("axis", "0", "axis indexed")},
+    c.push_back({"gather",
+                 op_kind::gather,
+                 2,
+                 2,
+                 0,
+                 1,
+                 {a_int("axis", "0", "axis indexed")},
                  "data, indices -> data.shape[:axis] + indices.shape + data.shape[axis+1:]"});
-    c.push_back({"gather_elements", op_kind::gather, 2, 2, 0, 1, {a_int("axis", "0", "axis indexed")},
+    c.push_back({"gather_elements",
+                 op_kind::gather,
+                 2,
+                 2,
+                 0,
+                 1,
+                 {a_int("axis", "0", "axis indexed")},
                  "data, indices (same rank) -> indices.shape"});
     // --- views and data movement
-    c.push_back({"reshape", op_kind::reshape, 1, 2, 0, 0,
+    c.push_back({"reshape",
+                 op_kind::reshape,
+                 1,
+                 2,
+                 0,
+                 0,
                  {a_ints("shape", "", "new shape; -1 is inferred, 0 copies the input's size (ONNX)")},
                  "a new view of the same data: no bytes moved"});
-    c.push_back({"flatten", op_kind::reshape, 1, 1, 0, 0, {a_int("axis", "1", "axes before it form the first dimension")},
+    c.push_back({"flatten",
+                 op_kind::reshape,
+                 1,
+                 1,
+                 0,
+                 0,
+                 {a_int("axis", "1", "axes before it form the first dimension")},
                  "[d0..dk-1, dk..] -> [d0*..*dk-1, dk*..]: no bytes moved"});
-    c.push_back({"squeeze", op_kind::reshape, 1, 2, 0, 0, {a_ints("axes", "", "axes of size 1 to drop; all such when absent")},
+    c.push_back({"squeeze",
+                 op_kind::reshape,
+                 1,
+                 2,
+                 0,
+                 0,
+                 {a_ints("axes", "", "axes of size 1 to drop; all such when absent")},
                  "drops axes of size 1: no bytes moved"});
-    c.push_back({"unsqueeze", op_kind::reshape, 1, 2, 0, 0, {required(a_ints("axes", "", "positions of the new axes in the output"))},
+    c.push_back({"unsqueeze",
+                 op_kind::reshape,
+                 1,
+                 2,
+                 0,
+                 0,
+                 {required(a_ints("axes", "", "positions of the new axes in the output"))},
                  "inserts axes of size 1: no bytes moved"});
-    c.push_back({"transpose", op_kind::transpose, 1, 1, 0, 0, {a_ints("perm", "", "output axis i is input axis perm[i]; reversed when absent")},
+    c.push_back({"transpose",
+                 op_kind::transpose,
+                 1,
+                 1,
+                 0,
+                 0,
+                 {a_ints("perm", "", "output axis i is input axis perm[i]; reversed when absent")},
                  "permutes axes: reads and writes every element"});
-    c.push_back({"concat", op_kind::concat, 1, -1, 0, 0, {required(a_int("axis", "", "axis joined along"))},
+    c.push_back({"concat",
+                 op_kind::concat,
+                 1,
+                 -1,
+                 0,
+                 0,
+                 {required(a_int("axis", "", "axis joined along"))},
                  "joins tensors along an axis: reads and writes every element"});
-    c.push_back({"split", op_kind::split, 1, 2, 0, 0,
+    c.push_back({"split",
+                 op_kind::split,
+                 1,
+                 2,
+                 0,
+                 0,
                  {a_int("axis", "0", "axis split along"),
                   a_ints("sizes", "", "size of each part; equal parts (one per output) when absent")},
                  "splits a tensor into parts: reads and writes every element"});
-    c.push_back({"slice", op_kind::slice, 1, 5, 0, 0,
+    c.push_back({"slice",
+                 op_kind::slice,
+                 1,
+                 5,
+                 0,
+                 0,
                  {required(a_ints("starts", "", "first index per sliced axis (negative counts from the end)")),
                   required(a_ints("ends", "", "one past the last index (clamped to the axis size)")),
                   a_ints("axes", "", "axes sliced; 0, 1, ... when absent"),
@@ -269,18 +433,40 @@ std::vector<op_type_info> make_catalog() {
                  "identity in the forward pass (a view, free); its backward op is an all_reduce of the gradient over "
                  "the group: Megatron-LM's f operator in front of a column-parallel block"});
     // --- optimizers (FLOPs per parameter)
-    c.push_back({"sgd", op_kind::optimizer, 2, 4, 2, 0, {},
+    c.push_back({"sgd",
+                 op_kind::optimizer,
+                 2,
+                 4,
+                 2,
+                 0,
+                 {},
                  "inputs w, g (+ momentum buffer, + fp32 master weights): w -= lr * g (2 per parameter); with "
                  "momentum v = mu*v + g, w -= lr*v (4); 1 more to round the master copy to the compute type"});
-    c.push_back({"adam", op_kind::optimizer, 4, 5, 11, 0, {},
+    c.push_back({"adam",
+                 op_kind::optimizer,
+                 4,
+                 5,
+                 11,
+                 0,
+                 {},
                  "inputs w, g, m, v (+ fp32 master weights): m and v updates (5), bias corrections (2), "
                  "w -= lr * m / (sqrt(v) + eps) (4); 1 more to round the master copy to the compute type"});
     // --- ops tessel cannot cost by kind
-    c.push_back({"generic", op_kind::generic, 0, -1, 0, 0,
+    c.push_back({"generic",
+                 op_kind::generic,
+                 0,
+                 -1,
+                 0,
+                 0,
                  {a_num("flops_per_element", "0", "FLOPs per output element, when you know them"),
                   a_text("type", "", "the op's own name, e.g. the ONNX op type")},
                  "an op tessel does not know: costed by the bytes of its tensors; output shapes must be declared"});
-    c.push_back({"shape_only", op_kind::shape_only, 0, -1, 0, 0,
+    c.push_back({"shape_only",
+                 op_kind::shape_only,
+                 0,
+                 -1,
+                 0,
+                 0,
                  {a_text("type", "", "the op's own name (Shape, Constant, a folded Gather...)")},
                  "computes shapes or constants only (ONNX Shape, Constant, folded index arithmetic): costs nothing"});
     return c;
@@ -330,26 +516,39 @@ std::vector<std::string> op_type_names() {
 
 op_class op_class_of(op_kind k) {
     switch (k) {
-        case op_kind::matmul: return op_class::gemm;
-        case op_kind::conv2d: return op_class::conv;
-        case op_kind::pool: return op_class::pooling;
-        case op_kind::elementwise: return op_class::elementwise;
-        case op_kind::reduce: return op_class::reduction;
-        case op_kind::softmax: return op_class::softmax;
+        case op_kind::matmul:
+            return op_class::gemm;
+        case op_kind::conv2d:
+            return op_class::conv;
+        case op_kind::pool:
+            return op_class::pooling;
+        case op_kind::elementwise:
+            return op_class::elementwise;
+        case op_kind::reduce:
+            return op_class::reduction;
+        case op_kind::softmax:
+            return op_class::softmax;
         case op_kind::layernorm:
-        case op_kind::batchnorm: return op_class::norm;
-        case op_kind::attention: return op_class::attention;
-        case op_kind::embedding: return op_class::embedding;
+        case op_kind::batchnorm:
+            return op_class::norm;
+        case op_kind::attention:
+            return op_class::attention;
+        case op_kind::embedding:
+            return op_class::embedding;
         case op_kind::gather:
         case op_kind::reshape:
         case op_kind::transpose:
         case op_kind::concat:
         case op_kind::split:
-        case op_kind::slice: return op_class::data_movement;
-        case op_kind::collective: return op_class::collective;
-        case op_kind::optimizer: return op_class::elementwise;
+        case op_kind::slice:
+            return op_class::data_movement;
+        case op_kind::collective:
+            return op_class::collective;
+        case op_kind::optimizer:
+            return op_class::elementwise;
         case op_kind::generic:
-        case op_kind::shape_only: return op_class::other;
+        case op_kind::shape_only:
+            return op_class::other;
     }
     return op_class::other;
 }
@@ -412,8 +611,10 @@ void normalise_spatial(op_node& op, const std::string& name, size_t want) {
     if (it == op.int_attrs.end()) return;
     auto& v = it->second;
     if (v.size() == want) return;
-    if (v.size() == 1) v.assign(want, v.front());
-    else if (want == 4 && v.size() == 2) v = {v[0], v[1], v[0], v[1]};
+    if (v.size() == 1)
+        v.assign(want, v.front());
+    else if (want == 4 && v.size() == 2)
+        v = {v[0], v[1], v[0], v[1]};
     else
         fail(describe_op(op) + ": '" + name + "' needs 1" + (want == 4 ? ", 2" : "") + " or " + std::to_string(want) +
                  " values, got " + std::to_string(v.size()),
@@ -435,7 +636,8 @@ void apply_attr_defaults(op_node& op) {
                 if (std::find(a.choices.begin(), a.choices.end(), v) == a.choices.end()) {
                     std::string list;
                     for (const auto& c : a.choices) list += (list.empty() ? "" : ", ") + c;
-                    fail(describe_op(op) + ": attribute '" + a.name + "' is '" + v + "'; expected one of " + list, op.where);
+                    fail(describe_op(op) + ": attribute '" + a.name + "' is '" + v + "'; expected one of " + list,
+                         op.where);
                 }
             }
             continue;
@@ -443,11 +645,21 @@ void apply_attr_defaults(op_node& op) {
         if (a.required) fail(describe_op(op) + ": missing attribute '" + a.name + "' (" + a.doc + ")", op.where);
         if (a.default_value.empty()) continue;
         switch (a.type) {
-            case attr_type::integer: op.int_attrs[a.name] = {std::stoll(a.default_value)}; break;
-            case attr_type::integers: op.int_attrs[a.name] = parse_int_list(a.default_value); break;
-            case attr_type::boolean: op.int_attrs[a.name] = {a.default_value == "true" ? 1 : 0}; break;
-            case attr_type::number: op.float_attrs[a.name] = std::stod(a.default_value); break;
-            case attr_type::text: op.str_attrs[a.name] = a.default_value; break;
+            case attr_type::integer:
+                op.int_attrs[a.name] = {std::stoll(a.default_value)};
+                break;
+            case attr_type::integers:
+                op.int_attrs[a.name] = parse_int_list(a.default_value);
+                break;
+            case attr_type::boolean:
+                op.int_attrs[a.name] = {a.default_value == "true" ? 1 : 0};
+                break;
+            case attr_type::number:
+                op.float_attrs[a.name] = std::stod(a.default_value);
+                break;
+            case attr_type::text:
+                op.str_attrs[a.name] = a.default_value;
+                break;
         }
     }
     if (info->kind == op_kind::conv2d || info->kind == op_kind::pool) {

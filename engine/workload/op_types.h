@@ -35,7 +35,7 @@ struct op_type_info {
     std::string name;
     op_kind kind = op_kind::generic;
     int min_inputs = 1;
-    int max_inputs = 1;       // -1: any number
+    int max_inputs = 1;  // -1: any number
     /// FLOPs per element, the unit depending on the kind (see cost.cpp): per output element for elementwise,
     /// per input element for reductions, per element for softmax and norms, per parameter for optimizers.
     double flops_per_element = 0;

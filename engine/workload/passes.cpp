@@ -77,16 +77,18 @@ bool can_host(const op_node& p) {
         case op_kind::layernorm:
         case op_kind::batchnorm:
         case op_kind::pool:
-        case op_kind::attention: return p.outputs.size() == 1;
-        default: return false;
+        case op_kind::attention:
+            return p.outputs.size() == 1;
+        default:
+            return false;
     }
 }
 
 /// Elementwise ops that keep their input's type and are worth fusing (not casts, comparisons or copies).
 bool fusable(const op_node& e) {
     if (e.kind != op_kind::elementwise || !e.fused.empty() || e.outputs.size() != 1) return false;
-    static const char* const excluded[] = {"cast", "expand", "equal", "less", "less_equal", "greater",
-                                           "greater_equal", "and", "or", "xor", "not", "isnan", "copy", "loss_grad"};
+    static const char* const excluded[] = {"cast", "expand", "equal", "less", "less_equal", "greater", "greater_equal",
+                                           "and",  "or",     "xor",   "not",  "isnan",      "copy",    "loss_grad"};
     for (const char* x : excluded)
         if (e.type == x) return false;
     return true;

@@ -63,12 +63,17 @@ std::string scalesim_topology_yaml(const std::string& path) {
         ++line_no;
         for (const field& f : split_row(line)) header.push_back(lower(f.text));
     }
-    if (header.empty()) throw input_error("SCALE-Sim topology is empty (expected a header line and one row per layer)", {path, 1, 1});
+    if (header.empty())
+        throw input_error("SCALE-Sim topology is empty (expected a header line and one row per layer)", {path, 1, 1});
     const bool gemm = header.size() >= 4 && header[1] == "m" && header[2] == "n" && header[3] == "k";
     const size_t columns = gemm ? 4 : 8;
-    const char* layout = gemm ? "Layer, M, N, K," : "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,";
+    const char* layout =
+        gemm ? "Layer, M, N, K,"
+             : "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,";
     if (!gemm && (header.size() < 8 || header[1].find("ifmap") == std::string::npos))
-        throw input_error("not a SCALE-Sim topology header: expected '" + std::string(layout) + "' or 'Layer, M, N, K,'", {path, line_no, 1});
+        throw input_error(
+            "not a SCALE-Sim topology header: expected '" + std::string(layout) + "' or 'Layer, M, N, K,'",
+            {path, line_no, 1});
 
     std::ostringstream tensors, ops;
     std::set<std::string> names;
@@ -78,15 +83,17 @@ std::string scalesim_topology_yaml(const std::string& path) {
         const std::vector<field> row = split_row(line);
         if (row.empty()) continue;
         if (row.size() < columns)
-            throw input_error("layer '" + row[0].text + "' has " + std::to_string(row.size()) + " columns; a row is '" + layout + "'",
-                              {path, line_no, row.back().column});
+            throw input_error(
+                "layer '" + row[0].text + "' has " + std::to_string(row.size()) + " columns; a row is '" + layout + "'",
+                {path, line_no, row.back().column});
         std::vector<long long> v;
         const size_t numbers = gemm ? 3 : std::min<size_t>(row.size(), 9) - 1;
         for (size_t i = 1; i <= numbers; ++i) {
             char* end = nullptr;
             const long long x = std::strtoll(row[i].text.c_str(), &end, 10);
             if (row[i].text.empty() || *end != '\0' || x <= 0)
-                throw input_error("'" + row[i].text + "' is not a positive whole number (column '" + header[std::min(i, header.size() - 1)] + "')",
+                throw input_error("'" + row[i].text + "' is not a positive whole number (column '" +
+                                      header[std::min(i, header.size() - 1)] + "')",
                                   {path, line_no, row[i].column});
             v.push_back(x);
         }
@@ -105,26 +112,30 @@ std::string scalesim_topology_yaml(const std::string& path) {
         const long long sw = v.size() > 7 ? v[7] : sh;  // one stride is both, as in SCALE-Sim
         if (fh > ih || fw > iw)
             throw input_error("layer '" + row[0].text + "': a " + std::to_string(fh) + " x " + std::to_string(fw) +
-                                  " filter does not fit a " + std::to_string(ih) + " x " + std::to_string(iw) + " input",
+                                  " filter does not fit a " + std::to_string(ih) + " x " + std::to_string(iw) +
+                                  " input",
                               {path, line_no, row[3].column});
         // SCALE-Sim's output is ceil((in - filter + stride) / stride): one more than PyTorch's where the stride
         // does not divide evenly; padding the far edges by what that needs gives the same output size.
         auto pad = [](long long in_size, long long f, long long s) { return (s - (in_size - f) % s) % s; };
         const bool depthwise = row[0].text.find("DP") != std::string::npos;
         tensors << "  " << name << "_in: {shape: [batch, " << ch << ", " << ih << ", " << iw << "], role: input}\n"
-                << "  " << name << "_w: {shape: [" << (depthwise ? ch * nf : nf) << ", " << (depthwise ? 1 : ch) << ", " << fh << ", "
-                << fw << "], role: weight}\n";
-        ops << "  - {name: " << name << ", op: conv2d, inputs: [" << name << "_in, " << name << "_w], stride: [" << sh << ", "
-            << sw << "], padding: [0, 0, " << pad(ih, fh, sh) << ", " << pad(iw, fw, sw) << "]"
+                << "  " << name << "_w: {shape: [" << (depthwise ? ch * nf : nf) << ", " << (depthwise ? 1 : ch) << ", "
+                << fh << ", " << fw << "], role: weight}\n";
+        ops << "  - {name: " << name << ", op: conv2d, inputs: [" << name << "_in, " << name << "_w], stride: [" << sh
+            << ", " << sw << "], padding: [0, 0, " << pad(ih, fh, sh) << ", " << pad(iw, fw, sw) << "]"
             << (depthwise ? ", groups: " + std::to_string(ch) : std::string()) << "}\n";
     }
     if (layers == 0) throw input_error("SCALE-Sim topology has a header but no layers", {path, line_no, 1});
     std::ostringstream y;
-    y << "# Imported by tessel from the SCALE-Sim topology " << path << " (" << (gemm ? "matrix products" : "convolutions")
+    y << "# Imported by tessel from the SCALE-Sim topology " << path << " ("
+      << (gemm ? "matrix products" : "convolutions")
       << "): one op per layer, each reading its own input as SCALE-Sim runs them.\n"
       << "workload: " << identifier(std::filesystem::path(path).stem().string()) << "\n"
       << "parameters:\n  batch: 1\n  precision: int8   # SCALE-Sim counts one-byte words\n"
-      << "tensors:\n" << tensors.str() << "ops:\n" << ops.str();
+      << "tensors:\n"
+      << tensors.str() << "ops:\n"
+      << ops.str();
     return y.str();
 }
 

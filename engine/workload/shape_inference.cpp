@@ -23,9 +23,12 @@ std::optional<shape_t> broadcast_shapes(const shape_t& a, const shape_t& b) {
     for (size_t i = 0; i < n; ++i) {
         const std::int64_t x = i < n - a.size() ? 1 : a[i - (n - a.size())];
         const std::int64_t y = i < n - b.size() ? 1 : b[i - (n - b.size())];
-        if (x == y || y == 1) out[i] = x;
-        else if (x == 1) out[i] = y;
-        else return std::nullopt;
+        if (x == y || y == 1)
+            out[i] = x;
+        else if (x == 1)
+            out[i] = y;
+        else
+            return std::nullopt;
     }
     return out;
 }
@@ -75,8 +78,9 @@ struct out_desc {
 std::int64_t product(const shape_t& s, size_t from = 0, size_t to = ~size_t{0}) {
     const size_t end = std::min(to, s.size());
     if (from >= end) return 1;
-    return checked_elements(shape_t(s.begin() + static_cast<std::ptrdiff_t>(from), s.begin() + static_cast<std::ptrdiff_t>(end)),
-                            "a shape's element count");
+    return checked_elements(
+        shape_t(s.begin() + static_cast<std::ptrdiff_t>(from), s.begin() + static_cast<std::ptrdiff_t>(end)),
+        "a shape's element count");
 }
 
 bool is_integer_type(dtype t) {
@@ -141,7 +145,8 @@ shape_t inference::conv_out(const shape_t& x, std::int64_t oc, std::int64_t kh, 
         const std::int64_t span = dil[d] * (k[d] - 1) + 1;
         const std::int64_t in = x[2 + d] + pad[d] + pad[d + 2];
         if (in < span)
-            bad("window of " + std::to_string(span) + " does not fit the padded input of " + std::to_string(in) + " (input " + named(0) + ")");
+            bad("window of " + std::to_string(span) + " does not fit the padded input of " + std::to_string(in) +
+                " (input " + named(0) + ")");
         std::int64_t o = ceil_mode ? (in - span + st[d] - 1) / st[d] + 1 : (in - span) / st[d] + 1;
         // A window may not start in the trailing padding (PyTorch and ONNX rule for ceil_mode).
         if (ceil_mode && (o - 1) * st[d] >= x[2 + d] + pad[d]) --o;
@@ -155,8 +160,10 @@ shape_t inference::reduced(const shape_t& x, std::vector<std::int64_t> axes, boo
     for (auto a : axes) hit[static_cast<size_t>(axis(a, x.size(), "axis"))] = 1;
     shape_t out;
     for (size_t i = 0; i < x.size(); ++i) {
-        if (!hit[i]) out.push_back(x[i]);
-        else if (keep) out.push_back(1);
+        if (!hit[i])
+            out.push_back(x[i]);
+        else if (keep)
+            out.push_back(1);
     }
     return out;
 }
@@ -319,10 +326,12 @@ std::vector<out_desc> inference::infer() {
         case op_kind::attention: {
             const shape_t &q = shape(0), &k = shape(1), &v = shape(2);
             if (q.size() != 4 || k.size() != 4 || v.size() != 4)
-                bad("q, k and v must be [batch, heads, seq, head size], got " + named(0) + ", " + named(1) + ", " + named(2));
+                bad("q, k and v must be [batch, heads, seq, head size], got " + named(0) + ", " + named(1) + ", " +
+                    named(2));
             if (k[0] != q[0] || v[0] != q[0]) bad("q, k and v must have the same batch");
             if (k[1] != v[1] || k[1] < 1 || q[1] % k[1])
-                bad("k and v must have the same number of heads, dividing q's: " + named(0) + ", " + named(1) + ", " + named(2));
+                bad("k and v must have the same number of heads, dividing q's: " + named(0) + ", " + named(1) + ", " +
+                    named(2));
             if (k[3] != q[3]) bad("q " + named(0) + " and k " + named(1) + " must have the same head size");
             if (v[2] != k[2]) bad("k " + named(1) + " and v " + named(2) + " must have the same sequence length");
             if (n == 4 && broadcast_shapes(shape(3), {q[0], q[1], q[2], k[2]}) != shape_t{q[0], q[1], q[2], k[2]})
@@ -366,7 +375,8 @@ std::vector<out_desc> inference::infer() {
                 for (size_t i = 0; i < x.size(); ++i) drop[i] = axes.empty() && x[i] == 1;
                 for (auto a : axes) {
                     const int ax = axis(a, x.size(), "axis");
-                    if (x[static_cast<size_t>(ax)] != 1) bad("axis " + std::to_string(a) + " of " + named(0) + " is not 1");
+                    if (x[static_cast<size_t>(ax)] != 1)
+                        bad("axis " + std::to_string(a) + " of " + named(0) + " is not 1");
                     drop[static_cast<size_t>(ax)] = 1;
                 }
                 for (size_t i = 0; i < x.size(); ++i)
@@ -384,17 +394,21 @@ std::vector<out_desc> inference::infer() {
                 for (size_t i = 0; i < rank; ++i) out.push_back(ins[i] ? 1 : x[j++]);
             } else {
                 if (!has_attr(m_op, "shape")) {
-                    if (n_out == 1 && declared(0)) out = declared_shape(0);
-                    else bad("needs a 'shape' (or a declared output shape)");
+                    if (n_out == 1 && declared(0))
+                        out = declared_shape(0);
+                    else
+                        bad("needs a 'shape' (or a declared output shape)");
                 } else {
                     out = attr_ints(m_op, "shape");
                     int infer_at = -1;
                     for (size_t i = 0; i < out.size(); ++i) {
-                        if (out[i] == 0 && i < x.size()) out[i] = x[i];
+                        if (out[i] == 0 && i < x.size())
+                            out[i] = x[i];
                         else if (out[i] == -1) {
                             if (infer_at >= 0) bad("shape " + shape_str(out) + " has more than one -1");
                             infer_at = static_cast<int>(i);
-                        } else if (out[i] < 0) bad("shape has a negative size " + std::to_string(out[i]));
+                        } else if (out[i] < 0)
+                            bad("shape has a negative size " + std::to_string(out[i]));
                     }
                     if (infer_at >= 0) {
                         out[static_cast<size_t>(infer_at)] = 1;
@@ -415,7 +429,9 @@ std::vector<out_desc> inference::infer() {
             auto perm = attr_ints(m_op, "perm");
             if (perm.empty())
                 for (size_t i = x.size(); i-- > 0;) perm.push_back(static_cast<std::int64_t>(i));
-            if (perm.size() != x.size()) bad("perm has " + std::to_string(perm.size()) + " axes, the input " + named(0) + " has " + std::to_string(x.size()));
+            if (perm.size() != x.size())
+                bad("perm has " + std::to_string(perm.size()) + " axes, the input " + named(0) + " has " +
+                    std::to_string(x.size()));
             std::vector<char> seen(x.size(), 0);
             shape_t out;
             for (auto p : perm) {
@@ -432,7 +448,8 @@ std::vector<out_desc> inference::infer() {
                 const shape_t& s = shape(i);
                 bool ok = s.size() == out.size();
                 for (size_t d = 0; ok && d < s.size(); ++d) ok = static_cast<int>(d) == ax || s[d] == out[d];
-                if (!ok) bad("input " + named(i) + " does not match " + named(0) + " outside axis " + std::to_string(ax));
+                if (!ok)
+                    bad("input " + named(i) + " does not match " + named(0) + " outside axis " + std::to_string(ax));
                 out[static_cast<size_t>(ax)] += s[static_cast<size_t>(ax)];
             }
             return one(out, t0);
@@ -481,9 +498,13 @@ std::vector<out_desc> inference::infer() {
             if (m_op.type == "all_gather" || m_op.type == "reduce_scatter") {
                 const int ax = axis(attr_int(m_op, "axis"), out.size(), "axis");
                 auto& d = out[static_cast<size_t>(ax)];
-                if (m_op.type == "all_gather") d *= ranks;
-                else if (d % ranks) bad("axis " + std::to_string(ax) + " of " + named(0) + " does not divide into " + std::to_string(ranks) + " ranks");
-                else d /= ranks;
+                if (m_op.type == "all_gather")
+                    d *= ranks;
+                else if (d % ranks)
+                    bad("axis " + std::to_string(ax) + " of " + named(0) + " does not divide into " +
+                        std::to_string(ranks) + " ranks");
+                else
+                    d /= ranks;
             }
             return one(out, t0);
         }
@@ -501,7 +522,8 @@ std::vector<out_desc> inference::infer() {
             }
             return outs;
         }
-        default: break;
+        default:
+            break;
     }
     bad("cannot infer shapes for this op");
 }
@@ -531,11 +553,13 @@ void inference::run() {
     if (n < info->min_inputs || (info->max_inputs >= 0 && n > info->max_inputs && !is_grad_type(m_op.type)))
         bad("takes " + std::to_string(info->min_inputs) +
             (info->max_inputs == info->min_inputs ? std::string()
-                                                  : info->max_inputs < 0 ? " or more" : " to " + std::to_string(info->max_inputs)) +
+             : info->max_inputs < 0               ? " or more"
+                                                  : " to " + std::to_string(info->max_inputs)) +
             " inputs, got " + std::to_string(n));
     const auto outs = is_grad_type(m_op.type) ? infer_grad() : infer();
     if (outs.size() != m_op.outputs.size())
-        bad("produces " + std::to_string(outs.size()) + " outputs, " + std::to_string(m_op.outputs.size()) + " are named");
+        bad("produces " + std::to_string(outs.size()) + " outputs, " + std::to_string(m_op.outputs.size()) +
+            " are named");
     for (size_t o = 0; o < outs.size(); ++o) {
         auto& t = m_g.tensors()[static_cast<size_t>(m_op.outputs[o])];
         for (auto d : outs[o].shape)
@@ -547,7 +571,8 @@ void inference::run() {
         }
         if (declared(o)) {
             if (t.shape != outs[o].shape)
-                bad("output '" + t.name + "' is declared " + shape_str(t.shape) + " but the op produces " + shape_str(outs[o].shape));
+                bad("output '" + t.name + "' is declared " + shape_str(t.shape) + " but the op produces " +
+                    shape_str(outs[o].shape));
             continue;
         }
         t.shape = outs[o].shape;
@@ -560,15 +585,14 @@ void inference::run() {
             const auto& x = m_g.tensor(m_op.inputs[next]);
             const shape_t& y = m_g.tensor(m_op.outputs[0]).shape;
             if (broadcast_shapes(y, x.shape) != y)
-                bad("fused '" + f.name + "' input '" + x.name + "' (" + shape_str(x.shape) + ") does not broadcast to " + shape_str(y));
+                bad("fused '" + f.name + "' input '" + x.name + "' (" + shape_str(x.shape) +
+                    ") does not broadcast to " + shape_str(y));
         }
     }
 }
 
 }  // namespace
 
-void infer_op(workload_graph& g, int index, const std::vector<char>& declared) {
-    inference(g, index, declared).run();
-}
+void infer_op(workload_graph& g, int index, const std::vector<char>& declared) { inference(g, index, declared).run(); }
 
 }  // namespace tessel

@@ -10,7 +10,9 @@ namespace tessel {
 
 namespace {
 
-bool is_float(dtype t) { return t == dtype::fp32 || t == dtype::tf32 || t == dtype::fp16 || t == dtype::bf16 || t == dtype::fp8; }
+bool is_float(dtype t) {
+    return t == dtype::fp32 || t == dtype::tf32 || t == dtype::fp16 || t == dtype::bf16 || t == dtype::fp8;
+}
 
 class training_builder {
 public:
@@ -49,9 +51,9 @@ private:
     dtype m_precision = dtype::fp16;
     bool m_mixed = false;
     std::vector<char> m_declared;
-    std::vector<char> m_rg;                    // requires grad
-    std::vector<std::vector<int>> m_contrib;   // gradient contributions per tensor
-    std::vector<int> m_grad;                   // the summed gradient, once taken
+    std::vector<char> m_rg;                   // requires grad
+    std::vector<std::vector<int>> m_contrib;  // gradient contributions per tensor
+    std::vector<int> m_grad;                  // the summed gradient, once taken
     int m_unique = 0;
     /// The layer (int_attrs["layer"], set by the transformer generators) given to the ops being added; -2: none.
     static constexpr std::int64_t no_layer = -2;
@@ -120,7 +122,8 @@ private:
             op.int_attrs.erase("layer");
         apply_attr_defaults(op);
         for (int o = 0; o < outputs; ++o)
-            op.outputs.push_back(new_tensor(outputs == 1 ? op.name : op.name + "." + std::to_string(o), tensor_role::activation, m_precision));
+            op.outputs.push_back(new_tensor(outputs == 1 ? op.name : op.name + "." + std::to_string(o),
+                                            tensor_role::activation, m_precision));
         const int index = m_g.add_op(std::move(op));
         infer_op(m_g, index, m_declared);
         return m_g.op(index).outputs;
@@ -189,13 +192,15 @@ private:
         std::vector<std::int64_t> axes;
         for (size_t i = 0; i < cur.size(); ++i)
             if (target[i] == 1 && cur[i] != 1) axes.push_back(static_cast<std::int64_t>(i));
-        if (!axes.empty()) g = add1("reduce_sum", name + ".sum_broadcast", {g}, op_attrs().is("axes", axes).i("keepdims", 1));
+        if (!axes.empty())
+            g = add1("reduce_sum", name + ".sum_broadcast", {g}, op_attrs().is("axes", axes).i("keepdims", 1));
         if (shape(g) != target) g = add1("reshape", name + ".as_target", {g}, op_attrs().is("shape", target));
         return g;
     }
 
     /// A gradient matmul; weight gradients of batched products sum their batch axes.
-    int grad_matmul(const std::string& name, int a, int b, bool ta, bool tb, const shape_t target, const source_location& where) {
+    int grad_matmul(const std::string& name, int a, int b, bool ta, bool tb, const shape_t target,
+                    const source_location& where) {
         op_attrs at;
         at.i("transpose_a", ta ? 1 : 0).i("transpose_b", tb ? 1 : 0);
         const size_t ra = shape(a).size(), rb = shape(b).size();
@@ -260,7 +265,8 @@ private:
             if (shape(in[0]).size() < 2 || shape(in[1]).size() < 2)
                 fail("training: " + describe_op(f) + ": matmul with a 1-D operand has no backward rule", f.where);
             const bool ta = attr_int(f, "transpose_a") != 0, tb = attr_int(f, "transpose_b") != 0;
-            if (attr_int(f, "accumulate_batch")) fail("training: " + describe_op(f) + " is already a gradient op", f.where);
+            if (attr_int(f, "accumulate_batch"))
+                fail("training: " + describe_op(f) + " is already a gradient op", f.where);
             if (rg(0)) {
                 const int a = in[1];
                 const int da = !ta ? grad_matmul(n + ".da", dy, a, false, !tb, shape(in[0]), f.where)
@@ -289,7 +295,8 @@ private:
                 aw.is("weight_shape", shape(in[1]));
                 contribute(in[1], add1("conv2d_grad_weight", n + ".dw", {in[0], dy}, aw, f.where));
             }
-            if (rg(2)) contribute(in[2], add1("reduce_sum", n + ".dbias", {dy}, op_attrs().is("axes", {0, 2, 3}), f.where));
+            if (rg(2))
+                contribute(in[2], add1("reduce_sum", n + ".dbias", {dy}, op_attrs().is("axes", {0, 2, 3}), f.where));
             return;
         }
         switch (f.kind) {
@@ -303,7 +310,8 @@ private:
                 if (perm.empty())
                     for (size_t i = r; i-- > 0;) perm.push_back(static_cast<std::int64_t>(i));
                 std::vector<std::int64_t> inv(r);
-                for (size_t i = 0; i < r; ++i) inv[static_cast<size_t>(*normalise_axis(perm[i], r))] = static_cast<std::int64_t>(i);
+                for (size_t i = 0; i < r; ++i)
+                    inv[static_cast<size_t>(*normalise_axis(perm[i], r))] = static_cast<std::int64_t>(i);
                 contribute(in[0], add1("transpose", n, {dy}, op_attrs().is("perm", inv), f.where));
                 return;
             }
@@ -322,8 +330,9 @@ private:
                 std::vector<int> parts;
                 for (size_t i = 0; i < f.outputs.size(); ++i)
                     parts.push_back(dys[i] >= 0 ? dys[i]
-                                                : new_tensor(m_g.tensor(f.outputs[i]).name + ".zero_grad", tensor_role::constant,
-                                                             m_g.tensor(f.outputs[i]).type, shape(f.outputs[i])));
+                                                : new_tensor(m_g.tensor(f.outputs[i]).name + ".zero_grad",
+                                                             tensor_role::constant, m_g.tensor(f.outputs[i]).type,
+                                                             shape(f.outputs[i])));
                 const int ax = *normalise_axis(attr_int(f, "axis"), shape(in[0]).size());
                 contribute(in[0], add1("concat", n, parts, op_attrs().i("axis", ax), f.where));
                 return;
@@ -346,8 +355,8 @@ private:
                 op.inputs = {dy};
                 op.inputs.insert(op.inputs.end(), in.begin(), in.end());
                 for (size_t i = 0; i < targets.size(); ++i) {
-                    const int t = new_tensor(op.name + "." + std::to_string(i), tensor_role::activation, m_g.tensor(targets[i]).type,
-                                             shape(targets[i]));
+                    const int t = new_tensor(op.name + "." + std::to_string(i), tensor_role::activation,
+                                             m_g.tensor(targets[i]).type, shape(targets[i]));
                     m_declared[static_cast<size_t>(t)] = 1;
                     op.outputs.push_back(t);
                 }
@@ -356,7 +365,8 @@ private:
                 for (size_t i = 0; i < targets.size(); ++i) contribute(targets[i], m_g.op(index).outputs[i]);
                 return;
             }
-            default: break;
+            default:
+                break;
         }
         if (f.type == "expand") {
             if (rg(0)) contribute(in[0], reduce_to(dy, shape(in[0]), n));
@@ -377,7 +387,8 @@ private:
         a.is("like", like);
         std::vector<int> inputs = {dy};
         inputs.insert(inputs.end(), in.begin(), in.begin() + static_cast<std::ptrdiff_t>(f.own_inputs()));
-        const auto grads = add(f.type + "_grad", n, inputs, a, static_cast<int>(targets.size()), op_phase::backward, f.where);
+        const auto grads =
+            add(f.type + "_grad", n, inputs, a, static_cast<int>(targets.size()), op_phase::backward, f.where);
         for (size_t i = 0; i < targets.size(); ++i) contribute(targets[i], grads[i]);
     }
 

@@ -38,7 +38,8 @@ void workload_params::set_user(const std::string& name, const std::string& value
 
 void workload_params::declare_common() {
     if (!has("precision"))
-        declare("precision", "fp16", "data type of floating-point tensors and of the arithmetic (" + dtype_list() + ")");
+        declare("precision", "fp16",
+                "data type of floating-point tensors and of the arithmetic (" + dtype_list() + ")");
     if (!has("training"))
         declare("training", "none",
                 "none for inference; sgd or adam to add the backward pass and the optimizer step (16-bit precisions "
@@ -171,7 +172,8 @@ double workload_params::eval(const std::string& text, const source_location& whe
     } catch (const input_error&) {
     }
     std::string inner = text;
-    if (inner.size() > 3 && inner.compare(0, 2, "${") == 0 && inner.back() == '}') inner = inner.substr(2, inner.size() - 3);
+    if (inner.size() > 3 && inner.compare(0, 2, "${") == 0 && inner.back() == '}')
+        inner = inner.substr(2, inner.size() - 3);
     try {
         const expression e = expression::parse(inner);
         return e.eval_number([&](std::string_view v) -> std::optional<expr_value> {
@@ -182,14 +184,14 @@ double workload_params::eval(const std::string& text, const source_location& whe
     } catch (const expr_error& e) {
         source_location at = where;
         if (at.line > 0 && inner.size() == text.size()) at.column += static_cast<int>(e.offset);
-        fail(what + ": '" + text + "': " + e.what() + (m_params.empty() ? "" : " (parameters: " + join(names()) + ")"), at);
+        fail(what + ": '" + text + "': " + e.what() + (m_params.empty() ? "" : " (parameters: " + join(names()) + ")"),
+             at);
     }
 }
 
 std::map<std::string, std::string> workload_params::resolved() const {
     std::map<std::string, std::string> m;
-    for (const auto& p : m_params)
-        m[p.name] = names_parameter(p.value) ? format_number(number_of(p, 0), 12) : p.value;
+    for (const auto& p : m_params) m[p.name] = names_parameter(p.value) ? format_number(number_of(p, 0), 12) : p.value;
     return m;
 }
 

@@ -21,7 +21,8 @@ namespace tessel {
 
 namespace {
 
-const std::vector<std::string> top_keys = {"workload", "description", "parameters", "generator", "tensors", "ops", "outputs"};
+const std::vector<std::string> top_keys = {"workload", "description", "parameters", "generator",
+                                           "tensors",  "ops",         "outputs"};
 const std::vector<std::string> tensor_keys = {"shape", "dtype", "role", "alias_of"};
 const std::vector<std::string> op_base_keys = {"name", "op", "inputs", "outputs", "phase", "compute", "fused"};
 
@@ -78,13 +79,15 @@ private:
         } catch (const input_error&) {
         }
         if (q && q->dim != dimension::scalar)
-            n.fail(what + ": '" + text + "' has a unit; expected a plain whole number (a count of elements, not a size)");
+            n.fail(what + ": '" + text +
+                   "' has a unit; expected a plain whole number (a count of elements, not a size)");
         const double v = m_params.eval(text, n.where(), what);
         const std::string shown = text == format_number(v, 12) ? text : "'" + text + "' = " + format_number(v, 12);
         if (std::isnan(v)) n.fail(what + ": expected a whole number, got " + shown);
         if (v < static_cast<double>(min)) n.fail(what + ": must be at least " + std::to_string(min) + ", got " + shown);
         if (v > static_cast<double>(k_max_count))
-            n.fail(what + ": " + shown + " is more than 2^53 (" + std::to_string(k_max_count) + "), the largest size tessel handles");
+            n.fail(what + ": " + shown + " is more than 2^53 (" + std::to_string(k_max_count) +
+                   "), the largest size tessel handles");
         if (std::floor(v) != v) n.fail(what + ": expected a whole number, got " + shown);
         return static_cast<std::int64_t>(v);
     }
@@ -132,7 +135,8 @@ private:
                 const yaml_node r = e.value["role"];
                 const auto role = parse_role(r.scalar(what + " role"));
                 if (!role)
-                    r.fail(what + ": unknown role '" + r.scalar("role") + "'; expected one of: input, weight, state, constant, activation, output");
+                    r.fail(what + ": unknown role '" + r.scalar("role") +
+                           "'; expected one of: input, weight, state, constant, activation, output");
                 ti.role = *role;
             }
             if (e.value.has("shape")) {
@@ -151,8 +155,12 @@ private:
     void read_attr(op_node& op, const attr_spec& a, const yaml_node& v, const std::string& what) {
         const std::string w = what + " " + a.name;
         switch (a.type) {
-            case attr_type::integer: op.int_attrs[a.name] = {whole(v, w, INT64_MIN / 2)}; break;
-            case attr_type::boolean: op.int_attrs[a.name] = {v.as_bool(w) ? 1 : 0}; break;
+            case attr_type::integer:
+                op.int_attrs[a.name] = {whole(v, w, INT64_MIN / 2)};
+                break;
+            case attr_type::boolean:
+                op.int_attrs[a.name] = {v.as_bool(w) ? 1 : 0};
+                break;
             case attr_type::integers: {
                 std::vector<std::int64_t> list;
                 if (v.is_seq())
@@ -162,8 +170,12 @@ private:
                 op.int_attrs[a.name] = list;
                 break;
             }
-            case attr_type::number: op.float_attrs[a.name] = m_params.eval(v.scalar(w), v.where(), w); break;
-            case attr_type::text: op.str_attrs[a.name] = v.scalar(w); break;
+            case attr_type::number:
+                op.float_attrs[a.name] = m_params.eval(v.scalar(w), v.where(), w);
+                break;
+            case attr_type::text:
+                op.str_attrs[a.name] = v.scalar(w);
+                break;
         }
     }
 
@@ -181,16 +193,20 @@ private:
         for (const auto& item : ops.items()) {
             item.expect_map("op");
             if (!item.has("op")) item.fail("an op needs 'op:' (its type, e.g. matmul, relu, conv2d)");
-            if (!item.has("name")) item.fail("an op needs 'name:' (its result is the tensor of that name unless outputs: says otherwise)");
+            if (!item.has("name"))
+                item.fail("an op needs 'name:' (its result is the tensor of that name unless outputs: says otherwise)");
             op_node op;
             op.name = item["name"].scalar("op name");
             op.where = item.where();
             const yaml_node type_node = item["op"];
             const std::string type = type_node.scalar("op type");
             const op_type_info* info = find_op_type(type);
-            if (!info) type_node.fail("unknown op type '" + type + "'" + did_you_mean(type, op_type_names()) + "; see docs/workload-yaml.md for the list");
+            if (!info)
+                type_node.fail("unknown op type '" + type + "'" + did_you_mean(type, op_type_names()) +
+                               "; see docs/workload-yaml.md for the list");
             const std::string what = "op '" + op.name + "' (" + type + ")";
-            if (op_names.count(op.name)) item["name"].fail(what + ": another op has this name (at " + op_names[op.name].str() + ")");
+            if (op_names.count(op.name))
+                item["name"].fail(what + ": another op has this name (at " + op_names[op.name].str() + ")");
             op_names[op.name] = op.where;
             std::vector<std::string> allowed = op_base_keys;
             for (const auto& a : info->attrs) allowed.push_back(a.name);
@@ -204,13 +220,18 @@ private:
             }
             for (const auto& a : info->attrs)
                 if (a.name != "type" && item.has(a.name)) read_attr(op, a, item[a.name], what);
-            if (item.has("like")) read_attr(op, attr_spec{"like", attr_type::integers, "", true, "", {}}, item["like"], what);
+            if (item.has("like"))
+                read_attr(op, attr_spec{"like", attr_type::integers, "", true, "", {}}, item["like"], what);
             if (item.has("phase")) {
                 const std::string ph = item["phase"].scalar("phase");
-                if (ph == "forward") op.phase = op_phase::forward;
-                else if (ph == "backward") op.phase = op_phase::backward;
-                else if (ph == "optimizer") op.phase = op_phase::optimizer;
-                else item["phase"].fail(what + ": phase must be forward, backward or optimizer");
+                if (ph == "forward")
+                    op.phase = op_phase::forward;
+                else if (ph == "backward")
+                    op.phase = op_phase::backward;
+                else if (ph == "optimizer")
+                    op.phase = op_phase::optimizer;
+                else
+                    item["phase"].fail(what + ": phase must be forward, backward or optimizer");
             }
             if (item.has("compute")) {
                 const auto t = parse_dtype(item["compute"].scalar("compute"));
@@ -237,12 +258,15 @@ private:
                 const bool from_outside = ti.role == tensor_role::input || ti.role == tensor_role::state;
                 const bool computed_once = ti.role == tensor_role::constant || ti.role == tensor_role::weight;
                 if (from_outside || (computed_once && op.kind != op_kind::shape_only))
-                    throw input_error(what + ": its output '" + name + "' is declared as a " + tensor_role_name(ti.role) +
-                                          (from_outside ? ", which no op may produce"
-                                                        : ", which only a shape_only op (computed once, at no cost) may produce"),
-                                      where);
+                    throw input_error(
+                        what + ": its output '" + name + "' is declared as a " + tensor_role_name(ti.role) +
+                            (from_outside ? ", which no op may produce"
+                                          : ", which only a shape_only op (computed once, at no cost) may produce"),
+                        where);
                 if (ti.producer >= 0)
-                    throw input_error(what + ": tensor '" + name + "' is already produced by op '" + m_g.op(ti.producer).name + "'", where);
+                    throw input_error(
+                        what + ": tensor '" + name + "' is already produced by op '" + m_g.op(ti.producer).name + "'",
+                        where);
                 m_g.tensors()[static_cast<size_t>(t)].producer = static_cast<int>(m_g.ops().size());
                 op.outputs.push_back(t);
             }
@@ -273,7 +297,8 @@ private:
                         }
                     }
                     const op_type_info* fi = find_op_type(fo.type);
-                    if (!fi || fi->kind != op_kind::elementwise) e.fail(what + ": fused op '" + fo.type + "' is not an elementwise op type");
+                    if (!fi || fi->kind != op_kind::elementwise)
+                        e.fail(what + ": fused op '" + fo.type + "' is not an elementwise op type");
                     op.fused.push_back(fo);
                 }
             }
@@ -297,7 +322,9 @@ private:
             if (ti.producer >= 0) continue;
             if (ti.role == tensor_role::activation || ti.role == tensor_role::output) {
                 if (ti.consumers.empty() && ti.role == tensor_role::activation)
-                    throw input_error("tensor '" + ti.name + "' is neither produced nor read by any op; give it a role (input, weight, state, constant) or remove it",
+                    throw input_error("tensor '" + ti.name +
+                                          "' is neither produced nor read by any op; give it a role (input, weight, "
+                                          "state, constant) or remove it",
                                       m_tensor_where[t]);
                 throw input_error("tensor '" + ti.name + "' is read by op '" +
                                       (ti.consumers.empty() ? std::string("?") : m_g.op(ti.consumers.front()).name) +
@@ -305,7 +332,8 @@ private:
                                   m_tensor_where[t]);
             }
             if (ti.consumers.empty())
-                m_g.notes.push_back("tensor '" + ti.name + "' (" + tensor_role_name(ti.role) + ") is declared but no op reads it");
+                m_g.notes.push_back("tensor '" + ti.name + "' (" + tensor_role_name(ti.role) +
+                                    ") is declared but no op reads it");
         }
     }
 
@@ -322,7 +350,8 @@ private:
     }
 };
 
-workload_graph load_root(const yaml_node& root, const std::string& file, const std::map<std::string, std::string>& overrides) {
+workload_graph load_root(const yaml_node& root, const std::string& file,
+                         const std::map<std::string, std::string>& overrides) {
     root.expect_map("workload file");
     root.check_keys(top_keys, "workload file");
     const std::string name = root.has("workload") ? root["workload"].scalar("workload") : file_stem(file);
@@ -332,7 +361,8 @@ workload_graph load_root(const yaml_node& root, const std::string& file, const s
     workload_graph g;
     if (root.has("generator")) {
         for (const char* k : {"tensors", "ops", "outputs"})
-            if (root.has(k)) root[k].fail(std::string("a generator workload has no ") + k + ": (the generator builds the graph)");
+            if (root.has(k))
+                root[k].fail(std::string("a generator workload has no ") + k + ": (the generator builds the graph)");
         const yaml_node gn = root["generator"];
         const std::string gen_name = gn.scalar("generator");
         const generator_info* gen = find_generator(gen_name);
@@ -342,7 +372,8 @@ workload_graph load_root(const yaml_node& root, const std::string& file, const s
             gn.fail("unknown generator '" + gen_name + "'" + did_you_mean(gen_name, names) + "; known: " + join(names));
         }
         declare_generator_params(*gen, params);
-        for (const auto& e : pnode.entries()) params.set_user(e.key, e.value.scalar("parameter '" + e.key + "'"), e.key_where);
+        for (const auto& e : pnode.entries())
+            params.set_user(e.key, e.value.scalar("parameter '" + e.key + "'"), e.key_where);
         params.apply_overrides(overrides);
         g = run_generator(*gen, params);
         g.name = name;
@@ -384,14 +415,16 @@ void emit_attrs(YAML::Emitter& out, const op_node& op, const op_type_info& info)
                 if (op.int_attrs.count(a.name)) out << YAML::Key << a.name << YAML::Value << attr_int(op, a.name);
                 break;
             case attr_type::boolean:
-                if (op.int_attrs.count(a.name)) out << YAML::Key << a.name << YAML::Value << (attr_int(op, a.name) != 0);
+                if (op.int_attrs.count(a.name))
+                    out << YAML::Key << a.name << YAML::Value << (attr_int(op, a.name) != 0);
                 break;
             case attr_type::integers:
                 if (op.int_attrs.count(a.name))
                     out << YAML::Key << a.name << YAML::Value << YAML::Flow << attr_ints(op, a.name);
                 break;
             case attr_type::number:
-                if (op.float_attrs.count(a.name)) out << YAML::Key << a.name << YAML::Value << format_number(attr_number(op, a.name), 12);
+                if (op.float_attrs.count(a.name))
+                    out << YAML::Key << a.name << YAML::Value << format_number(attr_number(op, a.name), 12);
                 break;
             case attr_type::text:
                 if (op.str_attrs.count(a.name)) out << YAML::Key << a.name << YAML::Value << attr_text(op, a.name);

@@ -12,8 +12,9 @@ namespace tessel {
 block_cache::block_cache(std::uint64_t capacity, std::uint64_t block)
     : m_block(std::max<std::uint64_t>(1, block)), m_blocks(capacity / std::max<std::uint64_t>(1, block)) {
     if (m_blocks > k_max_blocks)
-        throw input_error("a cache of " + std::to_string(m_blocks) + " blocks (capacity " + format_bytes(static_cast<double>(capacity)) +
-                          " in blocks of " + format_bytes(static_cast<double>(m_block)) + ") is more than the " +
+        throw input_error("a cache of " + std::to_string(m_blocks) + " blocks (capacity " +
+                          format_bytes(static_cast<double>(capacity)) + " in blocks of " +
+                          format_bytes(static_cast<double>(m_block)) + ") is more than the " +
                           std::to_string(k_max_blocks) + " a residency model tracks; use larger blocks");
 }
 
@@ -23,11 +24,13 @@ void block_cache::clear() {
 }
 
 block_cache::extent_it block_cache::at_or_after(std::uint64_t b) {
-    return std::lower_bound(m_extents.begin(), m_extents.end(), b, [](const extent& e, std::uint64_t x) { return e.end <= x; });
+    return std::lower_bound(m_extents.begin(), m_extents.end(), b,
+                            [](const extent& e, std::uint64_t x) { return e.end <= x; });
 }
 
 std::vector<block_cache::extent>::const_iterator block_cache::at_or_after(std::uint64_t b) const {
-    return std::lower_bound(m_extents.begin(), m_extents.end(), b, [](const extent& e, std::uint64_t x) { return e.end <= x; });
+    return std::lower_bound(m_extents.begin(), m_extents.end(), b,
+                            [](const extent& e, std::uint64_t x) { return e.end <= x; });
 }
 
 void block_cache::cut(extent_it e, std::uint64_t from, std::uint64_t to) {
@@ -94,8 +97,9 @@ void block_cache::misses(std::vector<dram_access>& dram, std::uint64_t address, 
     emit(dram, from_address, static_cast<double>(std::min(end, to * m_block) - from_address), false);
 }
 
-void block_cache::fill_over(std::vector<dram_access>& dram, std::uint64_t address, std::uint64_t end, std::uint64_t from,
-                            std::uint64_t count, std::uint64_t victim, double dirty, bool write) const {
+void block_cache::fill_over(std::vector<dram_access>& dram, std::uint64_t address, std::uint64_t end,
+                            std::uint64_t from, std::uint64_t count, std::uint64_t victim, double dirty,
+                            bool write) const {
     if (dirty == 0 || (m_coalesce && dirty == static_cast<double>(m_block))) {
         // Coalesced, the misses and the whole-block write-backs each continue their own run: two accesses.
         if (!write) misses(dram, address, end, from, from + count);
@@ -119,16 +123,18 @@ void block_cache::fill(std::uint64_t address, std::uint64_t end, std::uint64_t f
         const double dirty = o->dirty;
         // An extent's oldest blocks are its lowest.
         m_held -= take;
-        if (o->first + take < o->end) o->first += take;
-        else m_extents.erase(o);
+        if (o->first + take < o->end)
+            o->first += take;
+        else
+            m_extents.erase(o);
         fill_over(dram, address, end, b, take, victim, dirty, write);
         b += take;
     }
     place(address, end, from, to, write, 0.0);
 }
 
-double block_cache::access_blocks(std::uint64_t address, std::uint64_t end, std::uint64_t from, std::uint64_t to, bool write,
-                                  std::vector<dram_access>& dram) {
+double block_cache::access_blocks(std::uint64_t address, std::uint64_t end, std::uint64_t from, std::uint64_t to,
+                                  bool write, std::vector<dram_access>& dram) {
     double hits = 0;
     // Piece by piece in ascending order, each piece either resident throughout (hits: it becomes newest) or
     // resident nowhere up to the next extent (misses: it evicts as many of the oldest blocks, then becomes
@@ -185,7 +191,8 @@ double block_cache::access(std::uint64_t address, double bytes, bool write, std:
         // A cold long scan (a large model's weight or activation stream): its first K blocks all miss and evict
         // the cache's contents oldest first (once any free slots are filled).
         std::vector<extent> by_age(m_extents);
-        std::stable_sort(by_age.begin(), by_age.end(), [](const extent& a, const extent& b) { return a.stamp < b.stamp; });
+        std::stable_sort(by_age.begin(), by_age.end(),
+                         [](const extent& a, const extent& b) { return a.stamp < b.stamp; });
         const std::uint64_t free = K - m_held;
         if (!write) misses(dram, address, end, first, first + free);
         std::uint64_t i = free;
@@ -194,8 +201,10 @@ double block_cache::access(std::uint64_t address, double bytes, bool write, std:
             i += v.end - v.first;
         }
         // Written, only the first block can be partial (the scan ends K blocks or more later).
-        if (write) m_scan_runs = {{1, std::min(whole, static_cast<double>(part_of(first, address, end)))}, {K - 1, whole}};
-        else m_scan_runs = {{K, 0.0}};
+        if (write)
+            m_scan_runs = {{1, std::min(whole, static_cast<double>(part_of(first, address, end)))}, {K - 1, whole}};
+        else
+            m_scan_runs = {{K, 0.0}};
     } else {
         hits = access_blocks(address, end, first, first + K, write, dram);
         for (auto e = at_or_after(first); e != m_extents.end() && e->first < first + K; ++e)
@@ -206,7 +215,8 @@ double block_cache::access(std::uint64_t address, double bytes, bool write, std:
     auto for_runs = [&](std::uint64_t lo, std::uint64_t hi, auto&& visit) {
         std::uint64_t at = 0;
         for (const scan_run& r : m_scan_runs) {
-            if (std::max(lo, at) < std::min(hi, at + r.count)) visit(std::max(lo, at), std::min(hi, at + r.count), r.dirty);
+            if (std::max(lo, at) < std::min(hi, at + r.count))
+                visit(std::max(lo, at), std::min(hi, at + r.count), r.dirty);
             at += r.count;
         }
         const double last = write ? std::min(whole, static_cast<double>(part_of(first + n - 1, address, end))) : 0.0;
@@ -216,18 +226,22 @@ double block_cache::access(std::uint64_t address, double bytes, bool write, std:
     // Coalesced, the scan's blocks from 2K on go at once: a read's are one run of misses (their victims, read
     // by this scan, are clean); a write's are one run of full dirty victims (interior blocks of the scan).
     // A read whose first K blocks leave nothing dirty behind goes at once from K on too.
-    const bool clean = !write && std::all_of(m_scan_runs.begin(), m_scan_runs.end(), [](const scan_run& r) { return r.dirty == 0; });
+    const bool clean =
+        !write && std::all_of(m_scan_runs.begin(), m_scan_runs.end(), [](const scan_run& r) { return r.dirty == 0; });
     const std::uint64_t each = !m_coalesce ? n : clean ? K : std::min(n, 2 * K);
     // Position i evicts the scan's own block K places behind it.
     for_runs(0, each - K, [&](std::uint64_t from, std::uint64_t to, double dirty) {
         fill_over(dram, address, end, first + from + K, to - from, first + from, dirty, write);
     });
     if (each < n) {
-        if (write) emit(dram, (first + K) * m_block, static_cast<double>((n - 2 * K) * m_block), true);
-        else emit(dram, from_of(each), static_cast<double>(end - from_of(each)), false);
+        if (write)
+            emit(dram, (first + K) * m_block, static_cast<double>((n - 2 * K) * m_block), true);
+        else
+            emit(dram, from_of(each), static_cast<double>(end - from_of(each)), false);
     }
     clear();
-    for_runs(n - K, n, [&](std::uint64_t from, std::uint64_t to, double dirty) { place_run(first + from, first + to, dirty); });
+    for_runs(n - K, n,
+             [&](std::uint64_t from, std::uint64_t to, double dirty) { place_run(first + from, first + to, dirty); });
     return hits;
 }
 

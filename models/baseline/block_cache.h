@@ -78,7 +78,8 @@ private:
                    std::uint64_t count, std::uint64_t victim, double dirty, bool write) const;
     /// Places [from, to) as the newest blocks (they are absent), with each block's dirty bytes after a read
     /// (`dirty`) or after a write of the access [address, end) on top of `dirty`.
-    void place(std::uint64_t address, std::uint64_t end, std::uint64_t from, std::uint64_t to, bool write, double dirty);
+    void place(std::uint64_t address, std::uint64_t end, std::uint64_t from, std::uint64_t to, bool write,
+               double dirty);
     void place_run(std::uint64_t from, std::uint64_t to, double dirty);
     /// The extent holding block b, or the first one after it.
     extent_it at_or_after(std::uint64_t b);

@@ -7,8 +7,8 @@ namespace tessel {
 
 dram_stream_result stream_to_memory(tlm::tlm_fw_transport_if<>& memory, txn_payload& payload,
                                     const std::vector<block_cache::dram_access>& accesses, tick start,
-                                    double bytes_per_second, std::uint64_t segment, std::uint32_t op, std::uint64_t step,
-                                    bool whole_streams) {
+                                    double bytes_per_second, std::uint64_t segment, std::uint32_t op,
+                                    std::uint64_t step, bool whole_streams) {
     dram_stream_result r;
     r.first = max_tick;
     r.last = start;
@@ -54,7 +54,8 @@ dram_stream_result stream_to_memory(tlm::tlm_fw_transport_if<>& memory, txn_payl
     } else {
         for (const auto& a : accesses) {
             const std::uint64_t total = static_cast<std::uint64_t>(std::ceil(a.bytes));
-            for (std::uint64_t off = 0; off < total; off += segment) send(a.address + off, std::min(segment, total - off), a.write);
+            for (std::uint64_t off = 0; off < total; off += segment)
+                send(a.address + off, std::min(segment, total - off), a.write);
         }
     }
     if (r.first == max_tick) r.first = start;

@@ -15,8 +15,8 @@
 namespace tessel {
 
 struct dram_stream_result {
-    tick first = 0;   // first data
-    tick last = 0;    // last data (the start time when nothing moved)
+    tick first = 0;  // first data
+    tick last = 0;   // last data (the start time when nothing moved)
     double read_bytes = 0, write_bytes = 0;
 };
 
@@ -26,7 +26,7 @@ struct dram_stream_result {
 /// each, and the pacing bounds the result directly: the cost is per stream, not per segment.
 dram_stream_result stream_to_memory(tlm::tlm_fw_transport_if<>& memory, txn_payload& payload,
                                     const std::vector<block_cache::dram_access>& accesses, tick start,
-                                    double bytes_per_second, std::uint64_t segment, std::uint32_t op, std::uint64_t step,
-                                    bool whole_streams = false);
+                                    double bytes_per_second, std::uint64_t segment, std::uint32_t op,
+                                    std::uint64_t step, bool whole_streams = false);
 
 }  // namespace tessel

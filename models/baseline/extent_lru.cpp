@@ -40,8 +40,10 @@ void extent_lru::evict(std::uint64_t blocks) {
             if (e->stamp < oldest->stamp) oldest = e;  // ties: the lower address, seen first, is older
         const std::uint64_t take = std::min(blocks, oldest->end - oldest->first);
         // An extent's oldest blocks are its lowest.
-        if (oldest->first + take < oldest->end) oldest->first += take;
-        else m_extents.erase(oldest);
+        if (oldest->first + take < oldest->end)
+            oldest->first += take;
+        else
+            m_extents.erase(oldest);
         m_held -= take;
         blocks -= take;
     }

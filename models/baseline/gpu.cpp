@@ -29,8 +29,8 @@ void gpu::sm_params::declare(param_decl& d) {
 void gpu::l2_params::declare(param_decl& d) {
     d(capacity, "capacity", required, "L2 capacity: what stays on chip from one kernel to the next");
     d(bw, "bandwidth", required, "L2 bandwidth to the SMs, all slices together");
-    d(block, "block", "64KiB", "granularity at which the model tracks what L2 holds (a modelling choice, not a line size)",
-      bound::positive);
+    d(block, "block", "64KiB",
+      "granularity at which the model tracks what L2 holds (a modelling choice, not a line size)", bound::positive);
 }
 
 void gpu::tlb_params::declare(param_decl& d) {
@@ -136,7 +136,8 @@ std::vector<gpu::timing::tile> parse_tiles(const std::string& text, const std::s
     std::stringstream ss(text);
     std::string item;
     while (std::getline(ss, item, ',')) {
-        item.erase(std::remove_if(item.begin(), item.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); }),
+        item.erase(std::remove_if(item.begin(), item.end(),
+                                  [](char c) { return std::isspace(static_cast<unsigned char>(c)); }),
                    item.end());
         const size_t x = item.find('x');
         int bm = 0, bn = 0;
@@ -180,8 +181,8 @@ gpu::timing::timing(const params& prm, const std::string& who) : p(prm), clk(prm
                               " must not be negative");
     if (!(p.kernel.attention_overlap >= 0 && p.kernel.attention_overlap <= 1))
         throw input_error(who + ": kernel.attention_overlap must be between 0 and 1");
-    for (double e : {p.kernel.tensor_efficiency, p.kernel.simt_efficiency, p.kernel.l2_efficiency, p.kernel.dram_efficiency,
-                     p.kernel.fallback_efficiency})
+    for (double e : {p.kernel.tensor_efficiency, p.kernel.simt_efficiency, p.kernel.l2_efficiency,
+                     p.kernel.dram_efficiency, p.kernel.fallback_efficiency})
         if (!(e > 0 && e <= 1)) throw input_error(who + ": kernel efficiencies must be above 0 and at most 1");
 }
 
@@ -211,8 +212,9 @@ gpu::kernel_plan gpu::timing::plan_gemm(const work& w, bool may_split_k) const {
     const double align = std::min(operand_alignment(w.k, eb), operand_alignment(w.n, eb));
     const bool fallback = tensor && align < 16;
     // MACs per second one SM sustains in a main loop.
-    const double sm_rate = tensor ? tensor_rate * hz * (fallback ? p.kernel.fallback_efficiency : p.kernel.tensor_efficiency)
-                                  : static_cast<double>(p.sm.fp32_lanes) * hz * p.kernel.simt_efficiency;
+    const double sm_rate =
+        tensor ? tensor_rate * hz * (fallback ? p.kernel.fallback_efficiency : p.kernel.tensor_efficiency)
+               : static_cast<double>(p.sm.fp32_lanes) * hz * p.kernel.simt_efficiency;
     const double narrow_bps = fallback && p.kernel.narrow_load > 0 ? p.kernel.narrow_load * align * hz : 0;
     const double smem_bps = p.sm.smem_bandwidth.bytes_per_second(clk);
     const double smem = static_cast<double>(p.sm.smem.bytes());
@@ -238,13 +240,13 @@ gpu::kernel_plan gpu::timing::plan_gemm(const work& w, bool may_split_k) const {
         const double bm = t.bm, bn = t.bn;
         const double stage = (bm + bn) * bk * eb;
         if (2 * stage > smem) continue;  // cannot double-buffer this tile
-        const double ctas_per_sm = std::clamp(std::floor(smem / (2 * stage)), 1.0,
-                                              static_cast<double>(p.sm.max_ctas));
+        const double ctas_per_sm = std::clamp(std::floor(smem / (2 * stage)), 1.0, static_cast<double>(p.sm.max_ctas));
         // Shared memory feeds the MMA: (bm + bn) bytes per K step serve bm x bn MACs.
         double sm_tile_rate = std::min(sm_rate, smem_bps * bm * bn / ((bm + bn) * eb));
         if (narrow_bps > 0) sm_tile_rate = std::min(sm_tile_rate, narrow_bps * bm * bn / ((bm + bn) * eb));
         const double tiles_mn = batch * ceil_div(M, bm) * ceil_div(N, bn);
-        const int max_split = may_split_k ? static_cast<int>(std::min<double>(static_cast<double>(p.kernel.max_split_k), k_tiles)) : 1;
+        const int max_split =
+            may_split_k ? static_cast<int>(std::min<double>(static_cast<double>(p.kernel.max_split_k), k_tiles)) : 1;
         for (int split = 1; split <= max_split; ++split) {
             const double kc = ceil_div(k_tiles, split) * bk;  // K per CTA, padded to whole K tiles
             const double ctas = tiles_mn * split;
@@ -256,7 +258,8 @@ gpu::kernel_plan gpu::timing::plan_gemm(const work& w, bool may_split_k) const {
             // CTAs sharing one SM share its tensor cores and shared memory.
             const double resident = std::min(ctas_per_sm, ceil_div(ctas, sms));
             const double cta_rate = sm_tile_rate / resident;
-            const double cluster = fallback ? 1.0 : std::min<double>(static_cast<double>(p.kernel.cluster), ceil_div(M, bm));
+            const double cluster =
+                fallback ? 1.0 : std::min<double>(static_cast<double>(p.kernel.cluster), ceil_div(M, bm));
             const double cta_bytes = (bm + bn / cluster) * kc * eb;
             const double t_mma = bm * bn * kc / cta_rate;
             const double t_l2 = cta_bytes / (l2_bps / active);
@@ -275,8 +278,7 @@ gpu::kernel_plan gpu::timing::plan_gemm(const work& w, bool may_split_k) const {
                 // Partial sums in FP32 go through L2 and a reduction kernel adds them.
                 const double partial = split * batch * M * N * 4;
                 l2_bytes += partial;
-                extra = p.kernel.launch_overhead.q.value +
-                        (partial + c_bytes) / (l2_bps * p.kernel.l2_efficiency);
+                extra = p.kernel.launch_overhead.q.value + (partial + c_bytes) / (l2_bps * p.kernel.l2_efficiency);
             }
             // Operands that do not fit in L2 are read again by every wave that needs them.
             double reread = 0;
@@ -304,8 +306,8 @@ gpu::kernel_plan gpu::timing::plan_gemm(const work& w, bool may_split_k) const {
         }
     }
     if (best_score < 0)
-        throw input_error("gpu: no CTA tile of kernel.tiles fits two pipeline stages in " +
-                          format_bytes(smem) + " of shared memory");
+        throw input_error("gpu: no CTA tile of kernel.tiles fits two pipeline stages in " + format_bytes(smem) +
+                          " of shared memory");
     // The text of the chosen candidate only (formatting every better candidate cost more than the search).
     std::ostringstream os;
     os << static_cast<int>(chosen.bm) << "x" << static_cast<int>(chosen.bn) << " tiles";
@@ -317,8 +319,10 @@ gpu::kernel_plan gpu::timing::plan_gemm(const work& w, bool may_split_k) const {
     if (fallback) os << ", fallback kernel (" << static_cast<int>(align) << "-byte aligned operands)";
     best.text = os.str();
     best.type = w.type;
-    if (tensor) best.tensor_macs = w.macs;
-    else best.lane_ops = w.macs;
+    if (tensor)
+        best.tensor_macs = w.macs;
+    else
+        best.lane_ops = w.macs;
     best.lane_ops += epilogue_ops;
     return best;
 }
@@ -363,9 +367,8 @@ gpu::kernel_plan gpu::timing::plan_attention(const work& w, const kernel_desc* d
     }
     std::sort(blocks.begin(), blocks.end(), std::greater<double>());
     const double units = static_cast<double>(heads * q_blocks);
-    const double splits = decode ? std::clamp(std::floor(static_cast<double>(p.sms) / units), 1.0,
-                                              static_cast<double>(kv_blocks))
-                                 : 1.0;
+    const double splits =
+        decode ? std::clamp(std::floor(static_cast<double>(p.sms) / units), 1.0, static_cast<double>(kv_blocks)) : 1.0;
     std::priority_queue<double, std::vector<double>, std::greater<double>> free_at;
     for (std::int64_t s = 0; s < p.sms; ++s) free_at.push(0.0);
     double makespan = 0, blocks_total = 0;
@@ -387,13 +390,17 @@ gpu::kernel_plan gpu::timing::plan_attention(const work& w, const kernel_desc* d
     if (splits > 1) {
         // A second kernel adds the splits' partial outputs (FP32, with their softmax maxima and sums).
         pl.kernels = 2;
-        pl.extra_s = p.kernel.launch_overhead.q.value + 2 * ctas * sq * (dv + 2) * 4 / (l2_peak() * p.kernel.l2_efficiency);
+        pl.extra_s =
+            p.kernel.launch_overhead.q.value + 2 * ctas * sq * (dv + 2) * 4 / (l2_peak() * p.kernel.l2_efficiency);
     }
     pl.cache_bytes = ctas * bq * (dqk + dv) * eb + blocks_total * bkv * (dqk + dv) * eb;
     pl.cache_s = pl.cache_bytes / l2_peak();
-    const double done = std::min(1.0, blocks_total / (units * static_cast<double>(kv_blocks)));  // share of scores computed
-    if (tensor_rate > 0) pl.tensor_macs = w.macs * done;
-    else pl.lane_ops = w.macs * done;
+    const double done =
+        std::min(1.0, blocks_total / (units * static_cast<double>(kv_blocks)));  // share of scores computed
+    if (tensor_rate > 0)
+        pl.tensor_macs = w.macs * done;
+    else
+        pl.lane_ops = w.macs * done;
     pl.lane_ops += w.vector_ops * done;
     pl.special_ops = blocks_total * bq * bkv;
     std::ostringstream os;
@@ -425,12 +432,13 @@ gpu::kernel_plan gpu::timing::plan_stream(const work& w, const kernel_desc* d) c
         const double per_thread = norm ? 4.0 : std::max(1.0, static_cast<double>(p.kernel.vector_bytes.bytes()) / eb);
         const bool vector = d->row_kind == row_kernel::vector;
         const double threads = norm                              ? 128.0
-                             : d->row_kind == row_kernel::warp ? 32.0
-                             : vector ? std::clamp(32 * ceil_div(ceil_div(cols, per_thread), 32), 32.0, 1024.0)
-                                      : 1024.0;
+                               : d->row_kind == row_kernel::warp ? 32.0
+                               : vector ? std::clamp(32 * ceil_div(ceil_div(cols, per_thread), 32), 32.0, 1024.0)
+                                        : 1024.0;
         const double max_rows = d->row_kind == row_kernel::warp ? static_cast<double>(p.sm.max_ctas) * 4
                                                                 : static_cast<double>(p.sm.max_ctas);
-        const double rows_per_sm = std::clamp(std::floor(static_cast<double>(p.sm.max_threads) / threads), 1.0, max_rows);
+        const double rows_per_sm =
+            std::clamp(std::floor(static_cast<double>(p.sm.max_threads) / threads), 1.0, max_rows);
         const double waves = ceil_div(rows, sms * rows_per_sm);
         // A vector kernel walks a row longer than one CTA's threads hold (1024 threads x vector_bytes) in
         // chunks, each one more dependent step of every pass; the softmax kernels' loops stream their chunks.
@@ -443,9 +451,10 @@ gpu::kernel_plan gpu::timing::plan_stream(const work& w, const kernel_desc* d) c
         double loads = 0;
         if (norm) {
             // A norm kernel's thread keeps one load in flight and waits row_latency for it; rows follow one
-            // another through an SM's row slots (max_threads / 128: 16 on Hopper and Ampere) without waves. By Little's law an SM streams its resident rows'
-            // loads once per latency, so a pass costs (loads per thread, at least one) latencies per round of
-            // resident rows; the DRAM traffic streams under it (few long rows are short of loads in flight).
+            // another through an SM's row slots (max_threads / 128: 16 on Hopper and Ampere) without waves. By Little's
+            // law an SM streams its resident rows' loads once per latency, so a pass costs (loads per thread, at least
+            // one) latencies per round of resident rows; the DRAM traffic streams under it (few long rows are short of
+            // loads in flight).
             loads = std::max(1.0, cols / (threads * per_thread));
             pl.row_s = static_cast<double>(d->passes) * loads * std::max(1.0, rows / (sms * rows_per_sm)) *
                        p.kernel.row_latency.q.value;
@@ -456,7 +465,8 @@ gpu::kernel_plan gpu::timing::plan_stream(const work& w, const kernel_desc* d) c
         if (d->rereads > 0) {
             // Rows read again come from L2 while the rows in flight (and their outputs) fit there; a wave
             // larger than that evicts each row before its next read, and the re-reads go to DRAM.
-            const double in_flight = std::min(static_cast<double>(d->rows), sms * rows_per_sm) * static_cast<double>(d->cols) * eb;
+            const double in_flight =
+                std::min(static_cast<double>(d->rows), sms * rows_per_sm) * static_cast<double>(d->cols) * eb;
             const double again = d->rereads * static_cast<double>(d->rows) * static_cast<double>(d->cols) * eb;
             if (2 * in_flight > static_cast<double>(p.l2.capacity.bytes())) {
                 pl.reread_bytes = again;
@@ -555,8 +565,7 @@ const gpu::kernel_plan& gpu::plan_of(const work& w, const kernel_desc* d) {
     const bool same = e.made && same_work(e.w, w) && e.has_desc == (d != nullptr) &&
                       (!d || (e.causal == d->causal && e.rows == d->rows && e.cols == d->cols &&
                               e.passes == d->passes && e.rereads == d->rereads && e.row_kind == d->row_kind &&
-                              e.split_k == d->split_k &&
-                              e.special_ops == d->special_ops));
+                              e.split_k == d->split_k && e.special_ops == d->special_ops));
     if (!same) {
         e.plan = m_timing->plan(w, d);
         e.made = true;
@@ -608,8 +617,9 @@ void gpu::transport(txn& t) {
             operand_bytes += o.bytes;
             // The same tensor read twice (x * x, addcmul_(v, g, g)): each thread loads both from the same line,
             // so the second read is an L1/L2 hit whatever the tensor's size.
-            const bool again = std::any_of(d->operands.begin(), d->operands.begin() + static_cast<std::ptrdiff_t>(i),
-                                           [&](const kernel_operand& e) { return !e.write && e.address == o.address && e.bytes == o.bytes; });
+            const bool again = std::any_of(
+                d->operands.begin(), d->operands.begin() + static_cast<std::ptrdiff_t>(i),
+                [&](const kernel_operand& e) { return !e.write && e.address == o.address && e.bytes == o.bytes; });
             hits += again ? o.bytes : m_l2.read(o.address, o.bytes, m_dram);
         }
         if (pl.reread_bytes > 0) {
@@ -629,8 +639,9 @@ void gpu::transport(txn& t) {
         operand_bytes = w.bytes_in + w.bytes_weight;
     }
     const double dram_rate = m_hbm->peak_bytes_per_second() * tm.p.kernel.dram_efficiency;
-    const dram_stream_result dr = stream_to_memory(*m_to_hbm.operator->(), m_payload, m_dram, t0, dram_rate,
-                                                   tm.p.kernel.segment.bytes(), t.op, t.step, m_hbm->takes_whole_streams());
+    const dram_stream_result dr =
+        stream_to_memory(*m_to_hbm.operator->(), m_payload, m_dram, t0, dram_rate, tm.p.kernel.segment.bytes(), t.op,
+                         t.step, m_hbm->takes_whole_streams());
     const double walks = d ? translate(*d) : 0;
     const double dram_s = ticks_to_seconds(dr.last - t0) + walks * tm.p.tlb.miss_cost.q.value;
     // A row-wise kernel's waves wait on their reductions: each dependent pass adds its latency to the
@@ -661,8 +672,10 @@ void gpu::transport(txn& t) {
     m_cache_bytes += pl.cache_bytes;
     // Busy time is work at the pipes' sustained rates: a kernel's fixed CTA latency and the idle SMs of its last
     // wave are part of its length (compute_s) but not of its tensor cores' work.
-    if (pl.tensor_macs > 0) m_tensor_busy += std::min(body, pl.tensor_macs / (tm.tensor_peak(pl.type) * tm.p.kernel.tensor_efficiency));
-    m_lane_busy += std::min(body, pl.lane_ops / (tm.lane_peak() * tm.p.kernel.simt_efficiency) + pl.special_ops / tm.sfu_peak());
+    if (pl.tensor_macs > 0)
+        m_tensor_busy += std::min(body, pl.tensor_macs / (tm.tensor_peak(pl.type) * tm.p.kernel.tensor_efficiency));
+    m_lane_busy +=
+        std::min(body, pl.lane_ops / (tm.lane_peak() * tm.p.kernel.simt_efficiency) + pl.special_ops / tm.sfu_peak());
     m_l2_busy += std::min(pl.cache_s, body);
     spend(t, energy_part::compute,
           m_p.energy.joules(pl.type, pl.tensor_macs, pl.lane_ops + pl.special_ops, name()) +
@@ -686,11 +699,16 @@ void gpu::transport(txn& t) {
     r.hit_bytes = hits;
     r.dram_bytes = dr.read_bytes + dr.write_bytes;
     const double worst = body;
-    if (launch > body) r.bound = "overhead";
-    else if (worst == rows_s) r.bound = pl.row_s > dram_s ? "latency" : "dram";
-    else if (worst == pl.compute_s) r.bound = "compute";
-    else if (worst == pl.cache_s) r.bound = "cache";
-    else r.bound = "latency";
+    if (launch > body)
+        r.bound = "overhead";
+    else if (worst == rows_s)
+        r.bound = pl.row_s > dram_s ? "latency" : "dram";
+    else if (worst == pl.compute_s)
+        r.bound = "compute";
+    else if (worst == pl.cache_s)
+        r.bound = "cache";
+    else
+        r.bound = "latency";
     m_records.push_back(std::move(r));
 }
 
@@ -754,10 +772,13 @@ std::vector<tunable> gpu::tunables() {
     auto& k = m_timing->p.kernel;
     auto time_param = [](duration& d) {
         return std::make_pair(std::function<double()>([&d] { return d.q.value; }),
-                              std::function<void(double)>([&d](double v) { d.q = quantity{v, dimension::time}; }));
+                              std::function<void(double)>([&d](double v) {
+                                  d.q = quantity{v, dimension::time};
+                              }));
     };
     auto frac = [](double& f) {
-        return std::make_pair(std::function<double()>([&f] { return f; }), std::function<void(double)>([&f](double v) { f = v; }));
+        return std::make_pair(std::function<double()>([&f] { return f; }),
+                              std::function<void(double)>([&f](double v) { f = v; }));
     };
     std::vector<tunable> out;
     auto add = [&](std::string name, std::string unit, double lo, double hi, bool log, std::string affects,
@@ -801,6 +822,7 @@ TESSEL_REGISTER_KIND(make_kind<gpu>(
     "gpu", "composite",
     "GPU running kernel after kernel: SMs with tensor cores, FP32 lanes and shared memory; CTA tiling with wave "
     "quantisation, split-K and L2 reuse; flash attention; streaming and row-wise kernels; L2 kept between "
-    "kernels (LRU, write-back); device memory as a part (an hbm unless `hbm.kind` names another); fixed launch overhead"));
+    "kernels (LRU, write-back); device memory as a part (an hbm unless `hbm.kind` names another); fixed launch "
+    "overhead"));
 
 }  // namespace tessel

@@ -92,8 +92,8 @@ public:
         l2_params l2;
         tlb_params tlb;
         kernel_params kernel;
-        part_spec hbm;  // the device memory
-        compute_energy energy;     // tensor-core MACs, FP32-lane and SFU operations; leakage of the whole chip
+        part_spec hbm;            // the device memory
+        compute_energy energy;    // tensor-core MACs, FP32-lane and SFU operations; leakage of the whole chip
         memory_energy l2_energy;  // per byte between the SMs and L2
         void declare(param_decl& d);
     };
@@ -114,7 +114,7 @@ public:
         double lane_ops = 0;       // FMA-lane operations (FP32 path MACs, element operations)
         double special_ops = 0;    // SFU operations
         dtype type = dtype::fp16;
-        int kernels = 1;           // launches (2 with a split-K reduction)
+        int kernels = 1;  // launches (2 with a split-K reduction)
     };
 
     /// The timing rules without the module: mappers and tests use them directly.
@@ -134,10 +134,10 @@ public:
         kernel_plan plan_stream(const work& w, const kernel_desc* d) const;
         /// Peak MACs per second of the whole GPU on tensor cores for a data type (0 when it has none).
         double tensor_peak(dtype t) const;
-        double lane_peak() const;   // FMA-lane operations per second, whole GPU
+        double lane_peak() const;  // FMA-lane operations per second, whole GPU
         double sfu_peak() const;
         double row_rate(row_kernel kind) const;  // elements per cycle per SM; 0: no limit
-        double l2_peak() const;     // bytes per second
+        double l2_peak() const;                  // bytes per second
     };
 
     gpu(sc_core::sc_module_name name, const component_args& args);

@@ -45,15 +45,19 @@ inline bool is_norm_kernel(row_kernel k) { return k == row_kernel::welford || k 
 /// The row kernel as one word ("registers"), as emitted programs and parameter names write it;
 /// parse_row_kernel reads it back.
 inline const char* row_kernel_word(row_kernel k) {
-    static const char* const words[k_row_kernels] = {"vector", "welford", "warp", "registers", "shared", "blocked",
-                                                     "norm"};
+    static const char* const words[k_row_kernels] = {"vector", "welford", "warp", "registers",
+                                                     "shared", "blocked", "norm"};
     return words[static_cast<int>(k)];
 }
 
 /// How a plan's text names the kernel ("row in registers"); empty for the plain vector kernel.
 inline const char* row_kernel_phrase(row_kernel k) {
-    static const char* const phrases[k_row_kernels] = {"", "Welford", "warp per row", "row in registers",
-                                                       "row in shared memory", "row read per pass",
+    static const char* const phrases[k_row_kernels] = {"",
+                                                       "Welford",
+                                                       "warp per row",
+                                                       "row in registers",
+                                                       "row in shared memory",
+                                                       "row read per pass",
                                                        "sum of squares"};
     return phrases[static_cast<int>(k)];
 }
@@ -68,16 +72,16 @@ inline std::optional<row_kernel> parse_row_kernel(std::string_view s) {
 struct kernel_desc : step_payload {
     static constexpr type payload_type_tag = type::kernel;
     kernel_desc() : step_payload(type::kernel) {}
-    std::string name;                     // the op (or the fused ops) it runs
+    std::string name;                      // the op (or the fused ops) it runs
     std::vector<kernel_operand> operands;  // reads and writes, in the order the kernel touches them
-    std::int64_t rows = 0, cols = 0;      // row-wise kernels (softmax, norms, reductions): rows x reduced length
-    int passes = 0;                       // dependent passes over each row (softmax: max, then sum)
+    std::int64_t rows = 0, cols = 0;       // row-wise kernels (softmax, norms, reductions): rows x reduced length
+    int passes = 0;                        // dependent passes over each row (softmax: max, then sum)
     row_kernel row_kind = row_kernel::vector;
-    int rereads = 0;                      // times each row is read again after its first read (from L2 while
-                                          // the rows in flight fit there, else from DRAM)
-    double special_ops = 0;               // transcendental evaluations (exp, erf, tanh, rsqrt)
-    bool split_k = true;                  // GEMMs: the library may split K over CTAs (implicit-GEMM convolutions do not)
-    bool causal = false;                  // attention: keys after the query position are skipped
+    int rereads = 0;         // times each row is read again after its first read (from L2 while
+                             // the rows in flight fit there, else from DRAM)
+    double special_ops = 0;  // transcendental evaluations (exp, erf, tanh, rsqrt)
+    bool split_k = true;     // GEMMs: the library may split K over CTAs (implicit-GEMM convolutions do not)
+    bool causal = false;     // attention: keys after the query position are skipped
 };
 
 /// How one kernel ran.
@@ -85,22 +89,22 @@ struct kernel_record {
     std::uint64_t step = 0;
     std::uint32_t op = 0;
     tick start = 0, end = 0;
-    std::string plan;          // "128x256 tiles, 512 CTAs in 4 waves" and the like
-    double compute_s = 0;      // compute pipeline (waves of CTAs, MXU folds, element operations)
-    double cache_s = 0;        // on-chip cache or buffer streaming
-    double dram_s = 0;         // from the first DRAM request to the last byte
-    double overhead_s = 0;     // launch and fixed latencies
+    std::string plan;       // "128x256 tiles, 512 CTAs in 4 waves" and the like
+    double compute_s = 0;   // compute pipeline (waves of CTAs, MXU folds, element operations)
+    double cache_s = 0;     // on-chip cache or buffer streaming
+    double dram_s = 0;      // from the first DRAM request to the last byte
+    double overhead_s = 0;  // launch and fixed latencies
     double flops = 0;
-    double cache_bytes = 0;    // bytes between the compute units and the on-chip cache
-    double hit_bytes = 0;      // operand bytes found in the cache
-    double dram_bytes = 0;     // DRAM reads and write-backs
-    std::string bound;         // compute | cache | dram | overhead
+    double cache_bytes = 0;  // bytes between the compute units and the on-chip cache
+    double hit_bytes = 0;    // operand bytes found in the cache
+    double dram_bytes = 0;   // DRAM reads and write-backs
+    std::string bound;       // compute | cache | dram | overhead
 };
 
 /// A parameter `tessel calibrate` may fit.
 struct tunable {
-    std::string name;   // parameter path below the component, e.g. "kernel.tensor_efficiency"
-    std::string unit;   // "" for a plain number, "s" for a time
+    std::string name;  // parameter path below the component, e.g. "kernel.tensor_efficiency"
+    std::string unit;  // "" for a plain number, "s" for a time
     double lower = 0, upper = 1;
     bool log_scale = false;
     std::string affects;  // which measurements it explains: "gemm", "stream", "rowwise", "attention", "all"

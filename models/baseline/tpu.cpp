@@ -12,7 +12,8 @@ namespace tessel {
 
 void tpu::core_params::declare(param_decl& d) {
     d(mxus, "mxus", required, "matrix units (MXUs) per TensorCore", bound::positive);
-    d(mxu_rows, "mxu_rows", "128", "rows of one MXU's systolic array (the K dimension of a weight fold)", bound::positive);
+    d(mxu_rows, "mxu_rows", "128", "rows of one MXU's systolic array (the K dimension of a weight fold)",
+      bound::positive);
     d(mxu_cols, "mxu_cols", "128", "columns of one MXU's systolic array (the N dimension of a weight fold)",
       bound::positive);
     d(mxu_types, "mxu_types", "{bf16: 1}",
@@ -65,7 +66,9 @@ double tpu::timing::mxu_peak() const {
     return static_cast<double>(p.cores * p.core.mxus * p.core.mxu_rows * p.core.mxu_cols) * clk.hz;
 }
 double tpu::timing::vector_peak() const { return static_cast<double>(p.cores * p.core.vector_ops_per_cycle) * clk.hz; }
-double tpu::timing::special_peak() const { return static_cast<double>(p.cores * p.core.special_ops_per_cycle) * clk.hz; }
+double tpu::timing::special_peak() const {
+    return static_cast<double>(p.cores * p.core.special_ops_per_cycle) * clk.hz;
+}
 double tpu::timing::cmem_peak() const { return p.cmem.bw.bytes_per_second(clk); }
 
 double tpu::timing::mxu_cycles(double batch, double m, double n, double k) const {
@@ -219,7 +222,8 @@ void tpu::transport(txn& t) {
     m_vector_busy += std::min(pl.vector_s, body);
     m_cmem_busy += std::min(pl.cache_s, body);
     spend(t, energy_part::compute,
-          m_p.energy.joules(w.type == dtype::int8 ? dtype::int8 : dtype::bf16, pl.mxu_macs, pl.lane_ops + pl.special_ops, name()) +
+          m_p.energy.joules(w.type == dtype::int8 ? dtype::int8 : dtype::bf16, pl.mxu_macs,
+                            pl.lane_ops + pl.special_ops, name()) +
               m_p.energy.busy_joules(ticks_to_seconds(end - start)),
           start, end);
     spend(t, energy_part::sram, pl.cache_bytes * m_p.cmem_energy.read.joules(), start, end);
@@ -239,10 +243,14 @@ void tpu::transport(txn& t) {
     r.cache_bytes = pl.cache_bytes;
     r.hit_bytes = hits;
     r.dram_bytes = dr.read_bytes + dr.write_bytes;
-    if (overhead > body) r.bound = "overhead";
-    else if (body == dram_s) r.bound = "dram";
-    else if (body == compute) r.bound = "compute";
-    else r.bound = "cache";
+    if (overhead > body)
+        r.bound = "overhead";
+    else if (body == dram_s)
+        r.bound = "dram";
+    else if (body == compute)
+        r.bound = "compute";
+    else
+        r.bound = "cache";
     m_records.push_back(std::move(r));
 }
 
@@ -260,7 +268,8 @@ void tpu::usage(std::vector<resource_usage>& out) const {
     mxu.busy_seconds = m_mxu_busy;
     mxu.busy_max = m_mxu_busy;
     // Active power over the operations' residency: the chip clocks while any operation runs.
-    charge(mxu, m_p.energy.joules(m_mxu_macs_by_type, 0, path()) + m_p.energy.busy_joules(ticks_to_seconds(m_busy.busy)),
+    charge(mxu,
+           m_p.energy.joules(m_mxu_macs_by_type, 0, path()) + m_p.energy.busy_joules(ticks_to_seconds(m_busy.busy)),
            m_p.energy.leakage.watts());
     out.push_back(mxu);
     resource_usage vpu;
@@ -295,7 +304,9 @@ std::vector<tunable> tpu::tunables() {
     auto& o = m_timing->p.op;
     std::vector<tunable> out;
     out.push_back(tunable{"op.op_overhead", "s", 0.05e-6, 20e-6, true, "all", [&o] { return o.op_overhead.q.value; },
-                          [&o](double v) { o.op_overhead.q = quantity{v, dimension::time}; }});
+                          [&o](double v) {
+                              o.op_overhead.q = quantity{v, dimension::time};
+                          }});
     out.push_back(tunable{"op.mxu_efficiency", "", 0.3, 1.0, false, "gemm", [&o] { return o.mxu_efficiency; },
                           [&o](double v) { o.mxu_efficiency = v; }});
     out.push_back(tunable{"op.hbm_efficiency", "", 0.5, 1.0, false, "stream", [&o] { return o.hbm_efficiency; },
@@ -306,8 +317,8 @@ std::vector<tunable> tpu::tunables() {
 std::string tpu::summary() const {
     const timing& tm = *m_timing;
     std::ostringstream os;
-    os << "TPU " << path() << ": " << m_p.cores << " TensorCores x " << m_p.core.mxus << " MXUs of " << m_p.core.mxu_rows
-       << "x" << m_p.core.mxu_cols << " at " << format_quantity(m_p.clock.q) << ", "
+    os << "TPU " << path() << ": " << m_p.cores << " TensorCores x " << m_p.core.mxus << " MXUs of "
+       << m_p.core.mxu_rows << "x" << m_p.core.mxu_cols << " at " << format_quantity(m_p.clock.q) << ", "
        << format_rate(2 * tm.mxu_peak(), "FLOP/s") << ", CMEM " << format_bytes(cache_capacity()) << ", HBM "
        << format_rate(m_hbm->peak_bytes_per_second(), "B/s");
     return os.str();
@@ -316,6 +327,7 @@ std::string tpu::summary() const {
 TESSEL_REGISTER_KIND(make_kind<tpu>(
     "tpu", "composite",
     "TPU running operation after operation: TensorCores with weight-stationary 128x128 MXUs (padding to the array, "
-    "fill and drain), vector and transcendental units, CMEM kept between operations, device memory as a part (an hbm by default)"));
+    "fill and drain), vector and transcendental units, CMEM kept between operations, device memory as a part (an hbm "
+    "by default)"));
 
 }  // namespace tessel

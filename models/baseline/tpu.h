@@ -58,8 +58,8 @@ public:
         core_params core;
         cmem_params cmem;
         op_params op;
-        part_spec hbm;  // the device memory
-        compute_energy energy;       // MXU MACs, vector and transcendental operations; leakage of the whole chip
+        part_spec hbm;              // the device memory
+        compute_energy energy;      // MXU MACs, vector and transcendental operations; leakage of the whole chip
         memory_energy cmem_energy;  // per byte between the cores and CMEM
         void declare(param_decl& d);
     };
@@ -69,8 +69,8 @@ public:
     struct op_plan {
         std::string text;
         double mxu_s = 0, vector_s = 0, cache_bytes = 0, cache_s = 0;
-        double mxu_macs = 0;       // useful MACs on the MXUs
-        double lane_ops = 0;       // vector-unit operations
+        double mxu_macs = 0;  // useful MACs on the MXUs
+        double lane_ops = 0;  // vector-unit operations
         double special_ops = 0;
         double fill_fraction = 0;  // useful MACs over MXU capacity in the time
     };
@@ -125,7 +125,8 @@ private:
     double& m_hits;
     double& m_operand_bytes;
     double m_mxu_macs = 0, m_mxu_ideal = 0, m_lane_ops = 0, m_special = 0, m_cache_bytes = 0;
-    std::array<double, dtype_count> m_mxu_macs_by_type{};  // the MXU multiplies bf16 (int8 natively): other types' passes are bf16
+    std::array<double, dtype_count>
+        m_mxu_macs_by_type{};  // the MXU multiplies bf16 (int8 natively): other types' passes are bf16
     // Time the MXUs, the vector units and CMEM were working (each op's own time on them, at most its length),
     // not the ops' residency.
     double m_mxu_busy = 0, m_vector_busy = 0, m_cmem_busy = 0;

@@ -16,8 +16,10 @@ void ipu_exchange::params::declare(param_decl& d) {
     d(external_bandwidth, "external_bandwidth", "64B/cycle", "bandwidth of one external port in each direction");
     d(latency, "latency", "30cycles", "from a word leaving the sender to it reaching the receiver");
     packets.declare(d, "1KiB", "0B", "4");
-    declare_energy(d, energy, energy_45nm::noc, "energy", "energy of the tile ports: a byte pays its send and its receive side");
-    declare_energy(d, external_energy, serdes_link, "external_energy", "energy of the external ports (IPU-Links, gateway)");
+    declare_energy(d, energy, energy_45nm::noc, "energy",
+                   "energy of the tile ports: a byte pays its send and its receive side");
+    declare_energy(d, external_energy, serdes_link, "external_energy",
+                   "energy of the external ports (IPU-Links, gateway)");
 }
 
 std::vector<stat_decl> ipu_exchange::stat_table() {
@@ -65,7 +67,8 @@ void ipu_exchange::transport(txn& t) {
         t.hop = 1;
         return;
     }
-    cross(t, energy_of(t.dst_port), m_recv[t.dst_port], m_recv_bytes[t.dst_port], wire, ser_in, m_latency, 0, t.head, t.tail);
+    cross(t, energy_of(t.dst_port), m_recv[t.dst_port], m_recv_bytes[t.dst_port], wire, ser_in, m_latency, 0, t.head,
+          t.tail);
     if (sim().trace.enabled()) {
         int& tr = m_tracks[t.dst_port];
         if (tr == -2) tr = trace_track("rx[" + std::to_string(t.dst_port) + "]");
@@ -87,7 +90,8 @@ void ipu_exchange::send_side(txn& t, std::uint64_t wire, tick ser_out) {
         ls.bytes = t.bytes;
         ls.head_in = t.head;
         ls.tail_in = t.tail;
-        cross(t, energy_of(t.src_port), m_send[t.src_port], m_send_bytes[t.src_port], wire, ser_out, 0, 0, t.head, t.tail);
+        cross(t, energy_of(t.src_port), m_send[t.src_port], m_send_bytes[t.src_port], wire, ser_out, 0, 0, t.head,
+              t.tail);
         ls.head = t.head;
         ls.tail = t.tail;
     }
@@ -96,8 +100,8 @@ void ipu_exchange::send_side(txn& t, std::uint64_t wire, tick ser_out) {
 tick ipu_exchange::coarse_phase(const txn& t, const bsp_superstep::tile_share& s, tick start) {
     const std::uint32_t p = s.tile;
     if (p >= m_p.tiles)
-        throw input_error(path() + ": step " + std::to_string(t.step) + "'s superstep names tile " + std::to_string(p) + "; the exchange has " +
-                          std::to_string(m_p.tiles) + " tile ports");
+        throw input_error(path() + ": step " + std::to_string(t.step) + "'s superstep names tile " + std::to_string(p) +
+                          "; the exchange has " + std::to_string(m_p.tiles) + " tile ports");
     const double header = static_cast<double>(header_bytes());
     if (s.send_packets > 0) {
         const double wire = s.send_bytes + header * s.send_packets;

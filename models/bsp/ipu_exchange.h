@@ -6,7 +6,8 @@
 // here a receive side serves one packet at a time, which gives the same time for a well-staggered schedule.
 // Multicast: a packet with the same source address and size as the previous packet of its sender, arriving at
 // the same time, is the same message heard by another receiver: the send side is taken once (the IPU exchange
-// lets many tiles listen to one sender). Leaves out: the distance dependence of latency across the die, the ~24% latency rise under load that Jia et al. measure.
+// lets many tiles listen to one sender). Leaves out: the distance dependence of latency across the die, the ~24%
+// latency rise under load that Jia et al. measure.
 #pragma once
 
 #include "models/bsp/bsp_superstep.h"
@@ -55,7 +56,9 @@ private:
     /// The sending tile's side of a message (hop 0); a multicast's later receivers reuse the first one's slot.
     void send_side(txn& t, std::uint64_t wire, tick ser_out);
     double port_bps(std::uint32_t port) const { return port < m_p.tiles ? m_tile_bps : m_ext_bps; }
-    const link_energy& energy_of(std::uint32_t port) const { return port < m_p.tiles ? m_p.energy : m_p.external_energy; }
+    const link_energy& energy_of(std::uint32_t port) const {
+        return port < m_p.tiles ? m_p.energy : m_p.external_energy;
+    }
     params m_p;
     double m_tile_bps = 0, m_ext_bps = 0;
     tick m_latency = 0;

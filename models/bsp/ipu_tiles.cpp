@@ -1,5 +1,5 @@
-#include "models/core/limits.h"
 #include "models/bsp/ipu_tiles.h"
+#include "models/core/limits.h"
 
 #include <algorithm>
 #include <cmath>
@@ -30,7 +30,8 @@ void ipu_tiles::params::declare(param_decl& d) {
     d(load_bandwidth, "load_bandwidth", "16B/cycle", "SRAM read bandwidth of one tile");
     d(store_bandwidth, "store_bandwidth", "8B/cycle", "SRAM write bandwidth of one tile");
     d(memory_latency, "memory_latency", "6cycles", "SRAM access latency (hidden behind the barrel for compute)");
-    declare_energy(d, energy, energy_7nm::compute, "energy", "energy of one tile's datapath per action, and its static power");
+    declare_energy(d, energy, energy_7nm::compute, "energy",
+                   "energy of one tile's datapath per action, and its static power");
     declare_energy(d, sram_energy, energy_7nm::sram_mb, "memory_energy",
                    "energy of one tile's SRAM per byte, and its static power");
 }
@@ -48,19 +49,23 @@ ipu_tiles::timing::timing(const params& prm) : p(prm), clk(prm.clock.clock()) {
 double ipu_tiles::timing::vector_rate(dtype t) const {
     // Types the table does not list run at the rate of the narrowest listed type at least as wide.
     if (vector[static_cast<size_t>(t)] > 0) return vector[static_cast<size_t>(t)];
-    if (dtype_bits(t) <= 16 && vector[static_cast<size_t>(dtype::fp16)] > 0) return vector[static_cast<size_t>(dtype::fp16)];
+    if (dtype_bits(t) <= 16 && vector[static_cast<size_t>(dtype::fp16)] > 0)
+        return vector[static_cast<size_t>(dtype::fp16)];
     return vector[static_cast<size_t>(dtype::fp32)];
 }
 
 void ipu_tiles::timing::check(const work& w, const std::string& who) const {
     if (w.macs > 0 && amp_rate(w.type) <= 0) {
         std::string have;
-        for (const auto& [t, r] : p.amp_macs_per_cycle.by_type) have += std::string(have.empty() ? "" : ", ") + dtype_name(t);
-        throw input_error(who + " cannot multiply in " + std::string(dtype_name(w.type)) + " (amp_macs_per_cycle lists: " +
-                          have + "); set the workload precision to one of those, e.g. --set workload.precision=fp16");
+        for (const auto& [t, r] : p.amp_macs_per_cycle.by_type)
+            have += std::string(have.empty() ? "" : ", ") + dtype_name(t);
+        throw input_error(who + " cannot multiply in " + std::string(dtype_name(w.type)) +
+                          " (amp_macs_per_cycle lists: " + have +
+                          "); set the workload precision to one of those, e.g. --set workload.precision=fp16");
     }
     if (w.vector_ops > 0 && vector_rate(w.type) <= 0)
-        throw input_error(who + " has no vector rate for " + std::string(dtype_name(w.type)) + " (vector_ops_per_cycle)");
+        throw input_error(who + " has no vector rate for " + std::string(dtype_name(w.type)) +
+                          " (vector_ops_per_cycle)");
 }
 
 double ipu_tiles::timing::worker_cycles(const work& w) const {
@@ -71,7 +76,8 @@ double ipu_tiles::timing::worker_cycles(const work& w) const {
         if (rate <= 0) throw input_error("IPU tile cannot multiply in " + std::string(dtype_name(w.type)));
         // Workers share the larger of the output rows (over all batches) and the output columns; the busiest
         // worker gets ceil(D / T) of them and issues once every T cycles.
-        double D = w.is_matmul() ? std::max(static_cast<double>(std::max<std::int64_t>(1, w.batch) * w.m), static_cast<double>(w.n))
+        double D = w.is_matmul() ? std::max(static_cast<double>(std::max<std::int64_t>(1, w.batch) * w.m),
+                                            static_cast<double>(w.n))
                                  : std::ceil(w.macs);
         D = std::max(1.0, D);
         const double busiest = std::ceil(D / T) * (w.macs / D);
@@ -125,9 +131,11 @@ ipu_tiles::ipu_tiles(sc_core::sc_module_name n, const component_args& a)
       m_steps(stats().scalar("compute_steps")) {
     set_clock(m_p.clock);
     if (m_timing.vector_rate(dtype::fp32) <= 0)
-        throw input_error("component '" + a.config_path + "' (ipu_tiles): vector_ops_per_cycle needs an fp32 rate", a.where);
+        throw input_error("component '" + a.config_path + "' (ipu_tiles): vector_ops_per_cycle needs an fp32 rate",
+                          a.where);
     if (m_timing.load_bps <= 0 || m_timing.store_bps <= 0)
-        throw input_error("component '" + a.config_path + "' (ipu_tiles): load and store bandwidths must be positive", a.where);
+        throw input_error("component '" + a.config_path + "' (ipu_tiles): load and store bandwidths must be positive",
+                          a.where);
     const size_t units = static_cast<size_t>(m_p.width * m_p.height);
     m_pipe.resize(units);
     m_load.resize(units);
@@ -159,7 +167,8 @@ void ipu_tiles::transport(txn& t) {
     if (const auto* ss = payload_as<bsp_superstep>(t.payload)) return run_superstep(t, *ss);
     const size_t u = static_cast<size_t>(t.unit < 0 ? 0 : t.unit);
     if (u >= m_pipe.size()) throw std::logic_error(path() + ": tile " + std::to_string(u) + " out of range");
-    if (sim().trace.enabled() && m_tracks[u] == -2) m_tracks[u] = trace_track("tile" + unit_suffix(static_cast<std::uint32_t>(u)));
+    if (sim().trace.enabled() && m_tracks[u] == -2)
+        m_tracks[u] = trace_track("tile" + unit_suffix(static_cast<std::uint32_t>(u)));
     const tick lat = m_p.memory_latency.to_ticks(clock());
     if (t.kind == txn_kind::read || t.kind == txn_kind::write) {
         // Exchange traffic: the sender's SRAM is read at the load bandwidth, the receiver's written at the
@@ -201,7 +210,8 @@ void ipu_tiles::transport(txn& t) {
 }
 
 std::pair<tick, tick> ipu_tiles::compute_on(const txn& t, size_t u, const work& w, tick at) {
-    if (sim().trace.enabled() && m_tracks[u] == -2) m_tracks[u] = trace_track("tile" + unit_suffix(static_cast<std::uint32_t>(u)));
+    if (sim().trace.enabled() && m_tracks[u] == -2)
+        m_tracks[u] = trace_track("tile" + unit_suffix(static_cast<std::uint32_t>(u)));
     const tick dur = m_timing.ticks(w);
     const tick start = m_pipe[u].reserve(at, dur);
     // The step's operand traffic holds this tile's SRAM ports while it runs.
@@ -217,8 +227,8 @@ std::pair<tick, tick> ipu_tiles::compute_on(const txn& t, size_t u, const work& 
     m_steps += 1;
     m_ideal[u] += m_timing.ideal_seconds(w);
     spend(t, energy_part::compute,
-          m_p.energy.joules(w.type, w.macs, w.vector_ops, name()) + m_p.energy.busy_joules(ticks_to_seconds(dur)), start,
-          start + dur);
+          m_p.energy.joules(w.type, w.macs, w.vector_ops, name()) + m_p.energy.busy_joules(ticks_to_seconds(dur)),
+          start, start + dur);
     spend(t, energy_part::sram, m_p.sram_energy.joules(in_bytes, w.bytes_out), start, start + dur);
     sim().trace.slice(m_tracks[u], start, start + dur, t.op, t.step);
     return {start, start + dur};
@@ -235,11 +245,12 @@ ipu_exchange& ipu_tiles::exchange() {
         const std::string xp = p.rfind('.') == std::string::npos ? "" : p.substr(0, p.rfind('.'));
         if (!x || xp != parent) continue;
         if (m_exchange)
-            throw input_error(me + ": a coarse superstep needs one ipu_exchange beside these tiles; found '" + m_exchange->path() +
-                              "' and '" + p + "'");
+            throw input_error(me + ": a coarse superstep needs one ipu_exchange beside these tiles; found '" +
+                              m_exchange->path() + "' and '" + p + "'");
         m_exchange = x;
     }
-    if (!m_exchange) throw input_error(me + ": a coarse superstep needs an ipu_exchange beside these tiles (none found)");
+    if (!m_exchange)
+        throw input_error(me + ": a coarse superstep needs an ipu_exchange beside these tiles (none found)");
     return *m_exchange;
 }
 
@@ -251,8 +262,8 @@ void ipu_tiles::run_superstep(txn& t, const bsp_superstep& ss) {
     for (const auto& s : ss.tiles) {
         const size_t u = s.tile;
         if (u >= m_pipe.size())
-            throw input_error(path() + ": step " + std::to_string(t.step) + "'s superstep names tile " + std::to_string(u) + "; there are " +
-                              std::to_string(m_pipe.size()));
+            throw input_error(path() + ": step " + std::to_string(t.step) + "'s superstep names tile " +
+                              std::to_string(u) + "; there are " + std::to_string(m_pipe.size()));
         // The exchange reads the sender's SRAM and writes the receiver's as the bytes pass (each port faster than
         // the exchange's, so neither delays it), the first byte after the SRAM latency.
         if (s.send_bytes > 0) {
@@ -323,14 +334,24 @@ TESSEL_REGISTER_KIND([] {
                                   "Graphcore IPU tiles held as data: private SRAM per tile, barrel-scheduled worker "
                                   "threads sharing the AMP and vector path, SRAM load/store ports");
     k.presets = {
-        {"gc2", "Colossus GC2 (Mk1) tile: 256 KiB SRAM, 6 workers, 32 fp16 / 8 fp32 AMP MACs per cycle",
+        {"gc2",
+         "Colossus GC2 (Mk1) tile: 256 KiB SRAM, 6 workers, 32 fp16 / 8 fp32 AMP MACs per cycle",
          "Jia et al., arXiv 1912.03413 (124.5 TFLOPS mixed / 31.1 fp32 over 1,216 tiles at 1.6 GHz; 31.1 TB/s read)",
-         {{"threads", "6"}, {"amp_macs_per_cycle", "{fp32: 8, fp16: 32}"}, {"memory", "256KiB"},
-          {"load_bandwidth", "16B/cycle"}, {"store_bandwidth", "8B/cycle"}, {"memory_latency", "6cycles"}}},
-        {"gc200", "Colossus GC200 (Mk2) tile: 624 KiB SRAM, 6 workers, 64 fp16 / 16 fp32 AMP MACs per cycle",
+         {{"threads", "6"},
+          {"amp_macs_per_cycle", "{fp32: 8, fp16: 32}"},
+          {"memory", "256KiB"},
+          {"load_bandwidth", "16B/cycle"},
+          {"store_bandwidth", "8B/cycle"},
+          {"memory_latency", "6cycles"}}},
+        {"gc200",
+         "Colossus GC200 (Mk2) tile: 624 KiB SRAM, 6 workers, 64 fp16 / 16 fp32 AMP MACs per cycle",
          "Graphcore docs (900 MB, 250 TFLOPS fp16, 62.5 fp32 over 1,472 tiles at 1.325 GHz; 47.5 TB/s)",
-         {{"threads", "6"}, {"amp_macs_per_cycle", "{fp32: 16, fp16: 64}"}, {"memory", "624KiB"},
-          {"load_bandwidth", "16B/cycle"}, {"store_bandwidth", "8B/cycle"}, {"memory_latency", "6cycles"}}}};
+         {{"threads", "6"},
+          {"amp_macs_per_cycle", "{fp32: 16, fp16: 64}"},
+          {"memory", "624KiB"},
+          {"load_bandwidth", "16B/cycle"},
+          {"store_bandwidth", "8B/cycle"},
+          {"memory_latency", "6cycles"}}}};
     return k;
 }());
 

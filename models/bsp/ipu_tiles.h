@@ -14,10 +14,10 @@
 
 #include <array>
 
+#include "models/bsp/bsp_superstep.h"
 #include "models/core/component.h"
 #include "models/core/compute_model.h"
 #include "models/core/energy.h"
-#include "models/bsp/bsp_superstep.h"
 
 namespace tessel {
 
@@ -35,7 +35,7 @@ public:
         byte_size memory;
         bandwidth load_bandwidth, store_bandwidth;
         duration memory_latency;
-        compute_energy energy;        // of one tile's datapath
+        compute_energy energy;      // of one tile's datapath
         memory_energy sram_energy;  // of one tile's SRAM
         void declare(param_decl& d);
     };

@@ -1,5 +1,5 @@
-#include "models/core/limits.h"
 #include "models/composite/tile_array.h"
+#include "models/core/limits.h"
 
 #include <algorithm>
 #include <cmath>
@@ -69,13 +69,14 @@ std::vector<double> tile_array::busy_per_unit() const {
 
 void tile_array::transport(txn& t) {
     const size_t u = static_cast<size_t>(t.unit);
-    if (sim().trace.enabled() && m_tracks[u] == -2) m_tracks[u] = trace_track("tile" + unit_suffix(static_cast<std::uint32_t>(u)));
+    if (sim().trace.enabled() && m_tracks[u] == -2)
+        m_tracks[u] = trace_track("tile" + unit_suffix(static_cast<std::uint32_t>(u)));
     if (t.kind != txn_kind::compute) {
         const auto [head, tail] = m_sram->access(m_banks[u], t.address, t.bytes, t.head, t.tail);
         m_bytes += static_cast<double>(t.bytes);
         if (t.kind == txn_kind::write) m_written += static_cast<double>(t.bytes);
-        spend(t, energy_part::sram, m_p.scratchpad.energy.access(t.kind == txn_kind::write, static_cast<double>(t.bytes)),
-              head, tail);
+        spend(t, energy_part::sram,
+              m_p.scratchpad.energy.access(t.kind == txn_kind::write, static_cast<double>(t.bytes)), head, tail);
         t.head = head;
         t.tail = tail;
         return;
@@ -99,8 +100,8 @@ void tile_array::transport(txn& t) {
     m_vector_ops += w.vector_ops;
     m_ideal[u] += m_last_ideal;
     const compute_energy& ce = m_p.compute.energy;
-    spend(t, energy_part::compute, ce.joules(w.type, w.macs, w.vector_ops, name()) + ce.busy_joules(ticks_to_seconds(dur)),
-          start, start + dur);
+    spend(t, energy_part::compute,
+          ce.joules(w.type, w.macs, w.vector_ops, name()) + ce.busy_joules(ticks_to_seconds(dur)), start, start + dur);
     sim().trace.slice(m_tracks[u], start, start + dur, t.op, t.step);
     const double bytes = w.local_bytes();
     if (bytes > 0) {

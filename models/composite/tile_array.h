@@ -13,7 +13,7 @@ class tile_array : public component {
 public:
     struct params {
         std::int64_t width = 0, height = 0;
-        pe::params compute;     // YAML: pe
+        pe::params compute;            // YAML: pe
         sram_bank::params scratchpad;  // YAML: sram
         void declare(param_decl& d);
     };

@@ -28,15 +28,17 @@ void pe::params::declare(param_decl& d) {
 }
 
 pe::timing::timing(const params& prm)
-    : p(prm), clk(prm.clock.clock()), systolic(prm.mode == "systolic"), dataflow(prm.dataflow.empty() ? 'w' : prm.dataflow[0]) {
+    : p(prm),
+      clk(prm.clock.clock()),
+      systolic(prm.mode == "systolic"),
+      dataflow(prm.dataflow.empty() ? 'w' : prm.dataflow[0]) {
     for (int i = 0; i < dtype_count; ++i) peak[static_cast<size_t>(i)] = lookup_peak(static_cast<dtype>(i));
 }
 
 double pe::timing::peak_macs_per_cycle(dtype t) const { return peak[static_cast<size_t>(t)]; }
 
 double pe::timing::lookup_peak(dtype t) const {
-    const bool supported = p.macs_per_cycle.has(t) ||
-                           (t == dtype::bf16 && p.macs_per_cycle.has(dtype::fp16)) ||
+    const bool supported = p.macs_per_cycle.has(t) || (t == dtype::bf16 && p.macs_per_cycle.has(dtype::fp16)) ||
                            (t == dtype::fp16 && p.macs_per_cycle.has(dtype::bf16));
     if (!supported) return 0;
     if (systolic) return static_cast<double>(p.rows * p.cols);
@@ -47,7 +49,8 @@ double pe::timing::lookup_peak(dtype t) const {
 void pe::timing::check(const work& w, const std::string& who) const {
     if (w.macs > 0 && peak_macs_per_cycle(w.type) <= 0) {
         std::string have;
-        for (const auto& [t, r] : p.macs_per_cycle.by_type) have += std::string(have.empty() ? "" : ", ") + dtype_name(t);
+        for (const auto& [t, r] : p.macs_per_cycle.by_type)
+            have += std::string(have.empty() ? "" : ", ") + dtype_name(t);
         throw input_error(who + " cannot compute in " + dtype_name(w.type) + " (macs_per_cycle lists: " + have +
                           "); set the workload precision to one of those or add a rate for it");
     }
@@ -69,13 +72,16 @@ double pe::timing::cycles(const work& w) const {
             const double R = static_cast<double>(p.rows), C = static_cast<double>(p.cols);
             double spatial_r, spatial_c, temporal, fill;
             if (dataflow == 'o') {
-                spatial_r = static_cast<double>(w.m), spatial_c = static_cast<double>(w.n), temporal = static_cast<double>(w.k);
+                spatial_r = static_cast<double>(w.m), spatial_c = static_cast<double>(w.n),
+                temporal = static_cast<double>(w.k);
                 fill = R + C - 2;
             } else if (dataflow == 'w') {
-                spatial_r = static_cast<double>(w.k), spatial_c = static_cast<double>(w.n), temporal = static_cast<double>(w.m);
+                spatial_r = static_cast<double>(w.k), spatial_c = static_cast<double>(w.n),
+                temporal = static_cast<double>(w.m);
                 fill = 2 * R + C - 2;
             } else {
-                spatial_r = static_cast<double>(w.k), spatial_c = static_cast<double>(w.m), temporal = static_cast<double>(w.n);
+                spatial_r = static_cast<double>(w.k), spatial_c = static_cast<double>(w.m),
+                temporal = static_cast<double>(w.n);
                 fill = 2 * R + C - 2;
             }
             const double folds = std::ceil(spatial_r / R) * std::ceil(spatial_c / C);
@@ -141,7 +147,8 @@ void pe::transport(txn& t) {
     // A pe holds no data: only compute reaches it (a hand-written program's transfer to one is refused where it is
     // read; this catches any other, such as an emitted program's).
     if (t.kind != txn_kind::compute || !t.w)
-        throw input_error("a transfer reads or writes " + path() + " (pe), which holds no data; move data to or from its "
+        throw input_error("a transfer reads or writes " + path() +
+                          " (pe), which holds no data; move data to or from its "
                           "tile or its sram");
     const work& w = *t.w;
     const tick dur = m_timing.ticks(w);
@@ -154,8 +161,8 @@ void pe::transport(txn& t) {
     m_steps += 1;
     m_ideal += m_timing.ideal_seconds(w);
     spend(t, energy_part::compute,
-          m_p.energy.joules(w.type, w.macs, w.vector_ops, name()) + m_p.energy.busy_joules(ticks_to_seconds(dur)), start,
-          start + dur);
+          m_p.energy.joules(w.type, w.macs, w.vector_ops, name()) + m_p.energy.busy_joules(ticks_to_seconds(dur)),
+          start, start + dur);
     sim().trace.slice(m_track, start, start + dur, t.op, t.step);
 }
 

@@ -9,8 +9,8 @@
 #include <array>
 
 #include "models/core/component.h"
-#include "models/core/energy.h"
 #include "models/core/compute_model.h"
+#include "models/core/energy.h"
 
 namespace tessel {
 
@@ -36,7 +36,7 @@ public:
         params p;
         clock_domain clk;
         bool systolic;
-        char dataflow;  // 'o', 'w' or 'i'
+        char dataflow;                           // 'o', 'w' or 'i'
         std::array<double, dtype_count> peak{};  // MACs per cycle by data type, 0 = unsupported
         explicit timing(const params& prm);
         /// MACs per cycle at peak for a data type (0 when the PE does not support it).

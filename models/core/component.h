@@ -3,9 +3,9 @@
 // data-oriented PE array's PEs), its statistics (named from the module hierarchy) and its trace tracks.
 #pragma once
 
+#include <tlm_utils/multi_passthrough_target_socket.h>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include <cstdint>
 #include <memory>
@@ -30,9 +30,9 @@ class component;
 
 /// A memory reached through another component (the memories behind a DMA engine), in its address space.
 struct memory_tier {
-    std::string name;           // the memory's name in the platform ("hbm")
+    std::string name;  // the memory's name in the platform ("hbm")
     component* memory = nullptr;
-    std::uint64_t base = 0;     // first address of the tier
+    std::uint64_t base = 0;  // first address of the tier
     std::uint64_t capacity = 0;
     double peak_bytes_per_second = 0;
 };
@@ -41,20 +41,22 @@ struct memory_tier {
 struct component_args {
     sim_context* sim = nullptr;
     const kind_info* kind = nullptr;
-    yaml_node params;             // the `params:` map (may be undefined)
+    yaml_node params;              // the `params:` map (may be undefined)
     param_context* ctx = nullptr;  // overrides, variables, resolved values
-    std::string config_path;      // dotted path for --set ("noc", "tile.pe")
+    std::string config_path;       // dotted path for --set ("noc", "tile.pe")
     const std::vector<std::pair<std::string, std::string>>* preset = nullptr;
-    std::vector<int> index;       // position in a replicate grid, if replicated
-    source_location where;        // where the component is declared
-    bool part = false;            // built by an owner's make_part: its map also holds `kind:` and `preset:`
+    std::vector<int> index;  // position in a replicate grid, if replicated
+    source_location where;   // where the component is declared
+    bool part = false;       // built by an owner's make_part: its map also holds `kind:` and `preset:`
 };
 
 class component : public sc_core::sc_module {
 public:
     /// Requests for this component; several initiators may bind (the executor, an owning composite), and a
     /// component nobody drives may stay unbound.
-    tlm_utils::multi_passthrough_target_socket<component, 32, tlm::tlm_base_protocol_types, 0, sc_core::SC_ZERO_OR_MORE_BOUND> in;
+    tlm_utils::multi_passthrough_target_socket<component, 32, tlm::tlm_base_protocol_types, 0,
+                                               sc_core::SC_ZERO_OR_MORE_BOUND>
+        in;
 
     component(sc_core::sc_module_name name, const component_args& args);
     ~component() override;
@@ -162,8 +164,11 @@ protected:
     int trace_track(const std::string& sub) const;
     /// Spends `joules` of the actions that serving `t` did over [start, end) in the run's energy ledger (by op and
     /// over time): every action a kind's usage() charges is spent here too, with the same figures.
-    void spend(const txn& t, energy_part p, double joules, tick start, tick end) const { spend(t.op, p, joules, start, end); }
-    __attribute__((always_inline)) void spend(std::uint32_t op, energy_part p, double joules, tick start, tick end) const {
+    void spend(const txn& t, energy_part p, double joules, tick start, tick end) const {
+        spend(t.op, p, joules, start, end);
+    }
+    __attribute__((always_inline)) void spend(std::uint32_t op, energy_part p, double joules, tick start,
+                                              tick end) const {
         m_ledger->spend(op, p, joules * m_energy_weight[static_cast<size_t>(p)], start, end);
     }
     tick now() const;

@@ -4,16 +4,26 @@ namespace tessel {
 
 int dtype_bits(dtype t) {
     switch (t) {
-        case dtype::fp32: return 32;
-        case dtype::tf32: return 32;  // stored as fp32, computed with a 10-bit mantissa
-        case dtype::fp16: return 16;
-        case dtype::bf16: return 16;
-        case dtype::fp8: return 8;
-        case dtype::int8: return 8;
-        case dtype::int4: return 4;
-        case dtype::int32: return 32;
-        case dtype::int64: return 64;
-        case dtype::boolean: return 8;
+        case dtype::fp32:
+            return 32;
+        case dtype::tf32:
+            return 32;  // stored as fp32, computed with a 10-bit mantissa
+        case dtype::fp16:
+            return 16;
+        case dtype::bf16:
+            return 16;
+        case dtype::fp8:
+            return 8;
+        case dtype::int8:
+            return 8;
+        case dtype::int4:
+            return 4;
+        case dtype::int32:
+            return 32;
+        case dtype::int64:
+            return 64;
+        case dtype::boolean:
+            return 8;
     }
     return 32;
 }
@@ -24,16 +34,26 @@ std::uint64_t dtype_bytes(dtype t, std::uint64_t elements) {
 
 const char* dtype_name(dtype t) {
     switch (t) {
-        case dtype::fp32: return "fp32";
-        case dtype::tf32: return "tf32";
-        case dtype::fp16: return "fp16";
-        case dtype::bf16: return "bf16";
-        case dtype::fp8: return "fp8";
-        case dtype::int8: return "int8";
-        case dtype::int4: return "int4";
-        case dtype::int32: return "int32";
-        case dtype::int64: return "int64";
-        case dtype::boolean: return "bool";
+        case dtype::fp32:
+            return "fp32";
+        case dtype::tf32:
+            return "tf32";
+        case dtype::fp16:
+            return "fp16";
+        case dtype::bf16:
+            return "bf16";
+        case dtype::fp8:
+            return "fp8";
+        case dtype::int8:
+            return "int8";
+        case dtype::int4:
+            return "int4";
+        case dtype::int32:
+            return "int32";
+        case dtype::int64:
+            return "int64";
+        case dtype::boolean:
+            return "bool";
     }
     return "?";
 }

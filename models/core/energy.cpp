@@ -59,7 +59,8 @@ void compute_energy::declare(param_decl& d, const energy_defaults& def) {
     const double f = read_node(d, node, def);
     d(mac, "mac", scaled(def.mac, f), with_source("energy per multiply-accumulate, by data type", def));
     d(op, "op", scaled(def.op, f), with_source("energy per element operation on the vector lanes", def));
-    d(leakage, "leakage", def.leakage, with_source("static power of one unit (a PE, a tile, a chip) while powered", def));
+    d(leakage, "leakage", def.leakage,
+      with_source("static power of one unit (a PE, a tile, a chip) while powered", def));
     d(active, "active", def.active,
       "power of one unit while it is busy, beyond the energy of its actions (clock tree, instruction issue, operand "
       "delivery), charged over its busy time (default 0 W: no per-technology figure; vendor platforms fit it to "
@@ -69,8 +70,8 @@ void compute_energy::declare(param_decl& d, const energy_defaults& def) {
 namespace {
 [[noreturn]] void no_mac_entry(std::string_view who, dtype type, double macs) {
     throw input_error("component '" + std::string(who) + "' ran " + format_number(macs) + " " + dtype_name(type) +
-                      " MACs but its energy.mac table has no " + dtype_name(type) + " entry; declare one (energy: {mac: {" +
-                      dtype_name(type) + ": 0.5pJ, ...}})");
+                      " MACs but its energy.mac table has no " + dtype_name(type) +
+                      " entry; declare one (energy: {mac: {" + dtype_name(type) + ": 0.5pJ, ...}})");
 }
 }  // namespace
 
@@ -114,7 +115,8 @@ void sync_energy::declare(param_decl& d, const energy_defaults& def) {
 
 void link_energy::declare(param_decl& d, const energy_defaults& def) {
     const double f = read_node(d, node, def);
-    d(transfer, "transfer", scaled(def.transfer, f), with_source("energy per byte carried over one link (wire and router)", def));
+    d(transfer, "transfer", scaled(def.transfer, f),
+      with_source("energy per byte carried over one link (wire and router)", def));
     d(leakage, "leakage", def.leakage, with_source("static power of one link (one direction) while powered", def));
 }
 

@@ -29,7 +29,7 @@ struct energy_defaults {
     std::string_view leakage;   // per unit
     std::string_view activate;  // per DRAM row activation
     std::string_view active;    // per unit while busy
-    std::string_view node;      // the process node the figures are for; "" where they do not scale with it (DRAM, SerDes)
+    std::string_view node;  // the process node the figures are for; "" where they do not scale with it (DRAM, SerDes)
     std::string_view source;
 };
 
@@ -63,7 +63,9 @@ struct memory_energy {
     energy_per_byte read, write;
     power leakage;  // of one memory: a scratchpad, a DRAM device
     void declare(param_decl& d, const energy_defaults& def);
-    double joules(double read_bytes, double write_bytes) const { return read_bytes * read.joules() + write_bytes * write.joules(); }
+    double joules(double read_bytes, double write_bytes) const {
+        return read_bytes * read.joules() + write_bytes * write.joules();
+    }
     /// Joules of one access of `bytes`.
     double access(bool is_write, double bytes) const { return bytes * (is_write ? write : read).joules(); }
 };
@@ -110,15 +112,26 @@ namespace energy_45nm {
 /// as one fp32 add. No leakage figure is given at 45 nm: 0 W unless a platform declares it.
 inline constexpr energy_defaults compute{
     "{fp32: 4.6pJ, tf32: 2.0pJ, fp16: 1.5pJ, bf16: 1.5pJ, fp8: 0.6pJ, int8: 0.23pJ, int4: 0.23pJ, int32: 3.2pJ}",
-    "0.9pJ", "", "", "", "0W", "", "0W", "45nm", "Horowitz, ISSCC 2014, 45 nm"};
+    "0.9pJ",
+    "",
+    "",
+    "",
+    "0W",
+    "",
+    "0W",
+    "45nm",
+    "Horowitz, ISSCC 2014, 45 nm"};
 /// A 64-bit read of a 32 KB SRAM: 20 pJ, 2.5 pJ per byte; writes taken as reads.
-inline constexpr energy_defaults sram{"", "", "2.5pJ/B", "2.5pJ/B", "", "0W", "", "", "45nm", "Horowitz, ISSCC 2014: 32 KB SRAM, 45 nm"};
+inline constexpr energy_defaults sram{"",   "", "2.5pJ/B", "2.5pJ/B", "",
+                                      "0W", "", "",        "45nm",    "Horowitz, ISSCC 2014: 32 KB SRAM, 45 nm"};
 /// A 64-bit DRAM access: 1.3-2.6 nJ, the low end (20 pJ/bit), activation included.
-inline constexpr energy_defaults dram{"", "", "20pJ/bit", "20pJ/bit", "", "0W", "0pJ", "", "", "Horowitz, ISSCC 2014: DRAM, 45 nm"};
+inline constexpr energy_defaults dram{"",   "",    "20pJ/bit", "20pJ/bit", "",
+                                      "0W", "0pJ", "",         "",         "Horowitz, ISSCC 2014: DRAM, 45 nm"};
 /// A link crossed on an on-chip network: Park et al.'s 45 nm 4x4 mesh chip (DAC 2012) delivered 892 Gb/s at
 /// 531.4 mW, 0.6 pJ per bit with its routers; charged per link crossed (an upper bound per hop).
-inline constexpr energy_defaults noc{"", "", "", "", "0.6pJ/bit", "0W", "", "", "45nm",
-                                     "Park et al., DAC 2012: 45 nm 16-node mesh NoC, 531.4 mW at 892 Gb/s"};
+inline constexpr energy_defaults noc{
+    "",   "", "", "",     "0.6pJ/bit",
+    "0W", "", "", "45nm", "Park et al., DAC 2012: 45 nm 16-node mesh NoC, 531.4 mW at 892 Gb/s"};
 }  // namespace energy_45nm
 
 /// Default energies of the vendor kinds (GPU, TPU, IPU, RDU, wafer, TSP), all 7 nm class or newer: Jouppi et al.,
@@ -131,30 +144,44 @@ namespace energy_7nm {
 /// Element operations as one fp32 add. No leakage figure in the table: 0 W unless a platform declares it.
 inline constexpr energy_defaults compute{
     "{fp32: 1.69pJ, tf32: 0.78pJ, fp16: 0.78pJ, bf16: 0.59pJ, fp8: 0.43pJ, int8: 0.1pJ, int4: 0.05pJ, int32: 1.15pJ}",
-    "0.38pJ", "", "", "", "0W", "", "0W", "7nm", "Jouppi et al., ISCA 2021, Table 2: 7 nm"};
+    "0.38pJ",
+    "",
+    "",
+    "",
+    "0W",
+    "",
+    "0W",
+    "7nm",
+    "Jouppi et al., ISCA 2021, Table 2: 7 nm"};
 /// A 64-bit read of a 32 KB SRAM: 8.5 pJ; writes taken as reads.
-inline constexpr energy_defaults sram{"", "", "1.06pJ/B", "1.06pJ/B", "", "0W", "", "", "7nm",
-                                      "Jouppi et al., ISCA 2021, Table 2: 32 KB SRAM, 7 nm"};
+inline constexpr energy_defaults sram{
+    "", "", "1.06pJ/B", "1.06pJ/B", "", "0W", "", "", "7nm", "Jouppi et al., ISCA 2021, Table 2: 32 KB SRAM, 7 nm"};
 /// A 64-bit read of a 1 MB SRAM: 14 pJ (large scratchpads and caches; a lower bound for larger arrays).
-inline constexpr energy_defaults sram_mb{"", "", "1.75pJ/B", "1.75pJ/B", "", "0W", "", "", "7nm",
-                                         "Jouppi et al., ISCA 2021, Table 2: 1 MB SRAM, 7 nm"};
+inline constexpr energy_defaults sram_mb{
+    "", "", "1.75pJ/B", "1.75pJ/B", "", "0W", "", "", "7nm", "Jouppi et al., ISCA 2021, Table 2: 1 MB SRAM, 7 nm"};
 /// A link crossed on an on-chip network: ground-referenced signalling, 170 fJ/bit/mm (Turner et al., CICC 2018),
 /// over a 1 mm hop.
-inline constexpr energy_defaults noc{"", "", "", "", "0.17pJ/bit", "0W", "", "", "7nm", "Turner et al., CICC 2018: 170 fJ/bit/mm, 1 mm hop"};
+inline constexpr energy_defaults noc{"",   "", "", "",    "0.17pJ/bit",
+                                     "0W", "", "", "7nm", "Turner et al., CICC 2018: 170 fJ/bit/mm, 1 mm hop"};
 }  // namespace energy_7nm
 
 /// An external memory appliance reached over the network (MemoryX): DRAM at 20 pJ/bit (Horowitz, ISSCC 2014)
 /// plus a 5.6 pJ/bit SerDes hop (VLSI 2022).
-inline constexpr energy_defaults memory_appliance{"", "", "25.6pJ/bit", "25.6pJ/bit", "", "0W", "", "", "",
-                                                  "Horowitz, ISSCC 2014 DRAM + 112G SerDes, VLSI 2022"};
+inline constexpr energy_defaults memory_appliance{
+    "", "", "25.6pJ/bit", "25.6pJ/bit", "", "0W", "", "", "", "Horowitz, ISSCC 2014 DRAM + 112G SerDes, VLSI 2022"};
 
 /// A barrier network: no published energy per synchronisation; its gates and wires are left uncharged unless a
 /// platform declares them (a sync moves a few bits, next to the megabytes a superstep exchanges).
-inline constexpr energy_defaults barrier_network{"", "0pJ", "", "", "", "0W", "", "", "", "not modelled by default (no published figure)"};
+inline constexpr energy_defaults barrier_network{"",   "0pJ", "", "", "",
+                                                 "0W", "",    "", "", "not modelled by default (no published figure)"};
 
 /// A chip-to-chip SerDes lane: a 112 Gb/s PAM4 long-reach transceiver with its DSP, 5.6 pJ/bit (VLSI 2022).
-inline constexpr energy_defaults serdes_link{"", "", "", "", "5.6pJ/bit", "0W", "", "", "",
-                                             "112 Gb/s PAM4 transceiver, 5 nm, VLSI 2022 (doi:10.1109/VLSITechnologyandCir46769.2022.9830304)"};
+inline constexpr energy_defaults serdes_link{
+    "",          "",
+    "",          "",
+    "5.6pJ/bit", "0W",
+    "",          "",
+    "",          "112 Gb/s PAM4 transceiver, 5 nm, VLSI 2022 (doi:10.1109/VLSITechnologyandCir46769.2022.9830304)"};
 
 /// Adds a resource's energy to its usage: `dynamic` joules of counted actions and `static_watts` of leakage (the
 /// summary charges it over the simulated time).

@@ -6,11 +6,16 @@ namespace tessel {
 
 const char* energy_part_name(energy_part p) {
     switch (p) {
-        case energy_part::compute: return "compute";
-        case energy_part::sram: return "sram";
-        case energy_part::dram: return "dram";
-        case energy_part::network: return "network";
-        case energy_part::sync: return "sync";
+        case energy_part::compute:
+            return "compute";
+        case energy_part::sram:
+            return "sram";
+        case energy_part::dram:
+            return "dram";
+        case energy_part::network:
+            return "network";
+        case energy_part::sync:
+            return "sync";
     }
     return "?";
 }

@@ -75,7 +75,7 @@ private:
     // A spend over many bins adds its partial first and last bins directly and its whole bins as a difference
     // (m_full: +rate at its first whole bin, -rate after its last), so each spend costs the same however long.
     mutable std::vector<double> m_bins, m_full;
-    unsigned m_shift = 0;  // bins are 2^m_shift ticks wide
+    unsigned m_shift = 0;           // bins are 2^m_shift ticks wide
     size_t m_ops = 0, m_nbins = 0;  // m_by_op.size(), m_bins.size(): the hot path's bounds in one load each
 };
 

@@ -71,7 +71,8 @@ private:
             h = std::max(h, 1 + (it == m_height.end() ? 1 : it->second));
         }
         if (h > k_max_height)
-            throw expr_error("expression too long: more than " + std::to_string(k_max_height) + " operations deep", off);
+            throw expr_error("expression too long: more than " + std::to_string(k_max_height) + " operations deep",
+                             off);
         auto n = std::make_shared<expression::node>();
         n->kind = k;
         n->text = std::move(text);
@@ -85,16 +86,20 @@ private:
         node_ptr l = parse_and();
         for (;;) {
             const size_t at = m_pos;
-            if (accept("or") || accept("||")) l = make(expression::node::binary, "or", {l, parse_and()}, at);
-            else return l;
+            if (accept("or") || accept("||"))
+                l = make(expression::node::binary, "or", {l, parse_and()}, at);
+            else
+                return l;
         }
     }
     node_ptr parse_and() {
         node_ptr l = parse_not();
         for (;;) {
             const size_t at = m_pos;
-            if (accept("and") || accept("&&")) l = make(expression::node::binary, "and", {l, parse_not()}, at);
-            else return l;
+            if (accept("and") || accept("&&"))
+                l = make(expression::node::binary, "and", {l, parse_not()}, at);
+            else
+                return l;
         }
     }
     node_ptr parse_not() {
@@ -128,9 +133,12 @@ private:
         for (;;) {
             skip();
             const size_t at = m_pos;
-            if (accept("+")) l = make(expression::node::binary, "+", {l, parse_mul()}, at);
-            else if (accept("-")) l = make(expression::node::binary, "-", {l, parse_mul()}, at);
-            else return l;
+            if (accept("+"))
+                l = make(expression::node::binary, "+", {l, parse_mul()}, at);
+            else if (accept("-"))
+                l = make(expression::node::binary, "-", {l, parse_mul()}, at);
+            else
+                return l;
         }
     }
     node_ptr parse_mul() {
@@ -139,11 +147,16 @@ private:
             skip();
             const size_t at = m_pos;
             if (m_s.substr(m_pos, 2) == "**") return l;  // handled in parse_pow
-            if (accept("//")) l = make(expression::node::binary, "//", {l, parse_unary()}, at);
-            else if (accept("*")) l = make(expression::node::binary, "*", {l, parse_unary()}, at);
-            else if (accept("/")) l = make(expression::node::binary, "/", {l, parse_unary()}, at);
-            else if (accept("%")) l = make(expression::node::binary, "%", {l, parse_unary()}, at);
-            else return l;
+            if (accept("//"))
+                l = make(expression::node::binary, "//", {l, parse_unary()}, at);
+            else if (accept("*"))
+                l = make(expression::node::binary, "*", {l, parse_unary()}, at);
+            else if (accept("/"))
+                l = make(expression::node::binary, "/", {l, parse_unary()}, at);
+            else if (accept("%"))
+                l = make(expression::node::binary, "%", {l, parse_unary()}, at);
+            else
+                return l;
         }
     }
     node_ptr parse_unary() {
@@ -210,7 +223,8 @@ private:
         }
         if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
             size_t e = m_pos;
-            while (e < m_s.size() && (std::isalnum(static_cast<unsigned char>(m_s[e])) || m_s[e] == '_' || m_s[e] == '.'))
+            while (e < m_s.size() &&
+                   (std::isalnum(static_cast<unsigned char>(m_s[e])) || m_s[e] == '_' || m_s[e] == '.'))
                 ++e;
             std::string name(m_s.substr(m_pos, e - m_pos));
             m_pos = e;
@@ -244,7 +258,7 @@ private:
             const char* name;
             size_t min, max;
         };
-        static const fn fns[] = {{"min", 1, 64}, {"max", 1, 64}, {"abs", 1, 1},  {"ceil", 1, 1}, {"floor", 1, 1},
+        static const fn fns[] = {{"min", 1, 64},  {"max", 1, 64}, {"abs", 1, 1},  {"ceil", 1, 1}, {"floor", 1, 1},
                                  {"round", 1, 1}, {"log2", 1, 1}, {"sqrt", 1, 1}, {"pow", 2, 2}};
         for (const auto& f : fns)
             if (name == f.name) {
@@ -269,8 +283,10 @@ bool truthy(const expr_value& v) {
 expr_value eval_node(const expression::node& n, const expr_scope& scope) {
     using K = expression::node;
     switch (n.kind) {
-        case K::number: return n.num;
-        case K::string: return n.text;
+        case K::number:
+            return n.num;
+        case K::string:
+            return n.text;
         case K::variable: {
             std::optional<expr_value> v = scope ? scope(n.text) : std::nullopt;
             if (!v) throw expr_error("unknown variable '" + n.text + "'", n.offset);
@@ -282,17 +298,23 @@ expr_value eval_node(const expression::node& n, const expr_scope& scope) {
             return -as_number(a, n.offset);
         }
         case K::binary: {
-            if (n.text == "and") return truthy(eval_node(*n.args[0], scope)) && truthy(eval_node(*n.args[1], scope)) ? 1.0 : 0.0;
-            if (n.text == "or") return truthy(eval_node(*n.args[0], scope)) || truthy(eval_node(*n.args[1], scope)) ? 1.0 : 0.0;
+            if (n.text == "and")
+                return truthy(eval_node(*n.args[0], scope)) && truthy(eval_node(*n.args[1], scope)) ? 1.0 : 0.0;
+            if (n.text == "or")
+                return truthy(eval_node(*n.args[0], scope)) || truthy(eval_node(*n.args[1], scope)) ? 1.0 : 0.0;
             const expr_value a = eval_node(*n.args[0], scope), b = eval_node(*n.args[1], scope);
             if (n.text == "==" || n.text == "!=") {
                 bool eq;
-                if (a.index() != b.index()) eq = false;
-                else if (a.index() == 0) eq = std::get<double>(a) == std::get<double>(b);
-                else eq = std::get<std::string>(a) == std::get<std::string>(b);
+                if (a.index() != b.index())
+                    eq = false;
+                else if (a.index() == 0)
+                    eq = std::get<double>(a) == std::get<double>(b);
+                else
+                    eq = std::get<std::string>(a) == std::get<std::string>(b);
                 return (eq == (n.text == "==")) ? 1.0 : 0.0;
             }
-            if (n.text == "+" && a.index() == 1 && b.index() == 1) return std::get<std::string>(a) + std::get<std::string>(b);
+            if (n.text == "+" && a.index() == 1 && b.index() == 1)
+                return std::get<std::string>(a) + std::get<std::string>(b);
             const double x = as_number(a, n.args[0]->offset), y = as_number(b, n.args[1]->offset);
             if (n.text == "+") return x + y;
             if (n.text == "-") return x - y;

@@ -4,8 +4,8 @@
 #include <filesystem>
 
 #include "models/core/error.h"
-#include "models/core/yaml_node.h"
 #include "models/core/units.h"
+#include "models/core/yaml_node.h"
 
 namespace tessel {
 
@@ -33,12 +33,18 @@ void resource_limits::set(const std::string& arg) {
         fail("--limit " + arg + ": expected a number, got '" + text + "'");
     }
     if (!(v > 0) || !std::isfinite(v)) fail("--limit " + arg + ": must be a number above 0");
-    if (name == "modules") modules = v;
-    else if (name == "ops") ops = v;
-    else if (name == "steps") steps = v;
-    else if (name == "packets") packets = v;
-    else if (name == "sim_seconds") sim_seconds = std::min(v, 18000.0);
-    else fail("--limit " + arg + ": no such limit" + did_you_mean(name, names) + "; limits: " + join(names));
+    if (name == "modules")
+        modules = v;
+    else if (name == "ops")
+        ops = v;
+    else if (name == "steps")
+        steps = v;
+    else if (name == "packets")
+        packets = v;
+    else if (name == "sim_seconds")
+        sim_seconds = std::min(v, 18000.0);
+    else
+        fail("--limit " + arg + ": no such limit" + did_you_mean(name, names) + "; limits: " + join(names));
 }
 
 resource_limits& limits() {
@@ -48,7 +54,8 @@ resource_limits& limits() {
 
 std::string clock_out_of_range(double hz) {
     if (hz > k_max_clock_hz)
-        return format_quantity({hz, dimension::frequency}) + " is above " + format_quantity({k_max_clock_hz, dimension::frequency}) +
+        return format_quantity({hz, dimension::frequency}) + " is above " +
+               format_quantity({k_max_clock_hz, dimension::frequency}) +
                ", the fastest clock tessel simulates (a cycle must span at least 100 fs)";
     if (hz < k_min_clock_hz)
         return format_quantity({hz, dimension::frequency}) + " is below 1 Hz, the slowest clock tessel simulates";
@@ -76,8 +83,8 @@ std::string over_limit(const std::string& name, double needed, const std::string
     double lim = 0;
     for (const auto& l : limits().all())
         if (name == l.name) lim = l.value;
-    return "needs " + format_number(needed) + " " + noun + ", over the limit of " + format_number(lim) + " (--limit " + name +
-           "=N raises it)";
+    return "needs " + format_number(needed) + " " + noun + ", over the limit of " + format_number(lim) + " (--limit " +
+           name + "=N raises it)";
 }
 
 }  // namespace tessel

@@ -25,10 +25,10 @@ struct limit_info {
 };
 
 struct resource_limits {
-    double modules = 4e6;    // components plus their units (replicas, channels, banks, tiles of an array, ports)
-    double ops = 5e5;        // ops, and tensors, of one workload graph (llama2-7b with adam: 3435 ops, 5860 tensors)
-    double steps = 2e7;      // steps of one program (ResNet-50 on gc200: 4.95 M); about 1 GiB of program at the limit
-    double packets = 2e9;    // network packets of one run, estimated up front from the transfers
+    double modules = 4e6;  // components plus their units (replicas, channels, banks, tiles of an array, ports)
+    double ops = 5e5;      // ops, and tensors, of one workload graph (llama2-7b with adam: 3435 ops, 5860 tensors)
+    double steps = 2e7;    // steps of one program (ResNet-50 on gc200: 4.95 M); about 1 GiB of program at the limit
+    double packets = 2e9;  // network packets of one run, estimated up front from the transfers
     double sim_seconds = 3600;  // simulated time of one run, estimated up front (the representable end is ~5.1 h)
 
     /// Every limit with its current value and meaning (for messages and docs).

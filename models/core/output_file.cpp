@@ -34,8 +34,10 @@ bool output_file::fd_buf::flush_all() {
     while (p < pptr() && error == 0) {
         const ssize_t n = ::write(fd, p, static_cast<size_t>(pptr() - p));
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) error = n < 0 ? errno : EIO;
-        else p += n;
+        if (n <= 0)
+            error = n < 0 ? errno : EIO;
+        else
+            p += n;
     }
     setp(m_buf.data(), m_buf.data() + m_buf.size());
     return error == 0;

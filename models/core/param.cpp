@@ -11,21 +11,36 @@ namespace tessel {
 
 const char* param_type_name(param_type t) {
     switch (t) {
-        case param_type::integer: return "integer";
-        case param_type::real: return "real";
-        case param_type::boolean: return "bool";
-        case param_type::text: return "text";
-        case param_type::choice: return "choice";
-        case param_type::time: return "time";
-        case param_type::frequency: return "frequency";
-        case param_type::size: return "size";
-        case param_type::bandwidth: return "bandwidth";
-        case param_type::rate_table: return "rate table";
-        case param_type::energy: return "energy";
-        case param_type::power: return "power";
-        case param_type::energy_per_byte: return "energy per byte";
-        case param_type::energy_table: return "energy table";
-        case param_type::group: return "group";
+        case param_type::integer:
+            return "integer";
+        case param_type::real:
+            return "real";
+        case param_type::boolean:
+            return "bool";
+        case param_type::text:
+            return "text";
+        case param_type::choice:
+            return "choice";
+        case param_type::time:
+            return "time";
+        case param_type::frequency:
+            return "frequency";
+        case param_type::size:
+            return "size";
+        case param_type::bandwidth:
+            return "bandwidth";
+        case param_type::rate_table:
+            return "rate table";
+        case param_type::energy:
+            return "energy";
+        case param_type::power:
+            return "power";
+        case param_type::energy_per_byte:
+            return "energy per byte";
+        case param_type::energy_table:
+            return "energy table";
+        case param_type::group:
+            return "group";
     }
     return "?";
 }
@@ -42,7 +57,9 @@ double energy_table::at(dtype t) const {
 
 // ---- param_context ---------------------------------------------------------------------------------------
 
-void param_context::add_override(const std::string& path, const std::string& value) { m_overrides[path] = {value, false}; }
+void param_context::add_override(const std::string& path, const std::string& value) {
+    m_overrides[path] = {value, false};
+}
 
 const param_context::override_value* param_context::find_override(const std::string& path) const {
     const auto it = m_overrides.find(path);
@@ -205,7 +222,9 @@ quantity param_decl::parse(const raw_value& v, std::string_view name, std::initi
         if (q.dim == d) return q;
     std::string expected;
     for (dimension d : dims) expected += std::string(expected.empty() ? "" : " or ") + dimension_name(d);
-    auto article = [](const std::string& noun) { return std::string(noun.find_first_of("aeiou") == 0 ? "an " : "a ") + noun; };
+    auto article = [](const std::string& noun) {
+        return std::string(noun.find_first_of("aeiou") == 0 ? "an " : "a ") + noun;
+    };
     bad(v, name,
         "expected " + article(expected) + " (e.g. " + std::string(example) + "), got '" + v.text + "' (" +
             article(dimension_name(q.dim)) + ")");
@@ -242,9 +261,12 @@ void param_decl::operator()(bool& f, std::string_view name, std::string_view def
     declare_only(name, param_type::boolean, def, desc);
     const raw_value v = fetch(name, param_type::boolean, def, desc);
     if (!v.present) return;
-    if (v.text == "true" || v.text == "yes" || v.text == "on") f = true;
-    else if (v.text == "false" || v.text == "no" || v.text == "off") f = false;
-    else bad(v, name, "expected true or false, got '" + v.text + "'");
+    if (v.text == "true" || v.text == "yes" || v.text == "on")
+        f = true;
+    else if (v.text == "false" || v.text == "no" || v.text == "off")
+        f = false;
+    else
+        bad(v, name, "expected true or false, got '" + v.text + "'");
 }
 
 void param_decl::operator()(std::string& f, std::string_view name, std::string_view def, std::string_view desc) {
@@ -289,13 +311,13 @@ void param_decl::operator()(frequency& f, std::string_view name, std::string_vie
     f.q = q;
 }
 
-void param_decl::operator()(byte_size& f, std::string_view name, std::string_view def, std::string_view desc,
-                            bound b) {
+void param_decl::operator()(byte_size& f, std::string_view name, std::string_view def, std::string_view desc, bound b) {
     declare_only(name, param_type::size, def, desc);
     const raw_value v = fetch(name, param_type::size, def, desc);
     if (!v.present) return;
     quantity q = parse(v, name, {dimension::size, dimension::scalar}, "48KiB");
-    if (q.dim == dimension::scalar && q.value != 0) bad(v, name, "a size needs a unit, e.g. " + v.text + "B or " + v.text + "KiB");
+    if (q.dim == dimension::scalar && q.value != 0)
+        bad(v, name, "a size needs a unit, e.g. " + v.text + "B or " + v.text + "KiB");
     q.dim = dimension::size;
     if (std::floor(q.value) != q.value) bad(v, name, "must be a whole number of bytes, got '" + v.text + "'");
     check_bound(q.value, b, v, name);
@@ -349,8 +371,8 @@ void param_decl::operator()(power& f, std::string_view name, std::string_view de
 
 void param_decl::operator()(energy_per_byte& f, std::string_view name, std::string_view def, std::string_view desc) {
     bool present = false;
-    const quantity q =
-        read_quantity(param_type::energy_per_byte, dimension::energy_per_size, "12pJ/B or 3.9pJ/bit", name, def, desc, present);
+    const quantity q = read_quantity(param_type::energy_per_byte, dimension::energy_per_size, "12pJ/B or 3.9pJ/bit",
+                                     name, def, desc, present);
     if (present) f.q = q;
 }
 
@@ -366,15 +388,16 @@ void param_decl::read_table(std::map<dtype, double>& by_type, param_type type, d
         check_bound(q.value, bound::non_negative, rv, what);
         return q.value;
     };
-    const std::string shape = "a table such as {fp16: " + std::string(example) + ", fp32: " + std::string(example) + "}";
+    const std::string shape =
+        "a table such as {fp16: " + std::string(example) + ", fp32: " + std::string(example) + "}";
     auto fill = [&](const yaml_node& table) {
         table.expect_map("parameter '" + std::string(name) + "' of " + m_what + " (" + shape + ")");
         by_type.clear();
         for (const auto& e : table.entries()) {
             const auto t = parse_dtype(e.key);
             if (!t)
-                throw input_error("unknown data type '" + e.key + "' in '" + std::string(name) + "'; expected one of: " +
-                                      dtype_list(),
+                throw input_error("unknown data type '" + e.key + "' in '" + std::string(name) +
+                                      "'; expected one of: " + dtype_list(),
                                   e.key_where);
             raw_value rv{e.value.scalar(std::string(name) + "." + e.key), e.value.where(), false, true};
             if (m_ctx) rv.text = m_ctx->substitute(rv.text, rv.where);
@@ -391,19 +414,23 @@ void param_decl::read_table(std::map<dtype, double>& by_type, param_type type, d
     if (m_preset)
         for (const auto& [k, val] : *m_preset)
             if (k == m_preset_prefix + std::string(name)) preset_text = &val;
-    if (n.defined()) fill(n);
-    else if (preset_text) fill(yaml_node::load_string(*preset_text, "preset value of " + full));
-    else if (def != required) fill(yaml_node::load_string(std::string(def), "default of " + full));
+    if (n.defined())
+        fill(n);
+    else if (preset_text)
+        fill(yaml_node::load_string(*preset_text, "preset value of " + full));
+    else if (def != required)
+        fill(yaml_node::load_string(std::string(def), "default of " + full));
     else
-        throw input_error("missing required parameter '" + std::string(name) + "' of " + m_what + " (" +
-                              std::string(desc) + ")",
-                          m_node.where());
+        throw input_error(
+            "missing required parameter '" + std::string(name) + "' of " + m_what + " (" + std::string(desc) + ")",
+            m_node.where());
     // Overrides address single entries: --set tile.pe.macs_per_cycle.fp16=512
     if (m_ctx) {
         for (int i = 0; i < dtype_count; ++i) {
             const dtype t = static_cast<dtype>(i);
             if (const auto* o = m_ctx->find_override(full + "." + dtype_name(t))) {
-                raw_value rv{o->text, source_location{"--set " + full + "." + dtype_name(t) + "=" + o->text, 0, 0}, true, true};
+                raw_value rv{o->text, source_location{"--set " + full + "." + dtype_name(t) + "=" + o->text, 0, 0},
+                             true, true};
                 by_type[t] = value_of(rv, std::string(name));
             }
         }
@@ -415,7 +442,8 @@ void param_decl::read_table(std::map<dtype, double>& by_type, param_type type, d
     }
 }
 
-source_location param_decl::given_at(const yaml_node& node, const std::string& path, const source_location& otherwise) const {
+source_location param_decl::given_at(const yaml_node& node, const std::string& path,
+                                     const source_location& otherwise) const {
     if (m_ctx)
         if (const auto* o = m_ctx->find_override(path)) return source_location{"--set " + path + "=" + o->text, 0, 0};
     const yaml_node n = node[path.substr(path.rfind('.') + 1)];

@@ -21,8 +21,21 @@ namespace tessel {
 inline constexpr std::string_view required = "\x01required";
 
 enum class param_type {
-    integer, real, boolean, text, choice, time, frequency, size, bandwidth, rate_table, energy, power, energy_per_byte,
-    energy_table, group
+    integer,
+    real,
+    boolean,
+    text,
+    choice,
+    time,
+    frequency,
+    size,
+    bandwidth,
+    rate_table,
+    energy,
+    power,
+    energy_per_byte,
+    energy_table,
+    group
 };
 
 const char* param_type_name(param_type t);
@@ -87,9 +100,9 @@ private:
 /// `--set OWNER.PART.kind=K` swaps it like any other parameter.
 struct part_spec {
     std::string kind, preset;
-    yaml_node params;         // the part's map (undefined when the YAML leaves it out)
-    std::string config_path;  // "gpu.hbm"
-    source_location where;    // the part's map, or its owner's when absent
+    yaml_node params;                          // the part's map (undefined when the YAML leaves it out)
+    std::string config_path;                   // "gpu.hbm"
+    source_location where;                     // the part's map, or its owner's when absent
     source_location kind_where, preset_where;  // where the kind and preset were given (YAML, --set or default)
 };
 
@@ -128,7 +141,8 @@ public:
     template <class P>
     void group(P& sub, std::string_view name, std::string_view desc) {
         if (describing()) {
-            m_specs->push_back(param_spec{m_prefix + std::string(name), param_type::group, {}, false, std::string(desc), {}});
+            m_specs->push_back(
+                param_spec{m_prefix + std::string(name), param_type::group, {}, false, std::string(desc), {}});
             param_decl child(m_specs, m_prefix + std::string(name) + ".");
             sub.declare(child);
             return;
@@ -147,9 +161,13 @@ public:
         const std::string kind_desc = "the kind of this part (any registered kind that fits; see `tessel describe`)";
         const std::string preset_desc = "a preset of the part's kind; empty: none";
         if (describing()) {
-            m_specs->push_back(param_spec{m_prefix + std::string(name), param_type::group, {},
-                                          false, std::string(desc) + " (a part: {kind: " + std::string(default_kind) +
-                                                     ", preset:, ...its parameters})", {}});
+            m_specs->push_back(param_spec{
+                m_prefix + std::string(name),
+                param_type::group,
+                {},
+                false,
+                std::string(desc) + " (a part: {kind: " + std::string(default_kind) + ", preset:, ...its parameters})",
+                {}});
             param_decl child(m_specs, m_prefix + std::string(name) + ".");
             child(s.kind, "kind", default_kind, kind_desc);
             child(s.preset, "preset", "", preset_desc);

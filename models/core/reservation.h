@@ -27,20 +27,20 @@ enum class resource_class { compute, memory, network, sync };
 const char* resource_class_name(resource_class c);
 
 struct resource_usage {
-    std::string name;          // component path plus what ("mesh.tile[1,2].pe")
-    std::string kind;          // the component's kind
+    std::string name;  // component path plus what ("mesh.tile[1,2].pe")
+    std::string kind;  // the component's kind
     resource_class cls = resource_class::compute;
-    double work = 0;           // amount of work done (in work_unit)
-    std::string work_unit;     // "FLOP", "B"
-    double peak_rate = 0;      // work_unit per second at peak, per unit
-    double units = 1;          // parallel units in this resource
-    double ideal_seconds = 0;  // sum over units of (work / peak) with each unit's own rates
-    double ideal_max = 0;      // the largest ideal time of any one unit: the run can never be shorter
-    double busy_seconds = 0;   // sum over units of the time they were reserved
-    double busy_max = 0;       // the busiest unit's reserved time
-    double dynamic_joules = 0; // energy of the work counted (models/core/energy.h)
-    double static_watts = 0;   // leakage of every unit, charged over the simulated time
-    bool off_chip = false;     // a memory outside the chip (DRAM): its energy is reported apart from SRAM
+    double work = 0;            // amount of work done (in work_unit)
+    std::string work_unit;      // "FLOP", "B"
+    double peak_rate = 0;       // work_unit per second at peak, per unit
+    double units = 1;           // parallel units in this resource
+    double ideal_seconds = 0;   // sum over units of (work / peak) with each unit's own rates
+    double ideal_max = 0;       // the largest ideal time of any one unit: the run can never be shorter
+    double busy_seconds = 0;    // sum over units of the time they were reserved
+    double busy_max = 0;        // the busiest unit's reserved time
+    double dynamic_joules = 0;  // energy of the work counted (models/core/energy.h)
+    double static_watts = 0;    // leakage of every unit, charged over the simulated time
+    bool off_chip = false;      // a memory outside the chip (DRAM): its energy is reported apart from SRAM
 };
 
 }  // namespace tessel

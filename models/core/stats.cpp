@@ -181,8 +181,9 @@ void stats_registry::write_csv(std::ostream& os, double sim_seconds) const {
     for (const auto& t : m_tables)
         for (const auto& [key, values] : t.rows)
             for (size_t c = 0; c < t.columns.size() && c < values.size(); ++c)
-                os << csv_field(t.name + ":" + key) << ',' << csv_field(t.columns[c].name) << ',' << exact_number(values[c])
-                   << ',' << csv_field(t.columns[c].unit) << ',' << csv_field(t.columns[c].desc) << '\n';
+                os << csv_field(t.name + ":" + key) << ',' << csv_field(t.columns[c].name) << ','
+                   << exact_number(values[c]) << ',' << csv_field(t.columns[c].unit) << ','
+                   << csv_field(t.columns[c].desc) << '\n';
 }
 
 }  // namespace tessel

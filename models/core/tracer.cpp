@@ -73,9 +73,11 @@ std::vector<std::uint32_t> tracer::assign_lanes() const {
     std::vector<std::vector<size_t>> by_track(m_tracks.size());
     for (size_t i = 0; i < m_slices.size(); ++i) by_track[m_slices[i].track].push_back(i);
     for (auto& idx : by_track) {
-        std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return m_slices[a].start < m_slices[b].start; });
+        std::stable_sort(idx.begin(), idx.end(),
+                         [&](size_t a, size_t b) { return m_slices[a].start < m_slices[b].start; });
         // (end of its last slice, lane), earliest end on top; ties to the lower lane, so runs are deterministic.
-        std::priority_queue<std::pair<tick, std::uint32_t>, std::vector<std::pair<tick, std::uint32_t>>, std::greater<>> free_at;
+        std::priority_queue<std::pair<tick, std::uint32_t>, std::vector<std::pair<tick, std::uint32_t>>, std::greater<>>
+            free_at;
         std::uint32_t lanes = 0;
         for (size_t i : idx) {
             const slice_rec& s = m_slices[i];
@@ -112,7 +114,7 @@ std::string vcd_id(size_t n) {
 
 std::string vcd_name(const std::string& s) {
     std::string o;
-    for (char c : s) o += (c == ' ' || c == '.' ) ? '_' : c;
+    for (char c : s) o += (c == ' ' || c == '.') ? '_' : c;
     return o;
 }
 
@@ -180,7 +182,8 @@ std::vector<tracer::busy_series> tracer::busy_over_time(size_t windows) const {
         busy_series b{name, start, width, {}};
         for (size_t w = 0; w < n; ++w) {
             const tick w_width = std::min(width, end - (start + static_cast<tick>(w) * width));
-            b.percent.push_back(100.0 * g.second[w] / (static_cast<double>(g.first) * static_cast<double>(std::max<tick>(w_width, 1))));
+            b.percent.push_back(100.0 * g.second[w] /
+                                (static_cast<double>(g.first) * static_cast<double>(std::max<tick>(w_width, 1))));
         }
         out.push_back(std::move(b));
     }
@@ -207,7 +210,8 @@ void tracer::write_vcd(const std::string& path) const {
     std::vector<std::string> open;
     std::vector<size_t> order(m_tracks.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return m_tracks[a].path < m_tracks[b].path; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return m_tracks[a].path < m_tracks[b].path; });
     size_t next_id = 0;
     for (size_t i : order) {
         const std::vector<std::string> parts = split_path(m_tracks[i].path);
@@ -266,8 +270,10 @@ void tracer::write_vcd(const std::string& path) const {
         for (; i < changes.size() && changes[i].t == t; ++i) {
             const change& c = changes[i];
             active[c.track] += c.kind ? 1 : -1;
-            if (c.kind) touched[c.track] = c.op;
-            else touched.emplace(c.track, c.op);
+            if (c.kind)
+                touched[c.track] = c.op;
+            else
+                touched.emplace(c.track, c.op);
         }
         for (const auto& [tr, op] : touched) {
             os << (active[tr] > 0 ? "1" : "0") << ids[tr].busy << "\n";
@@ -303,11 +309,13 @@ void tracer::write_perfetto(const std::string& path) const {
         return os;
     };
     for (const auto& [g, pid] : pids)
-        sep() << "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " << pid << ", \"args\": {\"name\": " << json_str(g) << "}}";
+        sep() << "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " << pid
+              << ", \"args\": {\"name\": " << json_str(g) << "}}";
     // Counters (the power timeline) in one process after the components'.
     const int counter_pid = next;
     if (!m_counters.empty() || !m_slices.empty())
-        sep() << "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " << counter_pid << ", \"args\": {\"name\": \"counters\"}}";
+        sep() << "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " << counter_pid
+              << ", \"args\": {\"name\": \"counters\"}}";
     for (const auto& c : m_counters)
         for (size_t i = 0; i < c.values.size(); ++i) {
             const tick at = static_cast<tick>(i) * c.step;
@@ -323,10 +331,12 @@ void tracer::write_perfetto(const std::string& path) const {
             if (b.percent[i] == last) continue;  // a counter holds its value until the next sample
             last = b.percent[i];
             sep() << "{\"ph\": \"C\", \"name\": " << json_str(name) << ", \"pid\": " << counter_pid
-                  << ", \"ts\": " << micros(b.start + static_cast<tick>(i) * b.width) << ", \"args\": {\"value\": " << last << "}}";
+                  << ", \"ts\": " << micros(b.start + static_cast<tick>(i) * b.width)
+                  << ", \"args\": {\"value\": " << last << "}}";
         }
         sep() << "{\"ph\": \"C\", \"name\": " << json_str(name) << ", \"pid\": " << counter_pid
-              << ", \"ts\": " << micros(b.start + static_cast<tick>(b.percent.size()) * b.width) << ", \"args\": {\"value\": 0}}";
+              << ", \"ts\": " << micros(b.start + static_cast<tick>(b.percent.size()) * b.width)
+              << ", \"args\": {\"value\": 0}}";
     }
     // A unit that serves several requests at once (a memory's banks behind one port, a link's packets in
     // flight) holds overlapping slices; Perfetto nests or hides those. Each track is split into lanes that never
@@ -334,7 +344,8 @@ void tracer::write_perfetto(const std::string& path) const {
     // the most slices in flight at once). Lane k > 0 of "hbm" is the thread "hbm (k+1)".
     const std::vector<std::uint32_t> lane = assign_lanes();
     std::vector<std::uint32_t> lanes(m_tracks.size(), 1), first_tid(m_tracks.size(), 1);
-    for (size_t i = 0; i < m_slices.size(); ++i) lanes[m_slices[i].track] = std::max(lanes[m_slices[i].track], lane[i] + 1);
+    for (size_t i = 0; i < m_slices.size(); ++i)
+        lanes[m_slices[i].track] = std::max(lanes[m_slices[i].track], lane[i] + 1);
     for (size_t i = 1; i < m_tracks.size(); ++i) first_tid[i] = first_tid[i - 1] + lanes[i - 1];
     std::vector<int> track_pid(m_tracks.size());
     for (size_t i = 0; i < m_tracks.size(); ++i) {
@@ -344,7 +355,8 @@ void tracer::write_perfetto(const std::string& path) const {
         for (std::uint32_t k = 0; k < lanes[i]; ++k) {
             const std::uint32_t tid = first_tid[i] + k;
             sep() << "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": " << pid << ", \"tid\": " << tid
-                  << ", \"args\": {\"name\": " << json_str(k == 0 ? name : name + " (" + std::to_string(k + 1) + ")") << "}}";
+                  << ", \"args\": {\"name\": " << json_str(k == 0 ? name : name + " (" + std::to_string(k + 1) + ")")
+                  << "}}";
             sep() << "{\"ph\": \"M\", \"name\": \"thread_sort_index\", \"pid\": " << pid << ", \"tid\": " << tid
                   << ", \"args\": {\"sort_index\": " << tid << "}}";
         }

@@ -22,7 +22,7 @@ struct trace_options {
     tick from = 0;
     tick to = max_tick;
     size_t max_tracks = 20000;  // a guard against tracing a whole wafer by accident
-    tick merge_gap = 0;  // slices of one op on one track less than this apart become one (--trace-merge)
+    tick merge_gap = 0;         // slices of one op on one track less than this apart become one (--trace-merge)
 };
 
 class tracer {

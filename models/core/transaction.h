@@ -17,7 +17,18 @@ namespace tessel {
 
 /// The class of an operation, for models that time kernels by kind (GPU, TPU) and for reports.
 enum class op_class : std::uint8_t {
-    gemm, conv, elementwise, reduction, softmax, norm, attention, pooling, data_movement, embedding, collective, other
+    gemm,
+    conv,
+    elementwise,
+    reduction,
+    softmax,
+    norm,
+    attention,
+    pooling,
+    data_movement,
+    embedding,
+    collective,
+    other
 };
 const char* op_class_name(op_class c);
 
@@ -38,8 +49,9 @@ struct work {
     double local_bytes() const { return bytes_in + bytes_weight + bytes_out; }
     bool is_matmul() const { return m > 0 && n > 0 && k > 0; }
     bool operator==(const work& o) const {
-        return macs == o.macs && vector_ops == o.vector_ops && bytes_in == o.bytes_in && bytes_weight == o.bytes_weight &&
-               bytes_out == o.bytes_out && type == o.type && cls == o.cls && batch == o.batch && m == o.m && n == o.n && k == o.k;
+        return macs == o.macs && vector_ops == o.vector_ops && bytes_in == o.bytes_in &&
+               bytes_weight == o.bytes_weight && bytes_out == o.bytes_out && type == o.type && cls == o.cls &&
+               batch == o.batch && m == o.m && n == o.n && k == o.k;
     }
 };
 
@@ -62,7 +74,7 @@ struct txn : tlm::tlm_extension<txn> {
     // A network may take the packet over further links in the same call while its head reaches them before
     // `horizon` (the executor's next queued event: nothing can reach those links earlier); 0: one link only.
     tick horizon = 0;
-    tick origin = 0;  // compute: when the step's schedule counts from (the program start, or its anchor's end)
+    tick origin = 0;         // compute: when the step's schedule counts from (the program start, or its anchor's end)
     std::uint64_t step = 0;  // step id, for traces
     std::uint64_t token = 0;
     txn_kind kind = txn_kind::compute;

@@ -14,17 +14,20 @@ namespace tessel {
 tick seconds_to_ticks(double seconds) {
     if (!(seconds >= 0)) return 0;
     const double fs = seconds * ticks_per_second;
-    if (fs >= 1.8e19) throw input_error("simulated time " + format_time(seconds) +
-                                        " exceeds what tessel can represent (about 5.1 hours at femtosecond resolution)");
+    if (fs >= 1.8e19)
+        throw input_error("simulated time " + format_time(seconds) +
+                          " exceeds what tessel can represent (about 5.1 hours at femtosecond resolution)");
     // Round up, but take a value within 1e-9 (relative) of a whole count as that count: 3 cycles of 1 ns
     // are 3000000 fs, not 3000001 after floating-point noise.
     return fs_to_ticks(fs);
 }
 
 void time_overflow(tick start, tick dur) {
-    throw input_error("simulated time runs past what tessel can represent (about 5.1 hours at femtosecond resolution): a "
-                      "resource busy from " + format_time(ticks_to_seconds(start)) + " for another " +
-                      format_time(ticks_to_seconds(dur)) + "; a bandwidth or rate is far too small, or an amount far too large");
+    throw input_error(
+        "simulated time runs past what tessel can represent (about 5.1 hours at femtosecond resolution): a "
+        "resource busy from " +
+        format_time(ticks_to_seconds(start)) + " for another " + format_time(ticks_to_seconds(dur)) +
+        "; a bandwidth or rate is far too small, or an amount far too large");
 }
 
 double ticks_to_seconds(tick t) { return static_cast<double>(t) / ticks_per_second; }
@@ -36,16 +39,26 @@ tick transfer_ticks(double bytes, double bytes_per_second) {
 
 const char* dimension_name(dimension d) {
     switch (d) {
-        case dimension::scalar: return "number";
-        case dimension::time: return "time";
-        case dimension::cycles: return "cycle count";
-        case dimension::frequency: return "frequency";
-        case dimension::size: return "size";
-        case dimension::bandwidth: return "bandwidth";
-        case dimension::size_per_cycle: return "bandwidth per cycle";
-        case dimension::energy: return "energy";
-        case dimension::power: return "power";
-        case dimension::energy_per_size: return "energy per size";
+        case dimension::scalar:
+            return "number";
+        case dimension::time:
+            return "time";
+        case dimension::cycles:
+            return "cycle count";
+        case dimension::frequency:
+            return "frequency";
+        case dimension::size:
+            return "size";
+        case dimension::bandwidth:
+            return "bandwidth";
+        case dimension::size_per_cycle:
+            return "bandwidth per cycle";
+        case dimension::energy:
+            return "energy";
+        case dimension::power:
+            return "power";
+        case dimension::energy_per_size:
+            return "energy per size";
     }
     return "?";
 }
@@ -61,13 +74,24 @@ struct unit_def {
 // Sizes: decimal (KB = 1000 B) and binary (KiB = 1024 B) bytes; lowercase b is bits.
 const std::vector<unit_def>& size_units() {
     static const std::vector<unit_def> u = {
-        {"B", 1, dimension::size},          {"KB", 1e3, dimension::size},      {"kB", 1e3, dimension::size},
-        {"MB", 1e6, dimension::size},       {"GB", 1e9, dimension::size},      {"TB", 1e12, dimension::size},
-        {"PB", 1e15, dimension::size},      {"KiB", 1024.0, dimension::size},  {"MiB", 1048576.0, dimension::size},
-        {"GiB", 1073741824.0, dimension::size}, {"TiB", 1099511627776.0, dimension::size},
+        {"B", 1, dimension::size},
+        {"KB", 1e3, dimension::size},
+        {"kB", 1e3, dimension::size},
+        {"MB", 1e6, dimension::size},
+        {"GB", 1e9, dimension::size},
+        {"TB", 1e12, dimension::size},
+        {"PB", 1e15, dimension::size},
+        {"KiB", 1024.0, dimension::size},
+        {"MiB", 1048576.0, dimension::size},
+        {"GiB", 1073741824.0, dimension::size},
+        {"TiB", 1099511627776.0, dimension::size},
         {"PiB", 1125899906842624.0, dimension::size},
-        {"b", 0.125, dimension::size},      {"Kb", 125, dimension::size},      {"kb", 125, dimension::size},
-        {"Mb", 1.25e5, dimension::size},    {"Gb", 1.25e8, dimension::size},   {"Tb", 1.25e11, dimension::size},
+        {"b", 0.125, dimension::size},
+        {"Kb", 125, dimension::size},
+        {"kb", 125, dimension::size},
+        {"Mb", 1.25e5, dimension::size},
+        {"Gb", 1.25e8, dimension::size},
+        {"Tb", 1.25e11, dimension::size},
         {"Pb", 1.25e14, dimension::size},
     };
     return u;
@@ -75,18 +99,38 @@ const std::vector<unit_def>& size_units() {
 
 const std::vector<unit_def>& other_units() {
     static const std::vector<unit_def> u = {
-        {"s", 1, dimension::time},          {"ms", 1e-3, dimension::time},     {"us", 1e-6, dimension::time},
-        {"\xC2\xB5s", 1e-6, dimension::time}, {"ns", 1e-9, dimension::time},   {"ps", 1e-12, dimension::time},
-        {"fs", 1e-15, dimension::time},     {"cycle", 1, dimension::cycles},   {"cycles", 1, dimension::cycles},
-        {"Hz", 1, dimension::frequency},    {"kHz", 1e3, dimension::frequency}, {"MHz", 1e6, dimension::frequency},
-        {"GHz", 1e9, dimension::frequency}, {"THz", 1e12, dimension::frequency},
-        {"J", 1, dimension::energy},        {"mJ", 1e-3, dimension::energy},   {"uJ", 1e-6, dimension::energy},
-        {"\xC2\xB5J", 1e-6, dimension::energy}, {"nJ", 1e-9, dimension::energy}, {"pJ", 1e-12, dimension::energy},
-        {"fJ", 1e-15, dimension::energy},   {"W", 1, dimension::power},        {"mW", 1e-3, dimension::power},
-        {"kW", 1e3, dimension::power},      {"MW", 1e6, dimension::power},
+        {"s", 1, dimension::time},
+        {"ms", 1e-3, dimension::time},
+        {"us", 1e-6, dimension::time},
+        {"\xC2\xB5s", 1e-6, dimension::time},
+        {"ns", 1e-9, dimension::time},
+        {"ps", 1e-12, dimension::time},
+        {"fs", 1e-15, dimension::time},
+        {"cycle", 1, dimension::cycles},
+        {"cycles", 1, dimension::cycles},
+        {"Hz", 1, dimension::frequency},
+        {"kHz", 1e3, dimension::frequency},
+        {"MHz", 1e6, dimension::frequency},
+        {"GHz", 1e9, dimension::frequency},
+        {"THz", 1e12, dimension::frequency},
+        {"J", 1, dimension::energy},
+        {"mJ", 1e-3, dimension::energy},
+        {"uJ", 1e-6, dimension::energy},
+        {"\xC2\xB5J", 1e-6, dimension::energy},
+        {"nJ", 1e-9, dimension::energy},
+        {"pJ", 1e-12, dimension::energy},
+        {"fJ", 1e-15, dimension::energy},
+        {"W", 1, dimension::power},
+        {"mW", 1e-3, dimension::power},
+        {"kW", 1e3, dimension::power},
+        {"MW", 1e6, dimension::power},
         // Dimensionless counts with SI prefixes ("4.1G" multiply-accumulates).
-        {"k", 1e3, dimension::scalar},      {"K", 1e3, dimension::scalar},     {"M", 1e6, dimension::scalar},
-        {"G", 1e9, dimension::scalar},      {"T", 1e12, dimension::scalar},    {"P", 1e15, dimension::scalar},
+        {"k", 1e3, dimension::scalar},
+        {"K", 1e3, dimension::scalar},
+        {"M", 1e6, dimension::scalar},
+        {"G", 1e9, dimension::scalar},
+        {"T", 1e12, dimension::scalar},
+        {"P", 1e15, dimension::scalar},
     };
     return u;
 }
@@ -122,9 +166,10 @@ std::string suggestion(std::string_view bad) {
 }
 
 [[noreturn]] void bad_unit(std::string_view text, std::string_view unit) {
-    throw input_error("unknown unit '" + std::string(unit) + "' in '" + std::string(text) + "'" + suggestion(unit) +
-                      "; expected a number with a unit such as 1.1GHz, 48KiB, 3.35TB/s, 32B/cycle, 30ns, 2cycles, 0.5pJ, "
-                      "12pJ/B or 40W");
+    throw input_error(
+        "unknown unit '" + std::string(unit) + "' in '" + std::string(text) + "'" + suggestion(unit) +
+        "; expected a number with a unit such as 1.1GHz, 48KiB, 3.35TB/s, 32B/cycle, 30ns, 2cycles, 0.5pJ, "
+        "12pJ/B or 40W");
 }
 
 }  // namespace
@@ -202,7 +247,9 @@ std::string scaled(double v, const std::vector<std::pair<double, const char*>>& 
     return format_number(v / steps.back().first) + sep + steps.back().second;
 }
 
-std::string decimal_bytes(double bytes) { return scaled(bytes, {{1e15, "PB"}, {1e12, "TB"}, {1e9, "GB"}, {1e6, "MB"}, {1e3, "KB"}, {1, "B"}}); }
+std::string decimal_bytes(double bytes) {
+    return scaled(bytes, {{1e15, "PB"}, {1e12, "TB"}, {1e9, "GB"}, {1e6, "MB"}, {1e3, "KB"}, {1, "B"}});
+}
 }  // namespace
 
 std::string format_time(double seconds) {
@@ -244,8 +291,9 @@ std::string format_rate(double per_second, std::string_view unit) {
 
 std::string format_energy(double joules) {
     if (joules == 0) return "0 J";
-    return scaled(joules, {{1e6, "MJ"}, {1e3, "kJ"}, {1, "J"}, {1e-3, "mJ"}, {1e-6, "uJ"}, {1e-9, "nJ"}, {1e-12, "pJ"},
-                           {1e-15, "fJ"}});
+    return scaled(
+        joules,
+        {{1e6, "MJ"}, {1e3, "kJ"}, {1, "J"}, {1e-3, "mJ"}, {1e-6, "uJ"}, {1e-9, "nJ"}, {1e-12, "pJ"}, {1e-15, "fJ"}});
 }
 
 std::string format_power(double watts) {
@@ -255,18 +303,27 @@ std::string format_power(double watts) {
 
 std::string format_quantity(const quantity& q) {
     switch (q.dim) {
-        case dimension::scalar: return format_number(q.value, 6);
-        case dimension::time: return format_time(q.value);
-        case dimension::cycles: return format_number(q.value, 6) + (q.value == 1 ? " cycle" : " cycles");
+        case dimension::scalar:
+            return format_number(q.value, 6);
+        case dimension::time:
+            return format_time(q.value);
+        case dimension::cycles:
+            return format_number(q.value, 6) + (q.value == 1 ? " cycle" : " cycles");
         case dimension::frequency:
             return scaled(q.value, {{1e12, "THz"}, {1e9, "GHz"}, {1e6, "MHz"}, {1e3, "kHz"}, {1, "Hz"}});
-        case dimension::size: return format_bytes(q.value);
+        case dimension::size:
+            return format_bytes(q.value);
         case dimension::bandwidth:
-            return scaled(q.value, {{1e15, "PB/s"}, {1e12, "TB/s"}, {1e9, "GB/s"}, {1e6, "MB/s"}, {1e3, "KB/s"}, {1, "B/s"}});
-        case dimension::size_per_cycle: return format_number(q.value, 6) + " B/cycle";
-        case dimension::energy: return format_energy(q.value);
-        case dimension::power: return format_power(q.value);
-        case dimension::energy_per_size: return format_energy(q.value) + "/B";
+            return scaled(q.value,
+                          {{1e15, "PB/s"}, {1e12, "TB/s"}, {1e9, "GB/s"}, {1e6, "MB/s"}, {1e3, "KB/s"}, {1, "B/s"}});
+        case dimension::size_per_cycle:
+            return format_number(q.value, 6) + " B/cycle";
+        case dimension::energy:
+            return format_energy(q.value);
+        case dimension::power:
+            return format_power(q.value);
+        case dimension::energy_per_size:
+            return format_energy(q.value) + "/B";
     }
     return format_number(q.value);
 }
@@ -277,7 +334,8 @@ double clock_domain::to_cycles(tick t) const { return ticks_to_seconds(t) * hz; 
 tick time_or_cycles(const quantity& q, const clock_domain& clk, const std::string& what, const std::string& text,
                     const std::string& expected) {
     const bool time = q.dim == dimension::time || (q.dim == dimension::scalar && q.value == 0);
-    if (!time && q.dim != dimension::cycles) throw input_error(what + ": expected " + expected + ", got '" + text + "'");
+    if (!time && q.dim != dimension::cycles)
+        throw input_error(what + ": expected " + expected + ", got '" + text + "'");
     if (q.value < 0) throw input_error(what + ": must not be negative, got '" + text + "'");
     return time ? seconds_to_ticks(q.value) : clk.cycles(q.value);
 }

@@ -23,8 +23,18 @@ tick seconds_to_ticks(double seconds);
 double ticks_to_seconds(tick t);
 
 /// What a number measures. Cycles and per-cycle values need a clock to become absolute.
-enum class dimension : std::uint8_t { scalar, time, cycles, frequency, size, bandwidth, size_per_cycle, energy, power,
-                                     energy_per_size };
+enum class dimension : std::uint8_t {
+    scalar,
+    time,
+    cycles,
+    frequency,
+    size,
+    bandwidth,
+    size_per_cycle,
+    energy,
+    power,
+    energy_per_size
+};
 
 const char* dimension_name(dimension d);
 

@@ -40,8 +40,8 @@ void check_unique_keys(const YAML::Node& n, const std::shared_ptr<const std::str
             const auto& first = keys[order[i - 1]];
             const auto& again = keys[order[i]];
             if (first.first == again.first)
-                throw input_error("duplicate key '" + again.first + "' (first given at line " + std::to_string(first.second.line + 1) +
-                                      "); each key may appear once in a map",
+                throw input_error("duplicate key '" + again.first + "' (first given at line " +
+                                      std::to_string(first.second.line + 1) + "); each key may appear once in a map",
                                   location_of(again.second, file));
         }
     } else if (n.IsSequence()) {
@@ -85,15 +85,19 @@ void check_open_quotes(const YAML::Node& n, const std::string& text, const std::
             const size_t f = line.find_first_not_of(" \t");
             if (f != std::string::npos) {
                 size_t k = f;
-                while (k < line.size() && (std::isalnum(static_cast<unsigned char>(line[k])) || line[k] == '_' || line[k] == '.')) ++k;
-                const bool key = k > f && k < line.size() && line[k] == ':' && (k + 1 == line.size() || line[k + 1] == ' ');
+                while (k < line.size() &&
+                       (std::isalnum(static_cast<unsigned char>(line[k])) || line[k] == '_' || line[k] == '.'))
+                    ++k;
+                const bool key =
+                    k > f && k < line.size() && line[k] == ':' && (k + 1 == line.size() || line[k + 1] == ' ');
                 const bool item = line.compare(f, 2, "- ") == 0;
                 if (key || item) {
                     std::string shown = line.substr(f);
                     if (shown.size() > 40) shown = shown.substr(0, 40) + "...";
-                    throw input_error(std::string("a ") + (q == '"' ? "double" : "single") + "-quoted value opens here and runs on to line " +
-                                          std::to_string(m.line + 1 + lines) + ", swallowing '" + shown + "'; is its closing " +
-                                          (q == '"' ? "\"" : "'") + " missing?",
+                    throw input_error(std::string("a ") + (q == '"' ? "double" : "single") +
+                                          "-quoted value opens here and runs on to line " +
+                                          std::to_string(m.line + 1 + lines) + ", swallowing '" + shown +
+                                          "'; is its closing " + (q == '"' ? "\"" : "'") + " missing?",
                                       location_of(m, file));
                 }
             }
@@ -188,13 +192,15 @@ double yaml_node::as_number(std::string_view what) const {
     } catch (const input_error& e) {
         fail(std::string(what) + ": " + e.message());
     }
-    if (q.dim != dimension::scalar) fail(std::string(what) + ": expected a plain number, got '" + s + "' (a " + dimension_name(q.dim) + ")");
+    if (q.dim != dimension::scalar)
+        fail(std::string(what) + ": expected a plain number, got '" + s + "' (a " + dimension_name(q.dim) + ")");
     return q.value;
 }
 
 std::int64_t yaml_node::as_int(std::string_view what) const {
     const double v = as_number(what);
-    if (std::fabs(v) > 9.0e18) fail(std::string(what) + ": '" + scalar(what) + "' is too large (at most 2^53 is meaningful)");
+    if (std::fabs(v) > 9.0e18)
+        fail(std::string(what) + ": '" + scalar(what) + "' is too large (at most 2^53 is meaningful)");
     if (std::floor(v) != v) fail(std::string(what) + ": expected a whole number, got '" + scalar(what) + "'");
     return static_cast<std::int64_t>(v);
 }

@@ -18,7 +18,8 @@ namespace tessel {
 class yaml_node {
 public:
     yaml_node() = default;
-    yaml_node(YAML::Node node, std::shared_ptr<const std::string> file) : m_node(std::move(node)), m_file(std::move(file)) {}
+    yaml_node(YAML::Node node, std::shared_ptr<const std::string> file)
+        : m_node(std::move(node)), m_file(std::move(file)) {}
 
     /// Loads a file; a missing file or a YAML syntax error is an input_error with its location.
     static yaml_node load_file(const std::string& path);

@@ -38,7 +38,8 @@ chip_link::chip_link(sc_core::sc_module_name n, const component_args& a) : inter
 void chip_link::transport(txn& t) {
     const int d = t.src_port == 0 ? 0 : 1;
     const std::uint64_t wire = t.bytes + header_bytes();
-    cross(t, m_p.energy, m_dir[d], m_bytes[d], wire, transfer_ticks(static_cast<double>(wire), m_bps), 0, m_latency, t.head, t.tail);
+    cross(t, m_p.energy, m_dir[d], m_bytes[d], wire, transfer_ticks(static_cast<double>(wire), m_bps), 0, m_latency,
+          t.head, t.tail);
     sim().trace.slice(m_tracks[d], t.head - m_latency, t.tail - m_latency, t.op, t.step);
     t.hop = txn::arrived;
 }

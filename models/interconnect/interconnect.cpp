@@ -5,7 +5,8 @@
 
 namespace tessel {
 
-void packet_params::declare(param_decl& d, std::string_view packet, std::string_view header, std::string_view outstanding) {
+void packet_params::declare(param_decl& d, std::string_view packet, std::string_view header,
+                            std::string_view outstanding) {
     d(packet_bytes, "packet_bytes", packet, "largest payload of one packet", bound::positive);
     d(header_bytes, "header_bytes", header, "header added to every packet on the wire");
     d(max_outstanding, "max_outstanding", outstanding,
@@ -18,7 +19,8 @@ void interconnect::traverse(txn& t) {
     t.kind = txn_kind::route;
     while (t.hop != txn::arrived) {
         transport(t);
-        if (t.hop == txn::parked) throw std::logic_error(path() + ": traverse() cannot drive a network that parks packets");
+        if (t.hop == txn::parked)
+            throw std::logic_error(path() + ": traverse() cannot drive a network that parks packets");
     }
 }
 

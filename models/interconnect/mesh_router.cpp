@@ -21,7 +21,8 @@ void mesh_router::b_transport(int /*from*/, tlm::tlm_generic_payload& gp, sc_cor
     m_noc.cross(t, m_noc.m_p.energy, links[static_cast<size_t>(dir)], link_bytes[static_cast<size_t>(dir)], wire,
                 m_noc.ser_ticks(wire), m_noc.router_ticks(), m_noc.wire_ticks(), t.head, t.tail);
     if (tracks[static_cast<size_t>(dir)] == -2) tracks[static_cast<size_t>(dir)] = m_noc.link_track(m_y * w + m_x, dir);
-    m_noc.sim().trace.slice(tracks[static_cast<size_t>(dir)], t.head - m_noc.wire_ticks(), t.tail - m_noc.wire_ticks(), t.op, t.step);
+    m_noc.sim().trace.slice(tracks[static_cast<size_t>(dir)], t.head - m_noc.wire_ticks(), t.tail - m_noc.wire_ticks(),
+                            t.op, t.step);
     t.hop = m_noc.neighbour_hop(m_x, m_y, dir);
 }
 

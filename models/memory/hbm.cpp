@@ -11,7 +11,8 @@ namespace tessel {
 
 void hbm::params::declare(param_decl& d) {
     d(clock, "clock", "${clock}", "memory controller clock (timings below may be given in its cycles)");
-    d(channels, "channels", "8", "independent channels (an HBM3 stack has 16, an HBM2e stack 8)", bound::positive, 4096);
+    d(channels, "channels", "8", "independent channels (an HBM3 stack has 16, an HBM2e stack 8)", bound::positive,
+      4096);
     d(pseudo_channels, "pseudo_channels", "2", "pseudo-channels per channel, each with its own data bus and banks",
       bound::positive, 64);
     d(bank_groups, "bank_groups", "4", "bank groups per pseudo-channel", bound::positive, 256);
@@ -74,7 +75,8 @@ hbm::hbm(sc_core::sc_module_name n, const component_args& a)
     m_closed_page = m_p.page_policy == "closed";
     m_stream_detail = m_p.detail == "stream";
     m_burst_bytes = static_cast<std::uint64_t>(m_p.width / 8 * m_p.burst_length);
-    if (m_burst_bytes == 0) throw input_error("component '" + a.config_path + "' (hbm): width must be at least 8 bits", a.where);
+    if (m_burst_bytes == 0)
+        throw input_error("component '" + a.config_path + "' (hbm): width must be at least 8 bits", a.where);
     m_burst = transfer_ticks(static_cast<double>(m_burst_bytes), m_pc_bps);
     m_cl = m_p.tCL.to_ticks(clk);
     m_rcd = m_p.tRCD.to_ticks(clk);
@@ -85,14 +87,17 @@ hbm::hbm(sc_core::sc_module_name n, const component_args& a)
     m_refi = m_p.tREFI.to_ticks(clk);
     // Channels refresh staggered across the interval so they do not all stall at once; channel c first
     // refreshes at (c + 1) / channels of the interval.
-    for (std::int64_t c = 0; c < m_p.channels; ++c) m_refresh_offset.push_back(m_refi / static_cast<tick>(m_p.channels) * static_cast<tick>(c + 1));
+    for (std::int64_t c = 0; c < m_p.channels; ++c)
+        m_refresh_offset.push_back(m_refi / static_cast<tick>(m_p.channels) * static_cast<tick>(c + 1));
     for (tick offset : m_refresh_offset) m_refresh_window.push_back(refresh_window{offset, 0});
     m_rfc = m_p.tRFC.to_ticks(clk);
     if (m_refi > 0 && m_rfc >= m_refi)
         throw input_error("component '" + a.config_path + "' (hbm): tRFC must be shorter than tREFI", a.where);
     if (m_p.interleave.bytes() > m_p.row_bytes.bytes())
-        throw input_error("component '" + a.config_path + "' (hbm): interleave (" + format_bytes(static_cast<double>(m_p.interleave.bytes())) +
-                              ") must not exceed row_bytes (" + format_bytes(static_cast<double>(m_p.row_bytes.bytes())) + ")",
+        throw input_error("component '" + a.config_path + "' (hbm): interleave (" +
+                              format_bytes(static_cast<double>(m_p.interleave.bytes())) +
+                              ") must not exceed row_bytes (" +
+                              format_bytes(static_cast<double>(m_p.row_bytes.bytes())) + ")",
                           a.where);
     const size_t pcs = static_cast<size_t>(m_p.channels * m_p.pseudo_channels);
     m_pcs.resize(pcs);
@@ -103,7 +108,8 @@ hbm::hbm(sc_core::sc_module_name n, const component_args& a)
         m_stream_latency = seconds_to_ticks(r.latency_s);
         m_tracks.push_back(trace_track("stream"));
     } else {
-        for (std::int64_t c = 0; c < m_p.channels; ++c) m_tracks.push_back(trace_track("channel[" + std::to_string(c) + "]"));
+        for (std::int64_t c = 0; c < m_p.channels; ++c)
+            m_tracks.push_back(trace_track("channel[" + std::to_string(c) + "]"));
     }
     stats().formula("bandwidth", [this](double s) { return s > 0 ? (m_read_bytes + m_write_bytes) / s : 0.0; });
     stats().formula("peak_bandwidth", [this](double) { return peak_bytes_per_second(); });
@@ -139,7 +145,8 @@ hbm::location hbm::locate(std::uint32_t channel, std::uint64_t block) const {
     // Consecutive rows go to different bank groups first, so streaming activations overlap.
     std::uint64_t b = block % banks;
     if (m_xor_hash) b ^= (block / banks) % banks;
-    const std::uint64_t bg = b % static_cast<std::uint64_t>(m_p.bank_groups), within = b / static_cast<std::uint64_t>(m_p.bank_groups);
+    const std::uint64_t bg = b % static_cast<std::uint64_t>(m_p.bank_groups),
+                        within = b / static_cast<std::uint64_t>(m_p.bank_groups);
     loc.bank = static_cast<std::uint32_t>(bg * static_cast<std::uint64_t>(m_p.banks_per_group) + within);
     loc.row = block / banks;
     return loc;
@@ -255,7 +262,7 @@ std::pair<tick, tick> hbm::access_range(std::uint64_t address, std::uint64_t byt
     std::uint64_t rest = unit >= 0 ? addr / il : addr / il / channels;  // the block's number within its channel
     while (left > 0 || !any) {
         const std::uint64_t chunk = std::min(left, any ? il : il - addr % il);  // blocks after the first are whole
-        if (any) {  // the next block
+        if (any) {                                                              // the next block
             if (unit >= 0) {
                 loc = locate(loc.channel, ++rest);
             } else if (loc.channel + 1 < channels) {
@@ -282,12 +289,13 @@ hbm::stream_rate hbm::sustained_stream() {
     // Memoised per parameter set: a system instantiates the same memory hundreds of times.
     static std::map<std::string, stream_rate> memo;
     std::string key = std::to_string(m_pc_bps) + "/" + std::to_string(m_burst) + "/" + std::to_string(m_burst_bytes);
-    for (std::int64_t v : {m_p.channels, m_p.pseudo_channels, m_p.bank_groups, m_p.banks_per_group,
-                           static_cast<std::int64_t>(m_p.row_bytes.bytes()), static_cast<std::int64_t>(m_p.interleave.bytes()),
-                           static_cast<std::int64_t>(m_cl), static_cast<std::int64_t>(m_rcd), static_cast<std::int64_t>(m_rp),
-                           static_cast<std::int64_t>(m_ras), static_cast<std::int64_t>(m_rrd), static_cast<std::int64_t>(m_faw),
-                           static_cast<std::int64_t>(m_refi), static_cast<std::int64_t>(m_rfc),
-                           static_cast<std::int64_t>(m_xor_hash), static_cast<std::int64_t>(m_closed_page)})
+    for (std::int64_t v :
+         {m_p.channels, m_p.pseudo_channels, m_p.bank_groups, m_p.banks_per_group,
+          static_cast<std::int64_t>(m_p.row_bytes.bytes()), static_cast<std::int64_t>(m_p.interleave.bytes()),
+          static_cast<std::int64_t>(m_cl), static_cast<std::int64_t>(m_rcd), static_cast<std::int64_t>(m_rp),
+          static_cast<std::int64_t>(m_ras), static_cast<std::int64_t>(m_rrd), static_cast<std::int64_t>(m_faw),
+          static_cast<std::int64_t>(m_refi), static_cast<std::int64_t>(m_rfc), static_cast<std::int64_t>(m_xor_hash),
+          static_cast<std::int64_t>(m_closed_page)})
         key += "/" + std::to_string(v);
     if (auto it = memo.find(key); it != memo.end()) return it->second;
     const std::vector<pc_state> saved = m_pcs;
@@ -327,7 +335,8 @@ void hbm::transport_stream(txn& t) {
     // A stream opens each row once (usage() counts the same).
     const double rows = static_cast<double>(t.bytes) / static_cast<double>(m_p.row_bytes.bytes());
     spend(t, energy_part::dram,
-          m_p.energy.access(t.kind == txn_kind::write, static_cast<double>(t.bytes)) + rows * m_p.energy.activate.joules(),
+          m_p.energy.access(t.kind == txn_kind::write, static_cast<double>(t.bytes)) +
+              rows * m_p.energy.activate.joules(),
           start, end);
     t.unit = t.unit >= 0 ? t.unit : unit_for_address(t.address);
     t.head = start;
@@ -394,26 +403,72 @@ TESSEL_REGISTER_KIND([] {
     // taken as HBM2 (Samsung quotes 3.9 pJ/bit for HBM3E). DDR4: Horowitz's DRAM access (20 pJ/bit, activation
     // included).
     k.presets = {
-        {"hbm2e_stack", "one HBM2e stack: 8 channels x 2 pseudo-channels of 64 bits at 3.2 Gb/s/pin (409.6 GB/s)",
+        {"hbm2e_stack",
+         "one HBM2e stack: 8 channels x 2 pseudo-channels of 64 bits at 3.2 Gb/s/pin (409.6 GB/s)",
          "JEDEC JESD235D; timings DRAMsim3 HBM2_8Gb_x128",
-         {{"channels", "8"}, {"pseudo_channels", "2"}, {"bank_groups", "4"}, {"banks_per_group", "4"},
-          {"pin_rate", "3.2Gb/s"}, {"width", "64"}, {"burst_length", "4"}, {"row_bytes", "1KiB"},
-          {"capacity", "16GiB"}, {"tCL", "14ns"}, {"tRCD", "14ns"}, {"tRP", "14ns"}, {"tRAS", "34ns"},
-          {"tRRD", "4ns"}, {"tFAW", "30ns"}, {"tREFI", "3.9us"}, {"tRFC", "350ns"}, {"energy.read", "2.54pJ/bit"},
-          {"energy.write", "2.54pJ/bit"}, {"energy.activate", "9.91nJ"}}},
-        {"hbm3_stack", "one HBM3 stack: 16 channels x 2 pseudo-channels of 32 bits at 6.4 Gb/s/pin (819.2 GB/s)",
+         {{"channels", "8"},
+          {"pseudo_channels", "2"},
+          {"bank_groups", "4"},
+          {"banks_per_group", "4"},
+          {"pin_rate", "3.2Gb/s"},
+          {"width", "64"},
+          {"burst_length", "4"},
+          {"row_bytes", "1KiB"},
+          {"capacity", "16GiB"},
+          {"tCL", "14ns"},
+          {"tRCD", "14ns"},
+          {"tRP", "14ns"},
+          {"tRAS", "34ns"},
+          {"tRRD", "4ns"},
+          {"tFAW", "30ns"},
+          {"tREFI", "3.9us"},
+          {"tRFC", "350ns"},
+          {"energy.read", "2.54pJ/bit"},
+          {"energy.write", "2.54pJ/bit"},
+          {"energy.activate", "9.91nJ"}}},
+        {"hbm3_stack",
+         "one HBM3 stack: 16 channels x 2 pseudo-channels of 32 bits at 6.4 Gb/s/pin (819.2 GB/s)",
          "JEDEC JESD238; timings as HBM2e (DRAMsim3 HBM2_8Gb_x128), tRFC for 16 Gb dies",
-         {{"channels", "16"}, {"pseudo_channels", "2"}, {"bank_groups", "4"}, {"banks_per_group", "4"},
-          {"pin_rate", "6.4Gb/s"}, {"width", "32"}, {"burst_length", "8"}, {"row_bytes", "1KiB"},
-          {"capacity", "16GiB"}, {"tCL", "14ns"}, {"tRCD", "14ns"}, {"tRP", "14ns"}, {"tRAS", "34ns"},
-          {"tRRD", "4ns"}, {"tFAW", "30ns"}, {"tREFI", "3.9us"}, {"tRFC", "450ns"}, {"energy.read", "2.54pJ/bit"},
-          {"energy.write", "2.54pJ/bit"}, {"energy.activate", "9.91nJ"}}},
-        {"ddr4_3200", "one DDR4-3200 channel: 64 bits at 3.2 Gb/s/pin (25.6 GB/s), 16 banks, 8 KiB rows",
+         {{"channels", "16"},
+          {"pseudo_channels", "2"},
+          {"bank_groups", "4"},
+          {"banks_per_group", "4"},
+          {"pin_rate", "6.4Gb/s"},
+          {"width", "32"},
+          {"burst_length", "8"},
+          {"row_bytes", "1KiB"},
+          {"capacity", "16GiB"},
+          {"tCL", "14ns"},
+          {"tRCD", "14ns"},
+          {"tRP", "14ns"},
+          {"tRAS", "34ns"},
+          {"tRRD", "4ns"},
+          {"tFAW", "30ns"},
+          {"tREFI", "3.9us"},
+          {"tRFC", "450ns"},
+          {"energy.read", "2.54pJ/bit"},
+          {"energy.write", "2.54pJ/bit"},
+          {"energy.activate", "9.91nJ"}}},
+        {"ddr4_3200",
+         "one DDR4-3200 channel: 64 bits at 3.2 Gb/s/pin (25.6 GB/s), 16 banks, 8 KiB rows",
          "JEDEC JESD79-4; timings DRAMsim3 DDR4_8Gb_x8_3200",
-         {{"channels", "1"}, {"pseudo_channels", "1"}, {"bank_groups", "4"}, {"banks_per_group", "4"},
-          {"pin_rate", "3.2Gb/s"}, {"width", "64"}, {"burst_length", "8"}, {"row_bytes", "8KiB"},
-          {"interleave", "256B"}, {"capacity", "64GiB"}, {"tCL", "13.75ns"}, {"tRCD", "13.75ns"},
-          {"tRP", "13.75ns"}, {"tRAS", "32.5ns"}, {"tRRD", "2.5ns"}, {"tFAW", "21.25ns"}, {"tREFI", "7.8us"},
+         {{"channels", "1"},
+          {"pseudo_channels", "1"},
+          {"bank_groups", "4"},
+          {"banks_per_group", "4"},
+          {"pin_rate", "3.2Gb/s"},
+          {"width", "64"},
+          {"burst_length", "8"},
+          {"row_bytes", "8KiB"},
+          {"interleave", "256B"},
+          {"capacity", "64GiB"},
+          {"tCL", "13.75ns"},
+          {"tRCD", "13.75ns"},
+          {"tRP", "13.75ns"},
+          {"tRAS", "32.5ns"},
+          {"tRRD", "2.5ns"},
+          {"tFAW", "21.25ns"},
+          {"tREFI", "7.8us"},
           {"tRFC", "350ns"}}},
     };
     return k;

@@ -73,10 +73,10 @@ public:
 private:
     struct bank_state {
         std::int64_t open_row = -1;
-        tick act_at = 0;       // last activation
-        tick col_ready = 0;    // earliest next column command
-        tick data_end = 0;     // last data transfer of this bank ends
-        tick pre_ready = 0;    // closed-page policy: bank precharged and ready to activate
+        tick act_at = 0;     // last activation
+        tick col_ready = 0;  // earliest next column command
+        tick data_end = 0;   // last data transfer of this bank ends
+        tick pre_ready = 0;  // closed-page policy: bank precharged and ready to activate
         std::uint64_t epoch = 0;
     };
     struct pc_state {
@@ -113,7 +113,7 @@ private:
     tick m_cl = 0, m_rcd = 0, m_rp = 0, m_ras = 0, m_rrd = 0, m_faw = 0, m_refi = 0, m_rfc = 0;
     std::vector<tick> m_refresh_offset;  // per channel: its first refresh (channels refresh staggered)
     struct refresh_window {
-        tick start = 0;       // the k-th refresh of the channel (from its offset)
+        tick start = 0;  // the k-th refresh of the channel (from its offset)
         std::uint64_t k = 0;
     };
     mutable std::vector<refresh_window> m_refresh_window;  // per channel: the interval its last access fell in

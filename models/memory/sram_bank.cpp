@@ -166,7 +166,9 @@ void sram_bank::init(const component_args& a) {
     stats().formula("busy", [this](double) { return ticks_to_seconds(m_timing->busy_total(m_state)); });
     stats().formula("bandwidth", [this](double s) { return s > 0 ? (m_read_bytes + m_write_bytes) / s : 0.0; });
     stats().formula("utilisation", [this](double s) {
-        return s > 0 ? ticks_to_seconds(m_timing->busy_total(m_state)) / (s * static_cast<double>(m_timing->port_count())) : 0.0;
+        return s > 0
+                   ? ticks_to_seconds(m_timing->busy_total(m_state)) / (s * static_cast<double>(m_timing->port_count()))
+                   : 0.0;
     });
 }
 

@@ -84,7 +84,9 @@ public:
     bool has_role(role r) const override { return r == role::memory; }
     std::uint64_t capacity_bytes() const override { return m_p.capacity.bytes(); }
     /// Every port of every bank at once.
-    double peak_bytes_per_second() const override { return m_timing->port_bytes_per_second() * static_cast<double>(m_timing->port_count()); }
+    double peak_bytes_per_second() const override {
+        return m_timing->port_bytes_per_second() * static_cast<double>(m_timing->port_count());
+    }
     void transport(txn& t) override;
     void usage(std::vector<resource_usage>& out) const override;
 

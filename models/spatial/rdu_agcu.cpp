@@ -56,7 +56,8 @@ rdu_agcu::rdu_agcu(sc_core::sc_module_name n, const component_args& a)
                                   "reach above them in the platform file)",
                               a.where);
         if (mem->capacity_bytes() == 0)
-            throw input_error("component '" + a.config_path + "' (rdu_agcu): memory '" + name + "' has no capacity", a.where);
+            throw input_error("component '" + a.config_path + "' (rdu_agcu): memory '" + name + "' has no capacity",
+                              a.where);
         tier t;
         t.name = name;
         t.memory = mem;

@@ -32,9 +32,12 @@ rdu_pcu::timing::timing(const params& p) : clk(p.clock.clock()), m_p(p) {
     for (int i = 0; i < dtype_count; ++i) {
         const dtype t = static_cast<dtype>(i);
         double r = 0;
-        if (p.fu_macs.has(t)) r = p.fu_macs.at(t);
-        else if (t == dtype::bf16 && p.fu_macs.has(dtype::fp16)) r = p.fu_macs.at(dtype::fp16);
-        else if (t == dtype::fp16 && p.fu_macs.has(dtype::bf16)) r = p.fu_macs.at(dtype::bf16);
+        if (p.fu_macs.has(t))
+            r = p.fu_macs.at(t);
+        else if (t == dtype::bf16 && p.fu_macs.has(dtype::fp16))
+            r = p.fu_macs.at(dtype::fp16);
+        else if (t == dtype::fp16 && p.fu_macs.has(dtype::bf16))
+            r = p.fu_macs.at(dtype::bf16);
         m_rate[static_cast<size_t>(i)] = r;
         m_peak[static_cast<size_t>(i)] = r * static_cast<double>(p.lanes * p.stages);
     }
@@ -70,7 +73,8 @@ rdu_pcu::timing::estimate rdu_pcu::timing::evaluate(const work& w) const {
     const double lanes = static_cast<double>(m_p.lanes), stages = static_cast<double>(m_p.stages);
     const double vec = w.vector_ops > 0 ? std::ceil(w.vector_ops / (lanes * stages)) : 0.0;
     const double peak = peak_macs_per_cycle(w.type);
-    if (w.macs > 0 && peak <= 0) throw input_error("pattern compute unit cannot compute in " + std::string(dtype_name(w.type)));
+    if (w.macs > 0 && peak <= 0)
+        throw input_error("pattern compute unit cannot compute in " + std::string(dtype_name(w.type)));
     // Never faster than the MACs at peak, whatever the view says.
     const double floor_macs = w.macs > 0 ? std::ceil(w.macs / peak) : 0.0;
     auto finish = [&](double compute, double in, double out, bool systolic) {
@@ -165,15 +169,17 @@ void rdu_pcu::transport(txn& t) {
             m_steps += 1;
             if (e.systolic) m_systolic_steps += 1;
             m_ideal += m_timing.ideal_seconds(w);
-            spend(t, energy_part::compute,
-                  m_p.energy.joules(w.type, w.macs, w.vector_ops, name()) + m_p.energy.busy_joules(ticks_to_seconds(dur)),
-                  start, start + dur);
+            spend(
+                t, energy_part::compute,
+                m_p.energy.joules(w.type, w.macs, w.vector_ops, name()) + m_p.energy.busy_joules(ticks_to_seconds(dur)),
+                start, start + dur);
             sim().trace.slice(m_track, start, start + dur, t.op, t.step);
             return;
         }
         case txn_kind::write: {
             // Configuration (or data) into the unit: it takes the bytes at its input bandwidth.
-            const tick dur = transfer_ticks(static_cast<double>(t.bytes), m_p.input_bandwidth.bytes_per_second(m_timing.clk));
+            const tick dur =
+                transfer_ticks(static_cast<double>(t.bytes), m_p.input_bandwidth.bytes_per_second(m_timing.clk));
             const tick start = m_pipe.reserve(t.head, dur);
             m_config_bytes += static_cast<double>(t.bytes);
             spend(t, energy_part::compute, m_p.energy.busy_joules(ticks_to_seconds(dur)), start, start + dur);

@@ -23,8 +23,8 @@
 #include <array>
 
 #include "models/core/component.h"
-#include "models/core/energy.h"
 #include "models/core/compute_model.h"
+#include "models/core/energy.h"
 
 namespace tessel {
 
@@ -81,7 +81,7 @@ public:
         bool m_simd = true, m_systolic = false;
         std::array<double, dtype_count> m_rate{};  // MACs per functional unit per cycle
         std::array<double, dtype_count> m_peak{};
-        double m_in_bpc = 0, m_out_bpc = 0;      // port bytes per cycle
+        double m_in_bpc = 0, m_out_bpc = 0;  // port bytes per cycle
     };
 
     rdu_pcu(sc_core::sc_module_name name, const component_args& args);

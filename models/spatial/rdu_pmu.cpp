@@ -11,10 +11,9 @@ namespace tessel {
 void rdu_pmu::params::declare(param_decl& d) {
     // The bank parameters are sram_bank's, declared at this level so a PMU reads as one flat map.
     scratchpad.declare(d);
-    d(addresses_per_cycle, "addresses_per_cycle", "1",
-      "addresses the address-generation pipeline produces per cycle", bound::positive);
-    d(access_bytes, "access_bytes", "64B", "bytes one generated address reads or writes (one vector)",
+    d(addresses_per_cycle, "addresses_per_cycle", "1", "addresses the address-generation pipeline produces per cycle",
       bound::positive);
+    d(access_bytes, "access_bytes", "64B", "bytes one generated address reads or writes (one vector)", bound::positive);
     d(config_bytes, "config_bytes", "4KiB",
       "configuration state (address patterns, counters) loaded when a graph section is configured");
 }

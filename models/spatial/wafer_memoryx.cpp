@@ -12,7 +12,8 @@ void wafer_memoryx::params::declare(param_decl& d) {
     d(clock, "clock", "${clock}", "clock for cycle-valued parameters (default: the platform clock)");
     d(ports, "ports", required, "edge ports where data enter and leave the wafer (each attaches to an edge router)",
       bound::positive);
-    d(capacity, "capacity", "2.4PB", "what the service stores (CS-2 MemoryX: up to 2.4 PB, Cerebras 2021)", bound::positive);
+    d(capacity, "capacity", "2.4PB", "what the service stores (CS-2 MemoryX: up to 2.4 PB, Cerebras 2021)",
+      bound::positive);
     d(io_bandwidth, "io_bandwidth", "150GB/s",
       "system I/O shared by all ports, each direction (CS-2: 12 x 100 GbE = 1.2 Tb/s, Cerebras CS-2 datasheet)");
     d(latency, "latency", "2us",
@@ -35,7 +36,8 @@ wafer_memoryx::wafer_memoryx(sc_core::sc_module_name n, const component_args& a)
     load_params(m_p, a);
     set_clock(m_p.clock);
     m_bps = m_p.io_bandwidth.bytes_per_second(clock());
-    if (m_bps <= 0) throw input_error("component '" + a.config_path + "' (wafer_memoryx): io_bandwidth must be positive", a.where);
+    if (m_bps <= 0)
+        throw input_error("component '" + a.config_path + "' (wafer_memoryx): io_bandwidth must be positive", a.where);
     m_latency = m_p.latency.to_ticks(clock());
     stats().formula("read_bytes", [this](double) { return m_bytes[0]; });
     stats().formula("write_bytes", [this](double) { return m_bytes[1]; });
@@ -82,7 +84,8 @@ void wafer_memoryx::usage(std::vector<resource_usage>& out) const {
         u.busy_max = u.busy_seconds;
         u.off_chip = true;
         // Bytes to the wafer are reads of the service; bytes from it, writes. Its leakage is charged once.
-        charge(u, m_bytes[d] * (d == 0 ? m_p.energy.read : m_p.energy.write).joules(), d == 0 ? m_p.energy.leakage.watts() : 0.0);
+        charge(u, m_bytes[d] * (d == 0 ? m_p.energy.read : m_p.energy.write).joules(),
+               d == 0 ? m_p.energy.leakage.watts() : 0.0);
         out.push_back(u);
     }
 }

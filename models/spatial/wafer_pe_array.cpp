@@ -1,5 +1,5 @@
-#include "models/core/limits.h"
 #include "models/spatial/wafer_pe_array.h"
+#include "models/core/limits.h"
 
 #include <algorithm>
 #include <cmath>
@@ -17,21 +17,26 @@ void wafer_pe_array::params::declare(param_decl& d) {
     if (!d.describing())
         require_units(static_cast<double>(width) * static_cast<double>(height),
                       "a wafer_pe_array of " + std::to_string(width) + " x " + std::to_string(height) + " PEs");
-    d(sram, "sram", "48KiB", "SRAM of one PE; everything the PE computes on lives here (WSE-2: 48 KB in 8 banks, Hot Chips 34)",
+    d(sram, "sram", "48KiB",
+      "SRAM of one PE; everything the PE computes on lives here (WSE-2: 48 KB in 8 banks, Hot Chips 34)",
       bound::positive);
     d(read_bandwidth, "read_bandwidth", "16B/cycle", "SRAM reads per cycle (WSE-2: two 64-bit reads, Hot Chips 34)");
     d(write_bandwidth, "write_bandwidth", "8B/cycle", "SRAM writes per cycle (WSE-2: one 64-bit write, Hot Chips 34)");
     d(ramp_bandwidth, "ramp_bandwidth", "4B/cycle",
-      "router-to-PE ramp, each way: one 32-bit wavelet per cycle (Cerebras SDK); operands streamed from the fabric pass it");
+      "router-to-PE ramp, each way: one 32-bit wavelet per cycle (Cerebras SDK); operands streamed from the fabric "
+      "pass it");
     d(macs_per_cycle, "macs_per_cycle", "{fp16: 4, bf16: 4, fp32: 1}",
       "multiply-accumulates per cycle by data type (WSE-2: 4-wide fp16 SIMD, which the 2 x 64-bit reads feed)");
     d(vector_ops_per_cycle, "vector_ops_per_cycle", "{fp16: 4, bf16: 4, fp32: 1}",
       "element operations (add, multiply, compare) per cycle by data type, on the same SIMD datapath");
     d(task_overhead, "task_overhead", "0cycles",
       "fixed cycles to start one task (activation, operand descriptor setup); no published figure, 0 by default");
-    declare_energy(d, energy, energy_7nm::compute, "energy", "energy of one PE's datapath per action, and its static power");
-    declare_energy(d, sram_energy, energy_7nm::sram, "sram_energy", "energy of one PE's SRAM per byte, and its static power");
-    declare_energy(d, ramp_energy, energy_7nm::noc, "ramp_energy", "energy per byte over one PE's ramp, and its static power");
+    declare_energy(d, energy, energy_7nm::compute, "energy",
+                   "energy of one PE's datapath per action, and its static power");
+    declare_energy(d, sram_energy, energy_7nm::sram, "sram_energy",
+                   "energy of one PE's SRAM per byte, and its static power");
+    declare_energy(d, ramp_energy, energy_7nm::noc, "ramp_energy",
+                   "energy per byte over one PE's ramp, and its static power");
 }
 
 namespace {
@@ -108,12 +113,14 @@ wafer_pe_array::wafer_pe_array(sc_core::sc_module_name n, const component_args& 
       m_steps(stats().scalar("steps")) {
     set_clock(m_p.clock);
     if (m_timing.read_bpc <= 0 || m_timing.write_bpc <= 0 || m_timing.ramp_bpc <= 0)
-        throw input_error("component '" + a.config_path + "' (wafer_pe_array): read, write and ramp bandwidths must be positive",
-                          a.where);
+        throw input_error(
+            "component '" + a.config_path + "' (wafer_pe_array): read, write and ramp bandwidths must be positive",
+            a.where);
     if (m_p.sram.bytes() > 0xffffffffULL)
         throw input_error("component '" + a.config_path + "' (wafer_pe_array): sram above 4 GiB per PE", a.where);
     const size_t pes = static_cast<size_t>(m_p.width * m_p.height);
-    if (pes > 50000000) throw input_error("component '" + a.config_path + "' (wafer_pe_array): more than 50 M PEs", a.where);
+    if (pes > 50000000)
+        throw input_error("component '" + a.config_path + "' (wafer_pe_array): more than 50 M PEs", a.where);
     m_pes = pes;  // m_pipe and m_work are made by the first compute step: a wafer a system's representative
                   // stands for never runs one (745,500 PEs, 48 MB on a WSE-2)
     m_sram = sram_tally(static_cast<int>(m_p.width), static_cast<int>(m_p.height), m_p.sram.bytes(), path());
@@ -246,8 +253,8 @@ void wafer_pe_array::usage(std::vector<resource_usage>& out) const {
     for (size_t i = 0; i < m_macs_by_type.size(); ++i)
         if (m_macs_by_type[i] > m_macs_by_type[best]) best = i;
     const double pes = static_cast<double>(m_pes);
-    auto add = [&](const std::string& what, resource_class cls, double peak, const char* unit, auto work_of, auto ideal_of,
-                   double joules, double leakage_per_pe) {
+    auto add = [&](const std::string& what, resource_class cls, double peak, const char* unit, auto work_of,
+                   auto ideal_of, double joules, double leakage_per_pe) {
         resource_usage u;
         u.name = path() + "." + what;
         u.kind = kind_name();
@@ -276,19 +283,25 @@ void wafer_pe_array::usage(std::vector<resource_usage>& out) const {
     // spread over the PEs in proportion to their datapath time; the physical bound uses the datapath time.
     double total_cs = 0;
     for (const auto& w : m_work) total_cs += w.compute_s;
-    add("pe", resource_class::compute, peak_flops, "FLOP",
+    add(
+        "pe", resource_class::compute, peak_flops, "FLOP",
         [&](const pe_work& w) { return total_cs > 0 ? flops * w.compute_s / total_cs : 0.0; },
         [](const pe_work& w) { return w.compute_s; },
-        m_p.energy.joules(m_macs_by_type, m_vector_ops, path()) + m_p.energy.busy_joules(pipe_busy), m_p.energy.leakage.watts());
-    add("sram_read", resource_class::memory, m_timing.read_bpc * hz, "B", [](const pe_work& w) { return w.read_b; },
+        m_p.energy.joules(m_macs_by_type, m_vector_ops, path()) + m_p.energy.busy_joules(pipe_busy),
+        m_p.energy.leakage.watts());
+    add(
+        "sram_read", resource_class::memory, m_timing.read_bpc * hz, "B", [](const pe_work& w) { return w.read_b; },
         [&](const pe_work& w) { return w.read_b / (m_timing.read_bpc * hz); }, read_b * m_p.sram_energy.read.joules(),
         m_p.sram_energy.leakage.watts());
-    add("sram_write", resource_class::memory, m_timing.write_bpc * hz, "B", [](const pe_work& w) { return w.write_b; },
-        [&](const pe_work& w) { return w.write_b / (m_timing.write_bpc * hz); }, write_b * m_p.sram_energy.write.joules(),
+    add(
+        "sram_write", resource_class::memory, m_timing.write_bpc * hz, "B", [](const pe_work& w) { return w.write_b; },
+        [&](const pe_work& w) { return w.write_b / (m_timing.write_bpc * hz); },
+        write_b * m_p.sram_energy.write.joules(),
         0.0);  // the SRAM's leakage is charged once, with its reads
-    add("ramp", resource_class::network, m_timing.ramp_bpc * hz, "B", [](const pe_work& w) { return w.ramp_b; },
-        [&](const pe_work& w) { return w.ramp_b / (m_timing.ramp_bpc * hz); }, ramp_b * m_p.ramp_energy.transfer.joules(),
-        m_p.ramp_energy.leakage.watts());
+    add(
+        "ramp", resource_class::network, m_timing.ramp_bpc * hz, "B", [](const pe_work& w) { return w.ramp_b; },
+        [&](const pe_work& w) { return w.ramp_b / (m_timing.ramp_bpc * hz); },
+        ramp_b * m_p.ramp_energy.transfer.joules(), m_p.ramp_energy.leakage.watts());
 }
 
 TESSEL_REGISTER_KIND(make_kind<wafer_pe_array>(

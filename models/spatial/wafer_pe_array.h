@@ -14,10 +14,10 @@
 // out of a PE are limited by its ramp (the fabric's injection and ejection links), which is slower than its
 // SRAM ports, so the SRAM adds no time to them.
 //
-// Scale (docs/architecture.md, "Data-oriented arrays"): 850k PEs cannot be 850k modules. Per-PE state is a compute reservation (16 bytes), the
-// work done, for the physical bound (32 bytes), and the bytes placed (4 bytes): about 40 MB for a WSE-2. A
-// compute step may carry a span (grid_span.h: a rectangle of PEs) as its payload: it then runs the same work on
-// every PE of the span in lockstep, starting when the last of them is free, so a row of 750 PEs doing the same
+// Scale (docs/architecture.md, "Data-oriented arrays"): 850k PEs cannot be 850k modules. Per-PE state is a compute
+// reservation (16 bytes), the work done, for the physical bound (32 bytes), and the bytes placed (4 bytes): about 40 MB
+// for a WSE-2. A compute step may carry a span (grid_span.h: a rectangle of PEs) as its payload: it then runs the same
+// work on every PE of the span in lockstep, starting when the last of them is free, so a row of 750 PEs doing the same
 // thing is one event. What a program keeps in the PEs' SRAM comes with the program (its placements, given at
 // begin_program): the array checks them against each PE's SRAM and reports them (sram_used).
 // Leaves out: SRAM bank conflicts, instruction fetch, task scheduling between colours, the 256-byte cache.
@@ -45,7 +45,7 @@ public:
         bandwidth read_bandwidth, write_bandwidth, ramp_bandwidth;
         rate_table macs_per_cycle, vector_ops_per_cycle;
         duration task_overhead;
-        compute_energy energy;     // of one PE's datapath
+        compute_energy energy;      // of one PE's datapath
         memory_energy sram_energy;  // of one PE's SRAM
         link_energy ramp_energy;    // of one PE's ramp (each way)
         void declare(param_decl& d);
@@ -58,7 +58,7 @@ public:
         clock_domain clk;
         double read_bpc = 0, write_bpc = 0, ramp_bpc = 0;  // bytes per cycle
         double overhead_cycles = 0;
-        std::array<double, dtype_count> macs{}, vec{};     // per cycle by data type, 0 = unsupported
+        std::array<double, dtype_count> macs{}, vec{};  // per cycle by data type, 0 = unsupported
         explicit timing(const params& p);
         /// Cycles a step of `w` occupies a PE (see the file comment).
         double cycles(const work& w) const override;

@@ -12,7 +12,8 @@ void tsp::mxm_params::declare(param_decl& d) {
     d(planes, "planes", "2", "independent matrix planes in each hemisphere's MXM", bound::positive);
     d(macs_per_cycle, "macs_per_cycle", "{int8: 102400, fp16: 25600}",
       "multiply-accumulates per cycle of one plane, per type: a sqrt x sqrt array (320 x 320 int8, 160 x 160 fp16)");
-    d(weight_streams, "weight_streams", "4", "stream registers that carry weight rows into a plane at once", bound::positive);
+    d(weight_streams, "weight_streams", "4", "stream registers that carry weight rows into a plane at once",
+      bound::positive);
     d(latency, "latency", "24cycles", "from an activation vector entering a plane to its result vector leaving");
 }
 
@@ -52,12 +53,18 @@ void tsp::params::declare(param_decl& d) {
 
 const char* tsp::op_kind_name(op_kind k) {
     switch (k) {
-        case op_kind::mem_read: return "read";
-        case op_kind::mem_write: return "write";
-        case op_kind::mxm_weights: return "install weights";
-        case op_kind::mxm_matmul: return "matmul";
-        case op_kind::vxm: return "vector op";
-        case op_kind::sxm: return "switch op";
+        case op_kind::mem_read:
+            return "read";
+        case op_kind::mem_write:
+            return "write";
+        case op_kind::mxm_weights:
+            return "install weights";
+        case op_kind::mxm_matmul:
+            return "matmul";
+        case op_kind::vxm:
+            return "vector op";
+        case op_kind::sxm:
+            return "switch op";
     }
     return "?";
 }
@@ -92,29 +99,40 @@ std::int64_t tsp::timing::array_dim(dtype t) const {
 
 std::int64_t tsp::timing::busy(const instruction& i) const {
     switch (i.kind) {
-        case op_kind::mxm_weights: return (i.rows + p.mxm.weight_streams - 1) / p.mxm.weight_streams;
-        default: return i.vectors * std::max<std::int64_t>(1, i.spacing);
+        case op_kind::mxm_weights:
+            return (i.rows + p.mxm.weight_streams - 1) / p.mxm.weight_streams;
+        default:
+            return i.vectors * std::max<std::int64_t>(1, i.spacing);
     }
 }
 
 std::int64_t tsp::timing::out_offset(op_kind k) const {
     switch (k) {
-        case op_kind::mem_read: return mem_latency;
-        case op_kind::mxm_matmul: return mxm_latency;
-        case op_kind::vxm: return vxm_latency;
-        case op_kind::sxm: return sxm_latency;
-        default: return 0;
+        case op_kind::mem_read:
+            return mem_latency;
+        case op_kind::mxm_matmul:
+            return mxm_latency;
+        case op_kind::vxm:
+            return vxm_latency;
+        case op_kind::sxm:
+            return sxm_latency;
+        default:
+            return 0;
     }
 }
 
 tsp::slice_kind tsp::timing::expected(op_kind k) const {
     switch (k) {
         case op_kind::mem_read:
-        case op_kind::mem_write: return slice_kind::mem;
+        case op_kind::mem_write:
+            return slice_kind::mem;
         case op_kind::mxm_weights:
-        case op_kind::mxm_matmul: return slice_kind::mxm;
-        case op_kind::vxm: return slice_kind::vxm;
-        case op_kind::sxm: return slice_kind::sxm;
+        case op_kind::mxm_matmul:
+            return slice_kind::mxm;
+        case op_kind::vxm:
+            return slice_kind::vxm;
+        case op_kind::sxm:
+            return slice_kind::sxm;
     }
     return slice_kind::vxm;
 }
@@ -125,10 +143,14 @@ std::string tsp::timing::unit_name(std::uint32_t u) const {
         return std::to_string(std::find(list.begin(), list.end(), u) - list.begin());
     };
     switch (kind[u]) {
-        case slice_kind::mxm: return "MXM plane " + idx(mxm_units);
-        case slice_kind::sxm: return std::string("SXM ") + (position[u] < vxm_position ? "west" : "east");
-        case slice_kind::mem: return "MEM slice " + idx(mem_units);
-        case slice_kind::vxm: return "VXM ALU " + idx(vxm_units);
+        case slice_kind::mxm:
+            return "MXM plane " + idx(mxm_units);
+        case slice_kind::sxm:
+            return std::string("SXM ") + (position[u] < vxm_position ? "west" : "east");
+        case slice_kind::mem:
+            return "MEM slice " + idx(mem_units);
+        case slice_kind::vxm:
+            return "VXM ALU " + idx(vxm_units);
     }
     return "slice " + std::to_string(u);
 }
@@ -186,27 +208,34 @@ std::string tsp::who(std::uint64_t step) const {
     return "'" + (it != m_ran.end() ? it->second.in->name : std::string("?")) + "' (step " + std::to_string(step) + ")";
 }
 
-void tsp::conflict(const std::string& what) const { throw input_error("static schedule conflict on " + path() + ": " + what); }
+void tsp::conflict(const std::string& what) const {
+    throw input_error("static schedule conflict on " + path() + ": " + what);
+}
 
 void tsp::check_streams(std::uint64_t step, const instruction& in, std::int64_t start) {
     // Blocks this instruction puts on stream registers: its output, and external feeds it reads (weights).
     std::vector<occupancy> mine;
-    if (in.out.valid()) mine.push_back({static_cast<std::uint32_t>(step), in.out, start + m_tm->out_offset(in.kind), m_tm->busy(in)});
+    if (in.out.valid())
+        mine.push_back({static_cast<std::uint32_t>(step), in.out, start + m_tm->out_offset(in.kind), m_tm->busy(in)});
     for (size_t k = 0; k < in.in.size(); ++k)
         if (in.in[k].valid() && in.producer[k] == ~0u)
-            mine.push_back({static_cast<std::uint32_t>(step), in.in[k], start - m_tm->distance(in.in[k].from, in.in[k].to), m_tm->busy(in)});
+            mine.push_back({static_cast<std::uint32_t>(step), in.in[k],
+                            start - m_tm->distance(in.in[k].from, in.in[k].to), m_tm->busy(in)});
     for (const occupancy& o : mine) {
         const stream_use& u = o.use;
         if (u.stream < 0 || u.stream + u.count > m_p.streams)
-            conflict(who(step) + " uses stream registers " + std::to_string(u.stream) + ".." + std::to_string(u.stream + u.count - 1) +
-                     " but the chip has " + std::to_string(m_p.streams) + " per direction");
+            conflict(who(step) + " uses stream registers " + std::to_string(u.stream) + ".." +
+                     std::to_string(u.stream + u.count - 1) + " but the chip has " + std::to_string(m_p.streams) +
+                     " per direction");
         const std::int32_t lo = std::min(u.from, u.to), hi = std::max(u.from, u.to);
         for (std::int16_t s = u.stream; s < u.stream + u.count; ++s) {
             auto& list = m_streams[static_cast<size_t>((u.east ? 0 : m_p.streams) + s)];
             // Forget blocks that left the chip long before this one starts.
             list.erase(std::remove_if(list.begin(), list.end(),
                                       [&](const occupancy& x) {
-                                          return x.first + m_tm->distance(x.use.from, x.use.to) + x.length + 4 * m_tm->units < o.first;
+                                          return x.first + m_tm->distance(x.use.from, x.use.to) + x.length +
+                                                     4 * m_tm->units <
+                                                 o.first;
                                       }),
                        list.end());
             for (const occupancy& x : list) {
@@ -225,9 +254,9 @@ void tsp::check_streams(std::uint64_t step, const instruction& in, std::int64_t 
                             at = m_tm->unit_name(k);
                             break;
                         }
-                    conflict("stream register " + std::to_string(s) + (u.east ? " east" : " west") + " at " + at + ", cycle " +
-                             std::to_string(std::max(a0, b0)) + ": " + who(step) + " would overwrite a vector of " + who(x.step) +
-                             " still on it");
+                    conflict("stream register " + std::to_string(s) + (u.east ? " east" : " west") + " at " + at +
+                             ", cycle " + std::to_string(std::max(a0, b0)) + ": " + who(step) +
+                             " would overwrite a vector of " + who(x.step) + " still on it");
                 }
             }
             list.push_back(o);
@@ -245,13 +274,15 @@ void tsp::transport(txn& t) {
     }
     const instruction* carried = payload_as<instruction>(t.payload);
     if (!carried)
-        throw input_error(path() + ": step " + std::to_string(t.step) +
-                          " carries no instruction (programs for a tsp come from its mapper, impl: tsp, or from one it emitted)");
+        throw input_error(
+            path() + ": step " + std::to_string(t.step) +
+            " carries no instruction (programs for a tsp come from its mapper, impl: tsp, or from one it emitted)");
     const instruction& in = *carried;
     ran& record = m_ran[t.step];
     record = {carried, 0, 0};
     if (in.unit >= m_tm->units)
-        conflict(who(t.step) + " names slice " + std::to_string(in.unit) + "; the chip has " + std::to_string(m_tm->units));
+        conflict(who(t.step) + " names slice " + std::to_string(in.unit) + "; the chip has " +
+                 std::to_string(m_tm->units));
     if (m_tm->kind[in.unit] != m_tm->expected(in.kind))
         conflict(who(t.step) + " is a " + op_kind_name(in.kind) + " but runs on " + m_tm->unit_name(in.unit));
     // The schedule's cycle 0 is the program's start or, for a schedule placed after its inputs, its anchor's
@@ -263,8 +294,9 @@ void tsp::transport(txn& t) {
     const tick half = clock().cycles(0.5);
     if (t.head + half < expected || t.head > expected + half) {
         const double at = clock().to_cycles(t.head - t.origin);
-        conflict(who(t.step) + " is scheduled at cycle " + std::to_string(in.cycle) + " but could not start before cycle " +
-                 format_number(at, 12) + " (a program step it depends on finished late)");
+        conflict(who(t.step) + " is scheduled at cycle " + std::to_string(in.cycle) +
+                 " but could not start before cycle " + format_number(at, 12) +
+                 " (a program step it depends on finished late)");
     }
     if (in.kind == op_kind::vxm) {
         const std::int64_t need = (in.ops + m_p.vxm.chain - 1) / m_p.vxm.chain;
@@ -276,13 +308,14 @@ void tsp::transport(txn& t) {
     const std::int64_t busy = m_tm->busy(in);
     const int port = timing::port(in.kind);
     if (m_free[in.unit][static_cast<size_t>(port)] > start)
-        conflict(m_tm->unit_name(in.unit) + (port ? " (second port)" : "") + " at cycle " + std::to_string(start) + ": " + who(t.step) +
-                 " is scheduled there but " + who(m_holder[in.unit][static_cast<size_t>(port)]) + " holds it until cycle " +
-                 std::to_string(m_free[in.unit][static_cast<size_t>(port)]));
+        conflict(m_tm->unit_name(in.unit) + (port ? " (second port)" : "") + " at cycle " + std::to_string(start) +
+                 ": " + who(t.step) + " is scheduled there but " + who(m_holder[in.unit][static_cast<size_t>(port)]) +
+                 " holds it until cycle " + std::to_string(m_free[in.unit][static_cast<size_t>(port)]));
     if (in.after != ~0u) {
         const auto e = m_ran.find(in.after);
         if (e == m_ran.end() || in.after == t.step)  // this step's own record is not finished
-            conflict(who(t.step) + " at cycle " + std::to_string(start) + " needs " + who(in.after) + " finished, but that has not run");
+            conflict(who(t.step) + " at cycle " + std::to_string(start) + " needs " + who(in.after) +
+                     " finished, but that has not run");
         if (e->second.ended > start)
             conflict(who(t.step) + " starts at cycle " + std::to_string(start) + " but needs " + who(in.after) +
                      ", which runs until cycle " + std::to_string(e->second.ended));
@@ -293,20 +326,23 @@ void tsp::transport(txn& t) {
         if (!u.valid() || in.producer[k] == ~0u) continue;
         const auto ps = m_ran.find(in.producer[k]);
         if (ps == m_ran.end() || in.producer[k] == t.step)
-            conflict(who(t.step) + " reads stream " + std::to_string(u.stream) + " at cycle " + std::to_string(start) + " from " +
-                     who(in.producer[k]) + ", which has not run");
+            conflict(who(t.step) + " reads stream " + std::to_string(u.stream) + " at cycle " + std::to_string(start) +
+                     " from " + who(in.producer[k]) + ", which has not run");
         const instruction& producer = *ps->second.in;
         const stream_use& pu = producer.out;
         const std::int32_t lo = std::min(pu.from, pu.to), hi = std::max(pu.from, pu.to);
-        const std::int64_t arrive = ps->second.started + m_tm->out_offset(producer.kind) + m_tm->distance(pu.from, u.to);
+        const std::int64_t arrive =
+            ps->second.started + m_tm->out_offset(producer.kind) + m_tm->distance(pu.from, u.to);
         if (pu.stream != u.stream || pu.east != u.east || u.to < lo || u.to > hi || producer.spacing != in.spacing)
             conflict(who(t.step) + " reads stream " + std::to_string(u.stream) + (u.east ? " east" : " west") + " at " +
-                     m_tm->unit_name(in.unit) + " but " + who(in.producer[k]) + " writes stream " + std::to_string(pu.stream) +
-                     (pu.east ? " east" : " west") + " from position " + std::to_string(pu.from) + " to " + std::to_string(pu.to));
+                     m_tm->unit_name(in.unit) + " but " + who(in.producer[k]) + " writes stream " +
+                     std::to_string(pu.stream) + (pu.east ? " east" : " west") + " from position " +
+                     std::to_string(pu.from) + " to " + std::to_string(pu.to));
         if (arrive != start)
-            conflict(who(t.step) + " expects its operands on stream " + std::to_string(u.stream) + (u.east ? " east" : " west") + " at " +
-                     m_tm->unit_name(in.unit) + " at cycle " + std::to_string(start) + ", but " + who(in.producer[k]) +
-                     " delivers them there at cycle " + std::to_string(arrive));
+            conflict(who(t.step) + " expects its operands on stream " + std::to_string(u.stream) +
+                     (u.east ? " east" : " west") + " at " + m_tm->unit_name(in.unit) + " at cycle " +
+                     std::to_string(start) + ", but " + who(in.producer[k]) + " delivers them there at cycle " +
+                     std::to_string(arrive));
     }
     check_streams(t.step, in, start);
     m_free[in.unit][static_cast<size_t>(port)] = start + busy;
@@ -324,7 +360,8 @@ void tsp::transport(txn& t) {
         m_macs_by_type[static_cast<size_t>(t.w->type)] += t.w->macs;
         m_vector_ops += t.w->vector_ops;
         m_mem_bytes += t.w->bytes_in + t.w->bytes_out;
-        if (in.kind == op_kind::mxm_matmul && t.w->macs > 0) m_ideal_mxm += t.w->macs / (m_p.mxm.macs_per_cycle_of(t.w->type) * clock().hz);
+        if (in.kind == op_kind::mxm_matmul && t.w->macs > 0)
+            m_ideal_mxm += t.w->macs / (m_p.mxm.macs_per_cycle_of(t.w->type) * clock().hz);
         if (in.kind == op_kind::vxm && t.w->vector_ops > 0) {
             const double per_vector = static_cast<double>(m_p.superlanes * m_p.lanes) / (dtype_bits(t.w->type) / 8.0);
             m_ideal_vxm += t.w->vector_ops / (per_vector * static_cast<double>(m_p.vxm.chain) * clock().hz);
@@ -340,9 +377,14 @@ void tsp::transport(txn& t) {
     const double active_j = m_p.energy.busy_joules(ticks_to_seconds(busy_end - expected));
     switch (m_tm->kind[in.unit]) {
         case slice_kind::mxm:
-        case slice_kind::vxm: compute_j += active_j; break;
-        case slice_kind::mem: sram_j += active_j; break;
-        case slice_kind::sxm: break;
+        case slice_kind::vxm:
+            compute_j += active_j;
+            break;
+        case slice_kind::mem:
+            sram_j += active_j;
+            break;
+        case slice_kind::sxm:
+            break;
     }
     spend(t, energy_part::compute, compute_j, expected, busy_end);
     spend(t, energy_part::sram, sram_j, expected, busy_end);
@@ -363,10 +405,17 @@ void tsp::usage(std::vector<resource_usage>& out) const {
     for (std::uint32_t u = 0; u < m_tm->units; ++u) {
         const double b = m_busy[u];
         switch (m_tm->kind[u]) {
-            case slice_kind::mxm: mxm_busy += b, mxm_max = std::max(mxm_max, b); break;
-            case slice_kind::vxm: vxm_busy += b, vxm_max = std::max(vxm_max, b); break;
-            case slice_kind::mem: mem_busy += b, mem_max = std::max(mem_max, b); break;
-            default: break;
+            case slice_kind::mxm:
+                mxm_busy += b, mxm_max = std::max(mxm_max, b);
+                break;
+            case slice_kind::vxm:
+                vxm_busy += b, vxm_max = std::max(vxm_max, b);
+                break;
+            case slice_kind::mem:
+                mem_busy += b, mem_max = std::max(mem_max, b);
+                break;
+            default:
+                break;
         }
     }
     size_t best = static_cast<size_t>(dtype::int8);
@@ -386,7 +435,8 @@ void tsp::usage(std::vector<resource_usage>& out) const {
     c.busy_max = mxm_max;
     std::array<double, dtype_count> no_macs{};
     // Active power is per slice busy: MXM, VXM and MEM slices clock only while an instruction runs on them.
-    charge(c, m_p.energy.joules(m_macs_by_type, 0, path()) + m_p.energy.busy_joules(mxm_busy), m_p.energy.leakage.watts());
+    charge(c, m_p.energy.joules(m_macs_by_type, 0, path()) + m_p.energy.busy_joules(mxm_busy),
+           m_p.energy.leakage.watts());
     out.push_back(c);
     resource_usage v;
     v.name = path() + ".vxm";
@@ -412,7 +462,8 @@ void tsp::usage(std::vector<resource_usage>& out) const {
     m.ideal_seconds = m_mem_bytes / m.peak_rate;
     m.busy_seconds = mem_busy;
     m.busy_max = mem_max;
-    charge(m, m_mem_bytes * m_p.mem_energy.read.joules() + m_p.energy.busy_joules(mem_busy), m_p.mem_energy.leakage.watts());
+    charge(m, m_mem_bytes * m_p.mem_energy.read.joules() + m_p.energy.busy_joules(mem_busy),
+           m_p.mem_energy.leakage.watts());
     out.push_back(m);
 }
 

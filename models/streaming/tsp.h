@@ -66,7 +66,7 @@ public:
         vxm_params vxm;
         sxm_params sxm;
         mem_params mem;
-        compute_energy energy;      // the MXM's MACs and the VXM's operations; leakage of the whole chip
+        compute_energy energy;     // the MXM's MACs and the VXM's operations; leakage of the whole chip
         memory_energy mem_energy;  // the MEM slices, per byte read or written
         void declare(param_decl& d);
     };
@@ -96,16 +96,16 @@ public:
         /// Producers and `after` name steps: moved with the program they belong to.
         std::shared_ptr<const step_payload> shifted(std::uint32_t offset) const override;
         op_kind kind = op_kind::vxm;
-        std::uint32_t unit = 0;         // the slice
-        std::int64_t cycle = 0;         // scheduled start at superlane 0, cycles from the schedule's origin
-        std::int64_t vectors = 0;       // vectors it streams
-        std::int64_t spacing = 1;       // cycles per vector
-        std::int64_t ops = 1;           // VXM: element operations per element
-        std::int64_t rows = 0;          // MXM weight install: weight rows
-        stream_use out;                 // what it writes
-        std::array<stream_use, 2> in;   // what it reads (arriving at its own position at `cycle`)
+        std::uint32_t unit = 0;        // the slice
+        std::int64_t cycle = 0;        // scheduled start at superlane 0, cycles from the schedule's origin
+        std::int64_t vectors = 0;      // vectors it streams
+        std::int64_t spacing = 1;      // cycles per vector
+        std::int64_t ops = 1;          // VXM: element operations per element
+        std::int64_t rows = 0;         // MXM weight install: weight rows
+        stream_use out;                // what it writes
+        std::array<stream_use, 2> in;  // what it reads (arriving at its own position at `cycle`)
         std::array<std::uint32_t, 2> producer{~0u, ~0u};  // the steps that put them there
-        std::uint32_t after = ~0u;      // a step that must have finished (weights installed, data written)
+        std::uint32_t after = ~0u;  // a step that must have finished (weights installed, data written)
         std::string name;
     };
 
@@ -115,8 +115,8 @@ public:
         params p;
         clock_domain clk;
         std::uint32_t units = 0;
-        std::vector<slice_kind> kind;        // per unit
-        std::vector<std::int32_t> position;  // per unit, west to east
+        std::vector<slice_kind> kind;                                           // per unit
+        std::vector<std::int32_t> position;                                     // per unit, west to east
         std::vector<std::uint32_t> mxm_units, mem_units, vxm_units, sxm_units;  // west to east
         std::int32_t vxm_position = 0;
         std::int64_t mem_latency = 0, mxm_latency = 0, vxm_latency = 0, sxm_latency = 0, skew = 0;
@@ -139,7 +139,9 @@ public:
 
     bool has_role(role r) const override { return r == role::compute || r == role::memory; }
     /// Slices west to east, times superlanes (for floorplans); instructions address superlane 0 (unit = slice).
-    std::vector<int> unit_shape() const override { return {static_cast<int>(m_tm->units), static_cast<int>(m_p.superlanes)}; }
+    std::vector<int> unit_shape() const override {
+        return {static_cast<int>(m_tm->units), static_cast<int>(m_p.superlanes)};
+    }
     /// Every MEM slice of both hemispheres: what a chip holds (a system's plan is checked against it).
     std::uint64_t capacity_bytes() const override {
         return 2 * static_cast<std::uint64_t>(m_p.mem.slices) * m_p.mem.slice_capacity.bytes();
@@ -158,7 +160,7 @@ private:
     struct occupancy {
         std::uint32_t step;
         stream_use use;
-        std::int64_t first;  // cycle the first vector leaves `use.from`
+        std::int64_t first;   // cycle the first vector leaves `use.from`
         std::int64_t length;  // cycles the block holds a position
     };
     [[noreturn]] void conflict(const std::string& what) const;
@@ -173,11 +175,11 @@ private:
         const instruction* in;
         std::int64_t started, ended;
     };
-    std::unordered_map<std::uint64_t, ran> m_ran;  // by step (one table: a large program runs millions)
-    std::vector<std::array<std::int64_t, 2>> m_free;      // per unit and port: free from this cycle
-    std::vector<std::array<std::uint64_t, 2>> m_holder;   // per unit and port: the last step there
-    std::vector<std::vector<occupancy>> m_streams;        // per direction x stream: blocks in flight
-    std::vector<double> m_busy;                           // per unit, seconds
+    std::unordered_map<std::uint64_t, ran> m_ran;        // by step (one table: a large program runs millions)
+    std::vector<std::array<std::int64_t, 2>> m_free;     // per unit and port: free from this cycle
+    std::vector<std::array<std::uint64_t, 2>> m_holder;  // per unit and port: the last step there
+    std::vector<std::vector<occupancy>> m_streams;       // per direction x stream: blocks in flight
+    std::vector<double> m_busy;                          // per unit, seconds
     std::vector<int> m_tracks;
     std::int64_t m_last_cycle = 0;
     double& m_macs;

@@ -55,7 +55,7 @@ void barrier::usage(std::vector<resource_usage>& out) const {
     u.busy_seconds = ticks_to_seconds(m_busy);
     u.busy_max = u.busy_seconds;
     u.ideal_seconds = u.busy_seconds;  // a sync cannot be faster than its latency
-    u.ideal_max = 0;  // overlapping syncs of different groups do not add up
+    u.ideal_max = 0;                   // overlapping syncs of different groups do not add up
     charge(u, m_syncs * m_p.energy.sync.joules(), m_p.energy.leakage.watts());
     out.push_back(u);
 }

@@ -113,7 +113,8 @@ TEST(block_cache, coalesced_accesses_make_the_same_whole_stream_requests) {
             double ha = 0, hb = 0;
             for (int o = 0, ops = 1 + static_cast<int>(rng() % 4); o < ops; ++o) {  // a kernel's operands
                 if (rng() % 8 == 0) {  // an access the device adds itself (a re-read of a long row, say)
-                    const block_cache::dram_access extra{rng() % (64 * block), static_cast<double>(1 + rng() % (2 * block)), rng() % 2 == 0};
+                    const block_cache::dram_access extra{rng() % (64 * block),
+                                                         static_cast<double>(1 + rng() % (2 * block)), rng() % 2 == 0};
                     a.push_back(extra);
                     b.push_back(extra);
                 }
@@ -157,7 +158,8 @@ TEST(block_cache, equals_a_reference_lru_on_random_accesses_and_long_scans) {
             ASSERT_EQ(h, hr) << "blocks " << blocks << " round " << round;
             expect_same(got, want, round);
             const std::uint64_t probe = rng() % (64 * block);
-            ASSERT_EQ(c.resident(probe, 8 * block), r.resident(probe, 8 * block)) << "blocks " << blocks << " round " << round;
+            ASSERT_EQ(c.resident(probe, 8 * block), r.resident(probe, 8 * block))
+                << "blocks " << blocks << " round " << round;
         }
         c.clear();
         EXPECT_EQ(c.resident(0, 64 * block), 0) << "cleared";

@@ -123,7 +123,7 @@ TEST(calibration, shipped_h100_meets_the_error_bounds) {
         // Nothing in the set is off by more than a factor of two.
         EXPECT_LT(std::fabs(e), 100) << m.label;
     }
-    EXPECT_EQ(big, 3);      // 2048, 4096, 8192
+    EXPECT_EQ(big, 3);     // 2048, 4096, 8192
     EXPECT_EQ(memory, 9);  // 5 copies of 16 MiB and more, 4 elementwise kernels of 16 M and 128 M elements
     EXPECT_LT(sum / static_cast<double>(f.set.items.size()), 12) << "MAPE over the calibration set";
 }
@@ -158,7 +158,8 @@ TEST(calibration, a_fit_on_half_the_gemm_shapes_predicts_the_other_half) {
     std::map<std::string, int> seen;
     const auto& ms = f.set.items;
     for (size_t i = 0; i < ms.size(); ++i)
-        if (ms[i].kind == "gemm") (seen[ms[i].row.value("dtype", std::string())]++ % 2 == 0 ? fit_set : held).push_back(i);
+        if (ms[i].kind == "gemm")
+            (seen[ms[i].row.value("dtype", std::string())]++ % 2 == 0 ? fit_set : held).push_back(i);
     ASSERT_EQ(fit_set.size(), 16u);
     ASSERT_EQ(held.size(), 14u);
     std::vector<double> before(ms.size());
@@ -241,7 +242,8 @@ TEST(calibration, a100_takes_the_h100s_current_fitted_values) {
         if (in_block.empty() || !std::regex_search(line, m, fitted) || hopper_only.count(m[1])) continue;
         const std::string key = m[1];
         ASSERT_TRUE(a[in_block][key]) << "the A100 lacks gpu." << in_block << "." << key;
-        EXPECT_EQ(a[in_block][key].as<std::string>(), h[in_block][key].as<std::string>()) << "gpu." << in_block << "." << key;
+        EXPECT_EQ(a[in_block][key].as<std::string>(), h[in_block][key].as<std::string>())
+            << "gpu." << in_block << "." << key;
         ++checked;
     }
     EXPECT_GE(checked, 13);  // tlb.miss_cost, 7 kernel fractions and latencies, 5 row rates
@@ -273,14 +275,21 @@ TEST(calibration, bad_measurement_files_are_input_errors_naming_the_line) {
         }
     };
     const std::string dev = "{\"kind\": \"device\", \"name\": \"x\"}\n";
-    expect_error(dev + "{\"kind\": \"gemm\", \"dtype\": \"bfloat16\", \"M\": 4, \"N\": 4, \"sec\": 1e-6}\n", ":2: a 'gemm' row needs a number 'K'");
+    expect_error(dev + "{\"kind\": \"gemm\", \"dtype\": \"bfloat16\", \"M\": 4, \"N\": 4, \"sec\": 1e-6}\n",
+                 ":2: a 'gemm' row needs a number 'K'");
     expect_error(dev + "not json\n", ":2: not a JSON object");
-    expect_error(dev + "{\"kind\": \"copy\", \"bytes_read\": 4, \"bytes_written\": 4, \"sec\": 0}\n", ":2: the row needs a positive 'sec'");
+    expect_error(dev + "{\"kind\": \"copy\", \"bytes_read\": 4, \"bytes_written\": 4, \"sec\": 0}\n",
+                 ":2: the row needs a positive 'sec'");
     expect_error(dev + "{\"kind\": \"winograd\", \"sec\": 1e-6}\n", ":2: unknown kind 'winograd'");
-    expect_error(dev + "{\"kind\": \"conv\", \"dtype\": \"bfloat16\", \"N\": 1, \"C\": 3, \"H\": 8, \"W\": 8, \"K\": 4, \"R\": 3,"
-                       " \"S\": 3, \"stride\": 1, \"layout\": \"nchw\", \"sec\": 1e-6}\n", "must be channels-last");
-    expect_error(dev + "{\"kind\": \"sdpa\", \"dtype\": \"bfloat16\", \"B\": 1, \"H\": 1, \"S\": 8, \"Sq\": 9, \"D\": 64,"
-                       " \"sec\": 1e-6}\n", "'Sq' (queries) must not exceed 'S'");
+    expect_error(
+        dev +
+            "{\"kind\": \"conv\", \"dtype\": \"bfloat16\", \"N\": 1, \"C\": 3, \"H\": 8, \"W\": 8, \"K\": 4, \"R\": 3,"
+            " \"S\": 3, \"stride\": 1, \"layout\": \"nchw\", \"sec\": 1e-6}\n",
+        "must be channels-last");
+    expect_error(dev +
+                     "{\"kind\": \"sdpa\", \"dtype\": \"bfloat16\", \"B\": 1, \"H\": 1, \"S\": 8, \"Sq\": 9, \"D\": 64,"
+                     " \"sec\": 1e-6}\n",
+                 "'Sq' (queries) must not exceed 'S'");
     expect_error(dev + "{\"kind\": \"copy\", \"bytes_read\": 8, \"bytes_written\": 8, \"holdout\": 1, \"sec\": 1e-6}\n",
                  "'holdout' must be true or false");
     expect_error(dev, "hold no kernel rows");
@@ -294,14 +303,16 @@ TEST(calibration, the_fitted_platform_keeps_its_comments_and_replaces_the_old_pr
         "# header\nplatform: x\ncomponents:\n  gpu:\n    kind: gpu\n    params:\n      kernel:\n"
         "        launch_overhead: 1us     # (fit) per kernel\n        tiles: 128x128\n";
     const std::string once = write_fitted_platform(
-        text, "gpu", {{"kernel.launch_overhead", "1480ns"}, {"kernel.tensor_efficiency", "0.77"}, {"tlb.miss_cost", "145ns"}},
+        text, "gpu",
+        {{"kernel.launch_overhead", "1480ns"}, {"kernel.tensor_efficiency", "0.77"}, {"tlb.miss_cost", "145ns"}},
         {"fitted to a.jsonl"});
     EXPECT_NE(once.find("        launch_overhead: 1480ns # (fit) per kernel\n"), std::string::npos) << once;
     EXPECT_NE(once.find("        tensor_efficiency: 0.77\n"), std::string::npos) << once;
     EXPECT_NE(once.find("      tlb:\n        miss_cost: 145ns\n"), std::string::npos) << once;
     EXPECT_NE(once.find("        tiles: 128x128\n"), std::string::npos) << once;
     EXPECT_NE(once.find("#   fitted to a.jsonl\n"), std::string::npos) << once;
-    const std::string twice = write_fitted_platform(once, "gpu", {{"kernel.launch_overhead", "2us"}}, {"fitted to b.jsonl"});
+    const std::string twice =
+        write_fitted_platform(once, "gpu", {{"kernel.launch_overhead", "2us"}}, {"fitted to b.jsonl"});
     EXPECT_EQ(twice.find("a.jsonl"), std::string::npos) << twice;
     EXPECT_NE(twice.find("launch_overhead: 2us # (fit) per kernel"), std::string::npos) << twice;
     EXPECT_NE(twice.find("# header"), std::string::npos);
@@ -313,13 +324,17 @@ TEST(calibration, each_softmax_row_length_runs_the_kernel_pytorch_picks) {
     // it fits 48 KiB with the reduction's 128 B and is whole 16-byte vectors, else reading it once per pass.
     auto& f = fx();
     const std::vector<std::pair<std::int64_t, std::string>> cases = {
-        {1024, "(warp per row)"},        {1025, "(row in registers)"},     {9216, "(row in registers)"},
-        {9224, "(row in shared memory)"}, {9217, "(row read per pass)"},   {24512, "(row in shared memory)"},
+        {1024, "(warp per row)"},         {1025, "(row in registers)"},  {9216, "(row in registers)"},
+        {9224, "(row in shared memory)"}, {9217, "(row read per pass)"}, {24512, "(row in shared memory)"},
         {24520, "(row read per pass)"},   {65536, "(row read per pass)"}};
     const auto rows = measured_rows("softmax_rows.jsonl", [&] {
         std::vector<nlohmann::json> out;
         for (const auto& c : cases)
-            out.push_back({{"kind", "rowwise"}, {"op", "softmax"}, {"rows", 64}, {"cols", c.first}, {"dtype", "bfloat16"},
+            out.push_back({{"kind", "rowwise"},
+                           {"op", "softmax"},
+                           {"rows", 64},
+                           {"cols", c.first},
+                           {"dtype", "bfloat16"},
                            {"sec", 1e-5}});
         return out;
     }());
@@ -340,18 +355,30 @@ TEST(calibration, layer_norm_runs_welfords_statistics_and_rms_norm_does_not) {
     EXPECT_NE(f.h100.last_record().plan.find("row-wise (Welford), 64 rows"), std::string::npos)
         << f.h100.last_record().plan;
     f.h100.simulate(rows.items[1]);
-    EXPECT_NE(f.h100.last_record().plan.find("row-wise (sum of squares), 64 rows"), std::string::npos) << f.h100.last_record().plan;
+    EXPECT_NE(f.h100.last_record().plan.find("row-wise (sum of squares), 64 rows"), std::string::npos)
+        << f.h100.last_record().plan;
 }
 
 TEST(calibration, an_implicit_gemm_convolution_does_not_split_k) {
     // cuDNN's fprop kernels for a 3x3 window run one kernel (h100_operators.jsonl: 1x512x7x7, K = 4608, 49
     // output rows): no split-K and no reduction kernel, where a GEMM of the same M, N, K splits K to fill the SMs.
     auto& f = fx();
-    const auto rows = measured_rows(
-        "conv_rows.jsonl",
-        {{{"kind", "conv"}, {"N", 1}, {"C", 512}, {"H", 7}, {"W", 7}, {"K", 512}, {"R", 3}, {"S", 3}, {"stride", 1},
-          {"pad", 1}, {"layout", "nhwc"}, {"dtype", "bfloat16"}, {"sec", 1e-5}},
-         {{"kind", "gemm"}, {"M", 49}, {"N", 512}, {"K", 4608}, {"dtype", "bfloat16"}, {"sec", 1e-5}}});
+    const auto rows =
+        measured_rows("conv_rows.jsonl",
+                      {{{"kind", "conv"},
+                        {"N", 1},
+                        {"C", 512},
+                        {"H", 7},
+                        {"W", 7},
+                        {"K", 512},
+                        {"R", 3},
+                        {"S", 3},
+                        {"stride", 1},
+                        {"pad", 1},
+                        {"layout", "nhwc"},
+                        {"dtype", "bfloat16"},
+                        {"sec", 1e-5}},
+                       {{"kind", "gemm"}, {"M", 49}, {"N", 512}, {"K", 4608}, {"dtype", "bfloat16"}, {"sec", 1e-5}}});
     f.h100.simulate(rows.items[0]);
     EXPECT_EQ(f.h100.last_record().plan.find("split-K"), std::string::npos) << f.h100.last_record().plan;
     f.h100.simulate(rows.items[1]);

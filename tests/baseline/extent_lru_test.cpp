@@ -32,12 +32,12 @@ TEST(extent_lru, misses_as_block_cache_reads_do) {
 }
 
 TEST(extent_lru, a_hit_in_the_middle_of_an_extent_keeps_the_rest_in_its_place) {
-    extent_lru e(4 * 1024, 1024);       // 4 pages of 1 KiB
-    EXPECT_EQ(e.touch(0, 4096), 4u);    // pages 0 1 2 3, oldest first
-    EXPECT_EQ(e.touch(2048, 1024), 0u); // page 2 newest: 0 1 3 2
-    EXPECT_EQ(e.touch(8192, 2048), 2u); // evicts 0 and 1: 3 2 8 9
-    EXPECT_EQ(e.touch(3072, 1024), 0u); // 3 held: 2 8 9 3
-    EXPECT_EQ(e.touch(0, 1024), 1u);    // evicts 2: 8 9 3 0
-    EXPECT_EQ(e.touch(2048, 1024), 1u); // 2 was evicted
+    extent_lru e(4 * 1024, 1024);        // 4 pages of 1 KiB
+    EXPECT_EQ(e.touch(0, 4096), 4u);     // pages 0 1 2 3, oldest first
+    EXPECT_EQ(e.touch(2048, 1024), 0u);  // page 2 newest: 0 1 3 2
+    EXPECT_EQ(e.touch(8192, 2048), 2u);  // evicts 0 and 1: 3 2 8 9
+    EXPECT_EQ(e.touch(3072, 1024), 0u);  // 3 held: 2 8 9 3
+    EXPECT_EQ(e.touch(0, 1024), 1u);     // evicts 2: 8 9 3 0
+    EXPECT_EQ(e.touch(2048, 1024), 1u);  // 2 was evicted
     EXPECT_EQ(e.held(), 4u);
 }

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -17,8 +19,6 @@
 #include <fstream>
 #include <map>
 #include <sstream>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -93,7 +93,8 @@ TEST(baseline_run, a100_over_h100_lies_between_the_bandwidth_and_peak_rate_ratio
     // Llama-2-7B prefill (2048 tokens) is large products and bandwidth-heavy attention: the ratio lies between
     // the two hardware ratios. (ResNet-50 and BERT at batch 1 are dominated by per-kernel fixed costs, which the
     // A100 platform shares with the H100's fit, so their ratios sit below the bandwidth ratio.)
-    const double r = run("a100_sxm", "llama2-7b").value("sim_time_s", 0.0) / run("h100_sxm", "llama2-7b").value("sim_time_s", 1.0);
+    const double r =
+        run("a100_sxm", "llama2-7b").value("sim_time_s", 0.0) / run("h100_sxm", "llama2-7b").value("sim_time_s", 1.0);
     EXPECT_GT(r, 0.95 * bandwidth_ratio);
     EXPECT_LT(r, 1.05 * compute_ratio);
 }
@@ -131,8 +132,8 @@ TEST(baseline_run, a_bad_mapper_option_is_an_input_error) {
 // and take longer than one kernel per op, and still never beat their work at peak.
 TEST(baseline_run, eager_framework_runs_more_kernels_and_stays_within_physics) {
     for (const char* model : {"resnet50", "gpt2"}) {
-        const std::string training =
-            std::string("--set workload.batch=8 --set workload.training=") + (model == std::string("resnet50") ? "sgd" : "adam");
+        const std::string training = std::string("--set workload.batch=8 --set workload.training=") +
+                                     (model == std::string("resnet50") ? "sgd" : "adam");
         const nlohmann::json& ops = run("h100_sxm", model, training);
         const nlohmann::json& eager = run("h100_sxm", model, training + " --set mapper.framework=eager");
         ASSERT_TRUE(ops.contains("sim_time_s") && eager.contains("sim_time_s")) << model;
@@ -148,13 +149,15 @@ TEST(baseline_run, eager_framework_runs_more_kernels_and_stays_within_physics) {
 // mapper.softmax=megatron: attention's softmax over 2048 keys runs Megatron-LM's fused kernel (a warp per row, one
 // pass) where PyTorch's runs a 1024-thread CTA per row with the row in registers; nothing else changes.
 TEST(baseline_run, megatron_softmax_runs_a_warp_per_row_of_up_to_2048) {
-    const std::string shape = "--set workload.batch=1 --set workload.layers=1 --set workload.seq=2048 --set workload.context=2048";
+    const std::string shape =
+        "--set workload.batch=1 --set workload.layers=1 --set workload.seq=2048 --set workload.context=2048";
     const nlohmann::json& pytorch = run("a100_sxm", "gpt2", shape);
     const nlohmann::json& megatron = run("a100_sxm", "gpt2", shape + " --set mapper.softmax=megatron");
     auto softmax_plans = [](const nlohmann::json& j) {
         std::vector<std::string> plans;
         for (const auto& k : j["mapping"]["kernels"])
-            if (k["name"].get<std::string>().find("softmax") != std::string::npos) plans.push_back(k["plan"].get<std::string>());
+            if (k["name"].get<std::string>().find("softmax") != std::string::npos)
+                plans.push_back(k["plan"].get<std::string>());
         return plans;
     };
     const auto p = softmax_plans(pytorch), m = softmax_plans(megatron);

@@ -40,27 +40,28 @@ work gemm(std::int64_t m, std::int64_t n, std::int64_t k) {
 struct devices {
     sim_context sim;
     std::unique_ptr<gpu> g = test::make<gpu>(sim, "gpu", "g", small_gpu);
-    std::unique_ptr<gpu> g_split = test::make<gpu>(
-        sim, "gpu", "g_split",
-        "{sms: 4, sm: {tensor_macs_per_cycle: {bf16: 1024}, fp32_lanes: 128, smem: 64KiB, smem_bandwidth: 1048576B/cycle,"
-        " max_ctas: 1}, l2: {capacity: 1MiB, bandwidth: 1048576B/cycle},"
-        " kernel: {tiles: 128x128, k_tile: 64, max_split_k: 4, cluster: 1}, hbm: {channels: 8}}");
+    std::unique_ptr<gpu> g_split =
+        test::make<gpu>(sim, "gpu", "g_split",
+                        "{sms: 4, sm: {tensor_macs_per_cycle: {bf16: 1024}, fp32_lanes: 128, smem: 64KiB, "
+                        "smem_bandwidth: 1048576B/cycle,"
+                        " max_ctas: 1}, l2: {capacity: 1MiB, bandwidth: 1048576B/cycle},"
+                        " kernel: {tiles: 128x128, k_tile: 64, max_split_k: 4, cluster: 1}, hbm: {channels: 8}}");
     // Row-wise kernels: one CTA per SM, a 1 us dependent pass, the register softmax kernel at 0.5 elements per
     // cycle per SM and the warp kernel unbounded.
-    std::unique_ptr<gpu> g_rows = test::make<gpu>(
-        sim, "gpu", "g_rows",
-        "{sms: 4, sm: {tensor_macs_per_cycle: {bf16: 1024}, fp32_lanes: 128, smem: 64KiB, max_ctas: 1},"
-        " l2: {capacity: 1MiB, bandwidth: 1048576B/cycle},"
-        " kernel: {row_latency: 1us, row_rate_registers: 0.5}, hbm: {channels: 8}}");
+    std::unique_ptr<gpu> g_rows =
+        test::make<gpu>(sim, "gpu", "g_rows",
+                        "{sms: 4, sm: {tensor_macs_per_cycle: {bf16: 1024}, fp32_lanes: 128, smem: 64KiB, max_ctas: 1},"
+                        " l2: {capacity: 1MiB, bandwidth: 1048576B/cycle},"
+                        " kernel: {row_latency: 1us, row_rate_registers: 0.5}, hbm: {channels: 8}}");
     // One TensorCore with one 128x128 MXU, and a v4-like chip: 2 cores x 4 MXUs.
-    std::unique_ptr<tpu> t1 = test::make<tpu>(
-        sim, "tpu", "t1",
-        "{cores: 1, core: {mxus: 1, vector_ops_per_cycle: 1024, special_ops_per_cycle: 128},"
-        " cmem: {capacity: 0B, bandwidth: 1048576B/cycle}, hbm: {channels: 8}}");
-    std::unique_ptr<tpu> t8 = test::make<tpu>(
-        sim, "tpu", "t8",
-        "{cores: 2, core: {mxus: 4, vector_ops_per_cycle: 1024, special_ops_per_cycle: 128},"
-        " cmem: {capacity: 0B, bandwidth: 1048576B/cycle}, hbm: {channels: 8}}");
+    std::unique_ptr<tpu> t1 =
+        test::make<tpu>(sim, "tpu", "t1",
+                        "{cores: 1, core: {mxus: 1, vector_ops_per_cycle: 1024, special_ops_per_cycle: 128},"
+                        " cmem: {capacity: 0B, bandwidth: 1048576B/cycle}, hbm: {channels: 8}}");
+    std::unique_ptr<tpu> t8 =
+        test::make<tpu>(sim, "tpu", "t8",
+                        "{cores: 2, core: {mxus: 4, vector_ops_per_cycle: 1024, special_ops_per_cycle: 128},"
+                        " cmem: {capacity: 0B, bandwidth: 1048576B/cycle}, hbm: {channels: 8}}");
 };
 
 devices& dev() {
@@ -95,10 +96,11 @@ TEST(gpu_timing, a_persistent_stream_k_kernel_shares_a_partial_wave_out) {
     // of the tiles shared along K: each of the 4 SMs' FP32 partial tile (128 x 128 x 4 B) written and read
     // through its quarter of L2 (1 MiB per ns in all).
     sim_context sim;
-    auto g = test::make<gpu>(sim, "gpu", "g_stream_k",
-                             "{sms: 4, sm: {tensor_macs_per_cycle: {bf16: 1024}, fp32_lanes: 128, smem: 64KiB,"
-                             " smem_bandwidth: 1048576B/cycle, max_ctas: 1}, l2: {capacity: 1MiB, bandwidth: 1048576B/cycle},"
-                             " kernel: {tiles: 128x128, k_tile: 64, max_split_k: 1, cluster: 1, stream_k: true}, hbm: {channels: 8}}");
+    auto g = test::make<gpu>(
+        sim, "gpu", "g_stream_k",
+        "{sms: 4, sm: {tensor_macs_per_cycle: {bf16: 1024}, fp32_lanes: 128, smem: 64KiB,"
+        " smem_bandwidth: 1048576B/cycle, max_ctas: 1}, l2: {capacity: 1MiB, bandwidth: 1048576B/cycle},"
+        " kernel: {tiles: 128x128, k_tile: 64, max_split_k: 1, cluster: 1, stream_k: true}, hbm: {channels: 8}}");
     const auto pl = g->model().plan(gemm(384, 256, 640), nullptr);
     const double fixup = 2.0 * 128 * 128 * 4 / (1048576.0 * 1e9 / 4);
     EXPECT_NEAR(pl.compute_s, 15.36 * us + fixup, 1e-12);
@@ -112,20 +114,22 @@ TEST(gpu_timing, an_unaligned_leading_dimension_runs_the_fallback_kernel) {
     // rate (fallback_efficiency 0.5: 512 MACs/ns) and loads 2 B per cycle per byte of width: 8 B/ns per SM,
     // which feeds a 128x128 tile 8 * 128*128 / (256 * 2 B) = 256 MACs/ns: that limit sets the time.
     sim_context sim;
-    auto g = test::make<gpu>(sim, "gpu", "g_fallback",
-                             "{sms: 4, sm: {tensor_macs_per_cycle: {bf16: 1024}, fp32_lanes: 128, smem: 64KiB,"
-                             " smem_bandwidth: 1048576B/cycle, max_ctas: 1}, l2: {capacity: 1MiB, bandwidth: 1048576B/cycle},"
-                             " kernel: {tiles: 128x128, k_tile: 64, max_split_k: 1, cluster: 1, fallback_efficiency: 0.5,"
-                             " narrow_load: 2}, hbm: {channels: 8}}");
+    auto g = test::make<gpu>(
+        sim, "gpu", "g_fallback",
+        "{sms: 4, sm: {tensor_macs_per_cycle: {bf16: 1024}, fp32_lanes: 128, smem: 64KiB,"
+        " smem_bandwidth: 1048576B/cycle, max_ctas: 1}, l2: {capacity: 1MiB, bandwidth: 1048576B/cycle},"
+        " kernel: {tiles: 128x128, k_tile: 64, max_split_k: 1, cluster: 1, fallback_efficiency: 0.5,"
+        " narrow_load: 2}, hbm: {channels: 8}}");
     const auto pl = g->model().plan(gemm(256, 250, 640), nullptr);
     EXPECT_NEAR(pl.compute_s, 128.0 * 128 * 640 / 256e9, 1e-12);
     EXPECT_NE(pl.text.find("fallback kernel (4-byte aligned operands)"), std::string::npos) << pl.text;
     // Without the load limit the fallback's tensor rate sets it; an aligned N = 256 runs the normal kernel.
-    auto g2 = test::make<gpu>(sim, "gpu", "g_fallback2",
-                              "{sms: 4, sm: {tensor_macs_per_cycle: {bf16: 1024}, fp32_lanes: 128, smem: 64KiB,"
-                              " smem_bandwidth: 1048576B/cycle, max_ctas: 1}, l2: {capacity: 1MiB, bandwidth: 1048576B/cycle},"
-                              " kernel: {tiles: 128x128, k_tile: 64, max_split_k: 1, cluster: 1, fallback_efficiency: 0.5},"
-                              " hbm: {channels: 8}}");
+    auto g2 = test::make<gpu>(
+        sim, "gpu", "g_fallback2",
+        "{sms: 4, sm: {tensor_macs_per_cycle: {bf16: 1024}, fp32_lanes: 128, smem: 64KiB,"
+        " smem_bandwidth: 1048576B/cycle, max_ctas: 1}, l2: {capacity: 1MiB, bandwidth: 1048576B/cycle},"
+        " kernel: {tiles: 128x128, k_tile: 64, max_split_k: 1, cluster: 1, fallback_efficiency: 0.5},"
+        " hbm: {channels: 8}}");
     EXPECT_NEAR(g2->model().plan(gemm(256, 250, 640), nullptr).compute_s, 128.0 * 128 * 640 / 512e9, 1e-12);
     const auto aligned = g2->model().plan(gemm(256, 256, 640), nullptr);
     EXPECT_NEAR(aligned.compute_s, 10.24 * us, 1e-12);

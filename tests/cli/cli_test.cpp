@@ -5,16 +5,16 @@
 #include "tests/support/cli.h"
 #include "tests/support/trace_check.h"
 
-#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
+#include <sys/wait.h>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <sys/wait.h>
 #include "tests/support/files.h"
 
 namespace fs = std::filesystem;
@@ -41,12 +41,14 @@ TEST(cli, every_example_runs_and_never_beats_physics) {
         std::string platform, what;
     };
     std::vector<example> examples;
-    for (const char* w : {"workloads/gemm.yaml", "workloads/mlp.yaml"}) examples.push_back({"-p platforms/teaching/mesh4x4.yaml", std::string("-w ") + w});
+    for (const char* w : {"workloads/gemm.yaml", "workloads/mlp.yaml"})
+        examples.push_back({"-p platforms/teaching/mesh4x4.yaml", std::string("-w ") + w});
     // A program that names its platform (platform: gc2) runs there; the others on the teaching mesh.
     for (const auto& e : fs::directory_iterator("workloads/programs"))
         if (e.path().extension() == ".yaml")
-            examples.push_back({YAML::LoadFile(e.path().string())["platform"] ? "" : "-p platforms/teaching/mesh4x4.yaml",
-                                "-g " + e.path().string()});
+            examples.push_back(
+                {YAML::LoadFile(e.path().string())["platform"] ? "" : "-p platforms/teaching/mesh4x4.yaml",
+                 "-g " + e.path().string()});
     ASSERT_GE(examples.size(), 5u);
     int i = 0;
     for (const auto& ex : examples) {
@@ -99,7 +101,8 @@ TEST(cli, a_pipeline_headlines_its_steady_state_beside_the_run_with_fill_and_dra
     EXPECT_LE(b["steady_throughput_per_s"].get<double>(), 1 / b["physical_bound_s"].get<double>() * (1 + 1e-9));
 
     const fs::path mesh = scratch("steady_mesh");
-    ASSERT_EQ(run_tessel("run -p platforms/teaching/mesh4x4.yaml -w workloads/mlp.yaml --out " + mesh.string()).code, 0);
+    ASSERT_EQ(run_tessel("run -p platforms/teaching/mesh4x4.yaml -w workloads/mlp.yaml --out " + mesh.string()).code,
+              0);
     EXPECT_FALSE(nlohmann::json::parse(slurp(mesh / "summary.json")).contains("steady_throughput_per_s"));
 }
 
@@ -115,8 +118,8 @@ TEST(cli, identical_runs_give_byte_identical_outputs) {
 
 TEST(cli, traces_are_written_and_well_formed) {
     const fs::path d = scratch("traces");
-    const result r = run_tessel("run -p mesh4x4 -g workloads/programs/two_senders.yaml --vcd " + (d / "t.vcd").string() +
-                            " --trace " + (d / "t.json").string());
+    const result r = run_tessel("run -p mesh4x4 -g workloads/programs/two_senders.yaml --vcd " +
+                                (d / "t.vcd").string() + " --trace " + (d / "t.json").string());
     ASSERT_EQ(r.code, 0) << r.out;
     const auto j = nlohmann::json::parse(slurp(d / "t.json"));
     int slices = 0;
@@ -136,8 +139,9 @@ TEST(cli, traces_are_written_and_well_formed) {
     EXPECT_NE(vcd.find("$var wire 1"), std::string::npos);
     EXPECT_TRUE(fs::exists(d / "t.resolved.yaml")) << "the resolved configuration goes next to the results";
     // A scope filter keeps only what matches.
-    const result s = run_tessel("run -p mesh4x4 -g workloads/programs/two_senders.yaml --trace-scope '*tile[3,0]*' --trace " +
-                            (d / "s.json").string());
+    const result s =
+        run_tessel("run -p mesh4x4 -g workloads/programs/two_senders.yaml --trace-scope '*tile[3,0]*' --trace " +
+                   (d / "s.json").string());
     ASSERT_EQ(s.code, 0) << s.out;
     const std::string scoped = slurp(d / "s.json");
     EXPECT_NE(scoped.find("tile[3,0]"), std::string::npos);
@@ -151,8 +155,10 @@ TEST(cli, bad_input_exits_2_with_one_clear_message) {
     };
     const std::vector<bad> cases = {
         {"run -p no_such_platform -w mlp", "cannot open platform 'no_such_platform'"},
-        {"run -p mesh4x4 -w mlp --set noc.link_bandwith=64B/cycle", "--set noc.link_bandwith: no such parameter (did you mean 'noc.link_bandwidth'?)"},
-        {"run -p mesh4x4 -w mlp --set noc.link_bandwidth=64GHz", "--set noc.link_bandwidth=64GHz: parameter 'link_bandwidth'"},
+        {"run -p mesh4x4 -w mlp --set noc.link_bandwith=64B/cycle",
+         "--set noc.link_bandwith: no such parameter (did you mean 'noc.link_bandwidth'?)"},
+        {"run -p mesh4x4 -w mlp --set noc.link_bandwidth=64GHz",
+         "--set noc.link_bandwidth=64GHz: parameter 'link_bandwidth'"},
         {"run -p mesh4x4 -w mlp --set noc.link_bandwidth", "expected PATH=VALUE"},
         {"run -p mesh4x4 -g no/such/program.yaml", "cannot open 'no/such/program.yaml'"},
         {"run -p mesh4x4", "nothing to run: give --workload"},
@@ -169,7 +175,8 @@ TEST(cli, bad_input_exits_2_with_one_clear_message) {
 
 TEST(cli, program_errors_have_file_line_column) {
     const fs::path d = scratch("prog");
-    std::ofstream(d / "p.yaml") << "program: p\nsteps:\n  - id: a\n    transfer: {from: \"tile[0,0]\", to: \"tile[9,0]\", bytes: 1KiB}\n";
+    std::ofstream(d / "p.yaml")
+        << "program: p\nsteps:\n  - id: a\n    transfer: {from: \"tile[0,0]\", to: \"tile[9,0]\", bytes: 1KiB}\n";
     result r = run_tessel("run -p mesh4x4 -g " + (d / "p.yaml").string());
     EXPECT_EQ(r.code, 2);
     EXPECT_NE(r.out.find("p.yaml:4:39:"), std::string::npos) << r.out;
@@ -178,7 +185,8 @@ TEST(cli, program_errors_have_file_line_column) {
     r = run_tessel("run -p mesh4x4 -g " + (d / "q.yaml").string());
     EXPECT_EQ(r.code, 2);
     EXPECT_NE(r.out.find("q.yaml:5:13: after: no step with id 'b'"), std::string::npos) << r.out;
-    std::ofstream(d / "c.yaml") << "program: c\nsteps:\n  - {id: a, delay: 1us, after: [b]}\n  - {id: b, delay: 1us, after: [a]}\n";
+    std::ofstream(d / "c.yaml")
+        << "program: c\nsteps:\n  - {id: a, delay: 1us, after: [b]}\n  - {id: b, delay: 1us, after: [a]}\n";
     r = run_tessel("run -p mesh4x4 -g " + (d / "c.yaml").string());
     EXPECT_EQ(r.code, 2);
     EXPECT_NE(
@@ -201,7 +209,8 @@ TEST(cli, describe_and_list) {
     EXPECT_NE(h.out.find("hbm3_stack"), std::string::npos);
     const result l = run_tessel("list");
     EXPECT_EQ(l.code, 0);
-    for (const char* k : {"pe", "sram_bank", "hbm", "mesh_noc", "ring", "crossbar", "chip_link", "barrier", "tile", "mesh"})
+    for (const char* k :
+         {"pe", "sram_bank", "hbm", "mesh_noc", "ring", "crossbar", "chip_link", "barrier", "tile", "mesh"})
         EXPECT_NE(l.out.find(k), std::string::npos) << k << " missing from tessel list: a registration was dropped";
 }
 

@@ -6,7 +6,8 @@
 namespace {
 
 TEST(emit_replay_slow, bsp_resnet50_on_gc200_fine) {
-    const auto a = tessel::test::expect_same_replay({"gc200", "resnet50", "gc200_fine", "--set mapper.representation=fine"});
+    const auto a =
+        tessel::test::expect_same_replay({"gc200", "resnet50", "gc200_fine", "--set mapper.representation=fine"});
     // docs/platforms/ipu.md quotes this run (267.7 us; the coarse form, which README.md quotes, 267 us).
     EXPECT_NEAR(a.value("sim_time_s", 0.0), 267.7e-6, 0.05e-6);
 }

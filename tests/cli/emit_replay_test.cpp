@@ -37,7 +37,7 @@ INSTANTIATE_TEST_SUITE_P(
                       replay_case{"sn40l", "resnet50"},      // rdu
                       replay_case{"gc200", "mlp"},           // bsp, fine form (ResNet-50: emit_replay_slow_test)
                       replay_case{"gc200", "resnet50", "gc200_coarse"},  // bsp, coarse form: superstep payloads
-                      replay_case{"mesh4x4", "mlp"},         // mesh
+                      replay_case{"mesh4x4", "mlp"},                     // mesh
                       // wafer_pipeline: spans and placements on 750 x 994 PEs
                       replay_case{"wse2", "resnet50"},
                       // the teaching wafer, layer-pipelined, with every PE's SRAM in the statistics

@@ -31,7 +31,9 @@ TEST(port, a_model_that_runs_gets_its_support_time_and_advice) {
     EXPECT_NE(conv.find(" 99.5% "), std::string::npos) << conv;
     EXPECT_NE(r.out.find("           flatten                    1  no work (a view)"), std::string::npos) << r.out;
     // The longest: layer 4's 3x3 convolutions (49 output rows, K = 4608, one implicit-GEMM kernel without split-K).
-    EXPECT_NE(r.out.find("time       longest ops (first step to last, share of the run): layer4.0.conv2 "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("time       longest ops (first step to last, share of the run): layer4.0.conv2 "),
+              std::string::npos)
+        << r.out;
     // ResNet-50's weights (25.56 M fp16 parameters, 51.11 MB: tessel graph info) and its batchnorm statistics
     // (mean and variance of 26,560 channels, 0.11 MB) against the H100's 80 GB.
     EXPECT_NE(r.out.find("fit        yes: weights and state 51.22 MB of 80 GB"), std::string::npos) << r.out;
@@ -40,15 +42,18 @@ TEST(port, a_model_that_runs_gets_its_support_time_and_advice) {
     const std::string throughput = after(b8.out, "throughput ");
     ASSERT_FALSE(throughput.empty()) << b8.out;
     EXPECT_NE(r.out.find("at batch 8: " + throughput.substr(0, throughput.find(' ')) + " samples/s"), std::string::npos)
-        << r.out << "\n" << throughput;
+        << r.out << "\n"
+        << throughput;
 }
 
 TEST(port, a_model_that_does_not_fit_says_why_and_what_to_do) {
     const auto r = run_tessel("port bert-large -p groqchip1");
     ASSERT_EQ(r.code, 0) << r.out;
-    EXPECT_NE(r.out.find("runs       no: workload 'bert-large' does not fit on 'groqchip1'"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("runs       no: workload 'bert-large' does not fit on 'groqchip1'"), std::string::npos)
+        << r.out;
     // 670.3 MB of weights over the 220 MiB of MEM slices: ceil(670.3 / 230.7) = 3 chips.
-    EXPECT_NE(r.out.find("fit        no: weights and state 670.3 MB against 220 MiB per chip: at least 3 chips"), std::string::npos)
+    EXPECT_NE(r.out.find("fit        no: weights and state 670.3 MB against 220 MiB per chip: at least 3 chips"),
+              std::string::npos)
         << r.out;
     EXPECT_NE(r.out.find("tessel plan -p groqrack"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("suggest    the model does not fit one chip"), std::string::npos) << r.out;
@@ -57,7 +62,8 @@ TEST(port, a_model_that_does_not_fit_says_why_and_what_to_do) {
 TEST(port, training_that_does_not_fit_gets_the_smallest_split_that_does) {
     // Llama-2-7B with Adam: 6.74 G parameters x 16 bytes (fp16 weights and gradients, fp32 master and moments) is
     // 108 GB before activations: more than one 80 GB A100, so at least a 2-chip split.
-    const auto r = run_tessel("port llama2-7b -p a100_sxm --set workload.training=adam --set workload.batch=8 --set workload.seq=2048");
+    const auto r = run_tessel(
+        "port llama2-7b -p a100_sxm --set workload.training=adam --set workload.batch=8 --set workload.seq=2048");
     ASSERT_EQ(r.code, 0) << r.out;
     EXPECT_NE(r.out.find("model      6738 M parameters"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("runs       no: "), std::string::npos) << r.out;
@@ -66,7 +72,8 @@ TEST(port, training_that_does_not_fit_gets_the_smallest_split_that_does) {
     const double per_chip = std::stod(split.substr(split.find(": ") + 2));
     EXPECT_GT(per_chip, 108.0 / 2);  // half the weights and state, plus activations
     EXPECT_LE(per_chip, 80.0);
-    EXPECT_NE(r.out.find("tessel plan -p dgx_a100 -w llama2-7b --set workload.training=adam --set workload.batch=8"), std::string::npos)
+    EXPECT_NE(r.out.find("tessel plan -p dgx_a100 -w llama2-7b --set workload.training=adam --set workload.batch=8"),
+              std::string::npos)
         << r.out;
 }
 
@@ -79,19 +86,23 @@ TEST(port, a_data_type_the_chip_lacks_gets_the_ones_it_runs_measured) {
     EXPECT_NE(fp16.out.find("note       fp16 ops run in bf16 (mapper.float16_as)"), std::string::npos) << fp16.out;
     const auto bf16 = run_tessel("run -p tpu_v4 -w resnet50 --set workload.precision=bf16");
     const std::string sim = after(bf16.out, "simulated  ");
-    EXPECT_NE(r.out.find("measured: bf16 " + sim.substr(0, sim.find("  (")) + " per run"), std::string::npos) << r.out << "\n" << sim;
+    EXPECT_NE(r.out.find("measured: bf16 " + sim.substr(0, sim.find("  (")) + " per run"), std::string::npos)
+        << r.out << "\n"
+        << sim;
 }
 
 TEST(port, an_op_no_platform_models_is_named_with_a_replacement) {
     const auto r = run_tessel("port workloads/porting/custom_op.yaml -p mesh4x4");
     ASSERT_EQ(r.code, 0) << r.out;
-    EXPECT_NE(r.out.find("support    1 op type(s) tessel does not model, run as memory traffic only: GridSample x1"), std::string::npos)
+    EXPECT_NE(r.out.find("support    1 op type(s) tessel does not model, run as memory traffic only: GridSample x1"),
+              std::string::npos)
         << r.out;
     EXPECT_NE(r.out.find("           GridSample                 1  memory traffic only"), std::string::npos) << r.out;
     // Its one op, d, spans the share of the run the time line gives it.
     const std::string time = after(r.out, "time       longest ops (first step to last, share of the run): ");
     const std::string d = time.substr(time.find("d ") + 2);
-    EXPECT_NE(r.out.find("as memory traffic alone it spans " + d.substr(0, d.find('%') + 1) + " of the run"), std::string::npos)
+    EXPECT_NE(r.out.find("as memory traffic alone it spans " + d.substr(0, d.find('%') + 1) + " of the run"),
+              std::string::npos)
         << r.out;
     EXPECT_NE(r.out.find("suggest    replace GridSample (x1) with ops tessel models"), std::string::npos) << r.out;
     EXPECT_TESSEL_ERROR("port no_such_model -p mesh4x4", "no_such_model");

@@ -4,13 +4,13 @@
 
 #include "tests/support/cli.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -34,8 +34,9 @@ TEST(cli_program, bad_traffic_exits_2_at_the_value) {
                                    "  packet: 4flits\n  measure: 100cycles\n";
     const result r = run_tessel("run -p mesh4x4 -g " + (d / "t.yaml").string());
     EXPECT_EQ(r.code, 2) << r.out;
-    EXPECT_NE(r.out.find("t.yaml:5:9: rate: the offered load is in flits per node per cycle, above 0 and at most 1; got '2'"),
-              std::string::npos)
+    EXPECT_NE(
+        r.out.find("t.yaml:5:9: rate: the offered load is in flits per node per cycle, above 0 and at most 1; got '2'"),
+        std::string::npos)
         << r.out;
     EXPECT_EQ(r.out.find("internal error"), std::string::npos) << r.out;
     fs::remove_all(d);

@@ -35,7 +35,8 @@ TEST(scripts, every_plot_script_is_rendered_by_the_plot_test) {
         const std::string name = e.path().filename().string();
         if (name.rfind("plot_", 0) != 0 || e.path().extension() != ".py") continue;
         ++plots;
-        EXPECT_NE(text.str().find("\"" + name + "\""), std::string::npos) << name << " is not rendered by tests/scripts/sweep_python_test.py";
+        EXPECT_NE(text.str().find("\"" + name + "\""), std::string::npos)
+            << name << " is not rendered by tests/scripts/sweep_python_test.py";
     }
     EXPECT_GE(plots, 6u);
 }

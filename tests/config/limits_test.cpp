@@ -13,12 +13,11 @@ using tessel::test::write_temp;
 
 namespace {
 
-
 TEST(limits, a_replicate_product_that_would_wrap_is_refused_before_building) {
     // 2^32 x 2^32 wrapped to 0 and passed the module limit, then hung building.
     const std::string p = write_temp("tessel_rep.yaml",
-                                "platform: rep\nclock: 1GHz\ncomponents:\n  tile:\n    kind: tile\n"
-                                "    replicate: {x: 65536, y: 4294967296}\n");
+                                     "platform: rep\nclock: 1GHz\ncomponents:\n  tile:\n    kind: tile\n"
+                                     "    replicate: {x: 65536, y: 4294967296}\n");
     const auto r = run_tessel("run -p " + p + " -w mlp");
     EXPECT_EQ(r.code, 2) << r.out;
     EXPECT_NE(r.out.find("rep.yaml:6:"), std::string::npos) << r.out;

@@ -53,7 +53,9 @@ TEST(platform_errors, the_good_platform_loads) { EXPECT_EQ(error_of(good), ""); 
 
 TEST(platform_errors, unknown_top_level_key) {
     const std::string e = error_of(with("connections:", "conections:"));
-    EXPECT_NE(e.find("plat.yaml:10:1: unknown key 'conections' in platform file (did you mean 'connections'?)"), std::string::npos) << e;
+    EXPECT_NE(e.find("plat.yaml:10:1: unknown key 'conections' in platform file (did you mean 'connections'?)"),
+              std::string::npos)
+        << e;
 }
 
 TEST(platform_errors, unknown_parameter_with_suggestion) {
@@ -70,25 +72,34 @@ TEST(platform_errors, wrong_type) {
 
 TEST(platform_errors, missing_required_parameter) {
     const std::string e = error_of(with("width: 2, ", ""));
-    EXPECT_NE(e.find("plat.yaml:9:13: missing required parameter 'width' of component 'noc' (mesh_noc)"), std::string::npos) << e;
+    EXPECT_NE(e.find("plat.yaml:9:13: missing required parameter 'width' of component 'noc' (mesh_noc)"),
+              std::string::npos)
+        << e;
 }
 
 TEST(platform_errors, bad_unit) {
     const std::string e = error_of(with("32B/cycle", "32GHz"));
     EXPECT_NE(e.find("plat.yaml:9:51: parameter 'link_bandwidth'"), std::string::npos) << e;
-    EXPECT_NE(e.find("expected a bandwidth or bandwidth per cycle (e.g. 3.35TB/s or 32B/cycle), got '32GHz' (a frequency)"), std::string::npos) << e;
+    EXPECT_NE(
+        e.find("expected a bandwidth or bandwidth per cycle (e.g. 3.35TB/s or 32B/cycle), got '32GHz' (a frequency)"),
+        std::string::npos)
+        << e;
     const std::string e2 = error_of(with("32B/cycle", "32Bps"));
     EXPECT_NE(e2.find("unknown unit 'Bps'"), std::string::npos) << e2;
 }
 
 TEST(platform_errors, unknown_kind) {
     const std::string e = error_of(with("kind: mesh_noc", "kind: mesh_nok"));
-    EXPECT_NE(e.find("plat.yaml:8:11: unknown component kind 'mesh_nok' (did you mean 'mesh_noc'?)"), std::string::npos) << e;
+    EXPECT_NE(e.find("plat.yaml:8:11: unknown component kind 'mesh_nok' (did you mean 'mesh_noc'?)"), std::string::npos)
+        << e;
 }
 
 TEST(platform_errors, dangling_connection) {
     const std::string e = error_of(with("-> noc[x,y]", "-> nok[x,y]"));
-    EXPECT_NE(e.find("plat.yaml:11:5: connection 'tile[x,y] -> nok[x,y]': no component named 'nok' (did you mean 'noc'?)"), std::string::npos) << e;
+    EXPECT_NE(
+        e.find("plat.yaml:11:5: connection 'tile[x,y] -> nok[x,y]': no component named 'nok' (did you mean 'noc'?)"),
+        std::string::npos)
+        << e;
     const std::string e2 = error_of(with("-> noc[x,y]", "-> noc[x,y+1]"));
     EXPECT_NE(e2.find("port [0,2] is outside noc's 2 x 2 ports"), std::string::npos) << e2;
     const std::string e3 = error_of(with("-> noc[x,y]", "-> tile[x,y]"));
@@ -99,7 +110,8 @@ TEST(platform_errors, bad_override) {
     EXPECT_EQ(error_of(good, {{"noc.link_bandwidth", "64B/cycle"}}), "");
     const std::string e = error_of(good, {{"noc.link_bandwidth", "fast"}});
     EXPECT_NE(e.find("--set noc.link_bandwidth=fast: parameter 'link_bandwidth'"), std::string::npos) << e;
-    EXPECT_NE(error_of(good, {{"noc.link_bandwith", "64B/cycle"}}).find("unused override noc.link_bandwith"), std::string::npos);
+    EXPECT_NE(error_of(good, {{"noc.link_bandwith", "64B/cycle"}}).find("unused override noc.link_bandwith"),
+              std::string::npos);
 }
 
 TEST(platform_errors, yaml_syntax_error_has_a_location) {

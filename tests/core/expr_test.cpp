@@ -23,7 +23,8 @@ TEST(expr, arithmetic_precedence_and_functions) {
     EXPECT_DOUBLE_EQ(eval("7 // 2"), 3);
     EXPECT_DOUBLE_EQ(eval("-7 % 3"), 2);  // floored, like Python
     EXPECT_DOUBLE_EQ(eval("max(1, x * 4, 3)", {{"x", 2}}), 8);
-    EXPECT_DOUBLE_EQ(eval("log2(1024) + ceil(0.2) + floor(1.8) + abs(-2) + sqrt(16) + pow(2, 5) + round(2.5)"), 10 + 1 + 1 + 2 + 4 + 32 + 3);
+    EXPECT_DOUBLE_EQ(eval("log2(1024) + ceil(0.2) + floor(1.8) + abs(-2) + sqrt(16) + pow(2, 5) + round(2.5)"),
+                     10 + 1 + 1 + 2 + 4 + 32 + 3);
     EXPECT_DOUBLE_EQ(eval("48KiB / 1KiB"), 48) << "numbers may carry units, in canonical units";
     EXPECT_DOUBLE_EQ(eval("2cycles"), 2);
 }

@@ -27,7 +27,8 @@ struct demo_params {
     }
 };
 
-std::string load(const std::string& yaml, param_context& ctx, demo_params& p, const param_decl::preset_values* preset = nullptr) {
+std::string load(const std::string& yaml, param_context& ctx, demo_params& p,
+                 const param_decl::preset_values* preset = nullptr) {
     const yaml_node n = yaml_node::load_string(yaml, "p.yaml");
     try {
         param_decl d(n, &ctx, "x", "component 'x' (demo)");

@@ -51,9 +51,9 @@ TEST(tracer, scope_window_merge_and_formats) {
     EXPECT_GE(a, 0);
     EXPECT_EQ(b, -1) << "outside the scope filter";
     t.set_op_names({"fc1", "fc2"});
-    t.slice(a, 50, 200, 0, 7);   // clipped to [100, 200)
-    t.slice(a, 200, 300, 0, 7);  // same step, back to back: merged
-    t.slice(a, 300, 400, 1, 8);  // another step
+    t.slice(a, 50, 200, 0, 7);     // clipped to [100, 200)
+    t.slice(a, 200, 300, 0, 7);    // same step, back to back: merged
+    t.slice(a, 300, 400, 1, 8);    // another step
     t.slice(a, 2000, 3000, 1, 9);  // outside the window
     EXPECT_EQ(t.slice_count(), 2u);
     t.write();

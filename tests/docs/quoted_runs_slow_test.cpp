@@ -39,7 +39,8 @@ double number_after(const std::string& out, const std::string& label) {
 
 TEST(docs_slow, readme_resnet50_table_rows_are_what_each_run_prints) {
     // | `platform` | style | simulated | images/s | of peak | bound by | power | images/s per W |
-    const std::regex row(R"(^\| `([a-z0-9_]+)` \| [^|]+ \| ([^|]+) \| ([0-9,]+) \| ([0-9.]+)% \| ([a-z]+) \| ([^|]+) \|)");
+    const std::regex row(
+        R"(^\| `([a-z0-9_]+)` \| [^|]+ \| ([^|]+) \| ([0-9,]+) \| ([0-9.]+)% \| ([a-z]+) \| ([^|]+) \|)");
     std::ifstream in("README.md");
     size_t rows = 0;
     for (std::string l; std::getline(in, l);) {
@@ -52,8 +53,10 @@ TEST(docs_slow, readme_resnet50_table_rows_are_what_each_run_prints) {
         EXPECT_TRUE(prints(r.out, "simulated  " + m[2].str() + "  (")) << l << "\n" << r.out;
         // The run's throughput (the wafer leads with its steady state and gives the run's after "this run").
         const std::string images = without_commas(m[3].str());
-        EXPECT_TRUE(prints(r.out, "throughput " + images + " samples/s") || prints(r.out, "this run " + images + " samples/s"))
-            << l << "\n" << r.out;
+        EXPECT_TRUE(prints(r.out, "throughput " + images + " samples/s") ||
+                    prints(r.out, "this run " + images + " samples/s"))
+            << l << "\n"
+            << r.out;
         const std::string compute = r.out.substr(std::min(r.out.size(), r.out.find("\ncompute")));
         EXPECT_TRUE(rounds_to(number_after(compute, "peak ("), m[4].str())) << l << "\n" << r.out;
         EXPECT_TRUE(prints(r.out, "bound by   " + m[5].str() + ";")) << l << "\n" << r.out;

@@ -8,7 +8,8 @@ using namespace tessel::test;
 TEST(docs, every_quoted_tessel_command_is_in_a_console_block) {
     for (const auto& doc : every_doc())
         for (int line : unchecked_commands(doc))
-            ADD_FAILURE() << doc << ":" << line << ": a quoted `$ tessel` command outside a ```console block is never re-run; "
+            ADD_FAILURE() << doc << ":" << line
+                          << ": a quoted `$ tessel` command outside a ```console block is never re-run; "
                           << "fence it ```console (or ```console slow) so the docs test checks what it prints";
 }
 

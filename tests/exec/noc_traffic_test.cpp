@@ -28,9 +28,10 @@ noc& n() {
 }
 
 program traffic(const std::string& pattern, double rate, int measure = 6000, const std::string& extra = "") {
-    const std::string text = "program: t\ntraffic:\n  network: noc\n  pattern: " + pattern + "\n  rate: " +
-                             std::to_string(rate) + "\n  packet: 4flits\n  seed: 3\n  warmup: 1000cycles\n  measure: " +
-                             std::to_string(measure) + "cycles\n" + extra;
+    const std::string text =
+        "program: t\ntraffic:\n  network: noc\n  pattern: " + pattern + "\n  rate: " + std::to_string(rate) +
+        "\n  packet: 4flits\n  seed: 3\n  warmup: 1000cycles\n  measure: " + std::to_string(measure) + "cycles\n" +
+        extra;
     return parse_program(yaml_node::load_string(text, "t.yaml"), *n().plat);
 }
 
@@ -55,7 +56,8 @@ load_point run(const std::string& pattern, double rate) {
 // links between routers); at offered load L flits/node/cycle it carries L * load flits/cycle, at most 1.
 double channel_load_bound(const std::string& pattern) {
     const int k = 8, nodes = k * k;
-    std::map<std::pair<int, int>, double> load;  // (node, direction 0-3 | 4 inject | 5 eject) -> share of a node's traffic
+    std::map<std::pair<int, int>, double>
+        load;  // (node, direction 0-3 | 4 inject | 5 eject) -> share of a node's traffic
     auto route = [&](int s, int d, double w) {
         if (s == d || w == 0) return;
         int x = s % k, y = s / k;

@@ -32,7 +32,8 @@ std::string platform_text(bool modules) {
 )";
     return std::string("platform: ") + (modules ? "as_modules" : "as_arrays") + "\nclock: 1GHz\ncomponents:" + tiles +
            "  noc:\n    kind: mesh_noc\n    params: {width: 4, height: 4, link_bandwidth: 32B/cycle, representation: " +
-           (modules ? "modules" : "arrays") + "}\n  hbm:\n    kind: hbm\n    preset: hbm2e_stack\n    params: {channels: 4, tREFI: 0ns}\n" +
+           (modules ? "modules" : "arrays") +
+           "}\n  hbm:\n    kind: hbm\n    preset: hbm2e_stack\n    params: {channels: 4, tREFI: 0ns}\n" +
            "connections:\n  - tile[x,y] -> noc[x,y]\n  - hbm[c] -> noc[0,c]\n";
 }
 
@@ -85,9 +86,11 @@ TEST(representation, modules_and_arrays_agree_exactly) {
         const auto ra = arrays.exec->run(pa);
         for (size_t s = 0; s < pm.size(); ++s)
             if (rm.step_end[s] - rm.start != ra.step_end[s] - ra.start) {
-                std::printf("first difference: step %zu kind %d end %llu vs %llu start %llu vs %llu\n", s, int(pm.steps[s].kind),
-                            (unsigned long long)(rm.step_end[s] - rm.start), (unsigned long long)(ra.step_end[s] - ra.start),
-                            (unsigned long long)(rm.step_start[s] - rm.start), (unsigned long long)(ra.step_start[s] - ra.start));
+                std::printf("first difference: step %zu kind %d end %llu vs %llu start %llu vs %llu\n", s,
+                            int(pm.steps[s].kind), (unsigned long long)(rm.step_end[s] - rm.start),
+                            (unsigned long long)(ra.step_end[s] - ra.start),
+                            (unsigned long long)(rm.step_start[s] - rm.start),
+                            (unsigned long long)(ra.step_start[s] - ra.start));
                 break;
             }
         ASSERT_EQ(rm.duration(), ra.duration()) << "seed " << seed;

@@ -154,7 +154,7 @@ TEST(transfer, a_static_schedule_conflict_names_both_steps_and_the_cycle) {
     const auto wi = p.add_work(w);
     p.add_compute(op, b().at("tile[0,0]"), wi, {});
     const auto s2 = p.add_compute(op, b().at("tile[0,0]"), wi, {});
-    p.steps[0].not_before = 0;  // times count from the program start
+    p.steps[0].not_before = 0;         // times count from the program start
     p.steps[s2].not_before = 10 * ns;  // scheduled while the first still runs
     try {
         b().exec->run(p);

@@ -104,7 +104,9 @@ outcome run(test::bench& bench, bsp_mapper& mp, const workload_graph& g) {
     return o;
 }
 
-outcome run(test::bench& bench, bsp_mapper& mp, const std::string& workload) { return run(bench, mp, load_workload(workload, {})); }
+outcome run(test::bench& bench, bsp_mapper& mp, const std::string& workload) {
+    return run(bench, mp, load_workload(workload, {}));
+}
 
 }  // namespace
 
@@ -124,9 +126,11 @@ TEST(bsp_mapper, one_matmul_on_four_tiles_matches_the_supersteps_by_hand) {
     // x 6 / 64 = 864 cycles (operand loads 7168 B / 16 = 448 cycles, hidden). Every tile ends at 906 + 864 = 1770.
     // The sync releases 100 cycles after the last: 1870.
     bsp_mapper mp = make_mapper("{matmul_split: 2x2x1}");
-    const auto o = run(bb.tiny, mp,
-                       workload_file("mm", "workload: mm\ntensors:\n  a: {shape: [48, 64], role: input}\n"
-                                           "  b: {shape: [64, 64], role: weight}\nops:\n  - {name: c, op: matmul, inputs: [a, b]}\n"));
+    const auto o =
+        run(bb.tiny, mp,
+            workload_file("mm",
+                          "workload: mm\ntensors:\n  a: {shape: [48, 64], role: input}\n"
+                          "  b: {shape: [64, 64], role: weight}\nops:\n  - {name: c, op: matmul, inputs: [a, b]}\n"));
     EXPECT_EQ(o.r.duration(), 1870 * ns);
     ASSERT_EQ(mp.supersteps().size(), 1u);
     const auto& st = o.s.details["supersteps"][0];
@@ -143,9 +147,11 @@ TEST(bsp_mapper, a_matrix_vector_product_splits_k) {
     // x (2048 B, 512 cycles); splitting K sends it a quarter (512 B, 128 cycles) and costs a reduce-scatter of
     // 64 fp32 partial sums (192 B per tile, 48 cycles) plus a sync: K wins.
     bsp_mapper mp = make_mapper("{}");
-    const auto o = run(bb.tiny, mp,
-                       workload_file("mv", "workload: mv\ntensors:\n  x: {shape: [1, 1024], role: input}\n"
-                                           "  w: {shape: [1024, 64], role: weight}\nops:\n  - {name: y, op: matmul, inputs: [x, w]}\n"));
+    const auto o =
+        run(bb.tiny, mp,
+            workload_file("mv",
+                          "workload: mv\ntensors:\n  x: {shape: [1, 1024], role: input}\n"
+                          "  w: {shape: [1024, 64], role: weight}\nops:\n  - {name: y, op: matmul, inputs: [x, w]}\n"));
     ASSERT_FALSE(o.m.details["ops"].empty());
     EXPECT_EQ(o.m.details["ops"][0]["split"].get<std::string>(), "1x1x1x4");
     EXPECT_EQ(mp.supersteps().size(), 2u) << "partial products, then their reduce-scatter";
@@ -155,8 +161,10 @@ TEST(bsp_mapper, a_model_too_large_for_the_tiles_says_by_how_much_and_which_tens
     benches& bb = b();
     // 256 x 512 fp16 weights = 256 KiB; 4 tiles x 48 KiB = 192 KiB: short by 64 KiB, and no streaming memory.
     bsp_mapper mp = make_mapper("{}");
-    const std::string w = workload_file("big", "workload: big\ntensors:\n  x: {shape: [4, 256], role: input}\n"
-                                               "  w: {shape: [256, 512], role: weight}\nops:\n  - {name: y, op: matmul, inputs: [x, w]}\n");
+    const std::string w =
+        workload_file("big",
+                      "workload: big\ntensors:\n  x: {shape: [4, 256], role: input}\n"
+                      "  w: {shape: [256, 512], role: weight}\nops:\n  - {name: y, op: matmul, inputs: [x, w]}\n");
     try {
         run(bb.tiny, mp, w);
         FAIL() << "expected an input_error";
@@ -183,9 +191,11 @@ TEST(bsp_mapper, the_fallback_streams_only_what_does_not_fit) {
     // 256 x 512 fp16 (256 KiB) and 512 x 32 fp16 (32 KiB) weights against 192 KiB of tiles: streaming the large one
     // leaves 32 KiB that fits, so only it streams; the small one stays resident and never crosses the link.
     bsp_mapper mp = make_mapper("{}");
-    const std::string w = workload_file("two", "workload: two\ntensors:\n  x: {shape: [4, 256], role: input}\n"
-                                               "  big: {shape: [256, 512], role: weight}\n  small: {shape: [512, 32], role: weight}\n"
-                                               "ops:\n  - {name: y, op: matmul, inputs: [x, big]}\n  - {name: z, op: matmul, inputs: [y, small]}\n");
+    const std::string w = workload_file(
+        "two",
+        "workload: two\ntensors:\n  x: {shape: [4, 256], role: input}\n"
+        "  big: {shape: [256, 512], role: weight}\n  small: {shape: [512, 32], role: weight}\n"
+        "ops:\n  - {name: y, op: matmul, inputs: [x, big]}\n  - {name: z, op: matmul, inputs: [y, small]}\n");
     const auto o = run(bb.streaming2, mp, w);
     EXPECT_EQ(o.m.details["streamed_tensors"].get<int>(), 1);
     const double streamed = o.m.details["streamed_bytes"];
@@ -202,25 +212,32 @@ TEST(bsp_mapper, reductions_split_over_the_tiles_like_every_other_op) {
     // tensors. Summing over the rows used to put all of x on the one tile of the 1 KiB output (65 KiB: no fit).
     // Now every tile reduces its own rows to 256 fp32 partials (1 KiB), and a second superstep sums them on 2 tiles
     // (about the square root of the 4 bands), 128 columns each: each receives 3 partial halves of 512 B = 1536 B.
-    const std::string x = "workload: red\ntensors:\n  x: {shape: [64, 256], role: input}\nparameters: {precision: fp32}\n";
+    const std::string x =
+        "workload: red\ntensors:\n  x: {shape: [64, 256], role: input}\nparameters: {precision: fp32}\n";
     bsp_mapper cols = make_mapper("{}");
-    const auto o = run(bb.red[0], cols, workload_file("colsum", x + "ops:\n  - {name: s, op: reduce_sum, inputs: [x], axes: [0], keepdims: false}\n"));
+    const auto o = run(
+        bb.red[0], cols,
+        workload_file("colsum", x + "ops:\n  - {name: s, op: reduce_sum, inputs: [x], axes: [0], keepdims: false}\n"));
     ASSERT_EQ(cols.supersteps().size(), 2u);
     EXPECT_EQ(cols.supersteps()[0].exchange_bytes, 0) << "each tile reduces the rows it holds";
     EXPECT_EQ(cols.supersteps()[1].name, "s combine");
     EXPECT_EQ(cols.supersteps()[1].exchange_bytes, 2 * 1536);
     EXPECT_EQ(cols.supersteps()[1].tiles, 2u);
-    EXPECT_EQ(o.m.details["ops"][0]["reduction"], "partials of 4 row bands where the input lies, combined on 2 tile(s)");
+    EXPECT_EQ(o.m.details["ops"][0]["reduction"],
+              "partials of 4 row bands where the input lies, combined on 2 tile(s)");
     // A mean over everything: 4 partials of one element, summed on one tile (3 x 4 B arrive).
     bsp_mapper all = make_mapper("{}");
-    run(bb.red[1], all, workload_file("mean", x + "ops:\n  - {name: m, op: reduce_mean, inputs: [x], keepdims: false}\n"));
+    run(bb.red[1], all,
+        workload_file("mean", x + "ops:\n  - {name: m, op: reduce_mean, inputs: [x], keepdims: false}\n"));
     ASSERT_EQ(all.supersteps().size(), 2u);
     EXPECT_EQ(all.supersteps()[1].exchange_bytes, 3 * 4);
     EXPECT_EQ(all.supersteps()[1].tiles, 1u);
     // Over the last axis only: each output element is one input row, so each tile reduces its own 16 rows into
     // its 16 outputs, one superstep with nothing to exchange.
     bsp_mapper last = make_mapper("{}");
-    const auto l = run(bb.red[2], last, workload_file("rowsum", x + "ops:\n  - {name: r, op: reduce_sum, inputs: [x], axes: [1], keepdims: true}\n"));
+    const auto l = run(
+        bb.red[2], last,
+        workload_file("rowsum", x + "ops:\n  - {name: r, op: reduce_sum, inputs: [x], axes: [1], keepdims: true}\n"));
     ASSERT_EQ(last.supersteps().size(), 1u);
     EXPECT_EQ(last.supersteps()[0].exchange_bytes, 0);
     EXPECT_EQ(l.m.details["ops"][0]["reduction"], "bands of output elements on 4 tiles");
@@ -228,8 +245,10 @@ TEST(bsp_mapper, reductions_split_over_the_tiles_like_every_other_op) {
 
 TEST(bsp_mapper, bad_options_are_input_errors) {
     benches& bb = b();
-    const std::string w = workload_file("mm2", "workload: mm2\ntensors:\n  a: {shape: [8, 8], role: input}\n"
-                                               "  b: {shape: [8, 8], role: weight}\nops:\n  - {name: c, op: matmul, inputs: [a, b]}\n");
+    const std::string w =
+        workload_file("mm2",
+                      "workload: mm2\ntensors:\n  a: {shape: [8, 8], role: input}\n"
+                      "  b: {shape: [8, 8], role: weight}\nops:\n  - {name: c, op: matmul, inputs: [a, b]}\n");
     bsp_mapper too_many = make_mapper("{matmul_split: 4x4x1}");
     EXPECT_THROW(run(bb.tiny, too_many, w), input_error);
     bsp_mapper garbled = make_mapper("{matmul_split: two}");
@@ -239,9 +258,10 @@ TEST(bsp_mapper, bad_options_are_input_errors) {
 
 /// y = x . w with w[256, 64] fp16, trained with one Adam step in mixed precision.
 static std::string adam_step_file(const std::string& name) {
-    return workload_file(name, "workload: " + name + "\nparameters: {precision: fp16, training: adam}\ntensors:\n"
-                               "  x: {shape: [4, 256], role: input}\n  w: {shape: [256, 64], role: weight}\n"
-                               "ops:\n  - {name: y, op: matmul, inputs: [x, w]}\n");
+    return workload_file(name, "workload: " + name +
+                                   "\nparameters: {precision: fp16, training: adam}\ntensors:\n"
+                                   "  x: {shape: [4, 256], role: input}\n  w: {shape: [256, 64], role: weight}\n"
+                                   "ops:\n  - {name: y, op: matmul, inputs: [x, w]}\n");
 }
 
 TEST(bsp_mapper, an_optimizer_step_rewrites_streamed_state_in_place_in_slices_that_fit) {
@@ -260,7 +280,8 @@ TEST(bsp_mapper, an_optimizer_step_rewrites_streamed_state_in_place_in_slices_th
         if (st["name"].get<std::string>().find("w.adam") == 0) ++slices;
     EXPECT_GE(slices, 2u) << "224 KiB of state cannot be on the tiles at once";
     bool said = false;
-    for (const auto& n : o.s.notes) said = said || n.find("optimizer updates: " + std::to_string(slices) + " supersteps") == 0;
+    for (const auto& n : o.s.notes)
+        said = said || n.find("optimizer updates: " + std::to_string(slices) + " supersteps") == 0;
     EXPECT_TRUE(said);
     EXPECT_GE(o.r.duration(), seconds_to_ticks(480.0 * 1024 / 8e9));
 }
@@ -272,11 +293,13 @@ TEST(bsp_mapper, returned_gradients_leave_the_tiles_for_streaming_memory) {
     // 192 KiB for tensors would have to hold x (48 KiB) and all four (192 KiB) by the end; instead each leaves for
     // streaming memory in a superstep of its own right after its op, 48 KiB each, and frees its tiles.
     bsp_mapper mp = make_mapper("{weights: streaming}");
-    std::string text = "workload: results\nparameters: {precision: fp16}\ntensors:\n  x: {shape: [96, 256], role: input}\n"
-                       "  w: {shape: [256, 256], role: weight}\nops:\n";
+    std::string text =
+        "workload: results\nparameters: {precision: fp16}\ntensors:\n  x: {shape: [96, 256], role: input}\n"
+        "  w: {shape: [256, 256], role: weight}\nops:\n";
     for (int i = 1; i <= 4; ++i) text += "  - {name: y" + std::to_string(i) + ", op: matmul, inputs: [x, w]}\n";
     workload_graph g = load_workload(workload_file("results", text), {});
-    for (int i = 1; i <= 4; ++i) g.tensors()[static_cast<size_t>(g.find_tensor("y" + std::to_string(i)))].grad_of = g.find_tensor("w");
+    for (int i = 1; i <= 4; ++i)
+        g.tensors()[static_cast<size_t>(g.find_tensor("y" + std::to_string(i)))].grad_of = g.find_tensor("w");
     const auto o = run(bb.streaming4, mp, g);
     int written = 0;
     for (const auto& st : o.s.details["supersteps"]) {

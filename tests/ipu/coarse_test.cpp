@@ -32,7 +32,8 @@ outcome run(test::bench& bench, const std::string& representation, const std::st
             const std::map<std::string, std::string>& sets) {
     param_context ctx;
     bsp_mapper::options o;
-    param_decl d(yaml_node::load_string("{representation: " + representation + "}", "mapper"), &ctx, "mapper", "mapper 'bsp'");
+    param_decl d(yaml_node::load_string("{representation: " + representation + "}", "mapper"), &ctx, "mapper",
+                 "mapper 'bsp'");
     o.declare(d);
     d.finish();
     bsp_mapper mp(o);
@@ -48,7 +49,8 @@ outcome run(test::bench& bench, const std::string& representation, const std::st
 
 double usage_work(const outcome& o, const std::string& suffix) {
     for (const auto& u : o.usage)
-        if (u.name.size() >= suffix.size() && u.name.compare(u.name.size() - suffix.size(), suffix.size(), suffix) == 0) return u.work;
+        if (u.name.size() >= suffix.size() && u.name.compare(u.name.size() - suffix.size(), suffix.size(), suffix) == 0)
+            return u.work;
     ADD_FAILURE() << "no resource " << suffix;
     return 0;
 }
@@ -85,7 +87,9 @@ void compare(int pair, const std::string& workload, const std::map<std::string, 
 
 }  // namespace
 
-TEST(ipu_coarse, an_mlp_runs_the_same_in_both_forms) { compare(0, std::string(TESSEL_SOURCE_DIR) + "/workloads/mlp.yaml", {}); }
+TEST(ipu_coarse, an_mlp_runs_the_same_in_both_forms) {
+    compare(0, std::string(TESSEL_SOURCE_DIR) + "/workloads/mlp.yaml", {});
+}
 
 TEST(ipu_coarse, a_transformer_layer_runs_within_a_few_percent_in_both_forms) {
     compare(1, "gpt2", {{"layers", "1"}, {"seq", "32"}, {"vocab", "8192"}});

@@ -14,7 +14,8 @@ namespace {
 // 1 GHz, so a cycle is a nanosecond. 6 workers, 64 fp16 MACs and 4 fp16 element ops per cycle per tile,
 // 16 B/cycle loads and 8 B/cycle stores, no SRAM latency.
 const char* tiles_params =
-    "{width: 2, height: 2, threads: 6, amp_macs_per_cycle: {fp32: 16, fp16: 64}, vector_ops_per_cycle: {fp32: 2, fp16: 4},"
+    "{width: 2, height: 2, threads: 6, amp_macs_per_cycle: {fp32: 16, fp16: 64}, vector_ops_per_cycle: {fp32: 2, fp16: "
+    "4},"
     " memory: 64KiB, load_bandwidth: 16B/cycle, store_bandwidth: 8B/cycle, memory_latency: 0cycles}";
 
 sim_context& sim() {
@@ -28,9 +29,10 @@ ipu_tiles& tiles() {
 }
 
 ipu_exchange& exchange() {
-    static auto x = test::make<ipu_exchange>(sim(), "ipu_exchange", "exchange",
-                                             "{tiles: 4, external_ports: 1, tile_bandwidth: 4B/cycle, external_bandwidth: 16B/cycle,"
-                                             " latency: 10cycles, packet_bytes: 64KiB, header_bytes: 0B, max_outstanding: 4}");
+    static auto x = test::make<ipu_exchange>(
+        sim(), "ipu_exchange", "exchange",
+        "{tiles: 4, external_ports: 1, tile_bandwidth: 4B/cycle, external_bandwidth: 16B/cycle,"
+        " latency: 10cycles, packet_bytes: 64KiB, header_bytes: 0B, max_outstanding: 4}");
     return *x;
 }
 
@@ -152,5 +154,6 @@ TEST(ipu_exchange, receivers_serialise_and_multicast_sends_once) {
     txn e = test::request(txn_kind::route, t2, 1024, 9);
     e.src_port = 4, e.dst_port = 0;
     exchange().traverse(e);
-    EXPECT_EQ(e.tail, t2 + (10 + 256) * ns) << "the tile's 4 B/cycle receive side, not the 16 B/cycle port, sets the end";
+    EXPECT_EQ(e.tail, t2 + (10 + 256) * ns)
+        << "the tile's 4 B/cycle receive side, not the 16 B/cycle port, sets the end";
 }

@@ -19,8 +19,8 @@
 #include "engine/system/partition.h"
 #include "engine/workload/training.h"
 #include "engine/workload/yaml_workload.h"
-#include "tests/support/harness.h"
 #include "tests/support/errors.h"
+#include "tests/support/harness.h"
 
 using namespace tessel;
 
@@ -84,7 +84,9 @@ workload_graph two_layers(const std::string& precision, const std::string& activ
                              "  w2: {shape: [1024, 256], role: weight}\n"
                              "ops:\n"
                              "  - {name: fc1, op: matmul, inputs: [x, w1]}\n"
-                             "  - {name: act, op: " + activation + ", inputs: [fc1]}\n"
+                             "  - {name: act, op: " +
+                             activation +
+                             ", inputs: [fc1]}\n"
                              "  - {name: fc2, op: matmul, inputs: [act, w2]}\n";
     return load_workload_yaml_text(text, "two.yaml", {});
 }
@@ -127,7 +129,8 @@ ops:
   - {name: logits, op: matmul, inputs: [act, w]}
 )";
     // In fp32 (so without autocast's casts, tested below).
-    const workload_graph g = expand_training(load_workload_yaml_text(text, "mlp.yaml", {}), training_options{"sgd", true});
+    const workload_graph g =
+        expand_training(load_workload_yaml_text(text, "mlp.yaml", {}), training_options{"sgd", true});
     std::map<std::string, int> count;  // kernels per graph op name prefix
     for (const auto& n : names(kernels(g, "eager"))) {
         for (const char* op : {"bn.", "act.grad", "act.", "logits.loss_grad"})
@@ -174,8 +177,18 @@ TEST(eager_kernels, multi_tensor_apply_launches_match_pytorch_on_the_measured_pa
     };
     std::vector<std::vector<std::int64_t>> gpt2 = {{50257, 768}, {1024, 768}};
     for (int l = 0; l < 12; ++l)
-        for (auto s : std::vector<std::vector<std::int64_t>>{{768}, {768}, {768, 2304}, {2304}, {768, 768}, {768}, {768},
-                                                             {768}, {768, 3072}, {3072}, {3072, 768}, {768}})
+        for (auto s : std::vector<std::vector<std::int64_t>>{{768},
+                                                             {768},
+                                                             {768, 2304},
+                                                             {2304},
+                                                             {768, 768},
+                                                             {768},
+                                                             {768},
+                                                             {768},
+                                                             {768, 3072},
+                                                             {3072},
+                                                             {3072, 768},
+                                                             {768}})
             gpt2.push_back(s);
     gpt2.push_back({768});
     gpt2.push_back({768});
@@ -187,7 +200,8 @@ TEST(eager_kernels, multi_tensor_apply_launches_match_pytorch_on_the_measured_pa
             bert.push_back({1024, 1024});
             bert.push_back({1024});
         }
-        for (auto s : std::vector<std::vector<std::int64_t>>{{1024}, {1024}, {4096, 1024}, {4096}, {1024, 4096}, {1024}, {1024}, {1024}})
+        for (auto s : std::vector<std::vector<std::int64_t>>{
+                 {1024}, {1024}, {4096, 1024}, {4096}, {1024, 4096}, {1024}, {1024}, {1024}})
             bert.push_back(s);
     }
     EXPECT_EQ(bert.size(), 389u);
@@ -215,7 +229,8 @@ TEST(eager_kernels, foreach_sgd_moves_three_passes_of_bytes_after_the_backward_p
 
 TEST(eager_kernels, bad_settings_are_clear_errors) {
     const workload_graph g = load_workload_yaml_text(k_convs, "convs.yaml", {});
-    EXPECT_NE(test::error_of([&] { kernels(g, "eager", "elementwise"); }).find("mapper.fuse must be none"), std::string::npos);
+    EXPECT_NE(test::error_of([&] { kernels(g, "eager", "elementwise"); }).find("mapper.fuse must be none"),
+              std::string::npos);
     const char* bad = R"(
 workload: bad
 tensors:
@@ -251,7 +266,8 @@ ops:
   - {name: ln, op: rmsnorm, inputs: [fc, scale]}
   - {name: out, op: layernorm, inputs: [ln]}
 )";
-    const workload_graph g = expand_training(load_workload_yaml_text(text, "mlp.yaml", {}), training_options{"sgd", true});
+    const workload_graph g =
+        expand_training(load_workload_yaml_text(text, "mlp.yaml", {}), training_options{"sgd", true});
     const auto ks = kernels(g, "eager");
     std::vector<std::string> got;
     for (const auto& n : names(ks))
@@ -259,11 +275,24 @@ ops:
     // fc: w cast from its master (first use), x is bf16 already. ln (Hugging Face RMSNorm: its own fp32 chain)
     // ends fp32 (the fp32 scale times the 16-bit rows); layernorm runs in fp32 on it (no cast). Backward: the
     // layer norm's gradient (fp32) reaches ln as fp32; fc's weight gradient is cast to fp32 for the optimizer.
-    const std::vector<std::string> expect = {
-        "w.autocast", "fc", "out", "out.loss_grad.to_fp32", "out.loss_grad.log_softmax", "out.loss_grad.nll",
-        "out.loss_grad.nll_grad_fill", "out.loss_grad.nll_grad", "out.loss_grad.log_softmax_grad",
-        "out.loss_grad.to_fp32", "out.grad", "ln.grad", "ln.grad.autocast_out", "fc.grad.db", "fc.grad.db.autocast_out",
-        "optimizer.sgd_foreach.mul_momentum", "optimizer.sgd_foreach.add_grad", "optimizer.sgd_foreach.add_p"};
+    const std::vector<std::string> expect = {"w.autocast",
+                                             "fc",
+                                             "out",
+                                             "out.loss_grad.to_fp32",
+                                             "out.loss_grad.log_softmax",
+                                             "out.loss_grad.nll",
+                                             "out.loss_grad.nll_grad_fill",
+                                             "out.loss_grad.nll_grad",
+                                             "out.loss_grad.log_softmax_grad",
+                                             "out.loss_grad.to_fp32",
+                                             "out.grad",
+                                             "ln.grad",
+                                             "ln.grad.autocast_out",
+                                             "fc.grad.db",
+                                             "fc.grad.db.autocast_out",
+                                             "optimizer.sgd_foreach.mul_momentum",
+                                             "optimizer.sgd_foreach.add_grad",
+                                             "optimizer.sgd_foreach.add_p"};
     EXPECT_EQ(got, expect);
     // The weight's cast reads its fp32 master and writes the 16-bit copy: 6 bytes per parameter.
     ASSERT_FALSE(ks.empty());
@@ -275,7 +304,8 @@ ops:
 // A system maps chunks of the training graph (engine/system/partition.h subgraph): a gradient still names its
 // tensor inside the chunk (same shape), or nothing when the chunk does not hold that tensor.
 TEST(eager_kernels, gradients_keep_their_tensors_in_a_chunk) {
-    const workload_graph g = expand_training(two_layers("bf16", "gelu, approximate: tanh"), training_options{"adam", true});
+    const workload_graph g =
+        expand_training(two_layers("bf16", "gelu, approximate: tanh"), training_options{"adam", true});
     std::vector<int> backward;
     int marked = 0;
     for (size_t o = 0; o < g.ops().size(); ++o)

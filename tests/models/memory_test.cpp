@@ -14,7 +14,8 @@ using test::ns;
 TEST(sram_bank, one_access_is_bytes_over_bank_bandwidth_plus_latency) {
     sim_context sim;
     // 4 banks x 16 B/cycle at 1 GHz, 64 B interleave, 1-cycle latency.
-    auto s = test::make<sram_bank>(sim, "sram_bank", "s1", "{capacity: 64KiB, banks: 4, bank_bandwidth: 16B/cycle, latency: 1cycle}");
+    auto s = test::make<sram_bank>(sim, "sram_bank", "s1",
+                                   "{capacity: 64KiB, banks: 4, bank_bandwidth: 16B/cycle, latency: 1cycle}");
     // 64 B in bank 0: 4 cycles, then 1 cycle of latency.
     txn t = test::request(txn_kind::read, 0, 64, 0);
     s->transport(t);
@@ -28,7 +29,8 @@ TEST(sram_bank, one_access_is_bytes_over_bank_bandwidth_plus_latency) {
 
 TEST(sram_bank, same_bank_conflicts_serialise_other_banks_do_not) {
     sim_context sim;
-    auto s = test::make<sram_bank>(sim, "sram_bank", "s2", "{capacity: 64KiB, banks: 4, bank_bandwidth: 16B/cycle, latency: 0cycles}");
+    auto s = test::make<sram_bank>(sim, "sram_bank", "s2",
+                                   "{capacity: 64KiB, banks: 4, bank_bandwidth: 16B/cycle, latency: 0cycles}");
     txn a = test::request(txn_kind::read, 0, 64, 0);
     txn b = test::request(txn_kind::read, 0, 64, 256);  // 256 / 64 = stripe 4 -> bank 0 again
     s->transport(a);
@@ -45,7 +47,8 @@ TEST(sram_bank, same_bank_conflicts_serialise_other_banks_do_not) {
 
 TEST(sram_bank, two_ports_serve_two_accesses_to_one_bank) {
     sim_context sim;
-    auto s = test::make<sram_bank>(sim, "sram_bank", "s3", "{capacity: 64KiB, banks: 4, ports: 2, bank_bandwidth: 16B/cycle, latency: 0cycles}");
+    auto s = test::make<sram_bank>(
+        sim, "sram_bank", "s3", "{capacity: 64KiB, banks: 4, ports: 2, bank_bandwidth: 16B/cycle, latency: 0cycles}");
     txn a = test::request(txn_kind::read, 0, 64, 0), b = test::request(txn_kind::read, 0, 64, 256);
     s->transport(a);
     s->transport(b);
@@ -87,7 +90,7 @@ TEST(hbm, activations_wait_for_tRAS) {
     sim_context sim;
     auto h = one_pc(sim, "h2");
     txn a = test::request(txn_kind::read, 0, 32, 0);
-    h->transport(a);  // activate at 0
+    h->transport(a);                                            // activate at 0
     txn b = test::request(txn_kind::read, 10 * ns, 32, 17408);  // same bank, other row, before tRAS = 34 ns
     h->transport(b);
     // Precharge no earlier than 34 ns, then tRP + tRCD + tCL = 42 ns: data at 76 ns.

@@ -17,14 +17,17 @@ txn packet(std::uint32_t from, std::uint32_t to, std::uint64_t bytes, tick at) {
     t.dst_port = to;
     return t;
 }
-const char* mesh_params = "{width: 4, height: 4, link_bandwidth: 32B/cycle, router_latency: 2cycles, link_latency: 1cycle, header_bytes: 16B}";
+const char* mesh_params =
+    "{width: 4, height: 4, link_bandwidth: 32B/cycle, router_latency: 2cycles, link_latency: 1cycle, header_bytes: "
+    "16B}";
 }  // namespace
 
 TEST(mesh_noc, arrays_and_modules_give_identical_timings) {
     sim_context sim;
     auto arrays = test::make<mesh_noc>(sim, "mesh_noc", "arr", mesh_params);
     auto modules = test::make<mesh_noc>(sim, "mesh_noc", "mod",
-                                        "{width: 4, height: 4, link_bandwidth: 32B/cycle, router_latency: 2cycles, link_latency: 1cycle, header_bytes: 16B, representation: modules}");
+                                        "{width: 4, height: 4, link_bandwidth: 32B/cycle, router_latency: 2cycles, "
+                                        "link_latency: 1cycle, header_bytes: 16B, representation: modules}");
     // The routers' sockets are complete only after elaboration.
     sc_core::sc_start(sc_core::SC_ZERO_TIME);
     std::mt19937 rng(7);
@@ -39,4 +42,3 @@ TEST(mesh_noc, arrays_and_modules_give_identical_timings) {
         ASSERT_EQ(a.tail, b.tail) << "packet " << i;
     }
 }
-

@@ -25,10 +25,12 @@ work gemm(std::int64_t m, std::int64_t n, std::int64_t k, dtype t = dtype::fp16)
 
 TEST(pe, simd_rate_per_data_type_plus_issue_overhead) {
     sim_context sim;
-    auto p = test::make<pe>(sim, "pe", "p1", "{macs_per_cycle: {fp16: 256, fp32: 64}, issue_overhead: 4cycles, vector_lanes: 16}");
+    auto p = test::make<pe>(sim, "pe", "p1",
+                            "{macs_per_cycle: {fp16: 256, fp32: 64}, issue_overhead: 4cycles, vector_lanes: 16}");
     EXPECT_DOUBLE_EQ(p->model().cycles(gemm(16, 16, 16)), 4 + 4096 / 256);
     EXPECT_DOUBLE_EQ(p->model().cycles(gemm(16, 16, 16, dtype::fp32)), 4 + 4096 / 64);
-    EXPECT_DOUBLE_EQ(p->model().cycles(gemm(16, 16, 16, dtype::bf16)), 4 + 16) << "bf16 runs at the fp16 rate when not listed";
+    EXPECT_DOUBLE_EQ(p->model().cycles(gemm(16, 16, 16, dtype::bf16)), 4 + 16)
+        << "bf16 runs at the fp16 rate when not listed";
     work v;
     v.vector_ops = 100;
     EXPECT_DOUBLE_EQ(p->model().cycles(v), 4 + 7) << "ceil(100 / 16) vector cycles";
@@ -51,9 +53,12 @@ TEST(pe, steps_queue_on_the_datapath) {
 TEST(pe, systolic_folds_are_timed_as_scalesim_v2_times_them) {
     sim_context sim;
     // 4 x 4 array, no issue overhead.
-    auto ws = test::make<pe>(sim, "pe", "ws", "{mode: systolic, rows: 4, cols: 4, dataflow: ws, issue_overhead: 0cycles}");
-    auto os = test::make<pe>(sim, "pe", "os", "{mode: systolic, rows: 4, cols: 4, dataflow: os, issue_overhead: 0cycles}");
-    auto is = test::make<pe>(sim, "pe", "is", "{mode: systolic, rows: 4, cols: 4, dataflow: is, issue_overhead: 0cycles}");
+    auto ws =
+        test::make<pe>(sim, "pe", "ws", "{mode: systolic, rows: 4, cols: 4, dataflow: ws, issue_overhead: 0cycles}");
+    auto os =
+        test::make<pe>(sim, "pe", "os", "{mode: systolic, rows: 4, cols: 4, dataflow: os, issue_overhead: 0cycles}");
+    auto is =
+        test::make<pe>(sim, "pe", "is", "{mode: systolic, rows: 4, cols: 4, dataflow: is, issue_overhead: 0cycles}");
     // (8 x 4) . (4 x 4): WS keeps the 4 x 4 weights (one fold) and streams M = 8 rows: 2*4 + 4 + 8 - 2 = 18.
     EXPECT_DOUBLE_EQ(ws->model().cycles(gemm(8, 4, 4)), 18);
     // OS: output 8 x 4 in ceil(8/4) x ceil(4/4) = 2 folds, each streaming K = 4 with no weight load:
@@ -76,8 +81,10 @@ TEST(pe, the_scalesim_count_reproduces_scalesim_v2_compute_cycles) {
     // folds x per-fold - 1: 512^3 is 4 x 4 folds, 1024^3 8 x 8; per fold OS 128 + 128 + T - 2, WS and IS
     // 2 x 128 + 128 + T - 2.
     sim_context sim;
-    for (const auto& [df, small, large] : std::vector<std::tuple<std::string, double, double>>{
-             {"os", 16 * 766 - 1, 64 * 1278 - 1}, {"ws", 16 * 894 - 1, 64 * 1406 - 1}, {"is", 16 * 894 - 1, 64 * 1406 - 1}}) {
+    for (const auto& [df, small, large] :
+         std::vector<std::tuple<std::string, double, double>>{{"os", 16 * 766 - 1, 64 * 1278 - 1},
+                                                              {"ws", 16 * 894 - 1, 64 * 1406 - 1},
+                                                              {"is", 16 * 894 - 1, 64 * 1406 - 1}}) {
         auto p = test::make<pe>(sim, "pe", "scalesim_" + df,
                                 "{mode: systolic, rows: 128, cols: 128, dataflow: " + df + ", scalesim: true}");
         EXPECT_DOUBLE_EQ(p->model().cycles(gemm(512, 512, 512)), small) << df;
@@ -86,7 +93,8 @@ TEST(pe, the_scalesim_count_reproduces_scalesim_v2_compute_cycles) {
     EXPECT_EQ(16 * 766 - 1, 12255);  // the figures SCALE-Sim prints
     EXPECT_EQ(64 * 1406 - 1, 89983);
     // Without the setting a step is busy one cycle more, plus the issue overhead.
-    auto plain = test::make<pe>(sim, "pe", "plain", "{mode: systolic, rows: 128, cols: 128, dataflow: os, issue_overhead: 4cycles}");
+    auto plain = test::make<pe>(sim, "pe", "plain",
+                                "{mode: systolic, rows: 128, cols: 128, dataflow: os, issue_overhead: 4cycles}");
     EXPECT_DOUBLE_EQ(plain->model().cycles(gemm(512, 512, 512)), 16 * 766 + 4);
 }
 

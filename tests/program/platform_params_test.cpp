@@ -91,7 +91,8 @@ steps:
     EXPECT_EQ(p.steps[1].length, 3000000000u);
     EXPECT_EQ(p.steps[2].length, 4000000000u);  // k = 4 (the platform's)
     // A list may hold expressions too.
-    const program l = b.load("program: l\nsteps:\n  - for: {i: [0, \"{k-1}\", half]}\n    id: \"d{i}\"\n    delay: 1us\n");
+    const program l =
+        b.load("program: l\nsteps:\n  - for: {i: [0, \"{k-1}\", half]}\n    id: \"d{i}\"\n    delay: 1us\n");
     ASSERT_EQ(l.size(), 3u);
     EXPECT_EQ(l.step_labels[1], "d3");
     EXPECT_EQ(l.step_labels[2], "d2");

@@ -121,7 +121,8 @@ TEST(traffic, bit_complement_neighbour_and_tornado_destinations) {
     for (const auto& [src, dst] : f) EXPECT_EQ(*dst.begin(), (src % 4 + 1) % 4 + 4 * (src / 4));
 
     // Tornado on a ring of 8: x + ceil(8/2) - 1 = x + 3 mod 8; 6 -> 1.
-    f = flows(traffic("  network: ring8\n  rate: 0.5\n  packet: 2flits\n  measure: 200cycles\n  pattern: tornado\n"), "ring8");
+    f = flows(traffic("  network: ring8\n  rate: 0.5\n  packet: 2flits\n  measure: 200cycles\n  pattern: tornado\n"),
+              "ring8");
     EXPECT_EQ(f.at(6), (std::set<std::uint32_t>{1}));
     ASSERT_EQ(f.size(), 8u);
     for (const auto& [src, dst] : f) EXPECT_EQ(*dst.begin(), (src + 3) % 8);
@@ -129,7 +130,8 @@ TEST(traffic, bit_complement_neighbour_and_tornado_destinations) {
     f = flows(traffic(base + "  pattern: tornado\n"), "noc");
     EXPECT_EQ(f.at(3), (std::set<std::uint32_t>{0}));
     // On a ring of 6: x + 2 mod 6; 5 -> 1.
-    f = flows(traffic("  network: ring6\n  rate: 0.5\n  packet: 2flits\n  measure: 200cycles\n  pattern: tornado\n"), "ring6");
+    f = flows(traffic("  network: ring6\n  rate: 0.5\n  packet: 2flits\n  measure: 200cycles\n  pattern: tornado\n"),
+              "ring6");
     EXPECT_EQ(f.at(5), (std::set<std::uint32_t>{1}));
 }
 
@@ -140,7 +142,7 @@ TEST(traffic, packets_are_transfers_with_creation_times_sizes_and_labels) {
     for (size_t i = 0; i < p.size(); ++i) {
         const step& s = p.steps[i];
         EXPECT_EQ(s.bytes, 112u);
-        EXPECT_EQ(s.not_before % ns, 0u);  // a whole 1 GHz cycle
+        EXPECT_EQ(s.not_before % ns, 0u);   // a whole 1 GHz cycle
         EXPECT_LT(s.not_before, 300 * ns);  // generated during warmup + measure only
         if (i) {
             EXPECT_GE(s.not_before, p.steps[i - 1].not_before);
@@ -163,14 +165,16 @@ TEST(traffic, packets_are_transfers_with_creation_times_sizes_and_labels) {
     EXPECT_EQ(t.measure_begin, 100 * ns);
     EXPECT_EQ(t.measure_end, 300 * ns);
     // A packet given as a size is rounded up to whole flits: 100 B of 32 B flits = 4 flits.
-    EXPECT_EQ(traffic(base.substr(0, base.find("  packet")) + "  packet: 100B\n  measure: 10cycles\n  pattern: uniform\n")
-                  .traffic.packet_flits,
-              4u);
+    EXPECT_EQ(
+        traffic(base.substr(0, base.find("  packet")) + "  packet: 100B\n  measure: 10cycles\n  pattern: uniform\n")
+            .traffic.packet_flits,
+        4u);
 }
 
 TEST(traffic, the_networks_own_clock_and_link_width) {
     // ring8 runs at 500 MHz (a cycle is 2 ns) with 24 B/cycle links: flits of 24 B, 2 flits - 16 B = 32 B.
-    const program p = traffic("  network: ring8\n  rate: 0.5\n  packet: 2flits\n  measure: 100cycles\n  pattern: neighbour\n");
+    const program p =
+        traffic("  network: ring8\n  rate: 0.5\n  packet: 2flits\n  measure: 100cycles\n  pattern: neighbour\n");
     EXPECT_EQ(p.traffic.cycle, 2 * ns);
     EXPECT_EQ(p.traffic.flit_bytes, 24u);
     EXPECT_EQ(p.traffic.measure_end, 200 * ns);
@@ -179,12 +183,14 @@ TEST(traffic, the_networks_own_clock_and_link_width) {
         EXPECT_EQ(s.not_before % (2 * ns), 0u);
     }
     // flit: given explicitly wins: 2 x 64 B - 16 B = 112 B.
-    const program q = traffic("  network: ring8\n  rate: 0.5\n  packet: 2flits\n  flit: 64B\n  measure: 100cycles\n  pattern: neighbour\n");
+    const program q = traffic(
+        "  network: ring8\n  rate: 0.5\n  packet: 2flits\n  flit: 64B\n  measure: 100cycles\n  pattern: neighbour\n");
     EXPECT_EQ(q.steps.front().bytes, 112u);
 }
 
 TEST(traffic, uniform_never_sends_to_itself_and_reaches_everyone_else) {
-    const program p = traffic("  network: noc\n  rate: 0.5\n  packet: 1flit\n  measure: 2000cycles\n  pattern: uniform\n");
+    const program p =
+        traffic("  network: noc\n  rate: 0.5\n  packet: 1flit\n  measure: 2000cycles\n  pattern: uniform\n");
     const auto f = flows(p, "noc");
     ASSERT_EQ(f.size(), 16u);
     for (const auto& [src, dst] : f) {
@@ -196,7 +202,8 @@ TEST(traffic, uniform_never_sends_to_itself_and_reaches_everyone_else) {
 TEST(traffic, bernoulli_packet_count_matches_the_rate) {
     // 16 nodes x 20000 cycles, each a packet start with probability 0.3 / 4 = 0.075:
     // mean 24000, sigma = sqrt(320000 x 0.075 x 0.925) = 148.9.
-    const program p = traffic("  network: noc\n  rate: 0.3\n  packet: 4flits\n  measure: 20000cycles\n  pattern: uniform\n");
+    const program p =
+        traffic("  network: noc\n  rate: 0.3\n  packet: 4flits\n  measure: 20000cycles\n  pattern: uniform\n");
     const double trials = 16 * 20000, q = 0.3 / 4;
     const double mean = trials * q, sigma = std::sqrt(trials * q * (1 - q));
     EXPECT_NEAR(static_cast<double>(p.size()), mean, 4 * sigma);
@@ -209,8 +216,9 @@ TEST(traffic, bernoulli_packet_count_matches_the_rate) {
 
 TEST(traffic, periodic_sends_exactly_the_rate) {
     // One packet every 4 / 0.3 = 13.33 cycles from a random phase: over 20000 cycles exactly 1500 per node.
-    const program p =
-        traffic("  network: noc\n  rate: 0.3\n  packet: 4flits\n  measure: 20000cycles\n  pattern: uniform\n  process: periodic\n");
+    const program p = traffic(
+        "  network: noc\n  rate: 0.3\n  packet: 4flits\n  measure: 20000cycles\n  pattern: uniform\n  process: "
+        "periodic\n");
     std::map<std::int32_t, int> per_node;
     for (const step& s : p.steps) ++per_node[s.at.unit];
     ASSERT_EQ(per_node.size(), 16u);
@@ -249,8 +257,10 @@ TEST(traffic, a_seed_gives_one_program) {
         }
         return v;
     };
-    const std::string body = "  network: noc\n  rate: 0.3\n  packet: 4flits\n  measure: 1000cycles\n  pattern: uniform\n";
-    const auto a = sig(traffic(body + "  seed: 3\n")), b = sig(traffic(body + "  seed: 3\n")), c = sig(traffic(body + "  seed: 4\n"));
+    const std::string body =
+        "  network: noc\n  rate: 0.3\n  packet: 4flits\n  measure: 1000cycles\n  pattern: uniform\n";
+    const auto a = sig(traffic(body + "  seed: 3\n")), b = sig(traffic(body + "  seed: 3\n")),
+               c = sig(traffic(body + "  seed: 4\n"));
     EXPECT_EQ(a, b);
     EXPECT_NE(a, c);
     // The default seed is 1.
@@ -274,7 +284,8 @@ TEST(traffic, mt19937_64_draws_are_the_standards) {
 TEST(traffic, steps_and_traffic_side_by_side) {
     const program p = load(
         "program: both\nsteps:\n  - {id: a, delay: 1us}\n  - {id: b, delay: 1us, after: a}\n"
-        "traffic:\n" + base + "  pattern: neighbour\n");
+        "traffic:\n" +
+        base + "  pattern: neighbour\n");
     ASSERT_GT(p.size(), 2u);
     EXPECT_EQ(p.step_labels[0], "a");
     EXPECT_EQ(p.steps[1].dep_count, 1u);
@@ -310,7 +321,8 @@ TEST(traffic, errors_name_the_value_and_its_place) {
         {"  network: noc\n  rate: 0.1\n  packet: 4flits\n  measure: 100cycles\n  pattern: unifrom\n",
          "7:12: pattern: unknown pattern 'unifrom' (did you mean 'uniform'?); expected one of: uniform, transpose, "
          "bit_complement, hotspot, neighbour, tornado"},
-        {"  network: noc\n  rate: 0.1\n  packet: 4flits\n  measure: 100cycles\n  pattern: uniform\n  process: poisson\n",
+        {"  network: noc\n  rate: 0.1\n  packet: 4flits\n  measure: 100cycles\n  pattern: uniform\n  process: "
+         "poisson\n",
          "8:12: process: unknown injection process 'poisson'; expected one of: bernoulli, periodic"},
         {"  network: noc\n  rate: 0.1\n  packet: 4flits\n  measure: 100cycles\n  pattern: uniform\n  sed: 3\n",
          "8:3: unknown key 'sed' in traffic (did you mean 'seed'?)"},
@@ -330,11 +342,13 @@ TEST(traffic, errors_name_the_value_and_its_place) {
         {"  network: noc\n  rate: 0.1\n  packet: 4flits\n  measure: 100cycles\n  pattern: hotspot\n",
          "7:12: pattern hotspot needs 'hotspot: {nodes: [\"x,y\", ...], fraction: 0.2}'"},
         {"  network: noc\n  rate: 0.1\n  packet: 16B\n  flit: 16B\n  measure: 100cycles\n  pattern: uniform\n",
-         "5:11: packet: 1 flit of 16 B leave no payload after the 16 B header of 'noc' (its header_bytes); make packets larger"},
+         "5:11: packet: 1 flit of 16 B leave no payload after the 16 B header of 'noc' (its header_bytes); make "
+         "packets larger"},
         {"  network: noc\n  rate: 0.1\n  packet: 4\n  measure: 100cycles\n  pattern: uniform\n",
          "5:11: packet: expected flits (4flits) or a size (64B), got '4'"},
         {"  network: noc\n  rate: 1\n  packet: 1flit\n  measure: 10000000cycles\n  pattern: uniform\n",
-         "3:3: traffic would create about 1.6e+08 packets (16 nodes x 1e+07 cycles x rate 1 / 1 flits per packet), over the "
+         "3:3: traffic would create about 1.6e+08 packets (16 nodes x 1e+07 cycles x rate 1 / 1 flits per packet), "
+         "over the "
          "limit of 5e+07: lower rate, warmup or measure, or make packets larger"},
         {"  network: noc\n  pattern: uniform\n", "3:3: traffic needs 'rate'"},
     };
@@ -348,8 +362,9 @@ TEST(traffic, values_may_use_platform_parameters_and_expressions) {
     // A platform parameter `load` and an expression in the block.
     sim_context sim;
     param_context ctx;
-    const std::string yaml = std::string(platform_yaml).replace(std::string(platform_yaml).find("platform: traffic_plat"),
-                                                                 22, "platform: traffic_param\nparameters: {load: 0.25}");
+    const std::string yaml = std::string(platform_yaml)
+                                 .replace(std::string(platform_yaml).find("platform: traffic_plat"), 22,
+                                          "platform: traffic_param\nparameters: {load: 0.25}");
     const yaml_node root = yaml_node::load_string(yaml, "p.yaml");
     platform pl("traffic_param", root, ctx, sim);
     const program p = parse_program(

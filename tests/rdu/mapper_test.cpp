@@ -71,7 +71,8 @@ void check_plan(const rdu_plan& plan, const workload_graph& g) {
             for (const auto& in : st.inputs)
                 if (in.whole) whole += in.bytes;
             EXPECT_GE(p.resident_bytes + 1e-6, st.weight_bytes + whole) << st.name;
-            EXPECT_LE(p.resident_bytes / static_cast<double>(p.pmus.size()), static_cast<double>(plan.pmu_capacity) * (1 + 1e-12))
+            EXPECT_LE(p.resident_bytes / static_cast<double>(p.pmus.size()),
+                      static_cast<double>(plan.pmu_capacity) * (1 + 1e-12))
                 << st.name << " puts more on a PMU than it holds";
             weights += st.weight_bytes;
             EXPECT_GE(p.tiles, 1);
@@ -82,7 +83,8 @@ void check_plan(const rdu_plan& plan, const workload_graph& g) {
         EXPECT_EQ(static_cast<int>(pcus.size()), sec.pcus);
         EXPECT_EQ(static_cast<int>(pmus.size()), sec.pmus);
     }
-    for (size_t i = 0; i < placed.size(); ++i) EXPECT_EQ(placed[i], 1) << plan.stages[i].name << " placed " << placed[i] << " times";
+    for (size_t i = 0; i < placed.size(); ++i)
+        EXPECT_EQ(placed[i], 1) << plan.stages[i].name << " placed " << placed[i] << " times";
     // Chunks split columns: their MACs add up to the op's.
     double macs = 0;
     for (const auto& st : plan.stages) macs += st.whole.macs;
@@ -113,8 +115,8 @@ void check_program(const rdu_plan& plan, const mapping& m, const workload_graph&
     EXPECT_NEAR(macs, g.total().macs, 1e-6 * g.total().macs);
 }
 
-void map_and_check(const std::string& platform_name, const std::string& workload, const std::map<std::string, std::string>& wsets,
-                   size_t min_sections = 1) {
+void map_and_check(const std::string& platform_name, const std::string& workload,
+                   const std::map<std::string, std::string>& wsets, size_t min_sections = 1) {
     SCOPED_TRACE(platform_name + " / " + workload);
     loaded& c = chip(platform_name);
     const workload_graph g = load_workload(workload, wsets);
@@ -208,7 +210,8 @@ TEST(rdu_mapper, recalled_section_costs_give_the_same_plan) {
         EXPECT_EQ(fresh.recalled, 0);
         EXPECT_EQ(recalled.costed + recalled.recalled, fresh.costed);  // the same candidates, fewer costed
         if (r.workload != "resnet50") {  // 3 to 6 layers: the first layer's candidates, and the boundaries, are new
-            EXPECT_GT(recalled.recalled, 0.3 * static_cast<double>(fresh.costed)) << "repeated layers were costed afresh";
+            EXPECT_GT(recalled.recalled, 0.3 * static_cast<double>(fresh.costed))
+                << "repeated layers were costed afresh";
         }
     }
 }

@@ -8,10 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/wait.h>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
-#include <sys/wait.h>
 
 namespace {
 
@@ -68,7 +68,8 @@ TEST(rdu_memory, a_run_reports_sections_bottlenecks_and_lost_time) {
     const auto& meas = j["mapping"]["measured"];
     ASSERT_TRUE(meas.is_object());
     double parts = 0;
-    for (const char* k : {"reconfigure_s", "load_s", "fill_s", "steady_s", "drain_s", "store_s"}) parts += meas[k].get<double>();
+    for (const char* k : {"reconfigure_s", "load_s", "fill_s", "steady_s", "drain_s", "store_s"})
+        parts += meas[k].get<double>();
     // The sections run back to back: their parts add up to the run.
     EXPECT_NEAR(parts, j["sim_time_s"].get<double>(), 1e-9 + 1e-6 * j["sim_time_s"].get<double>());
     EXPECT_GT(meas["reconfigure_s"].get<double>(), 0) << "more than one section: reconfiguration costs time";

@@ -27,7 +27,8 @@ struct outcome {
     std::vector<resource_usage> usage;
 };
 
-outcome run(test::bench& bench, const std::string& mapper_yaml, const std::string& workload, const std::map<std::string, std::string>& sets) {
+outcome run(test::bench& bench, const std::string& mapper_yaml, const std::string& workload,
+            const std::map<std::string, std::string>& sets) {
     param_context ctx;
     rdu_mapper::options o;
     param_decl d(yaml_node::load_string(mapper_yaml, "mapper"), &ctx, "mapper", "mapper 'rdu'");
@@ -56,7 +57,8 @@ double usage_work(const outcome& o, const std::string& prefix) {
     return sum;
 }
 
-void compare(int pair, const std::string& workload, const std::map<std::string, std::string>& sets, double fewer_steps, double faster, double slower) {
+void compare(int pair, const std::string& workload, const std::map<std::string, std::string>& sets, double fewer_steps,
+             double faster, double slower) {
     SCOPED_TRACE(workload);
     const outcome fine = run(b()[static_cast<size_t>(2 * pair)], "{representation: fine}", workload, sets);
     const outcome coarse = run(b()[static_cast<size_t>(2 * pair + 1)], "{representation: coarse}", workload, sets);
@@ -86,7 +88,8 @@ std::uint64_t packets_of(test::bench& bench, std::uint64_t agcu_address, std::ui
 }  // namespace
 
 TEST(rdu_representation, an_mlp_runs_the_same_in_both_forms) {
-    compare(0, std::string(TESSEL_SOURCE_DIR) + "/workloads/mlp.yaml", {}, 2.5, 0.07, 0.07);  // 11.7 us: a tile's few KiB move as one transfer
+    compare(0, std::string(TESSEL_SOURCE_DIR) + "/workloads/mlp.yaml", {}, 2.5, 0.07,
+            0.07);  // 11.7 us: a tile's few KiB move as one transfer
 }
 
 TEST(rdu_representation, a_bert_large_layer_trains_the_same_in_both_forms) {
@@ -103,7 +106,8 @@ TEST(rdu_representation, auto_is_fine_for_small_runs_and_coarse_above_the_thresh
     bool same = small.m.prog.size() == fine.m.prog.size();
     for (size_t i = 0; same && i < small.m.prog.size(); ++i) {
         const step &a = small.m.prog.steps[i], &f = fine.m.prog.steps[i];
-        same = a.kind == f.kind && a.bytes == f.bytes && a.at.comp == f.at.comp && a.to.comp == f.to.comp && a.to.address == f.to.address;
+        same = a.kind == f.kind && a.bytes == f.bytes && a.at.comp == f.at.comp && a.to.comp == f.to.comp &&
+               a.to.address == f.to.address;
     }
     EXPECT_TRUE(same) << "auto below the threshold is the fine form";
     // Above it: the coarse form, and a note that says so and how to force the fine one.
@@ -112,7 +116,9 @@ TEST(rdu_representation, auto_is_fine_for_small_runs_and_coarse_above_the_thresh
     EXPECT_GT(big.m.prog.quantum, 0u);
     EXPECT_LT(big.m.prog.size(), fine.m.prog.size());
     bool noted = false;
-    for (const auto& n : big.m.notes) noted = noted || (n.find("coarse form") != std::string::npos && n.find("mapper.representation=fine") != std::string::npos);
+    for (const auto& n : big.m.notes)
+        noted = noted || (n.find("coarse form") != std::string::npos &&
+                          n.find("mapper.representation=fine") != std::string::npos);
     EXPECT_TRUE(noted);
 }
 

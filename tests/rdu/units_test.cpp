@@ -13,7 +13,8 @@ using namespace tessel;
 namespace {
 
 // 1 GHz, 16 lanes x 6 stages of fp32 FUs, 64 B/cycle in and out: Plasticine's PCU.
-const char* plasticine_pcu = "{lanes: 16, stages: 6, fu_macs: {fp32: 1}, input_bandwidth: 64B/cycle, output_bandwidth: 64B/cycle}";
+const char* plasticine_pcu =
+    "{lanes: 16, stages: 6, fu_macs: {fp32: 1}, input_bandwidth: 64B/cycle, output_bandwidth: 64B/cycle}";
 
 work gemm(std::int64_t m, std::int64_t n, std::int64_t k) {
     work w;
@@ -49,9 +50,12 @@ TEST(rdu_pcu, simd_matrix_product_is_bound_by_its_vector_ports) {
 
 TEST(rdu_pcu, systolic_configuration_trades_fill_for_fewer_partial_sums) {
     sim_context sim;
-    auto simd = test::make<rdu_pcu>(sim, "rdu_pcu", "pcu_a", std::string(plasticine_pcu).insert(1, "matmul_mode: simd, "));
-    auto sys = test::make<rdu_pcu>(sim, "rdu_pcu", "pcu_b", std::string(plasticine_pcu).insert(1, "matmul_mode: systolic, "));
-    auto best = test::make<rdu_pcu>(sim, "rdu_pcu", "pcu_c", std::string(plasticine_pcu).insert(1, "matmul_mode: best, "));
+    auto simd =
+        test::make<rdu_pcu>(sim, "rdu_pcu", "pcu_a", std::string(plasticine_pcu).insert(1, "matmul_mode: simd, "));
+    auto sys =
+        test::make<rdu_pcu>(sim, "rdu_pcu", "pcu_b", std::string(plasticine_pcu).insert(1, "matmul_mode: systolic, "));
+    auto best =
+        test::make<rdu_pcu>(sim, "rdu_pcu", "pcu_c", std::string(plasticine_pcu).insert(1, "matmul_mode: best, "));
     // 256 x 6 x 256. SIMD (K along 6 stages, N along 16 lanes): 43 x 1 blocks of 256 rows = 11008 + 6 = 11014
     // cycles; ports: in 262144 + 6144 + 42*256*6*4 = 526336 B = 8224, out 258048 + 6144 = 4128: compute-bound.
     // Systolic (16 x 6 array, K along 16 rows): 16 x 1 folds of 2*16 + 6 + 256 - 2 = 292 cycles = 4672;
@@ -101,9 +105,10 @@ TEST(rdu_pcu, unsupported_type_is_an_input_error) {
 TEST(rdu_pmu, banks_and_address_pipeline) {
     sim_context sim;
     // 16 banks of one 4 B word per cycle (64 B/cycle), 2-cycle latency, one 64 B address per cycle.
-    auto m = test::make<rdu_pmu>(sim, "rdu_pmu", "pmu_a",
-                                 "{capacity: 256KiB, banks: 16, bank_bandwidth: 4B/cycle, interleave: 4B, latency: 2cycles, "
-                                 "addresses_per_cycle: 1, access_bytes: 64B}");
+    auto m =
+        test::make<rdu_pmu>(sim, "rdu_pmu", "pmu_a",
+                            "{capacity: 256KiB, banks: 16, bank_bandwidth: 4B/cycle, interleave: 4B, latency: 2cycles, "
+                            "addresses_per_cycle: 1, access_bytes: 64B}");
     txn t = test::request(txn_kind::write, 0, 4096, 0);
     m->transport(t);
     // 256 B per bank at 4 B/cycle = 64 cycles; 64 addresses at 1 per cycle = 64 cycles; + 2 latency.
@@ -113,16 +118,18 @@ TEST(rdu_pmu, banks_and_address_pipeline) {
     EXPECT_EQ(u.tail, 130 * test::ns) << "the second access waits for the banks";
     EXPECT_EQ(m->capacity_bytes(), 256u * 1024u);
     // One address per 4 B word: the address pipeline, not the banks, takes 1024 cycles.
-    auto slow = test::make<rdu_pmu>(sim, "rdu_pmu", "pmu_b",
-                                    "{capacity: 256KiB, banks: 16, bank_bandwidth: 4B/cycle, interleave: 4B, latency: 2cycles, "
-                                    "addresses_per_cycle: 1, access_bytes: 4B}");
+    auto slow =
+        test::make<rdu_pmu>(sim, "rdu_pmu", "pmu_b",
+                            "{capacity: 256KiB, banks: 16, bank_bandwidth: 4B/cycle, interleave: 4B, latency: 2cycles, "
+                            "addresses_per_cycle: 1, access_bytes: 4B}");
     txn v = test::request(txn_kind::read, 0, 4096, 0);
     slow->transport(v);
     EXPECT_EQ(v.tail, 1026 * test::ns);
     // Four addresses per cycle (SN40L) keep up with the banks again.
-    auto fast = test::make<rdu_pmu>(sim, "rdu_pmu", "pmu_c",
-                                    "{capacity: 256KiB, banks: 16, bank_bandwidth: 4B/cycle, interleave: 4B, latency: 2cycles, "
-                                    "addresses_per_cycle: 4, access_bytes: 16B}");
+    auto fast =
+        test::make<rdu_pmu>(sim, "rdu_pmu", "pmu_c",
+                            "{capacity: 256KiB, banks: 16, bank_bandwidth: 4B/cycle, interleave: 4B, latency: 2cycles, "
+                            "addresses_per_cycle: 4, access_bytes: 16B}");
     txn x = test::request(txn_kind::read, 0, 4096, 0);
     fast->transport(x);
     EXPECT_EQ(x.tail, 66 * test::ns);

@@ -27,9 +27,11 @@ steps:
 )";
 
 std::string energies(const std::string& mac = "2pJ") {
-    return " --set tile.pe.energy.mac.fp16=" + mac + " --set tile.pe.energy.op=0.5pJ --set tile.pe.energy.leakage=1mW"
-    " --set tile.sram.energy.read=0.5pJ/B --set tile.sram.energy.write=0.25pJ/B --set noc.energy.transfer=1pJ/B"
-    " --set hbm.detail=stream --set hbm.energy.read=8pJ/bit --set hbm.energy.activate=100pJ --set hbm.energy.leakage=0W";
+    return " --set tile.pe.energy.mac.fp16=" + mac +
+           " --set tile.pe.energy.op=0.5pJ --set tile.pe.energy.leakage=1mW"
+           " --set tile.sram.energy.read=0.5pJ/B --set tile.sram.energy.write=0.25pJ/B --set noc.energy.transfer=1pJ/B"
+           " --set hbm.detail=stream --set hbm.energy.read=8pJ/bit --set hbm.energy.activate=100pJ --set "
+           "hbm.energy.leakage=0W";
 }
 
 nlohmann::json run(const std::string& mac, const std::string& name) {
@@ -85,7 +87,8 @@ TEST(energy, bad_energy_parameters_are_clear_errors) {
              {"tile.pe.energy.leakage=3pJ", "expected a power"},
              {"tile.sram.energy.read=2pJ", "expected an energy per size"},
              {"tile.pe.energy.op=-1pJ", "must not be negative"},
-             {"'tile.pe.energy.mac={fp16: 1pJ}'", "a table is set one entry at a time, e.g. --set tile.pe.energy.mac.fp16="},
+             {"'tile.pe.energy.mac={fp16: 1pJ}'",
+              "a table is set one entry at a time, e.g. --set tile.pe.energy.mac.fp16="},
          }) {
         const auto r = run_tessel("run -p mesh4x4 -w mlp --set " + c.set);
         EXPECT_EQ(r.code, 2) << c.set << "\n" << r.out;
@@ -116,8 +119,7 @@ TEST(energy, no_platform_draws_more_than_its_tdp_and_a_run_that_would_says_so) {
     for (const std::string run : {"-p h100_sxm -w gpt2 --set workload.training=adam --set workload.batch=8",
                                   "-p a100_sxm -w gpt2 --set workload.training=adam --set workload.batch=8",
                                   "-p tpu_v4 -w gpt2 --set workload.training=adam --set workload.batch=8",
-                                  "-p h100_sxm -w llama2-7b --set workload.mode=decode",
-                                  "-p groqchip1 -w resnet50"}) {
+                                  "-p h100_sxm -w llama2-7b --set workload.mode=decode", "-p groqchip1 -w resnet50"}) {
         const auto r = run_tessel("run " + run + " --json");
         ASSERT_EQ(r.code, 0) << run << "\n" << r.out;
         const auto j = nlohmann::json::parse(r.out);
@@ -127,8 +129,9 @@ TEST(energy, no_platform_draws_more_than_its_tdp_and_a_run_that_would_says_so) {
         EXPECT_GT(watts, 0.3 * tdp) << run << ": a chip at work draws well above its idle power";
     }
     // Five times the fitted active power puts the H100 far above its 700 W: the summary says so.
-    const auto r = run_tessel("run -p h100_sxm -w bert-large --set workload.training=adam --set workload.batch=32 "
-                              "--set gpu.energy.active=800W");
+    const auto r = run_tessel(
+        "run -p h100_sxm -w bert-large --set workload.training=adam --set workload.batch=32 "
+        "--set gpu.energy.active=800W");
     ASSERT_EQ(r.code, 0) << r.out;
     EXPECT_NE(r.out.find("is above the platform's TDP of 700 W"), std::string::npos) << r.out;
 }

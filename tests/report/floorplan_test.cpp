@@ -40,7 +40,8 @@ TEST(floorplan, svg_and_png_carry_a_title_and_a_colour_bar_that_fits) {
     EXPECT_GE(svg_width(svg), 250);
 
     // Relative: the ends of the bar are the least and the most busy tile, and the caption says so.
-    ASSERT_EQ(run_tessel("run -p mesh4x4 -w mlp -q --floorplan-relative --floorplan " + (d / "r.svg").string()).code, 0);
+    ASSERT_EQ(run_tessel("run -p mesh4x4 -w mlp -q --floorplan-relative --floorplan " + (d / "r.svg").string()).code,
+              0);
     const std::string rel = slurp(d / "r.svg");
     EXPECT_NE(rel.find("(relative scale)"), std::string::npos);
     EXPECT_EQ(rel.find(">100%</text>"), std::string::npos) << "no tile of mlp on mesh4x4 is busy the whole run";
@@ -70,7 +71,8 @@ TEST(floorplan, a_wafer_svg_is_drawn_in_blocks) {
 TEST(floorplan, a_mesh_draws_its_links_busy_as_the_statistics_say) {
     const fs::path d = fs::temp_directory_path() / ("tessel_floorplan_links_" + std::to_string(getpid()));
     fs::create_directories(d);
-    ASSERT_EQ(run_tessel("run -p mesh4x4 -w mlp -q --out " + d.string() + " --floorplan " + (d / "f.svg").string()).code, 0);
+    ASSERT_EQ(
+        run_tessel("run -p mesh4x4 -w mlp -q --out " + d.string() + " --floorplan " + (d / "f.svg").string()).code, 0);
     const std::string svg = slurp(d / "f.svg");
     // A 4 x 4 mesh has 2 x 3 x 4 links each way along x and along y: 48 bars, each with its direction.
     size_t links = 0, east = 0;

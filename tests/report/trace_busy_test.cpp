@@ -3,8 +3,8 @@
 // a time is busy in the waveform for exactly its `busy` statistic), and --trace-merge trades edges for size.
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -34,7 +34,7 @@ std::map<std::string, vcd_track> read_vcd(const fs::path& p) {
     std::map<std::string, std::pair<std::string, char>> var;  // id -> (track, 'b'usy or 'a'ctive)
     std::map<std::string, vcd_track> out;
     std::map<std::string, std::pair<bool, long>> state;  // track -> (busy, active)
-    std::map<std::string, long long> since;               // track -> time of its last change
+    std::map<std::string, long long> since;              // track -> time of its last change
     long long t = 0;
     auto account = [&](const std::string& tr, long long now) {
         auto& s = state[tr];
@@ -110,8 +110,8 @@ traced_run run_traced(const std::string& name, const std::string& args) {
     traced_run r;
     r.dir = fs::temp_directory_path() / ("tessel_trace_busy_" + std::to_string(getpid())) / name;
     fs::create_directories(r.dir);
-    const auto res = run_tessel("run " + args + " --out " + r.dir.string() + " --vcd " + (r.dir / "t.vcd").string() + " --trace " +
-                                (r.dir / "t.json").string());
+    const auto res = run_tessel("run " + args + " --out " + r.dir.string() + " --vcd " + (r.dir / "t.vcd").string() +
+                                " --trace " + (r.dir / "t.json").string());
     EXPECT_EQ(res.code, 0) << res.out;
     r.out = res.out;
     r.csv = slurp(r.dir / "stats.csv");
@@ -126,10 +126,12 @@ traced_run run_traced(const std::string& name, const std::string& args) {
 TEST(trace_busy, a_unit_serving_one_request_at_a_time_is_busy_in_the_waveform_for_its_busy_statistic) {
     // One bank with one port: the scratchpad serves one access at a time, as the PE runs one step at a time.
     const traced_run r = run_traced("one_port", "-p mesh4x4 -w mlp --set tile.sram.banks=1");
-    for (const std::string unit : {"mesh4x4.tile[0,0].pe", "mesh4x4.tile[2,3].pe", "mesh4x4.tile[0,0].sram", "mesh4x4.tile[3,1].sram"}) {
+    for (const std::string unit :
+         {"mesh4x4.tile[0,0].pe", "mesh4x4.tile[2,3].pe", "mesh4x4.tile[0,0].sram", "mesh4x4.tile[3,1].sram"}) {
         const double busy = stat(r.csv, unit, "busy");
         ASSERT_TRUE(r.vcd.count(unit)) << unit;
-        EXPECT_NEAR(r.vcd.at(unit).busy_s, busy, 1e-12 + 1e-9 * busy) << unit << ": waveform busy against the busy statistic";
+        EXPECT_NEAR(r.vcd.at(unit).busy_s, busy, 1e-12 + 1e-9 * busy)
+            << unit << ": waveform busy against the busy statistic";
         EXPECT_NEAR(r.vcd.at(unit).active_s, busy, 1e-12 + 1e-9 * busy) << unit << ": one request at a time";
         EXPECT_TRUE(r.vcd.at(unit).consistent) << unit;
     }
@@ -147,7 +149,8 @@ TEST(trace_busy, banked_units_and_the_busy_counters_agree_with_the_statistics) {
     double util = 0;
     for (int x = 0; x < 4; ++x)
         for (int y = 0; y < 4; ++y)
-            util += stat(r.csv, "mesh4x4.tile[" + std::to_string(x) + "," + std::to_string(y) + "].pe", "utilisation") / 16;
+            util +=
+                stat(r.csv, "mesh4x4.tile[" + std::to_string(x) + "," + std::to_string(y) + "].pe", "utilisation") / 16;
     EXPECT_NEAR(counter_mean(r.trace, "busy % mesh4x4.tile[*].pe"), 100 * util, 1e-6);
     // The report says what each file holds.
     EXPECT_NE(r.out.find("trace      " + (r.dir / "t.json").string() + " (Perfetto): "), std::string::npos) << r.out;

@@ -42,10 +42,10 @@ inline std::string write_temp(const std::string& name, const std::string& text) 
 }  // namespace tessel::test
 
 /// `tessel ARGS` exits 2 with TEXT in its message, and no "internal error".
-#define EXPECT_TESSEL_ERROR(args, text)                                                    \
-    do {                                                                                  \
-        const auto r_ = ::tessel::test::run_tessel(args);                                 \
-        EXPECT_EQ(r_.code, 2) << (args) << "\n" << r_.out;                                \
-        EXPECT_NE(r_.out.find(text), std::string::npos) << (args) << "\n" << r_.out;      \
-        EXPECT_EQ(r_.out.find("internal error"), std::string::npos) << r_.out;            \
+#define EXPECT_TESSEL_ERROR(args, text)                                              \
+    do {                                                                             \
+        const auto r_ = ::tessel::test::run_tessel(args);                            \
+        EXPECT_EQ(r_.code, 2) << (args) << "\n" << r_.out;                           \
+        EXPECT_NE(r_.out.find(text), std::string::npos) << (args) << "\n" << r_.out; \
+        EXPECT_EQ(r_.out.find("internal error"), std::string::npos) << r_.out;       \
     } while (0)

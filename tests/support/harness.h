@@ -77,7 +77,8 @@ struct bench_copies {
         if (at == std::string::npos) throw std::logic_error(file + " has no '" + line + "'");
         for (int i = 0; i < count; ++i) {
             const std::string copy = name + "_" + std::to_string(i);
-            all.push_back(std::make_unique<bench>(std::string(text).replace(at, line.size(), "platform: " + copy), copy));
+            all.push_back(
+                std::make_unique<bench>(std::string(text).replace(at, line.size(), "platform: " + copy), copy));
         }
     }
     bench& operator[](size_t i) { return *all[i]; }

@@ -26,7 +26,8 @@ public:
     /// Each rank's buffer: the HBM of gpu[first] .. gpu[first + n - 1].
     std::vector<endpoint> gpus(int first, int n) const {
         std::vector<endpoint> out;
-        for (int i = first; i < first + n; ++i) out.push_back(m_plat->resolve("gpu[" + std::to_string(i) + "].gpu.hbm", {}));
+        for (int i = first; i < first + n; ++i)
+            out.push_back(m_plat->resolve("gpu[" + std::to_string(i) + "].gpu.hbm", {}));
         return out;
     }
 

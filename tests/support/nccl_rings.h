@@ -23,7 +23,8 @@ inline std::vector<collective_call> nccl_channel_rings(const std::vector<endpoin
         // In every node the channel enters at local GPU c and leaves from local GPU c - 1 (mod per_node), so the
         // hop to the next node goes from NIC c - 1 to NIC c.
         for (int k = 0; k < nodes; ++k)
-            for (int i = 0; i < per_node; ++i) call.ranks.push_back(gpus[static_cast<size_t>(k * per_node + (c + i) % per_node)]);
+            for (int i = 0; i < per_node; ++i)
+                call.ranks.push_back(gpus[static_cast<size_t>(k * per_node + (c + i) % per_node)]);
         calls.push_back(call);
     }
     return calls;

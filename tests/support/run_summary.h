@@ -18,7 +18,8 @@ namespace tessel::test {
 
 inline nlohmann::json run_summary(const std::string& args) {
     static int n = 0;
-    const auto out = std::filesystem::temp_directory_path() / ("tessel_run_summary_" + std::to_string(getpid())) / std::to_string(n++);
+    const auto out = std::filesystem::temp_directory_path() / ("tessel_run_summary_" + std::to_string(getpid())) /
+                     std::to_string(n++);
     std::filesystem::remove_all(out);
     std::filesystem::create_directories(out);
     const auto r = run_tessel("run " + args + " --out " + out.string());

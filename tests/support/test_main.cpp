@@ -18,7 +18,8 @@ namespace {
 /// Returns its path, or "" when it cannot be made (the test then writes to the usual temporary folder).
 std::string own_scratch_folder() {
     const char* base = std::getenv("TMPDIR");
-    std::string pattern = std::string(base && *base ? base : "/tmp") + "/tessel-test-XXXXXX";  // mkdtemp fills in the Xs
+    std::string pattern =
+        std::string(base && *base ? base : "/tmp") + "/tessel-test-XXXXXX";  // mkdtemp fills in the Xs
     if (!mkdtemp(pattern.data())) return "";
     setenv("TMPDIR", pattern.c_str(), 1);
     return pattern;

@@ -27,8 +27,9 @@ inline size_t expect_no_overlapping_slices(const nlohmann::json& trace, const st
         std::sort(v.begin(), v.end());
         for (size_t i = 1; i < v.size(); ++i)
             if (v[i - 1].second > v[i].first + 1e-9) {  // microseconds, printed exact to the femtosecond
-                ADD_FAILURE() << what << ": pid " << thread.first << " tid " << thread.second << " has overlapping slices ["
-                              << v[i - 1].first << ", " << v[i - 1].second << ") and [" << v[i].first << ", " << v[i].second << ")";
+                ADD_FAILURE() << what << ": pid " << thread.first << " tid " << thread.second
+                              << " has overlapping slices [" << v[i - 1].first << ", " << v[i - 1].second << ") and ["
+                              << v[i].first << ", " << v[i].second << ")";
                 return n;
             }
     }

@@ -58,8 +58,9 @@ TEST(sweep_results, rows_survive_reopening_and_the_latest_wins) {
     EXPECT_EQ(s.latest().at("k2")["status"], "ok");
     EXPECT_DOUBLE_EQ(s.latest().at("k1")["metrics"]["sim_time_s"].get<double>(), 0.000207269);
     // The appended CSV has all three lines; a rebuilt one keeps one row per point, in the order written.
-    const std::string header = "point,key,status,exit_code,noc.link_bandwidth,sim_time_s,bound_by,config_hash,tessel_version,wall_s,host,"
-                               "finished,backend,slurm_job,error,dir\n";
+    const std::string header =
+        "point,key,status,exit_code,noc.link_bandwidth,sim_time_s,bound_by,config_hash,tessel_version,wall_s,host,"
+        "finished,backend,slurm_job,error,dir\n";
     EXPECT_EQ(slurp(d / "results.csv"),
               header + "0,k1,ok,0,32B/cycle,0.000207269,network,abc,,,,,,,,points/k1\n" +
                   "0,k2,failed,2,32B/cycle,0.0,network,abc,,,,,,,\"tessel: error: bad, \"\"quoted\"\"\",points/k2\n" +
@@ -99,7 +100,8 @@ TEST(sweep_results, a_torn_last_line_is_dropped_and_truncated) {
 TEST(sweep_results, complete_lines_that_are_not_rows_are_counted_and_skipped) {
     const fs::path d = scratch("bad");
     fs::create_directories(d);
-    std::ofstream(d / "results.jsonl") << make("k1", "ok", 1).dump() << "\nnot json\n{\"no_key\": 1}\n" << make("k2", "ok", 2).dump() << "\n";
+    std::ofstream(d / "results.jsonl") << make("k1", "ok", 1).dump() << "\nnot json\n{\"no_key\": 1}\n"
+                                       << make("k2", "ok", 2).dump() << "\n";
     results_store s(d.string(), true);
     EXPECT_EQ(s.bad(), 2u);
     EXPECT_EQ(s.latest().size(), 2u);
@@ -112,7 +114,10 @@ TEST(sweep_results, a_second_writer_is_refused) {
         results_store second(d.string(), true);
         FAIL() << "two writers";
     } catch (const input_error& e) {
-        EXPECT_NE(std::string(e.what()).find("another tessel sweep (pid " + std::to_string(getpid()) + ") is writing to"), std::string::npos) << e.what();
+        EXPECT_NE(
+            std::string(e.what()).find("another tessel sweep (pid " + std::to_string(getpid()) + ") is writing to"),
+            std::string::npos)
+            << e.what();
     }
     results_store reader(d.string(), false);  // readers (a dry run) need no lock
     EXPECT_TRUE(reader.latest().empty());

@@ -70,12 +70,15 @@ axes:
   noc.link_bandwidth: [64B/cycle]
   workload.batch: [16]
 metrics: [sim_time_s, throughput_per_s, bound_by, resources.noc.utilisation_max, {name: us, expr: "sim_time_s * 1e6"}]
-)Y", "sw.yaml");
+)Y",
+                              "sw.yaml");
     const point p = expand(s).points.at(0);
-    const job j = make_job(s, p, out.string(), bin(), [](const std::string& n) { return "platforms/teaching/" + n + ".yaml"; });
+    const job j =
+        make_job(s, p, out.string(), bin(), [](const std::string& n) { return "platforms/teaching/" + n + ".yaml"; });
     const std::string plat = fs::absolute("platforms/teaching/mesh4x4.yaml").lexically_normal().string();
-    EXPECT_EQ(j.argv, (std::vector<std::string>{bin(), "run", "-p", plat, "-w", "mlp", "--set", "noc.link_bandwidth=64B/cycle", "--set",
-                                                "workload.batch=16", "--out", (out / "points" / p.key).string(), "-q"}));
+    EXPECT_EQ(j.argv, (std::vector<std::string>{bin(), "run", "-p", plat, "-w", "mlp", "--set",
+                                                "noc.link_bandwidth=64B/cycle", "--set", "workload.batch=16", "--out",
+                                                (out / "points" / p.key).string(), "-q"}));
     run_settings rs;
     rs.tessel = bin();
     rs.metrics = s.metrics;
@@ -85,8 +88,8 @@ metrics: [sim_time_s, throughput_per_s, bound_by, resources.noc.utilisation_max,
     EXPECT_EQ(r["exit_code"], 0);
     EXPECT_EQ(r["params"]["workload.batch"], "16");
 
-    const nlohmann::json direct = nlohmann::json::parse(
-        capture(bin() + " run -p " + plat + " -w mlp --set noc.link_bandwidth=64B/cycle --set workload.batch=16 --json"));
+    const nlohmann::json direct = nlohmann::json::parse(capture(
+        bin() + " run -p " + plat + " -w mlp --set noc.link_bandwidth=64B/cycle --set workload.batch=16 --json"));
     EXPECT_EQ(r["metrics"]["sim_time_s"].get<double>(), direct["sim_time_s"].get<double>());
     EXPECT_EQ(r["metrics"]["throughput_per_s"].get<double>(), direct["throughput_per_s"].get<double>());
     EXPECT_EQ(r["metrics"]["bound_by"].get<std::string>(), direct["bound_by"].get<std::string>());
@@ -105,7 +108,9 @@ TEST(sweep_runner, failures_crashes_and_timeouts_are_recorded) {
     const fs::path out = scratch("fail");
     const std::string ok_dir = (out / "points" / "k0").string();
     std::vector<job> jobs = {
-        shell_job(out, 0, "echo '{\"sim_time_s\": 0.5, \"config_hash\": \"00ff\", \"tessel_version\": \"9\"}' > " + ok_dir + "/summary.json"),
+        shell_job(out, 0,
+                  "echo '{\"sim_time_s\": 0.5, \"config_hash\": \"00ff\", \"tessel_version\": \"9\"}' > " + ok_dir +
+                      "/summary.json"),
         shell_job(out, 1, "echo 'tessel: error: sw.yaml:3:4: no such thing' >&2; exit 2"),
         shell_job(out, 2, "echo working; kill -SEGV $$"),
         shell_job(out, 3, "sleep 20"),
@@ -139,7 +144,8 @@ TEST(sweep_runner, at_most_n_points_at_once) {
     const std::string log = (out / "events").string();
     std::vector<job> jobs;
     // Each point appends "+" when it starts and "-" when it ends; the running count never exceeds 2.
-    for (size_t i = 0; i < 6; ++i) jobs.push_back(shell_job(out, i, "echo + >> " + log + "; sleep 0.2; echo - >> " + log));
+    for (size_t i = 0; i < 6; ++i)
+        jobs.push_back(shell_job(out, i, "echo + >> " + log + "; sleep 0.2; echo - >> " + log));
     run_settings rs;
     const auto rows = run_all(jobs, 2, rs);
     EXPECT_EQ(rows.size(), 6u);
@@ -164,11 +170,13 @@ TEST(sweep_runner, a_point_whose_log_cannot_be_written_keeps_its_reason) {
     // A full disk: the run's stdout and stderr go nowhere, but tessel also reports its error line on the pipe the
     // sweep hands it (TESSEL_ERROR_FD), so the row still says why the point failed.
     const fs::path out = scratch("full");
-    const std::vector<job> jobs = {shell_job(out, 0, "exec >/dev/full 2>/dev/full; exec " + bin() + " run -q -p mesh4x4 -w gemm --set workload.m=0")};
+    const std::vector<job> jobs = {shell_job(
+        out, 0, "exec >/dev/full 2>/dev/full; exec " + bin() + " run -q -p mesh4x4 -w gemm --set workload.m=0")};
     const auto rows = run_all(jobs, 1, run_settings{});
     ASSERT_EQ(rows.size(), 1u);
     EXPECT_EQ(rows.at("k0")["status"], "failed");
     EXPECT_EQ(rows.at("k0")["exit_code"], 2);
-    EXPECT_EQ(rows.at("k0")["error"], capture(bin() + " run -q -p mesh4x4 -w gemm --set workload.m=0 2>&1 | tr -d '\\n'"));
+    EXPECT_EQ(rows.at("k0")["error"],
+              capture(bin() + " run -q -p mesh4x4 -w gemm --set workload.m=0 2>&1 | tr -d '\\n'"));
     EXPECT_NE(rows.at("k0")["error"].get<std::string>().find("tessel: error: "), std::string::npos);
 }

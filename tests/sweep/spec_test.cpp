@@ -28,10 +28,10 @@ std::string error_of(const std::string& text) {
     return {};
 }
 
-#define EXPECT_ERROR(text, expected)                                    \
-    do {                                                                \
-        const std::string e_ = error_of(text);                          \
-        EXPECT_NE(e_.find(expected), std::string::npos) << e_;          \
+#define EXPECT_ERROR(text, expected)                           \
+    do {                                                       \
+        const std::string e_ = error_of(text);                 \
+        EXPECT_NE(e_.find(expected), std::string::npos) << e_; \
     } while (0)
 
 }  // namespace
@@ -44,9 +44,11 @@ TEST(sweep_spec, lists_and_ranges_keep_the_unit_they_were_written_in) {
   hbm.channels: {from: 1, to: 100, count: 3, scale: log}
   noc.router_latency: {from: 1cycles, to: 2cycles, count: 3}
   noc.packet_bytes: {from: 100B, to: 1000B, count: 4, scale: log, integer: true}
-)Y", "sw.yaml");
+)Y",
+                              "sw.yaml");
     EXPECT_EQ(values(s, "noc.link_bandwidth"), (std::vector<std::string>{"16B/cycle", "32B/cycle"}));
-    EXPECT_EQ(values(s, "tile.sram.capacity"), (std::vector<std::string>{"64KiB", "128KiB", "256KiB", "512KiB", "1024KiB"}));
+    EXPECT_EQ(values(s, "tile.sram.capacity"),
+              (std::vector<std::string>{"64KiB", "128KiB", "256KiB", "512KiB", "1024KiB"}));
     EXPECT_EQ(values(s, "workload.batch"), (std::vector<std::string>{"8", "24", "40"}));
     EXPECT_EQ(values(s, "hbm.channels"), (std::vector<std::string>{"1", "10", "100"}));
     EXPECT_EQ(values(s, "noc.router_latency"), (std::vector<std::string>{"1cycles", "1.5cycles", "2cycles"}));
@@ -77,14 +79,16 @@ TEST(sweep_spec, zipped_axes_advance_together) {
   c.z: [u, v]
   b.y: [10, 20, 30]
 zip: [[b.y, a.x]]
-)Y", "sw.yaml"));
+)Y",
+                                           "sw.yaml"));
     // Groups: (a.x, b.y) zipped, then c.z: 3 x 2 points.
     ASSERT_EQ(ex.points.size(), 6u);
     for (const auto& p : ex.points) EXPECT_EQ(std::stoi(p.params[2].value), 10 * std::stoi(p.params[0].value));
     EXPECT_EQ(ex.points[1].params[1].value, "v");
     EXPECT_EQ(ex.points[2].params[0].value, "2");
     // A zipped axis may repeat a value: the points are the combinations, each once, with distinct keys.
-    const expansion rep = expand(parse_spec(head + "axes:\n  a.x: [1, 1, 2]\n  b.y: [1, 2, 1]\nzip: [[a.x, b.y]]\n", "sw.yaml"));
+    const expansion rep =
+        expand(parse_spec(head + "axes:\n  a.x: [1, 1, 2]\n  b.y: [1, 2, 1]\nzip: [[a.x, b.y]]\n", "sw.yaml"));
     ASSERT_EQ(rep.points.size(), 3u);
     EXPECT_EQ(rep.points[1].params[0].value, "1");
     EXPECT_EQ(rep.points[1].params[1].value, "2");
@@ -101,7 +105,8 @@ derived:
   tile.sram.banks: "max(2, tile.sram.capacity / 64KiB)"
   noc.packet_bytes: {expr: "workload.batch * 16", unit: B}
 filter: "workload.batch * 4KiB <= tile.sram.capacity and hbm.channels == 4"
-)Y", "sw.yaml"));
+)Y",
+                                           "sw.yaml"));
     // Kept: batch*4KiB <= capacity: 64KiB: 8, 16; 128KiB: 8, 16, 32; 256KiB: all three.
     EXPECT_EQ(ex.combinations, 9u);
     EXPECT_EQ(ex.filtered_out, 1u);
@@ -123,7 +128,8 @@ TEST(sweep_spec, platform_and_workload_can_be_axes) {
   platform: [mesh4x4, ring8_ddr4]
   workload: [mlp, gemm]
 filter: "not (platform == 'ring8_ddr4' and workload == 'gemm')"
-)Y", "sw.yaml"));
+)Y",
+                                           "sw.yaml"));
     ASSERT_EQ(ex.points.size(), 3u);
     EXPECT_EQ(ex.points[2].platform, "ring8_ddr4");
     EXPECT_EQ(ex.points[2].workload, "mlp");
@@ -153,7 +159,8 @@ metrics:
   - {name: per_sample, expr: "sim_time_s / workload.batch"}
 timeout: 2min
 slurm: {partition: short, time: "00:10:00", cpus_per_task: 2, sbatch_args: [--qos=low]}
-)Y", "sw.yaml");
+)Y",
+                              "sw.yaml");
     ASSERT_EQ(s.metrics.size(), 4u);
     EXPECT_EQ(s.metrics[2].name, "pe");
     EXPECT_EQ(s.metrics[2].path, "resources.tile[*].pe.utilisation_max");
@@ -171,7 +178,8 @@ slurm: {partition: short, time: "00:10:00", cpus_per_task: 2, sbatch_args: [--qo
     EXPECT_DOUBLE_EQ(m["pe"].get<double>(), 0.25);
     EXPECT_DOUBLE_EQ(m["per_sample"].get<double>(), 0.00025);
     // A run without the value: null, not an error.
-    EXPECT_TRUE(collect_metrics(s.metrics, nlohmann::json::object(), {{"workload.batch", "8"}})["per_sample"].is_null());
+    EXPECT_TRUE(
+        collect_metrics(s.metrics, nlohmann::json::object(), {{"workload.batch", "8"}})["per_sample"].is_null());
 }
 
 TEST(sweep_spec, durations) {
@@ -187,39 +195,58 @@ TEST(sweep_spec, durations) {
 TEST(sweep_spec, errors_name_file_line_and_column) {
     EXPECT_ERROR(head + "axes:\n  a.x: []\n", "sw.yaml:4:3: axis 'a.x' is empty");
     EXPECT_ERROR(head + "axes:\n  a.x: [1, 2]\nfilter: \"a.x > (2\"\n", "sw.yaml:5:18: filter: missing ')'");
-    EXPECT_ERROR(head + "axes:\n  a.x: [1, 2]\nfilter: a.x > 1 and a.y < 2\n", "sw.yaml:5:21: filter: unknown name 'a.y' (did you mean 'a.x'?)");
+    EXPECT_ERROR(head + "axes:\n  a.x: [1, 2]\nfilter: a.x > 1 and a.y < 2\n",
+                 "sw.yaml:5:21: filter: unknown name 'a.y' (did you mean 'a.x'?)");
     EXPECT_ERROR(head + "axes:\n  a.x: [1, 2]\nfilter: \"a.x +* 2\"\n", "sw.yaml:5:15:");
-    EXPECT_ERROR(head + "axes:\n  a.x: [1, 2]\nfliter: a.x > 1\n", "sw.yaml:5:1: unknown key 'fliter' in sweep file (did you mean 'filter'?)");
+    EXPECT_ERROR(head + "axes:\n  a.x: [1, 2]\nfliter: a.x > 1\n",
+                 "sw.yaml:5:1: unknown key 'fliter' in sweep file (did you mean 'filter'?)");
     EXPECT_ERROR(head + "axes:\n  a.x: {from: 64, to: 8, step: 8}\n", "sw.yaml:4:3: axis 'a.x' is empty");
-    EXPECT_ERROR(head + "axes:\n  a.x: {from: 8, to: 64}\n", "sw.yaml:4:8: axis 'a.x': a range needs exactly one of step");
-    EXPECT_ERROR(head + "axes:\n  a.x: {from: 8KiB, to: 64GHz, step: 8}\n", "sw.yaml:4:25: axis 'a.x': from is a size but to is a frequency");
-    EXPECT_ERROR(head + "axes:\n  a.x: {from: 8, to: 64, factor: 1}\n", "sw.yaml:4:34: axis 'a.x': factor must be greater than 1");
+    EXPECT_ERROR(head + "axes:\n  a.x: {from: 8, to: 64}\n",
+                 "sw.yaml:4:8: axis 'a.x': a range needs exactly one of step");
+    EXPECT_ERROR(head + "axes:\n  a.x: {from: 8KiB, to: 64GHz, step: 8}\n",
+                 "sw.yaml:4:25: axis 'a.x': from is a size but to is a frequency");
+    EXPECT_ERROR(head + "axes:\n  a.x: {from: 8, to: 64, factor: 1}\n",
+                 "sw.yaml:4:34: axis 'a.x': factor must be greater than 1");
     EXPECT_ERROR(head + "axes:\n  a.x: {from: 8, to: 64, step: 1e-9}\n", "more than 100000 values");
     EXPECT_ERROR(head + "axes:\n  a.x: 8\n", "sw.yaml:4:8: axis 'a.x': expected a list of values");
     EXPECT_ERROR(head + "axes:\n  a.x: [1, 2, 1]\n", "sw.yaml:4:15: axis 'a.x': value '1' appears twice");
-    EXPECT_ERROR(head + "axes:\n  a.x: [1, 2, 3]\n  b.y: [1, 2]\nzip: [[a.x, b.y]]\n", "sw.yaml:6:7: zipped axes advance together");
+    EXPECT_ERROR(head + "axes:\n  a.x: [1, 2, 3]\n  b.y: [1, 2]\nzip: [[a.x, b.y]]\n",
+                 "sw.yaml:6:7: zipped axes advance together");
     // Zipped axes may repeat a value (tessel plan zips every plan key); a whole combination may not repeat.
     EXPECT_ERROR(head + "axes:\n  a.x: [1, 1, 1]\n  b.y: [1, 2, 1]\nzip: [[a.x, b.y]]\n",
                  "sw.yaml:4:15: zipped axes: the combination a.x = 1, b.y = 1 appears twice");
     EXPECT_ERROR(head + "axes:\n  a.x: [1]\nzip: [[a.x, b.z]]\n", "sw.yaml:5:13: zip: 'b.z' is not an axis");
-    EXPECT_ERROR(head + "set:\n  a.x: 1\naxes:\n  a.x: [1]\n", "sw.yaml:6:3: parameter 'a.x' is set twice in this sweep (sw.yaml:4:3)");
-    EXPECT_ERROR(head + "axes:\n  a.x: [1]\nfilter: a.x > 5\n", "sw.yaml:5:9: the filter removes every one of the 1 combinations");
-    EXPECT_ERROR(head + "axes:\n  a.x: [1, 0]\nderived:\n  b.y: \"10 / a.x + c\"\n", "sw.yaml:6:20: derived 'b.y': unknown name 'c'");
-    EXPECT_ERROR(head + "axes:\n  a.x: [1, 2]\nfilter: \"a.x - 'one' > 0\"\n", "sw.yaml:5:16: filter at a.x=1: expected a number, got the string \"one\"");
-    EXPECT_ERROR(head + "axes:\n  a.x: [1]\nmetrics: [sim_time]\n", "sw.yaml:5:11: metric 'sim_time': summary.json has no value 'sim_time' (did you mean 'sim_time_s'?)");
-    EXPECT_ERROR(head + "axes:\n  a.x: [1]\nmetrics: [resources.noc.utilisation]\n", "sw.yaml:5:11: metric 'resources.noc.utilisation': a resource has no field 'utilisation'; fields: busy_max_s, class,");
-    EXPECT_ERROR(head + "axes:\n  a.x: [1]\nmetrics: [{name: m, expr: \"sim_time_s / flop\"}]\n", "sw.yaml:5:41: metric 'm': unknown name 'flop'");
-    EXPECT_ERROR("platform: mesh4x4\naxes:\n  a.x: [1]\n", "sw.yaml:1:1: a sweep needs a workload (workload: mlp) or a program");
+    EXPECT_ERROR(head + "set:\n  a.x: 1\naxes:\n  a.x: [1]\n",
+                 "sw.yaml:6:3: parameter 'a.x' is set twice in this sweep (sw.yaml:4:3)");
+    EXPECT_ERROR(head + "axes:\n  a.x: [1]\nfilter: a.x > 5\n",
+                 "sw.yaml:5:9: the filter removes every one of the 1 combinations");
+    EXPECT_ERROR(head + "axes:\n  a.x: [1, 0]\nderived:\n  b.y: \"10 / a.x + c\"\n",
+                 "sw.yaml:6:20: derived 'b.y': unknown name 'c'");
+    EXPECT_ERROR(head + "axes:\n  a.x: [1, 2]\nfilter: \"a.x - 'one' > 0\"\n",
+                 "sw.yaml:5:16: filter at a.x=1: expected a number, got the string \"one\"");
+    EXPECT_ERROR(head + "axes:\n  a.x: [1]\nmetrics: [sim_time]\n",
+                 "sw.yaml:5:11: metric 'sim_time': summary.json has no value 'sim_time' (did you mean 'sim_time_s'?)");
+    EXPECT_ERROR(head + "axes:\n  a.x: [1]\nmetrics: [resources.noc.utilisation]\n",
+                 "sw.yaml:5:11: metric 'resources.noc.utilisation': a resource has no field 'utilisation'; fields: "
+                 "busy_max_s, class,");
+    EXPECT_ERROR(head + "axes:\n  a.x: [1]\nmetrics: [{name: m, expr: \"sim_time_s / flop\"}]\n",
+                 "sw.yaml:5:41: metric 'm': unknown name 'flop'");
+    EXPECT_ERROR("platform: mesh4x4\naxes:\n  a.x: [1]\n",
+                 "sw.yaml:1:1: a sweep needs a workload (workload: mlp) or a program");
     EXPECT_ERROR(head + "program: p.yaml\naxes:\n  a.x: [1]\n", "give either workload or program, not both");
-    EXPECT_ERROR(head + "axes:\n  workload: [gemm]\n", "sw.yaml:4:3: 'workload' is both fixed (top level, sw.yaml:2:11) and an axis");
+    EXPECT_ERROR(head + "axes:\n  workload: [gemm]\n",
+                 "sw.yaml:4:3: 'workload' is both fixed (top level, sw.yaml:2:11) and an axis");
     EXPECT_ERROR(head + "axes: {}\n", "sw.yaml:3:7: axes: empty");
     EXPECT_ERROR(head + "axes:\n  a.x: [1]\ntimeout: 5GHz\n", "sw.yaml:5:10: timeout: expected a duration");
     EXPECT_ERROR(head + "axes:\n  a.x: [1]\nslurm: {cpus: 2}\n", "sw.yaml:5:9: unknown key 'cpus' in slurm");
     EXPECT_ERROR(head + "axes:\n  'a x': [1]\n", "sw.yaml:4:3: axis 'a x': expected a parameter path");
-    EXPECT_ERROR(head + "axes:\n  a.x: [1, [2]]\n", "sw.yaml:4:12: axis 'a.x' value: expected a single value, got a list");
+    EXPECT_ERROR(head + "axes:\n  a.x: [1, [2]]\n",
+                 "sw.yaml:4:12: axis 'a.x' value: expected a single value, got a list");
     // 500 x 1000 x 2: the expansion alone took 11 s and 920 MB before the limit came down to 100,000 points.
-    EXPECT_ERROR(head + "axes:\n  a.x: {from: 1, to: 1000, step: 2}\n  a.y: {from: 1, to: 1000, step: 1}\n  a.z: [1, 2]\n",
-                 "sw.yaml:4:3: the axes make 1000000 combinations; more than 100000 is surely a mistake (split the study into several sweeps)");
+    EXPECT_ERROR(
+        head + "axes:\n  a.x: {from: 1, to: 1000, step: 2}\n  a.y: {from: 1, to: 1000, step: 1}\n  a.z: [1, 2]\n",
+        "sw.yaml:4:3: the axes make 1000000 combinations; more than 100000 is surely a mistake (split the study into "
+        "several sweeps)");
     EXPECT_ERROR("platform: [mesh4x4\n", "sw.yaml:");
 }
 
@@ -228,7 +255,8 @@ TEST(sweep_spec, missing_file) {
         load_spec("/nonexistent/sweep.yaml");
         FAIL() << "no error";
     } catch (const input_error& e) {
-        EXPECT_NE(std::string(e.what()).find("cannot open sweep file '/nonexistent/sweep.yaml'"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("cannot open sweep file '/nonexistent/sweep.yaml'"), std::string::npos)
+            << e.what();
     }
 }
 

@@ -44,28 +44,38 @@ axes:
 }
 
 TEST(sweep_validate, unknown_paths_point_at_their_key) {
-    EXPECT_EQ(error_of("platform: mesh4x4\nworkload: mlp\naxes:\n  noc.link_bandwith: [16B/cycle]\n"),
-              "sw.yaml:4:3: 'noc.link_bandwith' is not a parameter of platform 'mesh4x4' (did you mean 'noc.link_bandwidth'?) "
-              "(platform parameters are COMPONENT.PARAM such as noc.link_bandwidth, mapper options mapper.NAME, workload "
-              "parameters workload.NAME)");
-    EXPECT_EQ(error_of("platform: mesh4x4\nworkload: mlp\nset:\n  workload.bach: 8\naxes:\n  noc.width: [4]\n"),
-              "sw.yaml:4:3: workload 'mlp' has no parameter 'bach' (did you mean 'batch'?); its parameters are: batch, fuse, "
-              "precision, training, width");
+    EXPECT_EQ(
+        error_of("platform: mesh4x4\nworkload: mlp\naxes:\n  noc.link_bandwith: [16B/cycle]\n"),
+        "sw.yaml:4:3: 'noc.link_bandwith' is not a parameter of platform 'mesh4x4' (did you mean "
+        "'noc.link_bandwidth'?) "
+        "(platform parameters are COMPONENT.PARAM such as noc.link_bandwidth, mapper options mapper.NAME, workload "
+        "parameters workload.NAME)");
+    EXPECT_EQ(
+        error_of("platform: mesh4x4\nworkload: mlp\nset:\n  workload.bach: 8\naxes:\n  noc.width: [4]\n"),
+        "sw.yaml:4:3: workload 'mlp' has no parameter 'bach' (did you mean 'batch'?); its parameters are: batch, fuse, "
+        "precision, training, width");
     const std::string e = error_of("platform: mesh4x4\nworkload: mlp\naxes:\n  mapper.tile: [a]\n");
-    EXPECT_NE(e.find("sw.yaml:4:3: 'mapper.tile' is not a parameter of platform 'mesh4x4' (did you mean 'mapper.tiles'?)"), std::string::npos) << e;
+    EXPECT_NE(
+        e.find("sw.yaml:4:3: 'mapper.tile' is not a parameter of platform 'mesh4x4' (did you mean 'mapper.tiles'?)"),
+        std::string::npos)
+        << e;
 }
 
 TEST(sweep_validate, bad_values_point_at_the_value) {
     const std::string e = error_of("platform: mesh4x4\nworkload: mlp\naxes:\n  noc.link_bandwidth: [16B/cycle, 32]\n");
-    EXPECT_NE(e.find("sw.yaml:4:35: point 1 (noc.link_bandwidth=32) does not load: --set noc.link_bandwidth=32: parameter "
-                     "'link_bandwidth' of component 'noc' (mesh_noc): expected a bandwidth"),
-              std::string::npos)
+    EXPECT_NE(
+        e.find("sw.yaml:4:35: point 1 (noc.link_bandwidth=32) does not load: --set noc.link_bandwidth=32: parameter "
+               "'link_bandwidth' of component 'noc' (mesh_noc): expected a bandwidth"),
+        std::string::npos)
         << e;
-    const std::string w = error_of("platform: mesh4x4\nworkload: mlp\naxes:\n  noc.width: [4]\n  workload.batch: [8, lots]\n");
+    const std::string w =
+        error_of("platform: mesh4x4\nworkload: mlp\naxes:\n  noc.width: [4]\n  workload.batch: [8, lots]\n");
     EXPECT_NE(w.find("sw.yaml:5:23: point 1 (noc.width=4 workload.batch=lots) does not load:"), std::string::npos) << w;
-    const std::string d = error_of("platform: mesh4x4\nworkload: mlp\naxes:\n  workload.batch: [8]\nderived:\n  tile.sram.capacity: "
-                                   "\"workload.batch * 1024\"\n");
-    EXPECT_NE(d.find("sw.yaml:6:3: point 0 (workload.batch=8 tile.sram.capacity=8192) does not load: --set tile.sram.capacity=8192:"),
+    const std::string d = error_of(
+        "platform: mesh4x4\nworkload: mlp\naxes:\n  workload.batch: [8]\nderived:\n  tile.sram.capacity: "
+        "\"workload.batch * 1024\"\n");
+    EXPECT_NE(d.find("sw.yaml:6:3: point 0 (workload.batch=8 tile.sram.capacity=8192) does not load: --set "
+                     "tile.sram.capacity=8192:"),
               std::string::npos)
         << d;
 }
@@ -74,7 +84,9 @@ TEST(sweep_validate, inputs_that_do_not_exist) {
     EXPECT_EQ(error_of("platform: mesh4x5\nworkload: mlp\naxes:\n  noc.width: [4]\n"),
               "sw.yaml:1:11: cannot open platform 'mesh4x5': no such file, and no bundled platform by that name");
     const std::string w = error_of("platform: mesh4x4\naxes:\n  workload: [mlp, mpl]\n");
-    EXPECT_NE(w.find("sw.yaml:3:19: workload 'mpl' does not load: unknown workload 'mpl' (did you mean 'mlp'?)"), std::string::npos) << w;
+    EXPECT_NE(w.find("sw.yaml:3:19: workload 'mpl' does not load: unknown workload 'mpl' (did you mean 'mlp'?)"),
+              std::string::npos)
+        << w;
     EXPECT_NE(error_of("platform: mesh4x4\nprogram: workloads/programs/superstep.yaml\naxes:\n  workload.batch: [1]\n")
                   .find("sw.yaml:4:3: 'workload.batch': a program has no workload parameters"),
               std::string::npos);

@@ -16,8 +16,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string k_gpt = " -w gpt2 --set workload.training=adam --set workload.batch=16 --set workload.layers=4"
-                          " --set workload.hidden=512 --set workload.heads=8 --set workload.seq=256";
+const std::string k_gpt =
+    " -w gpt2 --set workload.training=adam --set workload.batch=16 --set workload.layers=4"
+    " --set workload.hidden=512 --set workload.heads=8 --set workload.seq=256";
 
 fs::path temp(const std::string& name) {
     const fs::path p = fs::temp_directory_path() / ("tessel_compare_" + std::to_string(getpid())) / name;
@@ -29,8 +30,10 @@ fs::path temp(const std::string& name) {
 
 TEST(compare_cli, each_row_is_the_systems_best_plan_and_a_system_that_cannot_train_says_why) {
     const fs::path out = temp("cmp");
-    const auto r = run_tessel("compare" + k_gpt + " --system platforms/systems/dgx_a100.yaml:nodes=1" +
-                              " --system platforms/systems/dgx_a100.yaml:nodes=1,gpu.gpu.hbm.capacity=1MB --samples 1e6 -o " + out.string() + " --no-progress");
+    const auto r =
+        run_tessel("compare" + k_gpt + " --system platforms/systems/dgx_a100.yaml:nodes=1" +
+                   " --system platforms/systems/dgx_a100.yaml:nodes=1,gpu.gpu.hbm.capacity=1MB --samples 1e6 -o " +
+                   out.string() + " --no-progress");
     ASSERT_EQ(r.code, 0) << r.out;
     const nlohmann::json doc = nlohmann::json::parse(slurp(out / "compare.json"));
     ASSERT_EQ(doc["systems"].size(), 2u);
@@ -40,7 +43,8 @@ TEST(compare_cli, each_row_is_the_systems_best_plan_and_a_system_that_cannot_tra
     ASSERT_TRUE(dgx.contains("best")) << dgx.dump();
     // The same search on its own.
     const fs::path alone = temp("alone");
-    const auto p = run_tessel("plan -p platforms/systems/dgx_a100.yaml --set nodes=1" + k_gpt + " -o " + alone.string() + " --no-progress");
+    const auto p = run_tessel("plan -p platforms/systems/dgx_a100.yaml --set nodes=1" + k_gpt + " -o " +
+                              alone.string() + " --no-progress");
     ASSERT_EQ(p.code, 0) << p.out;
     const nlohmann::json plan = nlohmann::json::parse(slurp(alone / "plan.json"));
     const nlohmann::json& best = plan["sizes"][0]["plans"][0];
@@ -52,7 +56,8 @@ TEST(compare_cli, each_row_is_the_systems_best_plan_and_a_system_that_cannot_tra
     const nlohmann::json& tiny = doc["systems"][1];
     EXPECT_EQ(tiny["system"], "dgx_a100 nodes=1 gpu.gpu.hbm.capacity=1MB");
     EXPECT_FALSE(tiny.contains("best"));
-    EXPECT_NE(tiny["error"].get<std::string>().find("no parallel plan of 'gpt2' fits"), std::string::npos) << tiny.dump();
+    EXPECT_NE(tiny["error"].get<std::string>().find("no parallel plan of 'gpt2' fits"), std::string::npos)
+        << tiny.dump();
     EXPECT_NE(r.out.find("does not train: tessel plan: no parallel plan"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("fastest: dgx_a100 nodes=1"), std::string::npos) << r.out;
 }
@@ -62,22 +67,27 @@ TEST(compare_cli, a_system_whose_every_plan_fails_in_its_chip_mapper_says_why) {
     // estimate fits (weights stream from the IPU's DRAM), but the BSP mapper finds the activations too large for
     // the tiles. The row gives the chip mapper's reason, not only where the plans are.
     const fs::path out = temp("ipu");
-    const auto r = run_tessel("compare -w resnet50 --set workload.training=sgd --set workload.batch=256"
-                              " --system platforms/systems/ipu_pod16.yaml:machines=2,parallel.microbatch=32 -o " + out.string() +
-                              " --no-progress");
+    const auto r = run_tessel(
+        "compare -w resnet50 --set workload.training=sgd --set workload.batch=256"
+        " --system platforms/systems/ipu_pod16.yaml:machines=2,parallel.microbatch=32 -o " +
+        out.string() + " --no-progress");
     ASSERT_EQ(r.code, 0) << r.out;
     const nlohmann::json doc = nlohmann::json::parse(slurp(out / "compare.json"));
     ASSERT_EQ(doc["systems"].size(), 1u);
     const std::string error = doc["systems"][0]["error"].get<std::string>();
-    EXPECT_NE(error.find("no plan finished; 2 of 2 (dp=8 tp=1 pp=1 microbatch=32, ...): workload does not fit: op "), std::string::npos) << error;
+    EXPECT_NE(error.find("no plan finished; 2 of 2 (dp=8 tp=1 pp=1 microbatch=32, ...): workload does not fit: op "),
+              std::string::npos)
+        << error;
     EXPECT_NE(error.find("plan.json)"), std::string::npos) << error;
     EXPECT_EQ(error.find("tessel: error:"), std::string::npos) << error;
 }
 
 TEST(compare_cli, bad_input_is_one_clear_error) {
-    EXPECT_TESSEL_ERROR("compare" + k_gpt + " --system platforms/systems/dgx_a100.yaml:nodes", "expected PARAM=VALUE after ':'");
-    EXPECT_TESSEL_ERROR("compare" + k_gpt + " --system platforms/systems/dgx_a100.yaml --system platforms/systems/dgx_a100.yaml",
-                        "is given twice");
+    EXPECT_TESSEL_ERROR("compare" + k_gpt + " --system platforms/systems/dgx_a100.yaml:nodes",
+                        "expected PARAM=VALUE after ':'");
+    EXPECT_TESSEL_ERROR(
+        "compare" + k_gpt + " --system platforms/systems/dgx_a100.yaml --system platforms/systems/dgx_a100.yaml",
+        "is given twice");
 }
 
 TEST(compare_cli, equal_power_sizes_each_system_to_the_largest_that_its_declared_tdp_allows) {
@@ -86,10 +96,11 @@ TEST(compare_cli, equal_power_sizes_each_system_to_the_largest_that_its_declared
     // sixteens: 48 (9.216 kW; 49 to 62 are refused, 64 are 12.288 kW). --max-plans 1 stops before simulating: the
     // sizing is what is checked here.
     const fs::path out = temp("power");
-    const auto r = run_tessel("compare" + k_gpt + " --power 12kW --max-plans 1 --system platforms/systems/dgx_a100.yaml:nodes" +
-                              " --system platforms/systems/dgx_h100.yaml:nodes --system platforms/systems/tpu_v4_pod.yaml:chips,torus_x=4,torus_y=4" +
-                              " --system platforms/systems/dgx_h100.yaml:nodes,parallel.tp=1 -o " +
-                              out.string() + " --no-progress");
+    const auto r = run_tessel(
+        "compare" + k_gpt + " --power 12kW --max-plans 1 --system platforms/systems/dgx_a100.yaml:nodes" +
+        " --system platforms/systems/dgx_h100.yaml:nodes --system "
+        "platforms/systems/tpu_v4_pod.yaml:chips,torus_x=4,torus_y=4" +
+        " --system platforms/systems/dgx_h100.yaml:nodes,parallel.tp=1 -o " + out.string() + " --no-progress");
     ASSERT_EQ(r.code, 0) << r.out;
     const nlohmann::json doc = nlohmann::json::parse(slurp(out / "compare.json"));
     EXPECT_EQ(doc["power_budget_w"].get<double>(), 12000);
@@ -104,7 +115,8 @@ TEST(compare_cli, equal_power_sizes_each_system_to_the_largest_that_its_declared
     EXPECT_EQ(doc["systems"][3]["system"], "dgx_h100 parallel.tp=1 nodes=1");
     EXPECT_NE(r.out.find("each as large as its TDP allows within 12 kW"), std::string::npos) << r.out;
     // At 13 kW exactly, two DGX A100 nodes fit (the budget is inclusive).
-    const auto two = run_tessel("compare" + k_gpt + " --power 13kW --max-plans 1 --system platforms/systems/dgx_a100.yaml:nodes -o " +
+    const auto two = run_tessel("compare" + k_gpt +
+                                " --power 13kW --max-plans 1 --system platforms/systems/dgx_a100.yaml:nodes -o " +
                                 temp("power13").string() + " --no-progress --json");
     ASSERT_EQ(two.code, 0) << two.out;
     EXPECT_NE(two.out.find("\"system\": \"dgx_a100 nodes=2\""), std::string::npos) << two.out;
@@ -115,11 +127,14 @@ TEST(compare_cli, equal_power_needs_a_parameter_to_size_a_declared_tdp_and_a_bud
                         "with --power, name the parameter to size the system by, without a value");
     EXPECT_TESSEL_ERROR("compare" + k_gpt + " --system platforms/systems/dgx_a100.yaml:nodes",
                         "(a parameter without a value is the one --power sizes)");
-    EXPECT_TESSEL_ERROR("compare" + k_gpt + " --power 20kW --system platforms/systems/sn40l_node.yaml:sockets", "sn40l_node declares no TDP");
+    EXPECT_TESSEL_ERROR("compare" + k_gpt + " --power 20kW --system platforms/systems/sn40l_node.yaml:sockets",
+                        "sn40l_node declares no TDP");
     EXPECT_TESSEL_ERROR("compare" + k_gpt + " --power 20kW --system platforms/systems/ipu_pod64.yaml:machines,ipu=bow",
                         "ipu_pod64 ipu=bow declares no TDP");
     EXPECT_TESSEL_ERROR("compare" + k_gpt + " --power 5kW --system platforms/systems/dgx_h100.yaml:nodes",
                         "the smallest dgx_h100 (nodes=1) already draws 10.2 kW");
-    EXPECT_TESSEL_ERROR("compare" + k_gpt + " --power 20kg --system platforms/systems/dgx_h100.yaml:nodes", "--power: ");
-    EXPECT_TESSEL_ERROR("compare" + k_gpt + " --power 20kW --system platforms/systems/dgx_h100.yaml:gpus", "'gpus' is not a parameter of");
+    EXPECT_TESSEL_ERROR("compare" + k_gpt + " --power 20kg --system platforms/systems/dgx_h100.yaml:nodes",
+                        "--power: ");
+    EXPECT_TESSEL_ERROR("compare" + k_gpt + " --power 20kW --system platforms/systems/dgx_h100.yaml:gpus",
+                        "'gpus' is not a parameter of");
 }

@@ -71,9 +71,11 @@ TEST(cs2_cluster, one_representative_cs2_gives_the_iteration_time_of_every_cs2_s
 }
 
 TEST(cs2_cluster, a_slower_memoryx_lengthens_the_iteration_and_a_faster_one_cannot_beat_the_cs2s) {
-    const std::string run = k_cluster + " --set systems=2" + k_mlp + " --set parallel.dp=2 --set parallel.microbatch=32";
+    const std::string run =
+        k_cluster + " --set systems=2" + k_mlp + " --set parallel.dp=2 --set parallel.microbatch=32";
     const double base = tessel::test::run_summary(run)["sim_time_s"].get<double>();
-    const double slow = tessel::test::run_summary(run + " --set memoryx.io_bandwidth=15GB/s")["sim_time_s"].get<double>();
+    const double slow =
+        tessel::test::run_summary(run + " --set memoryx.io_bandwidth=15GB/s")["sim_time_s"].get<double>();
     const auto fast = tessel::test::run_summary(run + " --set memoryx.io_bandwidth=15TB/s");
     // At 15 GB/s the update alone (16 B per parameter read and written) takes 67.2 MB / 15 GB/s = 4.48 ms.
     EXPECT_GE(slow, 16 * (4 * 1024.0 * 1024 + 4 * 1024) / 15e9);

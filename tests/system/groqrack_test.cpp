@@ -90,9 +90,11 @@ TEST(groqrack, resnet_training_fuses_residual_adds_from_either_side_of_the_vxm_w
     // read from the east side flows west on the band the previous epilogue's result left on, so it must come
     // after that result has passed (before the fix: "stream register 14 west ... would overwrite a vector").
     // Every chip's schedule is checked cycle by cycle when it runs.
-    const auto j = tessel::test::run_summary(k_rack + " --set nodes=1 -w resnet --set workload.depth=18 --set workload.batch=8 "
-                                             "--set workload.training=sgd --set parallel.dp=8 --set parallel.microbatch=1 "
-                                             "--set parallel.zero=1");
+    const auto j =
+        tessel::test::run_summary(k_rack +
+                                  " --set nodes=1 -w resnet --set workload.depth=18 --set workload.batch=8 "
+                                  "--set workload.training=sgd --set parallel.dp=8 --set parallel.microbatch=1 "
+                                  "--set parallel.zero=1");
     ASSERT_TRUE(j.contains("parallel"));
     EXPECT_EQ(j["parallel"]["chips"].get<int>(), 8);
     EXPECT_GE(j["sim_time_s"].get<double>(), j["physical_bound_s"].get<double>());

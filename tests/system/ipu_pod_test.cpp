@@ -12,9 +12,10 @@ using tessel::test::write_temp;
 
 TEST(ipu_pod, pods_build_and_route_over_both_torus_dimensions) {
     // IPU 0 of machine 0 to IPU 1 of machine 1 (ipu[5]): one hop round the machine's ring, one to the next machine.
-    const std::string g = write_temp("tessel_ipu_pod.yaml",
-                                     "program: p\nsteps:\n"
-                                     "  - {id: a, transfer: {from: \"ipu[0].streaming_memory\", to: \"ipu[5].streaming_memory\", bytes: 16MiB}}\n");
+    const std::string g = write_temp(
+        "tessel_ipu_pod.yaml",
+        "program: p\nsteps:\n"
+        "  - {id: a, transfer: {from: \"ipu[0].streaming_memory\", to: \"ipu[5].streaming_memory\", bytes: 16MiB}}\n");
     for (const std::string pod : {"ipu_pod16", "ipu_pod64"})
         for (const std::string ipu : {"gc200", "bow"}) {
             const auto r = run_tessel("run -p platforms/systems/" + pod + ".yaml --set ipu=" + ipu + " -g " + g);

@@ -24,9 +24,9 @@ struct row {
 
 TEST(megatron_sc21, rows_up_to_145b_are_within_ten_percent_of_the_published_throughput) {
     const row rows[] = {
-        {1.7, 24, 2304, 24, 1, 1, 32, 512, 137},      {3.6, 32, 3072, 30, 2, 1, 64, 512, 138},
-        {7.5, 32, 4096, 36, 4, 1, 128, 512, 142},     {18.4, 48, 6144, 40, 8, 1, 256, 1024, 135},
-        {39.1, 64, 8192, 48, 8, 2, 512, 1536, 138},   {76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140},
+        {1.7, 24, 2304, 24, 1, 1, 32, 512, 137},       {3.6, 32, 3072, 30, 2, 1, 64, 512, 138},
+        {7.5, 32, 4096, 36, 4, 1, 128, 512, 142},      {18.4, 48, 6144, 40, 8, 1, 256, 1024, 135},
+        {39.1, 64, 8192, 48, 8, 2, 512, 1536, 138},    {76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140},
         {145.6, 96, 12288, 80, 8, 8, 1536, 2304, 148},
     };
     const auto out = std::filesystem::temp_directory_path() / "tessel_megatron_sc21_test";
@@ -36,10 +36,11 @@ TEST(megatron_sc21, rows_up_to_145b_are_within_ten_percent_of_the_published_thro
         const auto res = tessel::test::run_tessel(
             "run -p platforms/systems/dgx_a100.yaml --set nodes=" + std::to_string(r.gpus / 8) +
             " -w gpt2 --set workload.training=adam --set workload.precision=fp16 --set workload.seq=2048"
-            " --set workload.context=2048 --set workload.vocab=51200 --set workload.hidden=" + std::to_string(r.hidden) +
-            " --set workload.heads=" + std::to_string(r.heads) + " --set workload.layers=" + std::to_string(r.layers) +
-            " --set workload.batch=" + std::to_string(r.batch) + " --set parallel.tp=" + std::to_string(r.t) +
-            " --set parallel.pp=" + std::to_string(r.p) + " --set parallel.dp=" + std::to_string(d) +
+            " --set workload.context=2048 --set workload.vocab=51200 --set workload.hidden=" +
+            std::to_string(r.hidden) + " --set workload.heads=" + std::to_string(r.heads) +
+            " --set workload.layers=" + std::to_string(r.layers) + " --set workload.batch=" + std::to_string(r.batch) +
+            " --set parallel.tp=" + std::to_string(r.t) + " --set parallel.pp=" + std::to_string(r.p) +
+            " --set parallel.dp=" + std::to_string(d) +
             " --set parallel.microbatch=1 --set parallel.recompute=full --set gpu.mapper.softmax=megatron --out " +
             out.string());
         ASSERT_EQ(res.code, 0) << r.params_b << "B\n" << res.out;

@@ -81,8 +81,9 @@ TEST(parallel_plan, strict_keys_choices_and_ranges) {
 TEST(parallel_plan, describe_lists_every_key_once) {
     std::vector<std::string> names;
     for (const auto& s : describe_parallel_plan()) names.push_back(s.name);
-    EXPECT_EQ(names, (std::vector<std::string>{"dp", "tp", "pp", "microbatch", "interleave", "schedule", "recompute",
-                                               "recompute_layers", "sequence_parallel", "zero", "overlap_grad_reduce"}));
+    EXPECT_EQ(names,
+              (std::vector<std::string>{"dp", "tp", "pp", "microbatch", "interleave", "schedule", "recompute",
+                                        "recompute_layers", "sequence_parallel", "zero", "overlap_grad_reduce"}));
     for (const auto& s : describe_parallel_plan()) EXPECT_FALSE(s.desc.empty()) << s.name;
 }
 

@@ -133,7 +133,7 @@ TEST(partition, recompute_full_and_selective_layer_by_layer) {
     by_layer.recompute = "selective";
     const partition_result sel = partition("gpt2", small_gpt(), by_layer);
     EXPECT_DOUBLE_EQ(sel.chunks[1].activation_bytes, 2 * (layer_kept - 131072) + head_kept);
-    EXPECT_DOUBLE_EQ(sel.chunks[1].recompute_bytes, 131072);  // one layer's at a time
+    EXPECT_DOUBLE_EQ(sel.chunks[1].recompute_bytes, 131072);                  // one layer's at a time
     EXPECT_EQ(count_kind(sel.chunks[1].backward, op_phase::forward), 2 * 5);  // 5 core ops per layer
     // recompute_layers 0: the whole chunk's attention cores are re-created at once.
     by_layer.recompute_layers = 0;
@@ -154,7 +154,8 @@ TEST(partition, recompute_blocks_of_layers) {
     EXPECT_DOUBLE_EQ(two.chunks[0].recompute_bytes, 2 * layer_kept - 8192);
     EXPECT_DOUBLE_EQ(two.chunks[1].recompute_bytes, 2 * layer_kept - 8192);
     // Only layer 3's last residual add makes a kept tensor (the head's input) and is not re-run.
-    EXPECT_EQ(count_kind(two.chunks[1].backward, op_phase::forward), static_cast<int>(two.chunks[1].forward.ops().size()) - 1);
+    EXPECT_EQ(count_kind(two.chunks[1].backward, op_phase::forward),
+              static_cast<int>(two.chunks[1].forward.ops().size()) - 1);
 
     // recompute_layers 0: the whole chunk is one block. Only the chunk's input is kept (the token ids, 512 bytes;
     // the residual stream, 8192) and its whole forward, every op, is re-run at once before the backward.

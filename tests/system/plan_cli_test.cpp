@@ -34,11 +34,14 @@ fs::path temp(const std::string& name) {
 }
 
 std::string run_args(const nlohmann::json& p) {
-    return " --set parallel.dp=" + std::to_string(p["dp"].get<int>()) + " --set parallel.tp=" + std::to_string(p["tp"].get<int>()) +
-           " --set parallel.pp=" + std::to_string(p["pp"].get<int>()) + " --set parallel.microbatch=" +
-           std::to_string(p["microbatch"].get<int>()) + " --set parallel.interleave=" + std::to_string(p["interleave"].get<int>()) +
-           " --set parallel.schedule=" + p["schedule"].get<std::string>() + " --set parallel.recompute=" +
-           p["recompute"].get<std::string>() + " --set parallel.zero=" + std::to_string(p["zero"].get<int>());
+    return " --set parallel.dp=" + std::to_string(p["dp"].get<int>()) +
+           " --set parallel.tp=" + std::to_string(p["tp"].get<int>()) +
+           " --set parallel.pp=" + std::to_string(p["pp"].get<int>()) +
+           " --set parallel.microbatch=" + std::to_string(p["microbatch"].get<int>()) +
+           " --set parallel.interleave=" + std::to_string(p["interleave"].get<int>()) +
+           " --set parallel.schedule=" + p["schedule"].get<std::string>() +
+           " --set parallel.recompute=" + p["recompute"].get<std::string>() +
+           " --set parallel.zero=" + std::to_string(p["zero"].get<int>());
 }
 
 }  // namespace
@@ -64,7 +67,8 @@ TEST(plan_cli, ranks_as_individual_runs_and_model_parallelism_wins_where_memory_
         EXPECT_EQ(s["sim_time_s"].get<double>(), p["iteration_s"].get<double>()) << p["plan"];
         EXPECT_EQ(s["throughput_per_s"].get<double>(), p["samples_per_s"].get<double>()) << p["plan"];
         double worst = 0;
-        for (const auto& st : s["parallel"]["memory"]["stages"]) worst = std::max(worst, st["total_bytes"].get<double>());
+        for (const auto& st : s["parallel"]["memory"]["stages"])
+            worst = std::max(worst, st["total_bytes"].get<double>());
         EXPECT_EQ(worst, p["memory_bytes"].get<double>()) << "the planner's memory is the run's: " << p["plan"];
         EXPECT_LE(worst, 200e6);
         EXPECT_GE(p["iteration_s"].get<double>(), previous) << "ranked by iteration time";
@@ -83,7 +87,9 @@ TEST(plan_cli, ranks_as_individual_runs_and_model_parallelism_wins_where_memory_
             EXPECT_GT(p["rank"].get<int>(), 1) << p["plan"];
         }
     EXPECT_EQ(all_dp, 1);
-    EXPECT_NE(r.out.find("plain data parallelism (dp=8 tp=1 pp=1 recompute=selective zero=2) is slower"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("plain data parallelism (dp=8 tp=1 pp=1 recompute=selective zero=2) is slower"),
+              std::string::npos)
+        << r.out;
     EXPECT_NE(r.out.find("best: " + best["plan"].get<std::string>()), std::string::npos) << r.out;
 
     // Again: every plan is found in the results, nothing runs, the report is the same.
@@ -98,7 +104,8 @@ TEST(plan_cli, scale_gives_a_pareto_front_over_system_sizes) {
     const auto r = run_tessel("plan " + k_system +
                               " --set workload.training=adam --set workload.batch=16 --set workload.layers=4"
                               " --set workload.hidden=512 --set workload.heads=8 --set workload.seq=256"
-                              " --scale nodes=1,2 --tp 1 --pp 1 --json -o " + out.string() + " --no-progress -j 2");
+                              " --scale nodes=1,2 --tp 1 --pp 1 --json -o " +
+                              out.string() + " --no-progress -j 2");
     ASSERT_EQ(r.code, 0) << r.out;
     const nlohmann::json doc = nlohmann::json::parse(slurp(out / "plan.json"));
     ASSERT_EQ(doc["sizes"].size(), 2u);
@@ -121,10 +128,14 @@ TEST(plan_cli, a_plan_its_chip_mapper_cannot_fit_is_simulated_again_at_half_the_
     // mapper finds 32 images' activations (and 16's) too large for the tiles. The search halves the micro-batch
     // until a plan fits (8: 4 accumulated per iteration), and ranks it with the failures shown.
     const fs::path out = temp("retry");
-    const auto r = run_tessel("plan -p platforms/systems/ipu_pod16.yaml --set machines=2 -w resnet50 --set workload.training=sgd"
-                              " --set workload.batch=256 -o " + out.string() + " --no-progress");
+    const auto r = run_tessel(
+        "plan -p platforms/systems/ipu_pod16.yaml --set machines=2 -w resnet50 --set workload.training=sgd"
+        " --set workload.batch=256 -o " +
+        out.string() + " --no-progress");
     ASSERT_EQ(r.code, 0) << r.out;
-    EXPECT_NE(r.out.find("6 plans simulated, 0 do not fit (4 of them added at a smaller micro-batch"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("6 plans simulated, 0 do not fit (4 of them added at a smaller micro-batch"),
+              std::string::npos)
+        << r.out;
     const nlohmann::json doc = nlohmann::json::parse(slurp(out / "plan.json"));
     const nlohmann::json& size = doc["sizes"][0];
     EXPECT_EQ(size["retried_smaller_microbatch"].get<int>(), 4);
@@ -141,8 +152,10 @@ TEST(plan_cli, a_plan_its_chip_mapper_cannot_fit_is_simulated_again_at_half_the_
         }
     EXPECT_EQ(failed, 4);
     // A re-run resumes: nothing is simulated again and the ranking is the same.
-    const auto again = run_tessel("plan -p platforms/systems/ipu_pod16.yaml --set machines=2 -w resnet50 --set workload.training=sgd"
-                                  " --set workload.batch=256 -o " + out.string() + " --no-progress --json");
+    const auto again = run_tessel(
+        "plan -p platforms/systems/ipu_pod16.yaml --set machines=2 -w resnet50 --set workload.training=sgd"
+        " --set workload.batch=256 -o " +
+        out.string() + " --no-progress --json");
     ASSERT_EQ(again.code, 0) << again.out;
     const nlohmann::json doc2 = nlohmann::json::parse(slurp(out / "plan.json"));
     EXPECT_EQ(doc2["sizes"][0]["plans"][0]["plan"], best["plan"]);
@@ -152,13 +165,15 @@ TEST(plan_cli, a_plan_its_chip_mapper_cannot_fit_is_simulated_again_at_half_the_
 TEST(plan_cli, bad_input_is_one_clear_error) {
     EXPECT_TESSEL_ERROR("plan -p platforms/gpu/a100_sxm.yaml -w gpt2 --set workload.training=adam",
                         "tessel plan needs a system");
-    EXPECT_TESSEL_ERROR("plan " + k_system + " --set workload.batch=16 --set workload.layers=4 -n", "set workload.training");
+    EXPECT_TESSEL_ERROR("plan " + k_system + " --set workload.batch=16 --set workload.layers=4 -n",
+                        "set workload.training");
     EXPECT_TESSEL_ERROR("plan " + k_system + k_sets + " --tp 3 -n", "no parallel plan of 'gpt2' fits");
     EXPECT_TESSEL_ERROR("plan " + k_system + k_sets + " --tp 2,x -n", "--tp: expected whole numbers");
     EXPECT_TESSEL_ERROR("plan " + k_system + k_sets + " --set parallel.tp=2 --tp 2 -n", "give one");
     EXPECT_TESSEL_ERROR("plan " + k_system + k_sets + " --set parallel.bogus=1 -n", "parallel.bogus");
     EXPECT_TESSEL_ERROR("plan " + k_system + k_sets + " --set noc.bogus=1 -n", "noc.bogus");
-    EXPECT_TESSEL_ERROR("plan " + k_system + k_sets + " --set gpu.gpu.hbm.capacity=1MB -n", "no parallel plan of 'gpt2' fits on");
+    EXPECT_TESSEL_ERROR("plan " + k_system + k_sets + " --set gpu.gpu.hbm.capacity=1MB -n",
+                        "no parallel plan of 'gpt2' fits on");
     EXPECT_TESSEL_ERROR("plan " + k_system + k_sets + " --max-plans 2 -n", "narrow the search");
     EXPECT_TESSEL_ERROR("plan " + k_system + k_sets + " --scale nodes -n", "--scale: expected PARAM=V1,V2");
 }

@@ -16,7 +16,8 @@ namespace {
 
 /// A 4-layer GPT, 8 heads: tp must divide 8, pp must divide 4 (interleave 2 needs pp * 2 | 4).
 const std::map<std::string, std::string> k_gpt = {{"training", "adam"}, {"batch", "16"}, {"layers", "4"},
-                                                  {"hidden", "256"},     {"heads", "8"},  {"seq", "128"}, {"vocab", "512"}};
+                                                  {"hidden", "256"},    {"heads", "8"},  {"seq", "128"},
+                                                  {"vocab", "512"}};
 
 double estimate(const parallel_plan& p, double capacity) {
     partition_result part = partition("gpt2", k_gpt, p);
@@ -130,7 +131,8 @@ TEST(plan_space, user_lists_restrict_and_a_refused_combination_is_named) {
         EXPECT_EQ(c.plan.microbatch, 2);
     }
     EXPECT_EQ(t.candidates.size(), 4u);  // interleave 1, 2 x ZeRO 0, 1
-    const plan_space u = enumerate_plans("gpt2", {{"batch", "16"}, {"layers", "4"}, {"hidden", "256"}, {"heads", "8"}}, 8, 80e9, {});
+    const plan_space u =
+        enumerate_plans("gpt2", {{"batch", "16"}, {"layers", "4"}, {"hidden", "256"}, {"heads", "8"}}, 8, 80e9, {});
     EXPECT_FALSE(u.training);
 }
 

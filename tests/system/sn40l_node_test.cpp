@@ -14,10 +14,13 @@ namespace {
 
 using tessel::test::run_tessel;
 
-nlohmann::json run_json(const std::string& args) { return tessel::test::run_summary("-p platforms/systems/sn40l_node.yaml " + args); }
+nlohmann::json run_json(const std::string& args) {
+    return tessel::test::run_summary("-p platforms/systems/sn40l_node.yaml " + args);
+}
 
 const std::string k_small_gpt =
-    "-w gpt2 --set workload.training=adam --set workload.precision=bf16 --set workload.layers=1 --set workload.hidden=1024 "
+    "-w gpt2 --set workload.training=adam --set workload.precision=bf16 --set workload.layers=1 --set "
+    "workload.hidden=1024 "
     "--set workload.heads=8 --set workload.seq=128 --set workload.vocab=8192 --set workload.batch=8 ";
 
 }  // namespace
@@ -55,10 +58,11 @@ TEST(sn40l_node, data_parallel_all_reduce_is_the_hand_computed_ring_time) {
 }
 
 TEST(sn40l_node, gpt_runs_with_tensor_pipeline_and_data_parallelism_on_16_sockets) {
-    const auto j = run_json("--set sockets=16 -w gpt2 --set workload.training=adam --set workload.precision=bf16 "
-                            "--set workload.layers=2 --set workload.hidden=512 --set workload.heads=8 --set workload.seq=128 "
-                            "--set workload.vocab=8192 --set workload.batch=8 --set parallel.dp=2 --set parallel.tp=4 "
-                            "--set parallel.pp=2 --set parallel.microbatch=2");
+    const auto j = run_json(
+        "--set sockets=16 -w gpt2 --set workload.training=adam --set workload.precision=bf16 "
+        "--set workload.layers=2 --set workload.hidden=512 --set workload.heads=8 --set workload.seq=128 "
+        "--set workload.vocab=8192 --set workload.batch=8 --set parallel.dp=2 --set parallel.tp=4 "
+        "--set parallel.pp=2 --set parallel.microbatch=2");
     ASSERT_TRUE(j.contains("parallel"));
     EXPECT_EQ(j["parallel"]["chips"].get<int>(), 16);
     EXPECT_EQ(j["parallel"]["simulated_chips"].get<int>(), 2);
@@ -74,5 +78,6 @@ TEST(sn40l_node, mapper_memory_must_name_a_memory_of_the_chip) {
     const auto pcu = run_tessel("run -p platforms/systems/sn40l_node.yaml " + k_small_gpt +
                                 "--set parallel.dp=8 --set mapper.memory=pcu[0,0]");
     EXPECT_EQ(pcu.code, 2) << pcu.out;
-    EXPECT_NE(pcu.out.find("mapper.memory 'pcu[0,0]' is not a memory of the chips of 'rdu'"), std::string::npos) << pcu.out;
+    EXPECT_NE(pcu.out.find("mapper.memory 'pcu[0,0]' is not a memory of the chips of 'rdu'"), std::string::npos)
+        << pcu.out;
 }

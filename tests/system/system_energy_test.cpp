@@ -37,7 +37,8 @@ void expect_same_energy(const std::string& args, double network_tolerance) {
     ASSERT_EQ(ta.size(), tb.size()) << args;
     for (size_t i = 0; i < ta.size(); ++i) {
         EXPECT_EQ(ta[i]["op"], tb[i]["op"]) << args;
-        EXPECT_NEAR(ta[i]["energy_j"].get<double>(), tb[i]["energy_j"].get<double>(), 1e-6 * tb[i]["energy_j"].get<double>())
+        EXPECT_NEAR(ta[i]["energy_j"].get<double>(), tb[i]["energy_j"].get<double>(),
+                    1e-6 * tb[i]["energy_j"].get<double>())
             << args << ": " << ta[i]["op"];
     }
 }
@@ -46,22 +47,25 @@ void expect_same_energy(const std::string& args, double network_tolerance) {
 
 TEST(system_energy, the_symmetric_fast_path_charges_what_every_chip_charges) {
     // Tensor, pipeline and data parallelism over NVLink and InfiniBand: exact.
-    expect_same_energy("-p platforms/systems/dgx_a100.yaml -w gpt2 --set workload.training=adam --set workload.batch=16 "
-                       "--set parallel.dp=2 --set parallel.tp=2 --set parallel.pp=2 --set parallel.microbatch=2",
-                       1e-9);
+    expect_same_energy(
+        "-p platforms/systems/dgx_a100.yaml -w gpt2 --set workload.training=adam --set workload.batch=16 "
+        "--set parallel.dp=2 --set parallel.tp=2 --set parallel.pp=2 --set parallel.microbatch=2",
+        1e-9);
     // NVLink SHARP reductions in the switches: exact.
-    expect_same_energy("-p platforms/systems/dgx_h100.yaml -w gpt2 --set workload.training=adam --set workload.batch=16 "
-                       "--set workload.layers=4 --set parallel.dp=4 --set parallel.tp=2",
-                       1e-9);
+    expect_same_energy(
+        "-p platforms/systems/dgx_h100.yaml -w gpt2 --set workload.training=adam --set workload.batch=16 "
+        "--set workload.layers=4 --set parallel.dp=4 --set parallel.tp=2",
+        1e-9);
     // (Weight streaming on cs2_cluster is not exact: MemoryX's port is shared by every replica and the fast path
     // scales it as if it were not, 0.4% of the network energy with 2 systems; its runs take minutes, so it is
     // checked by hand, docs/energy.md.)
 }
 
 TEST(system_energy, a_system_reports_power_per_chip_against_its_chips_and_its_own_tdp) {
-    const auto j = run("-p platforms/systems/dgx_h100.yaml -w gpt2 --set workload.training=adam --set workload.batch=16 "
-                       "--set workload.layers=4 --set parallel.dp=8",
-                       true);
+    const auto j =
+        run("-p platforms/systems/dgx_h100.yaml -w gpt2 --set workload.training=adam --set workload.batch=16 "
+            "--set workload.layers=4 --set parallel.dp=8",
+            true);
     // Eight H100s at 700 W and the node's own 4.6 kW (its 10.2 kW maximum system power less the GPUs').
     EXPECT_DOUBLE_EQ(j["tdp_w"].get<double>(), 8 * 700.0 + 4600);
     EXPECT_DOUBLE_EQ(j["average_power_per_chip_w"].get<double>(), j["average_power_w"].get<double>() / 8);

@@ -37,7 +37,8 @@ TEST(system_mapper, symmetric_fast_path_and_every_chip_simulated_give_the_same_i
     const char* plans[] = {
         "--set parallel.dp=2 --set parallel.tp=2 --set parallel.pp=2 --set parallel.microbatch=2",
         "--set parallel.dp=4 --set parallel.tp=2 --set parallel.pp=1 --set parallel.microbatch=2",
-        "--set parallel.dp=2 --set parallel.tp=1 --set parallel.pp=4 --set parallel.microbatch=1 --set parallel.schedule=gpipe",
+        "--set parallel.dp=2 --set parallel.tp=1 --set parallel.pp=4 --set parallel.microbatch=1 --set "
+        "parallel.schedule=gpipe",
         "--set parallel.dp=1 --set parallel.tp=2 --set parallel.pp=4 --set parallel.microbatch=1 "
         "--set parallel.schedule=interleaved_1f1b --set parallel.interleave=2",
         "--set parallel.dp=2 --set parallel.tp=4 --set parallel.pp=1 --set parallel.microbatch=2 "
@@ -68,9 +69,10 @@ TEST(system_mapper, data_parallel_gradient_all_reduce_costs_the_hand_computed_ri
     const double grad_bytes = par["memory"]["stages"][0]["gradients_bytes"];
     const double step = grad_bytes / 8 / 240e9 + 3.4e-6;
     const double expected = 14 * step;
-    const double exposed = par["per_chip"][0]["exposed_communication_fraction"].get<double>() * j["sim_time_s"].get<double>();
-    EXPECT_NEAR(exposed / expected, 1.0, 0.02) << "exposed " << exposed << " s, hand-computed " << expected << " s ("
-                                               << grad_bytes << " gradient bytes)";
+    const double exposed =
+        par["per_chip"][0]["exposed_communication_fraction"].get<double>() * j["sim_time_s"].get<double>();
+    EXPECT_NEAR(exposed / expected, 1.0, 0.02)
+        << "exposed " << exposed << " s, hand-computed " << expected << " s (" << grad_bytes << " gradient bytes)";
 }
 
 TEST(system_mapper, no_iteration_beats_the_peak_rate_of_its_chips_and_the_report_adds_up) {
@@ -127,8 +129,9 @@ TEST(system_mapper, mistakes_in_the_plan_or_the_run_are_clear_errors) {
         {k_dgx + " " + k_gpt + plan(2, 2, 2) + " --set parallel.bogus=1", "bogus"},
         {k_dgx + " " + k_gpt + plan(8, 1, 1) + " --set mapper.algorithm=butterfly", "butterfly"},
         {"-p platforms/teaching/ring8_ddr4.yaml " + k_gpt + " --set mapper.impl=system", "needs a system"},
-        {k_dgx + " -w gpt2 --set workload.training=adam --set workload.layers=96 --set workload.hidden=12288 "
-                 "--set workload.heads=96 --set workload.seq=2048 --set workload.context=2048 --set workload.batch=8" +
+        {k_dgx +
+             " -w gpt2 --set workload.training=adam --set workload.layers=96 --set workload.hidden=12288 "
+             "--set workload.heads=96 --set workload.seq=2048 --set workload.context=2048 --set workload.batch=8" +
              plan(8, 1, 1, "", 1),
          "does not fit in memory"},
     };
@@ -151,10 +154,11 @@ TEST(system_mapper, full_recomputation_adds_one_forward_pass_to_the_hardware_flo
 
 TEST(system_mapper, recomputing_layer_by_layer_fits_where_the_whole_chunk_does_not) {
     // 4 replicas of 2-way tensor parallelism on a 4-layer GPT, microbatches of 4, in 200 MB GPUs: re-creating the
-    // whole chunk's activations at once (recompute_layers 0) does not fit; one layer at a time (the default) does. The re-run forward
-    // is the same work either way (less the last residual add of each layer, whose output is kept).
-    const std::string small = " -w gpt2 --set workload.training=adam --set workload.batch=16 --set workload.layers=4"
-                              " --set workload.hidden=512 --set workload.heads=8 --set workload.seq=256";
+    // whole chunk's activations at once (recompute_layers 0) does not fit; one layer at a time (the default) does. The
+    // re-run forward is the same work either way (less the last residual add of each layer, whose output is kept).
+    const std::string small =
+        " -w gpt2 --set workload.training=adam --set workload.batch=16 --set workload.layers=4"
+        " --set workload.hidden=512 --set workload.heads=8 --set workload.seq=256";
     const std::string full = plan(4, 2, 1, "--set parallel.zero=1 --set parallel.recompute=full", 4);
     const std::string args = k_dgx + small + " --set gpu.gpu.hbm.capacity=200MB" + full;
     const auto whole = run_tessel("run " + args + " --set parallel.recompute_layers=0");

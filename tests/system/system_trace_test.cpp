@@ -5,13 +5,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "tests/support/cli.h"
@@ -23,9 +23,10 @@ using tessel::test::run_tessel;
 
 TEST(system_trace, one_process_per_chip_and_a_pipeline_track_showing_1f1b) {
     const fs::path path = fs::temp_directory_path() / ("tessel_system_trace_" + std::to_string(getpid()) + ".json");
-    const auto r = run_tessel("run -p platforms/systems/dgx_a100.yaml -w gpt2 --set workload.training=adam --set workload.layers=4 "
-                              "--set workload.batch=8 --set parallel.tp=2 --set parallel.pp=4 --set parallel.microbatch=1 --trace " +
-                              path.string());
+    const auto r = run_tessel(
+        "run -p platforms/systems/dgx_a100.yaml -w gpt2 --set workload.training=adam --set workload.layers=4 "
+        "--set workload.batch=8 --set parallel.tp=2 --set parallel.pp=4 --set parallel.microbatch=1 --trace " +
+        path.string());
     ASSERT_EQ(r.code, 0) << r.out;
     std::ifstream in(path);
     const auto j = nlohmann::json::parse(in, nullptr, false);
@@ -37,13 +38,15 @@ TEST(system_trace, one_process_per_chip_and_a_pipeline_track_showing_1f1b) {
     for (const auto& e : j["traceEvents"]) {
         if (e["ph"] != "M") continue;
         if (e["name"] == "process_name") process[e["pid"].get<int>()] = e["args"]["name"].get<std::string>();
-        if (e["name"] == "thread_name") thread[{e["pid"].get<int>(), e["tid"].get<int>()}] = e["args"]["name"].get<std::string>();
+        if (e["name"] == "thread_name")
+            thread[{e["pid"].get<int>(), e["tid"].get<int>()}] = e["args"]["name"].get<std::string>();
     }
     std::set<std::string> names;
     for (const auto& [pid, name] : process) names.insert(name);
     for (int g = 0; g < 8; ++g) EXPECT_TRUE(names.count("dgx_a100.gpu[" + std::to_string(g) + "]")) << g;
     EXPECT_TRUE(names.count("dgx_a100.nvswitch[0]"));
-    for (const auto& n : names) EXPECT_EQ(n.find("gpu[0].gpu"), std::string::npos) << "a unit of a chip is its own process: " << n;
+    for (const auto& n : names)
+        EXPECT_EQ(n.find("gpu[0].gpu"), std::string::npos) << "a unit of a chip is its own process: " << n;
 
     // Stage 0 (gpu[0]) and the last stage (gpu[6]) with 8 microbatches on 4 stages: 1F1B's warm-up of 4 forwards,
     // then one backward per forward, then the cool-down; the last stage alternates from the start.
@@ -59,9 +62,11 @@ TEST(system_trace, one_process_per_chip_and_a_pipeline_track_showing_1f1b) {
         }
         std::sort(v.begin(), v.end());
         std::sort(spans.begin(), spans.end());
-        for (size_t i = 1; i < spans.size(); ++i) EXPECT_LE(spans[i - 1].second, spans[i].first + 1e-6) << chip << " items overlap";
+        for (size_t i = 1; i < spans.size(); ++i)
+            EXPECT_LE(spans[i - 1].second, spans[i].first + 1e-6) << chip << " items overlap";
         std::string order;
-        for (const auto& [t, name] : v) order += (order.empty() ? "" : " ") + std::string(1, name[0]) + name.substr(name.rfind(' ') + 1);
+        for (const auto& [t, name] : v)
+            order += (order.empty() ? "" : " ") + std::string(1, name[0]) + name.substr(name.rfind(' ') + 1);
         return order;
     };
     EXPECT_EQ(items("dgx_a100.gpu[0]"), "F0 F1 F2 F3 B0 F4 B1 F5 B2 F6 B3 F7 B4 B5 B6 B7");

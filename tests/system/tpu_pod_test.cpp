@@ -15,7 +15,9 @@ namespace {
 
 using tessel::test::run_tessel;
 
-nlohmann::json run_json(const std::string& args) { return tessel::test::run_summary("-p platforms/systems/tpu_v4_pod.yaml " + args); }
+nlohmann::json run_json(const std::string& args) {
+    return tessel::test::run_summary("-p platforms/systems/tpu_v4_pod.yaml " + args);
+}
 
 const std::string k_bert_dp16 =
     "--set chips=16 -w bert-large --set workload.training=adam --set workload.batch=64 --set parallel.dp=16 "
@@ -42,33 +44,40 @@ TEST(tpu_pod, data_parallel_all_reduce_is_the_hand_computed_torus_time) {
 }
 
 TEST(tpu_pod, the_symmetric_fast_path_equals_every_chip_simulated) {
-    for (const std::string& plan : {std::string("--set parallel.dp=16"),
-                                   std::string("--set parallel.dp=4 --set parallel.tp=4")}) {
+    for (const std::string& plan :
+         {std::string("--set parallel.dp=16"), std::string("--set parallel.dp=4 --set parallel.tp=4")}) {
         const std::string args =
             "--set chips=16 -w gpt2 --set workload.layers=4 --set workload.training=adam --set workload.batch=64 "
-            "--set parallel.microbatch=4 " + plan;
+            "--set parallel.microbatch=4 " +
+            plan;
         const auto fast = run_json(args);
         const auto full = run_json(args + " --set mapper.symmetric=false");
         ASSERT_TRUE(fast.contains("parallel") && full.contains("parallel")) << plan;
         EXPECT_EQ(full["parallel"]["simulated_chips"].get<int>(), 16);
-        EXPECT_NEAR(fast["sim_time_s"].get<double>(), full["sim_time_s"].get<double>(), 1e-6 * full["sim_time_s"].get<double>()) << plan;
+        EXPECT_NEAR(fast["sim_time_s"].get<double>(), full["sim_time_s"].get<double>(),
+                    1e-6 * full["sim_time_s"].get<double>())
+            << plan;
     }
 }
 
 TEST(tpu_pod, slices_build_up_to_a_full_pod_and_run_model_parallel_gpt) {
     // 4096 chips as 16 x 16 x 16: builds and runs a data-parallel step.
-    const auto pod = run_json("--set chips=4096 --set torus_x=16 --set torus_y=16 -w bert-large --set workload.training=adam "
-                              "--set workload.batch=16384 --set parallel.dp=4096 --set parallel.microbatch=4");
+    const auto pod = run_json(
+        "--set chips=4096 --set torus_x=16 --set torus_y=16 -w bert-large --set workload.training=adam "
+        "--set workload.batch=16384 --set parallel.dp=4096 --set parallel.microbatch=4");
     ASSERT_TRUE(pod.contains("parallel"));
     EXPECT_EQ(pod["parallel"]["chips"].get<int>(), 4096);
     // tensor parallel inside x rings, pipeline stages along z, data parallel across y and x.
-    const auto gpt = run_json("-w gpt2 --set workload.training=adam --set workload.precision=bf16 --set workload.batch=64 "
-                              "--set parallel.dp=4 --set parallel.tp=4 --set parallel.pp=4 --set parallel.microbatch=4");
+    const auto gpt = run_json(
+        "-w gpt2 --set workload.training=adam --set workload.precision=bf16 --set workload.batch=64 "
+        "--set parallel.dp=4 --set parallel.tp=4 --set parallel.pp=4 --set parallel.microbatch=4");
     ASSERT_TRUE(gpt.contains("parallel"));
     EXPECT_GT(gpt["parallel"]["model_flops_utilisation"].get<double>(), 0);
     // A torus that does not match the chips is an error naming both.
-    const auto bad = run_tessel("run -p platforms/systems/tpu_v4_pod.yaml --set chips=64 --set mapper.torus=4x4x2 -w bert-large "
-                                "--set workload.training=adam --set workload.batch=64 --set parallel.dp=64");
+    const auto bad = run_tessel(
+        "run -p platforms/systems/tpu_v4_pod.yaml --set chips=64 --set mapper.torus=4x4x2 -w bert-large "
+        "--set workload.training=adam --set workload.batch=64 --set parallel.dp=64");
     EXPECT_EQ(bad.code, 2) << bad.out;
-    EXPECT_NE(bad.out.find("mapper.torus 4x4x2 has 32 places but chip group 'tpu' has 64 chips"), std::string::npos) << bad.out;
+    EXPECT_NE(bad.out.find("mapper.torus 4x4x2 has 32 places but chip group 'tpu' has 64 chips"), std::string::npos)
+        << bad.out;
 }

@@ -62,7 +62,9 @@ benches& all() {
 }
 test::bench& b() { return all().toy_chip; }
 
-tsp& chip_of(test::bench& bench) { return dynamic_cast<tsp&>(bench.plat->comp(bench.plat->find_group("chip")->ids.front())); }
+tsp& chip_of(test::bench& bench) {
+    return dynamic_cast<tsp&>(bench.plat->comp(bench.plat->find_group("chip")->ids.front()));
+}
 tsp& chip() { return chip_of(b()); }
 
 using stream = tsp::stream_use;
@@ -76,17 +78,17 @@ struct schedule {
     std::uint32_t add(tsp::instruction in) {
         work w;
         w.type = dtype::int8;
-        const std::uint32_t s = p.add_compute(p.intern_op(in.name), endpoint{chip().id(), static_cast<std::int32_t>(in.unit), 0}, p.add_work(w), {});
+        const std::uint32_t s = p.add_compute(
+            p.intern_op(in.name), endpoint{chip().id(), static_cast<std::int32_t>(in.unit), 0}, p.add_work(w), {});
         p.steps[s].not_before = chip().clock().cycles(static_cast<double>(in.cycle));  // from the program start
         p.set_payload(s, std::make_shared<tsp::instruction>(std::move(in)));
         return s;
     }
-    executor::result run() {
-        return b().exec->run(p);
-    }
+    executor::result run() { return b().exec->run(p); }
 };
 
-tsp::instruction read(std::uint32_t unit, std::int64_t cycle, std::int64_t vectors, stream out, const std::string& name) {
+tsp::instruction read(std::uint32_t unit, std::int64_t cycle, std::int64_t vectors, stream out,
+                      const std::string& name) {
     tsp::instruction i;
     i.kind = tsp::op_kind::mem_read;
     i.unit = unit;
@@ -252,8 +254,15 @@ TEST(tsp_mapper, every_example_ends_exactly_at_the_cycle_the_schedule_predicts) 
         {"resnet50", {{"precision", "int8"}}},
         {"bert-base", {{"layers", "2"}, {"seq", "128"}}},
         {"gpt2", {{"layers", "2"}, {"seq", "64"}}},
-        {"llama2-7b", {{"mode", "decode"}, {"layers", "1"}, {"hidden", "1024"}, {"heads", "8"}, {"kv_heads", "8"},
-                       {"ffn", "2816"}, {"vocab", "4096"}, {"kv_cache", "256"}}},
+        {"llama2-7b",
+         {{"mode", "decode"},
+          {"layers", "1"},
+          {"hidden", "1024"},
+          {"heads", "8"},
+          {"kv_heads", "8"},
+          {"ffn", "2816"},
+          {"vocab", "4096"},
+          {"kv_cache", "256"}}},
     };
     for (const auto& [spec, sets] : examples) {
         SCOPED_TRACE(spec);
@@ -282,8 +291,10 @@ TEST(tsp_mapper, a_reduction_streams_at_the_vector_rate_over_any_axis) {
     const auto dir = std::filesystem::temp_directory_path();
     auto cycles = [&](const std::string& name, const std::string& attrs) {
         const auto path = dir / ("tsp_reduce_" + name + ".yaml");
-        std::ofstream(path) << "workload: r\nparameters: {precision: fp16}\ntensors:\n  x: {shape: [4, 1024, 256], role: input}\n"
-                               "ops:\n  - {name: s, op: reduce_sum, inputs: [x], " + attrs + "}\n";
+        std::ofstream(path)
+            << "workload: r\nparameters: {precision: fp16}\ntensors:\n  x: {shape: [4, 1024, 256], role: input}\n"
+               "ops:\n  - {name: s, op: reduce_sum, inputs: [x], " +
+                   attrs + "}\n";
         tsp_mapper mp = make_tsp_mapper("{}");
         const mapping m = mp.map(load_workload(path.string(), {}), *g.plat);
         g.exec->run(m.prog);
@@ -391,7 +402,8 @@ TEST(tsp_mapper, passes_of_four_planes_over_one_input_read_its_slices_in_turn) {
     // read one after another from one slice, as before, they took three passes' reads more (3 x 196).
     auto gemm = [](int n) {
         return "workload: g\nparameters: {precision: int8}\ntensors:\n  x: {shape: [196, 256], role: input}\n"
-               "  w: {shape: [256, " + std::to_string(n) + "], role: weight}\nops:\n  - {name: y, op: matmul, inputs: [x, w]}\n";
+               "  w: {shape: [256, " +
+               std::to_string(n) + "], role: weight}\nops:\n  - {name: y, op: matmul, inputs: [x, w]}\n";
     };
     std::int64_t one = 0, four = 0;
     map_and_run("one_plane", gemm(320), "{}", one);

@@ -63,8 +63,8 @@ chip& get(const std::string& name) {
         std::map<std::string, std::unique_ptr<chip>> m;
         const yaml_node w16 = yaml_node::load_file("platforms/wafer/wafer16.yaml");
         for (const char* sram : {"48KiB", "16KiB", "12KiB", "4352B", "4224B", "4160B"})
-            m[std::string("w16_") + sram] = std::make_unique<chip>(w16, std::string("w16_") + sram,
-                                                                   std::map<std::string, std::string>{{"pe.sram", sram}});
+            m[std::string("w16_") + sram] = std::make_unique<chip>(
+                w16, std::string("w16_") + sram, std::map<std::string, std::string>{{"pe.sram", sram}});
         m["w16_check"] = std::make_unique<chip>(w16, "w16_check", std::map<std::string, std::string>{});
         m["w16_stencil"] = std::make_unique<chip>(w16, "w16_stencil", std::map<std::string, std::string>{});
         m["bare"] = std::make_unique<chip>(yaml_node::load_string(k_no_memoryx, "bare.yaml"), "bare",
@@ -102,8 +102,8 @@ constexpr double k_memoryx_bps = 16e9;
 workload_graph mlp() { return load_workload("mlp", {{"batch", "32"}, {"width", "512"}}); }
 
 workload_graph small_bert() {
-    return load_workload("bert", {{"layers", "1"}, {"hidden", "128"}, {"heads", "2"}, {"ffn", "512"}, {"vocab", "1000"},
-                                  {"seq", "64"}});
+    return load_workload(
+        "bert", {{"layers", "1"}, {"hidden", "128"}, {"heads", "2"}, {"ffn", "512"}, {"vocab", "1000"}, {"seq", "64"}});
 }
 
 }  // namespace
@@ -207,7 +207,8 @@ TEST(wafer_mapper, a_model_that_does_not_fit_a_mode_says_what_and_by_how_much) {
     }
     // A stencil grid whose column does not fit a PE: 13 vectors (6 of BiCGStab, 7 diagonals) x 1024 points x
     // 4 B = 52 KiB against 44 KiB: 8 KiB short.
-    const workload_graph grid = load_workload("stencil", {{"nx", "16"}, {"ny", "16"}, {"nz", "1024"}, {"solver", "bicgstab"}});
+    const workload_graph grid =
+        load_workload("stencil", {{"nx", "16"}, {"ny", "16"}, {"nz", "1024"}, {"solver", "bicgstab"}});
     try {
         mapper_for(c, {{"impl", "wafer_stencil"}})->map(grid, *c.plat);
         FAIL() << "placed 52 KiB columns on 48 KiB PEs";

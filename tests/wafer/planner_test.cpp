@@ -16,7 +16,8 @@ struct op_timing {
 std::vector<op_timing> timing(const nlohmann::json& s) {
     std::vector<op_timing> out;
     for (const auto& o : s["mapping"]["timing"])
-        out.push_back({o["op"].get<std::string>(), o["interval_s"].get<double>(), o["planned_interval_s"].get<double>()});
+        out.push_back(
+            {o["op"].get<std::string>(), o["interval_s"].get<double>(), o["planned_interval_s"].get<double>()});
     return out;
 }
 

@@ -47,8 +47,12 @@ TEST(wafer_quantum, agrees_with_exact_arrival_order_on_inference) {
 TEST(wafer_quantum, a_quantum_that_is_not_a_time_is_a_clear_error) {
     const auto r = run_tessel("run -p wafer16 -w mlp --set mapper.quantum=5W");
     EXPECT_EQ(r.code, 2) << r.out;
-    EXPECT_NE(r.out.find("mapper.quantum: expected auto, 0 or a time such as 16cycles or 20ns, got '5W'"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("mapper.quantum: expected auto, 0 or a time such as 16cycles or 20ns, got '5W'"),
+              std::string::npos)
+        << r.out;
     const auto fixed = run_tessel("run -p wafer16 -w mlp --set mapper.quantum=8cycles");
     EXPECT_EQ(fixed.code, 0) << fixed.out;
-    EXPECT_NE(fixed.out.find("fabric requests served up to 8 ns ahead of queued ones (mapper.quantum=8cycles"), std::string::npos) << fixed.out;
+    EXPECT_NE(fixed.out.find("fabric requests served up to 8 ns ahead of queued ones (mapper.quantum=8cycles"),
+              std::string::npos)
+        << fixed.out;
 }

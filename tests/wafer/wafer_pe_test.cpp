@@ -17,7 +17,8 @@ namespace {
 // 4 x 2 PEs at 1 GHz (the harness clock), so a cycle is 1 ns: 4 fp16 MACs per cycle, 16 B of SRAM reads, 8 B of
 // writes and 4 B through the ramp per cycle, 2 cycles to start a task.
 const char* k_params =
-    "{width: 4, height: 2, sram: 48KiB, read_bandwidth: 16B/cycle, write_bandwidth: 8B/cycle, ramp_bandwidth: 4B/cycle, "
+    "{width: 4, height: 2, sram: 48KiB, read_bandwidth: 16B/cycle, write_bandwidth: 8B/cycle, ramp_bandwidth: "
+    "4B/cycle, "
     "macs_per_cycle: {fp16: 4, fp32: 1}, vector_ops_per_cycle: {fp16: 4, fp32: 1}, task_overhead: 2cycles}";
 
 txn compute(std::int32_t unit, const work& w, tick at, const grid_span* span = nullptr) {
@@ -35,13 +36,13 @@ TEST(wafer_pe, a_step_takes_the_slowest_of_datapath_ramp_and_sram) {
     auto pe = test::make<wafer_pe_array>(sim, "wafer_pe_array", "pe", k_params);
     work w;
     w.type = dtype::fp16;
-    w.macs = 400;        // 100 cycles
-    w.vector_ops = 40;   // 10 cycles
+    w.macs = 400;       // 100 cycles
+    w.vector_ops = 40;  // 10 cycles
     txn t = compute(0, w, 0);
     pe->transport(t);
     EXPECT_EQ(t.head, 0u);
     EXPECT_EQ(t.tail, 112 * test::ns);  // 2 + 100 + 10
-    w.bytes_in = 1000;  // 250 cycles through the ramp
+    w.bytes_in = 1000;                  // 250 cycles through the ramp
     t = compute(1, w, 0);
     pe->transport(t);
     EXPECT_EQ(t.tail, 252 * test::ns);
@@ -192,8 +193,8 @@ TEST(wafer_pe, placing_more_than_a_pe_holds_is_an_error_that_says_by_how_much) {
 
 TEST(wafer_memoryx, ports_share_the_io_bandwidth_each_way) {
     sim_context sim;
-    auto mx = test::make<wafer_memoryx>(sim, "wafer_memoryx", "mx",
-                                        "{ports: 4, capacity: 1TB, io_bandwidth: 16GB/s, latency: 1us, interleave: 4KiB}");
+    auto mx = test::make<wafer_memoryx>(
+        sim, "wafer_memoryx", "mx", "{ports: 4, capacity: 1TB, io_bandwidth: 16GB/s, latency: 1us, interleave: 4KiB}");
     const tick us = 1000 * test::ns;
     // 16 kB at 16 GB/s is 1 us on the link, plus 1 us of latency.
     txn a = test::request(txn_kind::read, 0, 16000);

@@ -49,7 +49,8 @@ TEST(wafer_wse2, the_four_models_map_within_every_pe_s_sram) {
         const char* name;
         std::map<std::string, std::string> sets;
     };
-    const std::vector<model> models = {{"resnet50", {}}, {"bert-large", {}}, {"gpt2", {}}, {"llama2-7b", {{"mode", "decode"}}}};
+    const std::vector<model> models = {
+        {"resnet50", {}}, {"bert-large", {}}, {"gpt2", {}}, {"llama2-7b", {{"mode", "decode"}}}};
     for (const auto& md : models) {
         SCOPED_TRACE(md.name);
         const workload_graph g = load_workload(md.name, md.sets);

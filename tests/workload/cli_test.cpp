@@ -55,7 +55,8 @@ TEST(cli, graph_info_reports_counts_flops_bytes_and_critical_path) {
     int rc = 0;
     const std::string text = run_tessel("graph info resnet50", rc);
     EXPECT_EQ(rc, 0) << text;
-    for (const char* s : {"workload resnet50", "parameters:  25.56 M", "critical path:", "conv2d", "batchnorm", "intensity:"})
+    for (const char* s :
+         {"workload resnet50", "parameters:  25.56 M", "critical path:", "conv2d", "batchnorm", "intensity:"})
         EXPECT_NE(text.find(s), std::string::npos) << s << "\n" << text;
 }
 
@@ -71,7 +72,8 @@ TEST(cli, import_writes_a_yaml_that_loads_to_the_same_graph) {
     EXPECT_NE(report.find("batch = 1"), std::string::npos) << report;
     const auto from_onnx = info_json("workloads/onnx/bert_tiny_opset20.onnx");
     const auto from_yaml = info_json(out);
-    for (const char* k : {"flops", "macs", "parameter_count", "bytes_read_activations", "bytes_read_weights", "bytes_written"})
+    for (const char* k :
+         {"flops", "macs", "parameter_count", "bytes_read_activations", "bytes_read_weights", "bytes_written"})
         EXPECT_DOUBLE_EQ(from_yaml[k].get<double>(), from_onnx[k].get<double>()) << k;
     EXPECT_EQ(from_yaml["ops"], from_onnx["ops"]);
 }
@@ -91,26 +93,34 @@ TEST(cli, strict_import_rejects_unknown_ops) {
     EXPECT_NE(ok.find("NonMaxSuppressionish x1: nms"), std::string::npos) << ok;
     const std::string strict = run_tessel("import " + path + " --strict", rc);
     EXPECT_EQ(rc, 2) << strict;
-    EXPECT_NE(strict.find("tessel: error: " + path + ": --strict: the model uses op types tessel does not know:"), std::string::npos) << strict;
+    EXPECT_NE(strict.find("tessel: error: " + path + ": --strict: the model uses op types tessel does not know:"),
+              std::string::npos)
+        << strict;
     EXPECT_NE(strict.find("NonMaxSuppressionish x1: nms"), std::string::npos) << strict;
 }
 
 TEST(cli, bad_input_is_one_line_and_exit_code_2) {
     test::temp_dir dir;
     const std::string bytes = test::read_file("workloads/onnx/resnet50.onnx");
-    expect_one_error("graph info " + dir.write("cut.onnx", bytes.substr(0, bytes.size() / 3)), "cut.onnx: not a valid ONNX model");
+    expect_one_error("graph info " + dir.write("cut.onnx", bytes.substr(0, bytes.size() / 3)),
+                     "cut.onnx: not a valid ONNX model");
     expect_one_error("import workloads/mlp.yaml.onnx", "cannot open 'workloads/mlp.yaml.onnx'");
     expect_one_error("graph info " + dir.write("text.onnx", "this is not a model\n"), "text.onnx: not ");
-    expect_one_error("graph info " + dir.write("cycle.yaml",
-                                               "tensors:\n  x: {shape: [4], role: input}\nops:\n"
-                                               "  - {name: a, op: add, inputs: [x, b]}\n  - {name: b, op: relu, inputs: [a]}\n"),
-                     "cycle.yaml:4:5: workload graph 'cycle' has a cycle: a -> b -> a");
-    expect_one_error("graph info " + dir.write("key.yaml", "tensors:\n  x: {shape: [4], role: input}\nops:\n  - {name: a, op: relu, input: [x]}\n"),
-                     "key.yaml:4:25: unknown key 'input' in op 'a' (relu) (did you mean 'inputs'?)");
-    expect_one_error("graph info " + dir.write("shape.yaml",
-                                               "tensors:\n  x: {shape: [4, 8], role: input}\n  w: {shape: [4, 8], role: weight}\n"
-                                               "ops:\n  - {name: mm, op: matmul, inputs: [x, w]}\n"),
-                     "shape.yaml:5:5: op 'mm' (matmul): inner dimensions differ");
+    expect_one_error(
+        "graph info " + dir.write("cycle.yaml",
+                                  "tensors:\n  x: {shape: [4], role: input}\nops:\n"
+                                  "  - {name: a, op: add, inputs: [x, b]}\n  - {name: b, op: relu, inputs: [a]}\n"),
+        "cycle.yaml:4:5: workload graph 'cycle' has a cycle: a -> b -> a");
+    expect_one_error(
+        "graph info " +
+            dir.write("key.yaml",
+                      "tensors:\n  x: {shape: [4], role: input}\nops:\n  - {name: a, op: relu, input: [x]}\n"),
+        "key.yaml:4:25: unknown key 'input' in op 'a' (relu) (did you mean 'inputs'?)");
+    expect_one_error(
+        "graph info " + dir.write("shape.yaml",
+                                  "tensors:\n  x: {shape: [4, 8], role: input}\n  w: {shape: [4, 8], role: weight}\n"
+                                  "ops:\n  - {name: mm, op: matmul, inputs: [x, w]}\n"),
+        "shape.yaml:5:5: op 'mm' (matmul): inner dimensions differ");
     expect_one_error("graph info mlp --set workload.batchsize=8", "has no parameter 'batchsize'");
     expect_one_error("graph info mlp --set batch", "expected KEY=VALUE");
     expect_one_error("graph info nosuchworkload", "unknown workload 'nosuchworkload'");

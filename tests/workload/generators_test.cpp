@@ -22,7 +22,8 @@ double rel(double a, double b) { return std::fabs(a - b) / std::fabs(b); }
 /// projections with biases, two LayerNorms, the feed-forward pair, and the pooler.
 double bert_params(double vocab, double hidden, double layers, double ffn, double max_pos = 512, double types = 2) {
     const double embeddings = (vocab + max_pos + types) * hidden + 2 * hidden;
-    const double layer = 4 * (hidden * hidden + hidden) + 2 * (2 * hidden) + (hidden * ffn + ffn) + (ffn * hidden + hidden);
+    const double layer =
+        4 * (hidden * hidden + hidden) + 2 * (2 * hidden) + (hidden * ffn + ffn) + (ffn * hidden + hidden);
     const double pooler = hidden * hidden + hidden;
     return embeddings + layers * layer + pooler;
 }
@@ -57,8 +58,8 @@ TEST(generators, resnet18_by_hand) {
     for (int s = 0; s < 4; ++s) {
         const double c = 64 << s, hw = sizes[s] * sizes[s];
         for (int b = 0; b < 2; ++b) {
-            macs += hw * c * in * 9 + hw * c * c * 9;                  // two 3x3 convolutions
-            if (b == 0 && s > 0) macs += hw * c * in;                   // 1x1 downsample
+            macs += hw * c * in * 9 + hw * c * c * 9;  // two 3x3 convolutions
+            if (b == 0 && s > 0) macs += hw * c * in;  // 1x1 downsample
             in = c;
         }
     }
@@ -68,8 +69,8 @@ TEST(generators, resnet18_by_hand) {
 
 TEST(generators, mobilenet_v2_matches_torchvision) {
     const auto g = gen("mobilenet_v2");
-    EXPECT_DOUBLE_EQ(g.parameter_count(), 3504872);     // torchvision
-    EXPECT_LT(rel(g.total().macs, 300.8e6), 0.01);      // torchvision: 0.30 GFLOPS (MACs)
+    EXPECT_DOUBLE_EQ(g.parameter_count(), 3504872);  // torchvision
+    EXPECT_LT(rel(g.total().macs, 300.8e6), 0.01);   // torchvision: 0.30 GFLOPS (MACs)
 }
 
 TEST(generators, bert_base_and_large) {
@@ -159,16 +160,25 @@ TEST(generators, every_generator_builds_with_defaults_and_documents_its_paramete
     for (const auto& g : generators()) {
         const auto graph = gen(g.name);
         EXPECT_GT(graph.ops().size(), 0u) << g.name;
-        for (const auto& op : graph.ops()) EXPECT_EQ(op.compute_type, graph.parameters.at("precision") == "fp32" ? dtype::fp32 : dtype::fp16);
-        EXPECT_NE(doc.find("`" + g.name + "`"), std::string::npos) << "docs/workload-yaml.md does not describe generator " << g.name;
+        for (const auto& op : graph.ops())
+            EXPECT_EQ(op.compute_type, graph.parameters.at("precision") == "fp32" ? dtype::fp32 : dtype::fp16);
+        EXPECT_NE(doc.find("`" + g.name + "`"), std::string::npos)
+            << "docs/workload-yaml.md does not describe generator " << g.name;
         for (const auto& p : g.params)
-            EXPECT_NE(doc.find("`" + p.name + "`"), std::string::npos) << "docs/workload-yaml.md does not describe " << g.name << "." << p.name;
+            EXPECT_NE(doc.find("`" + p.name + "`"), std::string::npos)
+                << "docs/workload-yaml.md does not describe " << g.name << "." << p.name;
     }
 }
 
 TEST(generators, bad_parameters_are_clear_errors) {
-    EXPECT_NE(test::error_of([] { gen("resnet", {{"depth", "51"}}); }).find("depth must be 18, 34, 50, 101 or 152"), std::string::npos);
-    EXPECT_NE(test::error_of([] { gen("bert", {{"variant", "larg"}}); }).find("did you mean 'large'"), std::string::npos);
+    EXPECT_NE(test::error_of([] {
+                  gen("resnet", {{"depth", "51"}});
+              }).find("depth must be 18, 34, 50, 101 or 152"),
+              std::string::npos);
+    EXPECT_NE(test::error_of([] {
+                  gen("bert", {{"variant", "larg"}});
+              }).find("did you mean 'large'"),
+              std::string::npos);
     EXPECT_NE(test::error_of([] { gen("bert", {{"heads", "7"}}); }).find("multiple of heads"), std::string::npos);
     const std::string e = test::error_of([] { gen("bert-base", {{"sequence", "512"}}); });
     EXPECT_NE(e.find("has no parameter 'sequence'"), std::string::npos) << e;

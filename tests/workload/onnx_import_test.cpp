@@ -19,12 +19,15 @@ namespace {
 
 double rel(double a, double b) { return std::fabs(a - b) / std::fabs(b); }
 
-void expect_agree(const std::string& fixture, const std::string& generated, const std::map<std::string, std::string>& gen_overrides) {
+void expect_agree(const std::string& fixture, const std::string& generated,
+                  const std::map<std::string, std::string>& gen_overrides) {
     const auto onnx = load_workload(fixture, {});
     const auto gen = load_workload(generated, gen_overrides);
-    EXPECT_LT(rel(onnx.total().flops, gen.total().flops), 0.01) << fixture << " FLOPs " << onnx.total().flops << " vs " << gen.total().flops;
+    EXPECT_LT(rel(onnx.total().flops, gen.total().flops), 0.01)
+        << fixture << " FLOPs " << onnx.total().flops << " vs " << gen.total().flops;
     EXPECT_LT(rel(onnx.total().macs, gen.total().macs), 0.01) << fixture;
-    EXPECT_LT(rel(onnx.parameter_count(), gen.parameter_count()), 0.01) << fixture << " params " << onnx.parameter_count();
+    EXPECT_LT(rel(onnx.parameter_count(), gen.parameter_count()), 0.01)
+        << fixture << " params " << onnx.parameter_count();
 }
 
 const op_node* op_named(const workload_graph& g, const std::string& name) {
@@ -65,7 +68,9 @@ TEST(onnx_import, symbolic_batch_and_precision_are_parameters) {
     const auto g1 = load_workload("workloads/onnx/gpt2.onnx", {});
     const auto g3 = load_workload("workloads/onnx/gpt2.onnx", {{"batch", "3"}});
     EXPECT_DOUBLE_EQ(g3.total().macs, 3 * g1.total().macs);
-    EXPECT_NE(test::error_of([] { load_workload("workloads/onnx/resnet50.onnx", {{"bacth", "4"}}); }).find("did you mean 'batch'"),
+    EXPECT_NE(test::error_of([] {
+                  load_workload("workloads/onnx/resnet50.onnx", {{"bacth", "4"}});
+              }).find("did you mean 'batch'"),
               std::string::npos);
 }
 
@@ -146,7 +151,13 @@ TEST(onnx_import, handmade_model_covers_the_ops_of_real_exports) {
     test::temp_dir dir;
     onnx_model b(20);
     b.input("x", {-1, 4, 6});
-    b.ints("i0", {0}).ints("n24", {24}).ints("n8", {8}).ints("ax1", {1}).ints("ax0", {0}).ints("s2", {2}).ints("e100", {100});
+    b.ints("i0", {0})
+        .ints("n24", {24})
+        .ints("n8", {8})
+        .ints("ax1", {1})
+        .ints("ax0", {0})
+        .ints("s2", {2})
+        .ints("e100", {100});
     b.ints("eight_by_eight", {8, 8});
     b.node("Shape", {"x"}, {"shape"});
     b.node("Gather", {"shape", "i0"}, {"b"});
@@ -313,7 +324,8 @@ TEST(onnx_import, unknown_ops_are_reported_or_rejected_with_strict) {
     EXPECT_EQ(r.graph.tensor(r.graph.find_tensor("y")).shape, (shape_t{2, 4}));
 
     const std::string strict = test::error_of([&] { import_onnx(path, {{}, true}); });
-    EXPECT_NE(strict.find("--strict: the model uses op types tessel does not know:\n  TopKish x2: custom_a, custom_b"), std::string::npos)
+    EXPECT_NE(strict.find("--strict: the model uses op types tessel does not know:\n  TopKish x2: custom_a, custom_b"),
+              std::string::npos)
         << strict;
 
     // Without value_info (and unknown to libonnx too) there is no way to know the output's shape.
@@ -322,8 +334,9 @@ TEST(onnx_import, unknown_ops_are_reported_or_rejected_with_strict) {
     c.node("Mystery", {"x"}, {"y"}, "m1");
     c.output("y");
     const std::string e = test::error_of([&] { import_onnx(c.save(dir, "mystery.onnx"), {}); });
-    EXPECT_NE(e.find("node 0 'm1' (Mystery): tessel does not know this op, and the model gives no shape for its output 'y'"),
-              std::string::npos)
+    EXPECT_NE(
+        e.find("node 0 'm1' (Mystery): tessel does not know this op, and the model gives no shape for its output 'y'"),
+        std::string::npos)
         << e;
 }
 
@@ -337,7 +350,9 @@ TEST(onnx_import, bad_files_are_one_clear_error) {
     const std::string bytes = test::read_file("workloads/onnx/resnet18.onnx");
     const std::string cut = dir.write("cut.onnx", bytes.substr(0, bytes.size() / 2));
     e = test::error_of([&] { import_onnx(cut, {}); });
-    EXPECT_NE(e.find("cut.onnx: not a valid ONNX model: the protobuf does not parse (truncated, or not an ONNX file)"), std::string::npos) << e;
+    EXPECT_NE(e.find("cut.onnx: not a valid ONNX model: the protobuf does not parse (truncated, or not an ONNX file)"),
+              std::string::npos)
+        << e;
     e = test::error_of([&] { import_onnx(dir.write("empty.onnx", ""), {}); });
     EXPECT_NE(e.find("empty file"), std::string::npos) << e;
     e = test::error_of([] { import_onnx("no/such/model.onnx", {}); });
@@ -349,7 +364,9 @@ TEST(onnx_import, bad_files_are_one_clear_error) {
     missing.node("Add", {"x", "ghost"}, {"y"}, "adder");
     missing.output("y");
     e = test::error_of([&] { import_onnx(missing.save(dir, "missing.onnx"), {}); });
-    EXPECT_NE(e.find("node 0 'adder' (Add) reads tensor 'ghost', which no node, initializer or graph input provides"), std::string::npos) << e;
+    EXPECT_NE(e.find("node 0 'adder' (Add) reads tensor 'ghost', which no node, initializer or graph input provides"),
+              std::string::npos)
+        << e;
 
     // Shapes that do not fit.
     onnx_model mismatch;
@@ -357,7 +374,8 @@ TEST(onnx_import, bad_files_are_one_clear_error) {
     mismatch.node("MatMul", {"x", "w"}, {"y"}, "mm");
     mismatch.output("y");
     e = test::error_of([&] { import_onnx(mismatch.save(dir, "mismatch.onnx"), {}); });
-    EXPECT_NE(e.find("mismatch.onnx: node 0 'mm' (MatMul): op 'mm' (matmul): inner dimensions differ: a 'x' (2x3) has K = 3, b 'w' (4x5) has K = 4"),
+    EXPECT_NE(e.find("mismatch.onnx: node 0 'mm' (MatMul): op 'mm' (matmul): inner dimensions differ: a 'x' (2x3) has "
+                     "K = 3, b 'w' (4x5) has K = 4"),
               std::string::npos)
         << e;
 
@@ -368,7 +386,8 @@ TEST(onnx_import, bad_files_are_one_clear_error) {
     vi.value_info("y", {2, 4});
     vi.output("y");
     e = test::error_of([&] { import_onnx(vi.save(dir, "vi.onnx"), {}); });
-    EXPECT_NE(e.find("output 'y' has shape 2x4 in the model's value_info, but its inputs give 2x3"), std::string::npos) << e;
+    EXPECT_NE(e.find("output 'y' has shape 2x4 in the model's value_info, but its inputs give 2x3"), std::string::npos)
+        << e;
 }
 
 TEST(onnx_import, never_crashes_on_a_damaged_file) {

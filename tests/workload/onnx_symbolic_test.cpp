@@ -22,12 +22,11 @@ std::string yaml_of(const workload_graph& g) {
     return os.str();
 }
 
-onnx_yaml import_yaml(const std::string& model) {
-    return onnx_workload_yaml(model, {}, import_onnx(model, {}));
-}
+onnx_yaml import_yaml(const std::string& model) { return onnx_workload_yaml(model, {}, import_onnx(model, {})); }
 
 /// The written YAML read at `sizes` against the ONNX imported at `sizes`, both as the loader sees them.
-void expect_same_graph(const std::string& model, const std::string& yaml, const std::map<std::string, std::string>& sizes) {
+void expect_same_graph(const std::string& model, const std::string& yaml,
+                       const std::map<std::string, std::string>& sizes) {
     onnx_import_options at;
     at.overrides = sizes;
     const std::string want = yaml_of(load_workload_yaml_text(yaml_of(import_onnx(model, at).graph), model, {}));
@@ -81,11 +80,14 @@ TEST(onnx_symbolic, an_edited_import_runs_at_any_batch) {
     std::filesystem::create_directories(dir);
     const std::string yaml = (dir / "bert_tiny.yaml").string();
     ASSERT_EQ(tessel::test::run_tessel("import workloads/onnx/bert_tiny.onnx -o " + yaml).code, 0);
-    const auto edited = tessel::test::run_tessel("run -q -p mesh4x4 -w " + yaml + " --set workload.batch=8 --out " + (dir / "y").string());
-    const auto onnx = tessel::test::run_tessel("run -q -p mesh4x4 -w workloads/onnx/bert_tiny.onnx --set workload.batch=8 --out " + (dir / "o").string());
+    const auto edited = tessel::test::run_tessel("run -q -p mesh4x4 -w " + yaml + " --set workload.batch=8 --out " +
+                                                 (dir / "y").string());
+    const auto onnx = tessel::test::run_tessel(
+        "run -q -p mesh4x4 -w workloads/onnx/bert_tiny.onnx --set workload.batch=8 --out " + (dir / "o").string());
     ASSERT_EQ(edited.code, 0) << edited.out;
     ASSERT_EQ(onnx.code, 0) << onnx.out;
-    const std::string a = tessel::test::slurp(dir / "y" / "summary.json"), b = tessel::test::slurp(dir / "o" / "summary.json");
+    const std::string a = tessel::test::slurp(dir / "y" / "summary.json"),
+                      b = tessel::test::slurp(dir / "o" / "summary.json");
     EXPECT_NE(a.find("\"sim_time_s\""), std::string::npos);
     EXPECT_EQ(a.substr(a.find("\"sim_time_s\""), 40), b.substr(b.find("\"sim_time_s\""), 40));
     std::filesystem::remove_all(dir);

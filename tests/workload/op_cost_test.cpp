@@ -122,10 +122,10 @@ TEST(op_cost, pooling_counts_window_taps) {
     t.g = t.b.finish();
     const double out_max = 64.0 * 56 * 56;
     EXPECT_EQ(t.g.tensor(t.op("max").outputs[0]).shape, (shape_t{1, 64, 56, 56}));
-    EXPECT_DOUBLE_EQ(t.op("max").cost.flops, out_max * 8);          // 9 taps, 8 comparisons
+    EXPECT_DOUBLE_EQ(t.op("max").cost.flops, out_max * 8);                          // 9 taps, 8 comparisons
     EXPECT_EQ(t.g.tensor(t.op("avg").outputs[0]).shape, (shape_t{1, 64, 56, 56}));  // stride defaults to the kernel
-    EXPECT_DOUBLE_EQ(t.op("avg").cost.flops, out_max * 4);          // 3 adds and a multiply
-    EXPECT_DOUBLE_EQ(t.op("gap").cost.flops, 64.0 * 112 * 112);     // H*W per channel
+    EXPECT_DOUBLE_EQ(t.op("avg").cost.flops, out_max * 4);                          // 3 adds and a multiply
+    EXPECT_DOUBLE_EQ(t.op("gap").cost.flops, 64.0 * 112 * 112);                     // H*W per channel
     EXPECT_DOUBLE_EQ(t.op("gap").cost.bytes_in, 64.0 * 112 * 112 * 2);
     EXPECT_DOUBLE_EQ(t.op("gap").cost.bytes_out, 64 * 2);
 }
@@ -174,7 +174,8 @@ TEST(op_cost, reductions_softmax_and_norms) {
     t.b.add1("layernorm", "ln", {x, t.b.weight("g", {768}), t.b.weight("b", {768})});
     t.b.add1("rmsnorm", "rms", {x, t.b.weight("s", {768})});
     const int img = t.b.input("img", {2, 16, 8, 8});
-    t.b.add1("batchnorm", "bn", {img, t.b.weight("bw", {16}), t.b.weight("bb", {16}), t.b.state("bm", {16}), t.b.state("bv", {16})});
+    t.b.add1("batchnorm", "bn",
+             {img, t.b.weight("bw", {16}), t.b.weight("bb", {16}), t.b.state("bm", {16}), t.b.state("bv", {16})});
     t.g = t.b.finish();
     const double n = 4.0 * 128 * 768;
     EXPECT_EQ(t.g.tensor(t.op("mean").outputs[0]).shape, (shape_t{4, 128, 1}));

@@ -83,7 +83,7 @@ TEST(passes, fusion_folds_bias_and_activation_into_the_matmul) {
     const int m = b.add1("matmul", "fc", {x, b.weight("w", {128, 256})});
     const int a = b.add1("add", "bias", {m, b.weight("b_fc", {256})});
     const int r = b.add1("gelu", "act", {a});
-    const int side = b.add1("relu", "side", {x});   // reads x: x has two readers, so nothing fuses into x
+    const int side = b.add1("relu", "side", {x});  // reads x: x has two readers, so nothing fuses into x
     b.add1("mul", "scale", {r, b.input("s", {32, 256})});
     (void)side;
     auto g = b.finish();

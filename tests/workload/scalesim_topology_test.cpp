@@ -36,24 +36,29 @@ TEST(scalesim_topology, gemm_layers_are_matrix_products) {
 }
 
 TEST(scalesim_topology, import_writes_the_workload_and_the_arrays_settings) {
-    const auto r = run_tessel("import --scalesim workloads/scalesim/small_cnn.csv --config workloads/scalesim/small_cnn.cfg");
+    const auto r =
+        run_tessel("import --scalesim workloads/scalesim/small_cnn.csv --config workloads/scalesim/small_cnn.cfg");
     ASSERT_EQ(r.code, 0) << r.out;
-    EXPECT_NE(r.out.find("- {name: Conv2, op: conv2d, inputs: [Conv2_in, Conv2_w], stride: [2, 2], padding: [0, 0, 1, 1]}"),
-              std::string::npos)
+    EXPECT_NE(
+        r.out.find("- {name: Conv2, op: conv2d, inputs: [Conv2_in, Conv2_w], stride: [2, 2], padding: [0, 0, 1, 1]}"),
+        std::string::npos)
         << r.out;
     EXPECT_NE(r.out.find("groups: 64"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("--set tile.pe.rows=32 --set tile.pe.cols=32 --set tile.pe.dataflow=ws --set tile.pe.scalesim=true"),
-              std::string::npos)
+    EXPECT_NE(
+        r.out.find("--set tile.pe.rows=32 --set tile.pe.cols=32 --set tile.pe.dataflow=ws --set tile.pe.scalesim=true"),
+        std::string::npos)
         << r.out;
 }
 
 TEST(scalesim_topology, bad_rows_are_named_by_file_line_and_column) {
-    const std::string header = "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n";
+    const std::string header =
+        "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n";
     struct bad {
         std::string text, expect;
     };
     for (const bad& c : std::vector<bad>{
-             {header + "c1, 32, 32, 3, 3, 3, 3x, 1,\n", ":2:22: '3x' is not a positive whole number (column 'num filter')"},
+             {header + "c1, 32, 32, 3, 3, 3, 3x, 1,\n",
+              ":2:22: '3x' is not a positive whole number (column 'num filter')"},
              {header + "c1, 32, 32, 3, 3, 3,\n", ":2:"},
              {header + "c1, 8, 8, 9, 3, 3, 4, 1,\n", "a 9 x 3 filter does not fit a 8 x 8 input"},
              {header + "c1, 8, 8, 3, 3, 3, 4, 1,\nc1, 8, 8, 3, 3, 3, 4, 1,\n", ":3:1: two layers are named 'c1'"},
@@ -65,10 +70,13 @@ TEST(scalesim_topology, bad_rows_are_named_by_file_line_and_column) {
         EXPECT_EQ(r.code, 2) << c.text << "\n" << r.out;
         EXPECT_NE(r.out.find(c.expect), std::string::npos) << c.text << "\n" << r.out;
     }
-    const std::string cfg = write_temp("tessel_scalesim_bad.cfg", "[architecture_presets]\nArrayHeight: 32\nArrayWidth: 32\nDataflow : xs\n");
+    const std::string cfg = write_temp("tessel_scalesim_bad.cfg",
+                                       "[architecture_presets]\nArrayHeight: 32\nArrayWidth: 32\nDataflow : xs\n");
     const auto r = run_tessel("import --scalesim workloads/scalesim/small_cnn.csv --config " + cfg);
     EXPECT_EQ(r.code, 2) << r.out;
     EXPECT_NE(r.out.find(":4:12: Dataflow must be os, ws or is, not 'xs'"), std::string::npos) << r.out;
-    EXPECT_EQ(r.out.find("workload: small_cnn"), std::string::npos) << "nothing is written before both inputs are checked";
-    EXPECT_TESSEL_ERROR("import workloads/scalesim/small_cnn.csv --scalesim workloads/scalesim/small_cnn.csv", "not both");
+    EXPECT_EQ(r.out.find("workload: small_cnn"), std::string::npos)
+        << "nothing is written before both inputs are checked";
+    EXPECT_TESSEL_ERROR("import workloads/scalesim/small_cnn.csv --scalesim workloads/scalesim/small_cnn.csv",
+                        "not both");
 }

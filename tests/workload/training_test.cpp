@@ -20,8 +20,10 @@ phase_totals by_phase(const workload_graph& g, bool macs) {
     phase_totals p;
     for (const auto& op : g.ops()) {
         const double v = macs ? op.cost.macs : op.cost.flops;
-        if (op.phase == op_phase::forward) p.fwd += v;
-        else if (op.phase == op_phase::backward) p.bwd += v;
+        if (op.phase == op_phase::forward)
+            p.fwd += v;
+        else if (op.phase == op_phase::backward)
+            p.bwd += v;
         else {
             p.opt += v;
             ++p.optimizer_ops;
@@ -88,7 +90,9 @@ TEST(training, convolutions_get_input_and_weight_gradients) {
     EXPECT_DOUBLE_EQ(p.bwd, 2 * fwd.total().macs - conv1);
     // SGD keeps one momentum buffer per weight; batchnorm statistics are not trained.
     int momentum = 0;
-    for (const auto& t : tr.tensors()) momentum += t.role == tensor_role::state && t.name.size() > 9 && t.name.compare(t.name.size() - 9, 9, ".momentum") == 0;
+    for (const auto& t : tr.tensors())
+        momentum +=
+            t.role == tensor_role::state && t.name.size() > 9 && t.name.compare(t.name.size() - 9, 9, ".momentum") == 0;
     EXPECT_EQ(momentum, weight_tensors(fwd));
 }
 
@@ -130,5 +134,8 @@ TEST(training, onnx_models_train_too) {
     EXPECT_DOUBLE_EQ(p.fwd, fwd.total().macs);
     EXPECT_DOUBLE_EQ(p.bwd, 2 * p.fwd);
     EXPECT_EQ(p.optimizer_ops, weight_tensors(fwd));
-    EXPECT_NE(test::error_of([] { load_workload("mlp", {{"training", "adagrad"}}); }).find("expected one of: none, sgd, adam"), std::string::npos);
+    EXPECT_NE(test::error_of([] {
+                  load_workload("mlp", {{"training", "adagrad"}});
+              }).find("expected one of: none, sgd, adam"),
+              std::string::npos);
 }

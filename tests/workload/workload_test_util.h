@@ -70,14 +70,17 @@ inline std::string read_file(const std::string& path) {
 
 // ---- small ONNX models -----------------------------------------------------------------------------------
 
-inline void set_shape(onnx::ValueInfoProto* v, const std::string& name, int type, const std::vector<std::int64_t>& dims) {
+inline void set_shape(onnx::ValueInfoProto* v, const std::string& name, int type,
+                      const std::vector<std::int64_t>& dims) {
     v->set_name(name);
     auto* t = v->mutable_type()->mutable_tensor_type();
     t->set_elem_type(type);
     auto* s = t->mutable_shape();
     for (auto d : dims) {
-        if (d < 0) s->add_dim()->set_dim_param("batch");
-        else s->add_dim()->set_dim_value(d);
+        if (d < 0)
+            s->add_dim()->set_dim_param("batch");
+        else
+            s->add_dim()->set_dim_value(d);
     }
 }
 
@@ -91,7 +94,8 @@ struct onnx_model {
         o->set_version(opset);
         m.mutable_graph()->set_name("test");
     }
-    onnx_model& input(const std::string& name, const std::vector<std::int64_t>& dims, int type = onnx::TensorProto::FLOAT) {
+    onnx_model& input(const std::string& name, const std::vector<std::int64_t>& dims,
+                      int type = onnx::TensorProto::FLOAT) {
         set_shape(m.mutable_graph()->add_input(), name, type, dims);
         return *this;
     }
@@ -99,7 +103,8 @@ struct onnx_model {
         m.mutable_graph()->add_output()->set_name(name);
         return *this;
     }
-    onnx_model& value_info(const std::string& name, const std::vector<std::int64_t>& dims, int type = onnx::TensorProto::FLOAT) {
+    onnx_model& value_info(const std::string& name, const std::vector<std::int64_t>& dims,
+                           int type = onnx::TensorProto::FLOAT) {
         set_shape(m.mutable_graph()->add_value_info(), name, type, dims);
         return *this;
     }
@@ -123,8 +128,8 @@ struct onnx_model {
         for (auto v : values) t->add_int64_data(v);
         return *this;
     }
-    onnx::NodeProto* node(const std::string& type, const std::vector<std::string>& in, const std::vector<std::string>& out,
-                          const std::string& name = {}) {
+    onnx::NodeProto* node(const std::string& type, const std::vector<std::string>& in,
+                          const std::vector<std::string>& out, const std::string& name = {}) {
         auto* n = m.mutable_graph()->add_node();
         n->set_op_type(type);
         n->set_name(name.empty() ? out.at(0) : name);

@@ -76,17 +76,24 @@ ops:
   - {name: conv, op: conv2d, inputs: [x, w], strides: 2}
 )";
     const std::string e = test::error_of([&] { from_text(text); });
-    EXPECT_NE(e.find("test.yaml:6:46: unknown key 'strides' in op 'conv' (conv2d) (did you mean 'stride'?)"), std::string::npos) << e;
+    EXPECT_NE(e.find("test.yaml:6:46: unknown key 'strides' in op 'conv' (conv2d) (did you mean 'stride'?)"),
+              std::string::npos)
+        << e;
     const std::string top = test::error_of([] { from_text("workload: w\nopz: []\n"); });
-    EXPECT_NE(top.find("test.yaml:2:1: unknown key 'opz' in workload file (did you mean 'ops'?)"), std::string::npos) << top;
+    EXPECT_NE(top.find("test.yaml:2:1: unknown key 'opz' in workload file (did you mean 'ops'?)"), std::string::npos)
+        << top;
     const std::string tk = test::error_of([] { from_text("tensors:\n  x: {shap: [1], role: input}\nops: []\n"); });
-    EXPECT_NE(tk.find("test.yaml:2:7: unknown key 'shap' in tensor 'x' (did you mean 'shape'?)"), std::string::npos) << tk;
-    const std::string op = test::error_of([] { from_text("tensors:\n  x: {shape: [4], role: input}\nops:\n  - {name: r, op: rleu, inputs: [x]}\n"); });
+    EXPECT_NE(tk.find("test.yaml:2:7: unknown key 'shap' in tensor 'x' (did you mean 'shape'?)"), std::string::npos)
+        << tk;
+    const std::string op = test::error_of(
+        [] { from_text("tensors:\n  x: {shape: [4], role: input}\nops:\n  - {name: r, op: rleu, inputs: [x]}\n"); });
     EXPECT_NE(op.find("test.yaml:4:19: unknown op type 'rleu' (did you mean 'relu'?)"), std::string::npos) << op;
-    const std::string tn = test::error_of([] { from_text("tensors:\n  x: {shape: [4], role: input}\nops:\n  - {name: r, op: relu, inputs: [xx]}\n"); });
+    const std::string tn = test::error_of(
+        [] { from_text("tensors:\n  x: {shape: [4], role: input}\nops:\n  - {name: r, op: relu, inputs: [xx]}\n"); });
     EXPECT_NE(tn.find("test.yaml:4:34: "), std::string::npos) << tn;
     EXPECT_NE(tn.find("unknown tensor 'xx' (did you mean 'x'?)"), std::string::npos) << tn;
-    const std::string ex = test::error_of([] { from_text("parameters: {batch: 4}\ntensors:\n  x: {shape: [bacth, 2], role: input}\nops: []\n"); });
+    const std::string ex = test::error_of(
+        [] { from_text("parameters: {batch: 4}\ntensors:\n  x: {shape: [bacth, 2], role: input}\nops: []\n"); });
     EXPECT_NE(ex.find("test.yaml:3:15: tensor 'x' shape: 'bacth': unknown variable 'bacth'"), std::string::npos) << ex;
 }
 
@@ -98,7 +105,8 @@ ops:
   - {name: fc2, op: matmul, inputs: [x, w2]}
 )";
     const std::string e = test::error_of([&] { from_text(text); });
-    EXPECT_NE(e.find("test.yaml:5:5: op 'fc2' (matmul): inner dimensions differ: a 'x' (64x1024) has K = 1024, b 'w2' (512x1024) has K = 512"),
+    EXPECT_NE(e.find("test.yaml:5:5: op 'fc2' (matmul): inner dimensions differ: a 'x' (64x1024) has K = 1024, b 'w2' "
+                     "(512x1024) has K = 512"),
               std::string::npos)
         << e;
     const std::string declared = R"(tensors:
@@ -110,14 +118,19 @@ ops:
     const std::string d = test::error_of([&] { from_text(declared); });
     EXPECT_NE(d.find("output 'y' is declared 4x9 but the op produces 4x8"), std::string::npos) << d;
     const std::string bc = test::error_of([] {
-        from_text("tensors:\n  a: {shape: [4, 8], role: input}\n  b: {shape: [3], role: input}\nops:\n  - {name: s, op: add, inputs: [a, b]}\n");
+        from_text(
+            "tensors:\n  a: {shape: [4, 8], role: input}\n  b: {shape: [3], role: input}\nops:\n  - {name: s, op: add, "
+            "inputs: [a, b]}\n");
     });
     EXPECT_NE(bc.find("shapes 4x8 and 'b' (3) do not broadcast"), std::string::npos) << bc;
     const std::string rs = test::error_of([] {
-        from_text("tensors:\n  a: {shape: [4, 8], role: input}\nops:\n  - {name: s, op: reshape, inputs: [a], shape: [5, -1]}\n");
+        from_text(
+            "tensors:\n  a: {shape: [4, 8], role: input}\nops:\n  - {name: s, op: reshape, inputs: [a], shape: [5, "
+            "-1]}\n");
     });
     EXPECT_NE(rs.find("cannot reshape 'a' (4x8)"), std::string::npos) << rs;
-    const std::string src = test::error_of([] { from_text("tensors:\n  a: {shape: [4]}\nops:\n  - {name: s, op: relu, inputs: [a]}\n"); });
+    const std::string src =
+        test::error_of([] { from_text("tensors:\n  a: {shape: [4]}\nops:\n  - {name: s, op: relu, inputs: [a]}\n"); });
     EXPECT_NE(src.find("test.yaml:2:3: tensor 'a' is read by op 's' but no op produces it"), std::string::npos) << src;
 }
 
@@ -139,7 +152,9 @@ TEST(yaml_workload, generator_files_check_their_parameters) {
     EXPECT_EQ(g.name, "r");
     EXPECT_EQ(g.tensor(g.find_tensor("image")).shape, (shape_t{2, 3, 112, 112}));
     const std::string e = test::error_of([] { from_text("generator: resnet\nparameters: {dpeth: 18}\n"); });
-    EXPECT_NE(e.find("test.yaml:2:14: workload 'test' has no parameter 'dpeth' (did you mean 'depth'?)"), std::string::npos) << e;
+    EXPECT_NE(e.find("test.yaml:2:14: workload 'test' has no parameter 'dpeth' (did you mean 'depth'?)"),
+              std::string::npos)
+        << e;
     const std::string g2 = test::error_of([] { from_text("generator: resnett\n"); });
     EXPECT_NE(g2.find("test.yaml:1:12: unknown generator 'resnett' (did you mean 'resnet'?)"), std::string::npos) << g2;
     const std::string g3 = test::error_of([] { from_text("generator: resnet\nops: []\n"); });
@@ -152,7 +167,8 @@ TEST(yaml_workload, writer_round_trips_generated_trained_and_fused_graphs) {
              {"resnet", {{"depth", "18"}, {"image", "64"}}},
              {"mlp", {{"training", "adam"}}},
              {"gpt2", {{"layers", "1"}, {"seq", "8"}, {"fuse", "true"}}},
-             {"llama", {{"layers", "1"}, {"mode", "decode"}, {"kv_cache", "16"}, {"variant", "70b"}, {"training", "sgd"}}},
+             {"llama",
+              {{"layers", "1"}, {"mode", "decode"}, {"kv_cache", "16"}, {"variant", "70b"}, {"training", "sgd"}}},
              {"stencil", {{"solver", "bicgstab"}, {"iterations", "2"}}}}) {
         const auto g = load_workload(name, overrides);
         std::ostringstream out;
@@ -179,8 +195,10 @@ TEST(yaml_workload, builtin_names_and_bad_specs) {
     for (const char* n : {"gemm", "mlp", "resnet50", "bert-large", "gpt2", "llama2-7b", "resnet", "bert", "llama"})
         EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
     EXPECT_NE(test::error_of([] { load_workload("resnet5", {}); }).find("did you mean 'resnet50'"), std::string::npos);
-    EXPECT_NE(test::error_of([] { load_workload("missing.yaml", {}); }).find("cannot open 'missing.yaml'"), std::string::npos);
+    EXPECT_NE(test::error_of([] { load_workload("missing.yaml", {}); }).find("cannot open 'missing.yaml'"),
+              std::string::npos);
     test::temp_dir dir;
     const std::string bad = dir.write("bad.yaml", "ops: [\n");
-    EXPECT_NE(test::error_of([&] { load_workload(bad, {}); }).find("bad.yaml:2:1: YAML syntax error"), std::string::npos);
+    EXPECT_NE(test::error_of([&] { load_workload(bad, {}); }).find("bad.yaml:2:1: YAML syntax error"),
+              std::string::npos);
 }

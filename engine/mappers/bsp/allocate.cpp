@@ -12,7 +12,10 @@ void planner::account(int t, const layout& lay, double sign) {
 
 layout planner::spread(int t, std::uint32_t n, bool rows_only) {
     const double b = tbytes(t);
-    n = std::max<std::uint32_t>(1, std::min<std::uint32_t>(n, static_cast<std::uint32_t>(std::max(1.0, std::floor(b / std::max(1.0, static_cast<double>(m_opt.min_piece.bytes())))))));
+    n = std::max<std::uint32_t>(
+        1, std::min<std::uint32_t>(
+               n, static_cast<std::uint32_t>(
+                      std::max(1.0, std::floor(b / std::max(1.0, static_cast<double>(m_opt.min_piece.bytes())))))));
     n = std::min(n, m_T);
     const std::int64_t R = view_rows(t), C = view_cols(t);
     layout L;
@@ -30,14 +33,15 @@ layout planner::spread(int t, std::uint32_t n, bool rows_only) {
 
 std::uint32_t planner::spread_tiles(int t) const {
     const double b = tbytes(t);
-    return static_cast<std::uint32_t>(std::clamp(std::floor(b / std::max(1.0, static_cast<double>(m_opt.min_piece.bytes()))), 1.0,
-                                                 static_cast<double>(m_T)));
+    return static_cast<std::uint32_t>(std::clamp(
+        std::floor(b / std::max(1.0, static_cast<double>(m_opt.min_piece.bytes()))), 1.0, static_cast<double>(m_T)));
 }
 
 std::uint64_t planner::stream_alloc(int t) {
     const std::uint64_t a = m_stream.alloc(tinfo(t).bytes());
     if (m_stream.overflowed())
-        throw input_error("workload '" + m_g.name + "' needs " + format_bytes(static_cast<double>(m_stream.high_water())) +
+        throw input_error("workload '" + m_g.name + "' needs " +
+                          format_bytes(static_cast<double>(m_stream.high_water())) +
                           " of streaming memory for its weights and state, more than the " +
                           format_bytes(static_cast<double>(m_stream.capacity())) + " of '" + m_stream_name + "' on '" +
                           m_plat.title() + "'");
@@ -80,11 +84,11 @@ void planner::place_sources() {
         std::string list;
         for (size_t i = 0; i < big.size() && i < 5; ++i)
             list += (i ? ", " : "") + big[i].second + " " + format_bytes(big[i].first);
-        throw does_not_fit{"weights and state of '" + m_g.name + "' need " + format_bytes(persistent_bytes) + " but the " +
-                           std::to_string(m_T) + " tiles of '" + m_plat.title() + "' hold " + format_capacity(total) + ", " +
-                           format_bytes(m_usable) + " each after the " + format_number(100 * m_opt.code_reserve, 3) +
-                           "% code reserve: short by " + format_bytes(persistent_bytes - total) +
-                           "; largest: " + list};
+        throw does_not_fit{"weights and state of '" + m_g.name + "' need " + format_bytes(persistent_bytes) +
+                           " but the " + std::to_string(m_T) + " tiles of '" + m_plat.title() + "' hold " +
+                           format_capacity(total) + ", " + format_bytes(m_usable) + " each after the " +
+                           format_number(100 * m_opt.code_reserve, 3) + "% code reserve: short by " +
+                           format_bytes(persistent_bytes - total) + "; largest: " + list};
     }
 }
 
@@ -196,15 +200,18 @@ void planner::no_fit(const op_node& op, double need, double have) {
     // The largest tensors holding memory now.
     std::vector<std::pair<double, std::string>> live;
     for (size_t i = 0; i < m_place.size(); ++i)
-        if (m_place[i].w == where::tiles && root(static_cast<int>(i)) == static_cast<int>(i)) live.emplace_back(tbytes(static_cast<int>(i)), m_g.tensors()[i].name);
+        if (m_place[i].w == where::tiles && root(static_cast<int>(i)) == static_cast<int>(i))
+            live.emplace_back(tbytes(static_cast<int>(i)), m_g.tensors()[i].name);
     std::sort(live.rbegin(), live.rend());
     std::string list;
-    for (size_t i = 0; i < live.size() && i < 5; ++i) list += (i ? ", " : "") + live[i].second + " " + format_bytes(live[i].first);
-    throw does_not_fit{"op '" + op.name + "' of '" + m_g.name + "' needs " + format_bytes(need) + " per tile for its operands " +
-                       "next to " + format_bytes(have) + " of live tensors, but a tile of '" + m_plat.title() + "' has " +
-                       format_bytes(m_usable) + " for tensors (" + format_bytes(static_cast<double>(m_tiles->capacity_bytes())) +
-                       " less the " + format_number(100 * m_opt.code_reserve, 3) + "% code reserve): short by " +
-                       format_bytes(need + have - m_usable) + " per tile" + (list.empty() ? "" : "; largest live tensors: " + list)};
+    for (size_t i = 0; i < live.size() && i < 5; ++i)
+        list += (i ? ", " : "") + live[i].second + " " + format_bytes(live[i].first);
+    throw does_not_fit{
+        "op '" + op.name + "' of '" + m_g.name + "' needs " + format_bytes(need) + " per tile for its operands " +
+        "next to " + format_bytes(have) + " of live tensors, but a tile of '" + m_plat.title() + "' has " +
+        format_bytes(m_usable) + " for tensors (" + format_bytes(static_cast<double>(m_tiles->capacity_bytes())) +
+        " less the " + format_number(100 * m_opt.code_reserve, 3) + "% code reserve): short by " +
+        format_bytes(need + have - m_usable) + " per tile" + (list.empty() ? "" : "; largest live tensors: " + list)};
 }
 
 void planner::place_output(const op_node& op, const std::vector<std::pair<std::uint32_t, rect>>& pieces) {

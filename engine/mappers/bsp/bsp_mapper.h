@@ -46,9 +46,9 @@ public:
     struct superstep {
         std::string name;
         std::uint32_t first = 0, compute = 0, sync = 0;
-        double exchange_bytes = 0;   // tile to tile
-        double streamed_bytes = 0;   // from streaming memory
-        std::uint32_t tiles = 0;     // tiles computing
+        double exchange_bytes = 0;     // tile to tile
+        double streamed_bytes = 0;     // from streaming memory
+        std::uint32_t tiles = 0;       // tiles computing
         double predicted_compute = 0;  // planner's estimate of the busiest tile, seconds
         bool coarse = false;           // one step (at `compute`) carries the exchange and compute of every tile
         bool update = false;           // an optimizer step's (weights and state rewritten in place)

@@ -36,7 +36,8 @@ std::uint32_t planner::packets(std::uint64_t bytes) const {
     return static_cast<std::uint32_t>(p > 0 ? (bytes + p - 1) / p : 1);
 }
 
-std::uint32_t planner::transfer(std::uint32_t op, endpoint from, std::uint32_t to_tile, std::uint64_t bytes, std::vector<std::uint32_t> deps) {
+std::uint32_t planner::transfer(std::uint32_t op, endpoint from, std::uint32_t to_tile, std::uint64_t bytes,
+                                std::vector<std::uint32_t> deps) {
     m_fine_steps += 1;
     if (m_coarse && from.comp == m_tiles->id()) {
         // Tile to tile: totals for the superstep's step; a sender's repeat of its last message is a multicast.
@@ -87,7 +88,8 @@ std::uint32_t planner::compute(std::uint32_t op, std::uint32_t tile, const work&
         return ~0u;
     }
     const auto& in = m_incoming[tile];
-    const std::uint32_t id = m_out.prog.add_compute(op, tile_ep(tile), m_out.prog.add_work(w), in.empty() ? m_after : in);
+    const std::uint32_t id =
+        m_out.prog.add_compute(op, tile_ep(tile), m_out.prog.add_work(w), in.empty() ? m_after : in);
     if (m_incoming[tile].empty()) m_touched.push_back(tile);  // so that end() forgets its compute step
     m_tile_compute[tile] = id;
     return id;
@@ -175,8 +177,10 @@ void planner::end(std::uint32_t op, std::uint32_t tiles_used) {
 
 std::uint64_t planner::piece_address(int t, size_t piece, const rect& pr, const rect& ov) {
     const auto q = [](double x) { return static_cast<std::uint64_t>(std::clamp(x, 0.0, 0.999) * 16); };
-    const std::uint64_t sub = q((ov.y0 - pr.y0) / std::max(eps, pr.y1 - pr.y0)) * 16 + q((ov.x0 - pr.x0) / std::max(eps, pr.x1 - pr.x0));
-    return (static_cast<std::uint64_t>(t + 1) << 48) | (static_cast<std::uint64_t>(piece & 0xFFFFF) << 28) | (sub << 20);
+    const std::uint64_t sub =
+        q((ov.y0 - pr.y0) / std::max(eps, pr.y1 - pr.y0)) * 16 + q((ov.x0 - pr.x0) / std::max(eps, pr.x1 - pr.x0));
+    return (static_cast<std::uint64_t>(t + 1) << 48) | (static_cast<std::uint64_t>(piece & 0xFFFFF) << 28) |
+           (sub << 20);
 }
 
 void planner::fetch(std::uint32_t op, int t, const rect& q, std::uint32_t dst) {
@@ -261,8 +265,10 @@ void planner::map_gemm(int o) {
     auto band = [](std::int64_t d, int parts, int i) { return std::make_pair(d * i / parts, d * (i + 1) / parts); };
     const double extra_vec = std::max(0.0, op.cost.flops - 2 * op.cost.macs);
     const double outs = static_cast<double>(s.batch) * static_cast<double>(s.M) * static_cast<double>(s.N);
-    const std::uint32_t op_x = op_id(op.name, "exchange"), op_c = op_id(op.name, "compute"), op_s = op_id(op.name, "sync");
-    const std::uint32_t op_rx = op_id(op.name, "reduce exchange"), op_rc = op_id(op.name, "reduce"), op_rs = op_id(op.name, "reduce sync");
+    const std::uint32_t op_x = op_id(op.name, "exchange"), op_c = op_id(op.name, "compute"),
+                        op_s = op_id(op.name, "sync");
+    const std::uint32_t op_rx = op_id(op.name, "reduce exchange"), op_rc = op_id(op.name, "reduce"),
+                        op_rs = op_id(op.name, "reduce sync");
 
     // Rows of the output (and of A) for batch band b and M band i, in elements of the batch*M row space.
     auto rows_of = [&](int b, int i) {
@@ -297,7 +303,7 @@ void planner::map_gemm(int o) {
     }
 
     std::vector<std::pair<std::uint32_t, rect>> out_pieces;  // tile, region of the output
-    std::vector<double> out_cols;                             // output column edges
+    std::vector<double> out_cols;                            // output column edges
     for (int sl = 0; sl < S; ++sl) {
         if (sl > 0) begin(op.name + " (slice " + std::to_string(sl + 1) + ")");
         // Not a structured binding: lambdas below capture ns0, which C++17 allows only for variables (clang).
@@ -315,7 +321,8 @@ void planner::map_gemm(int o) {
         auto a_rect = [&](int b, int i, int l) {
             const auto [r0, r1] = rows_of(b, i);
             const auto [k0, k1] = band(s.K, pk, l);
-            rect ra = rows_cols(r0 / bm_rows, r1 / bm_rows, static_cast<double>(k0) / s.K, static_cast<double>(k1) / s.K);
+            rect ra =
+                rows_cols(r0 / bm_rows, r1 / bm_rows, static_cast<double>(k0) / s.K, static_cast<double>(k1) / s.K);
             if (s.attention) ra.x0 = 0, ra.x1 = 1;
             return ra;
         };
@@ -325,8 +332,10 @@ void planner::map_gemm(int o) {
             const auto [b0, b1] = band(s.batch, pb, b);
             rect rb;
             if (s.b_persistent && !s.attention) {
-                rb = s.tb ? rows_cols(static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N, static_cast<double>(k0) / s.K, static_cast<double>(k1) / s.K)
-                          : rows_cols(static_cast<double>(k0) / s.K, static_cast<double>(k1) / s.K, static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N);
+                rb = s.tb ? rows_cols(static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N,
+                                      static_cast<double>(k0) / s.K, static_cast<double>(k1) / s.K)
+                          : rows_cols(static_cast<double>(k0) / s.K, static_cast<double>(k1) / s.K,
+                                      static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N);
             } else {
                 const double items = static_cast<double>(s.batch);
                 const std::int64_t inner = s.tb ? s.N : s.K;
@@ -364,7 +373,9 @@ void planner::map_gemm(int o) {
                     for (int i = 0; i < pm; ++i) {
                         const auto [r0, r1] = rows_of(b, i);
                         const auto [n0, n1] = nband(j);
-                        fetch_epilogue(op, op_x, rows_cols(r0 / bm_rows, r1 / bm_rows, static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N),
+                        fetch_epilogue(op, op_x,
+                                       rows_cols(r0 / bm_rows, r1 / bm_rows, static_cast<double>(n0) / s.N,
+                                                 static_cast<double>(n1) / s.N),
                                        tile_of(b, i, j, 0), s.attention);
                     }
         start_compute();
@@ -384,7 +395,8 @@ void planner::map_gemm(int o) {
                         w.n = n1 - n0;
                         w.k = k1 - k0;
                         if (w.batch <= 0 || w.m <= 0 || w.n <= 0 || w.k <= 0) continue;
-                        const double cells = static_cast<double>(w.batch) * static_cast<double>(w.m) * static_cast<double>(w.n);
+                        const double cells =
+                            static_cast<double>(w.batch) * static_cast<double>(w.m) * static_cast<double>(w.n);
                         w.macs = cells * static_cast<double>(w.k);
                         w.bytes_in = static_cast<double>(w.batch * w.m * w.k) * s.eb;
                         w.bytes_weight = static_cast<double>(w.batch * w.k * w.n) * s.eb;
@@ -412,7 +424,9 @@ void planner::map_gemm(int o) {
                         const auto [r0, r1] = rows_of(b, i);
                         const std::int64_t width = n1 - n0;
                         const int parts = static_cast<int>(std::min<std::int64_t>(pk, width));
-                        auto cols = [&](int l) { return std::make_pair(n0 + width * l / parts, n0 + width * (l + 1) / parts); };
+                        auto cols = [&](int l) {
+                            return std::make_pair(n0 + width * l / parts, n0 + width * (l + 1) / parts);
+                        };
                         auto cells_of = [&](int l) {
                             const auto c = cols(l);
                             return static_cast<double>(items * rows * (c.second - c.first));
@@ -424,8 +438,9 @@ void planner::map_gemm(int o) {
                                 const int l2 = (l + k) % pk;
                                 const auto bytes = static_cast<std::uint64_t>(std::ceil(cells_of(l) * s.pb_bytes));
                                 if (bytes == 0) continue;
-                                const std::uint64_t addr = (static_cast<std::uint64_t>(out + 1) << 48) |
-                                                           (static_cast<std::uint64_t>((((b * pm + i) * pn + j) * pk + l) & 0xFFFFF) << 28);
+                                const std::uint64_t addr =
+                                    (static_cast<std::uint64_t>(out + 1) << 48) |
+                                    (static_cast<std::uint64_t>((((b * pm + i) * pn + j) * pk + l) & 0xFFFFF) << 28);
                                 transfer(op_rx, tile_ep(tile_of(b, i, j, l2), addr), tile_of(b, i, j, l), bytes, {});
                                 m_cur.exchange_bytes += static_cast<double>(bytes);
                             }
@@ -433,7 +448,8 @@ void planner::map_gemm(int o) {
                             const auto [c0, c1] = cols(l);
                             const double cells = cells_of(l);
                             const std::uint32_t dst = tile_of(b, i, j, l);
-                            const rect rc = rows_cols(r0 / bm_rows, r1 / bm_rows, static_cast<double>(c0) / s.N, static_cast<double>(c1) / s.N);
+                            const rect rc = rows_cols(r0 / bm_rows, r1 / bm_rows, static_cast<double>(c0) / s.N,
+                                                      static_cast<double>(c1) / s.N);
                             fetch_epilogue(op, op_rx, rc, dst, false);
                             work w;
                             w.type = s.type;
@@ -458,7 +474,9 @@ void planner::map_gemm(int o) {
                     for (int j = 0; j < pn; ++j) {
                         const auto [r0, r1] = rows_of(b, i);
                         const auto [n0, n1] = nband(j);
-                        out_pieces.emplace_back(tile_of(b, i, j, 0), rows_cols(r0 / bm_rows, r1 / bm_rows, static_cast<double>(n0) / s.N, static_cast<double>(n1) / s.N));
+                        out_pieces.emplace_back(tile_of(b, i, j, 0),
+                                                rows_cols(r0 / bm_rows, r1 / bm_rows, static_cast<double>(n0) / s.N,
+                                                          static_cast<double>(n1) / s.N));
                     }
     }
     unstage();
@@ -475,8 +493,8 @@ void planner::map_gemm(int o) {
     d["working_set_per_tile_B"] = p.mem;
     m_ops.push_back(d);
     char line[320];
-    std::snprintf(line, sizeof line, "%s: %s %lldx%lldx%lld%s split b x m x n x k = %s on %u tiles%s%s", op.name.c_str(),
-                  op_kind_name(op.kind), static_cast<long long>(s.M), static_cast<long long>(s.N),
+    std::snprintf(line, sizeof line, "%s: %s %lldx%lldx%lld%s split b x m x n x k = %s on %u tiles%s%s",
+                  op.name.c_str(), op_kind_name(op.kind), static_cast<long long>(s.M), static_cast<long long>(s.N),
                   static_cast<long long>(s.K), s.batch > 1 ? (" (batch " + std::to_string(s.batch) + ")").c_str() : "",
                   split_str({pb, pm, pn, pk}).c_str(), used, pk > 1 ? ", partials reduce-scattered" : "",
                   S > 1 ? (", in " + std::to_string(S) + " serial slices of N (working set)").c_str() : "");
@@ -497,9 +515,11 @@ void planner::fetch_epilogue(const op_node& op, std::uint32_t opx, const rect& r
 void planner::map_gather(int o) {
     const op_node& op = m_g.op(o);
     const int table = op.inputs[0], out = op.outputs.front();
-    const std::uint32_t op_x = op_id(op.name, "exchange"), op_c = op_id(op.name, "compute"), op_s = op_id(op.name, "sync");
+    const std::uint32_t op_x = op_id(op.name, "exchange"), op_c = op_id(op.name, "compute"),
+                        op_s = op_id(op.name, "sync");
     begin(op.name);
-    if (m_place[static_cast<size_t>(root(table))].w == where::nowhere) home(op_x, table, spread(table, spread_tiles(table), true));
+    if (m_place[static_cast<size_t>(root(table))].w == where::nowhere)
+        home(op_x, table, spread(table, spread_tiles(table), true));
     const layout L = spread(out, spread_tiles(out), true);
     const placement& tp = m_place[static_cast<size_t>(root(table))];
     const double rows_bytes = op.cost.bytes_weight > 0 ? op.cost.bytes_weight : tbytes(out);
@@ -518,8 +538,10 @@ void planner::map_gather(int o) {
         } else if (tp.w == where::tiles) {
             const size_t piece = p % tp.lay.pieces();
             if (tp.lay.tile[piece] != t) {
-                transfer(op_x, tile_ep(tp.lay.tile[piece], piece_address(root(table), piece, tp.lay.piece(piece), q)), t, bytes,
-                         tp.staged && tp.ready[piece] != ~0u ? std::vector<std::uint32_t>{tp.ready[piece]} : std::vector<std::uint32_t>{});
+                transfer(op_x, tile_ep(tp.lay.tile[piece], piece_address(root(table), piece, tp.lay.piece(piece), q)),
+                         t, bytes,
+                         tp.staged && tp.ready[piece] != ~0u ? std::vector<std::uint32_t>{tp.ready[piece]}
+                                                             : std::vector<std::uint32_t>{});
                 m_cur.exchange_bytes += static_cast<double>(bytes);
             }
         }
@@ -565,7 +587,8 @@ void planner::map_rows(int o) {
     const op_node& op = m_g.op(o);
     const int out = op.outputs.front();
     const bool rowwise = op.kind == op_kind::softmax || op.kind == op_kind::layernorm || op.kind == op_kind::reduce;
-    const std::uint32_t op_x = op_id(op.name, "exchange"), op_c = op_id(op.name, "compute"), op_s = op_id(op.name, "sync");
+    const std::uint32_t op_x = op_id(op.name, "exchange"), op_c = op_id(op.name, "compute"),
+                        op_s = op_id(op.name, "sync");
     // Run where the first activation input lies when the shapes agree (and rows are whole for row-wise ops).
     int src = -1;
     for (int t : op.inputs)
@@ -578,7 +601,8 @@ void planner::map_rows(int o) {
     bool reuse = false;
     if (src >= 0) {
         const placement& sp = m_place[static_cast<size_t>(root(src))];
-        reuse = sp.w == where::tiles && !sp.staged && tinfo(src).elements() == tinfo(out).elements() && (!rowwise || sp.lay.nc() == 1);
+        reuse = sp.w == where::tiles && !sp.staged && tinfo(src).elements() == tinfo(out).elements() &&
+                (!rowwise || sp.lay.nc() == 1);
         if (reuse) L = sp.lay;
     }
     if (!reuse) L = spread(out, spread_tiles(out), rowwise);
@@ -625,12 +649,14 @@ void planner::map_rows(int o) {
 
 void planner::map_update(int o) {
     const op_node& op = m_g.op(o);
-    const std::uint32_t op_x = op_id(op.name, "exchange"), op_c = op_id(op.name, "compute"), op_s = op_id(op.name, "sync");
+    const std::uint32_t op_x = op_id(op.name, "exchange"), op_c = op_id(op.name, "compute"),
+                        op_s = op_id(op.name, "sync");
     const int weight = op.inputs.front();
     auto rewritten = [&](size_t i) { return op.inputs[i == 0 ? 0 : i + 1]; };  // output i's input
     // Row bands of the weight over as many tiles as its size asks for; resident state not yet placed goes there.
     const std::int64_t R = view_rows(weight);
-    const std::uint32_t n = std::min<std::uint32_t>(spread_tiles(weight), static_cast<std::uint32_t>(std::max<std::int64_t>(1, R)));
+    const std::uint32_t n =
+        std::min<std::uint32_t>(spread_tiles(weight), static_cast<std::uint32_t>(std::max<std::int64_t>(1, R)));
     const layout full = spread(weight, n, true);
     for (size_t i = 0; i < op.own_inputs(); ++i) {
         const int r = root(op.inputs[i]);
@@ -660,7 +686,8 @@ void planner::map_update(int o) {
         for (int k = 0; k <= bands; ++k)
             L.rows.push_back(static_cast<double>(r0 + (r1 - r0) * k / bands) / static_cast<double>(R));
         L.tile.resize(static_cast<size_t>(bands));
-        for (int k = 0; k < bands; ++k) L.tile[static_cast<size_t>(k)] = full.tile[static_cast<size_t>(k) % full.tile.size()];
+        for (int k = 0; k < bands; ++k)
+            L.tile[static_cast<size_t>(k)] = full.tile[static_cast<size_t>(k) % full.tile.size()];
         for (size_t i = 0; i < op.own_inputs(); ++i)
             for (size_t p = 0; p < L.pieces(); ++p) fetch(op_x, op.inputs[i], L.piece(p), L.tile[p]);
         emit_rows(op, L, op_c);
@@ -688,7 +715,8 @@ void planner::map_reduce(int o) {
     const size_t rank = x.shape.size();
     // The folded axes: those named (argmax: one), or every axis (dot, or none named).
     std::vector<bool> folded(rank, op.type == "dot");
-    std::vector<std::int64_t> named = op.type == "argmax" ? std::vector<std::int64_t>{attr_int(op, "axis", 0)} : attr_ints(op, "axes");
+    std::vector<std::int64_t> named =
+        op.type == "argmax" ? std::vector<std::int64_t>{attr_int(op, "axis", 0)} : attr_ints(op, "axes");
     if (op.type != "dot" && op.type != "argmax" && named.empty()) folded.assign(rank, true);
     for (std::int64_t a : named) {
         if (a < 0) a += static_cast<std::int64_t>(rank);
@@ -697,7 +725,8 @@ void planner::map_reduce(int o) {
     const bool last_kept = !folded[rank - 1];
     const bool only_last = !last_kept && std::count(folded.begin(), folded.end(), true) == 1;
 
-    const std::uint32_t op_x = op_id(op.name, "exchange"), op_c = op_id(op.name, "compute"), op_s = op_id(op.name, "sync");
+    const std::uint32_t op_x = op_id(op.name, "exchange"), op_c = op_id(op.name, "compute"),
+                        op_s = op_id(op.name, "sync");
     const work whole = op.to_work();
     if (whole.vector_ops > 0) m_tm->check(whole, "the tiles of '" + m_plat.title() + "'");
     double in_bytes = 0;
@@ -707,12 +736,14 @@ void planner::map_reduce(int o) {
     const double room = m_usable - have;
     // Tiles needed for the operands to fit, and the tiles the input's size asks for.
     const double need_tiles = room > 0 ? std::ceil((in_bytes + out_bytes) / room) : 1e18;
-    const std::uint32_t want = std::min<std::uint32_t>(m_T, std::max<std::uint32_t>(spread_tiles(op.inputs.front()),
-                                                                                       static_cast<std::uint32_t>(std::min(need_tiles, 1e9))));
+    const std::uint32_t want =
+        std::min<std::uint32_t>(m_T, std::max<std::uint32_t>(spread_tiles(op.inputs.front()),
+                                                             static_cast<std::uint32_t>(std::min(need_tiles, 1e9))));
     // A weight or state input not yet on the tiles gets the layout of the input it is read with: row bands.
     for (int t : op.inputs) {
         const int r = root(t);
-        if (!is_constant(t) && persistent(r) && m_place[static_cast<size_t>(r)].w != where::tiles) home(op_x, r, spread(r, want, true));
+        if (!is_constant(t) && persistent(r) && m_place[static_cast<size_t>(r)].w != where::tiles)
+            home(op_x, r, spread(r, want, true));
     }
     begin(op.name);
     std::vector<std::pair<std::uint32_t, rect>> out_pieces;
@@ -746,7 +777,8 @@ void planner::map_reduce(int o) {
     for (size_t i = 0; i < rank; ++i)
         if (folded[i]) first_folded = std::min(first_folded, i), last_folded = i;
     const bool block = last_kept && last_folded + 2 == rank &&
-                       std::all_of(folded.begin() + static_cast<long>(first_folded), folded.begin() + static_cast<long>(last_folded) + 1, [](bool f) { return f; });
+                       std::all_of(folded.begin() + static_cast<long>(first_folded),
+                                   folded.begin() + static_cast<long>(last_folded) + 1, [](bool f) { return f; });
     auto partial_elems = [&](const rect& q) {
         const double rows = (q.y1 - q.y0) * static_cast<double>(R);
         double e = q.area() * static_cast<double>(x.elements());
@@ -766,10 +798,10 @@ void planner::map_reduce(int o) {
     const placement& src = m_place[static_cast<size_t>(root(op.inputs.front()))];
     const double pb = bytes_of(m_partials);
     const bool in_place = op.inputs.size() == 1 && src.w == where::tiles && !src.staged && src.lay.nc() == 1 &&
-                          static_cast<double>(src.lay.pieces()) >= need_tiles &&
-                          [&] {
+                          static_cast<double>(src.lay.pieces()) >= need_tiles && [&] {
                               double partial = 0;
-                              for (size_t k = 0; k < src.lay.pieces(); ++k) partial += partial_elems(src.lay.piece(k)) * pb;
+                              for (size_t k = 0; k < src.lay.pieces(); ++k)
+                                  partial += partial_elems(src.lay.piece(k)) * pb;
                               return partial < in_bytes;
                           }();
     if (last_kept && !in_place && static_cast<double>(std::min<std::int64_t>(C, want)) >= need_tiles) {
@@ -791,10 +823,12 @@ void planner::map_reduce(int o) {
         std::vector<rect> pieces;
         if (Ro >= bands) {
             const std::vector<double> e = edges(Ro, bands);
-            for (int k = 0; k < bands; ++k) pieces.push_back(rows_cols(e[static_cast<size_t>(k)], e[static_cast<size_t>(k) + 1], 0, 1));
+            for (int k = 0; k < bands; ++k)
+                pieces.push_back(rows_cols(e[static_cast<size_t>(k)], e[static_cast<size_t>(k) + 1], 0, 1));
         } else {
             const int per_row = static_cast<int>((bands + Ro - 1) / Ro);
-            const std::vector<double> r = edges(Ro, static_cast<int>(Ro)), c = edges(Co, static_cast<int>(std::min<std::int64_t>(per_row, Co)));
+            const std::vector<double> r = edges(Ro, static_cast<int>(Ro)),
+                                      c = edges(Co, static_cast<int>(std::min<std::int64_t>(per_row, Co)));
             for (size_t i = 0; i + 1 < r.size(); ++i)
                 for (size_t j = 0; j + 1 < c.size(); ++j) pieces.push_back(rows_cols(r[i], r[i + 1], c[j], c[j + 1]));
         }
@@ -846,7 +880,8 @@ void planner::map_reduce(int o) {
         // (spread() would stop at mapper.min_piece; a combine wants its receivers spread even for a small output.)
         layout L;
         {
-            const std::uint32_t n = static_cast<std::uint32_t>(std::min<std::int64_t>(std::min<std::int64_t>(g, m_T), std::max(Ro, Co)));
+            const std::uint32_t n =
+                static_cast<std::uint32_t>(std::min<std::int64_t>(std::min<std::int64_t>(g, m_T), std::max(Ro, Co)));
             (Ro >= Co ? L.rows : L.cols) = edges(Ro >= Co ? Ro : Co, static_cast<int>(n));
             L.tile.resize(n);
             for (std::uint32_t i = 0; i < n; ++i) L.tile[i] = (m_offset + i) % m_T;
@@ -866,8 +901,8 @@ void planner::map_reduce(int o) {
         const bool grouped = P > 1 && partials.size() > 2 * P;
         if (grouped) {
             begin(op.name + " reduce-scatter");
-            const std::uint32_t op_gx = op_id(op.name, "reduce-scatter exchange"), op_gc = op_id(op.name, "reduce-scatter"),
-                                op_gs = op_id(op.name, "reduce-scatter sync");
+            const std::uint32_t op_gx = op_id(op.name, "reduce-scatter exchange"),
+                                op_gc = op_id(op.name, "reduce-scatter"), op_gs = op_id(op.name, "reduce-scatter sync");
             std::vector<std::pair<std::uint32_t, work>> sums;
             for (size_t first = 0; first < partials.size(); first += P) {
                 const size_t size = std::min(P, partials.size() - first);
@@ -922,7 +957,8 @@ void planner::map_reduce(int o) {
         for (const auto& [t, w] : sums) compute(op_rc, t, w);
         end(op_rs, static_cast<std::uint32_t>(sums.size()));
         how = "partials of " + std::to_string(bands) + " row bands" + (in_place ? " where the input lies" : "") +
-              (grouped ? ", reduce-scattered in groups of " + std::to_string(P) : "") + ", combined on " + std::to_string(P) + " tile(s)";
+              (grouped ? ", reduce-scattered in groups of " + std::to_string(P) : "") + ", combined on " +
+              std::to_string(P) + " tile(s)";
     }
     unstage();
     place_output(op, out_pieces);
@@ -943,7 +979,9 @@ void planner::finish() {
         if (is_held(ti)) ++persistent_tensors;
         if (m_streamed[t]) ++streamed_tensors, streamed_held += tbytes(static_cast<int>(t));
     }
-    m_out.details["weights"] = !m_streaming ? "resident" : m_opt.weights == "streaming" ? "streaming" : "partly streaming";
+    m_out.details["weights"] = !m_streaming                   ? "resident"
+                               : m_opt.weights == "streaming" ? "streaming"
+                                                              : "partly streaming";
     m_out.details["streamed_tensors"] = streamed_tensors;
     m_out.details["tile_memory_usable_B"] = m_usable;
     double peak = 0;
@@ -954,15 +992,17 @@ void planner::finish() {
     m_out.samples = toolkit::batch_samples(m_g);
     if (m_streaming)
         m_out.notes.insert(m_out.notes.begin(),
-                           std::to_string(streamed_tensors) + " of " + std::to_string(persistent_tensors) + " weight and state tensors (" +
-                               format_bytes(streamed_held) + ") stream from '" + m_stream_name + "' at " + format_rate(m_stream_bps, "B/s") +
-                               ": " + format_bytes(m_streamed_total) + " per run" +
+                           std::to_string(streamed_tensors) + " of " + std::to_string(persistent_tensors) +
+                               " weight and state tensors (" + format_bytes(streamed_held) + ") stream from '" +
+                               m_stream_name + "' at " + format_rate(m_stream_bps, "B/s") + ": " +
+                               format_bytes(m_streamed_total) + " per run" +
                                (streamed_tensors < persistent_tensors ? "; the others stay resident" : ""));
     else
         m_out.notes.insert(m_out.notes.begin(), "weights and state resident in tile memory");
     if (m_serial_ops > 0)
-        m_out.notes.insert(m_out.notes.begin() + 1, std::to_string(m_serial_ops) +
-                                                        " matrix product(s) run in serial slices so their working set fits a tile");
+        m_out.notes.insert(
+            m_out.notes.begin() + 1,
+            std::to_string(m_serial_ops) + " matrix product(s) run in serial slices so their working set fits a tile");
 }
 
 }  // namespace tessel::bsp

@@ -8,7 +8,8 @@
 namespace tessel {
 
 void bsp_mapper::options::declare(param_decl& d) {
-    d(tiles, "tiles", "", "the tiles to run on (default: the first component whose units compute on their own memory: ipu_tiles)");
+    d(tiles, "tiles", "",
+      "the tiles to run on (default: the first component whose units compute on their own memory: ipu_tiles)");
     d(sync, "sync", "", "the barrier that ends every superstep (default: the first barrier)");
     d(streaming_memory, "streaming_memory", "",
       "memory for weights that do not stay on the tiles (default: the first memory that does not compute; "
@@ -16,20 +17,24 @@ void bsp_mapper::options::declare(param_decl& d) {
     d(code_reserve, "code_reserve", "0.25",
       "share of each tile's SRAM taken by code, vertex state, stacks and exchange buffers (not for tensors); an "
       "assumption: Poplar's always-live memory varies by model");
-    d.choice(weights, "weights", "auto", {"auto", "resident", "streaming"},
-             "auto: weights and state stay on the tiles when they fit, else the fewest that make the rest fit come from "
-             "streaming memory (sparsely read tables first, then the largest; reported); "
-             "resident: they must fit; streaming: always from streaming memory");
-    d.choice(partials, "partials", "fp32", {"fp32", "fp16"}, "type of matrix-product partial sums (Poplar's default: fp32)");
-    d(min_piece, "min_piece", "256B", "smallest piece of a tensor given a tile of its own: small tensors spread over fewer tiles");
+    d.choice(
+        weights, "weights", "auto", {"auto", "resident", "streaming"},
+        "auto: weights and state stay on the tiles when they fit, else the fewest that make the rest fit come from "
+        "streaming memory (sparsely read tables first, then the largest; reported); "
+        "resident: they must fit; streaming: always from streaming memory");
+    d.choice(partials, "partials", "fp32", {"fp32", "fp16"},
+             "type of matrix-product partial sums (Poplar's default: fp32)");
+    d(min_piece, "min_piece", "256B",
+      "smallest piece of a tensor given a tile of its own: small tensors spread over fewer tiles");
     d(matmul_split, "matmul_split", "",
       "force every matrix product's split as PMxPNxPK (teaching, tests); empty: the planner chooses");
-    d.choice(representation, "representation", "auto", {"auto", "fine", "coarse"},
-             "fine: a program step per message and per tile's compute; coarse: one step per superstep carrying every "
-             "tile's exchange totals and compute (models/bsp/bsp_superstep.h); auto: coarse when the fine program would "
-             "have more than coarse_above messages and compute steps (estimated from the graph)");
-    d(coarse_above, "coarse_above", "2e6", "auto representation: the estimated fine step count above which a run is coarse",
-      bound::positive);
+    d.choice(
+        representation, "representation", "auto", {"auto", "fine", "coarse"},
+        "fine: a program step per message and per tile's compute; coarse: one step per superstep carrying every "
+        "tile's exchange totals and compute (models/bsp/bsp_superstep.h); auto: coarse when the fine program would "
+        "have more than coarse_above messages and compute steps (estimated from the graph)");
+    d(coarse_above, "coarse_above", "2e6",
+      "auto representation: the estimated fine step count above which a run is coarse", bound::positive);
 }
 
 namespace {
@@ -51,7 +56,8 @@ void bsp_mapper::explain(const mapping& m, const platform& plat, const executor:
         if (st.coarse) xend = std::max(xend, r.step_start[st.compute]);  // its head: the last tile's data in
         const tick sync_start = std::max(r.step_start[st.sync], xend);
         const tick sync_end = r.step_end[st.sync];
-        const double x = ticks_to_seconds(xend - prev), c = ticks_to_seconds(sync_start - xend), y = ticks_to_seconds(sync_end - sync_start);
+        const double x = ticks_to_seconds(xend - prev), c = ticks_to_seconds(sync_start - xend),
+                     y = ticks_to_seconds(sync_end - sync_start);
         tx += x, tc += c, ts += y;
         nlohmann::json j;
         j["name"] = st.name;
@@ -74,26 +80,32 @@ void bsp_mapper::explain(const mapping& m, const platform& plat, const executor:
     s.details["supersteps"] = arr;
     s.details["phase_totals_s"] = {{"compute", tc}, {"sync", ts}, {"exchange", tx}};
     auto pct = [&](double v) { return format_number(total > 0 ? 100 * v / total : 0, 3) + "%"; };
-    s.notes.push_back(std::to_string(m_steps.size()) + " supersteps: compute " + format_time(tc) + " (" + pct(tc) + "), sync " +
-                      format_time(ts) + " (" + pct(ts) + "), exchange " + format_time(tx) + " (" + pct(tx) + ")");
+    s.notes.push_back(std::to_string(m_steps.size()) + " supersteps: compute " + format_time(tc) + " (" + pct(tc) +
+                      "), sync " + format_time(ts) + " (" + pct(ts) + "), exchange " + format_time(tx) + " (" +
+                      pct(tx) + ")");
     if (update_steps > 0) {
         s.details["optimizer_s"] = updates;
-        s.notes.push_back("optimizer updates: " + std::to_string(update_steps) + " supersteps, " + format_time(updates) + " (" + pct(updates) +
-                          " of the supersteps; weights and state rewritten in place, streamed ones read and written back)");
+        s.notes.push_back(
+            "optimizer updates: " + std::to_string(update_steps) + " supersteps, " + format_time(updates) + " (" +
+            pct(updates) +
+            " of the supersteps; weights and state rewritten in place, streamed ones read and written back)");
     }
     std::sort(longest.rbegin(), longest.rend());
     for (size_t i = 0; i < longest.size() && i < 5; ++i) {
         const auto& j = arr[longest[i].second];
-        s.notes.push_back("  superstep " + std::to_string(longest[i].second) + " '" + j["name"].get<std::string>() + "': " +
-                          format_time(longest[i].first) + " = compute " + format_time(j["compute_s"].get<double>()) + " + sync " +
-                          format_time(j["sync_s"].get<double>()) + " + exchange " + format_time(j["exchange_s"].get<double>()) +
-                          " (" + format_bytes(j["exchange_bytes"].get<double>() + j["streamed_bytes"].get<double>()) + " in)");
+        s.notes.push_back("  superstep " + std::to_string(longest[i].second) + " '" + j["name"].get<std::string>() +
+                          "': " + format_time(longest[i].first) + " = compute " +
+                          format_time(j["compute_s"].get<double>()) + " + sync " +
+                          format_time(j["sync_s"].get<double>()) + " + exchange " +
+                          format_time(j["exchange_s"].get<double>()) + " (" +
+                          format_bytes(j["exchange_bytes"].get<double>() + j["streamed_bytes"].get<double>()) + " in)");
     }
 }
 
 TESSEL_REGISTER_MAPPER(make_mapper<bsp_mapper>(
-    "bsp", "Graphcore IPU: every op a bulk-synchronous superstep (exchange, compute, sync) over all tiles; matrix "
-           "products split in batch x M x N x K to minimise compute + exchange within each tile's memory; weights "
-           "resident or streamed"));
+    "bsp",
+    "Graphcore IPU: every op a bulk-synchronous superstep (exchange, compute, sync) over all tiles; matrix "
+    "products split in batch x M x N x K to minimise compute + exchange within each tile's memory; weights "
+    "resident or streamed"));
 
 }  // namespace tessel

@@ -11,8 +11,8 @@
 
 namespace tessel::bsp {
 
-planner::planner(const workload_graph& g, const platform& plat, const bsp_mapper::options& o, std::vector<bool> streamed,
-                 std::vector<bsp_mapper::superstep>& steps)
+planner::planner(const workload_graph& g, const platform& plat, const bsp_mapper::options& o,
+                 std::vector<bool> streamed, std::vector<bsp_mapper::superstep>& steps)
     : m_g(g), m_plat(plat), m_opt(o), m_streamed(std::move(streamed)), m_steps(steps), m_liveness(g) {
     m_streaming = std::find(m_streamed.begin(), m_streamed.end(), true) != m_streamed.end();
     m_streamed.resize(g.tensors().size(), false);
@@ -28,7 +28,8 @@ planner::planner(const workload_graph& g, const platform& plat, const bsp_mapper
     m_last_sent.resize(m_T);
     m_partials = o.partials == "fp16" ? dtype::fp16 : dtype::fp32;
     if (m_streaming && !m_has_stream)
-        throw input_error("platform '" + plat.title() + "' has no streaming memory to hold them (a multi-chip system, a "
+        throw input_error("platform '" + plat.title() +
+                          "' has no streaming memory to hold them (a multi-chip system, a "
                           "platform with streaming memory such as gc200, or a lower precision may fit)");
 }
 
@@ -48,7 +49,8 @@ static std::vector<int> update_early(const workload_graph& g) {
         int last = -1;  // the producer of its inputs that comes last in the order
         for (int t : op.inputs) {
             const int p = g.tensor(t).producer;
-            if (p >= 0 && (last < 0 || position[static_cast<size_t>(p)] > position[static_cast<size_t>(last)])) last = p;
+            if (p >= 0 && (last < 0 || position[static_cast<size_t>(p)] > position[static_cast<size_t>(last)]))
+                last = p;
         }
         if (last < 0) continue;
         after[static_cast<size_t>(last)].push_back(o);
@@ -89,19 +91,22 @@ mapping planner::run() {
 
 void planner::find_parts() {
     // The tiles: one component whose units are tiles that compute on their own memory.
-    const platform::group& tg = toolkit::find_part(
-        m_plat, m_opt.tiles, {"bsp mapper", "tiles", "a tile array (compute units with their own memory)", toolkit::computes_with_own_memory});
+    const platform::group& tg =
+        toolkit::find_part(m_plat, m_opt.tiles,
+                           {"bsp mapper", "tiles", "a tile array (compute units with their own memory)",
+                            toolkit::computes_with_own_memory});
     m_tiles = &toolkit::first(m_plat, tg);
     m_tm = m_tiles->unit_model();
     m_T = m_tiles->unit_count();
     const attach_point ap = m_plat.attachment(m_tiles->id(), 0);
-    if (!ap.valid()) throw input_error("bsp mapper: the tiles of '" + m_plat.title() + "' are not connected to an exchange");
+    if (!ap.valid())
+        throw input_error("bsp mapper: the tiles of '" + m_plat.title() + "' are not connected to an exchange");
     m_xch = &m_plat.net(ap.net);
     m_tile_bps = m_xch->port_bytes_per_second(ap.port);
     m_latency_s = ticks_to_seconds(m_xch->transfer_latency_ticks());
 
-    const platform::group& sg =
-        toolkit::find_part(m_plat, m_opt.sync, {"bsp mapper", "sync", "a barrier for the global sync", toolkit::is_barrier});
+    const platform::group& sg = toolkit::find_part(
+        m_plat, m_opt.sync, {"bsp mapper", "sync", "a barrier for the global sync", toolkit::is_barrier});
     const component& sync = toolkit::first(m_plat, sg);
     m_sync = endpoint{sync.id(), 0, 0};
     m_sync_s = ticks_to_seconds(sync.sync_ticks(m_T));
@@ -113,7 +118,8 @@ void planner::find_parts() {
 void planner::find_streaming() {
     if (m_opt.streaming_memory == "none") return;
     const platform::group* mg = toolkit::find_optional_part(
-        m_plat, m_opt.streaming_memory, {"bsp mapper", "streaming_memory", "a memory that does not compute", toolkit::is_pure_memory});
+        m_plat, m_opt.streaming_memory,
+        {"bsp mapper", "streaming_memory", "a memory that does not compute", toolkit::is_pure_memory});
     if (!mg) return;
     const component& mem = toolkit::first(m_plat, *mg);
     const attach_point ap = m_plat.attachment(mem.id(), 0);
@@ -126,7 +132,8 @@ void planner::find_streaming() {
     m_has_stream = true;
     m_stream_name = mg->name;
     m_stream_bps = bps;
-    m_stream = toolkit::address_allocator({mem.capacity_bytes() * std::max<std::uint64_t>(1, mem.unit_count()), 4096, 0, 0});
+    m_stream =
+        toolkit::address_allocator({mem.capacity_bytes() * std::max<std::uint64_t>(1, mem.unit_count()), 4096, 0, 0});
     m_mem_ep = endpoint{mem.id(), mem.unit_count() > 1 ? -1 : 0, 0};
 }
 
@@ -134,7 +141,8 @@ planner::plan planner::evaluate(const gemm_shape& s, int pb, int pm, int pn, int
     plan p;
     p.pb = pb, p.pm = pm, p.pn = pn, p.pk = pk, p.serial = serial;
     const double bb = std::ceil(static_cast<double>(s.batch) / pb), bm = std::ceil(static_cast<double>(s.M) / pm);
-    const double bn = std::ceil(std::ceil(static_cast<double>(s.N) / serial) / pn), bk = std::ceil(static_cast<double>(s.K) / pk);
+    const double bn = std::ceil(std::ceil(static_cast<double>(s.N) / serial) / pn),
+                 bk = std::ceil(static_cast<double>(s.K) / pk);
     work w;
     w.type = s.type;
     w.batch = static_cast<std::int64_t>(bb);
@@ -177,7 +185,8 @@ planner::plan planner::choose(const op_node& op, const gemm_shape& s, double hav
     const double room = m_usable - have;
     // Cheaper wins; within a part in 10^9, fewer tiles.
     const std::function<bool(const plan&, const plan&)> better = [](const plan& a, const plan& b) {
-        return a.cost < b.cost * (1 - 1e-9) || (a.cost <= b.cost * (1 + 1e-9) && a.pb * a.pm * a.pn * a.pk < b.pb * b.pm * b.pn * b.pk);
+        return a.cost < b.cost * (1 - 1e-9) ||
+               (a.cost <= b.cost * (1 + 1e-9) && a.pb * a.pm * a.pn * a.pk < b.pb * b.pm * b.pn * b.pk);
     };
     auto consider = [&](const plan& p) {
         if (p.valid && p.mem <= room && (!best.valid || better(p, best))) best = p;
@@ -200,7 +209,8 @@ planner::plan planner::choose(const op_node& op, const gemm_shape& s, double hav
     // Batch x M x N x K over the tiles, factors from toolkit::smooth_factors. A band of several batch items
     // keeps M and K whole; a batched B operand (attention's keys) cannot split the dimension its items are
     // laid out along.
-    const double macs = static_cast<double>(s.batch) * static_cast<double>(s.M) * static_cast<double>(s.N) * static_cast<double>(s.K);
+    const double macs =
+        static_cast<double>(s.batch) * static_cast<double>(s.M) * static_cast<double>(s.N) * static_cast<double>(s.K);
     const double peak = m_tm->peak_macs_per_cycle(s.type) * m_tm->clock().hz;
     auto whole_items = [&](const toolkit::matmul_split& x) { return x.batch >= s.batch; };
     toolkit::split_space space;
@@ -255,7 +265,9 @@ std::vector<int> streaming_order(const workload_graph& g) {
         double read = 0;
         for (int o : ti.consumers) {
             const op_node& op = g.op(o);
-            read += (op.kind == op_kind::gather || op.kind == op_kind::embedding) && op.cost.bytes_weight > 0 ? std::min(op.cost.bytes_weight, bytes) : bytes;
+            read += (op.kind == op_kind::gather || op.kind == op_kind::embedding) && op.cost.bytes_weight > 0
+                        ? std::min(op.cost.bytes_weight, bytes)
+                        : bytes;
         }
         c.push_back({bytes > 0 ? read / bytes : 1.0, bytes, static_cast<int>(i)});
     }
@@ -281,13 +293,15 @@ mapping bsp_mapper::map(const workload_graph& g, const platform& plat) {
         fine.representation = "fine";
         return map_as(g, plat, fine);
     }
-    m.notes.insert(m.notes.begin(), "coarse form: one step per superstep (the fine form would have " + format_number(fine_steps, 4) +
+    m.notes.insert(m.notes.begin(), "coarse form: one step per superstep (the fine form would have " +
+                                        format_number(fine_steps, 4) +
                                         " steps, above mapper.coarse_above; mapper.representation=fine forces it)");
     return m;
 }
 
 mapping bsp_mapper::map_as(const workload_graph& g, const platform& plat, const options& opt) {
-    if (opt.code_reserve < 0 || opt.code_reserve >= 1) throw input_error("mapper.code_reserve must be at least 0 and below 1");
+    if (opt.code_reserve < 0 || opt.code_reserve >= 1)
+        throw input_error("mapper.code_reserve must be at least 0 and below 1");
     const std::vector<int> order = streaming_order(g);
     auto streamed = [&](size_t k) {  // the first k of `order` in streaming memory
         std::vector<bool> s(g.tensors().size(), false);

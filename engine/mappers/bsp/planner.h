@@ -45,7 +45,7 @@ struct layout {
         for (size_t r = band(rows, q.y0); r + 1 < rows.size() && rows[r] < q.y1 - eps; ++r)
             for (size_t c = band(cols, q.x0); c + 1 < cols.size() && cols[c] < q.x1 - eps; ++c) {
                 const rect ov = rows_cols(std::max(rows[r], q.y0), std::min(rows[r + 1], q.y1), std::max(cols[c], q.x0),
-                              std::min(cols[c + 1], q.x1));
+                                          std::min(cols[c + 1], q.x1));
                 if (ov.area() > eps) fn(r * nc() + c, tile[r * nc() + c], ov);
             }
     }
@@ -56,9 +56,9 @@ enum class where { nowhere, tiles, streamed };
 struct placement {
     where w = where::nowhere;
     layout lay;
-    std::uint64_t address = 0;              // in streaming memory
-    std::vector<std::uint32_t> ready;       // per piece, for pieces staged from streaming memory in this superstep
-    bool staged = false;                    // a streamed tensor staged on tiles for the current op only
+    std::uint64_t address = 0;         // in streaming memory
+    std::vector<std::uint32_t> ready;  // per piece, for pieces staged from streaming memory in this superstep
+    bool staged = false;               // a streamed tensor staged on tiles for the current op only
 };
 
 /// Internal: the mapping does not fit the tiles' memory (map() may fall back to streaming weights).
@@ -77,7 +77,8 @@ inline double bytes_of(dtype t) { return dtype_bits(t) / 8.0; }
 /// Band edges (as fractions) of `d` split into `parts` near-equal integer bands.
 inline std::vector<double> edges(std::int64_t d, int parts) {
     std::vector<double> e(static_cast<size_t>(parts) + 1);
-    for (int i = 0; i <= parts; ++i) e[static_cast<size_t>(i)] = static_cast<double>(d * i / parts) / static_cast<double>(d);
+    for (int i = 0; i <= parts; ++i)
+        e[static_cast<size_t>(i)] = static_cast<double>(d * i / parts) / static_cast<double>(d);
     return e;
 }
 
@@ -85,7 +86,9 @@ inline std::vector<double> edges(std::int64_t d, int parts) {
 inline bool is_source(const tensor_info& ti) { return ti.producer < 0 && !ti.consumers.empty() && ti.alias_of < 0; }
 
 /// A weight or state tensor the graph starts with: what stays on the tiles or streams.
-inline bool is_held(const tensor_info& ti) { return is_source(ti) && (ti.role == tensor_role::weight || ti.role == tensor_role::state); }
+inline bool is_held(const tensor_info& ti) {
+    return is_source(ti) && (ti.role == tensor_role::weight || ti.role == tensor_role::state);
+}
 
 /// Plans one mapping attempt: where every tensor lives, each op's split, and the program of supersteps.
 class planner {
@@ -125,8 +128,8 @@ private:
 
     std::vector<placement> m_place;
     toolkit::tensor_liveness m_liveness;  // each tensor's storage (views resolved) and the reads left of it
-    std::vector<double> m_mem;  // bytes of live tensors per tile
-    double m_unplaced = 0;      // resident weights not yet given a home, spread evenly for the fit check
+    std::vector<double> m_mem;            // bytes of live tensors per tile
+    double m_unplaced = 0;                // resident weights not yet given a home, spread evenly for the fit check
     std::uint32_t m_offset = 0;
 
     // The superstep being built.
@@ -143,7 +146,7 @@ private:
     struct sent {
         std::uint64_t address = ~std::uint64_t{0}, bytes = 0;
     };
-    std::vector<sent> m_last_sent;                                // per tile: its last message (multicast)
+    std::vector<sent> m_last_sent;                                 // per tile: its last message (multicast)
     std::vector<std::pair<std::uint32_t, std::uint32_t>> m_links;  // (sender, receiver) of every message
     std::vector<std::uint32_t> m_coarse_deps;                      // streamed steps the superstep waits for
     std::uint32_t m_coarse_op = ~0u;                               // the op its step is charged to
@@ -200,9 +203,12 @@ private:
     // ---- supersteps (emit.cpp) -----------------------------------------------------------------------------
     void begin(const std::string& name);
 
-    std::uint32_t op_id(const std::string& base, const char* phase) { return m_out.prog.intern_op(base + " [" + phase + "]"); }
+    std::uint32_t op_id(const std::string& base, const char* phase) {
+        return m_out.prog.intern_op(base + " [" + phase + "]");
+    }
 
-    std::uint32_t transfer(std::uint32_t op, endpoint from, std::uint32_t to_tile, std::uint64_t bytes, std::vector<std::uint32_t> deps);
+    std::uint32_t transfer(std::uint32_t op, endpoint from, std::uint32_t to_tile, std::uint64_t bytes,
+                           std::vector<std::uint32_t> deps);
 
     /// Compute steps start here; each tile waits for its own incoming transfers (or the last sync).
     void start_compute() { m_cur.compute = static_cast<std::uint32_t>(m_out.prog.size()); }

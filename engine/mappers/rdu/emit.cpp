@@ -17,37 +17,44 @@ namespace {
 class dram_layout {
 public:
     dram_layout(const component& a, const workload_graph& g) : m_a(a), m_g(g) {
-        for (const auto& t : a.memory_tiers()) m_tier.emplace_back(toolkit::address_allocator::options{t.capacity, 4096, t.base, 0});
+        for (const auto& t : a.memory_tiers())
+            m_tier.emplace_back(toolkit::address_allocator::options{t.capacity, 4096, t.base, 0});
     }
 
     /// Picks the tier named `name`, or the fastest with room for `bytes` ("" = automatic).
     size_t pick(const std::string& name, double bytes, const std::string& what) const {
         const auto& ts = m_a.memory_tiers();
         std::string names;
-        for (const auto& t : ts) names += (names.empty() ? "" : ", ") + t.name + " (" + format_bytes(static_cast<double>(t.capacity)) + ")";
+        for (const auto& t : ts)
+            names += (names.empty() ? "" : ", ") + t.name + " (" + format_bytes(static_cast<double>(t.capacity)) + ")";
         if (!name.empty()) {
             for (size_t i = 0; i < ts.size(); ++i)
                 if (ts[i].name == name) {
                     if (!m_tier[i].room_for(bytes))
-                        throw input_error("workload '" + m_g.name + "': " + what + " need " + format_bytes(bytes) + " but '" + name + "' has " +
-                                          format_bytes(static_cast<double>(ts[i].capacity - m_tier[i].high_water())) + " free; memories behind the AGCUs: " + names);
+                        throw input_error("workload '" + m_g.name + "': " + what + " need " + format_bytes(bytes) +
+                                          " but '" + name + "' has " +
+                                          format_bytes(static_cast<double>(ts[i].capacity - m_tier[i].high_water())) +
+                                          " free; memories behind the AGCUs: " + names);
                     return i;
                 }
             throw input_error("rdu mapper: no memory '" + name + "' behind the AGCUs; they reach " + names);
         }
         std::vector<size_t> order(ts.size());
         for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-        std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return ts[x].peak_bytes_per_second > ts[y].peak_bytes_per_second; });
+        std::stable_sort(order.begin(), order.end(),
+                         [&](size_t x, size_t y) { return ts[x].peak_bytes_per_second > ts[y].peak_bytes_per_second; });
         for (size_t i : order)
             if (m_tier[i].room_for(bytes)) return i;
-        throw input_error("workload '" + m_g.name + "': " + what + " need " + format_bytes(bytes) + ", more than any memory behind the AGCUs has free: " + names);
+        throw input_error("workload '" + m_g.name + "': " + what + " need " + format_bytes(bytes) +
+                          ", more than any memory behind the AGCUs has free: " + names);
     }
 
     std::uint64_t alloc(size_t tier, double bytes) {
         const auto& t = m_a.memory_tiers()[tier];
         const std::uint64_t a = m_tier[tier].alloc(static_cast<std::uint64_t>(std::ceil(bytes)));
         if (m_tier[tier].overflowed())
-            throw input_error("workload '" + m_g.name + "' needs more than the " + format_bytes(static_cast<double>(t.capacity)) + " of '" + t.name + "'");
+            throw input_error("workload '" + m_g.name + "' needs more than the " +
+                              format_bytes(static_cast<double>(t.capacity)) + " of '" + t.name + "'");
         return a;
     }
 
@@ -81,9 +88,9 @@ private:
     rdu_mapper::record& m_rec;
     mapping& m_out;
     dram_layout m_mem;
-    std::vector<std::uint64_t> m_addr;   // per root tensor, when it lives in off-chip memory
+    std::vector<std::uint64_t> m_addr;  // per root tensor, when it lives in off-chip memory
     std::vector<bool> m_in_dram;
-    std::vector<int> m_last_section;     // per root tensor: the last section that reads it
+    std::vector<int> m_last_section;           // per root tensor: the last section that reads it
     std::vector<std::uint64_t> m_config_addr;  // per section
     std::uint32_t m_cfg_op = 0, m_join_op = 0;
     static constexpr std::uint32_t none = ~0u;
@@ -92,12 +99,15 @@ private:
 
     /// A step the tile order guarantees exists already (a broken order would be a mapper bug, not bad input).
     static std::uint32_t created(std::uint32_t step, const std::string& stage) {
-        if (step == none) throw std::logic_error("rdu mapper: stage '" + stage + "' depends on a tile not yet scheduled");
+        if (step == none)
+            throw std::logic_error("rdu mapper: stage '" + stage + "' depends on a tile not yet scheduled");
         return step;
     }
     endpoint agcu(int unit, std::uint64_t address) const { return endpoint{m_c.agcu->id(), unit, address}; }
     endpoint pcu(int i) const { return endpoint{m_c.pcu_ids[static_cast<size_t>(i)], 0, 0}; }
-    endpoint pmu(int i, std::uint64_t address = 0) const { return endpoint{m_c.pmu_ids[static_cast<size_t>(i)], 0, address}; }
+    endpoint pmu(int i, std::uint64_t address = 0) const {
+        return endpoint{m_c.pmu_ids[static_cast<size_t>(i)], 0, address};
+    }
 
     /// Lanes a tile's `bytes` move in over `units` units: one per unit (the fine form), or as few as keep each at
     /// least mapper.transfer_grain (each lane the first of a run of adjacent units).
@@ -107,7 +117,9 @@ private:
         return static_cast<int>(std::clamp(std::floor(bytes / grain), 1.0, static_cast<double>(units)));
     }
     /// The first unit of lane `b` of `n` over `units` units.
-    static size_t lane_unit(int b, int n, size_t units) { return static_cast<size_t>(b) * units / static_cast<size_t>(n); }
+    static size_t lane_unit(int b, int n, size_t units) {
+        return static_cast<size_t>(b) * units / static_cast<size_t>(n);
+    }
 
     static std::uint64_t slice(double total, double lo, double hi) {
         return static_cast<std::uint64_t>(std::floor(total * hi + 1e-9) - std::floor(total * lo + 1e-9));
@@ -122,8 +134,11 @@ private:
         for (size_t i = 0; i < m_plan.stages.size(); ++i) {
             const rdu_stage& s = m_plan.stages[i];
             const int sec = m_plan.section_of[i];
-            for (const auto& in : s.inputs) m_last_section[static_cast<size_t>(in.tensor)] = std::max(m_last_section[static_cast<size_t>(in.tensor)], sec);
-            for (int w : s.weight_tensors) m_last_section[static_cast<size_t>(w)] = std::max(m_last_section[static_cast<size_t>(w)], sec);
+            for (const auto& in : s.inputs)
+                m_last_section[static_cast<size_t>(in.tensor)] =
+                    std::max(m_last_section[static_cast<size_t>(in.tensor)], sec);
+            for (int w : s.weight_tensors)
+                m_last_section[static_cast<size_t>(w)] = std::max(m_last_section[static_cast<size_t>(w)], sec);
             for (int r : s.outputs) made_in[static_cast<size_t>(r)] = std::max(made_in[static_cast<size_t>(r)], sec);
         }
         // What lives off chip: weights and state, graph inputs, and tensors a later section (or the user) reads.
@@ -147,33 +162,36 @@ private:
         }
         double cfg = 0;
         for (const auto& sec : m_plan.sections)
-            cfg += static_cast<double>(sec.pcus) * static_cast<double>(m_c.pcu_config) + static_cast<double>(sec.pmus) * static_cast<double>(m_c.pmu_config);
+            cfg += static_cast<double>(sec.pcus) * static_cast<double>(m_c.pcu_config) +
+                   static_cast<double>(sec.pmus) * static_cast<double>(m_c.pmu_config);
         const size_t wt = m_mem.pick(m_o.weights_tier, wbytes + cfg, "weights, state and configurations");
         for (int t : weights) {
             m_addr[static_cast<size_t>(t)] = m_mem.alloc(wt, static_cast<double>(m_g.tensor(t).bytes()));
             m_in_dram[static_cast<size_t>(t)] = true;
         }
         for (const auto& sec : m_plan.sections)
-            m_config_addr.push_back(m_mem.alloc(wt, static_cast<double>(sec.pcus) * static_cast<double>(m_c.pcu_config) +
-                                                        static_cast<double>(sec.pmus) * static_cast<double>(m_c.pmu_config)));
+            m_config_addr.push_back(
+                m_mem.alloc(wt, static_cast<double>(sec.pcus) * static_cast<double>(m_c.pcu_config) +
+                                    static_cast<double>(sec.pmus) * static_cast<double>(m_c.pmu_config)));
         const size_t at = m_mem.pick(m_o.activations_tier, abytes, "graph inputs and tensors stored between sections");
         for (int t : acts) {
             m_addr[static_cast<size_t>(t)] = m_mem.alloc(at, static_cast<double>(m_g.tensor(t).bytes()));
             m_in_dram[static_cast<size_t>(t)] = true;
         }
         const auto& tiers = m_c.agcu->memory_tiers();
-        m_out.notes.push_back("off-chip memory: " + format_bytes(wbytes) + " of weights and state in " + tiers[wt].name + ", " +
-                              format_bytes(abytes) + " of inputs, outputs and tensors stored between sections in " + tiers[at].name);
+        m_out.notes.push_back("off-chip memory: " + format_bytes(wbytes) + " of weights and state in " +
+                              tiers[wt].name + ", " + format_bytes(abytes) +
+                              " of inputs, outputs and tensors stored between sections in " + tiers[at].name);
         m_out.details["weights_tier"] = tiers[wt].name;
         m_out.details["activations_tier"] = tiers[at].name;
     }
 
     /// Per placed stage while a section is built.
     struct live {
-        std::vector<std::vector<std::uint32_t>> pending;   // per tile: transfers into its buffers
-        std::vector<std::uint32_t> whole_in;               // transfers into its whole buffers
-        std::vector<std::uint32_t> ready, done;            // per tile
-        std::vector<std::vector<std::uint32_t>> compute;   // per tile, per PCU
+        std::vector<std::vector<std::uint32_t>> pending;            // per tile: transfers into its buffers
+        std::vector<std::uint32_t> whole_in;                        // transfers into its whole buffers
+        std::vector<std::uint32_t> ready, done;                     // per tile
+        std::vector<std::vector<std::uint32_t>> compute;            // per tile, per PCU
         std::vector<std::vector<std::vector<std::uint32_t>>> sent;  // per tile, per output lane: its pushes
         std::vector<size_t> lane_of;                                // per source unit: its output lane
         int out_lanes = 0;
@@ -201,11 +219,13 @@ private:
         if (!m_plan.preloaded) {
             std::uint64_t off = m_config_addr[si];
             for (int u = 0; u < sec.pcus; ++u) {
-                cfg.push_back(prog.add_transfer(m_cfg_op, agcu(m_c.pcu_agcu[static_cast<size_t>(u)], off), pcu(u), m_c.pcu_config, {rec.start}));
+                cfg.push_back(prog.add_transfer(m_cfg_op, agcu(m_c.pcu_agcu[static_cast<size_t>(u)], off), pcu(u),
+                                                m_c.pcu_config, {rec.start}));
                 off += m_c.pcu_config;
             }
             for (int u = 0; u < sec.pmus; ++u) {
-                cfg.push_back(prog.add_transfer(m_cfg_op, agcu(m_c.pmu_agcu[static_cast<size_t>(u)], off), pmu(u), m_c.pmu_config, {rec.start}));
+                cfg.push_back(prog.add_transfer(m_cfg_op, agcu(m_c.pmu_agcu[static_cast<size_t>(u)], off), pmu(u),
+                                                m_c.pmu_config, {rec.start}));
                 off += m_c.pmu_config;
             }
         }
@@ -221,12 +241,15 @@ private:
             auto load = [&](int tensor, double bytes, double lo_frac, double hi_frac) {
                 const std::uint64_t base = m_addr[static_cast<size_t>(tensor)];
                 for (int b = 0; b < m; ++b) {
-                    const double lo = lo_frac + (hi_frac - lo_frac) * b / m, hi = lo_frac + (hi_frac - lo_frac) * (b + 1) / m;
+                    const double lo = lo_frac + (hi_frac - lo_frac) * b / m,
+                                 hi = lo_frac + (hi_frac - lo_frac) * (b + 1) / m;
                     const std::uint64_t n = slice(bytes / (hi_frac - lo_frac), lo, hi);
                     if (n == 0) continue;
                     const int u = p.pmus[static_cast<size_t>(b)];
-                    loads.push_back(prog.add_transfer(op, agcu(sec.load_agcu[static_cast<size_t>(u)], base + slice(bytes / (hi_frac - lo_frac), 0, lo)),
-                                                      pmu(u), n, {rec.configured}));
+                    loads.push_back(prog.add_transfer(
+                        op,
+                        agcu(sec.load_agcu[static_cast<size_t>(u)], base + slice(bytes / (hi_frac - lo_frac), 0, lo)),
+                        pmu(u), n, {rec.configured}));
                 }
             };
             const double f0 = static_cast<double>(s.chunk) / s.chunks, f1 = static_cast<double>(s.chunk + 1) / s.chunks;
@@ -259,8 +282,11 @@ private:
             L[i].out_lanes = lanes(out_bytes, sources);
             L[i].lane_of.resize(sources);
             for (int b = 0; b < L[i].out_lanes; ++b)
-                for (size_t u = lane_unit(b, L[i].out_lanes, sources); u < lane_unit(b + 1, L[i].out_lanes, sources); ++u) L[i].lane_of[u] = static_cast<size_t>(b);
-            L[i].sent.assign(static_cast<size_t>(p.tiles), std::vector<std::vector<std::uint32_t>>(static_cast<size_t>(L[i].out_lanes)));
+                for (size_t u = lane_unit(b, L[i].out_lanes, sources); u < lane_unit(b + 1, L[i].out_lanes, sources);
+                     ++u)
+                    L[i].lane_of[u] = static_cast<size_t>(b);
+            L[i].sent.assign(static_cast<size_t>(p.tiles),
+                             std::vector<std::vector<std::uint32_t>>(static_cast<size_t>(L[i].out_lanes)));
             const int per = sec.tiles / p.tiles;
             for (int t = 0; t < p.tiles; ++t) order.push_back(item{p.level, (t + 1) * per - 1, static_cast<int>(i), t});
         }
@@ -285,17 +311,23 @@ private:
                 const auto& in = s.inputs[k];
                 if (in.whole || producers.count(in.tensor)) continue;
                 if (!m_in_dram[static_cast<size_t>(in.tensor)])
-                    throw std::logic_error("rdu mapper: '" + m_g.tensor(in.tensor).name + "' is read by '" + s.name + "' but is neither on chip nor in memory");
+                    throw std::logic_error("rdu mapper: '" + m_g.tensor(in.tensor).name + "' is read by '" + s.name +
+                                           "' but is neither on chip nor in memory");
                 const int depth = static_cast<int>(p.buffer_tiles[k]);
-                const std::vector<std::uint32_t> room{t >= depth ? created(me.done[static_cast<size_t>(t - depth)], s.name) : rec.loaded};
+                const std::vector<std::uint32_t> room{
+                    t >= depth ? created(me.done[static_cast<size_t>(t - depth)], s.name) : rec.loaded};
                 const int m = lanes(in.bytes / T, p.pmus.size());
                 for (int b = 0; b < m; ++b) {
-                    const double lo = (t + static_cast<double>(b) / m) / T, hi = (t + static_cast<double>(b + 1) / m) / T;
+                    const double lo = (t + static_cast<double>(b) / m) / T,
+                                 hi = (t + static_cast<double>(b + 1) / m) / T;
                     const std::uint64_t n = slice(in.bytes, lo, hi);
                     if (n == 0) continue;
                     const int u = p.pmus[lane_unit(b, m, p.pmus.size())];
-                    deps.push_back(prog.add_transfer(op, agcu(m_c.pmu_agcu[static_cast<size_t>(u)], m_addr[static_cast<size_t>(in.tensor)] + slice(in.bytes, 0, lo)),
-                                                     pmu(u), n, room));
+                    deps.push_back(
+                        prog.add_transfer(op,
+                                          agcu(m_c.pmu_agcu[static_cast<size_t>(u)],
+                                               m_addr[static_cast<size_t>(in.tensor)] + slice(in.bytes, 0, lo)),
+                                          pmu(u), n, room));
                 }
             }
             if (t == 0) deps.insert(deps.end(), me.whole_in.begin(), me.whole_in.end());
@@ -315,7 +347,8 @@ private:
                         cd.insert(cd.end(), out.begin(), out.end());
                     }
                     const work w = share(s, pcu_model, T, t, n, q);
-                    const std::uint32_t c = prog.add_compute(op, pcu(p.pcus[static_cast<size_t>(q)]), prog.add_work(w), cd);
+                    const std::uint32_t c =
+                        prog.add_compute(op, pcu(p.pcus[static_cast<size_t>(q)]), prog.add_work(w), cd);
                     me.compute[static_cast<size_t>(t)][static_cast<size_t>(q)] = c;
                     rec.stages[i].computes.push_back(c);
                     src_step.push_back(c);
@@ -327,22 +360,29 @@ private:
             // Outputs: into the buffers of consumers here, and to memory when later sections or the user need them.
             const size_t U = src_step.size();
             const int lanes_out = me.out_lanes;
-            std::vector<std::uint32_t> lane_step(static_cast<size_t>(lanes_out));  // per output lane: its units' computes done
+            std::vector<std::uint32_t> lane_step(
+                static_cast<size_t>(lanes_out));  // per output lane: its units' computes done
             for (int a = 0; a < lanes_out; ++a) {
                 const size_t u0 = lane_unit(a, lanes_out, U), u1 = lane_unit(a + 1, lanes_out, U);
-                lane_step[static_cast<size_t>(a)] = (u1 - u0 == 1 || !s.computes) ? src_step[u0]
-                                                    : join(std::vector<std::uint32_t>(src_step.begin() + static_cast<std::ptrdiff_t>(u0), src_step.begin() + static_cast<std::ptrdiff_t>(u1)));
+                lane_step[static_cast<size_t>(a)] =
+                    (u1 - u0 == 1 || !s.computes)
+                        ? src_step[u0]
+                        : join(std::vector<std::uint32_t>(src_step.begin() + static_cast<std::ptrdiff_t>(u0),
+                                                          src_step.begin() + static_cast<std::ptrdiff_t>(u1)));
             }
             auto source = [&](size_t a) { return s.computes ? pcu(p.pcus[a]) : pmu(p.pmus[a]); };
             auto source_agcu = [&](size_t a) {
-                return s.computes ? m_c.pcu_agcu[static_cast<size_t>(p.pcus[a])] : m_c.pmu_agcu[static_cast<size_t>(p.pmus[a])];
+                return s.computes ? m_c.pcu_agcu[static_cast<size_t>(p.pcus[a])]
+                                  : m_c.pmu_agcu[static_cast<size_t>(p.pmus[a])];
             };
             std::vector<std::uint32_t> outgoing;
             for (int r : s.outputs) {
                 const double total = static_cast<double>(m_g.tensor(r).bytes());
                 for (size_t a = 0; a < static_cast<size_t>(lanes_out); ++a) {
-                    // This lane's part of tile t, as a fraction of the whole tensor; it leaves from the lane's first unit.
-                    const size_t u0 = lane_unit(static_cast<int>(a), lanes_out, U), u1 = lane_unit(static_cast<int>(a) + 1, lanes_out, U);
+                    // This lane's part of tile t, as a fraction of the whole tensor; it leaves from the lane's first
+                    // unit.
+                    const size_t u0 = lane_unit(static_cast<int>(a), lanes_out, U),
+                                 u1 = lane_unit(static_cast<int>(a) + 1, lanes_out, U);
                     const double lo = (t + (s.chunk + static_cast<double>(u0) / U) / s.chunks) / T;
                     const double hi = (t + (s.chunk + static_cast<double>(u1) / U) / s.chunks) / T;
                     if (consumers.count(r))
@@ -359,25 +399,33 @@ private:
                             const double l0 = lo * scale - base, l1 = hi * scale - base;  // in the consumer's buffer
                             std::vector<std::uint32_t> after{lane_step[a]};
                             const int depth = static_cast<int>(cp.buffer_tiles[k]);
-                            if (!whole && tc >= depth) after.push_back(created(cl.done[static_cast<size_t>(tc - depth)], cs.name));
-                            for (int b = static_cast<int>(std::floor(l0 * m)); b < m && b < std::ceil(l1 * m - 1e-12); ++b) {
-                                const double o0 = std::max(l0, static_cast<double>(b) / m), o1 = std::min(l1, static_cast<double>(b + 1) / m);
+                            if (!whole && tc >= depth)
+                                after.push_back(created(cl.done[static_cast<size_t>(tc - depth)], cs.name));
+                            for (int b = static_cast<int>(std::floor(l0 * m)); b < m && b < std::ceil(l1 * m - 1e-12);
+                                 ++b) {
+                                const double o0 = std::max(l0, static_cast<double>(b) / m),
+                                             o1 = std::min(l1, static_cast<double>(b + 1) / m);
                                 if (o1 <= o0) continue;
                                 const std::uint64_t n = slice(used, (base + o0) / scale, (base + o1) / scale);
                                 if (n == 0) continue;
-                                const std::uint64_t into = slice(used, 0, (base + o0) / scale) % std::max<std::uint64_t>(1, m_c.pmu_capacity);
-                                const std::uint32_t x = prog.add_transfer(op, source(u0), pmu(cp.pmus[lane_unit(b, m, cp.pmus.size())], into), n, after);
+                                const std::uint64_t into =
+                                    slice(used, 0, (base + o0) / scale) % std::max<std::uint64_t>(1, m_c.pmu_capacity);
+                                const std::uint32_t x = prog.add_transfer(
+                                    op, source(u0), pmu(cp.pmus[lane_unit(b, m, cp.pmus.size())], into), n, after);
                                 me.sent[static_cast<size_t>(t)][a].push_back(x);
-                                if (whole) cl.whole_in.push_back(x);
-                                else cl.pending[static_cast<size_t>(tc)].push_back(x);
+                                if (whole)
+                                    cl.whole_in.push_back(x);
+                                else
+                                    cl.pending[static_cast<size_t>(tc)].push_back(x);
                                 outgoing.push_back(x);
                             }
                         }
                     if (m_in_dram[static_cast<size_t>(r)]) {
                         const std::uint64_t n = slice(total, lo, hi);
                         if (n == 0) continue;
-                        const std::uint32_t x = prog.add_transfer(op, source(u0), agcu(source_agcu(u0), m_addr[static_cast<size_t>(r)] + slice(total, 0, lo)), n,
-                                                                  {lane_step[a]});
+                        const std::uint32_t x = prog.add_transfer(
+                            op, source(u0), agcu(source_agcu(u0), m_addr[static_cast<size_t>(r)] + slice(total, 0, lo)),
+                            n, {lane_step[a]});
                         me.sent[static_cast<size_t>(t)][a].push_back(x);
                         spills.push_back(x);
                         outgoing.push_back(x);
@@ -385,7 +433,8 @@ private:
                 }
             }
             // A PMU-only stage frees its buffer once the tile has left it.
-            if (!s.computes) me.done[static_cast<size_t>(t)] = outgoing.empty() ? me.ready[static_cast<size_t>(t)] : join(outgoing);
+            if (!s.computes)
+                me.done[static_cast<size_t>(t)] = outgoing.empty() ? me.ready[static_cast<size_t>(t)] : join(outgoing);
         }
         // 4. The section ends when every stage has finished its last tile and every store is done.
         std::vector<std::uint32_t> tail = spills;
@@ -413,7 +462,8 @@ void emit_program(const workload_graph& g, const chip& c, const rdu_plan& plan, 
 namespace tessel {
 
 mapping rdu_mapper::map(const workload_graph& g, const platform& plat) {
-    if (m_opt.chunk_above > 1) throw input_error("mapper.chunk_above must be at most 1 (a share of the chip's PMU capacity)");
+    if (m_opt.chunk_above > 1)
+        throw input_error("mapper.chunk_above must be at most 1 (a share of the chip's PMU capacity)");
     const rdu::chip c = rdu::discover(plat, m_opt);
     std::vector<int> roots;
     rdu_plan plan = rdu::make_plan(g, c, m_opt, plat.title(), &roots);
@@ -439,11 +489,14 @@ mapping rdu_mapper::map(const workload_graph& g, const platform& plat) {
             out.prog.packet_bytes = m_opt.coarse_packet.bytes();
             const clock_domain& clk = plat.comp(c.pcu_ids.front()).clock();
             out.prog.quantum = std::max(out.prog.quantum, m_opt.coarse_quantum.to_ticks(clk));
-            out.notes.push_back("coarse form: transfers of at least " + format_bytes(static_cast<double>(m_opt.transfer_grain.bytes())) +
-                                ", packets of at least " + format_bytes(static_cast<double>(m_opt.coarse_packet.bytes())) + ", a quantum of " +
-                                format_number(m_opt.coarse_quantum.to_cycles(clk), 4) + " cycles (the fine form would have at least " +
-                                format_number(fine_cost, 4) + " steps and packets" +
-                                (m_opt.representation == "auto" ? ", above mapper.coarse_above; mapper.representation=fine forces it)" : ")"));
+            out.notes.push_back(
+                "coarse form: transfers of at least " +
+                format_bytes(static_cast<double>(m_opt.transfer_grain.bytes())) + ", packets of at least " +
+                format_bytes(static_cast<double>(m_opt.coarse_packet.bytes())) + ", a quantum of " +
+                format_number(m_opt.coarse_quantum.to_cycles(clk), 4) + " cycles (the fine form would have at least " +
+                format_number(fine_cost, 4) + " steps and packets" +
+                (m_opt.representation == "auto" ? ", above mapper.coarse_above; mapper.representation=fine forces it)"
+                                                : ")"));
         }
     }
 
@@ -452,20 +505,28 @@ mapping rdu_mapper::map(const workload_graph& g, const platform& plat) {
     int stages_on_pcus = 0;
     for (const auto& st : plan.stages) stages_on_pcus += st.computes ? 1 : 0;
     out.notes.insert(out.notes.begin(),
-                     std::to_string(plan.stages.size()) + " pipeline stages (" + std::to_string(stages_on_pcus) + " on PCUs, " +
-                         std::to_string(plan.stages.size() - static_cast<size_t>(stages_on_pcus)) + " on PMUs only) in " + std::to_string(S) +
-                         " section" + (S == 1 ? "" : "s") + " on " + std::to_string(plan.pcu_count) + " PCUs and " + std::to_string(plan.pmu_count) +
-                         " PMUs of " + format_bytes(static_cast<double>(plan.pmu_capacity)) + (S > 1 ? "; reconfigured between sections" : ""));
+                     std::to_string(plan.stages.size()) + " pipeline stages (" + std::to_string(stages_on_pcus) +
+                         " on PCUs, " + std::to_string(plan.stages.size() - static_cast<size_t>(stages_on_pcus)) +
+                         " on PMUs only) in " + std::to_string(S) + " section" + (S == 1 ? "" : "s") + " on " +
+                         std::to_string(plan.pcu_count) + " PCUs and " + std::to_string(plan.pmu_count) + " PMUs of " +
+                         format_bytes(static_cast<double>(plan.pmu_capacity)) +
+                         (S > 1 ? "; reconfigured between sections" : ""));
     if (plan.preloaded)
-        out.notes.push_back("one section: configuration and weights stay on chip between runs (steady state; mapper.steady_state=false loads them)");
+        out.notes.push_back(
+            "one section: configuration and weights stay on chip between runs (steady state; mapper.steady_state=false "
+            "loads them)");
     for (const auto& n : plan.notes) out.notes.push_back(n);
     nlohmann::json secs = nlohmann::json::array();
     int chosen = static_cast<int>(m_opt.floorplan_section);
-    if (chosen >= S) throw input_error("mapper.floorplan_section=" + std::to_string(chosen) + ": the run has " + std::to_string(S) + " sections (0.." + std::to_string(S - 1) + ")");
+    if (chosen >= S)
+        throw input_error("mapper.floorplan_section=" + std::to_string(chosen) + ": the run has " + std::to_string(S) +
+                          " sections (0.." + std::to_string(S - 1) + ")");
     if (chosen < 0) {
         chosen = 0;
         for (int s = 1; s < S; ++s)
-            if (plan.sections[static_cast<size_t>(s)].predicted_seconds > plan.sections[static_cast<size_t>(chosen)].predicted_seconds) chosen = s;
+            if (plan.sections[static_cast<size_t>(s)].predicted_seconds >
+                plan.sections[static_cast<size_t>(chosen)].predicted_seconds)
+                chosen = s;
     }
     m_record->units.resize(static_cast<size_t>(S));
     for (int s = 0; s < S; ++s) {
@@ -485,7 +546,8 @@ mapping rdu_mapper::map(const workload_graph& g, const platform& plat) {
             std::vector<floorplan_region> pr, mr;
             if (!p.pcus.empty()) pr = rdu::run_regions(c.pcu_xy, c.pcu_h, p.pcus.front(), p.pcus.back() + 1, label);
             if (!p.pmus.empty()) mr = rdu::run_regions(c.pmu_xy, c.pmu_h, p.pmus.front(), p.pmus.back() + 1, label);
-            const std::string units = (pr.empty() ? std::string() : rdu::region_text(c.pcu_group, pr) + " ") + rdu::region_text(c.pmu_group, mr);
+            const std::string units = (pr.empty() ? std::string() : rdu::region_text(c.pcu_group, pr) + " ") +
+                                      rdu::region_text(c.pmu_group, mr);
             m_record->units[static_cast<size_t>(s)].push_back(units);
             nlohmann::json jo;
             jo["op"] = st.name;
@@ -510,7 +572,8 @@ mapping rdu_mapper::map(const workload_graph& g, const platform& plat) {
     out.details["sections"] = secs;
     out.details["floorplan_section"] = chosen;
     out.details["preloaded"] = plan.preloaded;
-    if (S > 1 || m_opt.floorplan_section >= 0) out.notes.push_back("--floorplan outlines section " + std::to_string(chosen) + " (mapper.floorplan_section)");
+    if (S > 1 || m_opt.floorplan_section >= 0)
+        out.notes.push_back("--floorplan outlines section " + std::to_string(chosen) + " (mapper.floorplan_section)");
     out.samples = toolkit::batch_samples(g);
     m_record->plan = std::move(plan);
     return out;

@@ -13,7 +13,8 @@ void rdu_mapper::options::declare(param_decl& d) {
              "graph must fit on chip as one section (an error says by how much it does not)");
     d(pcus, "pcus", "", "the group of PCUs to use (default: the first group of reconfigurable compute units: rdu_pcu)");
     d(pmus, "pmus", "", "the group of PMUs to use (default: the first group of reconfigurable memory units: rdu_pmu)");
-    d(agcus, "agcus", "", "the AGCUs to reach off-chip memory through (default: the first component with memories behind it: rdu_agcu)");
+    d(agcus, "agcus", "",
+      "the AGCUs to reach off-chip memory through (default: the first component with memories behind it: rdu_agcu)");
     d(tiles, "tiles", "16", "most tiles a tensor streams through the pipeline in (rounded down to a power of two)",
       bound::positive);
     d(min_tile_rows, "min_tile_rows", "8", "fewest rows of a tensor in one tile (fewer tiles for short tensors)",
@@ -91,8 +92,9 @@ void rdu_mapper::explain(const mapping&, const platform&, const executor::result
                 blast = std::max(blast, at(c));
             }
         }
-        const double rc = cfg - t0, ld = loaded - cfg, fill = std::max(0.0, bfirst - loaded), steady = std::max(0.0, blast - std::max(bfirst, loaded)),
-                     drain = std::max(0.0, clast - blast), store = std::max(0.0, end - std::max(clast, loaded));
+        const double rc = cfg - t0, ld = loaded - cfg, fill = std::max(0.0, bfirst - loaded),
+                     steady = std::max(0.0, blast - std::max(bfirst, loaded)), drain = std::max(0.0, clast - blast),
+                     store = std::max(0.0, end - std::max(clast, loaded));
         tot_cfg += rc;
         tot_load += ld;
         tot_fill += fill;
@@ -123,30 +125,36 @@ void rdu_mapper::explain(const mapping&, const platform&, const executor::result
             ops.push_back(jo);
         }
         js["ops"] = ops;
-        std::string line = "section " + std::to_string(si) + ": " + std::to_string(sec.stages.size()) + " stages on " + std::to_string(sec.pcus) +
-                           " PCUs / " + std::to_string(sec.pmus) + " PMUs, " + std::to_string(sec.tiles) + " tile" + (sec.tiles == 1 ? "" : "s") + "; ";
+        std::string line = "section " + std::to_string(si) + ": " + std::to_string(sec.stages.size()) + " stages on " +
+                           std::to_string(sec.pcus) + " PCUs / " + std::to_string(sec.pmus) + " PMUs, " +
+                           std::to_string(sec.tiles) + " tile" + (sec.tiles == 1 ? "" : "s") + "; ";
         if (bn >= 0) {
             const rdu_placed& p = sec.stages[static_cast<size_t>(bn)];
             const std::string name = plan.stages[static_cast<size_t>(p.stage)].name;
             js["bottleneck"] = name;
             js["bottleneck_busy_s"] = bn_busy;
-            line += "bottleneck '" + name + "' (" + std::to_string(p.pcus.size()) + " PCUs, " + format_time(bn_busy / p.tiles) + " per tile); ";
+            line += "bottleneck '" + name + "' (" + std::to_string(p.pcus.size()) + " PCUs, " +
+                    format_time(bn_busy / p.tiles) + " per tile); ";
         }
-        line += format_time(end - t0) + " = reconfigure " + format_time(rc) + " + load " + format_time(ld) + " + fill " + format_time(fill) +
-                " + steady " + format_time(steady) + " + drain " + format_time(drain) + " + store " + format_time(store);
+        line += format_time(end - t0) + " = reconfigure " + format_time(rc) + " + load " + format_time(ld) +
+                " + fill " + format_time(fill) + " + steady " + format_time(steady) + " + drain " + format_time(drain) +
+                " + store " + format_time(store);
         lines.push_back(line);
         secs.push_back(js);
     }
     const double total = tot_cfg + tot_load + tot_fill + tot_steady + tot_drain + tot_store;
     auto pct = [&](double x) { return format_number(total > 0 ? 100 * x / total : 0, 3) + "%"; };
-    s.notes.push_back("time: reconfiguration " + format_time(tot_cfg) + " (" + pct(tot_cfg) + "), loads " + format_time(tot_load) + " (" + pct(tot_load) +
-                      "), pipeline fill " + format_time(tot_fill) + " (" + pct(tot_fill) + ") and drain " + format_time(tot_drain) + " (" +
-                      pct(tot_drain) + "), steady streaming " + format_time(tot_steady) + " (" + pct(tot_steady) + "), stores " +
+    s.notes.push_back("time: reconfiguration " + format_time(tot_cfg) + " (" + pct(tot_cfg) + "), loads " +
+                      format_time(tot_load) + " (" + pct(tot_load) + "), pipeline fill " + format_time(tot_fill) +
+                      " (" + pct(tot_fill) + ") and drain " + format_time(tot_drain) + " (" + pct(tot_drain) +
+                      "), steady streaming " + format_time(tot_steady) + " (" + pct(tot_steady) + "), stores " +
                       format_time(tot_store) + " (" + pct(tot_store) + ")");
     // One line per section; very long runs keep the first and last ones.
     const size_t keep = 24;
     for (size_t i = 0; i < lines.size(); ++i) {
-        if (lines.size() > keep && i == keep / 2) s.notes.push_back("... " + std::to_string(lines.size() - keep) + " more sections in summary.json (mapping.measured)");
+        if (lines.size() > keep && i == keep / 2)
+            s.notes.push_back("... " + std::to_string(lines.size() - keep) +
+                              " more sections in summary.json (mapping.measured)");
         if (lines.size() > keep && i >= keep / 2 && i < lines.size() - keep / 2) continue;
         s.notes.push_back(lines[i]);
     }
@@ -162,7 +170,8 @@ void rdu_mapper::explain(const mapping&, const platform&, const executor::result
 }
 
 TESSEL_REGISTER_MAPPER(make_mapper<rdu_mapper>(
-    "rdu", "spatial pipeline for reconfigurable dataflow units: graph sections laid out on PCUs and PMUs, tiles "
-           "streamed through, sections run one after another with reconfiguration and off-chip loads and stores"));
+    "rdu",
+    "spatial pipeline for reconfigurable dataflow units: graph sections laid out on PCUs and PMUs, tiles "
+    "streamed through, sections run one after another with reconfiguration and off-chip loads and stores"));
 
 }  // namespace tessel

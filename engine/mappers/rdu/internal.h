@@ -35,19 +35,19 @@ namespace tessel::rdu {
 struct chip {
     std::string pcu_group, pmu_group, agcu_group;
     int pcu_w = 0, pcu_h = 0, pmu_w = 0, pmu_h = 0;
-    std::vector<std::uint32_t> pcu_ids, pmu_ids;        // snake order
-    std::vector<std::pair<int, int>> pcu_xy, pmu_xy;    // grid coordinates, snake order
-    std::vector<int> pcu_agcu, pmu_agcu;                // nearest AGCU unit, snake order
-    std::vector<std::vector<int>> pmu_agcus;            // per PMU (snake order): every AGCU, nearest first
-    const compute_model* pcu = nullptr;                 // one PCU's timing rules
+    std::vector<std::uint32_t> pcu_ids, pmu_ids;      // snake order
+    std::vector<std::pair<int, int>> pcu_xy, pmu_xy;  // grid coordinates, snake order
+    std::vector<int> pcu_agcu, pmu_agcu;              // nearest AGCU unit, snake order
+    std::vector<std::vector<int>> pmu_agcus;          // per PMU (snake order): every AGCU, nearest first
+    const compute_model* pcu = nullptr;               // one PCU's timing rules
     std::uint64_t pcu_config = 0, pmu_config = 0, pmu_capacity = 0;
     double pmu_bw = 0;
-    const component* agcu = nullptr;                    // the AGCUs: DMA engines with the memories behind them
+    const component* agcu = nullptr;  // the AGCUs: DMA engines with the memories behind them
     int agcu_units = 0;
     double agcu_bw = 0;
     double link_bw = 0;
     std::uint64_t packet_bytes = 0;  // the mesh's own (the fine form's packets)
-    double memory_bw = 0;   // the memory holding weights and configurations (the fastest, or mapper.weights_tier)
+    double memory_bw = 0;  // the memory holding weights and configurations (the fastest, or mapper.weights_tier)
 };
 
 chip discover(const platform& plat, const rdu_mapper::options& o);

@@ -25,11 +25,14 @@ std::vector<std::pair<int, int>> snake(int w, int h) {
 chip discover(const platform& plat, const rdu_mapper::options& o) {
     chip c;
     const platform::group* pg = &toolkit::find_part(
-        plat, o.pcus, {"rdu mapper", "pcus", "a group of reconfigurable compute units (PCUs)", toolkit::is_reconfigurable_compute});
+        plat, o.pcus,
+        {"rdu mapper", "pcus", "a group of reconfigurable compute units (PCUs)", toolkit::is_reconfigurable_compute});
     const platform::group* mg = &toolkit::find_part(
-        plat, o.pmus, {"rdu mapper", "pmus", "a group of reconfigurable memory units (PMUs)", toolkit::is_reconfigurable_memory});
+        plat, o.pmus,
+        {"rdu mapper", "pmus", "a group of reconfigurable memory units (PMUs)", toolkit::is_reconfigurable_memory});
     const platform::group* ag = &toolkit::find_part(
-        plat, o.agcus, {"rdu mapper", "agcus", "a group of AGCUs (DMA engines with memories behind them)", toolkit::fronts_memories});
+        plat, o.agcus,
+        {"rdu mapper", "agcus", "a group of AGCUs (DMA engines with memories behind them)", toolkit::fronts_memories});
     if (pg->shape.size() != 2 || mg->shape.size() != 2)
         throw input_error("rdu mapper: PCUs and PMUs must be 2D replicate grids ({x: .., y: ..}); '" + pg->name +
                           "' and '" + mg->name + "' are not");
@@ -52,7 +55,8 @@ chip discover(const platform& plat, const rdu_mapper::options& o) {
     c.agcu_bw = c.agcu->unit_bytes_per_second();
     double tier_bw = 0;
     for (const auto& t : c.agcu->memory_tiers())
-        if (o.weights_tier.empty() ? t.peak_bytes_per_second > tier_bw : t.name == o.weights_tier) tier_bw = t.peak_bytes_per_second;
+        if (o.weights_tier.empty() ? t.peak_bytes_per_second > tier_bw : t.name == o.weights_tier)
+            tier_bw = t.peak_bytes_per_second;
     c.memory_bw = tier_bw > 0 ? tier_bw : c.agcu_units * c.agcu_bw;
     // Every unit on one mesh; ports give the distances that placement and AGCU choice use.
     std::uint32_t net = ~0u;
@@ -60,7 +64,9 @@ chip discover(const platform& plat, const rdu_mapper::options& o) {
         const attach_point ap = plat.attachment(id, unit);
         if (!ap.valid()) throw input_error("rdu mapper: " + what + " is not connected to the switch mesh");
         if (net == ~0u) net = ap.net;
-        if (ap.net != net) throw input_error("rdu mapper: " + what + " is on another network than the PCUs; all units must share one mesh");
+        if (ap.net != net)
+            throw input_error("rdu mapper: " + what +
+                              " is on another network than the PCUs; all units must share one mesh");
         const std::vector<int> shape = plat.net(net).port_shape();
         if (shape.size() != 2) throw input_error("rdu mapper: the units' network must be a 2D mesh");
         return std::make_pair(static_cast<int>(ap.port) % shape[0], static_cast<int>(ap.port) / shape[0]);
@@ -74,7 +80,8 @@ chip discover(const platform& plat, const rdu_mapper::options& o) {
     auto nearest = [&](std::pair<int, int> p) {
         int best = 0, bd = -1;
         for (int u = 0; u < c.agcu_units; ++u) {
-            const int d = std::abs(agcu_port[static_cast<size_t>(u)].first - p.first) + std::abs(agcu_port[static_cast<size_t>(u)].second - p.second);
+            const int d = std::abs(agcu_port[static_cast<size_t>(u)].first - p.first) +
+                          std::abs(agcu_port[static_cast<size_t>(u)].second - p.second);
             if (bd < 0 || d < bd) bd = d, best = u;
         }
         return best;
@@ -93,7 +100,10 @@ chip discover(const platform& plat, const rdu_mapper::options& o) {
         c.pmu_agcu.push_back(nearest(at));
         std::vector<int> order(static_cast<size_t>(c.agcu_units));
         for (int u = 0; u < c.agcu_units; ++u) order[static_cast<size_t>(u)] = u;
-        auto dist = [&](int u) { return std::abs(agcu_port[static_cast<size_t>(u)].first - at.first) + std::abs(agcu_port[static_cast<size_t>(u)].second - at.second); };
+        auto dist = [&](int u) {
+            return std::abs(agcu_port[static_cast<size_t>(u)].first - at.first) +
+                   std::abs(agcu_port[static_cast<size_t>(u)].second - at.second);
+        };
         std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return dist(a) < dist(b); });
         c.pmu_agcus.push_back(std::move(order));
     }
@@ -111,7 +121,8 @@ std::vector<int> balance_loads(const chip& c, const std::vector<double>& bytes) 
         const auto& order = c.pmu_agcus[u];
         int pick = -1;
         for (int a : order)
-            if (carried[static_cast<size_t>(a)] == 0 || carried[static_cast<size_t>(a)] + bytes[u] <= share * (1 + 1e-9)) {
+            if (carried[static_cast<size_t>(a)] == 0 ||
+                carried[static_cast<size_t>(a)] + bytes[u] <= share * (1 + 1e-9)) {
                 pick = a;
                 break;
             }
@@ -159,7 +170,9 @@ std::string region_text(const std::string& group, const std::vector<floorplan_re
     std::string s;
     for (const auto& r : rs) {
         if (!s.empty()) s += " ";
-        auto range = [](int a, int b) { return b - a == 1 ? std::to_string(a) : std::to_string(a) + ".." + std::to_string(b - 1); };
+        auto range = [](int a, int b) {
+            return b - a == 1 ? std::to_string(a) : std::to_string(a) + ".." + std::to_string(b - 1);
+        };
         s += group + "[" + range(r.x0, r.x1) + "," + range(r.y0, r.y1) + "]";
     }
     return s;

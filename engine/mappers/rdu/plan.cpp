@@ -19,9 +19,7 @@ std::int64_t column_width(const rdu_stage& s, const compute_model& pcu) {
     return std::max<std::int64_t>(1, static_cast<std::int64_t>(static_cast<double>(pcu.lanes()) * std::max(1.0, rate)));
 }
 
-std::pair<std::int64_t, std::int64_t> tile_rows(std::int64_t R, int T, int t) {
-    return {R * t / T, R * (t + 1) / T};
-}
+std::pair<std::int64_t, std::int64_t> tile_rows(std::int64_t R, int T, int t) { return {R * t / T, R * (t + 1) / T}; }
 
 span gemm_span(const rdu_stage& s, const compute_model& pcu, std::int64_t rows, int n, int p) {
     const std::int64_t N = s.whole.n;
@@ -81,8 +79,11 @@ int max_parallel(const rdu_stage& s, const compute_model& pcu, int T) {
         const std::int64_t ncb = (s.whole.n + cw - 1) / cw;
         return static_cast<int>(std::min<std::int64_t>(1 << 20, ncb * rows_min));
     }
-    const double elems = (s.whole.bytes_out > 0 ? s.whole.bytes_out / (dtype_bits(s.whole.type) / 8.0) : static_cast<double>(s.rows)) / T;
-    return static_cast<int>(std::clamp(std::ceil(elems / static_cast<double>(pcu.lanes())), 1.0, static_cast<double>(1 << 20)));
+    const double elems =
+        (s.whole.bytes_out > 0 ? s.whole.bytes_out / (dtype_bits(s.whole.type) / 8.0) : static_cast<double>(s.rows)) /
+        T;
+    return static_cast<int>(
+        std::clamp(std::ceil(elems / static_cast<double>(pcu.lanes())), 1.0, static_cast<double>(1 << 20)));
 }
 
 double tile_seconds(const rdu_stage& s, const compute_model& pcu, int T, int n) {
@@ -113,7 +114,8 @@ namespace {
 
 class planner {
 public:
-    planner(const workload_graph& g, const chip& c, const rdu_mapper::options& o, const std::string& plat_name, rdu_search* search)
+    planner(const workload_graph& g, const chip& c, const rdu_mapper::options& o, const std::string& plat_name,
+            rdu_search* search)
         : m_g(g), m_c(c), m_o(o), m_plat(plat_name), m_search(search) {}
 
     rdu_plan run() {
@@ -139,13 +141,15 @@ private:
     rdu_search* m_search;
     rdu_plan m_plan;
     std::vector<int> m_root;
-    std::vector<std::vector<int>> m_producers;  // root tensor -> stages writing it
-    std::vector<int> m_last_reader;             // root tensor -> last stage reading it
-    std::vector<bool> m_user_reads;             // root tensor -> a graph output
+    std::vector<std::vector<int>> m_producers;                           // root tensor -> stages writing it
+    std::vector<int> m_last_reader;                                      // root tensor -> last stage reading it
+    std::vector<bool> m_user_reads;                                      // root tensor -> a graph output
     std::unordered_map<std::uint64_t, std::vector<double>> m_tile_memo;  // (stage, tiles) -> per PCU count, -1: not yet
-    std::vector<int> m_class;                   // stage -> its kind (stages_alike())
+    std::vector<int> m_class;                                            // stage -> its kind (stages_alike())
 
-    double chip_capacity() const { return static_cast<double>(m_c.pmu_capacity) * static_cast<double>(m_c.pmu_ids.size()); }
+    double chip_capacity() const {
+        return static_cast<double>(m_c.pmu_capacity) * static_cast<double>(m_c.pmu_ids.size());
+    }
 
     void resolve_views() {
         const auto& ts = m_g.tensors();
@@ -184,7 +188,8 @@ private:
                 const double last = sh.empty() ? 1.0 : static_cast<double>(std::max<std::int64_t>(1, sh.back()));
                 s.rows = static_cast<std::int64_t>(std::max(1.0, out_elems / last));
             }
-            s.own_tiles = pow2_floor(std::min(static_cast<double>(m_o.tiles), static_cast<double>(s.rows) / static_cast<double>(m_o.min_tile_rows)));
+            s.own_tiles = pow2_floor(std::min(static_cast<double>(m_o.tiles),
+                                              static_cast<double>(s.rows) / static_cast<double>(m_o.min_tile_rows)));
             // Inputs.
             bool streamed_seen = false;
             std::set<int> seen;
@@ -203,8 +208,9 @@ private:
                         rdu_stage::input in;
                         in.tensor = r;
                         in.gather = true;
-                        in.bytes = op.cost.bytes_weight > 0 ? std::min(op.cost.bytes_weight, static_cast<double>(ri.bytes()))
-                                                            : static_cast<double>(ri.bytes());
+                        in.bytes = op.cost.bytes_weight > 0
+                                       ? std::min(op.cost.bytes_weight, static_cast<double>(ri.bytes()))
+                                       : static_cast<double>(ri.bytes());
                         s.inputs.push_back(in);
                     }
                     continue;
@@ -229,9 +235,12 @@ private:
             if (gemm && resident > m_o.chunk_above * cap) {
                 chunks = static_cast<int>(std::ceil(resident / (m_o.chunk_above * cap)));
                 if (op.kind == op_kind::attention || chunks > s.whole.n)
-                    throw input_error("op '" + op.name + "' needs " + format_bytes(resident) + " on chip (weights and operands it needs whole); '" +
-                                      m_plat + "' has " + format_bytes(cap) + " of PMU capacity and this op cannot be split into chunks that fit");
-                m_plan.notes.push_back(op.name + ": " + format_bytes(resident) + " of weights and whole operands, more than " +
+                    throw input_error("op '" + op.name + "' needs " + format_bytes(resident) +
+                                      " on chip (weights and operands it needs whole); '" + m_plat + "' has " +
+                                      format_bytes(cap) +
+                                      " of PMU capacity and this op cannot be split into chunks that fit");
+                m_plan.notes.push_back(op.name + ": " + format_bytes(resident) +
+                                       " of weights and whole operands, more than " +
                                        format_number(100 * m_o.chunk_above, 3) + "% of the " + format_bytes(cap) +
                                        " on chip: split into " + std::to_string(chunks) + " column chunks");
             }
@@ -258,6 +267,7 @@ private:
             }
         }
     }
+
 private:
     // ---- Sections.
 
@@ -294,7 +304,8 @@ private:
             }
             if (here > 0 && here < prods.size()) {
                 // Part of this tensor is made here, part before: it is complete only in memory after this section.
-                if (why) *why = "its input '" + m_g.tensor(in.tensor).name + "' is only partly produced in this section";
+                if (why)
+                    *why = "its input '" + m_g.tensor(in.tensor).name + "' is only partly produced in this section";
                 return false;
             }
             sr.on_chip = here > 0;
@@ -317,7 +328,8 @@ private:
                 continue;
             }
             double depth = static_cast<double>(m_o.buffer_depth);
-            if (srcs[i].on_chip) depth += std::max(0, p.depth - srcs[i].depth - 1);  // a short path rejoining a long one
+            if (srcs[i].on_chip)
+                depth += std::max(0, p.depth - srcs[i].depth - 1);  // a short path rejoining a long one
             p.buffer_tiles[i] = depth;
             p.resident_bytes += depth * in.bytes / p.tiles;
         }
@@ -327,8 +339,8 @@ private:
         if (os.pcus + pcus > m_plan.pcu_count || os.pmus + pmus > m_plan.pmu_count) {
             if (why)
                 *why = "it needs " + std::to_string(pcus) + " PCU(s) and " + std::to_string(pmus) + " PMU(s) (" +
-                       format_bytes(p.resident_bytes) + ") with " + std::to_string(m_plan.pcu_count - os.pcus) + " PCUs and " +
-                       std::to_string(m_plan.pmu_count - os.pmus) + " PMUs free";
+                       format_bytes(p.resident_bytes) + ") with " + std::to_string(m_plan.pcu_count - os.pcus) +
+                       " PCUs and " + std::to_string(m_plan.pmu_count - os.pmus) + " PMUs free";
             return false;
         }
         os.pcus += pcus;
@@ -356,11 +368,23 @@ private:
         for (size_t k = 0; k < m_plan.stages.size(); ++k) {
             const rdu_stage& s = m_plan.stages[k];
             const work& w = s.whole;
-            std::vector<double> v{s.computes ? 1.0 : 0.0, static_cast<double>(s.chunks), static_cast<double>(s.rows),
-                                  static_cast<double>(s.own_tiles), s.weight_bytes, w.macs, w.vector_ops, w.bytes_in,
-                                  w.bytes_weight, w.bytes_out, static_cast<double>(w.type), static_cast<double>(w.cls),
-                                  static_cast<double>(w.batch), static_cast<double>(w.m), static_cast<double>(w.n),
-                                  static_cast<double>(w.k), static_cast<double>(s.inputs.size())};
+            std::vector<double> v{s.computes ? 1.0 : 0.0,
+                                  static_cast<double>(s.chunks),
+                                  static_cast<double>(s.rows),
+                                  static_cast<double>(s.own_tiles),
+                                  s.weight_bytes,
+                                  w.macs,
+                                  w.vector_ops,
+                                  w.bytes_in,
+                                  w.bytes_weight,
+                                  w.bytes_out,
+                                  static_cast<double>(w.type),
+                                  static_cast<double>(w.cls),
+                                  static_cast<double>(w.batch),
+                                  static_cast<double>(w.m),
+                                  static_cast<double>(w.n),
+                                  static_cast<double>(w.k),
+                                  static_cast<double>(s.inputs.size())};
             for (const auto& in : s.inputs) {
                 v.insert(v.end(), {in.whole ? 1.0 : 0.0, in.gather ? 1.0 : 0.0, in.bytes,
                                    static_cast<double>(m_producers[static_cast<size_t>(in.tensor)].size())});
@@ -383,7 +407,8 @@ private:
             feed(static_cast<std::uint64_t>(pl.m_class[static_cast<size_t>(j)]));
             for (const auto& in : s.inputs) {
                 const auto& prods = pl.m_producers[static_cast<size_t>(in.tensor)];
-                const bool here = std::any_of(prods.begin(), prods.end(), [&](int pr) { return pr >= m_first && pr < j; });
+                const bool here =
+                    std::any_of(prods.begin(), prods.end(), [&](int pr) { return pr >= m_first && pr < j; });
                 feed(here ? prods.size() : ~std::uint64_t{0});
                 if (!here) continue;
                 for (int pr : prods) feed(static_cast<std::uint64_t>(pr - m_first));
@@ -393,7 +418,8 @@ private:
             }
             for (size_t q = 0; q < s.outputs.size(); ++q) {
                 const size_t r = static_cast<size_t>(s.outputs[q]);
-                if (!pl.m_user_reads[r] && pl.m_last_reader[r] <= j) m_closed += mix(pack(j, q));  // read by nobody after
+                if (!pl.m_user_reads[r] && pl.m_last_reader[r] <= j)
+                    m_closed += mix(pack(j, q));  // read by nobody after
             }
         }
         bool operator==(const section_key& o) const { return m_a == o.m_a && m_b == o.m_b && m_closed == o.m_closed; }
@@ -412,7 +438,9 @@ private:
             m_a = mix(m_a * 0x9e3779b97f4a7c15ull + v);
             m_b = mix(m_b ^ (v * 0xc2b2ae3d27d4eb4full + 0x165667b19e3779f9ull));
         }
-        std::uint64_t pack(int stage, size_t output) const { return (static_cast<std::uint64_t>(stage - m_first) << 16) | output; }
+        std::uint64_t pack(int stage, size_t output) const {
+            return (static_cast<std::uint64_t>(stage - m_first) << 16) | output;
+        }
         void close(const planner& pl, int pr, int tensor) {
             const auto& outs = pl.m_plan.stages[static_cast<size_t>(pr)].outputs;
             for (size_t q = 0; q < outs.size(); ++q)
@@ -421,7 +449,9 @@ private:
     };
 
     struct key_hash {
-        size_t operator()(const std::pair<section_key, bool>& k) const { return static_cast<size_t>(k.first.hash() ^ k.first.with(k.second)); }
+        size_t operator()(const std::pair<section_key, bool>& k) const {
+            return static_cast<size_t>(k.first.hash() ^ k.first.with(k.second));
+        }
     };
 
     // ---- Where to cut.
@@ -439,11 +469,13 @@ private:
         const bool single = m_o.mode == "single";
         m_plan.section_of.assign(static_cast<size_t>(N), -1);
         index_readers();
-        std::vector<double> weights(static_cast<size_t>(N) + 1, 0.0), ideal(static_cast<size_t>(N) + 1, 0.0), fill(ideal);
+        std::vector<double> weights(static_cast<size_t>(N) + 1, 0.0), ideal(static_cast<size_t>(N) + 1, 0.0),
+            fill(ideal);
         for (int k = 0; k < N; ++k) {
             const rdu_stage& s = m_plan.stages[static_cast<size_t>(k)];
             weights[static_cast<size_t>(k) + 1] = weights[static_cast<size_t>(k)] + s.weight_bytes;
-            ideal[static_cast<size_t>(k) + 1] = ideal[static_cast<size_t>(k)] + (s.computes ? (*m_c.pcu).ideal_seconds(s.whole) : 0.0);
+            ideal[static_cast<size_t>(k) + 1] =
+                ideal[static_cast<size_t>(k)] + (s.computes ? (*m_c.pcu).ideal_seconds(s.whole) : 0.0);
             fill[static_cast<size_t>(k) + 1] = fill[static_cast<size_t>(k)] + shortest_tile(k);
         }
         const double inf = std::numeric_limits<double>::infinity();
@@ -461,13 +493,17 @@ private:
                 if (!try_add(os, j, &why)) {
                     const rdu_stage& s = m_plan.stages[static_cast<size_t>(j)];
                     if (single && j > i)
-                        throw input_error("workload '" + m_g.name + "' does not fit on '" + m_plat + "' as one section (mapper.mode=single): at op '" +
-                                          s.name + "' " + why + "; the graph has " + std::to_string(N) + " stages and " +
-                                          format_bytes(weights.back()) + " of weights to hold on chip against " + std::to_string(m_plan.pcu_count) +
-                                          " PCUs and " + format_bytes(chip_capacity()) + " of PMU capacity (use mapper.mode=sections to run it in sections)");
+                        throw input_error("workload '" + m_g.name + "' does not fit on '" + m_plat +
+                                          "' as one section (mapper.mode=single): at op '" + s.name + "' " + why +
+                                          "; the graph has " + std::to_string(N) + " stages and " +
+                                          format_bytes(weights.back()) + " of weights to hold on chip against " +
+                                          std::to_string(m_plan.pcu_count) + " PCUs and " +
+                                          format_bytes(chip_capacity()) +
+                                          " of PMU capacity (use mapper.mode=sections to run it in sections)");
                     if (j == i)
-                        throw input_error("op '" + s.name + "' does not fit on '" + m_plat + "' even alone: " + why + " (PMU capacity " +
-                                          format_bytes(static_cast<double>(m_c.pmu_capacity)) + " each)");
+                        throw input_error("op '" + s.name + "' does not fit on '" + m_plat + "' even alone: " + why +
+                                          " (PMU capacity " + format_bytes(static_cast<double>(m_c.pmu_capacity)) +
+                                          " each)");
                     break;
                 }
                 key.add(*this, j);
@@ -504,7 +540,8 @@ private:
             allocate(os.sec);
             os.sec.predicted_total_seconds = section_cost(os.sec, i, j);
             os.sec.load_agcu = balance_loads(m_c, pmu_loads(os.sec, i, j));
-            for (const rdu_placed& p : os.sec.stages) m_plan.section_of[static_cast<size_t>(p.stage)] = static_cast<int>(m_plan.sections.size());
+            for (const rdu_placed& p : os.sec.stages)
+                m_plan.section_of[static_cast<size_t>(p.stage)] = static_cast<int>(m_plan.sections.size());
             m_plan.sections.push_back(std::move(os.sec));
         }
     }
@@ -514,12 +551,15 @@ private:
         m_last_reader.assign(m_g.tensors().size(), -1);
         m_user_reads.assign(m_g.tensors().size(), false);
         for (size_t k = 0; k < m_plan.stages.size(); ++k)
-            for (const auto& in : m_plan.stages[k].inputs) m_last_reader[static_cast<size_t>(in.tensor)] = static_cast<int>(k);
+            for (const auto& in : m_plan.stages[k].inputs)
+                m_last_reader[static_cast<size_t>(in.tensor)] = static_cast<int>(k);
         for (int t : m_g.graph_outputs()) m_user_reads[static_cast<size_t>(root(t))] = true;
     }
 
     /// Whether section [i, j) keeps its configuration and weights on chip between runs (steady state).
-    bool preloaded(int i, int j) const { return m_o.steady_state && i == 0 && j == static_cast<int>(m_plan.stages.size()); }
+    bool preloaded(int i, int j) const {
+        return m_o.steady_state && i == 0 && j == static_cast<int>(m_plan.stages.size());
+    }
 
     /// Whether part of root tensor r is made in section [i, j).
     bool made_in(int r, int i, int j) const {
@@ -549,8 +589,10 @@ private:
     double section_cost(const rdu_section& sec, int i, int j) const {
         const size_t A = static_cast<size_t>(m_c.agcu_units);
         std::vector<double> cfg(A, 0.0), load(A, 0.0), io(A, 0.0);
-        auto spread = [](std::vector<double>& to, const std::vector<int>& units, const std::vector<int>& agcu_of, double bytes) {
-            for (int u : units) to[static_cast<size_t>(agcu_of[static_cast<size_t>(u)])] += bytes / static_cast<double>(units.size());
+        auto spread = [](std::vector<double>& to, const std::vector<int>& units, const std::vector<int>& agcu_of,
+                         double bytes) {
+            for (int u : units)
+                to[static_cast<size_t>(agcu_of[static_cast<size_t>(u)])] += bytes / static_cast<double>(units.size());
         };
         const std::vector<double> loads = pmu_loads(sec, i, j);
         const std::vector<int> via = balance_loads(m_c, loads);
@@ -559,8 +601,12 @@ private:
         for (const rdu_placed& p : sec.stages) {
             const rdu_stage& s = m_plan.stages[static_cast<size_t>(p.stage)];
             if (!preloaded(i, j)) {
-                for (int u : p.pcus) cfg[static_cast<size_t>(m_c.pcu_agcu[static_cast<size_t>(u)])] += static_cast<double>(m_c.pcu_config);
-                for (int u : p.pmus) cfg[static_cast<size_t>(m_c.pmu_agcu[static_cast<size_t>(u)])] += static_cast<double>(m_c.pmu_config);
+                for (int u : p.pcus)
+                    cfg[static_cast<size_t>(m_c.pcu_agcu[static_cast<size_t>(u)])] +=
+                        static_cast<double>(m_c.pcu_config);
+                for (int u : p.pmus)
+                    cfg[static_cast<size_t>(m_c.pmu_agcu[static_cast<size_t>(u)])] +=
+                        static_cast<double>(m_c.pmu_config);
             }
             for (const auto& in : s.inputs)
                 if (!in.whole && !made_in(in.tensor, i, j)) spread(io, p.pmus, m_c.pmu_agcu, in.bytes);
@@ -709,14 +755,16 @@ private:
                 for (const auto& in : s.inputs) bytes += in.bytes;
                 p.tile_seconds = bytes / p.tiles / (static_cast<double>(pm[i]) * std::min(m_c.pmu_bw, m_c.link_bw));
             }
-            level_time[static_cast<size_t>(p.level)] = std::max(level_time[static_cast<size_t>(p.level)], p.tiles * p.tile_seconds);
+            level_time[static_cast<size_t>(p.level)] =
+                std::max(level_time[static_cast<size_t>(p.level)], p.tiles * p.tile_seconds);
             fill += p.tile_seconds;
             sec.tiles = std::max(sec.tiles, p.tiles);
             sec.load_bytes += s.weight_bytes;
         }
         sec.pcus = np;
         sec.pmus = nm;
-        sec.load_bytes += static_cast<double>(np) * static_cast<double>(m_c.pcu_config) + static_cast<double>(nm) * static_cast<double>(m_c.pmu_config);
+        sec.load_bytes += static_cast<double>(np) * static_cast<double>(m_c.pcu_config) +
+                          static_cast<double>(nm) * static_cast<double>(m_c.pmu_config);
         sec.predicted_seconds = fill;
         for (double t : level_time) sec.predicted_seconds += t;
     }
@@ -737,12 +785,12 @@ rdu_plan make_plan(const workload_graph& g, const chip& c, const rdu_mapper::opt
 namespace tessel {
 
 rdu_plan rdu_mapper::plan(const workload_graph& g, const platform& plat, rdu_search* search) const {
-    if (m_opt.chunk_above > 1) throw input_error("mapper.chunk_above must be at most 1 (a share of the chip's PMU capacity)");
+    if (m_opt.chunk_above > 1)
+        throw input_error("mapper.chunk_above must be at most 1 (a share of the chip's PMU capacity)");
     const rdu::chip c = rdu::discover(plat, m_opt);
     rdu_plan out = rdu::make_plan(g, c, m_opt, plat.title(), nullptr, search);
     out.preloaded = m_opt.steady_state && out.sections.size() == 1;
     return out;
 }
-
 
 }  // namespace tessel

@@ -39,18 +39,18 @@ namespace tessel {
 
 /// One pipeline stage: an op of the graph, or one column chunk of it.
 struct rdu_stage {
-    int op = -1;               // graph op index
+    int op = -1;  // graph op index
     int chunk = 0, chunks = 1;
-    bool computes = true;      // false: a PMU-only stage (data movement)
-    work whole;                // the stage's work over all tiles (GEMM view with its chunk of the columns)
-    std::int64_t rows = 1;     // streamed rows
-    int own_tiles = 1;         // tiles from its own rows (power of two)
-    std::string name;          // op name, with "#c" for a chunk
+    bool computes = true;   // false: a PMU-only stage (data movement)
+    work whole;             // the stage's work over all tiles (GEMM view with its chunk of the columns)
+    std::int64_t rows = 1;  // streamed rows
+    int own_tiles = 1;      // tiles from its own rows (power of two)
+    std::string name;       // op name, with "#c" for a chunk
     struct input {
-        int tensor = -1;       // root tensor (views resolved)
-        bool whole = false;    // needed complete before the first tile (B operands, broadcast operands)
-        bool gather = false;   // rows gathered from off-chip memory (an embedding table)
-        double bytes = 0;      // bytes this stage reads of it
+        int tensor = -1;      // root tensor (views resolved)
+        bool whole = false;   // needed complete before the first tile (B operands, broadcast operands)
+        bool gather = false;  // rows gathered from off-chip memory (an embedding table)
+        double bytes = 0;     // bytes this stage reads of it
     };
     std::vector<input> inputs;
     std::vector<int> outputs;  // root tensors it writes (its chunk of their columns)
@@ -61,34 +61,34 @@ struct rdu_stage {
 /// A stage placed in a section.
 struct rdu_placed {
     int stage = -1;
-    int tiles = 1;                      // tiles in this section (power of two)
-    int level = 0;                      // stages needing a whole operand from this section run at a later level
-    int depth = 0;                      // longest chain of same-level stages before it
-    double resident_bytes = 0;          // weights + whole operands + input buffers
-    std::vector<double> buffer_tiles;   // per input: buffered tiles (0: whole or none)
-    std::vector<int> pcus, pmus;        // unit indices in snake order over the PCU and PMU grids
-    double tile_seconds = 0;            // predicted time of one tile on its busiest PCU
+    int tiles = 1;                     // tiles in this section (power of two)
+    int level = 0;                     // stages needing a whole operand from this section run at a later level
+    int depth = 0;                     // longest chain of same-level stages before it
+    double resident_bytes = 0;         // weights + whole operands + input buffers
+    std::vector<double> buffer_tiles;  // per input: buffered tiles (0: whole or none)
+    std::vector<int> pcus, pmus;       // unit indices in snake order over the PCU and PMU grids
+    double tile_seconds = 0;           // predicted time of one tile on its busiest PCU
 };
 
 struct rdu_section {
     std::vector<rdu_placed> stages;
-    int tiles = 1;                // the most tiles of any stage
-    int pcus = 0, pmus = 0;       // units used
-    double predicted_seconds = 0;  // streaming estimate (bottleneck x tiles + one tile per stage)
+    int tiles = 1;                       // the most tiles of any stage
+    int pcus = 0, pmus = 0;              // units used
+    double predicted_seconds = 0;        // streaming estimate (bottleneck x tiles + one tile per stage)
     double predicted_total_seconds = 0;  // with configuration, loads and off-chip streaming (what the cuts minimise)
-    double load_bytes = 0;        // configuration, weights and whole operands loaded
-    std::vector<int> load_agcu;   // per PMU (snake order): the AGCU its loads come through (-1: loads nothing)
+    double load_bytes = 0;               // configuration, weights and whole operands loaded
+    std::vector<int> load_agcu;          // per PMU (snake order): the AGCU its loads come through (-1: loads nothing)
 };
 
 /// The whole plan: stages, sections, memory layout. `tessel` tests check it never oversubscribes a unit.
 struct rdu_plan {
     std::vector<rdu_stage> stages;
     std::vector<rdu_section> sections;
-    std::vector<int> section_of;          // per stage
+    std::vector<int> section_of;  // per stage
     std::uint64_t pmu_capacity = 0;
     int pcu_count = 0, pmu_count = 0;
     std::vector<std::uint32_t> pcu_ids, pmu_ids;  // component ids in snake order (what placed indices name)
-    bool preloaded = false;               // one section, configuration and weights assumed resident
+    bool preloaded = false;                       // one section, configuration and weights assumed resident
     std::vector<std::string> notes;
 };
 

@@ -13,9 +13,9 @@ namespace tessel::toolkit {
 
 /// What a mapper looks for, for the search and its error messages.
 struct part_query {
-    std::string who;                       // "bsp mapper"
-    std::string option;                    // the mapper option that names it ("tiles": mapper.tiles)
-    std::string what;                      // what it must be, as a noun phrase ("compute tiles with their own memory")
+    std::string who;     // "bsp mapper"
+    std::string option;  // the mapper option that names it ("tiles": mapper.tiles)
+    std::string what;    // what it must be, as a noun phrase ("compute tiles with their own memory")
     std::function<bool(const component&)> fits;  // whether a group's (first) component is one
 };
 
