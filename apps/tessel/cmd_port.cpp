@@ -1,9 +1,9 @@
-// tessel port: the porting report of a model on a platform (engine/report/port.h).
+// tessel port: the porting report of a model on a platform (engine/plan/port.h).
 #include <iostream>
 
 #include "apps/tessel/command.h"
 #include "apps/tessel/paths.h"
-#include "engine/report/port.h"
+#include "engine/plan/port.h"
 
 namespace tessel {
 namespace {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/program/program.h"
+#include "engine/netlist/endpoint.h"
 #include "models/core/component.h"
 #include "models/core/param.h"
 #include "models/core/sim_context.h"

@@ -10,20 +10,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/netlist/endpoint.h"
 #include "models/core/error.h"
 #include "models/core/grid_placement.h"
 #include "models/core/transaction.h"
 #include "models/core/units.h"
 
 namespace tessel {
-
-/// A place a step reads, writes or runs on: a component, one of its units (-1: chosen by address), an address.
-struct endpoint {
-    std::uint32_t comp = ~0u;
-    std::int32_t unit = 0;
-    std::uint64_t address = 0;
-    bool valid() const { return comp != ~0u; }
-};
 
 enum class step_kind : std::uint8_t {
     compute,   // work on a compute unit

@@ -59,6 +59,13 @@ void write_line(int fd, const std::string& text, const std::string& what) {
     if (::fsync(fd) != 0) undo_and_fail("cannot sync ");
 }
 
+std::string read_text(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
 std::string csv_field(const std::string& s) {
     const bool quote =
         s.find_first_of(",\"\n\r") != std::string::npos || (!s.empty() && (s.front() == ' ' || s.back() == ' '));

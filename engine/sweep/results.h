@@ -67,6 +67,8 @@ void write_line(int fd, const std::string& text, const std::string& what);
 inline void write_durable(const std::string& path, const std::string& text) {
     write_file_atomic(path, text, "file", true);
 }
+/// The whole of a file the sweep wrote itself (a point's log or summary, a task list); empty when it is missing.
+std::string read_text(const std::string& path);
 /// A CSV field, quoted when it needs to be.
 std::string csv_field(const std::string& s);
 /// A JSON value as a CSV cell: numbers in their shortest exact form, strings as they are, null empty.

@@ -21,6 +21,7 @@
 #include <stdexcept>
 
 #include "engine/sweep/metrics.h"
+#include "engine/sweep/results.h"
 #include "models/core/error.h"
 #include "models/core/fingerprint.h"
 #include "models/core/output_file.h"
@@ -45,13 +46,6 @@ std::string utc_now() {
     char buf[32];
     std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
     return buf;
-}
-
-std::string read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
 }
 
 /// The line of a point's log that says what went wrong: the last "error:" line, else the last line.

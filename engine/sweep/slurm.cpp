@@ -18,6 +18,7 @@
 #include <set>
 #include <sstream>
 
+#include "engine/sweep/results.h"
 #include "models/core/error.h"
 
 namespace tessel::sweep {
@@ -28,13 +29,6 @@ namespace {
 
 // Slurm's default MaxArraySize is 1001: larger sweeps put several points in each task.
 constexpr size_t max_array_tasks = 1000;
-
-std::string read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 std::string trim(std::string s) {
     while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();

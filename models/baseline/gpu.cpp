@@ -129,8 +129,6 @@ void gpu::params::declare(param_decl& d) {
 
 namespace {
 
-double ceil_div(double a, double b) { return std::ceil(a / b - 1e-12); }
-
 std::vector<gpu::timing::tile> parse_tiles(const std::string& text, const std::string& who) {
     std::vector<gpu::timing::tile> out;
     std::stringstream ss(text);

@@ -53,10 +53,6 @@ void tpu::params::declare(param_decl& d) {
                    "figure is charged), and the CMEM's static power");
 }
 
-namespace {
-double ceil_div(double a, double b) { return std::ceil(a / b - 1e-12); }
-}  // namespace
-
 tpu::timing::timing(const params& prm, const std::string& who) : p(prm), clk(prm.clock.clock()) {
     for (double e : {p.op.mxu_efficiency, p.op.hbm_efficiency})
         if (!(e > 0 && e <= 1)) throw input_error(who + ": op efficiencies must be above 0 and at most 1");

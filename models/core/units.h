@@ -4,6 +4,7 @@
 // simulated transfer or computation is never faster than its physical bound.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -129,6 +130,10 @@ tick transfer_ticks(double bytes, double bytes_per_second);
 
 /// Femtoseconds to ticks, rounded up, exact for whole counts (the hot-path form of seconds_to_ticks:
 /// callers precompute femtoseconds per byte or per cycle once).
+/// Whole units (cycles, tiles, waves) that hold a / b: rounded up, with floating-point dust below 1e-12 of a unit
+/// ignored, so an exact multiple is not rounded up to one more.
+inline double ceil_div(double a, double b) { return std::ceil(a / b - 1e-12); }
+
 inline tick fs_to_ticks(double fs) {
     if (!(fs > 0)) return 0;
     const tick below = static_cast<tick>(fs);

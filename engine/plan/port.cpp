@@ -1,4 +1,4 @@
-#include "engine/report/port.h"
+#include "engine/plan/port.h"
 
 #include <algorithm>
 #include <cmath>
