@@ -30,6 +30,7 @@ packages=(
   slurm-wlm munge           # the Slurm sweep backend and its test (a local single-node cluster)
   valgrind                  # bench/: instruction counts
   clang libclang-rt-dev     # scripts/fuzz.sh: libFuzzer harnesses (fuzz/), run briefly by scripts/test.sh
+  clang-format clang-tidy   # scripts/lint.sh: the style checks scripts/test.sh runs first
   "${extra[@]}"
 )
 

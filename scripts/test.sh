@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tessel test suite: builds and runs every test, then builds the tests with AddressSanitizer + UBSan (clang) and
+# tessel test suite: checks style first (scripts/lint.sh: clang-format on every C++ file, clang-tidy on the files
+# the change touched), builds and runs every test, then builds the tests with AddressSanitizer + UBSan (clang) and
 # runs them again, then fuzzes each input reader briefly. Exit status is non-zero if anything fails.
 #   scripts/test.sh           every test but the long ones (label `long`: docs/accelerator-war.md's comparisons,
 #                             about 90 CPU-minutes on a 2-core machine; CI runs this)
@@ -15,6 +16,7 @@ for arg in "$@"; do
   esac
 done
 
+scripts/lint.sh
 scripts/configure.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs" "${skip[@]}"
