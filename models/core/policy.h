@@ -117,7 +117,7 @@ policy_entry<typename P::family> make_policy(std::string name, std::string brief
         if constexpr (std::is_same_v<params, no_policy_params>)
             return std::make_unique<const P>();
         else
-            return std::make_unique<const P>(p);
+            return std::make_unique<const P>(std::move(p));  // a policy may own a child policy
     };
     return e;
 }

@@ -15,9 +15,7 @@ void mesh_noc::routing_params::declare(param_decl& d) {
 }
 
 void mesh_noc::flow_control_params::declare(param_decl& d) {
-    d.choice(impl, "impl", "ideal", {"ideal", "credit"},
-             "ideal: busy-until links, unbounded buffers; credit: finite input buffers, virtual channels and "
-             "credit flow control, cycle by cycle (arrays only)");
+    declare_policy(d, impl, policy, "ideal", "how links and buffers hold packets (`tessel describe NAME`)");
     d(buffer_flits, "buffer_flits", "4", "credit: flits of buffer per virtual channel of each input port",
       bound::positive);
     d(vcs, "vcs", "2", "credit: virtual channels per input port (1 to 8)", bound::positive);
@@ -86,12 +84,11 @@ mesh_noc::mesh_noc(sc_core::sc_module_name n, const component_args& a)
             m_to_router.push_back(std::make_unique<tlm_utils::simple_initiator_socket<mesh_noc>>(sn.c_str()));
             m_to_router.back()->bind(m_routers[i]->in);
         }
-    } else if (m_p.flow_control.impl == "credit") {
-        allocate_links();
     }
-    // Otherwise the link arrays are made by the first packet: a wafer that a system's representative chip stands
-    // for never carries one (4.5 M links, 120 MB on a WSE-2).
-    if (m_p.flow_control.impl == "credit") make_credit_flow(a);
+    m_flow = m_p.flow_control.policy->make_engine(*this, a);
+    // An engine works on the link arrays from the start; otherwise they are made by the first packet: a wafer
+    // that a system's representative chip stands for never carries one (4.5 M links, 120 MB on a WSE-2).
+    if (m_flow && m_routers.empty()) allocate_links();
     stats().formula("link_bandwidth", [this](double) { return m_bps; });
     stats().formula("max_link_utilisation", [this](double s) {
         const auto b = link_bytes();
@@ -109,55 +106,8 @@ mesh_noc::mesh_noc(sc_core::sc_module_name n, const component_args& a)
 
 mesh_noc::~mesh_noc() = default;
 
-void mesh_noc::make_credit_flow(const component_args& a) {
-    const std::string who = "component '" + a.config_path + "' (mesh_noc): ";
-    const yaml_node fc = a.params["flow_control"];
-    const source_location at = fc.defined() ? fc.where() : a.where;
-    const flow_control_params& f = m_p.flow_control;
-    if (m_p.representation != "arrays")
-        throw input_error(who + "flow_control 'credit' is simulated on flat arrays only; use representation: arrays",
-                          at);
-    if (f.vcs > 8)
-        throw input_error(who + "flow_control.vcs is " + std::to_string(f.vcs) + "; at most 8 are supported", at);
-    auto whole_cycles = [&](tick t, const char* name) {
-        const double n = clock().to_cycles(t);
-        const double r = std::round(n);
-        const tick whole = clock().cycles(r);
-        if ((t > whole ? t - whole : whole - t) > 1)  // within the rounding of a time to femtoseconds
-            throw input_error(who + "flow_control 'credit' counts whole cycles, but " + name + " is " +
-                                  format_number(n, 6) + " cycles",
-                              a.params[name].defined() ? a.params[name].where() : at);
-        return static_cast<std::uint64_t>(r);
-    };
-    credit_flow::config c;
-    c.width = static_cast<int>(m_p.width);
-    c.height = static_cast<int>(m_p.height);
-    c.vcs = static_cast<int>(f.vcs);
-    c.buffer_flits = static_cast<int>(f.buffer_flits);
-    c.cut_through = f.switching == "virtual_cut_through";
-    c.cycle = clock().cycles(1);
-    c.router_cycles = whole_cycles(m_router, "router_latency");
-    c.link_cycles = whole_cycles(m_wire, "link_latency");
-    if (c.router_cycles + c.link_cycles == 0)
-        throw input_error(who + "flow_control 'credit' needs router_latency + link_latency of at least one cycle", at);
-    const double per_cycle = m_bps / clock().hz;
-    if (std::abs(per_cycle - std::round(per_cycle)) > 1e-6 || std::round(per_cycle) < 1)
-        throw input_error(
-            who + "flow_control 'credit' makes a flit of the link's bytes per cycle, but link_bandwidth is " +
-                format_number(per_cycle, 6) + " B/cycle (not a whole number of bytes)",
-            a.params["link_bandwidth"].defined() ? a.params["link_bandwidth"].where() : at);
-    c.flit_bytes = static_cast<std::uint64_t>(std::round(per_cycle));
-    const std::uint64_t packet_flits = (packet_bytes() + header_bytes() + c.flit_bytes - 1) / c.flit_bytes;
-    if (c.cut_through && packet_flits > static_cast<std::uint64_t>(f.buffer_flits))
-        throw input_error(who + "virtual cut-through needs a buffer that holds a whole packet: " +
-                              std::to_string(packet_flits) + " flits of " + std::to_string(c.flit_bytes) +
-                              " B, but buffer_flits is " + std::to_string(f.buffer_flits),
-                          at);
-    m_credit = std::make_unique<credit_flow>(*this, c);
-}
-
 void mesh_noc::wake(tick now) {
-    if (m_credit) m_credit->wake(now);
+    if (m_flow) m_flow->wake(now);
 }
 
 int mesh_noc::hops(std::uint32_t from, std::uint32_t to) const {
@@ -208,8 +158,8 @@ std::uint32_t mesh_noc::neighbour_hop(int x, int y, int dir) const {
 }
 
 void mesh_noc::transport(txn& t) {
-    if (m_credit) {
-        m_credit->accept(t);
+    if (m_flow) {
+        m_flow->accept(t);
         return;
     }
     if (!m_routers.empty()) {

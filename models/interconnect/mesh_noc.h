@@ -1,7 +1,8 @@
 // `mesh_noc`: a 2D mesh network-on-chip. Ports are the routers at (x, y); a routing policy picks each hop
 // (`routing: {impl: xy}` by default; the others in models/interconnect/routing/); per hop a router pipeline
 // latency and a wire latency; links of a given bandwidth, plus an injection link from each port's network
-// interface. Two flow-control models (`flow_control.impl`):
+// interface. Flow control is a registered policy too (`flow_control: {impl: ideal}` by default; the others in
+// models/interconnect/flow_control/):
 //  - `ideal` (default): each link is a busy-until reservation and buffers are unbounded. Zero-load latency of
 //    one packet over H hops: (H + 1) * (router_latency + link_latency) + link_latency + wire_bytes / link_bandwidth.
 //    A route transaction moves the packet over one link (txn::hop: 0 at the source's interface, node + 1 at a
@@ -10,18 +11,18 @@
 //    750 x 994 wafer) and `modules` (one mesh_router sc_module per node, reached through a TLM socket per
 //    router).
 //  - `credit`: input-buffered routers with `vcs` virtual channels of `buffer_flits` flits per input port,
-//    credit-based flow control, wormhole or virtual cut-through switching, round-robin VC and switch
-//    allocation, simulated cycle by cycle while flits are in the network (credit_flow.h; arrays only). The
-//    packet is parked at its source's interface (txn::parked) and handed back when its tail leaves. Same
-//    zero-load latency as `ideal` when buffer_flits >= 2 * link_latency + router_latency (the credit round
-//    trip, in cycles); under load it shows head-of-line blocking and back-pressure. A flit is the link's bytes
-//    per cycle. See docs/noc.md.
+//    credit-based flow control, wormhole or virtual cut-through switching, round-robin VC allocation and
+//    a switch allocator picked by `arbitration: {impl: round_robin}` (models/interconnect/arbitration/), simulated
+//    cycle by cycle while flits are in the network (credit_flow.h; arrays only). The packet is parked at its source's
+//    interface (txn::parked) and handed back when its tail leaves. Same zero-load latency as `ideal` when buffer_flits
+//    >= 2 * link_latency + router_latency (the credit round trip, in cycles); under load it shows head-of-line blocking
+//    and back-pressure. A flit is the link's bytes per cycle. See docs/noc.md.
 // Leaves out: adaptive routing, speculative allocation, faults.
 #pragma once
 
 #include <memory>
 
-#include "models/interconnect/credit_flow.h"
+#include "models/interconnect/flow_control/flow_control_policy.h"
 #include "models/interconnect/interconnect.h"
 #include "models/interconnect/mesh_router.h"
 #include "models/interconnect/routing/routing_policy.h"
@@ -36,10 +37,11 @@ public:
         std::unique_ptr<const routing_policy> policy;
         void declare(param_decl& d);
     };
-    /// How links and buffers hold packets: ideal (busy-until links, unbounded buffers) or credit (finite input
-    /// buffers with virtual channels and credit flow control, cycle by cycle: credit_flow.h).
+    /// How links and buffers hold packets: a registered flow-control policy (flow_control_policy.h), with the
+    /// buffer geometry that the policies with finite buffers share.
     struct flow_control_params {
         std::string impl;
+        std::unique_ptr<const flow_control_policy> policy;
         std::int64_t buffer_flits = 0, vcs = 0;
         std::string switching;
         void declare(param_decl& d);
@@ -56,6 +58,8 @@ public:
         std::string representation;
         void declare(param_decl& d);
     };
+    /// The parameters as read, for the policies that build on them (flow control).
+    const params& settings() const { return m_p; }
     /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().
     static std::vector<stat_decl> stat_table();
 
@@ -86,7 +90,6 @@ public:
     std::vector<double> link_bytes() const override;
 
 private:
-    void make_credit_flow(const component_args& a);
     /// The modules representation: the injection link, else one router module's output link per call.
     void transport_modules(txn& t);
     /// Trace slices (out of the hop loop: tracing is rare).
@@ -132,8 +135,8 @@ private:
     // Module representation.
     std::vector<std::unique_ptr<mesh_router>> m_routers;
     std::vector<std::unique_ptr<tlm_utils::simple_initiator_socket<mesh_noc>>> m_to_router;
-    // Credit flow control (flow_control: {impl: credit}); null for the ideal model.
-    std::unique_ptr<credit_flow> m_credit;
+    // The flow-control policy's engine (flow_control: {impl: credit}); null for the mesh's own busy-until links.
+    std::unique_ptr<noc_flow_engine> m_flow;
     double& m_packets;
     double& m_bytes;
     friend class mesh_router;

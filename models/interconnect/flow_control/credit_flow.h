@@ -11,9 +11,9 @@
 //  3. Every router holding flits: each input VC whose front flit is ready computes its output port (the mesh's
 //     routing policy) and, for a head, takes a free VC of the downstream input port (virtual channel
 //     allocation, round robin; virtual cut-through: only a VC with room for the whole packet); then one
-//     round-robin switch allocator per output port grants one flit per output and per input port per cycle to a
-//     VC that holds a downstream credit. The ejection port has `vcs` VCs with unlimited credits and drains one
-//     flit per cycle.
+//     switch allocator per output port (the `arbitration` policy, round robin by default) grants one flit per output
+//     and per input port per cycle to a VC that holds a downstream credit. The ejection port has `vcs` VCs with
+//     unlimited credits and drains one flit per cycle.
 // Timing: a flit granted the switch at cycle s crosses the link during s (one cycle per flit: the link's bytes per
 // cycle are the flit), is in the downstream buffer at s + link_latency and may be granted again at
 // s + link_latency + router_latency. Injection has no router stage, ejection adds link_latency; so one packet
@@ -38,12 +38,14 @@
 
 #include "models/core/transaction.h"
 #include "models/core/units.h"
+#include "models/interconnect/arbitration/arbitration_policy.h"
+#include "models/interconnect/flow_control/flow_control_policy.h"
 
 namespace tessel {
 
 class mesh_noc;
 
-class credit_flow {
+class credit_flow final : public noc_flow_engine {
 public:
     struct config {
         int width = 0, height = 0;
@@ -51,16 +53,17 @@ public:
         bool cut_through = false;  // virtual cut-through (else wormhole)
         std::uint64_t flit_bytes = 0;
         std::uint64_t router_cycles = 0, link_cycles = 0;
-        tick cycle = 0;  // ticks per cycle of the mesh clock
+        tick cycle = 0;                               // ticks per cycle of the mesh clock
+        const arbitration_policy* arbiter = nullptr;  // each output's switch allocator (owned by the policy)
     };
     credit_flow(mesh_noc& noc, const config& c);
 
     /// A packet whose head reaches its source's network interface (txn::hop ==
     /// 0); parks it.
-    void accept(txn& t);
+    void accept(txn& t) override;
     /// One cycle of the whole network (called through component::wake at a cycle
     /// boundary).
-    void wake(tick now);
+    void wake(tick now) override;
     /// Flits of a packet with `wire_bytes` on the wire.
     std::uint64_t flits(std::uint64_t wire_bytes) const { return (wire_bytes + m_c.flit_bytes - 1) / m_c.flit_bytes; }
 

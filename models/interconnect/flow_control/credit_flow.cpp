@@ -1,4 +1,4 @@
-#include "models/interconnect/credit_flow.h"
+#include "models/interconnect/flow_control/credit_flow.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -196,6 +196,8 @@ void credit_flow::step_router(std::uint32_t node, std::uint64_t c) {
     const int w = m_c.width;
     const int x = static_cast<int>(node) % w, y = static_cast<int>(node) / w;
     std::uint64_t req[5] = {0, 0, 0, 0, 0};
+    tick age[40];  // of each requester's packet, when the arbiter reads it (5 ports x at most 8 VCs)
+    const bool aged = m_c.arbiter->uses_age();
     // Route computation and virtual channel allocation, from an input VC that
     // rotates every cycle.
     const std::uint32_t start = m_va_rr[node];
@@ -233,25 +235,21 @@ void credit_flow::step_router(std::uint32_t node, std::uint64_t c) {
         }
         if (out != local && m_credits[ivc(neighbour(node, out), opposite(out), m_outvc[i])] < 1) continue;
         req[out] |= std::uint64_t{1} << iv;
+        if (aged) age[iv] = p.head_in;
     }
     m_va_rr[node] = static_cast<std::uint8_t>((start + 1) % nv);
-    // Switch allocation: one round-robin arbiter per output (outputs in an order
-    // that rotates every cycle), one flit per output and per input port.
-    unsigned used_in = 0;
+    // Switch allocation: one arbiter per output (outputs in an order that rotates every cycle), one flit per
+    // output and per input port.
+    std::uint64_t used_in = 0;  // the VCs of input ports already served this cycle
+    const std::uint64_t port_vcs = (std::uint64_t{1} << m_v) - 1;
     for (int o = 0; o < 5; ++o) {
         const int out = static_cast<int>((c - m_epoch + static_cast<std::uint64_t>(o)) % 5);
-        if (!req[out]) continue;
+        const std::uint64_t r = req[out] & ~used_in;
+        if (!r) continue;
         std::uint8_t& rr = m_sa_rr[node * 5 + static_cast<std::uint32_t>(out)];
-        for (std::uint32_t n = 0; n < nv; ++n) {
-            const std::uint32_t iv = (rr + n) % nv;
-            if (!((req[out] >> iv) & 1)) continue;
-            const unsigned port = iv / m_v;
-            if (used_in & (1u << port)) continue;
-            used_in |= 1u << port;
-            rr = static_cast<std::uint8_t>((iv + 1) % nv);
-            send(node, base + iv, out, c);
-            break;
-        }
+        const std::uint32_t iv = m_c.arbiter->grant(r, nv, rr, age);
+        used_in |= port_vcs << (iv / m_v * m_v);
+        send(node, base + iv, out, c);
     }
 }
 
