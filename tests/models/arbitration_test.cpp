@@ -154,8 +154,9 @@ TEST(arbitration, the_families_are_registered_and_described) {
     const auto* credit = policy_registry<flow_control_policy>::instance().find("credit");
     ASSERT_NE(credit, nullptr);
     const auto specs = credit->describe();
-    ASSERT_EQ(specs.size(), 1u);
-    EXPECT_EQ(specs[0].name, "arbitration.impl") << "credit's own parameter, as describe lists it";
+    ASSERT_EQ(specs.size(), 2u) << "the arbitration group's heading, then its impl";
+    EXPECT_EQ(specs[1].name, "arbitration.impl") << "credit's own parameter, as describe lists it";
+    EXPECT_EQ(specs[1].default_text, "round_robin");
     EXPECT_EQ(policy_registry<arbitration_policy>::instance().names(),
               (std::vector<std::string>{"oldest_first", "round_robin"}));
     EXPECT_EQ(policy_registry<flow_control_policy>::instance().names(), (std::vector<std::string>{"credit", "ideal"}));
