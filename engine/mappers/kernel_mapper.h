@@ -10,8 +10,8 @@
 // Tensors get device addresses from a best-fit allocator that frees an activation after its last reader (a
 // caching allocator): weights, inputs and state first, then activations; a model that does not fit is an error.
 // Each kernel step carries its operands as a payload (kernel_desc) so the device's cache can keep what it holds.
-// Its explainer (engine/report/explain/kernels.cpp) adds each kernel's time, plan and bound, and the time per layer (ops grouped by name prefix up to
-// the first number: "encoder.layer.3", "h.5", "layer1.0").
+// Its explainer (engine/report/explain/kernels.cpp) adds each kernel's time, plan and bound, and the time per layer
+// (ops grouped by name prefix up to the first number: "encoder.layer.3", "h.5", "layer1.0").
 #pragma once
 
 #include <functional>

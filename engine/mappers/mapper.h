@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "engine/exec/executor.h"
+#include "engine/mappers/region.h"
 #include "engine/netlist/platform.h"
 #include "engine/program/program.h"
-#include "engine/mappers/region.h"
 #include "engine/workload/graph.h"
 #include "models/core/registry.h"
 

@@ -8,6 +8,7 @@
 #include <tuple>
 #include <utility>
 
+#include "engine/mappers/toolkit/percent.h"
 #include "engine/system/chip_program.h"
 #include "engine/system/collectives.h"
 #include "engine/system/memory.h"

@@ -232,8 +232,6 @@ quantity parse_quantity(std::string_view text) {
     bad_unit(text, unit);
 }
 
-std::string fmt_percent(double f) { return format_number(100 * f, 3) + "%"; }
-
 std::string format_number(double v, int significant) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.*g", significant, v);

@@ -64,8 +64,6 @@ std::string format_rate(double per_second, std::string_view unit);
 std::string format_energy(double joules);  // "1.2 mJ"
 std::string format_power(double watts);    // "412 W"  // "312 TFLOP/s" style
 std::string format_number(double v, int significant = 4);
-/// "12.5%" for 0.125: a fraction as a percentage to 3 significant digits (the system plan and its report).
-std::string fmt_percent(double f);
 
 /// A clock: converts cycle counts into ticks.
 struct clock_domain {

@@ -235,8 +235,9 @@ TEST(bsp_mapper, reductions_split_over_the_tiles_like_every_other_op) {
               "partials of 4 row bands where the input lies, combined on 2 tile(s)");
     // A mean over everything: 4 partials of one element, summed on one tile (3 x 4 B arrive).
     bsp_mapper all = make_mapper("{}");
-    const auto a = run(bb.red[1], all,
-        workload_file("mean", x + "ops:\n  - {name: m, op: reduce_mean, inputs: [x], keepdims: false}\n"));
+    const auto a =
+        run(bb.red[1], all,
+            workload_file("mean", x + "ops:\n  - {name: m, op: reduce_mean, inputs: [x], keepdims: false}\n"));
     ASSERT_EQ(supersteps(a).size(), 2u);
     EXPECT_EQ(supersteps(a)[1].exchange_bytes, 3 * 4);
     EXPECT_EQ(supersteps(a)[1].tiles, 1u);

@@ -1,7 +1,6 @@
 // The bsp mapper: its options and its registration (its report after a run: engine/report/explain/bsp.cpp).
 #include "engine/mappers/bsp/bsp_mapper.h"
 
-
 namespace tessel {
 
 void bsp_mapper::options::declare(param_decl& d) {

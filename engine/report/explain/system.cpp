@@ -5,10 +5,10 @@
 #include <set>
 #include <tuple>
 
+#include "engine/mappers/toolkit/percent.h"
 #include "engine/report/explain/explainer.h"
 #include "engine/system/collectives.h"
 #include "engine/system/system_mapper.h"
-#include "models/core/units.h"
 
 namespace tessel {
 
@@ -65,8 +65,8 @@ void report_collectives(const system_record& planned, const mapping& m, const ex
     if (order.empty()) return;
     const nlohmann::json& top = list.front();
     auto count = [](size_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
-    s.notes.push_back("collectives: " + count(planned.collectives.size(), "call") + " of " + count(list.size(), "kind") +
-                      "; the longest in all, '" + top["name"].get<std::string>() + "'" +
+    s.notes.push_back("collectives: " + count(planned.collectives.size(), "call") + " of " +
+                      count(list.size(), "kind") + "; the longest in all, '" + top["name"].get<std::string>() + "'" +
                       (top["ops"].get<size_t>() > 1 ? " and " + count(top["ops"].get<size_t>() - 1, "op") + " like it"
                                                     : std::string()) +
                       " (" + top["kind"].get<std::string>() + ", " + top["algorithm"].get<std::string>() + ", " +
