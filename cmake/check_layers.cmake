@@ -1,5 +1,5 @@
 # The engine's layers, lowest first (docs/architecture.md, "Layers"). A file may include its own layer, the layers
-# below it and models/; an include of a layer above it (or of a sibling on the same rung) stops the configure with
+# below it and models/; an include of a layer above it (or of a sibling on the same rung) stops the build with
 # file:line, the rule and the way out. models/ includes nothing from engine/.
 #
 # Run by every build (the tessel_layers target, engine/CMakeLists.txt), and as a script by the test that shows an
