@@ -1,8 +1,9 @@
 # The engine's layers, lowest first (docs/architecture.md, "Layers"). A file may include its own layer, the layers
-# below it and models/; an include of a layer above it (or of a sibling on the same rung) stops the configure with
+# below it and models/; an include of a layer above it (or of a sibling on the same rung) stops the build with
 # file:line, the rule and the way out. models/ includes nothing from engine/.
 #
-# Run at configure time by the top CMakeLists.txt, and as a script by the test that shows an upward include fails:
+# Run by every build (the tessel_layers target, engine/CMakeLists.txt), and as a script by the test that shows an
+# upward include fails:
 #   cmake -DTESSEL_LAYERS_ROOT=DIR -P cmake/check_layers.cmake
 #
 # Rungs: netlist < workload < program < exec < mappers < system < report < run < sweep < plan = calibrate.

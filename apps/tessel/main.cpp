@@ -12,6 +12,7 @@
 
 #include "apps/tessel/command.h"
 #include "engine/mappers/mapper.h"
+#include "engine/report/explain/explainer.h"
 #include "models/core/error.h"
 #include "models/core/policy.h"
 #include "models/core/registry.h"
@@ -62,6 +63,7 @@ int sc_main(int argc, char** argv) {
     // A kind, mapper or policy registered twice is a build mistake: refuse to run rather than drop one silently.
     std::vector<std::string> registry_errors = kind_registry::instance().errors();
     for (const auto& e : mapper_registry::instance().errors()) registry_errors.push_back(e);
+    for (const auto& e : explainer_registry::instance().errors()) registry_errors.push_back(e);
     for (const auto& e : policy_registry_errors()) registry_errors.push_back(e);
     for (const auto& e : registry_errors) {
         std::cerr << "tessel: internal error: " << e << "\n";

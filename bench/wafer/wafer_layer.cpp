@@ -16,6 +16,7 @@
 #include "engine/exec/executor.h"
 #include "engine/mappers/mapper.h"
 #include "engine/netlist/platform.h"
+#include "engine/report/explain/explainer.h"
 #include "engine/report/summary.h"
 #include "engine/workload/load.h"
 
@@ -80,7 +81,7 @@ int main_bench(int argc, char** argv) {
         run_summary s = summarise(*plat, r, m.prog, g.total().flops, m.samples);
         s.notes = m.notes;
         s.details = m.details;
-        mp->explain(m, *plat, r, s);
+        explain_run(mp->name(), m, *plat, r, s);
         const auto t5 = clock::now();
         std::printf("platform     %s (%s)\n", plat->title().c_str(), plat->description().c_str());
         std::printf("workload     %s", g.name.c_str());

@@ -10,8 +10,8 @@
 // Tensors get device addresses from a best-fit allocator that frees an activation after its last reader (a
 // caching allocator): weights, inputs and state first, then activations; a model that does not fit is an error.
 // Each kernel step carries its operands as a payload (kernel_desc) so the device's cache can keep what it holds.
-// explain() adds each kernel's time, plan and bound, and the time per layer (ops grouped by name prefix up to
-// the first number: "encoder.layer.3", "h.5", "layer1.0").
+// Its explainer (engine/report/explain/kernels.cpp) adds each kernel's time, plan and bound, and the time per layer
+// (ops grouped by name prefix up to the first number: "encoder.layer.3", "h.5", "layer1.0").
 #pragma once
 
 #include <functional>
@@ -42,6 +42,12 @@ using type_fn = std::function<dtype(int tensor)>;
 lowered_kernel lower_op(const workload_graph& g, int o, const address_fn& address_of,
                         std::optional<dtype> compute_type = std::nullopt, const type_fn& type_of = {});
 
+/// What the kernels mapper planned, for its explainer: the device the kernels ran on (each kernel's op, class
+/// and step are in mapping::details["kernels"], which the summary keeps too).
+struct kernel_mapping_record : mapping_record {
+    std::uint32_t device = 0;  // the kernel_device's component id
+};
+
 class kernel_mapper : public mapper {
 public:
     struct options {
@@ -54,8 +60,7 @@ public:
         void declare(param_decl& d);
     };
     explicit kernel_mapper(options o) : m_opt(std::move(o)) {}
-    mapping map(const workload_graph& g, const platform& plat) override;
-    void explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const override;
+    mapping map(const workload_graph& g, const platform& plat) const override;
 
     /// The device component of `plat` a mapper with these options runs on (throws input_error when none).
     static std::uint32_t find_device(const platform& plat, const std::string& group);

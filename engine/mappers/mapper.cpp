@@ -56,6 +56,7 @@ std::unique_ptr<mapper> create_mapper(const platform& plat, param_context& ctx, 
     param_decl d(spec, &ctx, path, "mapper '" + impl + "'");
     d.allow("impl");
     std::unique_ptr<mapper> m = info->make(d);
+    m->set_name(info->name);
     m->configure(plat, ctx);
     return m;
 }

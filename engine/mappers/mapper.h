@@ -12,15 +12,23 @@
 #include <vector>
 
 #include "engine/exec/executor.h"
+#include "engine/mappers/region.h"
 #include "engine/netlist/platform.h"
 #include "engine/program/program.h"
-#include "engine/report/floorplan.h"
 #include "engine/workload/graph.h"
 #include "models/core/registry.h"
 
 namespace tessel {
 
-/// What a mapper hands back: the program and what it decided.
+/// What a mapper decided that explaining a run needs (superstep boundaries, the schedule's predicted cycles,
+/// per-section step ids). Each mapper family derives its own record next to the mapper and fills it in map();
+/// the family's explainer (engine/report/explain/) reads it back. A base class so a mapping stays one type for
+/// every mapper while the record stays typed.
+struct mapping_record {
+    virtual ~mapping_record() = default;
+};
+
+/// What a mapper hands back: the program and what it decided. A value: the mapper keeps nothing of it.
 struct mapping {
     program prog;
     std::vector<std::string> notes;  // decisions a user should see (tiling, spills, fallbacks), one line each
@@ -34,31 +42,38 @@ struct mapping {
     /// How many chips each simulated chip stands for (chips / simulated chips; 1 when every chip runs): the
     /// system's own links and switches carried only the simulated ranks' traffic, the same as every rank's.
     double traffic_scale = 1;
-};
+    /// The mapper family's typed record of what it planned (null when it records nothing).
+    std::shared_ptr<const mapping_record> record;
 
-struct run_summary;
+    /// The record as family type R, or null when the mapping holds none or another family's.
+    template <class R>
+    const R* record_as() const {
+        return dynamic_cast<const R*>(record.get());
+    }
+};
 
 class mapper {
 public:
     virtual ~mapper() = default;
-    virtual mapping map(const workload_graph& g, const platform& plat) = 0;
+    /// Plans `g` on `plat`: const and pure, so one mapper maps many graphs and two calls give equal programs.
+    virtual mapping map(const workload_graph& g, const platform& plat) const = 0;
     /// Called once after the mapper is made, before any map(): a mapper that reads more of the run's configuration
     /// than its own options (the system mapper: the parallel plan and each chip's mapper) reads it here, so
     /// every --set it consumes is known before the run checks for unused ones.
     virtual void configure(const platform& /*plat*/, param_context& /*ctx*/) {}
-    /// After the run: add what this execution style explains best to the summary (time per superstep split
-    /// into compute, sync and exchange; per pipeline section; predicted against simulated cycles), as notes
-    /// and as `summary.details`. `r` has every step's start and end.
-    virtual void explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const {}
-    /// Whether explain() reads the kernel devices' per-kernel records; when not, the run does not keep them.
-    virtual bool reads_kernel_records() const { return true; }
     /// Whether map() refuses a graph whose tensors do not fit the device's memory (mappers that walk tensor
     /// lifetimes). A caller that checks memory with a fuller model of its own turns it off: the system mapper's
     /// plan knows what one pass's graph cannot (ZeRO shards, microbatches in flight, recomputation block by block).
     void check_device_memory(bool on) { m_check_device_memory = on; }
+    /// The name the mapper is registered under (its explainer's name too); set by create_mapper.
+    const std::string& name() const { return m_name; }
+    void set_name(std::string n) { m_name = std::move(n); }
 
 protected:
     bool m_check_device_memory = true;
+
+private:
+    std::string m_name;
 };
 
 struct mapper_info {

@@ -499,7 +499,7 @@ private:
 
 }  // namespace
 
-mapping mesh_mapper::map(const workload_graph& g, const platform& plat) {
+mapping mesh_mapper::map(const workload_graph& g, const platform& plat) const {
     if (m_opt.resident_fraction < 0 || m_opt.resident_fraction >= 1)
         throw input_error("mapper.resident_fraction must be at least 0 and below 1");
     planner p(g, plat, m_opt);

@@ -22,7 +22,7 @@ public:
         void declare(param_decl& d);
     };
     explicit mesh_mapper(options o) : m_opt(std::move(o)) {}
-    mapping map(const workload_graph& g, const platform& plat) override;
+    mapping map(const workload_graph& g, const platform& plat) const override;
 
 private:
     options m_opt;

@@ -7,7 +7,6 @@
 
 #include "engine/mappers/toolkit/liveness.h"
 #include "engine/mappers/toolkit/parts.h"
-#include "engine/report/summary.h"
 #include "engine/workload/op_types.h"
 #include "models/core/registry.h"
 #include "models/streaming/tsp.h"
@@ -813,7 +812,7 @@ private:
 
 }  // namespace
 
-mapping tsp_mapper::map(const workload_graph& g, const platform& plat) {
+mapping tsp_mapper::map(const workload_graph& g, const platform& plat) const {
     // A static schedule is written in the tsp kind's own instructions and timing rules (tsp::timing), so this
     // mapper reaches the chip as that kind, checked by the kind registry (as_kind), not by a capability query.
     auto is_tsp = [](const component& c) { return as_kind<tsp>(c) != nullptr; };
@@ -850,10 +849,11 @@ mapping tsp_mapper::map(const workload_graph& g, const platform& plat) {
         predicted = std::max(predicted, r.in.cycle + tm.busy(r.in) + tm.skew);
         m.prog.set_payload(id, std::make_shared<tsp::instruction>(std::move(r.in)));
     }
-    m_predicted = predicted;
-    m_hz = tm.clk.hz;
-    m_spans.clear();
-    for (const auto& [n, a, b, u] : sch.spans) m_spans.push_back(op_span{n, a, b, u});
+    auto planned = std::make_shared<tsp_record>();
+    planned->predicted_cycles = predicted;
+    planned->hz = tm.clk.hz;
+    for (const auto& [n, a, b, u] : sch.spans) planned->spans.push_back(tsp_record::op_span{n, a, b, u});
+    m.record = planned;
     m.notes.push_back("static schedule: " + std::to_string(order.size()) + " instructions, predicted " +
                       std::to_string(predicted) + " cycles (" +
                       format_time(static_cast<double>(predicted) / tm.clk.hz) + " at " +
@@ -866,26 +866,6 @@ mapping tsp_mapper::map(const workload_graph& g, const platform& plat) {
     const auto it = g.parameters.find("batch");
     m.samples = it != g.parameters.end() ? std::max(1.0, std::atof(it->second.c_str())) : 1.0;
     return m;
-}
-
-void tsp_mapper::explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const {
-    const double simulated = ticks_to_seconds(r.duration()) * m_hz;
-    const auto sim_cycles = static_cast<std::int64_t>(std::llround(simulated));
-    const bool equal = sim_cycles == m_predicted && std::fabs(simulated - static_cast<double>(sim_cycles)) < 1e-6;
-    s.notes.push_back("simulated " + std::to_string(sim_cycles) + " cycles; the schedule predicted " +
-                      std::to_string(m_predicted) + (equal ? " (equal)" : " (MISMATCH: a modelling bug)"));
-    s.details["tsp"] = {{"predicted_cycles", m_predicted}, {"simulated_cycles", sim_cycles}, {"equal", equal}};
-    // Time by unit kind over the op spans (ops may overlap; each op counts from its first to its last cycle).
-    double mxm = 0, vxm = 0, sxm = 0;
-    nlohmann::json ops = nlohmann::json::array();
-    for (const auto& sp : m_spans) {
-        const double c = static_cast<double>(sp.last - sp.first);
-        (sp.unit == "MXM" ? mxm : sp.unit == "VXM" ? vxm : sxm) += c;
-        ops.push_back({{"op", sp.name}, {"unit", sp.unit}, {"first_cycle", sp.first}, {"last_cycle", sp.last}});
-    }
-    s.details["tsp"]["ops"] = ops;
-    s.notes.push_back("op spans: matrix products " + format_number(mxm, 6) + " cycles, vector ops " +
-                      format_number(vxm, 6) + " cycles, data movement " + format_number(sxm, 6) + " cycles");
 }
 
 TESSEL_REGISTER_MAPPER(make_mapper<tsp_mapper>(

@@ -1,6 +1,6 @@
 // `tsp` mapper: lowers a workload to a cycle-exact static schedule for a Groq TSP (the `tsp` kind). Every
 // instruction is fixed to a cycle, a slice and its stream registers before the run; the simulator executes the
-// schedule and must finish at exactly the cycle the schedule predicts (explain() reports both).
+// schedule and must finish at exactly the cycle the schedule predicts (its explainer reports both).
 //
 // Matrix products (linear layers, convolutions as implicit GEMMs, attention's products) run on the MXM planes
 // in passes: a plane installs a weight block (double buffered, on weight streams), then activation rows stream
@@ -20,6 +20,19 @@
 
 namespace tessel {
 
+/// What the tsp mapper planned, for its explainer (engine/report/explain/tsp.cpp) and tests: the schedule's
+/// predicted length and each op's span of cycles. Why a record: the simulated length is checked against it.
+struct tsp_record : mapping_record {
+    std::int64_t predicted_cycles = 0;  // the schedule's length in cycles (all superlanes)
+    double hz = 1;                      // the chip's clock
+    struct op_span {
+        std::string name;
+        std::int64_t first = 0, last = 0;
+        std::string unit;  // "MXM", "VXM", "SXM"
+    };
+    std::vector<op_span> spans;
+};
+
 class tsp_mapper : public mapper {
 public:
     struct options {
@@ -29,22 +42,10 @@ public:
     };
 
     explicit tsp_mapper(options o) : m_opt(std::move(o)) {}
-    mapping map(const workload_graph& g, const platform& plat) override;
-    void explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const override;
-
-    /// The schedule's predicted length in cycles (all superlanes), from the last map().
-    std::int64_t predicted_cycles() const { return m_predicted; }
+    mapping map(const workload_graph& g, const platform& plat) const override;
 
 private:
     options m_opt;
-    std::int64_t m_predicted = 0;
-    double m_hz = 1;
-    struct op_span {
-        std::string name;
-        std::int64_t first = 0, last = 0;
-        std::string unit;  // "MXM", "VXM", "SXM"
-    };
-    std::vector<op_span> m_spans;
 };
 
 }  // namespace tessel

@@ -3,7 +3,6 @@
 #include <cstdlib>
 
 #include "engine/mappers/toolkit/parts.h"
-#include "engine/report/summary.h"
 #include "engine/workload/op_types.h"
 #include "models/core/grid_span.h"
 
@@ -300,70 +299,6 @@ std::uint32_t fabric::compute_on(program& p, std::uint32_t op, const span& s, st
     const std::uint32_t step = p.add_compute(op, pe(s.r.x0, s.r.y0), work, deps);
     p.use_payload(step, s.payload);
     return step;
-}
-
-}  // namespace tessel::wafer
-
-namespace tessel::wafer {
-
-void explain_report(const plan_report& rep, const executor::result& r, run_summary& s) {
-    nlohmann::json ops = nlohmann::json::array();
-    int worst = -1;
-    double worst_interval = -1, worst_planned = 0;
-    for (size_t i = 0; i < rep.ops.size(); ++i) {
-        const op_record& o = rep.ops[i];
-        if (o.chunk_done.empty()) continue;
-        tick start = max_tick;
-        for (std::uint32_t st : o.start_steps) start = std::min(start, r.step_start[st]);
-        const tick first = r.step_end[o.chunk_done.front()], last = r.step_end[o.chunk_done.back()];
-        if (start == max_tick) start = first;
-        const double interval = o.chunk_done.size() > 1
-                                    ? ticks_to_seconds(last - first) / static_cast<double>(o.chunk_done.size() - 1)
-                                    : ticks_to_seconds(last - start);
-        nlohmann::json j;
-        j["op"] = o.name;
-        j["kind"] = o.kind;
-        j["pes"] = o.pes;
-        j["chunks"] = o.chunks;
-        j["start_s"] = ticks_to_seconds(start - r.start);
-        j["end_s"] = ticks_to_seconds(last - r.start);
-        j["interval_s"] = interval;
-        j["planned_interval_s"] = o.planned_cycles / rep.clk.hz;
-        j["planned_limit"] = o.limit;
-        ops.push_back(j);
-        if (interval > worst_interval) {
-            worst_interval = interval;
-            worst = static_cast<int>(i);
-            worst_planned = o.planned_cycles / rep.clk.hz;
-        }
-    }
-    s.details["timing"] = ops;
-    if (worst < 0) return;
-    const op_record& w = rep.ops[static_cast<size_t>(worst)];
-    s.notes.push_back("slowest op: " + w.name + " (" + w.kind + ", " + std::to_string(w.pes) +
-                      " PEs): " + format_time(worst_interval) + (w.chunks > 1 ? " per chunk" : "") + " (planned " +
-                      format_time(worst_planned) + ", limited by " + w.limit + ")");
-    if (rep.mode == "layer-pipelined" && worst_interval > 0) {
-        // Full, the pipeline delivers a chunk every interval of its slowest op, and no faster than its busiest
-        // unit (a link, a PE) does that unit's work for a whole batch: intervals measured while the pipeline
-        // fills see less contention than a full pipeline would.
-        const resource_usage* busiest = nullptr;
-        for (const resource_usage& u : s.resources)
-            if (!busiest || u.busy_max > busiest->busy_max) busiest = &u;
-        const double per_batch = rep.chunks * worst_interval;
-        const bool unit_bound = busiest && busiest->busy_max > per_batch;
-        s.set_steady_throughput(rep.samples / (unit_bound ? busiest->busy_max : per_batch));
-        s.details["bottleneck"] = unit_bound ? busiest->name : w.name;
-        s.notes.push_back("steady state: " +
-                          (unit_bound
-                               ? "the busiest unit of " + busiest->name + " is busy " + format_time(busiest->busy_max) +
-                                     " per batch of " + format_number(rep.samples, 3) + " samples, more than " +
-                                     format_number(rep.chunks, 3) + " intervals of " + w.name + " (" +
-                                     format_time(per_batch) + ")"
-                               : "one chunk of " + format_number(rep.samples / rep.chunks, 3) + " samples every " +
-                                     format_time(worst_interval) + " at " + w.name) +
-                          "; this run, fill and drain included, took " + format_time(s.sim_seconds));
-    }
 }
 
 }  // namespace tessel::wafer

@@ -198,17 +198,14 @@ struct op_record {
     std::int64_t pes = 0;
 };
 
-struct plan_report {
+/// What a wafer mapper planned (the ops' steps, chunks and expected limits), its mapping record: the wafer
+/// explainer (engine/report/explain/wafer.cpp) measures each op's interval and the pipeline's steady state from it.
+struct plan_report : mapping_record {
     std::string mode;  // "layer-pipelined", "weight streaming", "stencil"
     std::vector<op_record> ops;
     double samples = 1;
     double chunks = 1;  // pieces of the batch the ops overlap on (pipelined)
     clock_domain clk;
 };
-
-/// After the run: per op its measured interval between chunks and its span, the slowest op (the pipeline's
-/// bottleneck) and, for a pipeline, the steady-state throughput (the summary's headline: run_summary::
-/// steady_throughput); as notes and as details["timing"].
-void explain_report(const plan_report& rep, const executor::result& r, run_summary& s);
 
 }  // namespace tessel::wafer

@@ -300,14 +300,15 @@ void routes_to_line(const fabric& f, int pos, int cross, const rect& r, int l, i
 
 }  // namespace
 
-mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat) {
+mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat) const {
     const std::string who = "wafer_pipeline mapper";
     const fabric f = fabric::find(plat, m_opt.common, who);
     const analysis an = analyse(g, *f.pe_model);
     const std::int64_t total = static_cast<std::int64_t>(f.W) * f.H;
     const size_t n = an.ops.size();
-    m_report = plan_report{};
-    m_report.clk = f.pe_model->clock();
+    auto planned = std::make_shared<plan_report>();
+    plan_report& report = *planned;  // the record of what was planned, for the explainer
+    report.clk = f.pe_model->clock();
 
     // What each op needs, and whether the model fits at all.
     std::vector<estimate> est(n);
@@ -351,7 +352,7 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
         if (m_opt.fallback == "none")
             throw input_error(why +
                               "; use weight streaming (mapper.fallback=streaming or mapper.impl=wafer_streaming)");
-        mapping m = plan_streaming(g, f, an, m_opt.common, m_opt.max_microbatches, m_report);
+        mapping m = plan_streaming(g, f, an, m_opt.common, m_opt.max_microbatches);
         m.notes.insert(m.notes.begin(), why + ": running weight streaming instead (mapper.fallback=streaming)");
         m.details["fallback"] = why;
         return m;
@@ -403,13 +404,14 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
                                 std::to_string(total) +
                                 " PEs for its weights but no layout of rectangles gives every op enough";
         if (m_opt.fallback == "none") throw input_error(why + "; use weight streaming (mapper.impl=wafer_streaming)");
-        mapping m = plan_streaming(g, f, an, m_opt.common, m_opt.max_microbatches, m_report);
+        mapping m = plan_streaming(g, f, an, m_opt.common, m_opt.max_microbatches);
         m.notes.insert(m.notes.begin(), why + ": running weight streaming instead (mapper.fallback=streaming)");
         m.details["fallback"] = why;
         return m;
     }
 
     mapping out;
+    out.record = planned;
     program& prog = out.prog;
     prog.name = g.name;
     toolkit::sram_ledger sram(*f.pe_array, prog);
@@ -616,7 +618,7 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
         d["capacity_bytes"] = f.pe_array->capacity_bytes();
         ops.push_back(d);
         out.regions.emplace_back(f.pe_group, floorplan_region{o.name, s.r.x0, s.r.y0, s.r.x1, s.r.y1});
-        m_report.ops.push_back(std::move(rec));
+        report.ops.push_back(std::move(rec));
     }
     // The plan's expectation for each op: the interval between its chunks' completions, from a schedule of chunks
     // in cycles. A chunk computes once its input has arrived and the chunk before it is done, for its own time
@@ -626,7 +628,7 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
     // crosses the same links three times); a stationary input (keys, values) must be whole before the first chunk;
     // graph inputs arrive at the MemoryX I/O rate. The schedule runs twice: first without the links, to find when
     // each op works, then with the load of the ops at work in the same windows of that first schedule.
-    const double mx_bpc = f.mx ? f.mx->peak_bytes_per_second() / m_report.clk.hz : 0;
+    const double mx_bpc = f.mx ? f.mx->peak_bytes_per_second() / report.clk.hz : 0;
     std::vector<double> link(n, 0.0);
     auto schedule = [&]() {
         for (size_t i = 0; i < n; ++i) {
@@ -675,7 +677,7 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
                 sent[static_cast<size_t>(j)] =
                     std::max(done[static_cast<size_t>(j)], j > 0 ? sent[static_cast<size_t>(j - 1)] : 0.0) +
                     out_stream[i];
-            op_record& rec = m_report.ops[i];
+            op_record& rec = report.ops[i];
             rec.planned_cycles = c > 1 ? (done.back() - done.front()) / (c - 1) : per_chunk;
             rec.limit = !waited.back().empty() ? waited.back()
                         : link[i] > own[i]     ? "fabric links into it"
@@ -708,7 +710,7 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
     double slowest = 0;
     size_t slowest_op = 0;
     for (size_t i = 0; i < n; ++i) {
-        const op_record& rec = m_report.ops[i];
+        const op_record& rec = report.ops[i];
         ops[i]["planned_cycles_per_chunk"] = rec.planned_cycles;
         ops[i]["planned_limit"] = rec.limit;
         if (rec.planned_cycles > slowest) {
@@ -717,9 +719,9 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
         }
     }
     prog.quantum = run_quantum(m_opt.quantum, slowest, f.pe_model->clock());
-    m_report.mode = "layer-pipelined";
-    m_report.samples = an.samples;
-    m_report.chunks = static_cast<double>(est.empty() ? 1 : est.front().chunks);
+    report.mode = "layer-pipelined";
+    report.samples = an.samples;
+    report.chunks = static_cast<double>(est.empty() ? 1 : est.front().chunks);
     std::int64_t used_pes = 0;
     for (const auto& s : st) used_pes += static_cast<std::int64_t>(s.L) * s.S;
     out.samples = an.samples;
@@ -742,7 +744,7 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
     out.notes.push_back(std::string("lines run along ") + (f.stream_x ? "x" : "y") +
                         " (the fabric's last routing leg); " + "planned slowest op " + an.ops[slowest_op].name +
                         " at " + cycles_text(slowest, f.pe_model->clock()) + " per chunk (" +
-                        m_report.ops[slowest_op].limit + ")");
+                        report.ops[slowest_op].limit + ")");
     if (prog.quantum > 0)
         out.notes.push_back("fabric requests served up to " + format_time(ticks_to_seconds(prog.quantum)) +
                             " ahead of queued ones (mapper.quantum=" + m_opt.quantum + "; 0 for exact arrival order)");
@@ -752,16 +754,11 @@ mapping wafer_pipeline_mapper::map(const workload_graph& g, const platform& plat
                                 std::to_string(st[i].S) + " PEs at (" + std::to_string(st[i].r.x0) + "," +
                                 std::to_string(st[i].r.y0) + "), " +
                                 format_bytes(static_cast<double>(sram.used_bytes(st[i].r.x0, st[i].r.y0))) +
-                                " per PE, " + m_report.ops[i].limit + "-bound");
+                                " per PE, " + report.ops[i].limit + "-bound");
     if (inputs_resident)
         out.notes.push_back("no MemoryX on the platform: graph inputs start on the wafer, outputs stay there");
     for (const auto& note : an.notes) out.notes.push_back(note);
     return out;
-}
-
-void wafer_pipeline_mapper::explain(const mapping& m, const platform& plat, const executor::result& r,
-                                    run_summary& s) const {
-    explain_report(m_report, r, s);
 }
 
 TESSEL_REGISTER_MAPPER(make_mapper<wafer_pipeline_mapper>(

@@ -30,12 +30,10 @@ public:
         void declare(param_decl& d);
     };
     explicit wafer_pipeline_mapper(options o) : m_opt(std::move(o)) {}
-    mapping map(const workload_graph& g, const platform& plat) override;
-    void explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const override;
+    mapping map(const workload_graph& g, const platform& plat) const override;
 
 private:
     options m_opt;
-    wafer::plan_report m_report;
 };
 
 }  // namespace tessel

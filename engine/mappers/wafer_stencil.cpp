@@ -6,7 +6,6 @@
 #include <map>
 
 #include "engine/mappers/toolkit/sram_ledger.h"
-#include "engine/report/summary.h"
 
 namespace tessel {
 
@@ -31,7 +30,7 @@ bool is_scalar(const tensor_info& t) { return t.elements() == 1; }
 
 }  // namespace
 
-mapping wafer_stencil_mapper::map(const workload_graph& g, const platform& plat) {
+mapping wafer_stencil_mapper::map(const workload_graph& g, const platform& plat) const {
     const std::string who = "wafer_stencil mapper";
     const wafer::fabric f = wafer::fabric::find(plat, m_opt.common, who);
     // The grid: the first 3D tensor.
@@ -119,7 +118,8 @@ mapping wafer_stencil_mapper::map(const workload_graph& g, const platform& plat)
     const grid_rect used{0, 0, gx, gy};
     toolkit::sram_ledger(*f.pe_array, prog).place(used, per_pe, "the grid's vectors");
     const wafer::span all = wafer::add_span(prog, used);
-    m_phases.clear();
+    auto planned = std::make_shared<wafer_stencil_record>();
+    out.record = planned;
     const int chunks = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(m_opt.common.chunks, nz)));
     const int seg = static_cast<int>(m_opt.segment);
     std::vector<std::uint32_t> ready(g.tensors().size(), ~0u);
@@ -135,7 +135,8 @@ mapping wafer_stencil_mapper::map(const workload_graph& g, const platform& plat)
         outv.push_back(prog.add_transfer(op, f.pe(x0, y0), f.pe(x1, y1), wafer::whole_bytes(bytes), d));
     };
     auto record = [&](const std::string& phase, std::uint32_t first) {
-        m_phases.push_back(phase_record{phase, first, static_cast<std::uint32_t>(prog.steps.size())});
+        planned->phases.push_back(
+            wafer_stencil_record::phase_record{phase, first, static_cast<std::uint32_t>(prog.steps.size())});
     };
     const dtype dot_type = m_opt.dot_precision == "fp32" ? dtype::fp32 : type;
     const int xc = gx / 2, yc = gy / 2;
@@ -237,7 +238,7 @@ mapping wafer_stencil_mapper::map(const workload_graph& g, const platform& plat)
         for (int t : op.outputs) ready[static_cast<size_t>(t)] = done;
     }
     const auto it = g.parameters.find("iterations");
-    m_iterations = it != g.parameters.end() ? std::max<std::int64_t>(1, std::atoll(it->second.c_str())) : 1;
+    planned->iterations = it != g.parameters.end() ? std::max<std::int64_t>(1, std::atoll(it->second.c_str())) : 1;
     out.samples = 1;
     out.details["mapper"] = "wafer_stencil";
     out.details["mode"] = "stencil";
@@ -262,34 +263,6 @@ mapping wafer_stencil_mapper::map(const workload_graph& g, const platform& plat)
                         "-hop segments; dot products all-reduce through the middle row and column" +
                         (dot_type != type ? std::string(" and accumulate in fp32") : std::string()));
     return out;
-}
-
-void wafer_stencil_mapper::explain(const mapping& m, const platform& plat, const executor::result& r,
-                                   run_summary& s) const {
-    std::map<std::string, double> by_phase;
-    for (const auto& ph : m_phases) {
-        if (ph.first >= ph.last) continue;
-        tick lo = max_tick, hi = 0;
-        for (std::uint32_t i = ph.first; i < ph.last; ++i) {
-            lo = std::min(lo, r.step_start[i]);
-            hi = std::max(hi, r.step_end[i]);
-        }
-        by_phase[ph.phase] += ticks_to_seconds(hi - lo);
-    }
-    const double total = s.sim_seconds;
-    const double it = static_cast<double>(m_iterations);
-    std::string parts;
-    nlohmann::json j;
-    for (const auto& [phase, secs] : by_phase) {
-        parts += (parts.empty() ? "" : ", ") + phase + " " + format_time(secs / it) + " (" +
-                 format_number(total > 0 ? 100 * secs / total : 0, 3) + "%)";
-        j[phase + "_s"] = secs / it;
-    }
-    j["iteration_s"] = total / it;
-    j["flops_per_s"] = s.achieved_flops();
-    s.details["per_iteration"] = j;
-    s.notes.push_back("per iteration: " + format_time(total / it) + ": " + parts + "; " +
-                      format_rate(s.achieved_flops(), "FLOP/s"));
 }
 
 TESSEL_REGISTER_MAPPER(make_mapper<wafer_stencil_mapper>(

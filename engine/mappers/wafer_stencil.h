@@ -20,6 +20,17 @@
 
 namespace tessel {
 
+/// What the wafer_stencil mapper planned, for its explainer: the steps of each phase of the solver and the
+/// iterations the program runs, so the report splits one iteration's time by phase.
+struct wafer_stencil_record : mapping_record {
+    struct phase_record {
+        std::string phase;          // "halo exchange and SpMV", "all-reduce", "local vector work"
+        std::uint32_t first, last;  // its steps are [first, last)
+    };
+    std::vector<phase_record> phases;
+    std::int64_t iterations = 1;
+};
+
 class wafer_stencil_mapper : public mapper {
 public:
     struct options {
@@ -30,17 +41,10 @@ public:
         void declare(param_decl& d);
     };
     explicit wafer_stencil_mapper(options o) : m_opt(std::move(o)) {}
-    mapping map(const workload_graph& g, const platform& plat) override;
-    void explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const override;
+    mapping map(const workload_graph& g, const platform& plat) const override;
 
 private:
     options m_opt;
-    struct phase_record {
-        std::string phase;          // "halo exchange and SpMV", "all-reduce", "local vector work"
-        std::uint32_t first, last;  // its steps are [first, last)
-    };
-    std::vector<phase_record> m_phases;
-    std::int64_t m_iterations = 1;
 };
 
 }  // namespace tessel

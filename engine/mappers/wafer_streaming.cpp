@@ -28,7 +28,7 @@ struct line_stream {
 }  // namespace
 
 mapping plan_streaming(const workload_graph& g, const fabric& f, const analysis& an, const common_options& o,
-                       std::int64_t max_microbatches, plan_report& rep) {
+                       std::int64_t max_microbatches) {
     const std::string who = "weight streaming";
     if (!f.mx)
         throw input_error(
@@ -111,7 +111,9 @@ mapping plan_streaming(const workload_graph& g, const fabric& f, const analysis&
     toolkit::sram_ledger sram(*f.pe_array, prog);
     sram.place(f.used_span(f.from_stream(0, lines_max, 0, cols), lines_max, cols), per_pe,
                "the resident activations (peak at op '" + an.ops[peak_at].name + "')");
-    rep = plan_report{};
+    auto planned = std::make_shared<plan_report>();
+    out.record = planned;
+    plan_report& rep = *planned;
     rep.mode = "weight streaming";
     rep.samples = an.samples;
     rep.clk = f.pe_model->clock();
@@ -300,15 +302,10 @@ mapping plan_streaming(const workload_graph& g, const fabric& f, const analysis&
 
 }  // namespace wafer
 
-mapping wafer_streaming_mapper::map(const workload_graph& g, const platform& plat) {
+mapping wafer_streaming_mapper::map(const workload_graph& g, const platform& plat) const {
     const wafer::fabric f = wafer::fabric::find(plat, m_opt.common, "wafer_streaming mapper");
     const wafer::analysis an = wafer::analyse(g, *f.pe_model);
-    return wafer::plan_streaming(g, f, an, m_opt.common, m_opt.max_microbatches, m_report);
-}
-
-void wafer_streaming_mapper::explain(const mapping& m, const platform& plat, const executor::result& r,
-                                     run_summary& s) const {
-    wafer::explain_report(m_report, r, s);
+    return wafer::plan_streaming(g, f, an, m_opt.common, m_opt.max_microbatches);
 }
 
 TESSEL_REGISTER_MAPPER(make_mapper<wafer_streaming_mapper>(

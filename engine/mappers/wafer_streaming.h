@@ -26,19 +26,17 @@ public:
         void declare(param_decl& d);
     };
     explicit wafer_streaming_mapper(options o) : m_opt(std::move(o)) {}
-    mapping map(const workload_graph& g, const platform& plat) override;
-    void explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const override;
+    mapping map(const workload_graph& g, const platform& plat) const override;
 
 private:
     options m_opt;
-    wafer::plan_report m_report;
 };
 
 namespace wafer {
 
-/// The weight-streaming plan (wafer_streaming, and wafer_pipeline's fallback). Fills `rep` for explain().
+/// The weight-streaming plan (wafer_streaming, and wafer_pipeline's fallback), its plan_report as the record.
 mapping plan_streaming(const workload_graph& g, const fabric& f, const analysis& an, const common_options& o,
-                       std::int64_t max_microbatches, plan_report& rep);
+                       std::int64_t max_microbatches);
 
 }  // namespace wafer
 

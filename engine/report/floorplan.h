@@ -9,12 +9,9 @@
 #include <string>
 #include <vector>
 
-namespace tessel {
+#include "engine/mappers/region.h"
 
-struct floorplan_region {
-    std::string label;   // the op (or section) placed there
-    int x0, y0, x1, y1;  // half-open rectangle in units
-};
+namespace tessel {
 
 /// A link between neighbouring units, drawn as a bar in the gutter between them (its direction: which side of
 /// the gutter), coloured like the units by how busy it was.

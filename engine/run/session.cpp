@@ -7,6 +7,7 @@
 
 #include "engine/program/program_emit.h"
 #include "engine/program/program_yaml.h"
+#include "engine/report/explain/explainer.h"
 #include "engine/workload/load.h"
 #include "models/baseline/kernel_device.h"
 #include "models/core/fingerprint.h"
@@ -124,7 +125,7 @@ run_summary session::run() {
         mapper* mp = m_mapper.get();
         reject_unused_overrides(m_ctx, "mapper options mapper.NAME; workload parameters workload.NAME");
         m_mapping = mp->map(g, *m_platform);
-        if (!mp->reads_kernel_records()) {
+        if (!explainer_reads_kernel_records(mp->name())) {
             auto stop_recording = [&](std::uint32_t id) {
                 if (kernel_device* k = m_platform->comp(id).kernels()) k->keep_records(false);
             };
@@ -182,7 +183,7 @@ run_summary session::run() {
                               m_mapping.traffic_scale);
     s.notes.insert(s.notes.begin(), m_mapping.notes.begin(), m_mapping.notes.end());
     s.details = m_mapping.details;
-    if (m_mapper) m_mapper->explain(m_mapping, *m_platform, m_result, s);
+    if (m_mapper) explain_run(m_mapper->name(), m_mapping, *m_platform, m_result, s);
     record_stats(s, m_sim.stats);
     if (!m_opt.trace.empty()) {
         // Power over time: each window's dynamic energy over its width, plus the static power.

@@ -35,6 +35,30 @@
 
 namespace tessel {
 
+/// What the system mapper planned, its mapping record, per chip: the pipeline items each simulated chip runs and
+/// every collective lowered into the program, with their steps. Its explainer (engine/report/explain/system.cpp)
+/// turns them into per-chip time splits, the per-collective table and the trace's pipeline tracks.
+struct system_record : mapping_record {
+    std::string chip_group;  // the chip group the plan ran on
+    /// What each simulated chip's pipeline track shows: one item (a chunk's forward or backward pass of one
+    /// microbatch) spans steps [first, last] of the program; its op is named "F chunk 0 mb 3".
+    struct pipeline_item {
+        int chip;
+        std::uint32_t first, last, op;
+    };
+    std::vector<pipeline_item> items;
+    /// Each collective lowered into the program: its steps [first, end), for the per-collective report.
+    struct collective_record {
+        std::uint32_t op;
+        collective_kind kind;
+        collective_algorithm algorithm;
+        std::uint64_t bytes;
+        int ranks;
+        std::uint32_t first, end;
+    };
+    std::vector<collective_record> collectives;
+};
+
 class system_mapper : public mapper {
 public:
     struct options {
@@ -53,9 +77,7 @@ public:
     };
     explicit system_mapper(const options& o) : m_opt(o) {}
     void configure(const platform& plat, param_context& ctx) override;
-    mapping map(const workload_graph& g, const platform& plat) override;
-    void explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const override;
-    bool reads_kernel_records() const override { return false; }
+    mapping map(const workload_graph& g, const platform& plat) const override;
 
     /// For `tessel plan` (after configure): the chips a plan runs on, the memory per chip that bounds it, and
     /// whether weights stream from a store (then only data parallelism applies and chip memory does not bound it).
@@ -64,9 +86,6 @@ public:
     bool streams_weights() const { return m_opt.weights == "streamed"; }
 
 private:
-    /// Adds a "pipeline" track to each simulated chip's trace process: one slice per pipeline item.
-    void trace_pipeline(const mapping& m, const platform& plat, const executor::result& r) const;
-
     options m_opt;
     parallel_plan m_plan;
     std::unique_ptr<mapper> m_chip_mapper;
@@ -77,25 +96,6 @@ private:
     /// Index inside a chip of the memory collectives and pipeline sends use (mapper.memory, or the largest),
     /// and the largest memory's capacity.
     std::pair<std::uint32_t, std::uint64_t> chip_memory(const platform& plat, const platform::chip_group& cg) const;
-    /// What each simulated chip's pipeline track shows: one item (a chunk's forward or backward pass of one
-    /// microbatch) spans steps [first, last] of the program; its op is named "F chunk 0 mb 3".
-    struct pipeline_item {
-        int chip;
-        std::uint32_t first, last, op;
-    };
-    std::vector<pipeline_item> m_items;
-    /// Each collective lowered into the program: its steps [first, end), for the per-collective report.
-    struct collective_record {
-        std::uint32_t op;
-        collective_kind kind;
-        collective_algorithm algorithm;
-        std::uint64_t bytes;
-        int ranks;
-        std::uint32_t first, end;
-    };
-    std::vector<collective_record> m_collectives;
-    /// The report's `collectives` list: per distinct collective, its calls, mean time and bandwidths.
-    void report_collectives(const mapping& m, const executor::result& r, run_summary& s) const;
 };
 
 }  // namespace tessel

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "engine/mappers/bsp/bsp_mapper.h"
+#include "engine/report/explain/explainer.h"
 #include "engine/report/summary.h"
 #include "engine/system/partition.h"
 #include "engine/workload/load.h"
@@ -95,16 +96,23 @@ struct outcome {
     run_summary s;
 };
 
-outcome run(test::bench& bench, bsp_mapper& mp, const workload_graph& g) {
+outcome run(test::bench& bench, const bsp_mapper& mp, const workload_graph& g) {
     outcome o;
     o.m = mp.map(g, *bench.plat);
     o.r = bench.exec->run(o.m.prog);
     o.s = summarise(*bench.plat, o.r, o.m.prog, g.total().flops, o.m.samples);
-    mp.explain(o.m, *bench.plat, o.r, o.s);
+    explain_run("bsp", o.m, *bench.plat, o.r, o.s);
     return o;
 }
 
-outcome run(test::bench& bench, bsp_mapper& mp, const std::string& workload) {
+/// The supersteps the mapping recorded (its bsp_record).
+const std::vector<bsp_mapper::superstep>& supersteps(const outcome& o) {
+    const bsp_record* rec = o.m.record_as<bsp_record>();
+    if (!rec) throw std::logic_error("the bsp mapping holds no bsp_record");
+    return rec->steps;
+}
+
+outcome run(test::bench& bench, const bsp_mapper& mp, const std::string& workload) {
     return run(bench, mp, load_workload(workload, {}));
 }
 
@@ -132,7 +140,7 @@ TEST(bsp_mapper, one_matmul_on_four_tiles_matches_the_supersteps_by_hand) {
                           "workload: mm\ntensors:\n  a: {shape: [48, 64], role: input}\n"
                           "  b: {shape: [64, 64], role: weight}\nops:\n  - {name: c, op: matmul, inputs: [a, b]}\n"));
     EXPECT_EQ(o.r.duration(), 1870 * ns);
-    ASSERT_EQ(mp.supersteps().size(), 1u);
+    ASSERT_EQ(supersteps(o).size(), 1u);
     const auto& st = o.s.details["supersteps"][0];
     EXPECT_NEAR(st["exchange_s"].get<double>(), 906e-9, 1e-15);
     EXPECT_NEAR(st["compute_s"].get<double>(), 864e-9, 1e-15);
@@ -154,7 +162,7 @@ TEST(bsp_mapper, a_matrix_vector_product_splits_k) {
                           "  w: {shape: [1024, 64], role: weight}\nops:\n  - {name: y, op: matmul, inputs: [x, w]}\n"));
     ASSERT_FALSE(o.m.details["ops"].empty());
     EXPECT_EQ(o.m.details["ops"][0]["split"].get<std::string>(), "1x1x1x4");
-    EXPECT_EQ(mp.supersteps().size(), 2u) << "partial products, then their reduce-scatter";
+    EXPECT_EQ(supersteps(o).size(), 2u) << "partial products, then their reduce-scatter";
 }
 
 TEST(bsp_mapper, a_model_too_large_for_the_tiles_says_by_how_much_and_which_tensor) {
@@ -218,28 +226,29 @@ TEST(bsp_mapper, reductions_split_over_the_tiles_like_every_other_op) {
     const auto o = run(
         bb.red[0], cols,
         workload_file("colsum", x + "ops:\n  - {name: s, op: reduce_sum, inputs: [x], axes: [0], keepdims: false}\n"));
-    ASSERT_EQ(cols.supersteps().size(), 2u);
-    EXPECT_EQ(cols.supersteps()[0].exchange_bytes, 0) << "each tile reduces the rows it holds";
-    EXPECT_EQ(cols.supersteps()[1].name, "s combine");
-    EXPECT_EQ(cols.supersteps()[1].exchange_bytes, 2 * 1536);
-    EXPECT_EQ(cols.supersteps()[1].tiles, 2u);
+    ASSERT_EQ(supersteps(o).size(), 2u);
+    EXPECT_EQ(supersteps(o)[0].exchange_bytes, 0) << "each tile reduces the rows it holds";
+    EXPECT_EQ(supersteps(o)[1].name, "s combine");
+    EXPECT_EQ(supersteps(o)[1].exchange_bytes, 2 * 1536);
+    EXPECT_EQ(supersteps(o)[1].tiles, 2u);
     EXPECT_EQ(o.m.details["ops"][0]["reduction"],
               "partials of 4 row bands where the input lies, combined on 2 tile(s)");
     // A mean over everything: 4 partials of one element, summed on one tile (3 x 4 B arrive).
     bsp_mapper all = make_mapper("{}");
-    run(bb.red[1], all,
-        workload_file("mean", x + "ops:\n  - {name: m, op: reduce_mean, inputs: [x], keepdims: false}\n"));
-    ASSERT_EQ(all.supersteps().size(), 2u);
-    EXPECT_EQ(all.supersteps()[1].exchange_bytes, 3 * 4);
-    EXPECT_EQ(all.supersteps()[1].tiles, 1u);
+    const auto a =
+        run(bb.red[1], all,
+            workload_file("mean", x + "ops:\n  - {name: m, op: reduce_mean, inputs: [x], keepdims: false}\n"));
+    ASSERT_EQ(supersteps(a).size(), 2u);
+    EXPECT_EQ(supersteps(a)[1].exchange_bytes, 3 * 4);
+    EXPECT_EQ(supersteps(a)[1].tiles, 1u);
     // Over the last axis only: each output element is one input row, so each tile reduces its own 16 rows into
     // its 16 outputs, one superstep with nothing to exchange.
     bsp_mapper last = make_mapper("{}");
     const auto l = run(
         bb.red[2], last,
         workload_file("rowsum", x + "ops:\n  - {name: r, op: reduce_sum, inputs: [x], axes: [1], keepdims: true}\n"));
-    ASSERT_EQ(last.supersteps().size(), 1u);
-    EXPECT_EQ(last.supersteps()[0].exchange_bytes, 0);
+    ASSERT_EQ(supersteps(l).size(), 1u);
+    EXPECT_EQ(supersteps(l)[0].exchange_bytes, 0);
     EXPECT_EQ(l.m.details["ops"][0]["reduction"], "bands of output elements on 4 tiles");
 }
 

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/mappers/bsp/bsp_mapper.h"
+#include "engine/report/explain/explainer.h"
 #include "engine/report/summary.h"
 #include "engine/workload/load.h"
 #include "tests/support/harness.h"
@@ -42,7 +43,7 @@ outcome run(test::bench& bench, const std::string& representation, const std::st
     out.m = mp.map(g, *bench.plat);
     out.r = bench.exec->run(out.m.prog);
     out.s = summarise(*bench.plat, out.r, out.m.prog, g.total().flops, out.m.samples);
-    mp.explain(out.m, *bench.plat, out.r, out.s);
+    explain_run("bsp", out.m, *bench.plat, out.r, out.s);
     for (std::uint32_t c : bench.plat->top_level()) bench.plat->comp(c).usage(out.usage);
     return out;
 }

@@ -55,15 +55,17 @@ public:
     };
 
     explicit bsp_mapper(options o) : m_opt(std::move(o)) {}
-    mapping map(const workload_graph& g, const platform& plat) override;
-    void explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const override;
-
-    const std::vector<superstep>& supersteps() const { return m_steps; }
+    mapping map(const workload_graph& g, const platform& plat) const override;
 
 private:
-    mapping map_as(const workload_graph& g, const platform& plat, const options& opt);
+    mapping map_as(const workload_graph& g, const platform& plat, const options& opt) const;
     options m_opt;
-    std::vector<superstep> m_steps;
+};
+
+/// What the bsp mapper planned, its mapping record: the supersteps' step ranges, bytes and predicted compute, from
+/// which its explainer (engine/report/explain/bsp.cpp) splits the run into exchange, compute and sync.
+struct bsp_record : mapping_record {
+    std::vector<bsp_mapper::superstep> steps;
 };
 
 }  // namespace tessel

@@ -283,7 +283,7 @@ std::vector<int> streaming_order(const workload_graph& g) {
 
 }  // namespace
 
-mapping bsp_mapper::map(const workload_graph& g, const platform& plat) {
+mapping bsp_mapper::map(const workload_graph& g, const platform& plat) const {
     if (m_opt.representation != "auto") return map_as(g, plat, m_opt);
     // Auto: the coarse form first (cheap), then the fine one when it stays small enough to simulate message by message.
     mapping m = map_as(g, plat, m_opt);
@@ -299,7 +299,7 @@ mapping bsp_mapper::map(const workload_graph& g, const platform& plat) {
     return m;
 }
 
-mapping bsp_mapper::map_as(const workload_graph& g, const platform& plat, const options& opt) {
+mapping bsp_mapper::map_as(const workload_graph& g, const platform& plat, const options& opt) const {
     if (opt.code_reserve < 0 || opt.code_reserve >= 1)
         throw input_error("mapper.code_reserve must be at least 0 and below 1");
     const std::vector<int> order = streaming_order(g);
@@ -308,15 +308,20 @@ mapping bsp_mapper::map_as(const workload_graph& g, const platform& plat, const 
         for (size_t i = 0; i < k && i < order.size(); ++i) s[static_cast<size_t>(order[i])] = true;
         return s;
     };
-    m_steps.clear();
+    auto planned = std::make_shared<bsp_record>();
+    std::vector<superstep>& steps = planned->steps;
+    auto recorded = [&](mapping m) {
+        m.record = planned;
+        return m;
+    };
     if (opt.weights == "streaming") {
-        planner p(g, plat, opt, streamed(order.size()), m_steps);
-        return p.run();
+        planner p(g, plat, opt, streamed(order.size()), steps);
+        return recorded(p.run());
     }
     std::string first_miss;
     try {
-        planner p(g, plat, opt, {}, m_steps);
-        return p.run();
+        planner p(g, plat, opt, {}, steps);
+        return recorded(p.run());
     } catch (const does_not_fit& e) {
         if (opt.weights == "resident") throw input_error("workload does not fit: " + e.message);
         first_miss = e.message;
@@ -327,16 +332,16 @@ mapping bsp_mapper::map_as(const workload_graph& g, const platform& plat, const 
     for (int t : order) total += static_cast<double>(g.tensor(t).bytes());
     size_t k = 0;
     {
-        planner probe(g, plat, opt, {}, m_steps);  // only for the tiles' capacity
+        planner probe(g, plat, opt, {}, steps);  // only for the tiles' capacity
         const double room = probe.usable_total();
         while (k < order.size() && total - held > room) held += static_cast<double>(g.tensor(order[k++]).bytes());
     }
     k = std::max<size_t>(k, 1);
     for (;;) {
-        m_steps.clear();
+        steps.clear();
         try {
-            planner p(g, plat, opt, streamed(k), m_steps);
-            mapping m = p.run();
+            planner p(g, plat, opt, streamed(k), steps);
+            mapping m = recorded(p.run());
             m.notes.insert(m.notes.begin(), "fallback: resident weights do not fit (" + first_miss + ")");
             return m;
         } catch (const does_not_fit& e) {

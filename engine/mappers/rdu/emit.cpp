@@ -461,7 +461,7 @@ void emit_program(const workload_graph& g, const chip& c, const rdu_plan& plan, 
 
 namespace tessel {
 
-mapping rdu_mapper::map(const workload_graph& g, const platform& plat) {
+mapping rdu_mapper::map(const workload_graph& g, const platform& plat) const {
     if (m_opt.chunk_above > 1)
         throw input_error("mapper.chunk_above must be at most 1 (a share of the chip's PMU capacity)");
     const rdu::chip c = rdu::discover(plat, m_opt);
@@ -472,9 +472,9 @@ mapping rdu_mapper::map(const workload_graph& g, const platform& plat) {
     // simulate transfer by transfer: at least the coarse form's steps, and its transfers in the mesh's packets.
     options form = m_opt;
     if (m_opt.representation == "fine") form.transfer_grain = byte_size{};
-    m_record = std::make_unique<record>();
+    auto planned = std::make_shared<rdu_record>();
     mapping out;
-    rdu::emit_program(g, c, plan, roots, form, *m_record, out);
+    rdu::emit_program(g, c, plan, roots, form, *planned, out);
     if (m_opt.representation != "fine") {
         double fine_cost = static_cast<double>(out.prog.size());
         const double packet = static_cast<double>(std::max<std::uint64_t>(1, c.packet_bytes));
@@ -482,9 +482,9 @@ mapping rdu_mapper::map(const workload_graph& g, const platform& plat) {
             if (st.kind == step_kind::transfer) fine_cost += std::ceil(static_cast<double>(st.bytes) / packet);
         if (m_opt.representation == "auto" && fine_cost <= m_opt.coarse_above) {
             form.transfer_grain = byte_size{};
-            m_record = std::make_unique<record>();
+            planned = std::make_shared<rdu_record>();
             out = mapping{};
-            rdu::emit_program(g, c, plan, roots, form, *m_record, out);
+            rdu::emit_program(g, c, plan, roots, form, *planned, out);
         } else {
             out.prog.packet_bytes = m_opt.coarse_packet.bytes();
             const clock_domain& clk = plat.comp(c.pcu_ids.front()).clock();
@@ -528,7 +528,7 @@ mapping rdu_mapper::map(const workload_graph& g, const platform& plat) {
                 plan.sections[static_cast<size_t>(chosen)].predicted_seconds)
                 chosen = s;
     }
-    m_record->units.resize(static_cast<size_t>(S));
+    planned->units.resize(static_cast<size_t>(S));
     for (int s = 0; s < S; ++s) {
         const rdu_section& sec = plan.sections[static_cast<size_t>(s)];
         nlohmann::json js;
@@ -548,7 +548,7 @@ mapping rdu_mapper::map(const workload_graph& g, const platform& plat) {
             if (!p.pmus.empty()) mr = rdu::run_regions(c.pmu_xy, c.pmu_h, p.pmus.front(), p.pmus.back() + 1, label);
             const std::string units = (pr.empty() ? std::string() : rdu::region_text(c.pcu_group, pr) + " ") +
                                       rdu::region_text(c.pmu_group, mr);
-            m_record->units[static_cast<size_t>(s)].push_back(units);
+            planned->units[static_cast<size_t>(s)].push_back(units);
             nlohmann::json jo;
             jo["op"] = st.name;
             jo["kind"] = op_kind_name(g.op(st.op).kind);
@@ -575,7 +575,8 @@ mapping rdu_mapper::map(const workload_graph& g, const platform& plat) {
     if (S > 1 || m_opt.floorplan_section >= 0)
         out.notes.push_back("--floorplan outlines section " + std::to_string(chosen) + " (mapper.floorplan_section)");
     out.samples = toolkit::batch_samples(g);
-    m_record->plan = std::move(plan);
+    planned->plan = std::move(plan);
+    out.record = planned;
     return out;
 }
 

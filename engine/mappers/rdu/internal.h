@@ -1,5 +1,5 @@
 // What the rdu mapper's files share: parts.cpp (the chip as the mapper sees it), plan.cpp (stages, sections
-// and units: the plan), emit.cpp (the program) and explain.cpp (options and the report).
+// and units: the plan), emit.cpp (the program) and options.cpp (options and the registration).
 #pragma once
 
 #include <string>
@@ -8,24 +8,6 @@
 
 #include "engine/mappers/rdu/rdu_mapper.h"
 #include "models/core/compute_model.h"
-
-namespace tessel {
-
-struct rdu_mapper::record {
-    struct stage_rec {
-        std::vector<std::uint32_t> computes;  // every compute step of the stage
-        int pcus = 0, pmus = 0;
-    };
-    struct section_rec {
-        std::uint32_t start = 0, configured = 0, loaded = 0, end = 0;
-        std::vector<stage_rec> stages;  // as plan.sections[i].stages
-    };
-    rdu_plan plan;
-    std::vector<section_rec> sections;
-    std::vector<std::vector<std::string>> units;  // per section, per stage: "pcu[..] pmu[..]"
-};
-
-}  // namespace tessel
 
 namespace tessel::rdu {
 

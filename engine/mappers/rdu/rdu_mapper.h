@@ -99,6 +99,8 @@ struct rdu_search {
     std::int64_t costed = 0, recalled = 0;
 };
 
+struct rdu_record;
+
 class rdu_mapper : public mapper {
 public:
     struct options {
@@ -124,17 +126,32 @@ public:
     explicit rdu_mapper(options o);
     ~rdu_mapper() override;
 
-    mapping map(const workload_graph& g, const platform& plat) override;
-    void explain(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) const override;
+    mapping map(const workload_graph& g, const platform& plat) const override;
 
     /// Partitions and places `g` without building a program (what map() does first).
     rdu_plan plan(const workload_graph& g, const platform& plat, rdu_search* search = nullptr) const;
 
-    struct record;  // step ids per section, for explain()
+    using record = rdu_record;
 
 private:
     options m_opt;
-    std::unique_ptr<record> m_record;
+};
+
+/// What the rdu mapper planned, its mapping record: the plan and, per section, the steps that start it, end its
+/// reconfiguration, its loads and the section, and each stage's compute steps and units; from which its explainer
+/// (engine/report/explain/rdu.cpp) splits each section's time into reconfiguration, loads, fill, steady, drain.
+struct rdu_record : mapping_record {
+    struct stage_rec {
+        std::vector<std::uint32_t> computes;  // every compute step of the stage
+        int pcus = 0, pmus = 0;
+    };
+    struct section_rec {
+        std::uint32_t start = 0, configured = 0, loaded = 0, end = 0;
+        std::vector<stage_rec> stages;  // as plan.sections[i].stages
+    };
+    rdu_plan plan;
+    std::vector<section_rec> sections;
+    std::vector<std::vector<std::string>> units;  // per section, per stage: "pcu[..] pmu[..]"
 };
 
 }  // namespace tessel

@@ -1,71 +1,25 @@
-// The rdu mapper: its options, and the report after a run (per section: reconfiguration, loads, pipeline fill,
-// steady streaming, drain and stores; the bottleneck stage).
+// The rdu mapper's explainer: per section, its time split into reconfiguration, loads, pipeline fill, steady
+// streaming, drain and stores, and its bottleneck stage; the totals over all sections.
 #include <algorithm>
 
-#include "engine/mappers/rdu/internal.h"
-#include "engine/report/summary.h"
+#include "engine/mappers/rdu/rdu_mapper.h"
+#include "engine/report/explain/explainer.h"
 
 namespace tessel {
 
-void rdu_mapper::options::declare(param_decl& d) {
-    d.choice(mode, "mode", "sections", {"sections", "single"},
-             "sections: run the graph as many sections as it needs, reconfiguring between them; single: the whole "
-             "graph must fit on chip as one section (an error says by how much it does not)");
-    d(pcus, "pcus", "", "the group of PCUs to use (default: the first group of reconfigurable compute units: rdu_pcu)");
-    d(pmus, "pmus", "", "the group of PMUs to use (default: the first group of reconfigurable memory units: rdu_pmu)");
-    d(agcus, "agcus", "",
-      "the AGCUs to reach off-chip memory through (default: the first component with memories behind it: rdu_agcu)");
-    d(tiles, "tiles", "16", "most tiles a tensor streams through the pipeline in (rounded down to a power of two)",
-      bound::positive);
-    d(min_tile_rows, "min_tile_rows", "8", "fewest rows of a tensor in one tile (fewer tiles for short tensors)",
-      bound::positive);
-    d(buffer_depth, "buffer_depth", "2", "tiles an input buffer holds (2: double buffering)", bound::positive);
-    d(chunk_above, "chunk_above", "0.5",
-      "split a matrix product into column chunks when its weights and whole operands need more than this share "
-      "of all PMU capacity",
-      bound::positive);
-    d(weights_tier, "weights_tier", "",
-      "memory (behind the AGCUs) holding weights, state and configurations (default: the fastest with room)");
-    d(activations_tier, "activations_tier", "",
-      "memory holding graph inputs and tensors stored between sections (default: the fastest with room)");
-    d(steady_state, "steady_state", "true",
-      "when the graph fits in one section, its configuration and weights stay on chip between runs and are not "
-      "loaded (steady-state inference); false loads them in every run");
-    d(floorplan_section, "floorplan_section", "-1",
-      "section whose placement --floorplan outlines (-1: the one predicted to take longest)", bound::none);
-    d.choice(representation, "representation", "auto", {"auto", "fine", "coarse"},
-             "fine: a transfer per pair of units, in the mesh's own packets, served in exact arrival order; coarse: "
-             "transfers of at least transfer_grain, packets of at least coarse_packet and a quantum of coarse_quantum "
-             "(docs/platforms/rdu.md, \"Representations\"); auto: coarse when the fine program would have more than "
-             "coarse_above steps and packets");
-    d(coarse_above, "coarse_above", "3e6",
-      "auto representation: the fine program's steps plus packets (at least; counted on the coarse one) above which "
-      "a run is coarse",
-      bound::positive);
-    d(transfer_grain, "transfer_grain", "16KiB",
-      "coarse form: fewest bytes of one tile a transfer carries (a stage's slices of a tile go to and come from as "
-      "few adjacent units as keep each at least this size)",
-      bound::positive);
-    d(coarse_packet, "coarse_packet", "32KiB",
-      "coarse form: fewest bytes of a packet on the mesh (the fine form uses the mesh's packet_bytes)",
-      bound::positive);
-    d(coarse_quantum, "coarse_quantum", "64cycles",
-      "coarse form: how far ahead of queued requests a packet may be served (the run's quantum, docs/performance.md)");
-}
+namespace {
 
-rdu_mapper::rdu_mapper(options o) : m_opt(std::move(o)) {}
-rdu_mapper::~rdu_mapper() = default;
-
-void rdu_mapper::explain(const mapping&, const platform&, const executor::result& r, run_summary& s) const {
-    if (!m_record) return;
-    const rdu_plan& plan = m_record->plan;
+void explain_rdu(const mapping& m, const platform&, const executor::result& r, run_summary& s) {
+    const rdu_record* planned = m.record_as<rdu_record>();
+    if (!planned) return;
+    const rdu_plan& plan = planned->plan;
     auto at = [&](std::uint32_t step) { return ticks_to_seconds(r.step_end[step] - r.start); };
     auto started = [&](std::uint32_t step) { return ticks_to_seconds(r.step_start[step] - r.start); };
     double tot_cfg = 0, tot_load = 0, tot_fill = 0, tot_steady = 0, tot_drain = 0, tot_store = 0;
     nlohmann::json secs = nlohmann::json::array();
     std::vector<std::string> lines;
-    for (size_t si = 0; si < m_record->sections.size(); ++si) {
-        const auto& rec = m_record->sections[si];
+    for (size_t si = 0; si < planned->sections.size(); ++si) {
+        const auto& rec = planned->sections[si];
         const rdu_section& sec = plan.sections[si];
         const double t0 = at(rec.start), cfg = at(rec.configured), loaded = at(rec.loaded), end = at(rec.end);
         // The bottleneck: the compute stage whose PCUs were busiest (per PCU).
@@ -121,7 +75,7 @@ void rdu_mapper::explain(const mapping&, const platform&, const executor::result
             jo["pcus"] = st.pcus;
             jo["pmus"] = st.pmus;
             jo["busy_per_pcu_s"] = st.pcus > 0 ? busy / st.pcus : 0.0;
-            jo["units"] = m_record->units[si][i];
+            jo["units"] = planned->units[si][i];
             ops.push_back(jo);
         }
         js["ops"] = ops;
@@ -169,9 +123,8 @@ void rdu_mapper::explain(const mapping&, const platform&, const executor::result
     s.details["measured"] = meas;
 }
 
-TESSEL_REGISTER_MAPPER(make_mapper<rdu_mapper>(
-    "rdu",
-    "spatial pipeline for reconfigurable dataflow units: graph sections laid out on PCUs and PMUs, tiles "
-    "streamed through, sections run one after another with reconfiguration and off-chip loads and stores"));
+}  // namespace
+
+TESSEL_REGISTER_EXPLAINER(explainer_info{"rdu", explain_rdu});
 
 }  // namespace tessel
