@@ -69,7 +69,7 @@ TEST(workload_source, one_generator_source_scales_with_batch) {
 }
 
 TEST(workload_source, built_twice_equals_loaded_twice) {
-    for (const std::string spec : {k_mlp, std::string("gpt2"), std::string("llama2-7b")}) {
+    for (const std::string& spec : {k_mlp, std::string("gpt2"), std::string("llama2-7b")}) {
         const auto src = make_workload_source(spec);
         std::map<std::string, std::string> text = {{"layers", "2"}, {"seq", "8"}};
         if (spec == k_mlp) text = {{"width", "64"}};
