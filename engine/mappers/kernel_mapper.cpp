@@ -548,8 +548,7 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) const 
     if (eager)
         out.notes.push_back("framework eager: the kernels eager PyTorch launches for each op (mapper.framework)");
     if (half_as) out.notes.push_back("fp16 ops run in " + std::string(dtype_name(*half_as)) + " (mapper.float16_as)");
-    const auto it = g.parameters.find("batch");
-    out.samples = it != g.parameters.end() ? std::max(1.0, std::atof(it->second.c_str())) : 1.0;
+    out.samples = std::max(1.0, g.batch);
     return out;
 }
 

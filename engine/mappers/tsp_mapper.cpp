@@ -863,8 +863,7 @@ mapping tsp_mapper::map(const workload_graph& g, const platform& plat) const {
     m.details["mapper"] = "tsp";
     m.details["instructions"] = order.size();
     m.details["predicted_cycles"] = predicted;
-    const auto it = g.parameters.find("batch");
-    m.samples = it != g.parameters.end() ? std::max(1.0, std::atof(it->second.c_str())) : 1.0;
+    m.samples = std::max(1.0, g.batch);
     return m;
 }
 

@@ -34,15 +34,15 @@ std::vector<int> microbatch_choices(std::int64_t n) {
 /// before each memory estimate.
 class partition_cache {
 public:
-    partition_cache(std::string spec, std::map<std::string, std::string> overrides)
-        : m_spec(std::move(spec)), m_overrides(std::move(overrides)) {}
+    partition_cache(std::shared_ptr<const workload_source> source, workload_overrides overrides)
+        : m_source(std::move(source)), m_overrides(std::move(overrides)) {}
 
     partition_result& get(const parallel_plan& p, std::int64_t batch) {
         const auto key =
             std::make_tuple(p.tp, p.pp, p.interleave, p.microbatch, p.recompute, p.sequence_parallel, p.schedule);
         auto it = m_cache.find(key);
         if (it == m_cache.end())
-            it = m_cache.emplace(key, std::make_unique<partition_result>(partition(m_spec, m_overrides, p))).first;
+            it = m_cache.emplace(key, std::make_unique<partition_result>(partition(*m_source, m_overrides, p))).first;
         partition_result& r = *it->second;
         r.plan = p;
         r.microbatches = microbatches(p, batch);
@@ -50,8 +50,8 @@ public:
     }
 
 private:
-    std::string m_spec;
-    std::map<std::string, std::string> m_overrides;
+    std::shared_ptr<const workload_source> m_source;  // read once for the whole search
+    workload_overrides m_overrides;
     std::map<std::tuple<int, int, int, int, std::string, bool, std::string>, std::unique_ptr<partition_result>> m_cache;
 };
 
@@ -67,10 +67,12 @@ std::string largest_items(const stage_memory& s) {
 plan_space enumerate_plans(const std::string& spec, const std::map<std::string, std::string>& overrides,
                            std::int64_t chips, double capacity_bytes, const plan_limits& limits) {
     plan_space out;
-    out.target = plan_target_of(spec, overrides, chips);
+    const auto source = make_workload_source(spec);
+    const workload_overrides typed = parse_workload_overrides(overrides);
+    out.target = plan_target_of(*source, typed, chips);
     out.capacity = capacity_bytes;
     const plan_target& t = out.target;
-    partition_cache parts(spec, overrides);
+    partition_cache parts(source, typed);
 
     auto restricted = [](const std::vector<int>& user, std::vector<int> all) {
         if (user.empty()) return all;

@@ -118,9 +118,8 @@ run_summary session::run() {
         if (!m_workload_sets.empty())
             throw input_error("--set workload." + m_workload_sets.begin()->first + ": a program run has no workload");
     } else {
+        // The graph holds its source and overrides: a system mapper builds its stages from them.
         workload_graph g = load_workload(m_opt.workload, m_workload_sets);
-        g.source = m_opt.workload;
-        g.source_overrides = m_workload_sets;
         m_mapper = create_mapper(*m_platform, m_ctx);
         mapper* mp = m_mapper.get();
         reject_unused_overrides(m_ctx, "mapper options mapper.NAME; workload parameters workload.NAME");

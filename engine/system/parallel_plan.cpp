@@ -83,12 +83,18 @@ parallel_plan read_parallel_plan(const yaml_node& node, param_context& ctx) {
 
 plan_target plan_target_of(const std::string& spec, const std::map<std::string, std::string>& overrides,
                            std::int64_t chips) {
+    return plan_target_of(*make_workload_source(spec), parse_workload_overrides(overrides), chips);
+}
+
+plan_target plan_target_of(const workload_source& source, const workload_overrides& overrides, std::int64_t chips) {
+    // The forward graph at the workload's own fuse setting: its parameters are what the plan is checked against.
     auto ov = overrides;
-    ov["training"] = "none";
-    ov.erase("fuse");
-    const workload_graph g = load_workload(spec, ov);
+    ov.training = "none";
+    ov.fuse.reset();
+    ov.other.erase("fuse");
+    const workload_graph g = source.build(ov);
     plan_target t;
-    t.workload = spec;
+    t.workload = source.spec();
     t.chips = chips;
     auto get = [&](const char* key) -> std::int64_t {
         const auto it = g.parameters.find(key);

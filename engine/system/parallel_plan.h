@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/workload/source.h"
 #include "models/core/param.h"
 
 namespace tessel {
@@ -64,6 +65,8 @@ struct plan_target {
 /// its resolved parameters: batch, seq, layers, heads, kv_heads, ffn).
 plan_target plan_target_of(const std::string& spec, const std::map<std::string, std::string>& overrides,
                            std::int64_t chips);
+/// The same from a source already made (builds its forward graph; nothing is read again).
+plan_target plan_target_of(const workload_source& source, const workload_overrides& overrides, std::int64_t chips);
 
 /// Microbatches per iteration on each pipeline: batch / (dp * microbatch).
 std::int64_t microbatches(const parallel_plan& p, std::int64_t batch);

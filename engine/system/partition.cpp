@@ -34,6 +34,7 @@ workload_graph subgraph(const workload_graph& g, const std::vector<int>& ops, co
     workload_graph s;
     s.name = name;
     s.parameters = g.parameters;
+    s.batch = g.batch;
     std::map<int, int> remap;
     for (int t : used) {
         tensor_info ti = g.tensor(t);
@@ -452,18 +453,24 @@ private:
 
 partition_result partition(const std::string& spec, const std::map<std::string, std::string>& overrides,
                            const parallel_plan& plan) {
-    const plan_target target = plan_target_of(spec, overrides, plan.chips());
+    return partition(*make_workload_source(spec), parse_workload_overrides(overrides), plan);
+}
+
+partition_result partition(const workload_source& source, const workload_overrides& overrides,
+                           const parallel_plan& plan) {
+    const plan_target target = plan_target_of(source, overrides, plan.chips());
     validate_plan(plan, target);
+    // One rank's microbatch: the batch of one microbatch and, for a splittable generator, the tp split.
     auto ov = overrides;
-    ov["batch"] = std::to_string(plan.microbatch);
+    ov.batch = plan.microbatch;
     if (target.splittable) {
-        ov["tp"] = std::to_string(plan.tp);
-        ov["sequence_parallel"] = plan.sequence_parallel ? "true" : "false";
+        ov.tp = plan.tp;
+        ov.sequence_parallel = plan.sequence_parallel;
     }
-    const workload_graph g = load_workload(spec, ov);
+    const workload_graph g = source.build(ov);
     partition_result r;
     r.plan = plan;
-    r.workload = spec;
+    r.workload = source.spec();
     r.layers = target.layers;
     r.batch = target.batch;
     r.microbatches = microbatches(plan, target.batch);

@@ -99,6 +99,9 @@ struct partition_result {
 /// constraints and the nearest valid plans.
 partition_result partition(const std::string& spec, const std::map<std::string, std::string>& overrides,
                            const parallel_plan& plan);
+/// The same from a source already made: the per-microbatch graph is built from it, with no reload.
+partition_result partition(const workload_source& source, const workload_overrides& overrides,
+                           const parallel_plan& plan);
 
 /// The ops `ops` of `g` (with their costs) and the tensors they touch, as a graph of their own: a tensor produced
 /// outside becomes an input (weights, state and constants keep their role), one produced inside and read outside

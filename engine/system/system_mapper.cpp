@@ -234,7 +234,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
     auto planned = std::make_shared<system_record>();
     planned->chip_group = m_chip_group;
     const std::int64_t n_chips = static_cast<std::int64_t>(cg.chips.size());
-    if (g.source.empty())
+    if (!g.origin)
         throw input_error(
             "mapper 'system': the workload must be named (a generator or a file) so it can be split by the plan");
     if (m_opt.weights == "streamed") {
@@ -259,8 +259,8 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
         throw input_error(
             "parallel.overlap_grad_reduce = true is not simulated by the system mapper yet: the gradient "
             "reduction starts after a stage's last backward pass; leave it false");
-    validate_plan(plan, plan_target_of(g.source, g.source_overrides, n_chips));
-    const partition_result part = partition(g.source, g.source_overrides, plan);
+    validate_plan(plan, plan_target_of(*g.origin, g.overrides, n_chips));
+    const partition_result part = partition(*g.origin, g.overrides, plan);
     if (!part.training)
         throw input_error(
             "mapper 'system' simulates training iterations: set workload.training (e.g. --set "

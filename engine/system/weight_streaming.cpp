@@ -43,13 +43,13 @@ mapping map_weight_streaming(const workload_graph& g, const platform& plat, cons
                           plan.recompute + " is not simulated with weight streaming, leave it none");
     const platform::chip_group& cg = *setup.chips;
     const std::int64_t n_chips = static_cast<std::int64_t>(cg.chips.size());
-    const plan_target target = plan_target_of(g.source, g.source_overrides, n_chips);
+    const plan_target target = plan_target_of(*g.origin, g.overrides, n_chips);
     validate_plan(plan, target);
 
     // One microbatch's forward and backward pass as one graph; the optimizer ops go to the store.
-    auto ov = g.source_overrides;
-    ov["batch"] = std::to_string(plan.microbatch);
-    const workload_graph full = load_workload(g.source, ov);
+    auto ov = g.overrides;
+    ov.batch = plan.microbatch;
+    const workload_graph full = g.origin->build(ov);
     const auto training = full.parameters.find("training");
     if (training == full.parameters.end() || training->second == "none")
         throw input_error(

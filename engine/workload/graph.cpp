@@ -1,5 +1,7 @@
 #include "engine/workload/graph.h"
 
+#include <cstdlib>
+
 #include "models/core/checked.h"
 #include "models/core/limits.h"
 
@@ -105,6 +107,11 @@ size_t op_node::own_inputs() const {
     size_t extra = 0;
     for (const auto& f : fused) extra += static_cast<size_t>(f.extra_inputs);
     return inputs.size() >= extra ? inputs.size() - extra : 0;
+}
+
+void workload_graph::resolve_batch() {
+    const auto it = parameters.find("batch");
+    batch = it == parameters.end() ? 0.0 : std::atof(it->second.c_str());
 }
 
 int workload_graph::add_tensor(tensor_info t) {

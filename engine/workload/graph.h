@@ -7,9 +7,11 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "engine/workload/overrides.h"
 #include "models/core/dtype.h"
 #include "models/core/error.h"
 #include "models/core/transaction.h"
@@ -126,16 +128,24 @@ inline bool unmodelled(const op_node& op) { return op.kind == op_kind::generic &
 /// Vertex = op index, edge = tensor index.
 using graph_storage = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, int, int>;
 
+class workload_source;
+
 class workload_graph {
 public:
     std::string name;
     std::map<std::string, std::string> parameters;  // batch, seq, precision... as resolved
-    /// Where it came from (the workload named on the command line and its --set workload overrides), so a
-    /// system mapper can build the graph again per shard.
-    std::string source;
-    std::map<std::string, std::string> source_overrides;
+    /// The resolved `batch` parameter as a number (0 when the workload has none): mappers count max(1, batch)
+    /// samples per step. Set where the parameters are resolved (resolve_batch), so no mapper parses it again.
+    double batch = 0;
+    /// The source it was built from and the overrides it was built at (null for a graph assembled by hand), so a
+    /// system mapper can build it again per stage or microbatch with other overrides, without a reload.
+    std::shared_ptr<const workload_source> origin;
+    workload_overrides overrides;
     /// Things the user should know about how the graph was built (ops imported as generic, defaults taken).
     std::vector<std::string> notes;
+
+    /// Sets `batch` from parameters["batch"] (read as C's atof reads it, as the mappers always have).
+    void resolve_batch();
 
     int add_tensor(tensor_info t);
     /// Adds an op; links it to its input/output tensors and records producer/consumers.

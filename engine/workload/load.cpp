@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "engine/workload/generator_source.h"
 #include "engine/workload/generators.h"
 #include "engine/workload/onnx_import.h"
 #include "engine/workload/passes.h"
@@ -57,34 +58,36 @@ void apply_workload_options(workload_graph& g, const workload_params& params) {
     }
     if (fuse) fuse_elementwise(g);
     for (const auto& [k, v] : params.resolved()) g.parameters[k] = v;
+    g.resolve_batch();
 }
 
-workload_graph load_workload(const std::string& spec, const std::map<std::string, std::string>& overrides) {
+std::shared_ptr<const workload_source> make_workload_source(const std::string& spec) {
     if (spec.empty())
         fail("no workload given: name a .yaml or .onnx file or a built-in workload (" + join(builtin_workloads()) +
              ")");
-    if (ends_with(spec, ".onnx")) return load_onnx_workload(spec, overrides);
-    if (ends_with(spec, ".yaml") || ends_with(spec, ".yml")) return load_workload_yaml(spec, overrides);
-    if (ends_with(spec, ".csv")) return load_workload_yaml_text(scalesim_topology_yaml(spec), spec, overrides);
+    if (ends_with(spec, ".onnx")) return make_onnx_source(spec);
+    if (ends_with(spec, ".yaml") || ends_with(spec, ".yml")) return make_yaml_source(spec);
+    if (ends_with(spec, ".csv")) return make_yaml_source_text(scalesim_topology_yaml(spec), spec);
     std::error_code ec;
     if (fs::is_regular_file(spec, ec))
         fail("workload '" + spec +
              "': unknown file type; expected a .yaml/.yml workload, an .onnx model or a SCALE-Sim "
              "topology (.csv)");
     const std::string file = workloads_dir() + "/" + spec + ".yaml";
-    if (fs::is_regular_file(file, ec)) return load_workload_yaml(file, overrides);
+    if (fs::is_regular_file(file, ec)) return make_yaml_source(file, spec);
     if (const generator_info* gen = find_generator(spec)) {
         workload_params params(spec);
         declare_generator_params(*gen, params);
-        params.apply_overrides(overrides);
-        workload_graph g = run_generator(*gen, params);
-        apply_workload_options(g, params);
-        return g;
+        return make_generator_source(spec, *gen, std::move(params));
     }
     const auto names = builtin_workloads();
     fail("unknown workload '" + spec + "'" + did_you_mean(spec, names) +
          ": not a file, a built-in workload or a generator; built-in: " + join(names) +
          " (or give a path to a .yaml or .onnx file)");
+}
+
+workload_graph load_workload(const std::string& spec, const std::map<std::string, std::string>& overrides) {
+    return make_workload_source(spec)->build(parse_workload_overrides(overrides));
 }
 
 }  // namespace tessel

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/workload/graph.h"
+#include "engine/workload/source.h"
 #include "engine/workload/workload_params.h"
 
 namespace tessel {
@@ -17,6 +18,7 @@ namespace tessel {
 /// pairs without the "workload." prefix; one that matches no parameter is an input_error with a
 /// did-you-mean. The graph comes back finished: shapes checked, every op costed, weights marked,
 /// graph.parameters holding the resolved parameters.
+/// A convenience for one graph: make_workload_source(spec)->build(parse_workload_overrides(overrides)).
 workload_graph load_workload(const std::string& spec, const std::map<std::string, std::string>& overrides);
 
 /// Built-in workload names for `tessel list`: the workloads/ files (without .yaml), then the generators.

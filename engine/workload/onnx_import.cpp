@@ -315,14 +315,17 @@ bool is_known(const std::string& type) {
 
 class onnx_importer {
 public:
-    onnx_importer(std::string path, const onnx_import_options& opt) : m_path(std::move(path)), m_opt(opt) {}
+    /// `model`: the file already parsed (an onnx source imports it at many overrides); null reads `path`.
+    onnx_importer(std::string path, const onnx_import_options& opt,
+                  std::shared_ptr<const onnx::ModelProto> model = nullptr)
+        : m_path(std::move(path)), m_opt(opt), m_model(std::move(model)) {}
 
     onnx_import_result run();
 
 private:
     std::string m_path;
     onnx_import_options m_opt;
-    onnx::ModelProto m_model;
+    std::shared_ptr<const onnx::ModelProto> m_model;
     std::int64_t m_opset = 0;
     workload_params m_params;
     dtype m_precision = dtype::fp16;
@@ -410,20 +413,26 @@ private:
                                      const std::vector<int>& outs) const;
 };
 
-void onnx_importer::read_file() {
-    require_input_file(m_path, "ONNX model", 2.0 * 1024 * 1024 * 1024);  // protobuf's own limit
-    std::ifstream in(m_path, std::ios::binary);
-    if (!in) fail("cannot open '" + m_path + "': no such file or not readable");
+std::shared_ptr<const onnx::ModelProto> parse_model(const std::string& path) {
+    require_input_file(path, "ONNX model", 2.0 * 1024 * 1024 * 1024);  // protobuf's own limit
+    std::ifstream in(path, std::ios::binary);
+    if (!in) fail("cannot open '" + path + "': no such file or not readable");
     std::stringstream ss;
     ss << in.rdbuf();
     const std::string data = ss.str();
-    if (data.empty()) fail(m_path + ": empty file, not an ONNX model");
-    if (!m_model.ParseFromString(data))
-        fail(m_path + ": not a valid ONNX model: the protobuf does not parse (truncated, or not an ONNX file)");
-    if (m_model.ir_version() <= 0 || !m_model.has_graph())
+    if (data.empty()) fail(path + ": empty file, not an ONNX model");
+    auto model = std::make_shared<onnx::ModelProto>();
+    if (!model->ParseFromString(data))
+        fail(path + ": not a valid ONNX model: the protobuf does not parse (truncated, or not an ONNX file)");
+    return model;
+}
+
+void onnx_importer::read_file() {
+    if (!m_model) m_model = parse_model(m_path);
+    if (m_model->ir_version() <= 0 || !m_model->has_graph())
         fail(m_path + ": not an ONNX model: no IR version or no graph (is it an ONNX file?)");
-    if (m_model.graph().node_size() == 0) fail(m_path + ": the ONNX graph has no nodes");
-    for (const auto& o : m_model.opset_import())
+    if (m_model->graph().node_size() == 0) fail(m_path + ": the ONNX graph has no nodes");
+    for (const auto& o : m_model->opset_import())
         if (o.domain().empty() || o.domain() == "ai.onnx") m_opset = o.version();
     if (m_opset == 0) fail(m_path + ": the model imports no version of the default ONNX operator set");
     // ONNX numbers its operator sets 1, 2, ... (23 in 2025); a version far past that is a corrupt model.
@@ -432,9 +441,9 @@ void onnx_importer::read_file() {
              ", which does not exist (versions are small numbers: 1 to about 23)");
     m_report.file = m_path;
     m_report.producer =
-        m_model.producer_name() + (m_model.producer_version().empty() ? "" : " " + m_model.producer_version());
+        m_model->producer_name() + (m_model->producer_version().empty() ? "" : " " + m_model->producer_version());
     m_report.opset = m_opset;
-    m_report.nodes = m_model.graph().node_size();
+    m_report.nodes = m_model->graph().node_size();
 }
 
 void onnx_importer::declare_params() {
@@ -444,8 +453,8 @@ void onnx_importer::declare_params() {
     m_g.name = stem;
     m_params = workload_params(stem);
     std::set<std::string> initializers;
-    for (const auto& i : m_model.graph().initializer()) initializers.insert(i.name());
-    for (const auto& in : m_model.graph().input()) {
+    for (const auto& i : m_model->graph().initializer()) initializers.insert(i.name());
+    for (const auto& in : m_model->graph().input()) {
         if (initializers.count(in.name())) continue;
         for (const auto& d : in.type().tensor_type().shape().dim())
             if (!d.dim_param().empty() && !m_params.has(d.dim_param()))
@@ -455,7 +464,7 @@ void onnx_importer::declare_params() {
     m_params.declare_common();
     m_params.apply_overrides(m_opt.overrides);
     m_precision = m_params.precision();
-    for (const auto& in : m_model.graph().input())
+    for (const auto& in : m_model->graph().input())
         for (const auto& d : in.type().tensor_type().shape().dim())
             if (!d.dim_param().empty()) {
                 const std::int64_t v = m_params.positive(d.dim_param());
@@ -466,10 +475,10 @@ void onnx_importer::declare_params() {
 
 void onnx_importer::read_initializers() {
     // BatchNormalization's running statistics are state, not parameters.
-    for (const auto& n : m_model.graph().node())
+    for (const auto& n : m_model->graph().node())
         if (n.op_type() == "BatchNormalization")
             for (int i = 3; i < std::min(5, n.input_size()); ++i) m_bn_stats.insert(n.input(i));
-    for (const auto& init : m_model.graph().initializer()) {
+    for (const auto& init : m_model->graph().initializer()) {
         const auto type = map_type(init.data_type(), m_precision);
         if (!type)
             fail(m_path + ": initializer '" + init.name() + "' has an unsupported element type " +
@@ -487,7 +496,7 @@ void onnx_importer::read_initializers() {
 }
 
 void onnx_importer::read_inputs() {
-    for (const auto& in : m_model.graph().input()) {
+    for (const auto& in : m_model->graph().input()) {
         if (m_names.count(in.name())) continue;  // an initializer listed as input (IR < 4)
         const auto& tt = in.type().tensor_type();
         if (!in.type().has_tensor_type()) fail(m_path + ": graph input '" + in.name() + "' is not a tensor");
@@ -533,7 +542,7 @@ void onnx_importer::libonnx_shapes() {
     // opset. It is a fallback only, so its failures are not ours to report.
     if (m_libonnx_done) return;
     m_libonnx_done = true;
-    onnx::ModelProto copy = m_model;
+    onnx::ModelProto copy = *m_model;
     try {
         onnx::shape_inference::InferShapes(copy);
     } catch (...) {
@@ -546,7 +555,7 @@ void onnx_importer::libonnx_shapes() {
 std::vector<const onnx::NodeProto*> onnx_importer::node_order() {
     // ONNX requires topologically sorted nodes; sort anyway, so a hand-edited file still imports, and
     // report an input nobody produces by name.
-    const auto& nodes = m_model.graph().node();
+    const auto& nodes = m_model->graph().node();
     std::set<std::string> available;
     for (const auto& [name, _] : m_names) available.insert(name);
     std::vector<const onnx::NodeProto*> order;
@@ -1212,7 +1221,7 @@ onnx_import_result onnx_importer::run() {
     // --strict: list every op type tessel does not know before doing any work.
     std::map<std::string, std::vector<std::string>> unknown;
     int index = 0;
-    for (const auto& n : m_model.graph().node()) {
+    for (const auto& n : m_model->graph().node()) {
         const bool dflt = n.domain().empty() || n.domain() == "ai.onnx";
         if (!dflt || !is_known(n.op_type()))
             unknown[dflt ? n.op_type() : n.domain() + "." + n.op_type()].push_back(
@@ -1232,12 +1241,12 @@ onnx_import_result onnx_importer::run() {
     declare_params();
     read_initializers();
     read_inputs();
-    for (const auto& vi : m_model.graph().value_info()) read_value_info(vi);
-    for (const auto& vi : m_model.graph().output()) read_value_info(vi);
+    for (const auto& vi : m_model->graph().value_info()) read_value_info(vi);
+    for (const auto& vi : m_model->graph().output()) read_value_info(vi);
     const auto order = node_order();
     index = 0;
     std::map<const onnx::NodeProto*, int> position;
-    for (const auto& n : m_model.graph().node()) position[&n] = index++;
+    for (const auto& n : m_model->graph().node()) position[&n] = index++;
     for (const auto* n : order) {
         try {
             import_node(*n, position[n]);
@@ -1249,7 +1258,7 @@ onnx_import_result onnx_importer::run() {
         }
     }
     m_node_desc.clear();
-    for (const auto& o : m_model.graph().output()) {
+    for (const auto& o : m_model->graph().output()) {
         const auto it = m_names.find(o.name());
         if (it == m_names.end()) fail(m_path + ": graph output '" + o.name() + "' is not produced by any node");
         auto& t = m_g.tensors()[static_cast<size_t>(it->second)];
@@ -1265,6 +1274,7 @@ onnx_import_result onnx_importer::run() {
             "imported YAML if you know it");
     finalize_graph(m_g, m_precision);
     for (const auto& [k, v] : m_params.resolved()) m_g.parameters[k] = v;
+    m_g.resolve_batch();
     for (const auto& note : m_report.notes) m_g.notes.push_back(note);
     for (const auto& u : m_report.unknown)
         m_g.notes.push_back("unknown ONNX op " + u.op_type + " (" + std::to_string(u.nodes.size()) +
@@ -1278,22 +1288,50 @@ onnx_import_result onnx_importer::run() {
 
 }  // namespace
 
-onnx_import_result import_onnx(const std::string& path, const onnx_import_options& options) {
+namespace {
+
+// Every message names the model: the importer's own do, checks deeper down (shapes, counts) do not.
+template <class F>
+auto naming_model(const std::string& path, F&& f) {
     try {
-        return onnx_importer(path, options).run();
+        return f();
     } catch (const input_error& e) {
-        // Every message names the model: the importer's own do, checks deeper down (shapes, counts) do not.
         if (e.where().known() || e.message().rfind(path, 0) == 0) throw;
         throw input_error(path + ": " + e.message());
     }
 }
 
+/// An ONNX model parsed once; each build runs the import (shape inference at the overridden symbolic
+/// dimensions) on the parsed model, then the common options.
+class onnx_source final : public workload_source {
+public:
+    explicit onnx_source(const std::string& path)
+        : workload_source(path), m_model(naming_model(path, [&] { return parse_model(path); })) {}
+
+private:
+    std::shared_ptr<const onnx::ModelProto> m_model;
+
+    workload_graph build_graph(const workload_overrides& overrides) const override {
+        onnx_import_options opt;
+        opt.overrides = overrides.to_map();
+        auto r = naming_model(spec(), [&] { return onnx_importer(spec(), opt, m_model).run(); });
+        apply_workload_options(r.graph, r.params);
+        return std::move(r.graph);
+    }
+};
+
+}  // namespace
+
+onnx_import_result import_onnx(const std::string& path, const onnx_import_options& options) {
+    return naming_model(path, [&] { return onnx_importer(path, options).run(); });
+}
+
+std::shared_ptr<const workload_source> make_onnx_source(const std::string& path) {
+    return std::make_shared<onnx_source>(path);
+}
+
 workload_graph load_onnx_workload(const std::string& path, const std::map<std::string, std::string>& overrides) {
-    onnx_import_options opt;
-    opt.overrides = overrides;
-    auto r = import_onnx(path, opt);
-    apply_workload_options(r.graph, r.params);
-    return std::move(r.graph);
+    return make_onnx_source(path)->build(parse_workload_overrides(overrides));
 }
 
 std::string format_import_report(const onnx_import_report& r) {

@@ -8,10 +8,12 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/workload/graph.h"
+#include "engine/workload/source.h"
 #include "engine/workload/workload_params.h"
 
 namespace tessel {
@@ -49,6 +51,9 @@ struct onnx_import_result {
 /// Imports an ONNX model file; bad files (not ONNX, truncated, missing tensors, shape mismatches) are an
 /// input_error naming the file and the node.
 onnx_import_result import_onnx(const std::string& path, const onnx_import_options& options);
+
+/// An ONNX model read and parsed once, imported at each build's overrides (not strict), then the common options.
+std::shared_ptr<const workload_source> make_onnx_source(const std::string& path);
 
 /// load_workload's path for .onnx files: import (not strict), then the common options (training, fuse).
 workload_graph load_onnx_workload(const std::string& path, const std::map<std::string, std::string>& overrides);

@@ -9,6 +9,7 @@
 #include <ostream>
 
 #include "engine/workload/builder.h"
+#include "engine/workload/generator_source.h"
 #include "engine/workload/generators.h"
 #include "engine/workload/load.h"
 #include "engine/workload/op_types.h"
@@ -350,15 +351,37 @@ private:
     }
 };
 
-workload_graph load_root(const yaml_node& root, const std::string& file,
-                         const std::map<std::string, std::string>& overrides) {
+/// An explicit graph read once; each build walks the parsed tree with the overridden parameters (a shape may be
+/// an expression over them), so nothing is read or parsed again.
+class yaml_graph_source final : public workload_source {
+public:
+    yaml_graph_source(std::string spec, yaml_node root, workload_params params, std::string name)
+        : workload_source(std::move(spec)),
+          m_root(std::move(root)),
+          m_params(std::move(params)),
+          m_name(std::move(name)) {}
+
+private:
+    yaml_node m_root;
+    workload_params m_params;  // the file's parameters and the common ones, before overrides
+    std::string m_name;
+
+    workload_graph build_graph(const workload_overrides& overrides) const override {
+        workload_params params = m_params;
+        params.apply_overrides(overrides.to_map());
+        workload_graph g = explicit_loader(m_root, params, m_name).load();
+        apply_workload_options(g, params);
+        return g;
+    }
+};
+
+std::shared_ptr<const workload_source> source_of(const yaml_node& root, const std::string& file, std::string spec) {
     root.expect_map("workload file");
     root.check_keys(top_keys, "workload file");
     const std::string name = root.has("workload") ? root["workload"].scalar("workload") : file_stem(file);
     workload_params params(name);
     const yaml_node pnode = root["parameters"];
     if (pnode.defined()) pnode.expect_map("parameters");
-    workload_graph g;
     if (root.has("generator")) {
         for (const char* k : {"tensors", "ops", "outputs"})
             if (root.has(k))
@@ -374,33 +397,35 @@ workload_graph load_root(const yaml_node& root, const std::string& file,
         declare_generator_params(*gen, params);
         for (const auto& e : pnode.entries())
             params.set_user(e.key, e.value.scalar("parameter '" + e.key + "'"), e.key_where);
-        params.apply_overrides(overrides);
-        g = run_generator(*gen, params);
-        g.name = name;
-    } else {
-        // An explicit graph's parameters are whatever its file declares (plus the common ones).
-        for (const auto& e : pnode.entries()) {
-            const std::string value = e.value.scalar("parameter '" + e.key + "'");
-            params.declare(e.key, value, {}, e.value.where());
-            params.set_user(e.key, value, e.value.where());
-        }
-        params.declare_common();
-        params.apply_overrides(overrides);
-        g = explicit_loader(root, params, name).load();
+        return make_generator_source(std::move(spec), *gen, std::move(params), name);
     }
-    apply_workload_options(g, params);
-    return g;
+    // An explicit graph's parameters are whatever its file declares (plus the common ones).
+    for (const auto& e : pnode.entries()) {
+        const std::string value = e.value.scalar("parameter '" + e.key + "'");
+        params.declare(e.key, value, {}, e.value.where());
+        params.set_user(e.key, value, e.value.where());
+    }
+    params.declare_common();
+    return std::make_shared<yaml_graph_source>(std::move(spec), root, std::move(params), name);
 }
 
 }  // namespace
 
+std::shared_ptr<const workload_source> make_yaml_source(const std::string& path, const std::string& spec) {
+    return source_of(yaml_node::load_file(path), path, spec.empty() ? path : spec);
+}
+
+std::shared_ptr<const workload_source> make_yaml_source_text(const std::string& text, const std::string& name) {
+    return source_of(yaml_node::load_string(text, name), name, name);
+}
+
 workload_graph load_workload_yaml(const std::string& path, const std::map<std::string, std::string>& overrides) {
-    return load_root(yaml_node::load_file(path), path, overrides);
+    return make_yaml_source(path)->build(parse_workload_overrides(overrides));
 }
 
 workload_graph load_workload_yaml_text(const std::string& text, const std::string& name,
                                        const std::map<std::string, std::string>& overrides) {
-    return load_root(yaml_node::load_string(text, name), name, overrides);
+    return make_yaml_source_text(text, name)->build(parse_workload_overrides(overrides));
 }
 
 // ---------------------------------------------------------------------------------------------- writer

@@ -5,11 +5,19 @@
 
 #include <iosfwd>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "engine/workload/graph.h"
+#include "engine/workload/source.h"
 
 namespace tessel {
+
+/// A workload file read and parsed once (a generator with the file's parameters, or an explicit graph); `spec`
+/// is how the user named it (the path when empty). Syntax and structure errors come here; override errors at build.
+std::shared_ptr<const workload_source> make_yaml_source(const std::string& path, const std::string& spec = {});
+/// The same from text; `name` stands for the file name in messages.
+std::shared_ptr<const workload_source> make_yaml_source_text(const std::string& text, const std::string& name);
 
 /// Loads a workload file with `--set workload.KEY=VALUE` overrides (keys without the prefix) applied, and the
 /// common options (training, fuse) carried out.

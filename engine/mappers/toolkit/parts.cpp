@@ -40,9 +40,6 @@ bool is_reconfigurable_memory(const component& c) { return is_pure_memory(c) && 
 bool fronts_memories(const component& c) { return !c.memory_tiers().empty(); }
 bool is_pe_grid(const component& c) { return c.grid() != nullptr; }
 
-double batch_samples(const workload_graph& g) {
-    const auto it = g.parameters.find("batch");
-    return it != g.parameters.end() ? std::max(1.0, std::atof(it->second.c_str())) : 1.0;
-}
+double batch_samples(const workload_graph& g) { return std::max(1.0, g.batch); }
 
 }  // namespace tessel::toolkit
