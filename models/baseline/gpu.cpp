@@ -24,10 +24,6 @@ void gpu::sm_params::declare(param_decl& d) {
     d(smem_bandwidth, "smem_bandwidth", "128B/cycle", "shared memory bandwidth of one SM (feeds the tensor cores)");
     d(max_threads, "max_threads", "2048", "resident threads per SM", bound::positive);
     d(max_ctas, "max_ctas", "32", "resident CTAs (thread blocks) per SM", bound::positive);
-    d(warp_size, "warp_size", "32",
-      "threads issued together (an NVIDIA warp: 32; an AMD CDNA wavefront: 64): row-wise kernels give a row "
-      "whole warps of threads",
-      bound::positive);
 }
 
 void gpu::l2_params::declare(param_decl& d) {
@@ -433,11 +429,9 @@ gpu::kernel_plan gpu::timing::plan_stream(const work& w, const kernel_desc* d) c
         const bool norm = is_norm_kernel(d->row_kind);
         const double per_thread = norm ? 4.0 : std::max(1.0, static_cast<double>(p.kernel.vector_bytes.bytes()) / eb);
         const bool vector = d->row_kind == row_kernel::vector;
-        // A row's threads come in whole warps (wavefronts): 32 on NVIDIA, 64 on AMD CDNA.
-        const double warp = static_cast<double>(p.sm.warp_size);
-        const double threads = norm                              ? std::max(128.0, warp)
-                               : d->row_kind == row_kernel::warp ? warp
-                               : vector ? std::clamp(warp * ceil_div(ceil_div(cols, per_thread), warp), warp, 1024.0)
+        const double threads = norm                              ? 128.0
+                               : d->row_kind == row_kernel::warp ? 32.0
+                               : vector ? std::clamp(32 * ceil_div(ceil_div(cols, per_thread), 32), 32.0, 1024.0)
                                         : 1024.0;
         const double max_rows = d->row_kind == row_kernel::warp ? static_cast<double>(p.sm.max_ctas) * 4
                                                                 : static_cast<double>(p.sm.max_ctas);

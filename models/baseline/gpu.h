@@ -48,7 +48,6 @@ public:
         bandwidth smem_bandwidth;
         std::int64_t max_threads = 0;
         std::int64_t max_ctas = 0;
-        std::int64_t warp_size = 32;
         void declare(param_decl& d);
     };
     struct l2_params {
