@@ -3,6 +3,7 @@
 // than the work at the peak rate, nor the bytes at the memory's bandwidth; power below the TDP).
 #include <gtest/gtest.h>
 
+#include "tests/support/doc_runs.h"
 #include "tests/support/run_summary.h"
 
 using namespace tessel::test;
@@ -95,4 +96,14 @@ TEST(spectrum_chips, the_bundled_models_run_within_their_physical_bounds_and_bel
             EXPECT_GT(s["average_power_w"].get<double>(), 0);
             EXPECT_LT(s["average_power_w"].get<double>(), s["tdp_w"].get<double>());
         }
+}
+
+// The pages of these chips quote real runs; they are re-run here, beside the numbers they explain (so the docs
+// test leaves them out: tests/support/doc_runs.h, checked_by_its_own_test).
+TEST(spectrum_docs, the_amd_page_prints_what_it_quotes) {
+    EXPECT_GE(check_quoted_runs("docs/platforms/amd_instinct.md", false), 9u);
+}
+
+TEST(spectrum_docs, the_tpu_page_prints_what_it_quotes) {
+    EXPECT_GE(check_quoted_runs("docs/platforms/tpu.md", false), 6u);
 }
