@@ -674,6 +674,61 @@ void onnx_importer::pads_for_auto(const node_attrs& a, const shape_t& x, const s
     }
 }
 
+namespace {
+
+/// One element of an elementwise arithmetic or comparison op on known values (Div truncates for an integer
+/// output).
+double arith_element(const std::string& type, const std::vector<double>& x, bool int_out) {
+    double y = 0;
+    if (type == "Add" || type == "Sum")
+        y = x[0] + x[1];
+    else if (type == "Sub")
+        y = x[0] - x[1];
+    else if (type == "Mul")
+        y = x[0] * x[1];
+    else if (type == "Div")
+        y = int_out ? std::trunc(x[0] / x[1]) : x[0] / x[1];
+    else if (type == "Max")
+        y = std::max(x[0], x[1]);
+    else if (type == "Min")
+        y = std::min(x[0], x[1]);
+    else if (type == "Equal")
+        y = x[0] == x[1];
+    else if (type == "Less")
+        y = x[0] < x[1];
+    else if (type == "Greater")
+        y = x[0] > x[1];
+    else if (type == "LessOrEqual")
+        y = x[0] <= x[1];
+    else if (type == "GreaterOrEqual")
+        y = x[0] >= x[1];
+    else if (type == "And")
+        y = x[0] != 0 && x[1] != 0;
+    else if (type == "Or")
+        y = x[0] != 0 || x[1] != 0;
+    else if (type == "Mod")
+        y = std::fmod(x[0], x[1]);
+    else if (type == "Pow")
+        y = std::pow(x[0], x[1]);
+    else if (type == "Neg")
+        y = -x[0];
+    else if (type == "Abs")
+        y = std::fabs(x[0]);
+    else if (type == "Sqrt")
+        y = std::sqrt(x[0]);
+    else if (type == "Floor")
+        y = std::floor(x[0]);
+    else if (type == "Ceil")
+        y = std::ceil(x[0]);
+    else if (type == "Not")
+        y = x[0] == 0;
+    else if (type == "Where")
+        y = x[0] != 0 ? x[1] : x[2];
+    return y;
+}
+
+}  // namespace
+
 std::optional<values_t> onnx_importer::evaluate(const std::string& type, const onnx::NodeProto& n,
                                                 const std::vector<int>& ins, const std::vector<int>& outs) const {
     if (outs.empty() || elements_of(shape(outs[0])) > max_tracked_elements) return std::nullopt;
@@ -790,51 +845,7 @@ std::optional<values_t> onnx_importer::evaluate(const std::string& type, const o
         size_t j = 0;
         for (int t : ins)
             if (t >= 0) x.push_back(broadcast_at(shape(t), *vs[j++], out, k));
-        double y = 0;
-        if (type == "Add" || type == "Sum")
-            y = x[0] + x[1];
-        else if (type == "Sub")
-            y = x[0] - x[1];
-        else if (type == "Mul")
-            y = x[0] * x[1];
-        else if (type == "Div")
-            y = int_out ? std::trunc(x[0] / x[1]) : x[0] / x[1];
-        else if (type == "Max")
-            y = std::max(x[0], x[1]);
-        else if (type == "Min")
-            y = std::min(x[0], x[1]);
-        else if (type == "Equal")
-            y = x[0] == x[1];
-        else if (type == "Less")
-            y = x[0] < x[1];
-        else if (type == "Greater")
-            y = x[0] > x[1];
-        else if (type == "LessOrEqual")
-            y = x[0] <= x[1];
-        else if (type == "GreaterOrEqual")
-            y = x[0] >= x[1];
-        else if (type == "And")
-            y = x[0] != 0 && x[1] != 0;
-        else if (type == "Or")
-            y = x[0] != 0 || x[1] != 0;
-        else if (type == "Mod")
-            y = std::fmod(x[0], x[1]);
-        else if (type == "Pow")
-            y = std::pow(x[0], x[1]);
-        else if (type == "Neg")
-            y = -x[0];
-        else if (type == "Abs")
-            y = std::fabs(x[0]);
-        else if (type == "Sqrt")
-            y = std::sqrt(x[0]);
-        else if (type == "Floor")
-            y = std::floor(x[0]);
-        else if (type == "Ceil")
-            y = std::ceil(x[0]);
-        else if (type == "Not")
-            y = x[0] == 0;
-        else if (type == "Where")
-            y = x[0] != 0 ? x[1] : x[2];
+        const double y = arith_element(type, x, int_out);
         r.push_back(y);
     }
     return r;
