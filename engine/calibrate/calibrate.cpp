@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <ostream>
 #include <sstream>
 
@@ -322,6 +323,48 @@ double best_shift(const std::vector<double>& sim, const std::vector<double>& mea
     return std::clamp(shift, lo, hi);
 }
 
+/// The x in [a0, b0] where f is least, from start_x: the first sweep scans a coarse grid for the basin; every sweep
+/// refines by golden sections.
+double minimise_1d(const std::function<double(double)>& f, double a0, double b0, double start_x, int sweep) {
+    const int grid = 6;
+    double best_x = std::clamp(start_x, a0, b0), best_e = f(best_x);
+    if (sweep == 0)
+        for (int gi = 0; gi <= grid; ++gi) {
+            const double x = a0 + (b0 - a0) * gi / grid;
+            const double e = f(x);
+            if (e < best_e) {
+                best_e = e;
+                best_x = x;
+            }
+        }
+    const double half = (b0 - a0) / (sweep == 0 ? grid : 4 * grid);
+    double lo = std::max(a0, best_x - half), hi = std::min(b0, best_x + half);
+    const double phi = (std::sqrt(5.0) - 1) / 2;
+    double c = hi - phi * (hi - lo), d = lo + phi * (hi - lo);
+    double fc = f(c), fd = f(d);
+    while (hi - lo > 4e-3 * (b0 - a0)) {
+        if (fc < fd) {
+            hi = d;
+            d = c;
+            fd = fc;
+            c = hi - phi * (hi - lo);
+            fc = f(c);
+        } else {
+            lo = c;
+            c = d;
+            fc = fd;
+            d = lo + phi * (hi - lo);
+            fd = f(d);
+        }
+    }
+    for (auto [x, e] : {std::pair<double, double>{c, fc}, {d, fd}})
+        if (e < best_e) {
+            best_e = e;
+            best_x = x;
+        }
+    return best_x;
+}
+
 }  // namespace
 
 void calibrator::fit(const std::vector<measurement>& ms, const std::vector<size_t>& use, std::ostream* log,
@@ -422,43 +465,7 @@ void calibrator::fit(const std::vector<measurement>& ms, const std::vector<size_
                 return e;
             };
             const double a0 = to_x(t.lower), b0 = to_x(t.upper);
-            // The first sweep scans a coarse grid for the basin; every sweep refines by golden sections.
-            const int grid = 6;
-            double best_x = std::clamp(to_x(t.get()), a0, b0), best_e = eval(best_x, nullptr);
-            if (sweep == 0)
-                for (int gi = 0; gi <= grid; ++gi) {
-                    const double x = a0 + (b0 - a0) * gi / grid;
-                    const double e = eval(x, nullptr);
-                    if (e < best_e) {
-                        best_e = e;
-                        best_x = x;
-                    }
-                }
-            const double half = (b0 - a0) / (sweep == 0 ? grid : 4 * grid);
-            double lo = std::max(a0, best_x - half), hi = std::min(b0, best_x + half);
-            const double phi = (std::sqrt(5.0) - 1) / 2;
-            double c = hi - phi * (hi - lo), d = lo + phi * (hi - lo);
-            double fc = eval(c, nullptr), fd = eval(d, nullptr);
-            while (hi - lo > 4e-3 * (b0 - a0)) {
-                if (fc < fd) {
-                    hi = d;
-                    d = c;
-                    fd = fc;
-                    c = hi - phi * (hi - lo);
-                    fc = eval(c, nullptr);
-                } else {
-                    lo = c;
-                    c = d;
-                    fc = fd;
-                    d = lo + phi * (hi - lo);
-                    fd = eval(d, nullptr);
-                }
-            }
-            for (auto [x, e] : {std::pair<double, double>{c, fc}, {d, fd}})
-                if (e < best_e) {
-                    best_e = e;
-                    best_x = x;
-                }
+            const double best_x = minimise_1d([&](double x) { return eval(x, nullptr); }, a0, b0, to_x(t.get()), sweep);
             std::vector<double> s;
             best = eval(best_x, &s);
             cur = s;

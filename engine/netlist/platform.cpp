@@ -494,16 +494,109 @@ const platform& platform::chip_at(const chip_side& s, const std::vector<int>& id
     return *s.g->chips[static_cast<size_t>(flat)];
 }
 
+namespace {
+
+/// s without leading and trailing white space.
+std::string trim_space(std::string s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+    size_t b = 0;
+    while (b < s.size() && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+    return s.substr(b);
+}
+
+/// The loop variables of a connection line (bare names among its indices, each over its dimension's extent) and
+/// its index texts evaluated at their current values.
+class connection_loops {
+public:
+    connection_loops(const std::vector<std::pair<std::string, std::string>>& parameters, const std::string& text,
+                     const source_location& where)
+        : m_parameters(parameters), m_text(text), m_where(where) {}
+
+    /// Makes the bare names among idx loop variables over the matching extents (each name once).
+    void collect(const std::vector<std::string>& idx, const std::vector<int>& extent) {
+        for (size_t i = 0; i < idx.size() && i < extent.size(); ++i)
+            if (is_identifier(idx[i])) {
+                bool dup = false;
+                for (const auto& v : m_vars) dup = dup || v.name == idx[i];
+                if (!dup) m_vars.push_back({idx[i], extent[i]});
+            }
+    }
+
+    /// How many combinations of values the variables take.
+    long long combos() const {
+        long long combos = 1;
+        for (const auto& v : m_vars) combos *= v.extent;
+        return combos;
+    }
+
+    /// Sets the variables to combination c, the first varying fastest.
+    void select(long long c) {
+        m_val.resize(m_vars.size(), 0);
+        long long rest = c;
+        for (size_t i = 0; i < m_vars.size(); ++i) {
+            m_val[i] = static_cast<int>(rest % m_vars[i].extent);
+            rest /= m_vars[i].extent;
+        }
+    }
+
+    /// The index texts' values. Each text is parsed once and evaluated per loop value (a wafer connects 745,500
+    /// PEs by one line); a bare loop variable is its value. Expressions see the loop variables and the platform's
+    /// numeric parameters ("(n // 16 + 1) % z").
+    std::vector<int> eval(const std::vector<std::string>& idx) {
+        auto scope = [this](std::string_view n) -> std::optional<expr_value> {
+            for (size_t i = 0; i < m_vars.size(); ++i)
+                if (m_vars[i].name == n) return static_cast<double>(m_val[i]);
+            for (const auto& [name, text] : m_parameters)
+                if (name == n) {
+                    char* end = nullptr;
+                    const double v = std::strtod(text.c_str(), &end);
+                    if (end != text.c_str() && *end == '\0') return v;
+                }
+            return std::nullopt;
+        };
+        std::vector<int> out;
+        out.reserve(idx.size());
+        for (const auto& e : idx) {
+            size_t var = 0;
+            while (var < m_vars.size() && m_vars[var].name != e) ++var;
+            if (var < m_vars.size()) {
+                out.push_back(m_val[var]);
+                continue;
+            }
+            try {
+                auto it = m_parsed.find(e);
+                if (it == m_parsed.end()) it = m_parsed.emplace(e, expression::parse(e)).first;
+                const double v = it->second.eval_number(scope);
+                const bool plain =
+                    std::fabs(v) < 2147483647.0 && v == std::trunc(v);  // the usual case: no message built
+                out.push_back(plain ? static_cast<int>(v)
+                                    : index_of(v, "connection '" + m_text + "': index '" + e + "'", m_where));
+            } catch (const expr_error& err) {
+                throw input_error("connection '" + m_text + "': index '" + e + "': " + err.what(), m_where);
+            }
+        }
+        return out;
+    }
+
+private:
+    struct loop_var {
+        std::string name;
+        int extent;
+    };
+    const std::vector<std::pair<std::string, std::string>>& m_parameters;
+    const std::string& m_text;
+    const source_location& m_where;
+    std::vector<loop_var> m_vars;
+    std::vector<int> m_val;
+    std::map<std::string, expression> m_parsed;
+};
+
+}  // namespace
+
 void platform::connect(const std::string& text, const source_location& where) {
     const size_t arrow = text.find("->");
     if (arrow == std::string::npos)
         throw input_error("connection '" + text + "': expected 'from -> to', e.g. 'tile[x,y] -> noc[x,y]'", where);
-    auto trim = [](std::string s) {
-        while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-        size_t b = 0;
-        while (b < s.size() && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-        return s.substr(b);
-    };
     // A side: a component of this platform (`tile[x,y]`, `noc[3,0]`) or one inside a chip of a system
     // (`gpu[n].gpu`, `ipu[i].exchange[1]`). Bare names among the indices are loop variables over that
     // dimension's extent.
@@ -516,7 +609,7 @@ void platform::connect(const std::string& text, const source_location& where) {
     };
     auto read_side = [&](const std::string& raw) {
         side d;
-        const std::string t = trim(raw);
+        const std::string t = trim_space(raw);
         d.chip = parse_chip_side(t, where);
         d.plat = d.chip ? d.chip->g->chips.front() : this;
         d.s = d.plat->parse_side(d.chip ? d.chip->inner : t, where);
@@ -557,63 +650,11 @@ void platform::connect(const std::string& text, const source_location& where) {
                               "; its unit index needs " + std::to_string(l_units.size()) + " values",
                           where);
 
-    struct loop_var {
-        std::string name;
-        int extent;
-    };
-    std::vector<loop_var> vars;
-    auto collect = [&](const std::vector<std::string>& idx, const std::vector<int>& extent) {
-        for (size_t i = 0; i < idx.size() && i < extent.size(); ++i)
-            if (is_identifier(idx[i])) {
-                bool dup = false;
-                for (const auto& v : vars) dup = dup || v.name == idx[i];
-                if (!dup) vars.push_back({idx[i], extent[i]});
-            }
-    };
-    if (L.chip) collect(L.chip->idx, L.chip->g->shape);
-    collect(L.rep_idx, L.g->shape);
-    collect(L.unit_idx, l_units);
-
-    std::vector<int> val(vars.size(), 0);
-    // Index expressions see the loop variables and the platform's numeric parameters ("(n // 16 + 1) % z").
-    auto scope = [&](std::string_view n) -> std::optional<expr_value> {
-        for (size_t i = 0; i < vars.size(); ++i)
-            if (vars[i].name == n) return static_cast<double>(val[i]);
-        for (const auto& [name, text] : m_parameters)
-            if (name == n) {
-                char* end = nullptr;
-                const double v = std::strtod(text.c_str(), &end);
-                if (end != text.c_str() && *end == '\0') return v;
-            }
-        return std::nullopt;
-    };
-    // Each index text is parsed once and evaluated per loop value (a wafer connects 745,500 PEs by one line); a
-    // bare loop variable is its value.
-    std::map<std::string, expression> parsed;
-    auto eval_idx = [&](const std::vector<std::string>& idx) {
-        std::vector<int> out;
-        out.reserve(idx.size());
-        for (const auto& e : idx) {
-            size_t var = 0;
-            while (var < vars.size() && vars[var].name != e) ++var;
-            if (var < vars.size()) {
-                out.push_back(val[var]);
-                continue;
-            }
-            try {
-                auto it = parsed.find(e);
-                if (it == parsed.end()) it = parsed.emplace(e, expression::parse(e)).first;
-                const double v = it->second.eval_number(scope);
-                const bool plain =
-                    std::fabs(v) < 2147483647.0 && v == std::trunc(v);  // the usual case: no message built
-                out.push_back(plain ? static_cast<int>(v)
-                                    : index_of(v, "connection '" + text + "': index '" + e + "'", where));
-            } catch (const expr_error& err) {
-                throw input_error("connection '" + text + "': index '" + e + "': " + err.what(), where);
-            }
-        }
-        return out;
-    };
+    connection_loops loops(m_parameters, text, where);
+    if (L.chip) loops.collect(L.chip->idx, L.chip->g->shape);
+    loops.collect(L.rep_idx, L.g->shape);
+    loops.collect(L.unit_idx, l_units);
+    auto eval_idx = [&loops](const std::vector<std::string>& idx) { return loops.eval(idx); };
     // The component a side names for the current loop values (in its chip when it has one).
     auto component_of = [&](const side& d) -> std::pair<const platform*, std::uint32_t> {
         const platform* p = d.chip ? &chip_at(*d.chip, eval_idx(d.chip->idx), text, where) : this;
@@ -632,14 +673,9 @@ void platform::connect(const std::string& text, const source_location& where) {
         return {p, g.ids[static_cast<size_t>(flat)]};
     };
 
-    long long combos = 1;
-    for (const auto& v : vars) combos *= v.extent;
+    const long long combos = loops.combos();
     for (long long c = 0; c < combos; ++c) {
-        long long rest = c;
-        for (size_t i = 0; i < vars.size(); ++i) {
-            val[i] = static_cast<int>(rest % vars[i].extent);
-            rest /= vars[i].extent;
-        }
+        loops.select(c);
         // Left: a component (and unit, or all units).
         const std::uint32_t lc = component_of(L).second;
         component& lcomp = comp(lc);

@@ -501,175 +501,128 @@ std::vector<int> parse_int_list(const std::string& key, const std::string& text)
     return out;
 }
 
-int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
-    if (o.platform.empty()) throw input_error("tessel plan: no platform given (-p platforms/systems/NAME.yaml)");
-    if (o.workload.empty()) throw input_error("tessel plan: no workload given (-w gpt2, bert, llama or a file)");
-    if (!o.scale_param.empty() && o.scale_values.empty()) throw input_error("--scale " + o.scale_param + ": no values");
-    plan_limits limits = o.limits;
-    const split_sets sets = split_user_sets(o, limits);
-    const std::string platform_file = o.sweep.resolve_platform ? o.sweep.resolve_platform(o.platform) : o.platform;
-    const std::string workload = absolute_if_file(o.workload);
+namespace {
 
-    std::vector<system_size> sizes;
-    const std::vector<std::string> values = o.scale_param.empty() ? std::vector<std::string>{""} : o.scale_values;
-    size_t total = 0;
-    for (const auto& v : values) {
-        system_size s = load_size(o, platform_file, sets, v);
-        plan_limits l = limits;
-        if (s.streamed) {  // a weight-streaming cluster is data parallel only (engine/system/weight_streaming.h)
-            l.tp = {1};
-            l.pp = {1};
-            l.zero = {0};  // no chip holds weights or optimizer state: nothing for ZeRO to shard
-        }
-        s.space = enumerate_plans(workload, sets.workload, s.chips, s.capacity, l);
-        s.limits = l;
-        auto excludes = [](const std::vector<int>& list, int v) {
-            return !list.empty() && std::find(list.begin(), list.end(), v) == list.end();
-        };
-        if (excludes(l.tp, 1) || excludes(l.pp, 1) || excludes(l.dp, static_cast<int>(s.chips))) {
-            s.dp_only_reason = "is outside the search (--dp, --tp or --pp leave it out)";
-        } else {
-            parallel_plan dp_only = l.base;
-            dp_only.dp = static_cast<int>(s.chips);
-            const auto broken = plan_violations(dp_only, s.space.target);
-            if (!broken.empty()) s.dp_only_reason = "is not a valid plan: " + broken.front();
-        }
-        if (!s.space.training)
-            throw input_error(
-                "tessel plan searches training plans: set workload.training (e.g. --set workload.training=adam)");
-        total += s.space.candidates.size();
-        sizes.push_back(std::move(s));
+/// One system size at scale value `v`: its plans, with the limits the search used there.
+system_size plan_size(const plan_options& o, const std::string& platform_file, const std::string& workload,
+                      const split_sets& sets, const plan_limits& limits, const std::string& v) {
+    system_size s = load_size(o, platform_file, sets, v);
+    plan_limits l = limits;
+    if (s.streamed) {  // a weight-streaming cluster is data parallel only (engine/system/weight_streaming.h)
+        l.tp = {1};
+        l.pp = {1};
+        l.zero = {0};  // no chip holds weights or optimizer state: nothing for ZeRO to shard
     }
-    if (total == 0) {
-        std::string why;
-        for (const auto& s : sizes) {
-            const plan_candidate* least = nullptr;
-            for (const auto& c : s.space.rejected)
-                if (!least || c.memory_bytes < least->memory_bytes) least = &c;
-            if (least)
-                why =
-                    "the smallest, " + label(least->plan) + ", " + least->rejected + " (" + least->memory_largest + ")";
-            else if (!s.space.first_violation.empty())
-                why = "the rules refuse every combination, e.g. " + s.space.first_violation;
-        }
-        throw input_error("tessel plan: no parallel plan of '" + o.workload + "' fits on '" + o.platform + "'" +
-                          (why.empty() ? "" : ": " + why));
+    s.space = enumerate_plans(workload, sets.workload, s.chips, s.capacity, l);
+    s.limits = l;
+    auto excludes = [](const std::vector<int>& list, int v) {
+        return !list.empty() && std::find(list.begin(), list.end(), v) == list.end();
+    };
+    if (excludes(l.tp, 1) || excludes(l.pp, 1) || excludes(l.dp, static_cast<int>(s.chips))) {
+        s.dp_only_reason = "is outside the search (--dp, --tp or --pp leave it out)";
+    } else {
+        parallel_plan dp_only = l.base;
+        dp_only.dp = static_cast<int>(s.chips);
+        const auto broken = plan_violations(dp_only, s.space.target);
+        if (!broken.empty()) s.dp_only_reason = "is not a valid plan: " + broken.front();
     }
-    if (total > o.max_plans)
+    if (!s.space.training)
         throw input_error(
-            "tessel plan: " + std::to_string(total) + " plans fit, more than --max-plans " +
-            std::to_string(o.max_plans) +
-            "; narrow the search (--tp 1,2,4,8, --pp, --microbatch, --interleave 1) or raise --max-plans");
+            "tessel plan searches training plans: set workload.training (e.g. --set workload.training=adam)");
+    return s;
+}
 
-    const std::string out_dir = o.out_dir.empty() ? "out/plans/" + fs::path(platform_file).stem().string() + "-" +
-                                                        fs::path(o.workload).stem().string()
-                                                  : o.out_dir;
-    fs::create_directories(out_dir);
-    const std::string spec_file = out_dir + "/plan_sweep.yaml";
-    write_file_atomic(spec_file, sweep_yaml(o, platform_file, workload, sets, sizes), "plan sweep", true);
-
-    std::vector<size_report> reports;
-    int status = 0;
-    // Results by plan (and scale value), from the sweep's record.
-    std::map<std::string, sweep::row> rows;
-    auto read_rows = [&] {
-        rows.clear();
-        const sweep::results_store store(out_dir, false);
-        for (const auto& [key, row] : store.latest()) {
-            std::string id;
-            for (const auto& [k, v] : row["params"].items()) id += k + "=" + v.get<std::string>() + " ";
-            rows[id] = row;
-        }
-    };
-    auto id_of = [&](const system_size& s, const parallel_plan& p) {
-        std::string id;
-        if (!o.scale_param.empty()) id += o.scale_param + "=" + s.value + " ";
-        id += "parallel.dp=" + std::to_string(p.dp) + " parallel.tp=" + std::to_string(p.tp) +
-              " parallel.pp=" + std::to_string(p.pp) + " parallel.microbatch=" + std::to_string(p.microbatch) +
-              " parallel.interleave=" + std::to_string(p.interleave) + " parallel.schedule=" + p.schedule +
-              " parallel.recompute=" + p.recompute + " parallel.zero=" + std::to_string(p.zero) + " ";
-        return id;
-    };
-    // With one stage, the search keeps the largest micro-batch its memory estimate fits. A chip mapper may still
-    // find it does not fit (the estimate counts a chip's largest memory; an IPU's activations live in its tiles'
-    // SRAM): such a plan is simulated again at the next smaller micro-batch (gradient accumulation), round after
-    // round, until one fits or one sequence per micro-batch does not either.
-    while (!o.dry_run) {
-        sweep::sweep_options so = o.sweep;
-        so.spec_file = spec_file;
-        so.out_dir = out_dir;
-        std::ostringstream sweep_out;
-        status = sweep::run_sweep(so, sweep_out, err);
-        err << sweep_out.str();
-        read_rows();
-        if (status >= 128 || !limits.microbatch.empty()) break;  // a micro-batch the user fixed stays
-        size_t added = 0;
-        for (auto& s : sizes) {
-            std::vector<plan_candidate> more;
-            for (const auto& c : s.space.candidates) {
-                const parallel_plan& p = c.plan;
-                if (p.pp != 1 || p.microbatch <= 1) continue;
-                // Every chip mapper's capacity error says "does not fit" (BSP, TSP, RDU, wafer, the system's
-                // own check); other failures are not retried.
-                const auto it = rows.find(id_of(s, p));
-                if (it == rows.end() || it->second.value("status", "") != "failed" ||
-                    it->second.value("error", "").find("does not fit") == std::string::npos)
-                    continue;
-                // The next smaller micro-batch the rules allow, with its estimate: the same search restricted to it.
-                for (int mb = p.microbatch / 2; mb >= 1; mb /= 2) {
-                    parallel_plan q = p;
-                    q.microbatch = mb;
-                    const std::string id = id_of(s, q);
-                    bool known = false;
-                    for (const auto& d : s.space.candidates) known |= id_of(s, d.plan) == id;
-                    for (const auto& d : more) known |= id_of(s, d.plan) == id;
-                    if (known) break;
-                    plan_limits one = s.limits;
-                    one.dp = {q.dp};
-                    one.tp = {q.tp};
-                    one.pp = {1};
-                    one.microbatch = {mb};
-                    one.interleave = {q.interleave};
-                    one.zero = {q.zero};
-                    one.recompute = {q.recompute};
-                    bool found = false;
-                    for (auto& d : enumerate_plans(workload, sets.workload, s.chips, s.capacity, one).candidates)
-                        if (id_of(s, d.plan) == id) {
-                            more.push_back(std::move(d));
-                            found = true;
-                        }
-                    if (found) break;
-                }
-            }
-            added += more.size();
-            s.retried += more.size();
-            for (auto& d : more) s.space.candidates.push_back(std::move(d));
-        }
-        if (added == 0) break;
-        err << "tessel plan: " << added << " plan" << (added == 1 ? "" : "s")
-            << " did not fit the chip mapper; simulating " << (added == 1 ? "it" : "them")
-            << " again at a smaller micro-batch\n";
-        write_file_atomic(spec_file, sweep_yaml(o, platform_file, workload, sets, sizes), "plan sweep", true);
-    }
-    if (o.dry_run) read_rows();
+/// Why no plan fits, from the smallest rejected plan or the first rule broken (of the last size that has one).
+std::string why_none_fits(const std::vector<system_size>& sizes) {
+    std::string why;
     for (const auto& s : sizes) {
-        std::vector<plan_result> results;
-        for (const auto& c : s.space.candidates) {
-            plan_result r;
-            r.cand = &c;
-            const auto it = rows.find(id_of(s, c.plan));
-            if (it != rows.end()) read_result(r, it->second, out_dir);
-            results.push_back(std::move(r));
-        }
-        reports.push_back(rank_size(s, std::move(results), o.rank));
+        const plan_candidate* least = nullptr;
+        for (const auto& c : s.space.rejected)
+            if (!least || c.memory_bytes < least->memory_bytes) least = &c;
+        if (least)
+            why = "the smallest, " + label(least->plan) + ", " + least->rejected + " (" + least->memory_largest + ")";
+        else if (!s.space.first_violation.empty())
+            why = "the rules refuse every combination, e.g. " + s.space.first_violation;
     }
+    return why;
+}
 
-    json doc = {{"platform", o.platform}, {"workload", o.workload}, {"sets", o.sets}, {"out_dir", out_dir}};
-    json js = json::array();
-    for (const auto& r : reports) js.push_back(size_json(o, r));
-    doc["sizes"] = js;
-    // Pareto front of throughput against chips: a size's best plan is on it when no size with at most as many
-    // chips is as fast.
+/// A plan's key among the sweep's results: its parameters as the sweep records them.
+std::string plan_id(const plan_options& o, const system_size& s, const parallel_plan& p) {
+    std::string id;
+    if (!o.scale_param.empty()) id += o.scale_param + "=" + s.value + " ";
+    id += "parallel.dp=" + std::to_string(p.dp) + " parallel.tp=" + std::to_string(p.tp) +
+          " parallel.pp=" + std::to_string(p.pp) + " parallel.microbatch=" + std::to_string(p.microbatch) +
+          " parallel.interleave=" + std::to_string(p.interleave) + " parallel.schedule=" + p.schedule +
+          " parallel.recompute=" + p.recompute + " parallel.zero=" + std::to_string(p.zero) + " ";
+    return id;
+}
+
+/// Results by plan (and scale value), from the sweep's record.
+std::map<std::string, sweep::row> read_plan_rows(const std::string& out_dir) {
+    std::map<std::string, sweep::row> rows;
+    const sweep::results_store store(out_dir, false);
+    for (const auto& [key, row] : store.latest()) {
+        std::string id;
+        for (const auto& [k, v] : row["params"].items()) id += k + "=" + v.get<std::string>() + " ";
+        rows[id] = row;
+    }
+    return rows;
+}
+
+/// Adds, for each single-stage plan a chip mapper found too big, the next smaller micro-batch that the rules
+/// allow; returns how many plans were added.
+size_t add_smaller_microbatches(const plan_options& o, const std::string& workload, const split_sets& sets,
+                                const std::map<std::string, sweep::row>& rows, std::vector<system_size>& sizes) {
+    auto id_of = [&o](const system_size& s, const parallel_plan& p) { return plan_id(o, s, p); };
+    size_t added = 0;
+    for (auto& s : sizes) {
+        std::vector<plan_candidate> more;
+        for (const auto& c : s.space.candidates) {
+            const parallel_plan& p = c.plan;
+            if (p.pp != 1 || p.microbatch <= 1) continue;
+            // Every chip mapper's capacity error says "does not fit" (BSP, TSP, RDU, wafer, the system's
+            // own check); other failures are not retried.
+            const auto it = rows.find(id_of(s, p));
+            if (it == rows.end() || it->second.value("status", "") != "failed" ||
+                it->second.value("error", "").find("does not fit") == std::string::npos)
+                continue;
+            // The next smaller micro-batch the rules allow, with its estimate: the same search restricted to it.
+            for (int mb = p.microbatch / 2; mb >= 1; mb /= 2) {
+                parallel_plan q = p;
+                q.microbatch = mb;
+                const std::string id = id_of(s, q);
+                bool known = false;
+                for (const auto& d : s.space.candidates) known |= id_of(s, d.plan) == id;
+                for (const auto& d : more) known |= id_of(s, d.plan) == id;
+                if (known) break;
+                plan_limits one = s.limits;
+                one.dp = {q.dp};
+                one.tp = {q.tp};
+                one.pp = {1};
+                one.microbatch = {mb};
+                one.interleave = {q.interleave};
+                one.zero = {q.zero};
+                one.recompute = {q.recompute};
+                bool found = false;
+                for (auto& d : enumerate_plans(workload, sets.workload, s.chips, s.capacity, one).candidates)
+                    if (id_of(s, d.plan) == id) {
+                        more.push_back(std::move(d));
+                        found = true;
+                    }
+                if (found) break;
+            }
+        }
+        added += more.size();
+        s.retried += more.size();
+        for (auto& d : more) s.space.candidates.push_back(std::move(d));
+    }
+    return added;
+}
+
+/// Pareto front of throughput against chips: a size's best plan is on it when no size with at most as many
+/// chips is as fast.
+json pareto_front(const std::vector<size_report>& reports) {
     json front = json::array();
     double fastest = 0;
     std::vector<const size_report*> by_chips;
@@ -686,13 +639,12 @@ int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
                          {"samples_per_s", b.samples_per_s},
                          {"samples_per_s_per_chip", b.samples_per_s / static_cast<double>(r->size->chips)}});
     }
-    doc["pareto"] = front;
-    write_file_atomic(out_dir + "/plan.json", doc.dump(2) + "\n", "plan report", true);
+    return front;
+}
 
-    if (o.json) {
-        out << doc.dump(2) << "\n";
-        return status;
-    }
+/// The console report: per size, the plans (or, dry, what would be simulated), then the Pareto front.
+void print_plan_report(std::ostream& out, const plan_options& o, const std::vector<size_report>& reports,
+                       const json& front, const std::string& out_dir) {
     out << "tessel plan: " << o.workload << " on " << o.platform << "\n";
     for (const auto& r : reports) {
         if (o.dry_run) {
@@ -717,6 +669,96 @@ int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
         out << "\n";
     }
     out << "plans: " << out_dir << "/plan.json (plot: scripts/plot_plan.py " << out_dir << "/plan.json)\n";
+}
+
+}  // namespace
+
+int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
+    if (o.platform.empty()) throw input_error("tessel plan: no platform given (-p platforms/systems/NAME.yaml)");
+    if (o.workload.empty()) throw input_error("tessel plan: no workload given (-w gpt2, bert, llama or a file)");
+    if (!o.scale_param.empty() && o.scale_values.empty()) throw input_error("--scale " + o.scale_param + ": no values");
+    plan_limits limits = o.limits;
+    const split_sets sets = split_user_sets(o, limits);
+    const std::string platform_file = o.sweep.resolve_platform ? o.sweep.resolve_platform(o.platform) : o.platform;
+    const std::string workload = absolute_if_file(o.workload);
+
+    std::vector<system_size> sizes;
+    const std::vector<std::string> values = o.scale_param.empty() ? std::vector<std::string>{""} : o.scale_values;
+    size_t total = 0;
+    for (const auto& v : values) {
+        system_size s = plan_size(o, platform_file, workload, sets, limits, v);
+        total += s.space.candidates.size();
+        sizes.push_back(std::move(s));
+    }
+    if (total == 0) {
+        const std::string why = why_none_fits(sizes);
+        throw input_error("tessel plan: no parallel plan of '" + o.workload + "' fits on '" + o.platform + "'" +
+                          (why.empty() ? "" : ": " + why));
+    }
+    if (total > o.max_plans)
+        throw input_error(
+            "tessel plan: " + std::to_string(total) + " plans fit, more than --max-plans " +
+            std::to_string(o.max_plans) +
+            "; narrow the search (--tp 1,2,4,8, --pp, --microbatch, --interleave 1) or raise --max-plans");
+
+    const std::string out_dir = o.out_dir.empty() ? "out/plans/" + fs::path(platform_file).stem().string() + "-" +
+                                                        fs::path(o.workload).stem().string()
+                                                  : o.out_dir;
+    fs::create_directories(out_dir);
+    const std::string spec_file = out_dir + "/plan_sweep.yaml";
+    write_file_atomic(spec_file, sweep_yaml(o, platform_file, workload, sets, sizes), "plan sweep", true);
+
+    std::vector<size_report> reports;
+    int status = 0;
+    // Results by plan (and scale value), from the sweep's record.
+    std::map<std::string, sweep::row> rows;
+    auto id_of = [&o](const system_size& s, const parallel_plan& p) { return plan_id(o, s, p); };
+    // With one stage, the search keeps the largest micro-batch its memory estimate fits. A chip mapper may still
+    // find it does not fit (the estimate counts a chip's largest memory; an IPU's activations live in its tiles'
+    // SRAM): such a plan is simulated again at the next smaller micro-batch (gradient accumulation), round after
+    // round, until one fits or one sequence per micro-batch does not either.
+    while (!o.dry_run) {
+        sweep::sweep_options so = o.sweep;
+        so.spec_file = spec_file;
+        so.out_dir = out_dir;
+        std::ostringstream sweep_out;
+        status = sweep::run_sweep(so, sweep_out, err);
+        err << sweep_out.str();
+        rows = read_plan_rows(out_dir);
+        if (status >= 128 || !limits.microbatch.empty()) break;  // a micro-batch the user fixed stays
+        const size_t added = add_smaller_microbatches(o, workload, sets, rows, sizes);
+        if (added == 0) break;
+        err << "tessel plan: " << added << " plan" << (added == 1 ? "" : "s")
+            << " did not fit the chip mapper; simulating " << (added == 1 ? "it" : "them")
+            << " again at a smaller micro-batch\n";
+        write_file_atomic(spec_file, sweep_yaml(o, platform_file, workload, sets, sizes), "plan sweep", true);
+    }
+    if (o.dry_run) rows = read_plan_rows(out_dir);
+    for (const auto& s : sizes) {
+        std::vector<plan_result> results;
+        for (const auto& c : s.space.candidates) {
+            plan_result r;
+            r.cand = &c;
+            const auto it = rows.find(id_of(s, c.plan));
+            if (it != rows.end()) read_result(r, it->second, out_dir);
+            results.push_back(std::move(r));
+        }
+        reports.push_back(rank_size(s, std::move(results), o.rank));
+    }
+
+    json doc = {{"platform", o.platform}, {"workload", o.workload}, {"sets", o.sets}, {"out_dir", out_dir}};
+    json js = json::array();
+    for (const auto& r : reports) js.push_back(size_json(o, r));
+    doc["sizes"] = js;
+    const json front = pareto_front(reports);
+    doc["pareto"] = front;
+    write_file_atomic(out_dir + "/plan.json", doc.dump(2) + "\n", "plan report", true);
+
+    if (o.json) {
+        out << doc.dump(2) << "\n";
+        return status;
+    }
+    print_plan_report(out, o, reports, front, out_dir);
     return status;
 }
 

@@ -159,6 +159,102 @@ struct row {
 
 }  // namespace
 
+namespace {
+
+/// A system's entry of compare.json: its best plan, or why none trains.
+json system_entry(const compare_options& o, const row& r, bool power, const std::string& out_dir) {
+    json s = {{"system", r.sys.label}, {"platform", r.sys.platform}, {"params", r.sys.sets}, {"chips", r.chips}};
+    if (power) s["tdp_w"] = r.sys.tdp;
+    if (!r.best.is_null()) {
+        const double sps = r.best["samples_per_s"].get<double>();
+        json b = {{"plan", r.best["plan"]},
+                  {"iteration_s", r.best["iteration_s"]},
+                  {"samples_per_s", sps},
+                  {"samples_per_s_per_chip", sps / static_cast<double>(std::max<std::int64_t>(1, r.chips))},
+                  {"model_flops_utilisation", r.best["model_flops_utilisation"]},
+                  {"average_power_w", r.best.value("average_power_w", 0.0)},
+                  {"samples_per_j", r.best.value("samples_per_j", 0.0)},
+                  {"memory_bytes", r.best["memory_bytes"]}};
+        if (o.samples > 0) b["days"] = o.samples / sps / 86400.0;
+        s["best"] = b;
+    } else {
+        s["error"] = r.error;
+    }
+    s["plan_json"] = out_dir + "/" + folder_name(r.sys.label) + "/plan.json";
+    return s;
+}
+
+/// The console table, one line a system, then the fastest and by how much.
+void print_comparison(std::ostream& out, const compare_options& o, const json& systems, size_t n_systems, bool power,
+                      const std::string& out_dir) {
+    std::vector<std::vector<std::string>> table = {
+        {"system", "chips", "best plan", "iteration", "samples/s", "per chip", "MFU", "power", "samples/J"}};
+    if (o.samples > 0) table.front().push_back("days for " + format_number(o.samples, 3) + " samples");
+    if (power) table.front().insert(table.front().begin() + 2, "TDP");
+    const json* fastest = nullptr;
+    for (const auto& s : systems) {
+        if (!s.contains("best")) continue;
+        if (!fastest || s["best"]["samples_per_s"].get<double>() > (*fastest)["best"]["samples_per_s"].get<double>())
+            fastest = &s;
+    }
+    for (const auto& s : systems) {
+        const std::int64_t chips = s["chips"].get<std::int64_t>();
+        std::vector<std::string> line = {s["system"].get<std::string>(), chips > 0 ? std::to_string(chips) : "-"};
+        if (power) line.push_back(format_power(s["tdp_w"].get<double>()));
+        if (s.contains("best")) {
+            const json& b = s["best"];
+            line.push_back(b["plan"].get<std::string>());
+            line.push_back(format_time(b["iteration_s"].get<double>()));
+            line.push_back(format_number(b["samples_per_s"].get<double>(), 4));
+            line.push_back(format_number(b["samples_per_s_per_chip"].get<double>(), 4));
+            line.push_back(format_number(100 * b["model_flops_utilisation"].get<double>(), 3) + "%");
+            line.push_back(format_power(b["average_power_w"].get<double>()));
+            line.push_back(format_number(b["samples_per_j"].get<double>(), 4));
+            if (o.samples > 0) line.push_back(format_number(b["days"].get<double>(), 3));
+        } else {
+            line.push_back("-");
+            line.push_back("does not train: " + s["error"].get<std::string>());
+        }
+        table.push_back(line);
+    }
+    std::vector<size_t> w(table.front().size(), 0);
+    for (const auto& l : table)
+        for (size_t c = 0; c < l.size() && c < w.size(); ++c)
+            if (l.size() == w.size()) w[c] = std::max(w[c], l[c].size());
+    out << "tessel compare: " << o.workload << " on " << n_systems << " systems";
+    if (power) out << ", each as large as its TDP allows within " << format_power(o.power_watts);
+    out << "\n";
+    for (const auto& l : table) {
+        std::string text;
+        for (size_t c = 0; c < l.size(); ++c) {
+            const size_t plan_column = power ? 3 : 2;  // the only left-aligned column after the system's name
+            const bool right = c > 0 && c != plan_column;
+            const bool last = c + 1 == l.size();
+            const size_t width = l.size() == w.size() ? w[c] : l[c].size();
+            const std::string pad(width > l[c].size() ? width - l[c].size() : 0, ' ');
+            text += (c ? "  " : "  ") + (right ? pad + l[c] : l[c] + (last ? "" : pad));
+        }
+        out << text << "\n";
+    }
+    if (fastest) {
+        const double best = (*fastest)["best"]["samples_per_s"].get<double>();
+        out << "fastest: " << (*fastest)["system"].get<std::string>() << " ("
+            << (*fastest)["best"]["plan"].get<std::string>() << ")";
+        const json* next = nullptr;
+        for (const auto& s : systems)
+            if (&s != fastest && s.contains("best") &&
+                (!next || s["best"]["samples_per_s"].get<double>() > (*next)["best"]["samples_per_s"].get<double>()))
+                next = &s;
+        if (next)
+            out << ", " << format_number(best / (*next)["best"]["samples_per_s"].get<double>(), 3) << "x "
+                << (*next)["system"].get<std::string>();
+        out << "\n";
+    }
+    out << "each system's plans: " << out_dir << "/SYSTEM/plan.json; all of it: " << out_dir << "/compare.json\n";
+}
+
+}  // namespace
+
 int run_compare(const compare_options& o, std::ostream& out, std::ostream& err) {
     if (o.systems.empty())
         throw input_error("tessel compare: no systems given (--system platforms/systems/dgx_h100.yaml:nodes=1 ...)");
@@ -214,27 +310,7 @@ int run_compare(const compare_options& o, std::ostream& out, std::ostream& err) 
     }
 
     json systems = json::array();
-    for (const auto& r : rows) {
-        json s = {{"system", r.sys.label}, {"platform", r.sys.platform}, {"params", r.sys.sets}, {"chips", r.chips}};
-        if (power) s["tdp_w"] = r.sys.tdp;
-        if (!r.best.is_null()) {
-            const double sps = r.best["samples_per_s"].get<double>();
-            json b = {{"plan", r.best["plan"]},
-                      {"iteration_s", r.best["iteration_s"]},
-                      {"samples_per_s", sps},
-                      {"samples_per_s_per_chip", sps / static_cast<double>(std::max<std::int64_t>(1, r.chips))},
-                      {"model_flops_utilisation", r.best["model_flops_utilisation"]},
-                      {"average_power_w", r.best.value("average_power_w", 0.0)},
-                      {"samples_per_j", r.best.value("samples_per_j", 0.0)},
-                      {"memory_bytes", r.best["memory_bytes"]}};
-            if (o.samples > 0) b["days"] = o.samples / sps / 86400.0;
-            s["best"] = b;
-        } else {
-            s["error"] = r.error;
-        }
-        s["plan_json"] = out_dir + "/" + folder_name(r.sys.label) + "/plan.json";
-        systems.push_back(s);
-    }
+    for (const auto& r : rows) systems.push_back(system_entry(o, r, power, out_dir));
     json doc = {{"workload", o.workload}, {"sets", o.sets}, {"samples", o.samples}};
     if (power) doc["power_budget_w"] = o.power_watts;
     doc["systems"] = systems;
@@ -244,70 +320,7 @@ int run_compare(const compare_options& o, std::ostream& out, std::ostream& err) 
         return 0;
     }
 
-    std::vector<std::vector<std::string>> table = {
-        {"system", "chips", "best plan", "iteration", "samples/s", "per chip", "MFU", "power", "samples/J"}};
-    if (o.samples > 0) table.front().push_back("days for " + format_number(o.samples, 3) + " samples");
-    if (power) table.front().insert(table.front().begin() + 2, "TDP");
-    const json* fastest = nullptr;
-    for (const auto& s : systems) {
-        if (!s.contains("best")) continue;
-        if (!fastest || s["best"]["samples_per_s"].get<double>() > (*fastest)["best"]["samples_per_s"].get<double>())
-            fastest = &s;
-    }
-    for (const auto& s : systems) {
-        const std::int64_t chips = s["chips"].get<std::int64_t>();
-        std::vector<std::string> line = {s["system"].get<std::string>(), chips > 0 ? std::to_string(chips) : "-"};
-        if (power) line.push_back(format_power(s["tdp_w"].get<double>()));
-        if (s.contains("best")) {
-            const json& b = s["best"];
-            line.push_back(b["plan"].get<std::string>());
-            line.push_back(format_time(b["iteration_s"].get<double>()));
-            line.push_back(format_number(b["samples_per_s"].get<double>(), 4));
-            line.push_back(format_number(b["samples_per_s_per_chip"].get<double>(), 4));
-            line.push_back(format_number(100 * b["model_flops_utilisation"].get<double>(), 3) + "%");
-            line.push_back(format_power(b["average_power_w"].get<double>()));
-            line.push_back(format_number(b["samples_per_j"].get<double>(), 4));
-            if (o.samples > 0) line.push_back(format_number(b["days"].get<double>(), 3));
-        } else {
-            line.push_back("-");
-            line.push_back("does not train: " + s["error"].get<std::string>());
-        }
-        table.push_back(line);
-    }
-    std::vector<size_t> w(table.front().size(), 0);
-    for (const auto& l : table)
-        for (size_t c = 0; c < l.size() && c < w.size(); ++c)
-            if (l.size() == w.size()) w[c] = std::max(w[c], l[c].size());
-    out << "tessel compare: " << o.workload << " on " << rows.size() << " systems";
-    if (power) out << ", each as large as its TDP allows within " << format_power(o.power_watts);
-    out << "\n";
-    for (const auto& l : table) {
-        std::string text;
-        for (size_t c = 0; c < l.size(); ++c) {
-            const size_t plan_column = power ? 3 : 2;  // the only left-aligned column after the system's name
-            const bool right = c > 0 && c != plan_column;
-            const bool last = c + 1 == l.size();
-            const size_t width = l.size() == w.size() ? w[c] : l[c].size();
-            const std::string pad(width > l[c].size() ? width - l[c].size() : 0, ' ');
-            text += (c ? "  " : "  ") + (right ? pad + l[c] : l[c] + (last ? "" : pad));
-        }
-        out << text << "\n";
-    }
-    if (fastest) {
-        const double best = (*fastest)["best"]["samples_per_s"].get<double>();
-        out << "fastest: " << (*fastest)["system"].get<std::string>() << " ("
-            << (*fastest)["best"]["plan"].get<std::string>() << ")";
-        const json* next = nullptr;
-        for (const auto& s : systems)
-            if (&s != fastest && s.contains("best") &&
-                (!next || s["best"]["samples_per_s"].get<double>() > (*next)["best"]["samples_per_s"].get<double>()))
-                next = &s;
-        if (next)
-            out << ", " << format_number(best / (*next)["best"]["samples_per_s"].get<double>(), 3) << "x "
-                << (*next)["system"].get<std::string>();
-        out << "\n";
-    }
-    out << "each system's plans: " << out_dir << "/SYSTEM/plan.json; all of it: " << out_dir << "/compare.json\n";
+    print_comparison(out, o, systems, rows.size(), power, out_dir);
     return 0;
 }
 

@@ -348,10 +348,10 @@ void write_emitted_program(const program& p, const platform& plat, const emit_he
         << steps.str();
 }
 
-void read_emitted_program(const yaml_node& em, const platform& plat, program& prog) {
-    em.expect_map("emitted");
-    em.check_keys({"ops", "places", "works", "payloads", "placements", "labels", "steps", "quantum", "packet_bytes"},
-                  "emitted");
+namespace {
+
+/// The scalars of `emitted:` (quantum, packet_bytes).
+void read_emitted_scalars(const yaml_node& em, program& prog) {
     if (em.has("quantum")) {
         const std::int64_t q = em["quantum"].as_int("emitted.quantum (ticks)");
         if (q < 0)
@@ -365,140 +365,165 @@ void read_emitted_program(const yaml_node& em, const platform& plat, program& pr
                               em["packet_bytes"].where());
         prog.packet_bytes = static_cast<std::uint64_t>(b);
     }
-    for (const char* k : {"ops", "places", "works", "steps"})
-        if (!em.has(k)) throw input_error(std::string("emitted: needs '") + k + "'", em.where());
-    for (const auto& o : em["ops"].items()) prog.op_names.push_back(o.scalar("emitted.ops"));
-    std::vector<std::uint32_t> comp_of;
-    for (const auto& pl : em["places"].items())
-        comp_of.push_back(plat.resolve(pl.scalar("emitted.places"), pl.where()).comp);
+}
 
-    table_reader works(em["works"], "emitted.works");
-    while (works.next_line()) {
-        prog.works.push_back(read_work(works));
-        if (!works.at_end()) works.fail("more values than the 11 columns");
+std::shared_ptr<kernel_desc> read_kernel_payload(table_reader& r) {
+    auto k = std::make_shared<kernel_desc>();
+    k->rows = r.i64("rows");
+    k->cols = r.i64("cols");
+    k->passes = static_cast<int>(r.i64("passes"));
+    k->rereads = static_cast<int>(r.i64("rereads"));
+    const std::string_view rk = r.token("row kernel");
+    const auto kind = parse_row_kernel(rk);
+    if (!kind)
+        r.fail("unknown row kernel '" + std::string(rk) +
+               "' (vector, welford, norm, warp, registers, shared, blocked)");
+    k->row_kind = *kind;
+    k->split_k = r.i64("split_k") != 0;
+    k->special_ops = r.real("special_ops");
+    k->causal = r.i64("causal") != 0;
+    const std::uint64_t n = r.u64("operand count");
+    for (std::uint64_t i = 0; i < n; ++i) {
+        kernel_operand o;
+        o.address = r.u64("operand address");
+        o.bytes = r.real("operand bytes");
+        const std::string_view rw = r.token("operand r|w");
+        if (rw != "r" && rw != "w") r.fail("operand access: expected r or w, got '" + std::string(rw) + "'");
+        o.write = rw == "w";
+        k->operands.push_back(o);
     }
+    k->name = r.rest();
+    return k;
+}
 
-    // Payloads name steps (TSP producers): checked against the step count once the steps are read.
-    std::vector<std::pair<std::uint32_t, source_location>> step_refs;
-    if (em.has("payloads")) {
-        table_reader r(em["payloads"], "emitted.payloads");
-        while (r.next_line()) {
-            const std::string_view kind = r.token("payload kind");
-            if (kind == "kernel") {
-                auto k = std::make_shared<kernel_desc>();
-                k->rows = r.i64("rows");
-                k->cols = r.i64("cols");
-                k->passes = static_cast<int>(r.i64("passes"));
-                k->rereads = static_cast<int>(r.i64("rereads"));
-                const std::string_view rk = r.token("row kernel");
-                const auto kind = parse_row_kernel(rk);
-                if (!kind)
-                    r.fail("unknown row kernel '" + std::string(rk) +
-                           "' (vector, welford, norm, warp, registers, shared, blocked)");
-                k->row_kind = *kind;
-                k->split_k = r.i64("split_k") != 0;
-                k->special_ops = r.real("special_ops");
-                k->causal = r.i64("causal") != 0;
-                const std::uint64_t n = r.u64("operand count");
-                for (std::uint64_t i = 0; i < n; ++i) {
-                    kernel_operand o;
-                    o.address = r.u64("operand address");
-                    o.bytes = r.real("operand bytes");
-                    const std::string_view rw = r.token("operand r|w");
-                    if (rw != "r" && rw != "w")
-                        r.fail("operand access: expected r or w, got '" + std::string(rw) + "'");
-                    o.write = rw == "w";
-                    k->operands.push_back(o);
-                }
-                k->name = r.rest();
-                prog.payloads.push_back(std::move(k));
-            } else if (kind == "instruction") {
-                auto in = std::make_shared<tsp::instruction>();
-                const std::string_view ok = r.token("instruction kind");
-                const auto kk = parse_tsp_kind(ok);
-                if (!kk) r.fail("unknown instruction kind '" + std::string(ok) + "'");
-                in->kind = *kk;
-                in->unit = static_cast<std::uint32_t>(r.u64("slice"));
-                in->cycle = r.i64("cycle");
-                in->vectors = r.i64("vectors");
-                in->spacing = r.i64("spacing");
-                in->ops = r.i64("ops");
-                in->rows = r.i64("rows");
-                in->out = read_stream(r);
-                for (auto& u : in->in) u = read_stream(r);
-                const size_t any = ~std::uint32_t{0};
-                in->producer[0] = r.index("producer", any, true);
-                in->producer[1] = r.index("producer", any, true);
-                in->after = r.index("after", any, true);
-                in->name = r.rest();
-                prog.payloads.push_back(std::move(in));
-            } else if (kind == "span") {
-                grid_rect s;
-                s.x0 = r.coord("x0");
-                s.y0 = r.coord("y0");
-                s.x1 = r.coord("x1");
-                s.y1 = r.coord("y1");
-                if (!r.at_end()) r.fail("more values than a span's x0 y0 x1 y1");
-                if (s.empty() || s.x0 < 0 || s.y0 < 0)
-                    r.fail("span " + rect_text(s) + " is empty or has a negative corner");
-                prog.payloads.push_back(std::make_shared<grid_span>(s));
-            } else if (kind == "superstep") {
-                auto ss = std::make_shared<bsp_superstep>();
-                const std::uint64_t tiles = r.u64("tile count"), works_n = r.u64("work count");
-                for (std::uint64_t i = 0; i < tiles; ++i) {
-                    bsp_superstep::tile_share t;
-                    t.tile = static_cast<std::uint32_t>(r.u64("tile"));
-                    t.work = r.index("work", works_n, true);
-                    t.recv_bytes = r.real("recv_bytes");
-                    t.send_bytes = r.real("send_bytes");
-                    t.sender_bytes = r.real("sender_bytes");
-                    t.recv_packets = static_cast<std::uint32_t>(r.u64("recv_packets"));
-                    t.send_packets = static_cast<std::uint32_t>(r.u64("send_packets"));
-                    t.sender_packets = static_cast<std::uint32_t>(r.u64("sender_packets"));
-                    ss->tiles.push_back(t);
-                }
-                for (std::uint64_t i = 0; i < works_n; ++i) ss->works.push_back(read_work(r));
-                if (!r.at_end()) r.fail("more values than the superstep's tiles and works");
-                prog.payloads.push_back(std::move(ss));
-            } else {
-                r.fail("unknown payload kind '" + std::string(kind) + "' (kernel, instruction, span or superstep)");
-            }
+std::shared_ptr<tsp::instruction> read_instruction_payload(table_reader& r) {
+    auto in = std::make_shared<tsp::instruction>();
+    const std::string_view ok = r.token("instruction kind");
+    const auto kk = parse_tsp_kind(ok);
+    if (!kk) r.fail("unknown instruction kind '" + std::string(ok) + "'");
+    in->kind = *kk;
+    in->unit = static_cast<std::uint32_t>(r.u64("slice"));
+    in->cycle = r.i64("cycle");
+    in->vectors = r.i64("vectors");
+    in->spacing = r.i64("spacing");
+    in->ops = r.i64("ops");
+    in->rows = r.i64("rows");
+    in->out = read_stream(r);
+    for (auto& u : in->in) u = read_stream(r);
+    const size_t any = ~std::uint32_t{0};
+    in->producer[0] = r.index("producer", any, true);
+    in->producer[1] = r.index("producer", any, true);
+    in->after = r.index("after", any, true);
+    in->name = r.rest();
+    return in;
+}
+
+std::shared_ptr<grid_span> read_span_payload(table_reader& r) {
+    grid_rect s;
+    s.x0 = r.coord("x0");
+    s.y0 = r.coord("y0");
+    s.x1 = r.coord("x1");
+    s.y1 = r.coord("y1");
+    if (!r.at_end()) r.fail("more values than a span's x0 y0 x1 y1");
+    if (s.empty() || s.x0 < 0 || s.y0 < 0) r.fail("span " + rect_text(s) + " is empty or has a negative corner");
+    return std::make_shared<grid_span>(s);
+}
+
+std::shared_ptr<bsp_superstep> read_superstep_payload(table_reader& r) {
+    auto ss = std::make_shared<bsp_superstep>();
+    const std::uint64_t tiles = r.u64("tile count"), works_n = r.u64("work count");
+    for (std::uint64_t i = 0; i < tiles; ++i) {
+        bsp_superstep::tile_share t;
+        t.tile = static_cast<std::uint32_t>(r.u64("tile"));
+        t.work = r.index("work", works_n, true);
+        t.recv_bytes = r.real("recv_bytes");
+        t.send_bytes = r.real("send_bytes");
+        t.sender_bytes = r.real("sender_bytes");
+        t.recv_packets = static_cast<std::uint32_t>(r.u64("recv_packets"));
+        t.send_packets = static_cast<std::uint32_t>(r.u64("send_packets"));
+        t.sender_packets = static_cast<std::uint32_t>(r.u64("sender_packets"));
+        ss->tiles.push_back(t);
+    }
+    for (std::uint64_t i = 0; i < works_n; ++i) ss->works.push_back(read_work(r));
+    if (!r.at_end()) r.fail("more values than the superstep's tiles and works");
+    return ss;
+}
+
+/// `emitted.payloads`: one kernel, instruction, span or superstep a line.
+void read_payloads(const yaml_node& node, program& prog) {
+    table_reader r(node, "emitted.payloads");
+    while (r.next_line()) {
+        const std::string_view kind = r.token("payload kind");
+        if (kind == "kernel")
+            prog.payloads.push_back(read_kernel_payload(r));
+        else if (kind == "instruction")
+            prog.payloads.push_back(read_instruction_payload(r));
+        else if (kind == "span")
+            prog.payloads.push_back(read_span_payload(r));
+        else if (kind == "superstep")
+            prog.payloads.push_back(read_superstep_payload(r));
+        else
+            r.fail("unknown payload kind '" + std::string(kind) + "' (kernel, instruction, span or superstep)");
+    }
+}
+
+/// `emitted.placements`.
+void read_placements(const yaml_node& node, const platform& plat, const std::vector<std::uint32_t>& comp_of,
+                     program& prog) {
+    // Checked as the run will check them (inside the array, within each PE's SRAM), so a bad line is named.
+    table_reader r(node, "emitted.placements");
+    std::unordered_map<std::uint32_t, sram_tally> tally;
+    while (r.next_line()) {
+        placement pl;
+        pl.comp = comp_of[r.index("place", comp_of.size())];
+        grid_rect& s = pl.data.rect;
+        s.x0 = r.coord("x0");
+        s.y0 = r.coord("y0");
+        s.x1 = r.coord("x1");
+        s.y1 = r.coord("y1");
+        pl.data.bytes_per_pe = r.real("bytes_per_pe");
+        pl.data.what = r.rest();
+        const component& c = plat.comp(pl.comp);
+        const pe_grid* g = c.grid();
+        if (!g) r.fail(c.path() + " is not an array of PEs held as data; only those take placements");
+        if (!g->holds(s))
+            r.fail(rect_text(s) + " is empty or leaves the " + std::to_string(g->width()) + " x " +
+                   std::to_string(g->height()) + " PEs of " + c.path());
+        auto it = tally.find(pl.comp);
+        if (it == tally.end())
+            it = tally.emplace(pl.comp, sram_tally(g->width(), g->height(), c.capacity_bytes(), c.path())).first;
+        try {
+            it->second.add(pl.data);
+        } catch (const input_error& e) {
+            r.fail(e.message());
         }
+        prog.placements.push_back(std::move(pl));
     }
+}
 
-    if (em.has("placements")) {
-        // Checked as the run will check them (inside the array, within each PE's SRAM), so a bad line is named.
-        table_reader r(em["placements"], "emitted.placements");
-        std::unordered_map<std::uint32_t, sram_tally> tally;
-        while (r.next_line()) {
-            placement pl;
-            pl.comp = comp_of[r.index("place", comp_of.size())];
-            grid_rect& s = pl.data.rect;
-            s.x0 = r.coord("x0");
-            s.y0 = r.coord("y0");
-            s.x1 = r.coord("x1");
-            s.y1 = r.coord("y1");
-            pl.data.bytes_per_pe = r.real("bytes_per_pe");
-            pl.data.what = r.rest();
-            const component& c = plat.comp(pl.comp);
-            const pe_grid* g = c.grid();
-            if (!g) r.fail(c.path() + " is not an array of PEs held as data; only those take placements");
-            if (!g->holds(s))
-                r.fail(rect_text(s) + " is empty or leaves the " + std::to_string(g->width()) + " x " +
-                       std::to_string(g->height()) + " PEs of " + c.path());
-            auto it = tally.find(pl.comp);
-            if (it == tally.end())
-                it = tally.emplace(pl.comp, sram_tally(g->width(), g->height(), c.capacity_bytes(), c.path())).first;
-            try {
-                it->second.add(pl.data);
-            } catch (const input_error& e) {
-                r.fail(e.message());
-            }
-            prog.placements.push_back(std::move(pl));
-        }
+/// A compute step's payload: a span may be shared (every chunk of an op runs on its lines); it must fit the step's
+/// PE array and hold the step's PE. Any other payload belongs to one step.
+void check_compute_payload(table_reader& r, const platform& plat, const program& prog, const step& st,
+                           std::vector<bool>& payload_used) {
+    if (const auto* sp = payload_as<grid_span>(prog.payloads[st.payload].get())) {
+        const component& c = plat.comp(st.at.comp);
+        const pe_grid* g = c.grid();
+        if (!g) r.fail("a span of PEs on " + c.path() + ", which is not an array of PEs held as data");
+        if (!g->holds(sp->rect))
+            r.fail("span " + std::to_string(st.payload) + " (" + rect_text(sp->rect) + ") leaves the " +
+                   std::to_string(g->width()) + " x " + std::to_string(g->height()) + " PEs of " + c.path());
+        const grid_rect pe = g->rect_of(st.at.unit);
+        if (pe.empty() || !sp->rect.contains(pe))
+            r.fail("unit " + std::to_string(st.at.unit) + " is not a PE of its span " + rect_text(sp->rect));
+    } else {
+        if (payload_used[st.payload]) r.fail("payload " + std::to_string(st.payload) + " is used by two steps");
+        payload_used[st.payload] = true;
     }
+}
 
-    table_reader r(em["steps"], "emitted.steps");
+/// `emitted.steps`, with their dependencies.
+void read_steps(const yaml_node& node, const std::vector<std::uint32_t>& comp_of, const platform& plat, program& prog) {
+    table_reader r(node, "emitted.steps");
     std::vector<std::uint32_t> deps;
     std::vector<bool> payload_used(prog.payloads.size(), false);
     while (r.next_line()) {
@@ -516,27 +541,7 @@ void read_emitted_program(const yaml_node& em, const platform& plat, program& pr
             st.work = r.index("work", prog.works.size());
             st.not_before = r.u64("start");
             st.payload = r.index("payload", prog.payloads.size(), true);
-            if (st.payload != ~0u) {
-                // A span may be shared (every chunk of an op runs on its lines); it must fit the step's PE array
-                // and hold the step's PE.
-                if (const auto* sp = payload_as<grid_span>(prog.payloads[st.payload].get())) {
-                    const component& c = plat.comp(st.at.comp);
-                    const pe_grid* g = c.grid();
-                    if (!g) r.fail("a span of PEs on " + c.path() + ", which is not an array of PEs held as data");
-                    if (!g->holds(sp->rect))
-                        r.fail("span " + std::to_string(st.payload) + " (" + rect_text(sp->rect) + ") leaves the " +
-                               std::to_string(g->width()) + " x " + std::to_string(g->height()) + " PEs of " +
-                               c.path());
-                    const grid_rect pe = g->rect_of(st.at.unit);
-                    if (pe.empty() || !sp->rect.contains(pe))
-                        r.fail("unit " + std::to_string(st.at.unit) + " is not a PE of its span " +
-                               rect_text(sp->rect));
-                } else {
-                    if (payload_used[st.payload])
-                        r.fail("payload " + std::to_string(st.payload) + " is used by two steps");
-                    payload_used[st.payload] = true;
-                }
-            }
+            if (st.payload != ~0u) check_compute_payload(r, plat, prog, st, payload_used);
         } else if (kind == "transfer") {
             st.kind = step_kind::transfer;
             place(st.at);
@@ -568,22 +573,55 @@ void read_emitted_program(const yaml_node& em, const platform& plat, program& pr
         prog.steps.push_back(st);
     }
     prog.deps = std::move(deps);
-    // Dependencies may point forward; the executor names any that point past the end (and cycles).
+}
+
+/// Dependencies may point forward; the executor names any that point past the end (and cycles). An instruction's
+/// producers are checked here.
+void check_instruction_steps(const yaml_node& payloads, const program& prog) {
     for (const auto& pl : prog.payloads)
         if (const auto* in = payload_as<tsp::instruction>(pl.get()))
             for (std::uint32_t s : {in->producer[0], in->producer[1], in->after})
                 if (s != ~0u && s >= prog.steps.size())
                     throw input_error("emitted.payloads: instruction '" + in->name + "' names step " +
                                           std::to_string(s) + " of " + std::to_string(prog.steps.size()),
-                                      em["payloads"].where());
-    if (em.has("labels")) {
-        table_reader l(em["labels"], "emitted.labels");
-        while (l.next_line()) prog.step_labels.push_back(l.rest());
-        if (prog.step_labels.size() != prog.steps.size())
-            throw input_error("emitted.labels: " + std::to_string(prog.step_labels.size()) + " labels for " +
-                                  std::to_string(prog.steps.size()) + " steps",
-                              em["labels"].where());
+                                      payloads.where());
+}
+
+/// `emitted.labels`: one a step.
+void read_labels(const yaml_node& node, program& prog) {
+    table_reader l(node, "emitted.labels");
+    while (l.next_line()) prog.step_labels.push_back(l.rest());
+    if (prog.step_labels.size() != prog.steps.size())
+        throw input_error("emitted.labels: " + std::to_string(prog.step_labels.size()) + " labels for " +
+                              std::to_string(prog.steps.size()) + " steps",
+                          node.where());
+}
+
+}  // namespace
+
+void read_emitted_program(const yaml_node& em, const platform& plat, program& prog) {
+    em.expect_map("emitted");
+    em.check_keys({"ops", "places", "works", "payloads", "placements", "labels", "steps", "quantum", "packet_bytes"},
+                  "emitted");
+    read_emitted_scalars(em, prog);
+    for (const char* k : {"ops", "places", "works", "steps"})
+        if (!em.has(k)) throw input_error(std::string("emitted: needs '") + k + "'", em.where());
+    for (const auto& o : em["ops"].items()) prog.op_names.push_back(o.scalar("emitted.ops"));
+    std::vector<std::uint32_t> comp_of;
+    for (const auto& pl : em["places"].items())
+        comp_of.push_back(plat.resolve(pl.scalar("emitted.places"), pl.where()).comp);
+
+    table_reader works(em["works"], "emitted.works");
+    while (works.next_line()) {
+        prog.works.push_back(read_work(works));
+        if (!works.at_end()) works.fail("more values than the 11 columns");
     }
+    // Payloads name steps (TSP producers): checked against the step count once the steps are read.
+    if (em.has("payloads")) read_payloads(em["payloads"], prog);
+    if (em.has("placements")) read_placements(em["placements"], plat, comp_of, prog);
+    read_steps(em["steps"], comp_of, plat, prog);
+    check_instruction_steps(em["payloads"], prog);
+    if (em.has("labels")) read_labels(em["labels"], prog);
 }
 
 }  // namespace tessel

@@ -150,17 +150,27 @@ size_t index_of(const std::vector<std::string>& names, const std::string& value,
 
 }  // namespace
 
-void expand_traffic(const yaml_node& block, const platform& plat, const traffic_text& text, program& prog) {
-    block.expect_map("traffic");
-    block.check_keys(
-        {"network", "pattern", "rate", "packet", "flit", "process", "seed", "warmup", "measure", "hotspot"}, "traffic");
-    for (const char* k : {"network", "pattern", "rate", "packet", "measure"})
-        if (!block.has(k)) throw input_error(std::string("traffic needs '") + k + "'", block.where());
-    const traffic_reader rd{text};
+namespace {
 
-    // The network and its ports.
-    const yaml_node net_node = block["network"];
+/// The network a traffic block crosses, and the shape of its ports.
+struct traffic_network {
+    std::string name;
+    const interconnect* net = nullptr;
+    std::vector<int> shape;
+    int w = 0, h = 0;
+    std::uint32_t n_nodes = 0;
+
+    /// "W x H" (or "W"): the ports, for messages.
+    std::string ports_text() const {
+        return std::to_string(w) + (shape.size() == 2 ? " x " + std::to_string(h) : std::string());
+    }
+};
+
+/// `network:`: one interconnect, not replicated, with 1D or 2D ports.
+traffic_network find_network(const yaml_node& net_node, const platform& plat, const traffic_text& text) {
+    traffic_network tn;
     const std::string net_name = text(net_node, "network");
+    tn.name = net_name;
     std::vector<std::string> networks;
     for (const auto* g : plat.groups_with(component::role::interconnect)) networks.push_back(g->name);
     const std::string known =
@@ -175,23 +185,53 @@ void expand_traffic(const yaml_node& block, const platform& plat, const traffic_
         throw input_error("network: '" + net_name + "' is a replicated group of " + std::to_string(g->ids.size()) +
                               " networks; synthetic traffic crosses one",
                           net_node.where());
-    const interconnect& net = plat.net(g->ids.front());
-    const std::vector<int> shape = net.port_shape();
-    if (shape.empty() || shape.size() > 2)
-        throw input_error("network: '" + net_name + "' has ports of shape " + std::to_string(shape.size()) +
+    tn.net = &plat.net(g->ids.front());
+    tn.shape = tn.net->port_shape();
+    if (tn.shape.empty() || tn.shape.size() > 2)
+        throw input_error("network: '" + net_name + "' has ports of shape " + std::to_string(tn.shape.size()) +
                               "D; synthetic traffic needs a 1D or 2D network",
                           net_node.where());
-    const int w = shape[0], h = shape.size() == 2 ? shape[1] : 1;
-    const std::uint32_t n_nodes = static_cast<std::uint32_t>(w) * static_cast<std::uint32_t>(h);
-    const clock_domain clk = net.clock();
+    tn.w = tn.shape[0];
+    tn.h = tn.shape.size() == 2 ? tn.shape[1] : 1;
+    tn.n_nodes = static_cast<std::uint32_t>(tn.w) * static_cast<std::uint32_t>(tn.h);
+    return tn;
+}
 
-    // Pattern and hotspots.
-    const yaml_node pat_node = block["pattern"];
-    const std::string pat_name = text(pat_node, "pattern");
-    const auto pattern =
-        static_cast<traffic_pattern>(index_of(pattern_names, pat_name, "pattern", "pattern", pat_node));
+/// `hotspot.nodes`: ports as "x,y" or an index.
+std::vector<std::uint32_t> read_hotspot_nodes(const yaml_node& nodes, const traffic_network& tn,
+                                              const traffic_reader& rd) {
+    const traffic_text& text = rd.text;
+    const interconnect& net = *tn.net;
+    const std::vector<int>& shape = tn.shape;
+    const std::uint32_t n_nodes = tn.n_nodes;
     std::vector<std::uint32_t> hotspots;
-    double fraction = 0;
+    for (const auto& item : nodes.items()) {
+        const std::string t = text(item, "hotspot.nodes");
+        std::vector<int> coords;
+        std::stringstream ss(t);
+        for (std::string part; std::getline(ss, part, ',');) coords.push_back(rd.index(item, "hotspot.nodes", part));
+        int idx = -1;
+        if (coords.size() == 1) {
+            if (coords[0] < static_cast<int>(n_nodes)) idx = coords[0];
+        } else if (coords.size() == shape.size()) {
+            idx = net.unit_at(coords);
+        }
+        if (idx < 0) {
+            throw input_error("hotspot.nodes: '" + t + "' is not a port of '" + tn.name + "' (" + tn.ports_text() +
+                                  " ports: give " + (shape.size() == 2 ? "\"x,y\" or " : "") + "an index below " +
+                                  std::to_string(n_nodes) + ")",
+                              item.where());
+        }
+        hotspots.push_back(static_cast<std::uint32_t>(idx));
+    }
+    return hotspots;
+}
+
+/// `hotspot:` for pattern hotspot: its nodes and the fraction of packets sent to them.
+void read_hotspot(const yaml_node& block, traffic_pattern pattern, const std::string& pat_name,
+                  const yaml_node& pat_node, const traffic_network& tn, const traffic_reader& rd,
+                  std::vector<std::uint32_t>& hotspots, double& fraction) {
+    const traffic_text& text = rd.text;
     if (block.has("hotspot")) {
         const yaml_node hs = block["hotspot"];
         if (pattern != traffic_pattern::hotspot)
@@ -204,27 +244,7 @@ void expand_traffic(const yaml_node& block, const platform& plat, const traffic_
         const yaml_node nodes = hs["nodes"];
         nodes.expect_seq("hotspot.nodes (a list of \"x,y\" or port indices)");
         if (nodes.size() == 0) throw input_error("hotspot.nodes: give at least one node", nodes.where());
-        for (const auto& item : nodes.items()) {
-            const std::string t = text(item, "hotspot.nodes");
-            std::vector<int> coords;
-            std::stringstream ss(t);
-            for (std::string part; std::getline(ss, part, ',');)
-                coords.push_back(rd.index(item, "hotspot.nodes", part));
-            int idx = -1;
-            if (coords.size() == 1) {
-                if (coords[0] < static_cast<int>(n_nodes)) idx = coords[0];
-            } else if (coords.size() == shape.size()) {
-                idx = net.unit_at(coords);
-            }
-            if (idx < 0) {
-                std::string sh = std::to_string(w) + (shape.size() == 2 ? " x " + std::to_string(h) : std::string());
-                throw input_error("hotspot.nodes: '" + t + "' is not a port of '" + net_name + "' (" + sh +
-                                      " ports: give " + (shape.size() == 2 ? "\"x,y\" or " : "") + "an index below " +
-                                      std::to_string(n_nodes) + ")",
-                                  item.where());
-            }
-            hotspots.push_back(static_cast<std::uint32_t>(idx));
-        }
+        hotspots = read_hotspot_nodes(nodes, tn, rd);
         const quantity f = rd.number(hs["fraction"], "hotspot.fraction");
         if (f.dim != dimension::scalar || f.value < 0 || f.value > 1)
             throw input_error("hotspot.fraction: expected a fraction in [0, 1], got '" +
@@ -234,12 +254,140 @@ void expand_traffic(const yaml_node& block, const platform& plat, const traffic_
     } else if (pattern == traffic_pattern::hotspot) {
         throw input_error("pattern hotspot needs 'hotspot: {nodes: [\"x,y\", ...], fraction: 0.2}'", pat_node.where());
     }
+}
+
+/// `flit:`, or the network's link width in bytes per cycle when it is a whole number.
+std::uint64_t read_flit(const yaml_node& block, const traffic_network& tn, const traffic_reader& rd) {
+    const traffic_text& text = rd.text;
+    const interconnect& net = *tn.net;
+    const clock_domain clk = net.clock();
+    const std::string& net_name = tn.name;
+    if (block.has("flit")) {
+        const yaml_node f = block["flit"];
+        const quantity q = rd.number(f, "flit");
+        if (q.dim != dimension::size || q.value < 1 || std::floor(q.value) != q.value)
+            throw input_error("flit: expected a whole number of bytes such as 16B, got '" + text(f, "flit") + "'",
+                              f.where());
+        return static_cast<std::uint64_t>(q.value);
+    }
+    const double per_cycle = net.link_bytes_per_second() / clk.hz;
+    const double r = std::round(per_cycle);
+    if (!(r >= 1) || std::fabs(per_cycle - r) > 1e-9 * r)
+        throw input_error("traffic needs 'flit:' (e.g. flit: 16B): a link of '" + net_name + "' carries " +
+                              num(per_cycle) + " B per cycle, not a whole number of bytes",
+                          block.where());
+    return static_cast<std::uint64_t>(r);
+}
+
+/// `packet:` in flits (4flits) or a size (64B), as a flit count.
+std::uint64_t read_packet_flits(const yaml_node& pk, std::uint64_t flit, const traffic_reader& rd) {
+    const traffic_text& text = rd.text;
+    std::uint64_t flits = 0;
+    std::string t = text(pk, "packet");
+    while (!t.empty() && t.back() == ' ') t.pop_back();
+    for (const char* suffix : {"flits", "flit"}) {
+        const std::string sfx(suffix);
+        if (t.size() > sfx.size() && t.compare(t.size() - sfx.size(), sfx.size(), sfx) == 0) {
+            flits = rd.whole(pk, "packet", t.substr(0, t.size() - sfx.size()));
+            break;
+        }
+    }
+    if (flits == 0) {
+        const quantity q = rd.number(pk, "packet");
+        if (q.dim != dimension::size || !(q.value > 0))
+            throw input_error("packet: expected flits (4flits) or a size (64B), got '" + t + "'", pk.where());
+        flits = static_cast<std::uint64_t>(std::ceil(q.value / static_cast<double>(flit) - 1e-9));
+    }
+    return flits;
+}
+
+/// `seed:`, 1 when absent.
+std::uint64_t read_seed(const yaml_node& block, const traffic_reader& rd) {
+    const traffic_text& text = rd.text;
+    if (!block.has("seed")) return 1;
+    const yaml_node s = block["seed"];
+    const quantity q = rd.number(s, "seed");
+    if (q.dim != dimension::scalar || q.value < 0 || std::floor(q.value) != q.value || q.value >= 1.8e19)
+        throw input_error("seed: expected a whole number >= 0, got '" + text(s, "seed") + "'", s.where());
+    return static_cast<std::uint64_t>(q.value);
+}
+
+/// The packets, cycle by cycle, node by node: one transfer step each, after the program's steps.
+void generate_packets(const traffic_spec& spec, const interconnect& net, const std::vector<std::uint32_t>& senders,
+                      const traffic_destinations& dest, traffic_process process, std::uint64_t seed,
+                      std::uint64_t payload, double expected, program& prog) {
+    const clock_domain clk = net.clock();
+    const double rate = spec.rate;
+    const std::uint64_t flits = spec.packet_flits;
+    const tick end = spec.measure_end;
+    std::mt19937_64 rng(seed);
+    const double p = rate / static_cast<double>(flits);  // packets per node per cycle
+    const double period = 1.0 / p;
+    std::vector<double> phase(senders.size(), 0);
+    if (process == traffic_process::periodic)
+        for (double& ph : phase) ph = uniform_unit(rng) * period;
+    std::vector<std::uint64_t> count(senders.size(), 0);
+    const std::uint32_t op = prog.intern_op("traffic");
+    prog.step_labels.resize(prog.size());
+    const size_t reserve = static_cast<size_t>(expected * 1.01 + 16);
+    prog.steps.reserve(prog.steps.size() + reserve);
+    prog.step_labels.reserve(prog.step_labels.size() + reserve);
+    const std::vector<std::uint32_t> none;
+    for (std::uint64_t c = 0;; ++c) {
+        const tick at = clk.cycles(static_cast<double>(c));
+        if (at >= end) break;
+        for (size_t i = 0; i < senders.size(); ++i) {
+            bool create;
+            if (process == traffic_process::bernoulli) {
+                create = uniform_unit(rng) < p;
+            } else {
+                create = std::floor(phase[i] + static_cast<double>(count[i]) * period) <= static_cast<double>(c);
+            }
+            if (!create) continue;
+            const std::uint32_t src = senders[i];
+            const std::uint32_t dst = dest.pick(src, rng);
+            const std::uint32_t s =
+                prog.add_transfer(op, endpoint{net.id(), static_cast<std::int32_t>(src), 0},
+                                  endpoint{net.id(), static_cast<std::int32_t>(dst), 0}, payload, none);
+            prog.steps[s].not_before = at;
+            prog.step_labels.push_back("n" + std::to_string(src) + ".p" + std::to_string(count[i]));
+            ++count[i];
+        }
+    }
+}
+
+}  // namespace
+
+void expand_traffic(const yaml_node& block, const platform& plat, const traffic_text& text, program& prog) {
+    block.expect_map("traffic");
+    block.check_keys(
+        {"network", "pattern", "rate", "packet", "flit", "process", "seed", "warmup", "measure", "hotspot"}, "traffic");
+    for (const char* k : {"network", "pattern", "rate", "packet", "measure"})
+        if (!block.has(k)) throw input_error(std::string("traffic needs '") + k + "'", block.where());
+    const traffic_reader rd{text};
+
+    // The network and its ports.
+    const traffic_network tn = find_network(block["network"], plat, text);
+    const std::string& net_name = tn.name;
+    const interconnect& net = *tn.net;
+    const int w = tn.w, h = tn.h;
+    const std::uint32_t n_nodes = tn.n_nodes;
+    const clock_domain clk = net.clock();
+
+    // Pattern and hotspots.
+    const yaml_node pat_node = block["pattern"];
+    const std::string pat_name = text(pat_node, "pattern");
+    const auto pattern =
+        static_cast<traffic_pattern>(index_of(pattern_names, pat_name, "pattern", "pattern", pat_node));
+    std::vector<std::uint32_t> hotspots;
+    double fraction = 0;
+    read_hotspot(block, pattern, pat_name, pat_node, tn, rd, hotspots, fraction);
     std::optional<traffic_destinations> dest;
     try {
         dest.emplace(pattern, w, h, hotspots, fraction);
     } catch (const input_error& e) {
-        const std::string sh = std::to_string(w) + (shape.size() == 2 ? " x " + std::to_string(h) : std::string());
-        throw input_error("pattern: " + e.message() + "; '" + net_name + "' has " + sh + " ports", pat_node.where());
+        throw input_error("pattern: " + e.message() + "; '" + net_name + "' has " + tn.ports_text() + " ports",
+                          pat_node.where());
     }
 
     // Load, packets, flits, process.
@@ -251,43 +399,10 @@ void expand_traffic(const yaml_node& block, const platform& plat, const traffic_
                           rate_node.where());
     const double rate = rq.value;
 
-    std::uint64_t flit = 0;
-    if (block.has("flit")) {
-        const yaml_node f = block["flit"];
-        const quantity q = rd.number(f, "flit");
-        if (q.dim != dimension::size || q.value < 1 || std::floor(q.value) != q.value)
-            throw input_error("flit: expected a whole number of bytes such as 16B, got '" + text(f, "flit") + "'",
-                              f.where());
-        flit = static_cast<std::uint64_t>(q.value);
-    } else {
-        const double per_cycle = net.link_bytes_per_second() / clk.hz;
-        const double r = std::round(per_cycle);
-        if (!(r >= 1) || std::fabs(per_cycle - r) > 1e-9 * r)
-            throw input_error("traffic needs 'flit:' (e.g. flit: 16B): a link of '" + net_name + "' carries " +
-                                  num(per_cycle) + " B per cycle, not a whole number of bytes",
-                              block.where());
-        flit = static_cast<std::uint64_t>(r);
-    }
+    const std::uint64_t flit = read_flit(block, tn, rd);
 
     const yaml_node pk = block["packet"];
-    std::uint64_t flits = 0;
-    {
-        std::string t = text(pk, "packet");
-        while (!t.empty() && t.back() == ' ') t.pop_back();
-        for (const char* suffix : {"flits", "flit"}) {
-            const std::string sfx(suffix);
-            if (t.size() > sfx.size() && t.compare(t.size() - sfx.size(), sfx.size(), sfx) == 0) {
-                flits = rd.whole(pk, "packet", t.substr(0, t.size() - sfx.size()));
-                break;
-            }
-        }
-        if (flits == 0) {
-            const quantity q = rd.number(pk, "packet");
-            if (q.dim != dimension::size || !(q.value > 0))
-                throw input_error("packet: expected flits (4flits) or a size (64B), got '" + t + "'", pk.where());
-            flits = static_cast<std::uint64_t>(std::ceil(q.value / static_cast<double>(flit) - 1e-9));
-        }
-    }
+    const std::uint64_t flits = read_packet_flits(pk, flit, rd);
     const std::uint64_t header = net.header_bytes();
     if (flits * flit <= header)
         throw input_error("packet: " + std::to_string(flits) + " flit" + (flits == 1 ? "" : "s") + " of " +
@@ -302,14 +417,7 @@ void expand_traffic(const yaml_node& block, const platform& plat, const traffic_
         process = static_cast<traffic_process>(
             index_of(process_names, text(pr, "process"), "process", "injection process", pr));
     }
-    std::uint64_t seed = 1;
-    if (block.has("seed")) {
-        const yaml_node s = block["seed"];
-        const quantity q = rd.number(s, "seed");
-        if (q.dim != dimension::scalar || q.value < 0 || std::floor(q.value) != q.value || q.value >= 1.8e19)
-            throw input_error("seed: expected a whole number >= 0, got '" + text(s, "seed") + "'", s.where());
-        seed = static_cast<std::uint64_t>(q.value);
-    }
+    const std::uint64_t seed = read_seed(block, rd);
 
     // Window.
     const tick warmup = block.has("warmup") ? rd.window(block["warmup"], "warmup", clk, false) : 0;
@@ -341,41 +449,7 @@ void expand_traffic(const yaml_node& block, const platform& plat, const traffic_
     prog.traffic.measure_begin = warmup;
     prog.traffic.measure_end = end;
 
-    // Generation, cycle by cycle, node by node.
-    std::mt19937_64 rng(seed);
-    const double p = rate / static_cast<double>(flits);  // packets per node per cycle
-    const double period = 1.0 / p;
-    std::vector<double> phase(senders.size(), 0);
-    if (process == traffic_process::periodic)
-        for (double& ph : phase) ph = uniform_unit(rng) * period;
-    std::vector<std::uint64_t> count(senders.size(), 0);
-    const std::uint32_t op = prog.intern_op("traffic");
-    prog.step_labels.resize(prog.size());
-    const size_t reserve = static_cast<size_t>(expected * 1.01 + 16);
-    prog.steps.reserve(prog.steps.size() + reserve);
-    prog.step_labels.reserve(prog.step_labels.size() + reserve);
-    const std::vector<std::uint32_t> none;
-    for (std::uint64_t c = 0;; ++c) {
-        const tick at = clk.cycles(static_cast<double>(c));
-        if (at >= end) break;
-        for (size_t i = 0; i < senders.size(); ++i) {
-            bool create;
-            if (process == traffic_process::bernoulli) {
-                create = uniform_unit(rng) < p;
-            } else {
-                create = std::floor(phase[i] + static_cast<double>(count[i]) * period) <= static_cast<double>(c);
-            }
-            if (!create) continue;
-            const std::uint32_t src = senders[i];
-            const std::uint32_t dst = dest->pick(src, rng);
-            const std::uint32_t s =
-                prog.add_transfer(op, endpoint{net.id(), static_cast<std::int32_t>(src), 0},
-                                  endpoint{net.id(), static_cast<std::int32_t>(dst), 0}, payload, none);
-            prog.steps[s].not_before = at;
-            prog.step_labels.push_back("n" + std::to_string(src) + ".p" + std::to_string(count[i]));
-            ++count[i];
-        }
-    }
+    generate_packets(prog.traffic, net, senders, *dest, process, seed, payload, expected, prog);
 }
 
 }  // namespace tessel

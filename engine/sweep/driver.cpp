@@ -60,8 +60,10 @@ void print_table(std::ostream& out, const spec& s, const std::vector<point>& poi
 
 }  // namespace
 
-int run_sweep(const sweep_options& o, std::ostream& out, std::ostream& err) {
-    spec s = load_spec(o.spec_file);
+namespace {
+
+/// The command line's settings over the spec's.
+void apply_overrides(const sweep_options& o, spec& s) {
     if (o.timeout_s) s.timeout_s = *o.timeout_s;
     if (o.partition) s.slurm.partition = *o.partition;
     if (o.time_limit) s.slurm.time = *o.time_limit;
@@ -69,6 +71,48 @@ int run_sweep(const sweep_options& o, std::ostream& out, std::ostream& err) {
     if (o.points_per_task) s.slurm.points_per_task = *o.points_per_task;
     if (o.max_parallel) s.slurm.max_parallel = *o.max_parallel;
     for (const auto& a : o.sbatch_args) s.slurm.sbatch_args.push_back(a);
+}
+
+/// The sweep's tally (ok, failed, timed out, not run) and its first failures.
+void print_summary(std::ostream& out, const spec& s, const expansion& ex, const results_store& store,
+                   const progress& prog) {
+    size_t ok = 0, failed = 0, timed_out = 0, missing = 0;
+    std::vector<const row*> failures;
+    for (const auto& p : ex.points) {
+        const auto it = store.latest().find(p.key);
+        if (it == store.latest().end()) {
+            ++missing;
+            continue;
+        }
+        const std::string st = it->second.value("status", "");
+        if (st == "ok")
+            ++ok;
+        else {
+            (st == "timeout" ? timed_out : failed)++;
+            failures.push_back(&it->second);
+        }
+    }
+    char rate[96] = "";
+    if (prog.done() && prog.elapsed() > 0)
+        std::snprintf(rate, sizeof rate, " in %.1fs (%.2f points/s)", prog.elapsed(),
+                      double(prog.done()) / prog.elapsed());
+    out << "sweep " << s.name << ": " << plural(ex.points.size(), "point") << ": " << ok << " ok, " << failed
+        << " failed, " << timed_out << " timed out";
+    if (missing) out << ", " << missing << " not run yet";
+    out << "; this run: " << plural(prog.done(), "point") << rate << "\n";
+    for (size_t i = 0; i < failures.size() && i < 5; ++i)
+        out << "  point " << (*failures[i])["point"].dump() << " (" << (*failures[i])["key"].get<std::string>() << ") "
+            << (*failures[i])["status"].get<std::string>() << ": " << (*failures[i])["error"].get<std::string>()
+            << "\n";
+    if (failures.size() > 5) out << "  ... and " << failures.size() - 5 << " more (see the error column)\n";
+    out << "results: " << store.csv_path() << ", " << store.jsonl_path() << "\n";
+}
+
+}  // namespace
+
+int run_sweep(const sweep_options& o, std::ostream& out, std::ostream& err) {
+    spec s = load_spec(o.spec_file);
+    apply_overrides(o, s);
     if (o.backend != "local" && o.backend != "slurm")
         throw input_error("--backend: expected local or slurm, got '" + o.backend + "'");
 
@@ -176,36 +220,7 @@ int run_sweep(const sweep_options& o, std::ostream& out, std::ostream& err) {
         prog.finish();
     }
 
-    size_t ok = 0, failed = 0, timed_out = 0, missing = 0;
-    std::vector<const row*> failures;
-    for (const auto& p : ex.points) {
-        const auto it = store.latest().find(p.key);
-        if (it == store.latest().end()) {
-            ++missing;
-            continue;
-        }
-        const std::string st = it->second.value("status", "");
-        if (st == "ok")
-            ++ok;
-        else {
-            (st == "timeout" ? timed_out : failed)++;
-            failures.push_back(&it->second);
-        }
-    }
-    char rate[96] = "";
-    if (prog.done() && prog.elapsed() > 0)
-        std::snprintf(rate, sizeof rate, " in %.1fs (%.2f points/s)", prog.elapsed(),
-                      double(prog.done()) / prog.elapsed());
-    out << "sweep " << s.name << ": " << plural(ex.points.size(), "point") << ": " << ok << " ok, " << failed
-        << " failed, " << timed_out << " timed out";
-    if (missing) out << ", " << missing << " not run yet";
-    out << "; this run: " << plural(prog.done(), "point") << rate << "\n";
-    for (size_t i = 0; i < failures.size() && i < 5; ++i)
-        out << "  point " << (*failures[i])["point"].dump() << " (" << (*failures[i])["key"].get<std::string>() << ") "
-            << (*failures[i])["status"].get<std::string>() << ": " << (*failures[i])["error"].get<std::string>()
-            << "\n";
-    if (failures.size() > 5) out << "  ... and " << failures.size() - 5 << " more (see the error column)\n";
-    out << "results: " << store.csv_path() << ", " << store.jsonl_path() << "\n";
+    print_summary(out, s, ex, store, prog);
     if (!finished) {
         out << "interrupted: run the same command again to resume (finished points are kept)\n";
         return 128 + (stop_signal ? stop_signal : 2);

@@ -215,6 +215,61 @@ row make_failed_row(const job& j, const std::string& error, const run_settings& 
     return r;
 }
 
+namespace {
+
+/// The environment of every run: ours plus TESSEL_ERROR_FD (built before fork: the child may not allocate).
+std::vector<std::string> run_environment() {
+    std::vector<std::string> env_text;
+    for (char** e = environ; *e; ++e)
+        if (std::strncmp(*e, "TESSEL_ERROR_FD=", 16) != 0) env_text.emplace_back(*e);
+    env_text.emplace_back("TESSEL_ERROR_FD=3");
+    return env_text;
+}
+
+/// Whatever the run wrote to its error pipe (it has exited, so this never blocks), then closes the pipe.
+std::string take_report(int fd) {
+    std::string text;
+    char buf[4096];
+    ::fcntl(fd, F_SETFL, O_NONBLOCK);
+    for (ssize_t n; text.size() < 65536 && (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, size_t(n));
+    ::close(fd);
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    return text;
+}
+
+/// The forked child of a point: its log as stdout and stderr, the error pipe's write end as fd 3, then the run.
+[[noreturn]] void exec_point(const std::string& log, int report_fd, pid_t parent, char* const argv[],
+                             char* const envp[]) {
+    // Only async-signal-safe calls between fork and exec.
+    ::setpgid(0, 0);                     // a timeout kills the point's whole process group
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a killed runner leaves no orphan writing into its folder
+    if (::getppid() != parent) ::_exit(127);
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+        ::dup2(fd, 1);
+        ::dup2(fd, 2);
+        ::close(fd);
+    }
+    const int null = ::open("/dev/null", O_RDONLY);
+    if (null >= 0) {
+        ::dup2(null, 0);
+        ::close(null);
+    }
+    if (report_fd == 3)
+        ::fcntl(3, F_SETFD, 0);  // dup2 onto itself would keep close-on-exec
+    else
+        ::dup2(report_fd, 3);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execve(argv[0], argv, envp);
+    const char msg[] = "tessel sweep: error: cannot execute the tessel binary\n";
+    if (::write(2, msg, sizeof msg - 1) < 0) ::_exit(127);
+    ::_exit(127);
+}
+
+}  // namespace
+
 bool local_pool::run(const std::vector<job>& jobs, int parallel, const run_settings& rs, const done_fn& done,
                      const tick_fn& tick) {
     m_signal = 0;
@@ -237,24 +292,10 @@ bool local_pool::run(const std::vector<job>& jobs, int parallel, const run_setti
     };
     std::map<pid_t, running> live;
     const pid_t parent = ::getpid();
-    // The environment of every run: ours plus TESSEL_ERROR_FD (built before fork: the child may not allocate).
-    std::vector<std::string> env_text;
-    for (char** e = environ; *e; ++e)
-        if (std::strncmp(*e, "TESSEL_ERROR_FD=", 16) != 0) env_text.emplace_back(*e);
-    env_text.emplace_back("TESSEL_ERROR_FD=3");
+    std::vector<std::string> env_text = run_environment();
     std::vector<char*> envp;
     for (auto& e : env_text) envp.push_back(e.data());
     envp.push_back(nullptr);
-    // Whatever the run wrote to its error pipe (it has exited, so this never blocks), then closes the pipe.
-    auto take_report = [](int fd) {
-        std::string text;
-        char buf[4096];
-        ::fcntl(fd, F_SETFL, O_NONBLOCK);
-        for (ssize_t n; text.size() < 65536 && (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, size_t(n));
-        ::close(fd);
-        while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-        return text;
-    };
 
     auto launch = [&](const job& j) {
         std::error_code ec;
@@ -278,34 +319,7 @@ bool local_pool::run(const std::vector<job>& jobs, int parallel, const run_setti
             ::close(report[1]);
             throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
         }
-        if (pid == 0) {
-            // Only async-signal-safe calls between fork and exec.
-            ::setpgid(0, 0);                     // a timeout kills the point's whole process group
-            ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a killed runner leaves no orphan writing into its folder
-            if (::getppid() != parent) ::_exit(127);
-            const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-            if (fd >= 0) {
-                ::dup2(fd, 1);
-                ::dup2(fd, 2);
-                ::close(fd);
-            }
-            const int null = ::open("/dev/null", O_RDONLY);
-            if (null >= 0) {
-                ::dup2(null, 0);
-                ::close(null);
-            }
-            if (report[1] == 3)
-                ::fcntl(3, F_SETFD, 0);  // dup2 onto itself would keep close-on-exec
-            else
-                ::dup2(report[1], 3);
-            sigset_t none;
-            sigemptyset(&none);
-            ::sigprocmask(SIG_SETMASK, &none, nullptr);
-            ::execve(argv[0], argv.data(), envp.data());
-            const char msg[] = "tessel sweep: error: cannot execute the tessel binary\n";
-            if (::write(2, msg, sizeof msg - 1) < 0) ::_exit(127);
-            ::_exit(127);
-        }
+        if (pid == 0) exec_point(log, report[1], parent, argv.data(), envp.data());
         ::close(report[1]);
         ::setpgid(pid, pid);
         live[pid] = running{&j, clock_type::now(), false, report[0]};

@@ -230,6 +230,75 @@ int run_capture(const std::vector<std::string>& argv, std::string& output) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+namespace {
+
+/// The batch's folders, its tasks.json and the job script every array task runs; returns the script's path.
+std::string write_batch(const batch& b, int n, const run_settings& rs, const slurm_settings& ss) {
+    const slurm_options& o = ss.options;
+    std::error_code ec;
+    fs::create_directories(b.dir + "/logs", ec);
+    fs::create_directories(b.dir + "/rows", ec);
+    if (ec) throw std::runtime_error("cannot create '" + b.dir + "': " + ec.message());
+    nlohmann::json t;
+    t["sweep"] = ss.sweep_name;
+    t["tessel"] = rs.tessel;
+    t["build"] = rs.build;
+    t["timeout_s"] = rs.timeout_s;
+    t["metrics"] = metrics_to_json(rs.metrics);
+    t["points_per_task"] = b.points_per_task;
+    t["cpus_per_task"] = o.cpus_per_task;
+    t["rows"] = b.dir + "/rows";
+    t["jobs"] = nlohmann::json::array();
+    for (const auto& j : b.jobs) t["jobs"].push_back(job_to_json(j));
+    write_durable(b.dir + "/tasks.json", t.dump(1) + "\n");
+    const std::string script = b.dir + "/job.sh";
+    write_durable(
+        script,
+        "#!/bin/sh\n# tessel sweep '" + ss.sweep_name + "', submission " + std::to_string(n) +
+            ": array task $SLURM_ARRAY_TASK_ID runs its points from tasks.json and leaves one row each in rows/.\n"
+            "exec " +
+            shell_quote(rs.tessel) + " sweep-task " + shell_quote(b.dir + "/tasks.json") +
+            " \"$SLURM_ARRAY_TASK_ID\"\n");
+    fs::permissions(script, fs::perms::owner_all | fs::perms::group_read | fs::perms::others_read, ec);
+    return script;
+}
+
+/// Submits the batch as an array job of `tasks` tasks; returns the job id sbatch printed.
+std::string submit_batch(const batch& b, size_t tasks, const std::string& script, const slurm_settings& ss) {
+    const slurm_options& o = ss.options;
+    std::vector<std::string> argv = {
+        "sbatch",
+        "--parsable",
+        "--job-name=tessel-" + ss.sweep_name,
+        "--array=0-" + std::to_string(tasks - 1) + (o.max_parallel > 0 ? "%" + std::to_string(o.max_parallel) : ""),
+        "--output=" + b.dir + "/logs/%a.out",
+        "--chdir=" + b.dir,
+        "--cpus-per-task=" + std::to_string(o.cpus_per_task)};
+    if (!o.partition.empty()) argv.push_back("--partition=" + o.partition);
+    if (!o.time.empty()) argv.push_back("--time=" + o.time);
+    for (const auto& a : o.sbatch_args) argv.push_back(a);
+    argv.push_back(script);
+    std::string out;
+    const int rc = run_capture(argv, out);
+    if (rc == 127 && out.empty()) throw input_error("the slurm backend needs sbatch, which is not on PATH");
+    std::string cmd;
+    for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + shell_quote(a);
+    if (rc != 0)
+        throw input_error("sbatch refused the job (exit " + std::to_string(rc) + "): " + trim(out) +
+                          "\n  command: " + cmd);
+    // --parsable prints "JOBID" or "JOBID;CLUSTER", possibly after warnings.
+    std::string last;
+    std::istringstream is(out);
+    for (std::string line; std::getline(is, line);)
+        if (!trim(line).empty()) last = trim(line);
+    const std::string job_id = last.substr(0, last.find(';'));
+    if (job_id.empty() || job_id.find_first_not_of("0123456789") != std::string::npos)
+        throw std::runtime_error("cannot read the job id from sbatch's output: " + trim(out));
+    return job_id;
+}
+
+}  // namespace
+
 bool run_slurm(const std::vector<job>& jobs, const run_settings& rs, const slurm_settings& ss, results_store& store,
                const local_pool::done_fn& on_row, const local_pool::tick_fn& tick, std::ostream& log) {
     const std::string root = store.dir() + "/slurm";
@@ -361,59 +430,8 @@ bool run_slurm(const std::vector<job>& jobs, const run_settings& rs, const slurm
     b.points_per_task =
         o.points_per_task > 0 ? size_t(o.points_per_task) : (todo.size() + max_array_tasks - 1) / max_array_tasks;
     const size_t tasks = (todo.size() + b.points_per_task - 1) / b.points_per_task;
-    fs::create_directories(b.dir + "/logs", ec);
-    fs::create_directories(b.dir + "/rows", ec);
-    if (ec) throw std::runtime_error("cannot create '" + b.dir + "': " + ec.message());
-    nlohmann::json t;
-    t["sweep"] = ss.sweep_name;
-    t["tessel"] = rs.tessel;
-    t["build"] = rs.build;
-    t["timeout_s"] = rs.timeout_s;
-    t["metrics"] = metrics_to_json(rs.metrics);
-    t["points_per_task"] = b.points_per_task;
-    t["cpus_per_task"] = o.cpus_per_task;
-    t["rows"] = b.dir + "/rows";
-    t["jobs"] = nlohmann::json::array();
-    for (const auto& j : todo) t["jobs"].push_back(job_to_json(j));
-    write_durable(b.dir + "/tasks.json", t.dump(1) + "\n");
-    const std::string script = b.dir + "/job.sh";
-    write_durable(
-        script,
-        "#!/bin/sh\n# tessel sweep '" + ss.sweep_name + "', submission " + std::to_string(n) +
-            ": array task $SLURM_ARRAY_TASK_ID runs its points from tasks.json and leaves one row each in rows/.\n"
-            "exec " +
-            shell_quote(rs.tessel) + " sweep-task " + shell_quote(b.dir + "/tasks.json") +
-            " \"$SLURM_ARRAY_TASK_ID\"\n");
-    fs::permissions(script, fs::perms::owner_all | fs::perms::group_read | fs::perms::others_read, ec);
-
-    std::vector<std::string> argv = {
-        "sbatch",
-        "--parsable",
-        "--job-name=tessel-" + ss.sweep_name,
-        "--array=0-" + std::to_string(tasks - 1) + (o.max_parallel > 0 ? "%" + std::to_string(o.max_parallel) : ""),
-        "--output=" + b.dir + "/logs/%a.out",
-        "--chdir=" + b.dir,
-        "--cpus-per-task=" + std::to_string(o.cpus_per_task)};
-    if (!o.partition.empty()) argv.push_back("--partition=" + o.partition);
-    if (!o.time.empty()) argv.push_back("--time=" + o.time);
-    for (const auto& a : o.sbatch_args) argv.push_back(a);
-    argv.push_back(script);
-    std::string out;
-    const int rc = run_capture(argv, out);
-    if (rc == 127 && out.empty()) throw input_error("the slurm backend needs sbatch, which is not on PATH");
-    std::string cmd;
-    for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + shell_quote(a);
-    if (rc != 0)
-        throw input_error("sbatch refused the job (exit " + std::to_string(rc) + "): " + trim(out) +
-                          "\n  command: " + cmd);
-    // --parsable prints "JOBID" or "JOBID;CLUSTER", possibly after warnings.
-    std::string last;
-    std::istringstream is(out);
-    for (std::string line; std::getline(is, line);)
-        if (!trim(line).empty()) last = trim(line);
-    b.job_id = last.substr(0, last.find(';'));
-    if (b.job_id.empty() || b.job_id.find_first_not_of("0123456789") != std::string::npos)
-        throw std::runtime_error("cannot read the job id from sbatch's output: " + trim(out));
+    const std::string script = write_batch(b, n, rs, ss);
+    b.job_id = submit_batch(b, tasks, script, ss);
     write_durable(active_file, b.job_id + " " + b.dir + "\n");
     log << "tessel sweep: submitted Slurm job " << b.job_id << ": " << tasks << " array task" << (tasks == 1 ? "" : "s")
         << ", " << b.points_per_task << " point" << (b.points_per_task == 1 ? "" : "s") << " each; logs in " << b.dir

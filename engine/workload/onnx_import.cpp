@@ -357,6 +357,59 @@ private:
     std::vector<const onnx::NodeProto*> node_order();
     void import_node(const onnx::NodeProto& n, int index);
 
+    /// One node being imported: its inputs and outputs, and the op built from it.
+    struct node_import {
+        node_import(const onnx_importer& importer, const onnx::NodeProto& node, const std::string& op_type,
+                    bool in_default_domain, std::string node_name)
+            : imp(importer),
+              n(node),
+              type(op_type),
+              default_domain(in_default_domain),
+              name(std::move(node_name)),
+              a(node) {}
+        const onnx_importer& imp;
+        const onnx::NodeProto& n;
+        const std::string& type;
+        bool default_domain;
+        std::string name;
+        node_attrs a;
+        std::vector<int> ins;  // -1 for an omitted optional input
+        std::vector<std::string> out_names;
+        op_node op;
+        bool generic = false;
+        // Ops that produce data of a known shape without inputs to infer from: their output shape is computed
+        // here and declared.
+        std::vector<shape_t> declared_shapes;
+        std::vector<dtype> declared_types;
+        bool shape_only = false;
+
+        const shape_t& in_shape(size_t i) const {
+            if (i >= ins.size() || ins[i] < 0) imp.bad("input " + std::to_string(i) + " is missing");
+            return imp.shape(ins[i]);
+        }
+        bool present(size_t i) const { return i < ins.size() && ins[i] >= 0; }
+        int required(size_t i) const {
+            if (!present(i)) imp.bad("input " + std::to_string(i) + " is missing");
+            return ins[i];
+        }
+        void set(const std::string& t) {
+            op.type = t;
+            op.kind = find_op_type(t)->kind;
+        }
+    };
+    std::vector<int> node_inputs(const onnx::NodeProto& n) const;
+    bool import_alias(const node_import& nd);
+    bool map_known_op(node_import& nd);  // false when the node turns out to be an alias
+    void map_conv(node_import& nd);
+    void map_pool(node_import& nd);
+    void map_reshape(node_import& nd);
+    void declare_source_shape(node_import& nd);  // Shape, Constant, ConstantOfShape, Range
+    void map_elementwise(node_import& nd);
+    void declare_generic(node_import& nd);
+    int add_node_op(node_import& nd);
+    bool fold_constant(const node_import& nd, int v);
+    void fold_weight_layout(const std::string& type, int v);
+
     int new_tensor(const std::string& name, tensor_role role, dtype type, shape_t shape = {}) {
         tensor_info t;
         t.name = name;
@@ -630,6 +683,61 @@ void onnx_importer::pads_for_auto(const node_attrs& a, const shape_t& x, const s
     }
 }
 
+namespace {
+
+/// One element of an elementwise arithmetic or comparison op on known values (Div truncates for an integer
+/// output).
+double arith_element(const std::string& type, const std::vector<double>& x, bool int_out) {
+    double y = 0;
+    if (type == "Add" || type == "Sum")
+        y = x[0] + x[1];
+    else if (type == "Sub")
+        y = x[0] - x[1];
+    else if (type == "Mul")
+        y = x[0] * x[1];
+    else if (type == "Div")
+        y = int_out ? std::trunc(x[0] / x[1]) : x[0] / x[1];
+    else if (type == "Max")
+        y = std::max(x[0], x[1]);
+    else if (type == "Min")
+        y = std::min(x[0], x[1]);
+    else if (type == "Equal")
+        y = x[0] == x[1];
+    else if (type == "Less")
+        y = x[0] < x[1];
+    else if (type == "Greater")
+        y = x[0] > x[1];
+    else if (type == "LessOrEqual")
+        y = x[0] <= x[1];
+    else if (type == "GreaterOrEqual")
+        y = x[0] >= x[1];
+    else if (type == "And")
+        y = x[0] != 0 && x[1] != 0;
+    else if (type == "Or")
+        y = x[0] != 0 || x[1] != 0;
+    else if (type == "Mod")
+        y = std::fmod(x[0], x[1]);
+    else if (type == "Pow")
+        y = std::pow(x[0], x[1]);
+    else if (type == "Neg")
+        y = -x[0];
+    else if (type == "Abs")
+        y = std::fabs(x[0]);
+    else if (type == "Sqrt")
+        y = std::sqrt(x[0]);
+    else if (type == "Floor")
+        y = std::floor(x[0]);
+    else if (type == "Ceil")
+        y = std::ceil(x[0]);
+    else if (type == "Not")
+        y = x[0] == 0;
+    else if (type == "Where")
+        y = x[0] != 0 ? x[1] : x[2];
+    return y;
+}
+
+}  // namespace
+
 std::optional<values_t> onnx_importer::evaluate(const std::string& type, const onnx::NodeProto& n,
                                                 const std::vector<int>& ins, const std::vector<int>& outs) const {
     if (outs.empty() || elements_of(shape(outs[0])) > max_tracked_elements) return std::nullopt;
@@ -746,66 +854,14 @@ std::optional<values_t> onnx_importer::evaluate(const std::string& type, const o
         size_t j = 0;
         for (int t : ins)
             if (t >= 0) x.push_back(broadcast_at(shape(t), *vs[j++], out, k));
-        double y = 0;
-        if (type == "Add" || type == "Sum")
-            y = x[0] + x[1];
-        else if (type == "Sub")
-            y = x[0] - x[1];
-        else if (type == "Mul")
-            y = x[0] * x[1];
-        else if (type == "Div")
-            y = int_out ? std::trunc(x[0] / x[1]) : x[0] / x[1];
-        else if (type == "Max")
-            y = std::max(x[0], x[1]);
-        else if (type == "Min")
-            y = std::min(x[0], x[1]);
-        else if (type == "Equal")
-            y = x[0] == x[1];
-        else if (type == "Less")
-            y = x[0] < x[1];
-        else if (type == "Greater")
-            y = x[0] > x[1];
-        else if (type == "LessOrEqual")
-            y = x[0] <= x[1];
-        else if (type == "GreaterOrEqual")
-            y = x[0] >= x[1];
-        else if (type == "And")
-            y = x[0] != 0 && x[1] != 0;
-        else if (type == "Or")
-            y = x[0] != 0 || x[1] != 0;
-        else if (type == "Mod")
-            y = std::fmod(x[0], x[1]);
-        else if (type == "Pow")
-            y = std::pow(x[0], x[1]);
-        else if (type == "Neg")
-            y = -x[0];
-        else if (type == "Abs")
-            y = std::fabs(x[0]);
-        else if (type == "Sqrt")
-            y = std::sqrt(x[0]);
-        else if (type == "Floor")
-            y = std::floor(x[0]);
-        else if (type == "Ceil")
-            y = std::ceil(x[0]);
-        else if (type == "Not")
-            y = x[0] == 0;
-        else if (type == "Where")
-            y = x[0] != 0 ? x[1] : x[2];
+        const double y = arith_element(type, x, int_out);
         r.push_back(y);
     }
     return r;
 }
 
-void onnx_importer::import_node(const onnx::NodeProto& n, int index) {
-    const std::string& type = n.op_type();
-    const bool default_domain = n.domain().empty() || n.domain() == "ai.onnx";
-    std::string name = n.name().empty() ? type + "_" + std::to_string(index) : n.name();
-    if (m_op_names.count(name)) name += "#" + std::to_string(index);
-    m_op_names.insert(name);
-    m_node_desc = "node " + std::to_string(index) + " '" + name + "' (" + type + ")";
-    ++m_report.op_types[default_domain ? type : n.domain() + "." + type];
-    const node_attrs a(n);
-
+/// The node's inputs as tensors, -1 for an omitted optional one.
+std::vector<int> onnx_importer::node_inputs(const onnx::NodeProto& n) const {
     std::vector<int> ins;
     for (const auto& in : n.input()) {
         if (in.empty()) {
@@ -816,322 +872,347 @@ void onnx_importer::import_node(const onnx::NodeProto& n, int index) {
         if (it == m_names.end()) bad("input '" + in + "' is not produced by any node, initializer or graph input");
         ins.push_back(it->second);
     }
-    std::vector<std::string> out_names;
-    for (const auto& o : n.output()) out_names.push_back(o);
-    if (out_names.empty() || out_names[0].empty()) bad("has no output");
-    auto in_shape = [&](size_t i) -> const shape_t& {
-        if (i >= ins.size() || ins[i] < 0) bad("input " + std::to_string(i) + " is missing");
-        return shape(ins[i]);
-    };
-    auto present = [&](size_t i) { return i < ins.size() && ins[i] >= 0; };
-    auto required = [&](size_t i) {
-        if (!present(i)) bad("input " + std::to_string(i) + " is missing");
-        return ins[i];
-    };
+    return ins;
+}
 
-    // Aliases: the output is the input under another name.
-    if (default_domain && (type == "Identity" || type == "Dropout" ||
-                           ((type == "Max" || type == "Min" || type == "Sum") && ins.size() == 1))) {
-        m_names[out_names.at(0)] = required(0);
+/// An op that only renames its input (Identity, Dropout, a one-input Max/Min/Sum, a Cast to the same type):
+/// its output is the input under another name. True when the node was one.
+bool onnx_importer::import_alias(const node_import& nd) {
+    const std::string& type = nd.type;
+    if (nd.default_domain && (type == "Identity" || type == "Dropout" ||
+                              ((type == "Max" || type == "Min" || type == "Sum") && nd.ins.size() == 1))) {
+        m_names[nd.out_names.at(0)] = nd.required(0);
         ++m_report.aliased;
-        return;
+        return true;
     }
-    if (default_domain && type == "Cast") {
-        const auto to = map_type(static_cast<int>(a.i("to", 0)), m_precision);
-        if (!to) bad("casts to an unsupported type " + std::to_string(a.i("to", 0)));
-        if (*to == m_g.tensor(required(0)).type) {
+    if (nd.default_domain && type == "Cast") {
+        const auto to = map_type(static_cast<int>(nd.a.i("to", 0)), m_precision);
+        if (!to) bad("casts to an unsupported type " + std::to_string(nd.a.i("to", 0)));
+        if (*to == m_g.tensor(nd.required(0)).type) {
             // A conversion between two floating-point types: both are the workload precision here.
-            m_names[out_names.at(0)] = required(0);
+            m_names[nd.out_names.at(0)] = nd.required(0);
             ++m_report.aliased;
-            return;
+            return true;
         }
     }
+    return false;
+}
 
-    op_node op;
-    op.name = name;
-    op.where = source_location{m_path, 0, 0};
-    op.compute_type = m_precision;
-    bool generic = !default_domain || !is_known(type);
-    // Ops that produce data of a known shape without inputs to infer from: their output shape is computed
-    // here and declared.
-    std::vector<shape_t> declared_shapes;
-    std::vector<dtype> declared_types;
-    bool shape_only = false;
-    auto set = [&](const std::string& t) {
-        op.type = t;
-        op.kind = find_op_type(t)->kind;
-    };
+void onnx_importer::map_conv(node_import& nd) {
+    const node_attrs& a = nd.a;
+    op_node& op = nd.op;
+    const shape_t& x = nd.in_shape(0);
+    const shape_t& w = nd.in_shape(1);
+    // ONNX's Conv takes (N, C, spatial...): rank 3 (Conv1d) and 5 (Conv3d) import as generic ops, but
+    // a rank below 3 is not a convolution at all.
+    if (x.size() < 3 || w.size() < 3)
+        bad("Conv needs an input and a weight of rank 3 or more (N, C, spatial dimensions), got " +
+            std::to_string(x.size()) + " and " + std::to_string(w.size()));
+    if (x.size() != w.size())
+        bad("Conv's input (rank " + std::to_string(x.size()) + ") and weight (rank " + std::to_string(w.size()) +
+            ") must have the same rank");
+    check_window_attrs(a, x.size() - 2);
+    if (x.size() != 4 || w.size() != 4) {
+        nd.generic = true;
+    } else {
+        nd.set("conv2d");
+        const std::vector<std::int64_t> k = {w[2], w[3]};
+        const auto s = a.ints("strides").value_or(std::vector<std::int64_t>{1, 1});
+        const auto d = a.ints("dilations").value_or(std::vector<std::int64_t>{1, 1});
+        auto pads = a.ints("pads").value_or(std::vector<std::int64_t>{0, 0, 0, 0});
+        pads_for_auto(a, x, k, s, d, pads);
+        op.int_attrs = {{"stride", s}, {"dilation", d}, {"padding", pads}, {"groups", {a.i("group", 1)}}};
+    }
+}
 
-    if (!generic) {
-        if (type == "Conv") {
-            const shape_t& x = in_shape(0);
-            const shape_t& w = in_shape(1);
-            // ONNX's Conv takes (N, C, spatial...): rank 3 (Conv1d) and 5 (Conv3d) import as generic ops, but
-            // a rank below 3 is not a convolution at all.
-            if (x.size() < 3 || w.size() < 3)
-                bad("Conv needs an input and a weight of rank 3 or more (N, C, spatial dimensions), got " +
-                    std::to_string(x.size()) + " and " + std::to_string(w.size()));
-            if (x.size() != w.size())
-                bad("Conv's input (rank " + std::to_string(x.size()) + ") and weight (rank " +
-                    std::to_string(w.size()) + ") must have the same rank");
-            check_window_attrs(a, x.size() - 2);
-            if (x.size() != 4 || w.size() != 4) {
-                generic = true;
-            } else {
-                set("conv2d");
-                const std::vector<std::int64_t> k = {w[2], w[3]};
-                const auto s = a.ints("strides").value_or(std::vector<std::int64_t>{1, 1});
-                const auto d = a.ints("dilations").value_or(std::vector<std::int64_t>{1, 1});
-                auto pads = a.ints("pads").value_or(std::vector<std::int64_t>{0, 0, 0, 0});
-                pads_for_auto(a, x, k, s, d, pads);
-                op.int_attrs = {{"stride", s}, {"dilation", d}, {"padding", pads}, {"groups", {a.i("group", 1)}}};
+void onnx_importer::map_pool(node_import& nd) {
+    const std::string& type = nd.type;
+    const node_attrs& a = nd.a;
+    op_node& op = nd.op;
+    const auto& out_names = nd.out_names;
+    const shape_t& x = nd.in_shape(0);
+    const auto k = a.ints("kernel_shape");
+    if (x.size() < 3)
+        bad(type + " needs an input of rank 3 or more (N, C, spatial dimensions), got rank " +
+            std::to_string(x.size()));
+    if (!k) bad(type + " has no kernel_shape");
+    check_window_attrs(a, x.size() - 2);
+    if (x.size() != 4 || !k || k->size() != 2 || (out_names.size() > 1 && !out_names[1].empty())) {
+        nd.generic = true;
+    } else {
+        nd.set(type == "MaxPool" ? "max_pool" : "avg_pool");
+        const auto s = a.ints("strides").value_or(std::vector<std::int64_t>{1, 1});
+        const auto d = a.ints("dilations").value_or(std::vector<std::int64_t>{1, 1});
+        auto pads = a.ints("pads").value_or(std::vector<std::int64_t>{0, 0, 0, 0});
+        pads_for_auto(a, x, *k, s, d, pads);
+        op.int_attrs = {
+            {"kernel", *k}, {"stride", s}, {"dilation", d}, {"padding", pads}, {"ceil_mode", {a.i("ceil_mode", 0)}}};
+    }
+}
+
+void onnx_importer::map_reshape(node_import& nd) {
+    const node_attrs& a = nd.a;
+    op_node& op = nd.op;
+    const auto& ins = nd.ins;
+    const auto& out_names = nd.out_names;
+    nd.set("reshape");
+    const shape_t& x = nd.in_shape(0);
+    if (!nd.present(1) || !known(ins[1])) {
+        if (!m_vi_shape.count(out_names.at(0))) known_ints(nd.present(1) ? ins[1] : -1, "the target shape");
+        nd.declared_shapes.push_back(m_vi_shape.at(out_names.at(0)));
+        // A reshape keeps its input's element type (an int64 index tensor stays int64), whatever the
+        // workload precision.
+        nd.declared_types.push_back(m_g.tensor(nd.required(0)).type);
+    } else {
+        auto target = known_ints(ins[1], "the target shape");
+        const bool allow_zero = a.i("allowzero", 0) != 0;
+        std::int64_t known_product = 1;
+        int infer_at = -1;
+        for (size_t i = 0; i < target.size(); ++i) {
+            if (target[i] == 0 && !allow_zero) {
+                if (i >= x.size())
+                    bad("shape entry 0 at position " + std::to_string(i) + " has no input dimension to copy");
+                target[i] = x[i];
             }
-        } else if (type == "MaxPool" || type == "AveragePool") {
-            const shape_t& x = in_shape(0);
-            const auto k = a.ints("kernel_shape");
-            if (x.size() < 3)
-                bad(type + " needs an input of rank 3 or more (N, C, spatial dimensions), got rank " +
-                    std::to_string(x.size()));
-            if (!k) bad(type + " has no kernel_shape");
-            check_window_attrs(a, x.size() - 2);
-            if (x.size() != 4 || !k || k->size() != 2 || (out_names.size() > 1 && !out_names[1].empty())) {
-                generic = true;
-            } else {
-                set(type == "MaxPool" ? "max_pool" : "avg_pool");
-                const auto s = a.ints("strides").value_or(std::vector<std::int64_t>{1, 1});
-                const auto d = a.ints("dilations").value_or(std::vector<std::int64_t>{1, 1});
-                auto pads = a.ints("pads").value_or(std::vector<std::int64_t>{0, 0, 0, 0});
-                pads_for_auto(a, x, *k, s, d, pads);
-                op.int_attrs = {{"kernel", *k},
-                                {"stride", s},
-                                {"dilation", d},
-                                {"padding", pads},
-                                {"ceil_mode", {a.i("ceil_mode", 0)}}};
-            }
-        } else if (type == "GlobalAveragePool" || type == "GlobalMaxPool") {
-            set(type == "GlobalAveragePool" ? "global_avg_pool" : "global_max_pool");
-        } else if (type == "Gemm" || type == "MatMul") {
-            set("matmul");
-            op.int_attrs = {{"transpose_a", {a.i("transA", 0)}}, {"transpose_b", {a.i("transB", 0)}}};
-        } else if (type == "BatchNormalization") {
-            set("batchnorm");
-            op.float_attrs["epsilon"] = a.f("epsilon", 1e-5f);
-        } else if (type == "Softmax" || type == "LogSoftmax") {
-            set(type == "Softmax" ? "softmax" : "log_softmax");
-            op.int_attrs["axis"] = {a.i("axis", m_opset < 13 ? 1 : -1)};
-        } else if (type == "LayerNormalization") {
-            set("layernorm");
-            op.int_attrs["axis"] = {a.i("axis", -1)};
-            op.float_attrs["epsilon"] = a.f("epsilon", 1e-5f);
-        } else if (reduce_types().count(type)) {
-            set(reduce_types().at(type));
-            std::vector<std::int64_t> axes;
-            if (auto at = a.ints("axes"))
-                axes = *at;
-            else if (present(1))
-                axes = known_ints(ins[1], "the reduction axes");
-            if (axes.empty() && a.i("noop_with_empty_axes", 0)) {
-                m_names[out_names.at(0)] = required(0);
-                ++m_report.aliased;
-                return;
-            }
-            op.int_attrs = {{"axes", axes}, {"keepdims", {a.i("keepdims", 1)}}};
-        } else if (type == "ArgMax") {
-            set("argmax");
-            op.int_attrs = {{"axis", {a.i("axis", 0)}}, {"keepdims", {a.i("keepdims", 1)}}};
-        } else if (type == "Reshape") {
-            set("reshape");
-            const shape_t& x = in_shape(0);
-            if (!present(1) || !known(ins[1])) {
-                if (!m_vi_shape.count(out_names.at(0))) known_ints(present(1) ? ins[1] : -1, "the target shape");
-                declared_shapes.push_back(m_vi_shape.at(out_names.at(0)));
-                // A reshape keeps its input's element type (an int64 index tensor stays int64), whatever the
-                // workload precision.
-                declared_types.push_back(m_g.tensor(required(0)).type);
-            } else {
-                auto target = known_ints(ins[1], "the target shape");
-                const bool allow_zero = a.i("allowzero", 0) != 0;
-                std::int64_t known_product = 1;
-                int infer_at = -1;
-                for (size_t i = 0; i < target.size(); ++i) {
-                    if (target[i] == 0 && !allow_zero) {
-                        if (i >= x.size())
-                            bad("shape entry 0 at position " + std::to_string(i) + " has no input dimension to copy");
-                        target[i] = x[i];
-                    }
-                    if (target[i] == -1)
-                        infer_at = static_cast<int>(i);
-                    else if (target[i] < 0)
-                        bad("the target shape has a negative entry " + std::to_string(target[i]) + " at position " +
-                            std::to_string(i));
-                    else
-                        known_product =
-                            checked_mul(known_product, target[i], m_node_desc + ": the target shape's element count",
-                                        source_location{m_path, 0, 0});
-                }
-                if (infer_at >= 0) {
-                    if (known_product == 0 || elements_of(x) % known_product)
-                        bad("cannot reshape " + shape_str(x) + " to " + shape_str(known_ints(ins[1], "shape")));
-                    target[static_cast<size_t>(infer_at)] = elements_of(x) / known_product;
-                }
-                op.int_attrs["shape"] = target;
-            }
-        } else if (type == "Flatten") {
-            set("flatten");
-            op.int_attrs["axis"] = {a.i("axis", 1)};
-        } else if (type == "Squeeze" || type == "Unsqueeze") {
-            set(type == "Squeeze" ? "squeeze" : "unsqueeze");
-            if (auto at = a.ints("axes"))
-                op.int_attrs["axes"] = *at;
-            else if (present(1))
-                op.int_attrs["axes"] = known_ints(ins[1], "the axes");
-            else if (type == "Unsqueeze")
-                bad("has no axes");
-        } else if (type == "Transpose") {
-            set("transpose");
-            if (auto p = a.ints("perm")) op.int_attrs["perm"] = *p;
-        } else if (type == "Concat") {
-            set("concat");
-            op.int_attrs["axis"] = {a.i("axis", 0)};
-        } else if (type == "Split") {
-            set("split");
-            op.int_attrs["axis"] = {a.i("axis", 0)};
-            if (auto s = a.ints("split"))
-                op.int_attrs["sizes"] = *s;
-            else if (present(1))
-                op.int_attrs["sizes"] = known_ints(ins[1], "the split sizes");
-        } else if (type == "Slice") {
-            set("slice");
-            if (m_opset < 10) {
-                op.int_attrs["starts"] = a.ints("starts").value_or(std::vector<std::int64_t>{});
-                op.int_attrs["ends"] = a.ints("ends").value_or(std::vector<std::int64_t>{});
-                if (auto ax = a.ints("axes")) op.int_attrs["axes"] = *ax;
-            } else {
-                op.int_attrs["starts"] = known_ints(present(1) ? ins[1] : -1, "the slice starts");
-                op.int_attrs["ends"] = known_ints(present(2) ? ins[2] : -1, "the slice ends");
-                if (present(3)) op.int_attrs["axes"] = known_ints(ins[3], "the slice axes");
-                if (present(4)) op.int_attrs["steps"] = known_ints(ins[4], "the slice steps");
-            }
-        } else if (type == "Gather") {
-            const std::int64_t axis = a.i("axis", 0);
-            if (m_g.tensor(required(0)).role == tensor_role::weight && axis == 0 && shape(ins[0]).size() == 2) {
-                set("embedding");
-            } else {
-                set("gather");
-                op.int_attrs["axis"] = {axis};
-            }
-        } else if (type == "GatherElements") {
-            set("gather_elements");
-            op.int_attrs["axis"] = {a.i("axis", 0)};
-        } else if (type == "Shape") {
-            shape_only = true;
-            const auto r = static_cast<std::int64_t>(in_shape(0).size());
-            std::int64_t start = a.i("start", 0), end = a.i("end", r);
-            if (start < 0) start += r;
-            if (end < 0) end += r;
-            start = std::clamp<std::int64_t>(start, 0, r);
-            end = std::clamp<std::int64_t>(end, start, r);
-            declared_shapes.push_back({end - start});
-            declared_types.push_back(dtype::int64);
-        } else if (type == "Constant") {
-            shape_only = true;
-            if (const auto* v = a.find("value")) {
-                const auto t = map_type(v->t().data_type(), m_precision);
-                if (!t) bad("has an unsupported element type");
-                declared_shapes.push_back(shape_t(v->t().dims().begin(), v->t().dims().end()));
-                declared_types.push_back(*t);
-            } else if (a.find("value_float") || a.find("value_int")) {
-                declared_shapes.push_back({});
-                declared_types.push_back(a.find("value_float") ? m_precision : dtype::int64);
-            } else if (const auto* fl = a.find("value_floats")) {
-                declared_shapes.push_back({static_cast<std::int64_t>(fl->floats_size())});
-                declared_types.push_back(m_precision);
-            } else if (const auto* il = a.find("value_ints")) {
-                declared_shapes.push_back({static_cast<std::int64_t>(il->ints_size())});
-                declared_types.push_back(dtype::int64);
-            } else {
-                bad("has no value tessel can read (sparse or string constants are not supported)");
-            }
-        } else if (type == "ConstantOfShape") {
-            shape_only = true;
-            const auto s = known_ints(present(0) ? ins[0] : -1, "the shape");
-            declared_shapes.push_back(s);
-            dtype t = m_precision;
-            if (const auto* v = a.find("value")) {
-                const auto mt = map_type(v->t().data_type(), m_precision);
-                if (!mt) bad("has an unsupported element type");
-                t = *mt;
-            }
-            declared_types.push_back(t);
-        } else if (type == "Range") {
-            shape_only = true;
-            const values_t* s = known(required(0));
-            const values_t* l = known(required(1));
-            const values_t* d = known(required(2));
-            if (!s || !l || !d) known_ints(-1, "the range");
-            if (s->size() != 1 || l->size() != 1 || d->size() != 1)
-                bad("needs a single value for each of start, limit and delta, got " + std::to_string(s->size()) + ", " +
-                    std::to_string(l->size()) + " and " + std::to_string(d->size()));
-            if ((*d)[0] == 0) bad("has a delta of 0");
-            const double count = std::ceil(((*l)[0] - (*s)[0]) / (*d)[0]);
-            declared_shapes.push_back({std::max<std::int64_t>(0, to_int(count, "the range's element count"))});
-            declared_types.push_back(m_g.tensor(ins[0]).type);
-        } else if (elementwise_types().count(type)) {
-            if ((type == "Max" || type == "Min" || type == "Sum") && ins.size() > 2) {
-                generic = true;
-            } else {
-                set(elementwise_types().at(type));
-                if (type == "LeakyRelu") op.float_attrs["alpha"] = a.f("alpha", 0.01f);
-                if (type == "Gelu" && a.find("approximate")) op.str_attrs["approximate"] = a.find("approximate")->s();
-                if (type == "Clip" && m_opset < 11) {
-                    if (a.find("min")) op.float_attrs["min"] = a.f("min", 0);
-                    if (a.find("max")) op.float_attrs["max"] = a.f("max", 0);
-                }
-                if (type == "Clip") {
-                    // Missing optional bounds leave gaps; keep the bounds that are there.
-                    std::vector<int> kept;
-                    for (int t : ins)
-                        if (t >= 0) kept.push_back(t);
-                    ins = kept;
-                }
-                if (type == "Cast")
-                    op.str_attrs["to"] = dtype_name(*map_type(static_cast<int>(a.i("to", 0)), m_precision));
-                if (type == "Trilu") op.int_attrs["upper"] = {a.i("upper", 1)};
-                if (type == "Trilu" && present(1) && known(ins[1]) && !known(ins[1])->empty())
-                    op.int_attrs["k"] = {to_int(known(ins[1])->front(), "the diagonal offset k")};
-                if (type == "Expand") op.int_attrs["shape"] = known_ints(present(1) ? ins[1] : -1, "the target shape");
-            }
+            if (target[i] == -1)
+                infer_at = static_cast<int>(i);
+            else if (target[i] < 0)
+                bad("the target shape has a negative entry " + std::to_string(target[i]) + " at position " +
+                    std::to_string(i));
+            else
+                known_product =
+                    checked_mul(known_product, target[i], m_node_desc + ": the target shape's element count",
+                                source_location{m_path, 0, 0});
+        }
+        if (infer_at >= 0) {
+            if (known_product == 0 || elements_of(x) % known_product)
+                bad("cannot reshape " + shape_str(x) + " to " + shape_str(known_ints(ins[1], "shape")));
+            target[static_cast<size_t>(infer_at)] = elements_of(x) / known_product;
+        }
+        op.int_attrs["shape"] = target;
+    }
+}
+
+void onnx_importer::declare_source_shape(node_import& nd) {
+    const std::string& type = nd.type;
+    const node_attrs& a = nd.a;
+    const auto& ins = nd.ins;
+    nd.shape_only = true;
+    if (type == "Shape") {
+        const auto r = static_cast<std::int64_t>(nd.in_shape(0).size());
+        std::int64_t start = a.i("start", 0), end = a.i("end", r);
+        if (start < 0) start += r;
+        if (end < 0) end += r;
+        start = std::clamp<std::int64_t>(start, 0, r);
+        end = std::clamp<std::int64_t>(end, start, r);
+        nd.declared_shapes.push_back({end - start});
+        nd.declared_types.push_back(dtype::int64);
+    } else if (type == "Constant") {
+        if (const auto* v = a.find("value")) {
+            const auto t = map_type(v->t().data_type(), m_precision);
+            if (!t) bad("has an unsupported element type");
+            nd.declared_shapes.push_back(shape_t(v->t().dims().begin(), v->t().dims().end()));
+            nd.declared_types.push_back(*t);
+        } else if (a.find("value_float") || a.find("value_int")) {
+            nd.declared_shapes.push_back({});
+            nd.declared_types.push_back(a.find("value_float") ? m_precision : dtype::int64);
+        } else if (const auto* fl = a.find("value_floats")) {
+            nd.declared_shapes.push_back({static_cast<std::int64_t>(fl->floats_size())});
+            nd.declared_types.push_back(m_precision);
+        } else if (const auto* il = a.find("value_ints")) {
+            nd.declared_shapes.push_back({static_cast<std::int64_t>(il->ints_size())});
+            nd.declared_types.push_back(dtype::int64);
         } else {
-            generic = true;
+            bad("has no value tessel can read (sparse or string constants are not supported)");
         }
-    }
-    if (generic) {
-        op.kind = op_kind::generic;
-        op.type = default_domain ? type : n.domain() + "." + type;
-        for (const auto& o : out_names) {
-            if (o.empty()) continue;
-            if (!m_vi_shape.count(o)) libonnx_shapes();
-            if (!m_vi_shape.count(o))
-                bad("tessel does not know this op, and the model gives no shape for its output '" + o +
-                    "' (add value_info, e.g. with onnx.shape_inference.infer_shapes, or export at an opset libonnx "
-                    "1.12 knows)");
-            declared_shapes.push_back(m_vi_shape.at(o));
-            const auto vt = m_vi_type.find(o);
-            const auto t = vt == m_vi_type.end() ? std::optional<dtype>{} : map_type(vt->second, m_precision);
-            declared_types.push_back(t ? *t : (ins.empty() || ins[0] < 0 ? m_precision : m_g.tensor(ins[0]).type));
+    } else if (type == "ConstantOfShape") {
+        const auto s = known_ints(nd.present(0) ? ins[0] : -1, "the shape");
+        nd.declared_shapes.push_back(s);
+        dtype t = m_precision;
+        if (const auto* v = a.find("value")) {
+            const auto mt = map_type(v->t().data_type(), m_precision);
+            if (!mt) bad("has an unsupported element type");
+            t = *mt;
         }
-        auto& u = m_report.unknown;
-        auto it = std::find_if(u.begin(), u.end(), [&](const auto& x) { return x.op_type == op.type; });
-        if (it == u.end())
-            u.push_back({op.type, {name}});
-        else
-            it->nodes.push_back(name);
+        nd.declared_types.push_back(t);
+    } else if (type == "Range") {
+        const values_t* s = known(nd.required(0));
+        const values_t* l = known(nd.required(1));
+        const values_t* d = known(nd.required(2));
+        if (!s || !l || !d) known_ints(-1, "the range");
+        if (s->size() != 1 || l->size() != 1 || d->size() != 1)
+            bad("needs a single value for each of start, limit and delta, got " + std::to_string(s->size()) + ", " +
+                std::to_string(l->size()) + " and " + std::to_string(d->size()));
+        if ((*d)[0] == 0) bad("has a delta of 0");
+        const double count = std::ceil(((*l)[0] - (*s)[0]) / (*d)[0]);
+        nd.declared_shapes.push_back({std::max<std::int64_t>(0, to_int(count, "the range's element count"))});
+        nd.declared_types.push_back(m_g.tensor(ins[0]).type);
     }
-    if (shape_only) {
-        op.kind = op_kind::shape_only;
-        op.type = type;
-    }
+}
 
+void onnx_importer::map_elementwise(node_import& nd) {
+    const std::string& type = nd.type;
+    const node_attrs& a = nd.a;
+    op_node& op = nd.op;
+    auto& ins = nd.ins;
+    if ((type == "Max" || type == "Min" || type == "Sum") && ins.size() > 2) {
+        nd.generic = true;
+    } else {
+        nd.set(elementwise_types().at(type));
+        if (type == "LeakyRelu") op.float_attrs["alpha"] = a.f("alpha", 0.01f);
+        if (type == "Gelu" && a.find("approximate")) op.str_attrs["approximate"] = a.find("approximate")->s();
+        if (type == "Clip" && m_opset < 11) {
+            if (a.find("min")) op.float_attrs["min"] = a.f("min", 0);
+            if (a.find("max")) op.float_attrs["max"] = a.f("max", 0);
+        }
+        if (type == "Clip") {
+            // Missing optional bounds leave gaps; keep the bounds that are there.
+            std::vector<int> kept;
+            for (int t : ins)
+                if (t >= 0) kept.push_back(t);
+            ins = kept;
+        }
+        if (type == "Cast") op.str_attrs["to"] = dtype_name(*map_type(static_cast<int>(a.i("to", 0)), m_precision));
+        if (type == "Trilu") op.int_attrs["upper"] = {a.i("upper", 1)};
+        if (type == "Trilu" && nd.present(1) && known(ins[1]) && !known(ins[1])->empty())
+            op.int_attrs["k"] = {to_int(known(ins[1])->front(), "the diagonal offset k")};
+        if (type == "Expand") op.int_attrs["shape"] = known_ints(nd.present(1) ? ins[1] : -1, "the target shape");
+    }
+}
+
+bool onnx_importer::map_known_op(node_import& nd) {
+    const std::string& type = nd.type;
+    const node_attrs& a = nd.a;
+    op_node& op = nd.op;
+    const auto& ins = nd.ins;
+    const auto& out_names = nd.out_names;
+    if (type == "Conv") {
+        map_conv(nd);
+    } else if (type == "MaxPool" || type == "AveragePool") {
+        map_pool(nd);
+    } else if (type == "GlobalAveragePool" || type == "GlobalMaxPool") {
+        nd.set(type == "GlobalAveragePool" ? "global_avg_pool" : "global_max_pool");
+    } else if (type == "Gemm" || type == "MatMul") {
+        nd.set("matmul");
+        op.int_attrs = {{"transpose_a", {a.i("transA", 0)}}, {"transpose_b", {a.i("transB", 0)}}};
+    } else if (type == "BatchNormalization") {
+        nd.set("batchnorm");
+        op.float_attrs["epsilon"] = a.f("epsilon", 1e-5f);
+    } else if (type == "Softmax" || type == "LogSoftmax") {
+        nd.set(type == "Softmax" ? "softmax" : "log_softmax");
+        op.int_attrs["axis"] = {a.i("axis", m_opset < 13 ? 1 : -1)};
+    } else if (type == "LayerNormalization") {
+        nd.set("layernorm");
+        op.int_attrs["axis"] = {a.i("axis", -1)};
+        op.float_attrs["epsilon"] = a.f("epsilon", 1e-5f);
+    } else if (reduce_types().count(type)) {
+        nd.set(reduce_types().at(type));
+        std::vector<std::int64_t> axes;
+        if (auto at = a.ints("axes"))
+            axes = *at;
+        else if (nd.present(1))
+            axes = known_ints(ins[1], "the reduction axes");
+        if (axes.empty() && a.i("noop_with_empty_axes", 0)) {
+            m_names[out_names.at(0)] = nd.required(0);
+            ++m_report.aliased;
+            return false;
+        }
+        op.int_attrs = {{"axes", axes}, {"keepdims", {a.i("keepdims", 1)}}};
+    } else if (type == "ArgMax") {
+        nd.set("argmax");
+        op.int_attrs = {{"axis", {a.i("axis", 0)}}, {"keepdims", {a.i("keepdims", 1)}}};
+    } else if (type == "Reshape") {
+        map_reshape(nd);
+    } else if (type == "Flatten") {
+        nd.set("flatten");
+        op.int_attrs["axis"] = {a.i("axis", 1)};
+    } else if (type == "Squeeze" || type == "Unsqueeze") {
+        nd.set(type == "Squeeze" ? "squeeze" : "unsqueeze");
+        if (auto at = a.ints("axes"))
+            op.int_attrs["axes"] = *at;
+        else if (nd.present(1))
+            op.int_attrs["axes"] = known_ints(ins[1], "the axes");
+        else if (type == "Unsqueeze")
+            bad("has no axes");
+    } else if (type == "Transpose") {
+        nd.set("transpose");
+        if (auto p = a.ints("perm")) op.int_attrs["perm"] = *p;
+    } else if (type == "Concat") {
+        nd.set("concat");
+        op.int_attrs["axis"] = {a.i("axis", 0)};
+    } else if (type == "Split") {
+        nd.set("split");
+        op.int_attrs["axis"] = {a.i("axis", 0)};
+        if (auto s = a.ints("split"))
+            op.int_attrs["sizes"] = *s;
+        else if (nd.present(1))
+            op.int_attrs["sizes"] = known_ints(ins[1], "the split sizes");
+    } else if (type == "Slice") {
+        nd.set("slice");
+        if (m_opset < 10) {
+            op.int_attrs["starts"] = a.ints("starts").value_or(std::vector<std::int64_t>{});
+            op.int_attrs["ends"] = a.ints("ends").value_or(std::vector<std::int64_t>{});
+            if (auto ax = a.ints("axes")) op.int_attrs["axes"] = *ax;
+        } else {
+            op.int_attrs["starts"] = known_ints(nd.present(1) ? ins[1] : -1, "the slice starts");
+            op.int_attrs["ends"] = known_ints(nd.present(2) ? ins[2] : -1, "the slice ends");
+            if (nd.present(3)) op.int_attrs["axes"] = known_ints(ins[3], "the slice axes");
+            if (nd.present(4)) op.int_attrs["steps"] = known_ints(ins[4], "the slice steps");
+        }
+    } else if (type == "Gather") {
+        const std::int64_t axis = a.i("axis", 0);
+        if (m_g.tensor(nd.required(0)).role == tensor_role::weight && axis == 0 && shape(ins[0]).size() == 2) {
+            nd.set("embedding");
+        } else {
+            nd.set("gather");
+            op.int_attrs["axis"] = {axis};
+        }
+    } else if (type == "GatherElements") {
+        nd.set("gather_elements");
+        op.int_attrs["axis"] = {a.i("axis", 0)};
+    } else if (type == "Shape" || type == "Constant" || type == "ConstantOfShape" || type == "Range") {
+        declare_source_shape(nd);
+    } else if (elementwise_types().count(type)) {
+        map_elementwise(nd);
+    } else {
+        nd.generic = true;
+    }
+    return true;
+}
+
+void onnx_importer::declare_generic(node_import& nd) {
+    const std::string& type = nd.type;
+    op_node& op = nd.op;
+    const auto& ins = nd.ins;
+    op.kind = op_kind::generic;
+    op.type = nd.default_domain ? type : nd.n.domain() + "." + type;
+    for (const auto& o : nd.out_names) {
+        if (o.empty()) continue;
+        if (!m_vi_shape.count(o)) libonnx_shapes();
+        if (!m_vi_shape.count(o))
+            bad("tessel does not know this op, and the model gives no shape for its output '" + o +
+                "' (add value_info, e.g. with onnx.shape_inference.infer_shapes, or export at an opset libonnx "
+                "1.12 knows)");
+        nd.declared_shapes.push_back(m_vi_shape.at(o));
+        const auto vt = m_vi_type.find(o);
+        const auto t = vt == m_vi_type.end() ? std::optional<dtype>{} : map_type(vt->second, m_precision);
+        nd.declared_types.push_back(t ? *t : (ins.empty() || ins[0] < 0 ? m_precision : m_g.tensor(ins[0]).type));
+    }
+    auto& u = m_report.unknown;
+    auto it = std::find_if(u.begin(), u.end(), [&](const auto& x) { return x.op_type == op.type; });
+    if (it == u.end())
+        u.push_back({op.type, {nd.name}});
+    else
+        it->nodes.push_back(nd.name);
+}
+
+/// The op's inputs and outputs into the graph, its shapes inferred and checked against value_info.
+int onnx_importer::add_node_op(node_import& nd) {
+    op_node& op = nd.op;
+    const auto& ins = nd.ins;
+    const auto& out_names = nd.out_names;
+    const auto& declared_shapes = nd.declared_shapes;
+    const auto& declared_types = nd.declared_types;
     // Inputs: drop the omitted optional ones (trailing or, for Clip, already removed).
     for (int t : ins)
         if (t >= 0) op.inputs.push_back(t);
@@ -1162,40 +1243,51 @@ void onnx_importer::import_node(const onnx::NodeProto& n, int index) {
             bad("output '" + m_g.tensor(t).name + "' has shape " + shape_str(it->second) +
                 " in the model's value_info, but its inputs give " + shape_str(shape(t)));
     }
+    return v;
+}
+
+/// Shape arithmetic and constants: computed once, cost nothing. False when the node is real work.
+bool onnx_importer::fold_constant(const node_import& nd, int v) {
+    const std::string& type = nd.type;
+    const node_attrs& a = nd.a;
     auto& node = m_g.ops()[static_cast<size_t>(v)];
-    // Shape arithmetic and constants: computed once, cost nothing.
-    if (shape_only || (node.kind != op_kind::generic && all_constant(node.inputs))) {
-        node.kind = op_kind::shape_only;
-        node.type = type;
-        node.int_attrs.clear();
-        node.float_attrs.clear();
-        node.str_attrs.clear();
-        for (int t : outs) {
-            m_g.tensors()[static_cast<size_t>(t)].role = tensor_role::constant;
-            m_declared[static_cast<size_t>(t)] = 1;
-        }
-        std::optional<values_t> vals;
-        if (type == "Constant") {
-            if (const auto* c = a.find("value"))
-                vals = tensor_values(c->t());
-            else if (const auto* f = a.find("value_float"))
-                vals = values_t{f->f()};
-            else if (const auto* i = a.find("value_int"))
-                vals = values_t{static_cast<double>(i->i())};
-            else if (const auto* fl = a.find("value_floats"))
-                vals = values_t(fl->floats().begin(), fl->floats().end());
-            else if (const auto* il = a.find("value_ints"))
-                vals = values_t(il->ints().begin(), il->ints().end());
-        } else {
-            vals = evaluate(type, n, ins, outs);  // positional: omitted optional inputs are -1
-        }
-        if (vals && !outs.empty() && static_cast<std::int64_t>(vals->size()) == elements_of(shape(outs[0])))
-            m_values[outs[0]] = *vals;
-        ++m_report.folded;
-        return;
+    const auto& outs = m_g.op(v).outputs;
+    if (!(nd.shape_only || (node.kind != op_kind::generic && all_constant(node.inputs)))) return false;
+    node.kind = op_kind::shape_only;
+    node.type = type;
+    node.int_attrs.clear();
+    node.float_attrs.clear();
+    node.str_attrs.clear();
+    for (int t : outs) {
+        m_g.tensors()[static_cast<size_t>(t)].role = tensor_role::constant;
+        m_declared[static_cast<size_t>(t)] = 1;
     }
-    // A layout change of a weight (Transpose of an initializer, ...) is done once when weights load: the
-    // result is the same parameters in another layout.
+    std::optional<values_t> vals;
+    if (type == "Constant") {
+        if (const auto* c = a.find("value"))
+            vals = tensor_values(c->t());
+        else if (const auto* f = a.find("value_float"))
+            vals = values_t{f->f()};
+        else if (const auto* i = a.find("value_int"))
+            vals = values_t{static_cast<double>(i->i())};
+        else if (const auto* fl = a.find("value_floats"))
+            vals = values_t(fl->floats().begin(), fl->floats().end());
+        else if (const auto* il = a.find("value_ints"))
+            vals = values_t(il->ints().begin(), il->ints().end());
+    } else {
+        vals = evaluate(type, nd.n, nd.ins, outs);  // positional: omitted optional inputs are -1
+    }
+    if (vals && !outs.empty() && static_cast<std::int64_t>(vals->size()) == elements_of(shape(outs[0])))
+        m_values[outs[0]] = *vals;
+    ++m_report.folded;
+    return true;
+}
+
+/// A layout change of a weight (Transpose of an initializer, ...) is done once when weights load: the result is
+/// the same parameters in another layout.
+void onnx_importer::fold_weight_layout(const std::string& type, int v) {
+    auto& node = m_g.ops()[static_cast<size_t>(v)];
+    const auto& outs = m_g.op(v).outputs;
     static const std::set<std::string> layout = {"Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Cast"};
     if (layout.count(type) && !node.inputs.empty() && m_g.tensor(node.inputs[0]).role == tensor_role::weight) {
         bool rest_constant = true;
@@ -1214,6 +1306,34 @@ void onnx_importer::import_node(const onnx::NodeProto& n, int index) {
             ++m_report.aliased;
         }
     }
+}
+
+void onnx_importer::import_node(const onnx::NodeProto& n, int index) {
+    const std::string& type = n.op_type();
+    const bool default_domain = n.domain().empty() || n.domain() == "ai.onnx";
+    std::string name = n.name().empty() ? type + "_" + std::to_string(index) : n.name();
+    if (m_op_names.count(name)) name += "#" + std::to_string(index);
+    m_op_names.insert(name);
+    m_node_desc = "node " + std::to_string(index) + " '" + name + "' (" + type + ")";
+    ++m_report.op_types[default_domain ? type : n.domain() + "." + type];
+    node_import nd(*this, n, type, default_domain, name);
+    nd.ins = node_inputs(n);
+    for (const auto& o : n.output()) nd.out_names.push_back(o);
+    if (nd.out_names.empty() || nd.out_names[0].empty()) bad("has no output");
+    if (import_alias(nd)) return;
+    nd.op.name = name;
+    nd.op.where = source_location{m_path, 0, 0};
+    nd.op.compute_type = m_precision;
+    nd.generic = !default_domain || !is_known(type);
+    if (!nd.generic && !map_known_op(nd)) return;  // the node is an alias after all (a reduction over no axes)
+    if (nd.generic) declare_generic(nd);
+    if (nd.shape_only) {
+        nd.op.kind = op_kind::shape_only;
+        nd.op.type = type;
+    }
+    const int v = add_node_op(nd);
+    if (fold_constant(nd, v)) return;
+    fold_weight_layout(type, v);
 }
 
 onnx_import_result onnx_importer::run() {

@@ -53,31 +53,14 @@ op_type_info binary(std::string name, double fpe, double grad, std::string doc) 
     return op_type_info{std::move(name), op_kind::elementwise, 2, 2, fpe, grad, {}, std::move(doc)};
 }
 
-std::vector<op_type_info> make_catalog() {
+/// Matrix products and convolutions.
+void add_matrix_ops(std::vector<op_type_info>& c) {
     const std::vector<attr_spec> conv_attrs = {
         a_ints("stride", "1", "step of the window in (height, width); one value applies to both"),
         a_ints("padding", "0", "zero padding: one value for all sides, (height, width), or (top, left, bottom, right)"),
         a_ints("dilation", "1", "spacing of the kernel taps in (height, width)"),
         a_int("groups", "1", "channel groups; groups = channels is a depthwise convolution"),
     };
-    const std::vector<attr_spec> pool_attrs = {
-        required(a_ints("kernel", "", "window (height, width); one value applies to both")),
-        a_ints("stride", "", "step of the window; defaults to the kernel, as in PyTorch"),
-        a_ints("padding", "0", "padding: one value, (height, width), or (top, left, bottom, right)"),
-        a_ints("dilation", "1", "spacing of the window taps"),
-        a_bool("ceil_mode", "false", "round the output size up instead of down"),
-    };
-    const std::vector<attr_spec> reduce_attrs = {
-        a_ints("axes", "", "axes to reduce (negative counts from the end); all axes when absent"),
-        a_bool("keepdims", "false", "keep reduced axes with size 1"),
-    };
-    const std::vector<attr_spec> collective_attrs = {
-        required(a_int("ranks", "", "number of participating chips")),
-        a_int("axis", "0", "axis that is gathered or scattered"),
-        a_text("group", "", "the process group of a parallel plan (tp, dp, pp); empty: all chips"),
-    };
-    std::vector<op_type_info> c;
-    // --- matrix products and convolutions
     c.push_back({"matmul",
                  op_kind::matmul,
                  2,
@@ -105,7 +88,17 @@ std::vector<op_type_info> make_catalog() {
         c.push_back({"conv2d_grad_weight", op_kind::conv2d, 2, 2, 0, 0, a,
                      "backward of conv2d for its weight: x, dy -> dweight (same MACs as the forward)"});
     }
-    // --- pooling (flops_per_element: per window tap of each output element)
+}
+
+/// Pooling (flops_per_element: per window tap of each output element).
+void add_pooling_ops(std::vector<op_type_info>& c) {
+    const std::vector<attr_spec> pool_attrs = {
+        required(a_ints("kernel", "", "window (height, width); one value applies to both")),
+        a_ints("stride", "", "step of the window; defaults to the kernel, as in PyTorch"),
+        a_ints("padding", "0", "padding: one value, (height, width), or (top, left, bottom, right)"),
+        a_ints("dilation", "1", "spacing of the window taps"),
+        a_bool("ceil_mode", "false", "round the output size up instead of down"),
+    };
     c.push_back({"max_pool", op_kind::pool, 1, 1, 1, 1, pool_attrs,
                  "maximum over each window: kernel taps - 1 comparisons per output"});
     c.push_back({"avg_pool", op_kind::pool, 1, 1, 1, 1, pool_attrs,
@@ -126,7 +119,10 @@ std::vector<op_type_info> make_catalog() {
                  1,
                  {},
                  "maximum over all spatial positions: [N, C, H, W] -> [N, C, 1, 1]"});
-    // --- elementwise, unary (FLOPs per output element; special functions count 1 each)
+}
+
+/// Elementwise, unary (FLOPs per output element; special functions count 1 each).
+void add_unary_ops(std::vector<op_type_info>& c) {
     c.push_back(unary("relu", 1, 1, "max(x, 0)"));
     c.push_back(
         unary("leaky_relu", 2, 2, "x if x > 0 else alpha * x", {a_num("alpha", "0.01", "slope for negative x")}));
@@ -191,7 +187,10 @@ std::vector<op_type_info> make_catalog() {
                              1,
                              {a_ints("shape", "", "target shape, broadcast with the input's (numpy rules)")},
                              "broadcasts the input to a larger shape: writes every output element, no arithmetic"});
-    // --- elementwise, binary and ternary, with numpy broadcasting
+}
+
+/// Elementwise, binary and ternary, with numpy broadcasting.
+void add_binary_ops(std::vector<op_type_info>& c) {
     c.push_back(binary("add", 1, 1, "a + b"));
     c.push_back(binary("sub", 1, 1, "a - b"));
     c.push_back(binary("mul", 1, 2, "a * b"));
@@ -229,7 +228,14 @@ std::vector<op_type_info> make_catalog() {
                              {},
                              "3D 7-point stencil on a field [X, Y, Z] (optional coefficient input): "
                              "7 multiplies and 6 adds per point; the wafer-scale classic"});
-    // --- reductions (FLOPs per input element)
+}
+
+/// Reductions (FLOPs per input element).
+void add_reduction_ops(std::vector<op_type_info>& c) {
+    const std::vector<attr_spec> reduce_attrs = {
+        a_ints("axes", "", "axes to reduce (negative counts from the end); all axes when absent"),
+        a_bool("keepdims", "false", "keep reduced axes with size 1"),
+    };
     c.push_back({"reduce_sum", op_kind::reduce, 1, 2, 1, 0, reduce_attrs, "sum over axes"});
     c.push_back({"reduce_mean", op_kind::reduce, 1, 2, 1, 1, reduce_attrs, "mean over axes (+1 divide per output)"});
     c.push_back({"reduce_max", op_kind::reduce, 1, 2, 1, 1, reduce_attrs, "maximum over axes"});
@@ -253,7 +259,10 @@ std::vector<op_type_info> make_catalog() {
                  2,
                  {},
                  "inner product of two equal-shape tensors -> a scalar: multiply and add per element"});
-    // --- normalisation and softmax (FLOPs per element)
+}
+
+/// Normalisation and softmax (FLOPs per element).
+void add_normalisation_ops(std::vector<op_type_info>& c) {
     c.push_back({"softmax",
                  op_kind::softmax,
                  1,
@@ -297,7 +306,10 @@ std::vector<op_type_info> make_catalog() {
                  {a_num("epsilon", "1e-5", "added to the variance")},
                  "inputs x[N, C, ...], scale[C], bias[C], mean[C], var[C]; at inference the four per-channel "
                  "values fold into one multiply-add per element (2 FLOPs)"});
-    // --- attention
+}
+
+/// Attention.
+void add_attention_ops(std::vector<op_type_info>& c) {
     c.push_back({"attention",
                  op_kind::attention,
                  3,
@@ -309,7 +321,10 @@ std::vector<op_type_info> make_catalog() {
                  "fused scaled dot-product attention: q[B, H, S, D], k[B, Hkv, Skv, D], v[B, Hkv, Skv, Dv] "
                  "(+ mask) -> [B, H, S, Dv]; MACs = B*H*S*Skv*(D+Dv), plus 6 FLOPs per score "
                  "(scale and softmax); H a multiple of Hkv is grouped-query attention"});
-    // --- embedding and gather (data movement: bytes of the rows actually read)
+}
+
+/// Embedding and gather (data movement: bytes of the rows actually read).
+void add_gather_ops(std::vector<op_type_info>& c) {
     c.push_back({"embedding",
                  op_kind::embedding,
                  2,
@@ -334,7 +349,10 @@ std::vector<op_type_info> make_catalog() {
                  1,
                  {a_int("axis", "0", "axis indexed")},
                  "data, indices (same rank) -> indices.shape"});
-    // --- views and data movement
+}
+
+/// Views and data movement.
+void add_view_ops(std::vector<op_type_info>& c) {
     c.push_back({"reshape",
                  op_kind::reshape,
                  1,
@@ -403,7 +421,15 @@ std::vector<op_type_info> make_catalog() {
                   a_ints("axes", "", "axes sliced; 0, 1, ... when absent"),
                   a_ints("steps", "", "step per sliced axis; 1 when absent")},
                  "takes a strided window: reads and writes the window's elements"});
-    // --- collectives for multi-chip work (FLOPs: the reduction adds a chip performs)
+}
+
+/// Collectives for multi-chip work (FLOPs: the reduction adds a chip performs).
+void add_collective_ops(std::vector<op_type_info>& c) {
+    const std::vector<attr_spec> collective_attrs = {
+        required(a_int("ranks", "", "number of participating chips")),
+        a_int("axis", "0", "axis that is gathered or scattered"),
+        a_text("group", "", "the process group of a parallel plan (tp, dp, pp); empty: all chips"),
+    };
     c.push_back({"all_reduce", op_kind::collective, 1, 1, 1, 1, collective_attrs,
                  "sum across chips, every chip gets the result; (ranks-1)/ranks adds per element on each chip. Its "
                  "gradient is the output gradient itself (Megatron-LM's g: the ranks use the sum identically)"});
@@ -432,7 +458,10 @@ std::vector<op_type_info> make_catalog() {
                   a_text("group", "", "the process group of a parallel plan (tp, dp, pp); empty: all chips")},
                  "identity in the forward pass (a view, free); its backward op is an all_reduce of the gradient over "
                  "the group: Megatron-LM's f operator in front of a column-parallel block"});
-    // --- optimizers (FLOPs per parameter)
+}
+
+/// Optimizers (FLOPs per parameter).
+void add_optimizer_ops(std::vector<op_type_info>& c) {
     c.push_back({"sgd",
                  op_kind::optimizer,
                  2,
@@ -451,7 +480,10 @@ std::vector<op_type_info> make_catalog() {
                  {},
                  "inputs w, g, m, v (+ fp32 master weights): m and v updates (5), bias corrections (2), "
                  "w -= lr * m / (sqrt(v) + eps) (4); 1 more to round the master copy to the compute type"});
-    // --- ops tessel cannot cost by kind
+}
+
+/// Ops tessel cannot cost by kind.
+void add_uncosted_ops(std::vector<op_type_info>& c) {
     c.push_back({"generic",
                  op_kind::generic,
                  0,
@@ -469,6 +501,22 @@ std::vector<op_type_info> make_catalog() {
                  0,
                  {a_text("type", "", "the op's own name (Shape, Constant, a folded Gather...)")},
                  "computes shapes or constants only (ONNX Shape, Constant, folded index arithmetic): costs nothing"});
+}
+
+std::vector<op_type_info> make_catalog() {
+    std::vector<op_type_info> c;
+    add_matrix_ops(c);
+    add_pooling_ops(c);
+    add_unary_ops(c);
+    add_binary_ops(c);
+    add_reduction_ops(c);
+    add_normalisation_ops(c);
+    add_attention_ops(c);
+    add_gather_ops(c);
+    add_view_ops(c);
+    add_collective_ops(c);
+    add_optimizer_ops(c);
+    add_uncosted_ops(c);
     return c;
 }
 

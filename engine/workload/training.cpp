@@ -216,6 +216,91 @@ private:
         return a;
     }
 
+    /// Whether input i of f needs a gradient.
+    bool wants_grad(const op_node& f, size_t i) const {
+        return i < f.inputs.size() && m_rg[static_cast<size_t>(f.inputs[i])];
+    }
+
+    /// Collectives of tensor-parallel shards (Megatron-LM): the gradient of an all_reduce (g) is the output
+    /// gradient itself, of grad_all_reduce (f) an all_reduce, of an all_gather a reduce_scatter (or this rank's
+    /// part when the ranks used the gathered tensor identically) and of a reduce_scatter an all_gather.
+    void backward_collective(const op_node& f, int dy, const std::string& n) {
+        const auto& in = f.inputs;
+        op_attrs a;
+        a.i("ranks", attr_int(f, "ranks", 1)).i("axis", attr_int(f, "axis")).s("group", attr_text(f, "group"));
+        const int ax = *normalise_axis(attr_int(f, "axis"), shape(in[0]).size());
+        if (f.type == "all_reduce")
+            contribute(in[0], dy);
+        else if (f.type == "grad_all_reduce")
+            contribute(in[0], add1("all_reduce", n, {dy}, a, f.where));
+        else if (f.type == "reduce_scatter")
+            contribute(in[0], add1("all_gather", n, {dy}, a, f.where));
+        else if (f.type == "all_gather" && attr_int(f, "grad_split"))
+            contribute(
+                in[0],
+                add1("slice", n, {dy},
+                     op_attrs().is("starts", {0}).is("ends", {shape(in[0])[static_cast<size_t>(ax)]}).is("axes", {ax}),
+                     f.where));
+        else if (f.type == "all_gather")
+            contribute(in[0], add1("reduce_scatter", n, {dy}, a, f.where));
+        else if (f.type == "all_to_all")
+            contribute(in[0], add1("all_to_all", n, {dy}, a, f.where));
+        else
+            fail("training: " + describe_op(f) + ": no backward rule for this collective", f.where);
+    }
+
+    void backward_matmul(const op_node& f, int dy, const std::string& n) {
+        auto rg = [&](size_t i) { return wants_grad(f, i); };
+        const auto& in = f.inputs;
+        if (shape(in[0]).size() < 2 || shape(in[1]).size() < 2)
+            fail("training: " + describe_op(f) + ": matmul with a 1-D operand has no backward rule", f.where);
+        const bool ta = attr_int(f, "transpose_a") != 0, tb = attr_int(f, "transpose_b") != 0;
+        if (attr_int(f, "accumulate_batch")) fail("training: " + describe_op(f) + " is already a gradient op", f.where);
+        if (rg(0)) {
+            const int a = in[1];
+            const int da = !ta ? grad_matmul(n + ".da", dy, a, false, !tb, shape(in[0]), f.where)
+                               : grad_matmul(n + ".da", a, dy, tb, true, shape(in[0]), f.where);
+            contribute(in[0], da);
+        }
+        if (rg(1)) {
+            const int a = in[0];
+            const int db = !tb ? grad_matmul(n + ".db", a, dy, !ta, false, shape(in[1]), f.where)
+                               : grad_matmul(n + ".db", dy, a, true, ta, shape(in[1]), f.where);
+            contribute(in[1], db);
+        }
+        if (rg(2)) contribute(in[2], reduce_to(dy, shape(in[2]), n + ".dbias"));
+    }
+
+    /// Unknown op: a generic backward op with the forward's FLOPs per element, shaped like its inputs.
+    void backward_generic(const op_node& f, int dy, const std::string& n) {
+        auto rg = [&](size_t i) { return wants_grad(f, i); };
+        const auto& in = f.inputs;
+        std::vector<int> targets;
+        for (size_t i = 0; i < f.own_inputs(); ++i)
+            if (rg(i)) targets.push_back(in[i]);
+        if (targets.empty()) return;
+        op_node op;
+        op.name = fresh(n);
+        op.kind = op_kind::generic;
+        op.type = f.type + "_grad";
+        op.phase = op_phase::backward;
+        op.float_attrs["flops_per_element"] = attr_number(f, "flops_per_element");
+        if (m_layer != no_layer) op.int_attrs["layer"] = {m_layer};
+        op.compute_type = m_precision;
+        op.where = f.where;
+        op.inputs = {dy};
+        op.inputs.insert(op.inputs.end(), in.begin(), in.end());
+        for (size_t i = 0; i < targets.size(); ++i) {
+            const int t = new_tensor(op.name + "." + std::to_string(i), tensor_role::activation,
+                                     m_g.tensor(targets[i]).type, shape(targets[i]));
+            m_declared[static_cast<size_t>(t)] = 1;
+            op.outputs.push_back(t);
+        }
+        const int index = m_g.add_op(std::move(op));
+        infer_op(m_g, index, m_declared);
+        for (size_t i = 0; i < targets.size(); ++i) contribute(targets[i], m_g.op(index).outputs[i]);
+    }
+
     void backward(int v) {
         const op_node f = m_g.op(v);  // a copy: adding ops may move the op list
         std::vector<int> dys;
@@ -228,58 +313,16 @@ private:
         layer_scope at(*this, layer_of(f));
         const int dy = dys[0];
         const std::string n = f.name + ".grad";
-        auto rg = [&](size_t i) { return i < f.inputs.size() && m_rg[static_cast<size_t>(f.inputs[i])]; };
+        auto rg = [&](size_t i) { return wants_grad(f, i); };
         const auto& in = f.inputs;
 
-        // Collectives of tensor-parallel shards (Megatron-LM): the gradient of an all_reduce (g) is the output
-        // gradient itself, of grad_all_reduce (f) an all_reduce, of an all_gather a reduce_scatter (or this rank's
-        // part when the ranks used the gathered tensor identically) and of a reduce_scatter an all_gather.
         if (f.kind == op_kind::collective || f.type == "grad_all_reduce") {
-            if (!rg(0)) return;
-            op_attrs a;
-            a.i("ranks", attr_int(f, "ranks", 1)).i("axis", attr_int(f, "axis")).s("group", attr_text(f, "group"));
-            const int ax = *normalise_axis(attr_int(f, "axis"), shape(in[0]).size());
-            if (f.type == "all_reduce")
-                contribute(in[0], dy);
-            else if (f.type == "grad_all_reduce")
-                contribute(in[0], add1("all_reduce", n, {dy}, a, f.where));
-            else if (f.type == "reduce_scatter")
-                contribute(in[0], add1("all_gather", n, {dy}, a, f.where));
-            else if (f.type == "all_gather" && attr_int(f, "grad_split"))
-                contribute(in[0], add1("slice", n, {dy},
-                                       op_attrs()
-                                           .is("starts", {0})
-                                           .is("ends", {shape(in[0])[static_cast<size_t>(ax)]})
-                                           .is("axes", {ax}),
-                                       f.where));
-            else if (f.type == "all_gather")
-                contribute(in[0], add1("reduce_scatter", n, {dy}, a, f.where));
-            else if (f.type == "all_to_all")
-                contribute(in[0], add1("all_to_all", n, {dy}, a, f.where));
-            else
-                fail("training: " + describe_op(f) + ": no backward rule for this collective", f.where);
+            if (rg(0)) backward_collective(f, dy, n);
             return;
         }
 
         if (f.type == "matmul") {
-            if (shape(in[0]).size() < 2 || shape(in[1]).size() < 2)
-                fail("training: " + describe_op(f) + ": matmul with a 1-D operand has no backward rule", f.where);
-            const bool ta = attr_int(f, "transpose_a") != 0, tb = attr_int(f, "transpose_b") != 0;
-            if (attr_int(f, "accumulate_batch"))
-                fail("training: " + describe_op(f) + " is already a gradient op", f.where);
-            if (rg(0)) {
-                const int a = in[1];
-                const int da = !ta ? grad_matmul(n + ".da", dy, a, false, !tb, shape(in[0]), f.where)
-                                   : grad_matmul(n + ".da", a, dy, tb, true, shape(in[0]), f.where);
-                contribute(in[0], da);
-            }
-            if (rg(1)) {
-                const int a = in[0];
-                const int db = !tb ? grad_matmul(n + ".db", a, dy, !ta, false, shape(in[1]), f.where)
-                                   : grad_matmul(n + ".db", dy, a, true, ta, shape(in[1]), f.where);
-                contribute(in[1], db);
-            }
-            if (rg(2)) contribute(in[2], reduce_to(dy, shape(in[2]), n + ".dbias"));
+            backward_matmul(f, dy, n);
             return;
         }
         if (f.type == "conv2d") {
@@ -337,34 +380,9 @@ private:
                 contribute(in[0], add1("concat", n, parts, op_attrs().i("axis", ax), f.where));
                 return;
             }
-            case op_kind::generic: {
-                // Unknown op: a generic backward op with the forward's FLOPs per element, shaped like its inputs.
-                std::vector<int> targets;
-                for (size_t i = 0; i < f.own_inputs(); ++i)
-                    if (rg(i)) targets.push_back(in[i]);
-                if (targets.empty()) return;
-                op_node op;
-                op.name = fresh(n);
-                op.kind = op_kind::generic;
-                op.type = f.type + "_grad";
-                op.phase = op_phase::backward;
-                op.float_attrs["flops_per_element"] = attr_number(f, "flops_per_element");
-                if (m_layer != no_layer) op.int_attrs["layer"] = {m_layer};
-                op.compute_type = m_precision;
-                op.where = f.where;
-                op.inputs = {dy};
-                op.inputs.insert(op.inputs.end(), in.begin(), in.end());
-                for (size_t i = 0; i < targets.size(); ++i) {
-                    const int t = new_tensor(op.name + "." + std::to_string(i), tensor_role::activation,
-                                             m_g.tensor(targets[i]).type, shape(targets[i]));
-                    m_declared[static_cast<size_t>(t)] = 1;
-                    op.outputs.push_back(t);
-                }
-                const int index = m_g.add_op(std::move(op));
-                infer_op(m_g, index, m_declared);
-                for (size_t i = 0; i < targets.size(); ++i) contribute(targets[i], m_g.op(index).outputs[i]);
+            case op_kind::generic:
+                backward_generic(f, dy, n);
                 return;
-            }
             default:
                 break;
         }
