@@ -85,11 +85,11 @@ TEST(workload_source, built_twice_equals_loaded_twice) {
 }
 
 TEST(workload_source, onnx_source_is_parsed_once_and_built_at_any_batch) {
-    // resnet18: 11,689,512 parameters (torchvision); its multiply-accumulates are linear in the batch.
-    const auto src = make_workload_source(std::string(TESSEL_SOURCE_DIR) + "/workloads/onnx/resnet18.onnx");
+    // resnet50: 25,557,032 parameters (torchvision); its multiply-accumulates are linear in the batch.
+    const auto src = make_workload_source(std::string(TESSEL_SOURCE_DIR) + "/workloads/onnx/resnet50.onnx");
     const workload_graph one = src->build({});
     const workload_graph four = src->build(parse_workload_overrides({{"batch", "4"}}));
-    EXPECT_DOUBLE_EQ(one.parameter_count(), 11689512);
+    EXPECT_DOUBLE_EQ(one.parameter_count(), 25557032);
     EXPECT_DOUBLE_EQ(four.total().macs, 4 * one.total().macs);
     EXPECT_EQ(four.batch, 4.0);
 }
