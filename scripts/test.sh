@@ -21,8 +21,9 @@ scripts/configure.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs" "${skip[@]}"
 
-# Sanitizer pass: the same C++ tests but the docs' quick re-runs (tests/docs: the same commands the normal pass
-# checks, 694 s of one core under the sanitizers on the CI machine, 2026-12-02) and the script tests, built once
+# Sanitizer pass: the same C++ tests but the docs' quick re-runs (label docs: tests/docs and every *_doc_test, the
+# same commands the normal pass checks; 694 s of one core under the sanitizers on the CI machine for tests/docs,
+# 2026-12-02, and 508 s for the others here, 2026-12-03) and the script tests, built once
 # with clang for both them and the fuzzing below: AddressSanitizer + UBSan, plus libFuzzer's coverage
 # instrumentation (-DTESSEL_FUZZ=ON). A separate g++ sanitizer build and a clang fuzzing build took 18 minutes on
 # two cores; this one takes 7, and its tests 9 instead of 6. -O1 keeps the sanitized tests fast enough to run in
