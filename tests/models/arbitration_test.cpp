@@ -14,32 +14,25 @@
 #include "models/interconnect/mesh_noc.h"
 #include "tests/support/errors.h"
 #include "tests/support/harness.h"
+#include "tests/support/mesh_platform.h"
 
 using namespace tessel;
+using test::mesh4x4_platform;
 using test::ns;
 
 namespace {
 
-const char* mesh =
-    "width: 4, height: 4, link_bandwidth: 32B/cycle, router_latency: 2cycles, link_latency: 1cycle, "
-    "header_bytes: 16B";
-
-std::string platform_text(const std::string& name, const std::string& extra) {
-    return "platform: " + name + "\nclock: 1GHz\ncomponents:\n  noc:\n    kind: mesh_noc\n    params: {" + mesh + ", " +
-           extra + "}\n";
-}
-
 std::string error_with(const std::string& name, const std::string& extra) {
-    return test::error_of([&] { test::bench b(platform_text(name, extra), name); });
+    return test::error_of([&] { test::bench b(mesh4x4_platform(name, extra), name); });
 }
 
 // Every platform is built before the first run (SystemC elaborates once per process).
 struct benches {
-    test::bench ideal{platform_text("a_ideal", "flow_control: {impl: ideal}"), "a_ideal"};
-    test::bench rr{platform_text("a_rr", "flow_control: {impl: credit}"), "a_rr"};
-    test::bench rr_named{platform_text("a_rr_named", "flow_control: {impl: credit, arbitration: {impl: round_robin}}"),
-                         "a_rr_named"};
-    test::bench oldest{platform_text("a_oldest", "flow_control: {impl: credit, arbitration: {impl: oldest_first}}"),
+    test::bench ideal{mesh4x4_platform("a_ideal", "flow_control: {impl: ideal}"), "a_ideal"};
+    test::bench rr{mesh4x4_platform("a_rr", "flow_control: {impl: credit}"), "a_rr"};
+    test::bench rr_named{
+        mesh4x4_platform("a_rr_named", "flow_control: {impl: credit, arbitration: {impl: round_robin}}"), "a_rr_named"};
+    test::bench oldest{mesh4x4_platform("a_oldest", "flow_control: {impl: credit, arbitration: {impl: oldest_first}}"),
                        "a_oldest"};
     std::string bad_arbiter =
         error_with("a_bad_arb", "flow_control: {impl: credit, arbitration: {impl: oldest_frist}}");

@@ -12,34 +12,27 @@
 #include "models/interconnect/mesh_noc.h"
 #include "tests/support/errors.h"
 #include "tests/support/harness.h"
+#include "tests/support/mesh_platform.h"
 
 using namespace tessel;
+using test::mesh4x4_platform;
 using test::ns;
 using test::ps;
 
 namespace {
 
-const char* mesh =
-    "width: 4, height: 4, link_bandwidth: 32B/cycle, router_latency: 2cycles, link_latency: 1cycle, "
-    "header_bytes: 16B";
-
-std::string platform_text(const std::string& name, const std::string& extra) {
-    return "platform: " + name + "\nclock: 1GHz\ncomponents:\n  noc:\n    kind: mesh_noc\n    params: {" + mesh + ", " +
-           extra + "}\n";
-}
-
 // Every platform is built before the first run (SystemC elaborates once per process).
 struct benches {
-    test::bench xy{platform_text("r_xy", "routing: {impl: xy}"), "r_xy"};
-    test::bench xy_modules{platform_text("r_xy_mod", "routing: {impl: xy}, representation: modules"), "r_xy_mod"};
-    test::bench wf{platform_text("r_wf", "routing: {impl: west_first}"), "r_wf"};
-    test::bench wf_modules{platform_text("r_wf_mod", "routing: {impl: west_first}, representation: modules"),
+    test::bench xy{mesh4x4_platform("r_xy", "routing: {impl: xy}"), "r_xy"};
+    test::bench xy_modules{mesh4x4_platform("r_xy_mod", "routing: {impl: xy}, representation: modules"), "r_xy_mod"};
+    test::bench wf{mesh4x4_platform("r_wf", "routing: {impl: west_first}"), "r_wf"};
+    test::bench wf_modules{mesh4x4_platform("r_wf_mod", "routing: {impl: west_first}, representation: modules"),
                            "r_wf_mod"};
-    test::bench wf_credit{platform_text("r_wf_credit", "routing: {impl: west_first}, flow_control: {impl: credit}"),
+    test::bench wf_credit{mesh4x4_platform("r_wf_credit", "routing: {impl: west_first}, flow_control: {impl: credit}"),
                           "r_wf_credit"};
-    test::bench yx{platform_text("r_yx", "routing: {impl: yx}"), "r_yx"};
+    test::bench yx{mesh4x4_platform("r_yx", "routing: {impl: yx}"), "r_yx"};
     std::string misspelt =
-        test::error_of([] { test::bench b(platform_text("r_bad", "routing: {impl: west_frist}"), "r_bad"); });
+        test::error_of([] { test::bench b(mesh4x4_platform("r_bad", "routing: {impl: west_frist}"), "r_bad"); });
 };
 benches& all() {
     static benches b;
