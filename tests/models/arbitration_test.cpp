@@ -87,6 +87,7 @@ TEST(arbitration, round_robin_grants_from_the_pointer_and_moves_past_the_winner)
     // the search wraps round to 1.
     const std::uint64_t req = (1u << 1) | (1u << 3) | (1u << 6);
     std::vector<std::uint32_t> order;
+    order.reserve(4);
     for (int n = 0; n < 4; ++n) order.push_back(a.grant(req, 8, rr, nullptr));
     EXPECT_EQ(order, (std::vector<std::uint32_t>{1, 3, 6, 1}));
     EXPECT_EQ(rr, 2);
@@ -101,6 +102,7 @@ TEST(arbitration, oldest_first_grants_the_oldest_and_breaks_ties_in_round_robin_
     // Ages 50, 20, 20: 3 and 6 tie as oldest; from pointer 0, 3 comes first (pointer 4); then from 4, 6 comes
     // first (pointer 7); then from 7 round to 3 again. 1, the youngest, waits while an older one asks.
     std::vector<std::uint32_t> order;
+    order.reserve(3);
     for (int n = 0; n < 3; ++n) order.push_back(a.grant(req, 8, rr, age));
     EXPECT_EQ(order, (std::vector<std::uint32_t>{3, 6, 3}));
     EXPECT_EQ(a.grant(1u << 1, 8, rr, age), 1u) << "alone, the youngest is served";
