@@ -6,9 +6,9 @@
 # upward include fails:
 #   cmake -DTESSEL_LAYERS_ROOT=DIR -P cmake/check_layers.cmake
 #
-# Rungs: netlist < workload < program < exec < mappers < system < report < run < sweep < plan = calibrate.
+# Rungs: netlist < workload < program < exec < mappers < system < report < run < sweep < plan = calibrate = serve.
 cmake_minimum_required(VERSION 3.18)  # a script run with -P has no project policies
-set(TESSEL_LAYER_RUNGS netlist workload program exec mappers system report run sweep "plan|calibrate")
+set(TESSEL_LAYER_RUNGS netlist workload program exec mappers system report run sweep "plan|calibrate|serve")
 
 function(tessel_layer_rung layer out)
   set(rung 0)

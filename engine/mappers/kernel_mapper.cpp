@@ -250,6 +250,10 @@ std::uint32_t kernel_mapper::find_device(const platform& plat, const std::string
     return toolkit::find_part(plat, group, q).ids.front();
 }
 
+std::uint64_t kernel_mapper::memory_capacity(const platform& plat) const {
+    return plat.comp(find_device(plat, m_opt.device)).kernels()->memory_capacity();
+}
+
 mapping kernel_mapper::map(const workload_graph& g, const platform& plat) const {
     const std::uint32_t dev_id = find_device(plat, m_opt.device);
     const kernel_device* dev = plat.comp(dev_id).kernels();

@@ -61,6 +61,8 @@ public:
     };
     explicit kernel_mapper(options o) : m_opt(std::move(o)) {}
     mapping map(const workload_graph& g, const platform& plat) const override;
+    /// The device's memory (HBM).
+    std::uint64_t memory_capacity(const platform& plat) const override;
 
     /// The device component of `plat` a mapper with these options runs on (throws input_error when none).
     static std::uint32_t find_device(const platform& plat, const std::string& group);

@@ -65,6 +65,9 @@ public:
     /// lifetimes). A caller that checks memory with a fuller model of its own turns it off: the system mapper's
     /// plan knows what one pass's graph cannot (ZeRO shards, microbatches in flight, recomputation block by block).
     void check_device_memory(bool on) { m_check_device_memory = on; }
+    /// Bytes of the memory that holds a model's weights and KV cache on one chip of `plat` (after configure), for
+    /// `tessel serve`'s KV-cache budget; 0 when the mapper does not know one.
+    virtual std::uint64_t memory_capacity(const platform& /*plat*/) const { return 0; }
     /// The name the mapper is registered under (its explainer's name too); set by create_mapper.
     const std::string& name() const { return m_name; }
     void set_name(std::string n) { m_name = std::move(n); }

@@ -84,6 +84,10 @@ public:
     const platform::chip_group& chips(const platform& plat) const { return *plat.find_chip_group(m_chip_group); }
     std::uint64_t chip_capacity(const platform& plat) const { return chip_memory(plat, chips(plat)).second; }
     bool streams_weights() const { return m_opt.weights == "streamed"; }
+    /// Each chip's largest memory (what bounds a plan).
+    std::uint64_t memory_capacity(const platform& plat) const override { return chip_capacity(plat); }
+    /// The parallel plan read by configure().
+    const parallel_plan& plan() const { return m_plan; }
 
 private:
     options m_opt;

@@ -460,10 +460,12 @@ generator_info llama_generator() {
     generator_info g;
     g.name = "llama";
     g.doc =
-        "Llama 2 decoder: RMSNorm, rotary embeddings, SwiGLU MLP, grouped-query attention (70b); one step of "
+        "Llama 2 and 3 decoder: RMSNorm, rotary embeddings, SwiGLU MLP, grouped-query attention (2-70b, 3); one step "
+        "of "
         "prefill (seq new tokens) or decode (1 new token over a KV cache)";
     g.params = {
-        {"variant", "7b", "7b (6.74B parameters), 13b or 70b; sets the sizes below unless given"},
+        {"variant", "7b",
+         "Llama 2 7b (6.74B parameters), 13b or 70b, or Llama 3 3-8b or 3-70b; sets the sizes below unless given"},
         {"mode", "prefill", "prefill: seq tokens, empty cache; decode: seq 1 and kv_cache 2048 unless given"},
         {"batch", "1", "sequences per step"},
         {"seq", "2048", "new tokens per sequence in this step"},
@@ -481,6 +483,12 @@ generator_info llama_generator() {
         {"layers", "40"}, {"hidden", "5120"}, {"heads", "40"}, {"kv_heads", "40"}, {"ffn", "13824"}};
     g.presets["variant"]["70b"] = {
         {"layers", "80"}, {"hidden", "8192"}, {"heads", "64"}, {"kv_heads", "8"}, {"ffn", "28672"}};
+    // Llama 3 (Meta's model cards and Hugging Face configs): grouped-query attention with 8 KV heads at both
+    // sizes, a 128,256-token vocabulary.
+    g.presets["variant"]["3-8b"] = {{"layers", "32"},  {"hidden", "4096"}, {"heads", "32"},
+                                    {"kv_heads", "8"}, {"ffn", "14336"},   {"vocab", "128256"}};
+    g.presets["variant"]["3-70b"] = {{"layers", "80"},  {"hidden", "8192"}, {"heads", "64"},
+                                     {"kv_heads", "8"}, {"ffn", "28672"},   {"vocab", "128256"}};
     g.presets["mode"]["decode"] = {{"seq", "1"}, {"kv_cache", "2048"}};
     g.build = build_llama;
     return g;

@@ -1,0 +1,282 @@
+#include "engine/serve/batcher.h"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+#include <map>
+
+#include "models/core/error.h"
+
+namespace tessel::serve {
+
+namespace {
+
+std::int64_t blocks_for(std::int64_t tokens, std::int64_t block) { return (tokens + block - 1) / block; }
+
+/// A request on a replica.
+struct live {
+    int id = 0;
+    std::int64_t cached = 0;     // tokens in its KV cache
+    std::int64_t generated = 0;  // output tokens so far
+    std::int64_t blocks = 0;
+};
+
+/// One model replica: its queue, its batch and the step it is running.
+struct replica_state {
+    std::deque<live> waiting;
+    std::vector<live> running;  // admission order
+    std::int64_t free_blocks = 0;
+    bool busy = false;
+    double busy_until = 0;
+    double idle_since = 0;
+    // The step in flight, applied at busy_until.
+    std::vector<live> admitted;  // its prefills
+    bool prefill = false;
+    // static batching: the batch's longest prompt and the tokens generated so far by the batch
+    std::int64_t batch_prompt = 0, batch_step = 0, batch_blocks = 0;
+};
+
+class server {
+public:
+    server(const std::vector<request>& reqs, const server_config& cfg, const step_table& steps)
+        : m_reqs(reqs), m_cfg(cfg), m_steps(steps), m_replicas(static_cast<std::size_t>(cfg.replicas)) {
+        m_run.outcomes.resize(reqs.size());
+        m_run.arrivals.resize(reqs.size(), -1);
+        for (auto& r : m_replicas) r.free_blocks = cfg.kv_blocks;
+        for (const request& r : reqs) {
+            // Its longest KV cache: prompt and output but the last token (whose keys no step computes).
+            const std::int64_t need = r.prompt_tokens + r.output_tokens - 1;
+            if (blocks_for(need, cfg.block_tokens) > cfg.kv_blocks)
+                throw input_error("request " + std::to_string(r.id) + " (" + std::to_string(r.prompt_tokens) +
+                                  " prompt tokens, " + std::to_string(r.output_tokens) +
+                                  " output) needs more KV cache than a replica has (" + std::to_string(cfg.kv_blocks) +
+                                  " of " + std::to_string(cfg.block_tokens) + " tokens)");
+            if (r.arrival_s >= 0) m_pending.emplace(r.arrival_s, r.id);
+        }
+        m_next_user_request = cfg.closed_loop_users;
+    }
+
+    serve_run run() {
+        for (;;) {
+            double t = std::numeric_limits<double>::infinity();
+            if (!m_pending.empty()) t = m_pending.begin()->first;
+            for (const auto& r : m_replicas)
+                if (r.busy) t = std::min(t, r.busy_until);
+            if (t == std::numeric_limits<double>::infinity()) break;
+            for (std::size_t i = 0; i < m_replicas.size(); ++i)
+                if (m_replicas[i].busy && m_replicas[i].busy_until == t) finish_step(static_cast<int>(i), t);
+            while (!m_pending.empty() && m_pending.begin()->first <= t) {
+                const int id = m_pending.begin()->second;
+                m_pending.erase(m_pending.begin());
+                m_run.arrivals[static_cast<std::size_t>(id)] = t;
+                live l;
+                l.id = id;
+                const int rep = static_cast<int>(m_dispatched++ % m_replicas.size());
+                m_run.outcomes[static_cast<std::size_t>(id)].replica = rep;
+                m_replicas[static_cast<std::size_t>(rep)].waiting.push_back(l);
+            }
+            for (std::size_t i = 0; i < m_replicas.size(); ++i)
+                if (!m_replicas[i].busy) start_step(static_cast<int>(i), t);
+        }
+        double end = 0;
+        for (const step_record& s : m_run.steps) end = std::max(end, s.end_s);
+        for (const auto& r : m_replicas) {
+            if (!r.waiting.empty() || !r.running.empty())
+                throw std::logic_error("serving: requests left unserved with nothing running");
+            m_run.idle_joules += (end - r.idle_since) * m_cfg.idle_watts;
+        }
+        return std::move(m_run);
+    }
+
+private:
+    const request& req(int id) const { return m_reqs[static_cast<std::size_t>(id)]; }
+    outcome& out(int id) { return m_run.outcomes[static_cast<std::size_t>(id)]; }
+
+    void record(int rep, double t, bool prefill, std::int64_t batch, std::int64_t tokens, double context,
+                const step_cost& c) {
+        replica_state& r = m_replicas[static_cast<std::size_t>(rep)];
+        m_run.idle_joules += (t - r.idle_since) * m_cfg.idle_watts;
+        step_record s;
+        s.start_s = t;
+        s.end_s = t + c.seconds;
+        s.prefill = prefill;
+        s.batch = batch;
+        s.tokens = tokens;
+        s.context = context;
+        s.energy_j = c.joules;
+        s.replica = rep;
+        s.kv_blocks = m_cfg.kv_blocks - r.free_blocks;
+        m_run.steps.push_back(s);
+        r.busy = true;
+        r.busy_until = s.end_s;
+        r.prefill = prefill;
+    }
+
+    void start_step(int rep, double t) {
+        if (m_cfg.continuous)
+            start_continuous(rep, t);
+        else
+            start_static(rep, t);
+    }
+
+    void start_continuous(int rep, double t) {
+        replica_state& r = m_replicas[static_cast<std::size_t>(rep)];
+        // Admission, first come first served.
+        std::int64_t longest = 0;
+        while (!r.waiting.empty() &&
+               static_cast<std::int64_t>(r.running.size() + r.admitted.size()) < m_cfg.max_batch) {
+            live l = r.waiting.front();
+            const std::int64_t len = req(l.id).prompt_tokens + l.generated;  // a preempted one is recomputed
+            const std::int64_t padded = std::max(longest, len);
+            const auto k = static_cast<std::int64_t>(r.admitted.size()) + 1;
+            if (!r.admitted.empty() && k * padded > m_cfg.max_prefill_tokens) break;
+            const std::int64_t need = blocks_for(len, m_cfg.block_tokens);
+            if (need > r.free_blocks) break;
+            r.waiting.pop_front();
+            r.free_blocks -= need;
+            l.blocks = need;
+            l.cached = len;
+            longest = padded;
+            r.admitted.push_back(l);
+        }
+        if (!r.admitted.empty()) {
+            const auto k = static_cast<std::int64_t>(r.admitted.size());
+            record(rep, t, true, k, k * longest, static_cast<double>(longest),
+                   m_steps.prefill(k, static_cast<double>(longest)));
+            return;
+        }
+        if (r.running.empty()) return;
+        // Every running sequence appends one token: find the blocks, preempting the newest while short.
+        auto extra = [&] {
+            std::int64_t e = 0;
+            for (const live& l : r.running) e += blocks_for(l.cached + 1, m_cfg.block_tokens) - l.blocks;
+            return e;
+        };
+        while (extra() > r.free_blocks) {
+            live victim = r.running.back();
+            r.running.pop_back();
+            r.free_blocks += victim.blocks;
+            victim.blocks = 0;
+            victim.cached = 0;
+            ++out(victim.id).preemptions;
+            r.waiting.push_front(victim);
+            if (r.running.empty()) throw std::logic_error("serving: no request fits the KV cache");
+        }
+        double context = 0;
+        for (live& l : r.running) {
+            const std::int64_t more = blocks_for(l.cached + 1, m_cfg.block_tokens) - l.blocks;
+            r.free_blocks -= more;
+            l.blocks += more;
+            context += static_cast<double>(l.cached);
+        }
+        const auto b = static_cast<std::int64_t>(r.running.size());
+        context /= static_cast<double>(b);
+        record(rep, t, false, b, b, context, m_steps.decode(b, context));
+    }
+
+    void start_static(int rep, double t) {
+        replica_state& r = m_replicas[static_cast<std::size_t>(rep)];
+        if (r.running.empty()) {
+            // Form a batch: as many waiting requests as the batch, the prefill budget and the KV cache allow.
+            std::int64_t longest = 0, longest_total = 0;
+            std::vector<live> batch;
+            while (!r.waiting.empty() && static_cast<std::int64_t>(batch.size()) < m_cfg.max_batch) {
+                const request& q = req(r.waiting.front().id);
+                const std::int64_t p = std::max(longest, q.prompt_tokens);
+                const std::int64_t total = std::max(longest_total, q.prompt_tokens + q.output_tokens - 1);
+                const auto k = static_cast<std::int64_t>(batch.size()) + 1;
+                if (!batch.empty() && k * p > m_cfg.max_prefill_tokens) break;
+                // Padded: every sequence holds the batch's longest prompt + output.
+                if (k * blocks_for(total, m_cfg.block_tokens) > m_cfg.kv_blocks) break;
+                batch.push_back(r.waiting.front());
+                r.waiting.pop_front();
+                longest = p;
+                longest_total = total;
+            }
+            if (batch.empty()) return;
+            const auto k = static_cast<std::int64_t>(batch.size());
+            r.batch_blocks = k * blocks_for(longest_total, m_cfg.block_tokens);
+            r.free_blocks = m_cfg.kv_blocks - r.batch_blocks;
+            r.batch_prompt = longest;
+            r.batch_step = 0;
+            r.running = std::move(batch);
+            record(rep, t, true, k, k * longest, static_cast<double>(longest),
+                   m_steps.prefill(k, static_cast<double>(longest)));
+            return;
+        }
+        // Decode the whole (padded) batch: after prefill and batch_step decode steps each sequence holds
+        // batch_prompt + batch_step tokens.
+        const auto k = static_cast<std::int64_t>(r.running.size());
+        const auto context = static_cast<double>(r.batch_prompt + r.batch_step);
+        record(rep, t, false, k, k, context, m_steps.decode(k, context));
+    }
+
+    void finish_step(int rep, double t) {
+        replica_state& r = m_replicas[static_cast<std::size_t>(rep)];
+        r.busy = false;
+        r.idle_since = t;
+        if (!m_cfg.continuous) {
+            if (!r.prefill) ++r.batch_step;
+            bool all = true;
+            for (live& l : r.running) {
+                if (l.generated < req(l.id).output_tokens) emit(l, t);
+                all &= l.generated >= req(l.id).output_tokens;
+            }
+            if (all) {
+                r.running.clear();
+                r.free_blocks = m_cfg.kv_blocks;
+            }
+            return;
+        }
+        if (r.prefill) {
+            for (live& l : r.admitted) {
+                emit(l, t);
+                if (l.generated >= req(l.id).output_tokens)
+                    r.free_blocks += l.blocks;
+                else
+                    r.running.push_back(l);
+            }
+            r.admitted.clear();
+            return;
+        }
+        std::vector<live> still;
+        for (live& l : r.running) {
+            ++l.cached;
+            emit(l, t);
+            if (l.generated >= req(l.id).output_tokens)
+                r.free_blocks += l.blocks;
+            else
+                still.push_back(l);
+        }
+        r.running = std::move(still);
+    }
+
+    /// One more output token of `l` at `t`; its first and its last are recorded, and a closed-loop user whose
+    /// request ends sends the next one.
+    void emit(live& l, double t) {
+        ++l.generated;
+        outcome& o = out(l.id);
+        if (o.first_token_s < 0) o.first_token_s = t;
+        if (l.generated < req(l.id).output_tokens) return;
+        o.finish_s = t;
+        if (m_cfg.closed_loop_users > 0 && m_next_user_request < static_cast<std::int64_t>(m_reqs.size()))
+            m_pending.emplace(t, static_cast<int>(m_next_user_request++));
+    }
+
+    const std::vector<request>& m_reqs;
+    const server_config& m_cfg;
+    const step_table& m_steps;
+    std::vector<replica_state> m_replicas;
+    std::multimap<double, int> m_pending;  // arrival time -> request id
+    std::size_t m_dispatched = 0;
+    std::int64_t m_next_user_request = 0;
+    serve_run m_run;
+};
+
+}  // namespace
+
+serve_run run_server(const std::vector<request>& requests, const server_config& cfg, const step_table& steps) {
+    return server(requests, cfg, steps).run();
+}
+
+}  // namespace tessel::serve

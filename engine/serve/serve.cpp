@@ -1,0 +1,423 @@
+#include "engine/serve/serve.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/mappers/mapper.h"
+#include "engine/netlist/platform.h"
+#include "engine/run/session.h"
+#include "engine/serve/arrivals.h"
+#include "engine/serve/batcher.h"
+#include "engine/serve/serve_metrics.h"
+#include "engine/serve/step_table.h"
+#include "engine/sweep/results.h"
+#include "engine/system/system_mapper.h"
+#include "engine/workload/source.h"
+#include "models/core/error.h"
+#include "models/core/output_file.h"
+#include "models/core/units.h"
+
+namespace tessel::serve {
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+std::string quote(const std::string& s) { return nlohmann::json(s).dump(); }  // a JSON string is a YAML string
+
+/// The user's --set values by who reads them.
+struct split_sets {
+    std::vector<std::pair<std::string, std::string>> platform;  // the platform's parameters and parallel.*
+    std::map<std::string, std::string> workload, serve;
+};
+
+split_sets split_user_sets(const std::vector<std::string>& sets) {
+    split_sets out;
+    for (const auto& s : sets) {
+        const auto [k, v] = split_set(s);
+        if (k.rfind("serve.", 0) == 0)
+            out.serve[k.substr(6)] = v;
+        else if (k.rfind("workload.", 0) == 0)
+            out.workload[k.substr(9)] = v;
+        else
+            out.platform.emplace_back(k, v);
+    }
+    for (const char* k : {"batch", "seq", "kv_cache", "mode", "tp", "training"})
+        if (out.workload.count(k))
+            throw input_error(std::string("--set workload.") + k +
+                              ": tessel serve sets it per batch step (the requests' lengths come from "
+                              "serve.prompt_tokens, serve.output_tokens or serve.trace; tensor parallelism from "
+                              "parallel.tp)");
+    for (const auto& [k, v] : out.platform)
+        if (k == "parallel.dp" || k == "parallel.microbatch")
+            throw input_error("--set " + k + ": tessel serve runs each replica on its own (replicas: serve.replicas)");
+    return out;
+}
+
+/// Where the model runs: one replica's chips and its memory per chip.
+struct target {
+    bool system = false;
+    int tp = 1, pp = 1;
+    std::uint64_t capacity = 0;  // bytes per chip
+    std::int64_t chips() const { return static_cast<std::int64_t>(tp) * pp; }
+};
+
+target load_target(const serve_cli& o, const std::string& platform_file, const split_sets& sets) {
+    sim_context sim;
+    param_context ctx;
+    for (const auto& [k, v] : sets.platform) ctx.add_override(k, v);
+    const std::unique_ptr<platform> plat = platform::load(platform_file, ctx, sim);
+    const std::unique_ptr<mapper> m = create_mapper(*plat, ctx);
+    const auto unused = ctx.unused_overrides();
+    if (!unused.empty()) throw input_error("--set " + unused.front() + ": no such parameter on '" + o.platform + "'");
+    target t;
+    t.system = plat->is_system();
+    if (const auto* sm = dynamic_cast<const system_mapper*>(m.get())) {
+        if (sm->streams_weights())
+            throw input_error("tessel serve: '" + o.platform +
+                              "' streams its weights from a store (mapper.weights: streamed); serving needs them "
+                              "resident on the chips (--set mapper.weights=resident)");
+        t.tp = sm->plan().tp;
+        t.pp = sm->plan().pp;
+        const auto have = static_cast<std::int64_t>(sm->chips(*plat).chips.size());
+        if (t.chips() > have)
+            throw input_error("tessel serve: parallel.tp x parallel.pp = " + std::to_string(t.chips()) +
+                              " chips, but '" + o.platform + "' has " + std::to_string(have));
+    }
+    t.capacity = m->memory_capacity(*plat);
+    if (t.capacity == 0)
+        throw input_error("tessel serve: the '" + m->name() + "' mapper of '" + o.platform +
+                          "' does not say how much memory a chip has, so the KV cache cannot be sized; serving runs "
+                          "on GPUs, TPUs and systems of them (platforms/gpu, platforms/tpu, platforms/systems)");
+    return t;
+}
+
+/// What one chip of a replica holds of the model: its share of the weights and of each token's keys and values.
+struct footprint {
+    double weight_bytes = 0;        // per chip
+    double kv_bytes_per_token = 0;  // per chip, per sequence
+};
+
+footprint model_footprint(const workload_source& src, const split_sets& sets, const target& t) {
+    workload_overrides ov = parse_workload_overrides(sets.workload);
+    ov.batch = 1;
+    ov.seq = 1;
+    const std::int64_t cached = 64;
+    ov.kv_cache = cached;
+    ov.tp = t.tp;
+    const std::string no_cache = "tessel serve: workload '" + src.spec() +
+                                 "' has no KV cache; serving needs a decoder that caches keys and values (the llama "
+                                 "generator: -w llama2-7b, llama3-8b, llama2-70b, ...)";
+    workload_graph g;
+    try {
+        g = src.build(ov);
+    } catch (const input_error& e) {
+        // A workload without the parameters a serving step sets (a kv_cache) is not a cached decoder.
+        if (e.message().find("no parameter") == std::string::npos) throw;
+        throw input_error(no_cache + ": " + e.message());
+    }
+    footprint f;
+    double state = 0;
+    bool kv = false;
+    for (const tensor_info& x : g.tensors()) {
+        if (x.role == tensor_role::weight && x.alias_of < 0) f.weight_bytes += static_cast<double>(x.bytes());
+        if (x.role == tensor_role::state) {
+            state += static_cast<double>(x.bytes());
+            kv |= x.name.size() > 8 && x.name.compare(x.name.size() - 8, 8, ".k_cache") == 0;
+        }
+    }
+    if (!kv) throw input_error(no_cache);
+    // A pipeline stage holds 1/pp of the layers (the embedding and head are left to the stages that hold them).
+    f.weight_bytes /= t.pp;
+    f.kv_bytes_per_token = state / static_cast<double>(cached) / t.pp;
+    return f;
+}
+
+/// The sweep of step shapes: one zipped axis group over batch, seq and kv_cache.
+std::string steps_yaml(const std::string& platform_file, const std::string& workload, const split_sets& sets,
+                       const std::vector<step_shape>& shapes) {
+    std::ostringstream y;
+    y << "# written by tessel serve: the batch-step shapes it simulates (prefill: seq tokens, kv_cache 0; decode:\n"
+      << "# seq 1 over kv_cache cached tokens)\n"
+      << "sweep: serve_steps\n"
+      << "platform: " << quote(platform_file) << "\n"
+      << "workload: " << quote(workload) << "\n";
+    if (!sets.platform.empty() || !sets.workload.empty()) {
+        y << "set:\n";
+        for (const auto& [k, v] : sets.platform) y << "  " << quote(k) << ": " << quote(v) << "\n";
+        for (const auto& [k, v] : sets.workload) y << "  " << quote("workload." + k) << ": " << quote(v) << "\n";
+    }
+    std::string batch, seq, kv;
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+        const step_shape& s = shapes[i];
+        const std::string sep = i ? ", " : "";
+        batch += sep + quote(std::to_string(s.batch));
+        seq += sep + quote(std::to_string(s.prefill ? s.length : 1));
+        kv += sep + quote(std::to_string(s.prefill ? 0 : s.length));
+    }
+    y << "axes:\n"
+      << "  \"workload.batch\": [" << batch << "]\n"
+      << "  \"workload.seq\": [" << seq << "]\n"
+      << "  \"workload.kv_cache\": [" << kv << "]\n"
+      << "zip:\n  - [\"workload.batch\", \"workload.seq\", \"workload.kv_cache\"]\n";
+    return y.str();
+}
+
+std::string shape_label(const step_shape& s) {
+    return s.prefill ? "prefill of " + std::to_string(s.batch) + " x " + std::to_string(s.length) + " tokens"
+                     : "decode of " + std::to_string(s.batch) + " sequences over " + std::to_string(s.length) +
+                           " cached tokens";
+}
+
+/// The simulated steps, from the sweep's results; a step that failed is an input_error naming it. Also returns
+/// the static (idle) power of a replica, from the smallest decode step.
+step_table read_steps(const std::string& out_dir, const std::vector<step_shape>& shapes, double& idle_watts) {
+    std::map<std::string, sweep::row> rows;
+    const sweep::results_store store(out_dir, false);
+    for (const auto& [key, row] : store.latest()) {
+        const auto& p = row["params"];
+        rows[p.value("workload.batch", "") + "/" + p.value("workload.seq", "") + "/" +
+             p.value("workload.kv_cache", "")] = row;
+    }
+    step_table table;
+    idle_watts = 0;
+    for (const step_shape& s : shapes) {
+        const std::string key = std::to_string(s.batch) + "/" + std::to_string(s.prefill ? s.length : 1) + "/" +
+                                std::to_string(s.prefill ? 0 : s.length);
+        const auto it = rows.find(key);
+        if (it == rows.end()) throw input_error("tessel serve: the " + shape_label(s) + " step has no result");
+        const sweep::row& row = it->second;
+        if (row.value("status", "") != "ok")
+            throw input_error("tessel serve: the " + shape_label(s) + " step " + row.value("status", "failed") + ": " +
+                              row.value("error", "") +
+                              " (a smaller serve.max_batch or serve.max_prefill_tokens needs smaller steps)");
+        std::ifstream in(out_dir + "/" + row.value("dir", "") + "/summary.json");
+        nlohmann::json sum;
+        try {
+            sum = nlohmann::json::parse(in);
+        } catch (const std::exception& e) {
+            throw input_error("tessel serve: the " + shape_label(s) +
+                              " step's summary.json does not read: " + e.what());
+        }
+        const double t = sum.value("sim_time_s", 0.0);
+        if (!(t > 0)) throw input_error("tessel serve: the " + shape_label(s) + " step took no time");
+        table.add(s, {t, sum.value("energy_j", 0.0)});
+        if (!s.prefill && idle_watts == 0 && sum.contains("energy_by_part_j"))
+            idle_watts = sum["energy_by_part_j"].value("static", 0.0) / t;
+    }
+    return table;
+}
+
+void write_requests_csv(const std::string& path, const std::vector<request>& reqs, const serve_run& run) {
+    std::ostringstream c;
+    c << "id,arrival_s,prompt_tokens,output_tokens,first_token_s,finish_s,ttft_s,tpot_s,e2e_s,preemptions,replica\n";
+    for (const request& r : reqs) {
+        const outcome& x = run.outcomes[static_cast<std::size_t>(r.id)];
+        const double a = run.arrivals[static_cast<std::size_t>(r.id)];
+        const double tpot =
+            r.output_tokens > 1 ? (x.finish_s - x.first_token_s) / static_cast<double>(r.output_tokens - 1) : 0;
+        c << r.id << "," << a << "," << r.prompt_tokens << "," << r.output_tokens << "," << x.first_token_s << ","
+          << x.finish_s << "," << x.first_token_s - a << "," << tpot << "," << x.finish_s - a << "," << x.preemptions
+          << "," << x.replica << "\n";
+    }
+    write_file_atomic(path, c.str(), "requests table", true);
+}
+
+void write_steps_csv(const std::string& path, const serve_run& run, double block_bytes) {
+    std::ostringstream c;
+    c << "replica,start_s,end_s,kind,batch,tokens,context,kv_bytes,energy_j\n";
+    for (const step_record& s : run.steps)
+        c << s.replica << "," << s.start_s << "," << s.end_s << "," << (s.prefill ? "prefill" : "decode") << ","
+          << s.batch << "," << s.tokens << "," << s.context << "," << static_cast<double>(s.kv_blocks) * block_bytes
+          << "," << s.energy_j << "\n";
+    write_file_atomic(path, c.str(), "steps table", true);
+}
+
+/// A Chrome/Perfetto trace: each replica's batch steps on a track of its own, each request as two async slices
+/// (waiting and prefill until its first token, then decoding until its last).
+void write_trace(const std::string& path, const std::vector<request>& reqs, const serve_run& run) {
+    nlohmann::json ev = nlohmann::json::array();
+    auto us = [](double s) { return s * 1e6; };
+    for (const step_record& s : run.steps)
+        ev.push_back({{"name", s.prefill ? "prefill" : "decode"},
+                      {"ph", "X"},
+                      {"pid", 1},
+                      {"tid", s.replica},
+                      {"ts", us(s.start_s)},
+                      {"dur", us(s.end_s - s.start_s)},
+                      {"args", {{"batch", s.batch}, {"tokens", s.tokens}, {"context", s.context}}}});
+    for (const request& r : reqs) {
+        const outcome& x = run.outcomes[static_cast<std::size_t>(r.id)];
+        const double a = run.arrivals[static_cast<std::size_t>(r.id)];
+        const std::string name = "request " + std::to_string(r.id);
+        auto slice = [&](const char* what, double from, double to) {
+            ev.push_back({{"name", what},
+                          {"cat", "request"},
+                          {"ph", "b"},
+                          {"id", r.id},
+                          {"pid", 2},
+                          {"ts", us(from)},
+                          {"args", {{"request", name}}}});
+            ev.push_back({{"name", what}, {"cat", "request"}, {"ph", "e"}, {"id", r.id}, {"pid", 2}, {"ts", us(to)}});
+        };
+        slice("to first token", a, x.first_token_s);
+        if (x.finish_s > x.first_token_s) slice("decoding", x.first_token_s, x.finish_s);
+    }
+    ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "batch steps"}}}});
+    ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 2}, {"args", {{"name", "requests"}}}});
+    write_file_atomic(path, nlohmann::json{{"traceEvents", ev}}.dump() + "\n", "serving trace", true);
+}
+
+std::string dist_line(const char* name, const distribution& d) {
+    return std::string(name) + "mean " + format_time(d.mean) + ", p50 " + format_time(d.p50) + ", p90 " +
+           format_time(d.p90) + ", p99 " + format_time(d.p99);
+}
+
+void print_report(std::ostream& out, const serve_cli& o, const serve_options& so, const serve_metrics& m,
+                  std::int64_t replicas, std::int64_t shapes, const std::string& out_dir) {
+    out << "tessel serve: " << o.workload << " on " << o.platform << " (" << m.chips << " chip"
+        << (m.chips == 1 ? "" : "s") << (replicas > 1 ? ", " + std::to_string(replicas) + " replicas" : "") << ")\n";
+    out << "  requests:   " << m.requests << " (" << so.arrival()
+        << (so.arrival() == "poisson"  ? " at " + format_number(so.rate) + "/s"
+            : so.arrival() == "closed" ? ", " + std::to_string(so.concurrency) + " users"
+                                       : " " + so.trace)
+        << "), " << so.scheduler << " batching, max batch " << so.max_batch << "\n";
+    out << "  " << dist_line("TTFT        ", m.ttft) << "\n";
+    out << "  " << dist_line("TPOT        ", m.tpot) << "\n";
+    out << "  " << dist_line("end to end  ", m.e2e) << "\n";
+    out << "  throughput  " << format_number(m.output_tokens_per_s) << " output tokens/s ("
+        << format_number(m.output_tokens_per_s_per_chip) << " per chip), " << format_number(m.tokens_per_s_per_user)
+        << " tokens/s per user\n";
+    out << "  energy      " << format_energy(m.energy_j) << ", " << format_power(m.average_power_w) << " average, "
+        << format_number(m.output_tokens_per_kj) << " tokens/kJ\n";
+    out << "  KV cache    peak " << format_bytes(m.kv_peak_bytes) << ", mean " << format_bytes(m.kv_mean_bytes)
+        << " of " << format_bytes(m.kv_capacity_bytes) << (replicas > 1 ? " per replica" : "") << "; " << m.preemptions
+        << " preemption" << (m.preemptions == 1 ? "" : "s") << "\n";
+    out << "  steps       " << m.prefill_steps << " prefill, " << m.decode_steps << " decode (mean batch "
+        << format_number(m.mean_decode_batch, 3) << "), from " << shapes << " simulated shapes\n";
+    if (so.slo_ttft_s > 0 || so.slo_tpot_s > 0)
+        out << "  SLOs        " << format_number(100 * m.slo_attainment, 3) << "% of requests met them; goodput "
+            << format_number(m.goodput_requests_per_s) << " requests/s\n";
+    out << "results: " << out_dir << "/summary.json, requests.csv, steps.csv, trace.json (ui.perfetto.dev)\n";
+}
+
+std::string absolute_if_file(const std::string& s) {
+    std::error_code ec;
+    if (fs::is_regular_file(s, ec)) return fs::absolute(s).lexically_normal().string();
+    return s;
+}
+
+}  // namespace
+
+int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
+    if (o.platform.empty()) throw input_error("tessel serve: no platform given (-p NAME or a YAML file)");
+    if (o.workload.empty()) throw input_error("tessel serve: no workload given (-w llama2-7b, llama3-8b, ...)");
+    const split_sets sets = split_user_sets(o.sets);
+    serve_options so = parse_serve_options(sets.serve);
+    const std::int64_t replicas = so.replicas;
+    const std::string platform_file = o.sweep.resolve_platform ? o.sweep.resolve_platform(o.platform) : o.platform;
+    const std::string workload = absolute_if_file(o.workload);
+
+    const target tg = load_target(o, platform_file, sets);
+    const auto src = make_workload_source(workload);
+    const footprint fp = model_footprint(*src, sets, tg);
+    const double budget = so.memory_utilization * static_cast<double>(tg.capacity);
+    if (fp.weight_bytes >= budget)
+        throw input_error("does not fit: the weights need " + format_bytes(fp.weight_bytes) + " per chip, but " +
+                          format_number(100 * so.memory_utilization, 3) + "% of a chip's " +
+                          format_bytes(static_cast<double>(tg.capacity)) + " is " + format_bytes(budget) +
+                          (tg.system ? "; more chips per replica (parallel.tp, parallel.pp) hold less each"
+                                     : "; serve it on a system (platforms/systems) with parallel.tp"));
+    const double block_bytes = fp.kv_bytes_per_token * static_cast<double>(so.block_tokens);
+    const auto kv_blocks = static_cast<std::int64_t>((budget - fp.weight_bytes) / block_bytes);
+
+    const std::vector<request> reqs = make_requests(so);
+    grid_bounds gb;
+    gb.prompt_min = gb.prompt_max = reqs.front().prompt_tokens;
+    std::int64_t longest = 0;  // prompt + output - 1: a request's largest KV cache
+    gb.context_min = -1;
+    for (const request& r : reqs) {
+        gb.prompt_min = std::min(gb.prompt_min, r.prompt_tokens);
+        gb.prompt_max = std::max(gb.prompt_max, r.prompt_tokens);
+        longest = std::max(longest, r.prompt_tokens + r.output_tokens - 1);
+        if (r.output_tokens > 1) {
+            gb.context_min = gb.context_min < 0 ? r.prompt_tokens : std::min(gb.context_min, r.prompt_tokens);
+            gb.context_max = std::max(gb.context_max, r.prompt_tokens + r.output_tokens - 2);
+        }
+    }
+    gb.kv_tokens = kv_blocks * so.block_tokens;
+    if (gb.kv_tokens < longest)
+        throw input_error("does not fit: a request of " + std::to_string(longest) + " tokens needs " +
+                          format_bytes(static_cast<double>(longest) * fp.kv_bytes_per_token) +
+                          " of KV cache per chip; " + format_bytes(budget - fp.weight_bytes) +
+                          " is left beside the weights");
+    gb.max_batch = std::min(so.max_batch, std::max<std::int64_t>(1, gb.kv_tokens / gb.prompt_min));
+    gb.max_prefill_tokens = so.max_prefill_tokens;
+    gb.max_prefill_batch = std::min(gb.max_batch, std::max<std::int64_t>(1, so.max_prefill_tokens / gb.prompt_min));
+    // A preempted request is prefilled again over its prompt and output so far.
+    if (so.scheduler == "continuous" && gb.kv_tokens < gb.max_batch * longest) gb.reprefill_max = longest;
+    const std::vector<step_shape> shapes = step_grid(gb);
+
+    const std::string out_dir = o.out_dir.empty() ? "out/serve/" + fs::path(platform_file).stem().string() + "-" +
+                                                        fs::path(o.workload).stem().string()
+                                                  : o.out_dir;
+    fs::create_directories(out_dir);
+    const std::string steps_dir = out_dir + "/steps";
+    const std::string spec = out_dir + "/serve_steps.yaml";
+    write_file_atomic(spec, steps_yaml(platform_file, workload, sets, shapes), "serve sweep", true);
+    sweep::sweep_options sw = o.sweep;
+    sw.spec_file = spec;
+    sw.out_dir = steps_dir;
+    std::ostringstream sweep_out;
+    const int status = sweep::run_sweep(sw, sweep_out, err);
+    if (status >= 128) return status;
+    double idle_watts = 0;
+    const step_table table = read_steps(steps_dir, shapes, idle_watts);
+
+    server_config cfg;
+    cfg.continuous = so.scheduler == "continuous";
+    cfg.max_batch = gb.max_batch;
+    cfg.max_prefill_tokens = so.max_prefill_tokens;
+    cfg.block_tokens = so.block_tokens;
+    cfg.kv_blocks = kv_blocks;
+    cfg.replicas = static_cast<int>(replicas);
+    cfg.closed_loop_users = so.concurrency;
+    cfg.idle_watts = idle_watts;
+    const serve_run run = run_server(reqs, cfg, table);
+    const serve_metrics m = measure(reqs, run, so, tg.chips() * replicas, block_bytes, kv_blocks);
+
+    json doc = m.to_json();
+    doc["platform"] = o.platform;
+    doc["workload"] = o.workload;
+    doc["sets"] = o.sets;
+    doc["arrival"] = so.arrival();
+    doc["scheduler"] = so.scheduler;
+    doc["replicas"] = replicas;
+    doc["tp"] = tg.tp;
+    doc["pp"] = tg.pp;
+    doc["max_batch"] = gb.max_batch;
+    doc["weight_bytes_per_chip"] = fp.weight_bytes;
+    doc["kv_bytes_per_token_per_chip"] = fp.kv_bytes_per_token;
+    doc["kv_blocks"] = kv_blocks;
+    doc["simulated_shapes"] = shapes.size();
+    write_file_atomic(out_dir + "/summary.json", doc.dump(2) + "\n", "serving summary", true);
+    write_requests_csv(out_dir + "/requests.csv", reqs, run);
+    write_steps_csv(out_dir + "/steps.csv", run, block_bytes);
+    write_trace(out_dir + "/trace.json", reqs, run);
+    if (o.json)
+        out << doc.dump(2) << "\n";
+    else
+        print_report(out, o, so, m, replicas, static_cast<std::int64_t>(shapes.size()), out_dir);
+    return 0;
+}
+
+}  // namespace tessel::serve

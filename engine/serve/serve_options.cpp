@@ -1,0 +1,134 @@
+#include "engine/serve/serve_options.h"
+
+#include <cmath>
+#include <functional>
+
+#include "models/core/error.h"
+#include "models/core/units.h"
+#include "models/core/yaml_node.h"
+
+namespace tessel::serve {
+
+const std::vector<serve_setting>& serve_settings() {
+    // Server defaults follow vLLM's (block_size 16, gpu_memory_utilization 0.9, max_num_batched_tokens 8192 with
+    // chunked prefill off); max_batch is lower than vLLM's 256 so a default run simulates few step shapes.
+    static const std::vector<serve_setting> s = {
+        {"rate", "1", "Poisson arrivals: requests per second (used unless trace or concurrency is set)"},
+        {"concurrency", "0",
+         "closed loop: this many users, each sending its next request when its last one finishes (0: off)"},
+        {"trace", "", "CSV file of requests: a header, then arrival_s,prompt_tokens,output_tokens per line"},
+        {"requests", "100", "requests to serve (Poisson and closed loop; a trace serves every line)"},
+        {"prompt_tokens", "512", "prompt length of every request (Poisson and closed loop)"},
+        {"output_tokens", "128", "tokens generated per request, the first by its prefill (Poisson and closed loop)"},
+        {"seed", "1", "seed of the Poisson arrivals (runs with the same seed are identical)"},
+        {"scheduler", "continuous",
+         "continuous (iteration-level batching: requests join and leave between steps, KV blocks admit them, the "
+         "newest is preempted when blocks run out; vLLM) or static (a batch is formed when the server is idle "
+         "and decodes until its longest request ends)"},
+        {"max_batch", "32", "most sequences in one step"},
+        {"max_prefill_tokens", "8192", "most tokens (batch x longest prompt) in one prefill step"},
+        {"block_tokens", "16", "tokens per KV-cache block (vLLM's PagedAttention page)"},
+        {"replicas", "1",
+         "model replicas serving side by side, each on its own parallel.tp x parallel.pp chips; requests go to "
+         "them in turn"},
+        {"memory_utilization", "0.9",
+         "share of each chip's memory for weights and the KV cache; the rest is left to activations and "
+         "workspace (vLLM's gpu_memory_utilization)"},
+        {"slo_ttft", "0", "time-to-first-token objective, e.g. 500ms (0: none); goodput counts requests meeting it"},
+        {"slo_tpot", "0", "time-per-output-token objective, e.g. 50ms (0: none)"},
+    };
+    return s;
+}
+
+namespace {
+
+// More requests than this would take longer to serve than any question needs.
+constexpr std::int64_t k_max_requests = 10'000'000;
+
+std::int64_t whole(const std::string& key, const std::string& v, std::int64_t least) {
+    std::size_t used = 0;
+    long long n = 0;
+    try {
+        n = std::stoll(v, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used != v.size() || v.empty()) throw input_error("serve." + key + ": expected a whole number, got '" + v + "'");
+    if (n < least || n > (std::int64_t{1} << 40))
+        throw input_error("serve." + key + ": " + v + " is out of range (" + std::to_string(least) + " to 2^40)");
+    return n;
+}
+
+double real(const std::string& key, const std::string& v, double lo, double hi) {
+    std::size_t used = 0;
+    double x = 0;
+    try {
+        x = std::stod(v, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used != v.size() || v.empty() || !std::isfinite(x))
+        throw input_error("serve." + key + ": expected a number, got '" + v + "'");
+    if (x < lo || x > hi)
+        throw input_error("serve." + key + ": " + v + " is out of range (" + format_number(lo) + " to " +
+                          format_number(hi) + ")");
+    return x;
+}
+
+double seconds(const std::string& key, const std::string& v) {
+    if (v == "0") return 0;
+    const quantity q = parse_quantity(v, "serve." + key, {});
+    if (q.dim != dimension::time || !(q.value > 0) || !std::isfinite(q.value))
+        throw input_error("serve." + key + ": expected a positive time such as 200ms, got '" + v + "'");
+    return q.value;
+}
+
+}  // namespace
+
+serve_options parse_serve_options(const std::map<std::string, std::string>& sets) {
+    serve_options o;
+    std::vector<std::string> keys;
+    for (const auto& s : serve_settings()) keys.push_back(s.key);
+    const std::map<std::string, std::function<void(const std::string&, const std::string&)>> readers = {
+        {"rate", [&](auto& k, auto& v) { o.rate = real(k, v, 1e-9, 1e9); }},
+        {"concurrency", [&](auto& k, auto& v) { o.concurrency = whole(k, v, 0); }},
+        {"trace", [&](auto&, auto& v) { o.trace = v; }},
+        {"requests",
+         [&](auto& k, auto& v) {
+             o.requests = whole(k, v, 1);
+             if (o.requests > k_max_requests)
+                 throw input_error("serve." + k + ": " + v + " is more than " + std::to_string(k_max_requests) +
+                                   " requests");
+         }},
+        {"replicas", [&](auto& k, auto& v) { o.replicas = whole(k, v, 1); }},
+        {"prompt_tokens", [&](auto& k, auto& v) { o.prompt_tokens = whole(k, v, 1); }},
+        {"output_tokens", [&](auto& k, auto& v) { o.output_tokens = whole(k, v, 1); }},
+        {"seed", [&](auto& k, auto& v) { o.seed = static_cast<std::uint64_t>(whole(k, v, 0)); }},
+        {"scheduler",
+         [&](auto& k, auto& v) {
+             if (v != "continuous" && v != "static")
+                 throw input_error("serve." + k + ": '" + v + "' is not a scheduler (continuous or static)");
+             o.scheduler = v;
+         }},
+        {"max_batch", [&](auto& k, auto& v) { o.max_batch = whole(k, v, 1); }},
+        {"max_prefill_tokens", [&](auto& k, auto& v) { o.max_prefill_tokens = whole(k, v, 1); }},
+        {"block_tokens", [&](auto& k, auto& v) { o.block_tokens = whole(k, v, 1); }},
+        {"memory_utilization", [&](auto& k, auto& v) { o.memory_utilization = real(k, v, 0.01, 1); }},
+        {"slo_ttft", [&](auto& k, auto& v) { o.slo_ttft_s = seconds(k, v); }},
+        {"slo_tpot", [&](auto& k, auto& v) { o.slo_tpot_s = seconds(k, v); }},
+    };
+    for (const auto& s : serve_settings())
+        if (!s.default_value.empty()) readers.at(s.key)(s.key, s.default_value);
+    for (const auto& [k, v] : sets) {
+        const auto it = readers.find(k);
+        if (it == readers.end())
+            throw input_error("--set serve." + k + ": no such serving setting" + did_you_mean(k, keys) +
+                              " (tessel serve --help lists them)");
+        it->second(k, v);
+    }
+    if (!o.trace.empty() && o.concurrency > 0)
+        throw input_error("serve.trace and serve.concurrency both set how requests arrive; give one");
+    return o;
+}
+
+}  // namespace tessel::serve

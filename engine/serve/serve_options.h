@@ -1,0 +1,47 @@
+// The serving settings (`--set serve.KEY=VALUE`): how requests arrive, how long they are, how the server batches
+// them and the latency targets they are judged by. Each is declared once, with its default and meaning, in
+// serve_options.cpp; `tessel serve --help-settings` and docs/serving.md list them from there.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tessel::serve {
+
+struct serve_setting {
+    std::string key, default_value, doc;
+};
+
+/// Every serve.* key with its default and meaning, in the order the docs list them.
+const std::vector<serve_setting>& serve_settings();
+
+struct serve_options {
+    // Arrivals: a trace file, else a closed loop of `concurrency` users, else a Poisson process at `rate`.
+    // (Defaults: serve_settings(), applied by parse_serve_options.)
+    std::string trace;  // CSV: arrival_s,prompt_tokens,output_tokens
+    std::int64_t concurrency = 0;
+    double rate = 0;  // requests per second
+    std::int64_t requests = 0;
+    std::int64_t prompt_tokens = 0, output_tokens = 0;
+    std::uint64_t seed = 0;
+    // The server.
+    std::string scheduler;                // continuous (iteration-level, vLLM) or static
+    std::int64_t max_batch = 0;           // sequences decoded at once
+    std::int64_t max_prefill_tokens = 0;  // tokens (padded) one prefill step may take
+    std::int64_t block_tokens = 0;        // KV-cache block (PagedAttention page)
+    std::int64_t replicas = 0;            // model replicas, each on its own chips
+    double memory_utilization = 0;        // share of chip memory for weights + KV cache
+    // Service-level objectives (0: none).
+    double slo_ttft_s = 0, slo_tpot_s = 0;
+
+    std::string arrival() const { return !trace.empty() ? "trace" : concurrency > 0 ? "closed" : "poisson"; }
+};
+
+/// The defaults, then `serve.KEY=VALUE` pairs (KEY without the prefix) over them; an unknown key, a bad number or unit,
+/// or a value out of range is an input_error naming the key.
+serve_options parse_serve_options(const std::map<std::string, std::string>& sets);
+
+}  // namespace tessel::serve

@@ -1,0 +1,71 @@
+// The time and energy of a batch step, from steps simulated on the chip or system model.
+//
+// A serving run takes thousands of batch steps, most of them of a few shapes. The shapes on a grid are simulated,
+// each once, as `tessel run`s of the workload (prefill: `batch` prompts of `seq` tokens; decode: `batch`
+// sequences of one new token over `kv_cache` cached ones). A step between grid points is interpolated by a stated
+// rule: within one batch size, piecewise linear in the length (exact at the grid's lengths; a decode step's KV
+// reads grow linearly with the context, a prefill's attention faster, so the chord over-estimates it), then
+// linear between the two nearest batch sizes simulated (exact at them). Beyond the longest length simulated at a
+// batch size the line through its last two points continues. tests/serve/step_table_test.cpp checks the rule
+// against direct simulation.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace tessel::serve {
+
+/// A step shape: prefill (`batch` prompts padded to `length` tokens) or decode (`batch` sequences, `length` tokens
+/// already cached each).
+struct step_shape {
+    bool prefill = false;
+    std::int64_t batch = 1, length = 1;
+    bool operator<(const step_shape& o) const {
+        return std::tie(prefill, batch, length) < std::tie(o.prefill, o.batch, o.length);
+    }
+    bool operator==(const step_shape& o) const {
+        return prefill == o.prefill && batch == o.batch && length == o.length;
+    }
+};
+
+struct step_cost {
+    double seconds = 0, joules = 0;
+};
+
+/// What the grid must cover.
+struct grid_bounds {
+    std::int64_t max_batch = 1;           // most sequences in a decode step
+    std::int64_t max_prefill_batch = 1;   // most prompts in a prefill step
+    std::int64_t max_prefill_tokens = 1;  // most padded tokens in a prefill step (one prompt may exceed it)
+    std::int64_t prompt_min = 1, prompt_max = 1;
+    std::int64_t reprefill_max = 0;                 // longest prompt + output re-prefilled after a preemption (0: none)
+    std::int64_t context_min = 0, context_max = 0;  // decode: tokens cached before a step (max 0: no decode)
+    std::int64_t kv_tokens = 0;                     // KV-cache capacity in tokens: a decode batch never holds more
+};
+
+/// 1, 2, 4, ... below `n`, then `n`.
+std::vector<std::int64_t> batch_grid(std::int64_t n);
+
+/// The shapes to simulate (sorted, each once).
+std::vector<step_shape> step_grid(const grid_bounds& b);
+
+class step_table {
+public:
+    void add(const step_shape& s, const step_cost& c) { m_points[s] = c; }
+    bool empty() const { return m_points.empty(); }
+    const std::map<step_shape, step_cost>& points() const { return m_points; }
+
+    /// A step's cost by the rule above; a shape on the grid is its simulated cost exactly.
+    step_cost prefill(std::int64_t batch, double length) const { return lookup(true, batch, length); }
+    step_cost decode(std::int64_t batch, double context) const { return lookup(false, batch, context); }
+
+private:
+    step_cost lookup(bool prefill, std::int64_t batch, double length) const;
+    step_cost in_row(bool prefill, std::int64_t batch, double length) const;
+    std::map<step_shape, step_cost> m_points;
+};
+
+}  // namespace tessel::serve

@@ -1,0 +1,130 @@
+// The server's batching worked by hand on a three-request trace: continuous batching with KV-block admission and
+// a preemption, and static batching of the same requests. Step costs are a small hand-made table (its rule is
+// step_table_test's), so every time below is a sum of those costs.
+#include <gtest/gtest.h>
+
+#include "engine/serve/batcher.h"
+#include "models/core/error.h"
+
+using namespace tessel::serve;
+
+namespace {
+
+// Prefill: one prompt costs 10 ms at 4 tokens and 30 ms at 12 (linear between: 20 ms at 8, 22.5 ms at 9); two
+// prompts padded to 8 cost 30 ms. Decode: 2 ms for one sequence, 3 ms for two, at any context.
+step_table hand_table() {
+    step_table t;
+    t.add({true, 1, 4}, {0.010, 1});
+    t.add({true, 1, 12}, {0.030, 3});
+    t.add({true, 2, 8}, {0.030, 3});
+    t.add({false, 1, 4}, {0.002, 0.2});
+    t.add({false, 2, 4}, {0.003, 0.3});
+    return t;
+}
+
+// r0 at 0 (prompt 8, output 3), r1 and r2 at 5 ms (prompts 4 and 8, outputs 2 and 4).
+std::vector<request> three() { return {{0, 0.0, 8, 3}, {1, 0.005, 4, 2}, {2, 0.005, 8, 4}}; }
+
+// Blocks of 4 tokens, 6 of them (24 tokens): too few for all three to grow at once.
+server_config config(bool continuous) {
+    server_config c;
+    c.continuous = continuous;
+    c.max_batch = 4;
+    c.max_prefill_tokens = 64;
+    c.block_tokens = 4;
+    c.kv_blocks = 6;
+    return c;
+}
+
+}  // namespace
+
+TEST(batcher, continuous_batching_admits_by_blocks_and_preempts_the_newest) {
+    const auto reqs = three();
+    const serve_run run = run_server(reqs, config(true), hand_table());
+    // 0      r0 admitted (8 tokens: 2 blocks, 4 free); prefill 1 x 8: 20 ms.
+    // 20 ms  r0's first token. r1 (1 block) and r2 (2 blocks) admitted, 1 block free; prefill 2 x 8: 30 ms.
+    // 50 ms  r1, r2 first tokens. Decoding needs a 5th token's block for each (3 > 1 free): r2, the newest, is
+    //        preempted (its 2 blocks back, 3 free); r0 and r1 take one each (1 free); decode of 2: 3 ms.
+    // 53 ms  r0 token 2, r1 token 2 = its last (its 2 blocks back, 3 free). r2 re-admitted over its prompt and
+    //        its one token (9 tokens: 3 blocks, 0 free); prefill 1 x 9: 22.5 ms, which gives its 2nd token.
+    // 75.5   decode of r0 and r2 (each has 9 cached, a 10th fits its 3 blocks): 3 ms.
+    // 78.5   r0 token 3 = its last (3 blocks back). Decode of r2 alone: 2 ms.
+    // 80.5   r2 token 4 = its last.
+    ASSERT_EQ(run.steps.size(), 6u);
+    const double ends[] = {0.020, 0.050, 0.053, 0.0755, 0.0785, 0.0805};
+    const bool prefill[] = {true, true, false, true, false, false};
+    const std::int64_t batch[] = {1, 2, 2, 1, 2, 1};
+    const std::int64_t blocks[] = {2, 5, 5, 6, 6, 3};
+    for (std::size_t i = 0; i < 6; ++i) {
+        EXPECT_NEAR(run.steps[i].end_s, ends[i], 1e-12) << "step " << i;
+        EXPECT_EQ(run.steps[i].prefill, prefill[i]) << "step " << i;
+        EXPECT_EQ(run.steps[i].batch, batch[i]) << "step " << i;
+        EXPECT_EQ(run.steps[i].kv_blocks, blocks[i]) << "step " << i;
+    }
+    EXPECT_DOUBLE_EQ(run.steps[2].context, 6);  // (8 + 4) / 2 cached before the first decode
+    EXPECT_DOUBLE_EQ(run.steps[3].context, 9);  // the re-prefill's length
+    const double first[] = {0.020, 0.050, 0.050}, finish[] = {0.0785, 0.053, 0.0805};
+    const int preempted[] = {0, 0, 1};
+    for (std::size_t i = 0; i < 3; ++i) {
+        EXPECT_NEAR(run.outcomes[i].first_token_s, first[i], 1e-12) << "request " << i;
+        EXPECT_NEAR(run.outcomes[i].finish_s, finish[i], 1e-12) << "request " << i;
+        EXPECT_EQ(run.outcomes[i].preemptions, preempted[i]) << "request " << i;
+    }
+}
+
+TEST(batcher, static_batching_waits_for_the_batch_and_pads_it) {
+    const auto reqs = three();
+    const serve_run run = run_server(reqs, config(false), hand_table());
+    // 0      r0 alone (it holds 8 + 3 - 1 = 10 tokens: 3 blocks); prefill 20 ms, then 2 decodes of 2 ms.
+    // 24 ms  r1 and r2, waiting since 5 ms, form the next batch (padded to 8 + 4 - 1 = 11 tokens: 3 blocks each);
+    //        prefill 2 x 8: 30 ms, then decodes of 3 ms until r2's 4th token: r1 ends at the first.
+    ASSERT_EQ(run.steps.size(), 7u);
+    const double ends[] = {0.020, 0.022, 0.024, 0.054, 0.057, 0.060, 0.063};
+    for (std::size_t i = 0; i < 7; ++i) EXPECT_NEAR(run.steps[i].end_s, ends[i], 1e-12) << "step " << i;
+    EXPECT_EQ(run.steps[3].kv_blocks, 6);
+    EXPECT_DOUBLE_EQ(run.steps[6].context, 10);  // 8 + 2 decoded before it
+    EXPECT_NEAR(run.outcomes[0].finish_s, 0.024, 1e-12);
+    EXPECT_NEAR(run.outcomes[1].first_token_s, 0.054, 1e-12);
+    EXPECT_NEAR(run.outcomes[1].finish_s, 0.057, 1e-12);
+    EXPECT_NEAR(run.outcomes[2].finish_s, 0.063, 1e-12);
+}
+
+TEST(batcher, a_lone_request_waits_for_nothing_but_its_steps) {
+    // TTFT of a request alone is its prefill; every later token one decode step.
+    const std::vector<request> one = {{0, 1.0, 4, 3}};
+    const serve_run run = run_server(one, config(true), hand_table());
+    EXPECT_NEAR(run.outcomes[0].first_token_s - 1.0, 0.010, 1e-12);
+    EXPECT_NEAR(run.outcomes[0].finish_s - 1.0, 0.014, 1e-12);
+}
+
+TEST(batcher, closed_loop_users_send_the_next_request_when_theirs_ends) {
+    // One user, three requests of one prompt token and one output token (prefill only, 10 ms each, 1 x 4 row):
+    // each starts when the last ends.
+    std::vector<request> reqs = {{0, 0, 4, 1}, {1, -1, 4, 1}, {2, -1, 4, 1}};
+    server_config c = config(true);
+    c.closed_loop_users = 1;
+    const serve_run run = run_server(reqs, c, hand_table());
+    EXPECT_DOUBLE_EQ(run.arrivals[1], run.outcomes[0].finish_s);
+    EXPECT_NEAR(run.outcomes[2].finish_s, 0.030, 1e-12);
+}
+
+TEST(batcher, replicas_take_requests_in_turn) {
+    // Two replicas: r0 and r2 on the first, r1 on the second, which prefills it at once.
+    const auto reqs = three();
+    server_config c = config(true);
+    c.replicas = 2;
+    const serve_run run = run_server(reqs, c, hand_table());
+    EXPECT_EQ(run.outcomes[1].replica, 1);
+    EXPECT_EQ(run.outcomes[2].replica, 0);
+    EXPECT_NEAR(run.outcomes[1].first_token_s, 0.015, 1e-12);  // 5 ms + prefill 1 x 4
+}
+
+TEST(batcher, a_request_longer_than_the_cache_is_refused) {
+    const std::vector<request> big = {{0, 0, 20, 8}};  // 27 tokens: 7 blocks of 4, the cache has 6
+    try {
+        run_server(big, config(true), hand_table());
+        FAIL() << "expected an input_error";
+    } catch (const tessel::input_error& e) {
+        EXPECT_NE(std::string(e.what()).find("needs more KV cache than a replica has"), std::string::npos) << e.what();
+    }
+}

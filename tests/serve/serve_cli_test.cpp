@@ -1,0 +1,97 @@
+// `tessel serve` as a user runs it: a lone request's time to first token is its prefill run's time exactly and its
+// later tokens the decode runs' (interpolated between the simulated contexts, within the rule's error); the report
+// and summary.json carry every metric; a re-run re-uses the simulated steps; bad input is one clear error.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/support/cli.h"
+#include "tests/support/files.h"
+#include "tests/support/run_summary.h"
+
+using namespace tessel::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path temp(const std::string& name) {
+    const fs::path p = fs::temp_directory_path() / ("tessel_serve_" + std::to_string(getpid())) / name;
+    fs::remove_all(p);
+    return p;
+}
+
+// A 2-layer Llama-3-8B keeps every step short.
+const std::string k_model = " -p gpu/h100_sxm -w llama3-8b --set workload.layers=2";
+
+}  // namespace
+
+TEST(serve_cli, a_lone_request_costs_its_prefill_then_one_decode_per_token) {
+    const fs::path out = temp("lone");
+    const auto r = run_tessel("serve" + k_model +
+                              " --set serve.requests=1 --set serve.prompt_tokens=128 --set serve.output_tokens=4"
+                              " --json --no-progress -o " +
+                              out.string());
+    ASSERT_EQ(r.code, 0) << r.out;
+    const nlohmann::json s = nlohmann::json::parse(slurp(out / "summary.json"));
+    const double prefill = run_summary(k_model + " --set workload.seq=128")["sim_time_s"].get<double>();
+    double decode = 0;  // tokens 2, 3 and 4 read 128, 129 and 130 cached tokens
+    for (int cached : {128, 129, 130})
+        decode += run_summary(k_model +
+                              " --set workload.seq=1 --set workload.kv_cache=" + std::to_string(cached))["sim_time_s"]
+                      .get<double>();
+    EXPECT_EQ(s["ttft_s"]["p50"].get<double>(), prefill) << "TTFT of a lone request is its prefill, exactly";
+    // 129 is interpolated between the simulated 128 and 130: within 0.1% of simulating it.
+    EXPECT_NEAR(s["e2e_s"]["mean"].get<double>(), prefill + decode, 1e-3 * decode);
+    EXPECT_NEAR(s["tpot_s"]["mean"].get<double>(), decode / 3, 1e-3 * decode / 3);
+    for (const char* k : {"ttft_s", "tpot_s", "e2e_s", "output_tokens_per_s", "tokens_per_s_per_user", "requests",
+                          "chips", "energy_j", "kv_peak_bytes"})
+        EXPECT_TRUE(s.contains(k)) << k;
+    EXPECT_EQ(s["requests"], 1);
+    EXPECT_EQ(s["chips"], 1);
+    EXPECT_EQ(nlohmann::json::parse(r.out.substr(r.out.find('{'))), s) << "--json prints summary.json";
+    // 4 tokens over the makespan, and the user's speed is 1 / TPOT.
+    EXPECT_DOUBLE_EQ(s["output_tokens_per_s"].get<double>(), 4 / s["e2e_s"]["mean"].get<double>());
+    EXPECT_DOUBLE_EQ(s["tokens_per_s_per_user"].get<double>(), 1 / s["tpot_s"]["mean"].get<double>());
+    EXPECT_TRUE(fs::exists(out / "requests.csv"));
+    EXPECT_TRUE(fs::exists(out / "trace.json"));
+}
+
+TEST(serve_cli, load_queues_requests_and_a_rerun_reuses_the_steps) {
+    const fs::path out = temp("load");
+    const std::string args = "serve" + k_model +
+                             " --set serve.requests=40 --set serve.rate=200 --set serve.prompt_tokens=256"
+                             " --set serve.output_tokens=16 --set serve.max_batch=8 --no-progress -o " +
+                             out.string();
+    const auto r = run_tessel(args);
+    ASSERT_EQ(r.code, 0) << r.out;
+    for (const char* line : {"TTFT ", "TPOT ", "throughput ", "tokens/s per user", "KV cache ", "simulated shapes"})
+        EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+    const nlohmann::json s = nlohmann::json::parse(slurp(out / "summary.json"));
+    // 200 requests/s outruns one chip: requests queue, so the worst TTFT is many prefills long.
+    EXPECT_GT(s["ttft_s"]["p99"].get<double>(), s["ttft_s"]["p50"].get<double>());
+    EXPECT_EQ(s["output_tokens"], 40 * 16);
+    EXPECT_LE(s["mean_decode_batch"].get<double>(), 8);
+    const auto again = run_tessel(args);
+    ASSERT_EQ(again.code, 0) << again.out;
+    EXPECT_NE(again.out.find("0 to run"), std::string::npos) << again.out;
+    EXPECT_EQ(nlohmann::json::parse(slurp(out / "summary.json")), s) << "the same steps give the same run";
+}
+
+TEST(serve_cli, bad_input_is_one_clear_error) {
+    const fs::path out = temp("bad");
+    auto expect = [&](const std::string& args, const std::string& message) {
+        const auto r = run_tessel("serve" + args + " --no-progress -o " + out.string());
+        EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+        EXPECT_NE(r.out.find(message), std::string::npos) << args << "\n" << r.out;
+    };
+    expect(k_model + " --set serve.rat=3", "serve.rat: no such serving setting (did you mean 'rate'?)");
+    expect(k_model + " --set workload.batch=3", "--set workload.batch: tessel serve sets it per batch step");
+    expect(" -p gpu/h100_sxm -w gpt2", "has no KV cache");
+    expect(" -p tsp/groqchip1 -w llama3-8b", "does not say how much memory a chip has");
+    expect(" -p gpu/h100_sxm -w llama2-70b", "does not fit: the weights need");
+    expect(" -p gpu/h100_sxm -w llama3-8b --set serve.prompt_tokens=2000000", "does not fit: a request of");
+}
