@@ -57,16 +57,20 @@ split_sets split_user_sets(const std::vector<std::string>& sets) {
                               ": tessel serve sets it per batch step (the requests' lengths come from "
                               "serve.prompt_tokens, serve.output_tokens or serve.trace; tensor parallelism from "
                               "parallel.tp)");
+    // Serving kernels (FlashAttention, PagedAttention) read each grouped KV head once for its query heads.
+    out.workload.emplace("attention", "fused");
     for (const auto& [k, v] : out.platform)
-        if (k == "parallel.dp" || k == "parallel.microbatch")
-            throw input_error("--set " + k + ": tessel serve runs each replica on its own (replicas: serve.replicas)");
+        if (k == "parallel.microbatch")
+            throw input_error("--set " + k +
+                              ": tessel serve sets it per batch step (a step's sequences split over the pipeline "
+                              "stages)");
     return out;
 }
 
 /// Where the model runs: one replica's chips and its memory per chip.
 struct target {
     bool system = false;
-    int tp = 1, pp = 1;
+    int tp = 1, pp = 1, dp = 1;  // dp: replicas
     std::uint64_t capacity = 0;  // bytes per chip
     std::int64_t chips() const { return static_cast<std::int64_t>(tp) * pp; }
 };
@@ -88,10 +92,12 @@ target load_target(const serve_cli& o, const std::string& platform_file, const s
                               "resident on the chips (--set mapper.weights=resident)");
         t.tp = sm->plan().tp;
         t.pp = sm->plan().pp;
+        t.dp = sm->plan().dp;
         const auto have = static_cast<std::int64_t>(sm->chips(*plat).chips.size());
-        if (t.chips() > have)
-            throw input_error("tessel serve: parallel.tp x parallel.pp = " + std::to_string(t.chips()) +
-                              " chips, but '" + o.platform + "' has " + std::to_string(have));
+        if (t.chips() * t.dp != have)
+            throw input_error("tessel serve: parallel.dp x tp x pp = " + std::to_string(t.dp) + " x " +
+                              std::to_string(t.tp) + " x " + std::to_string(t.pp) + ", but '" + o.platform +
+                              "' has " + std::to_string(have) + " chips");
     }
     t.capacity = m->memory_capacity(*plat);
     if (t.capacity == 0)
@@ -143,8 +149,16 @@ footprint model_footprint(const workload_source& src, const split_sets& sets, co
 }
 
 /// The sweep of step shapes: one zipped axis group over batch, seq and kv_cache.
+/// The microbatch of a step of `batch` sequences on `pp` stages: the largest divisor of the batch that gives every
+/// stage a microbatch (at most ceil(batch / pp) sequences), so the stages overlap.
+std::int64_t step_microbatch(std::int64_t batch, int pp) {
+    std::int64_t mb = (batch + pp - 1) / pp;
+    while (batch % mb) --mb;
+    return mb;
+}
+
 std::string steps_yaml(const std::string& platform_file, const std::string& workload, const split_sets& sets,
-                       const std::vector<step_shape>& shapes) {
+                       const std::vector<step_shape>& shapes, const target& t) {
     std::ostringstream y;
     y << "# written by tessel serve: the batch-step shapes it simulates (prefill: seq tokens, kv_cache 0; decode:\n"
       << "# seq 1 over kv_cache cached tokens)\n"
@@ -156,19 +170,23 @@ std::string steps_yaml(const std::string& platform_file, const std::string& work
         for (const auto& [k, v] : sets.platform) y << "  " << quote(k) << ": " << quote(v) << "\n";
         for (const auto& [k, v] : sets.workload) y << "  " << quote("workload." + k) << ": " << quote(v) << "\n";
     }
-    std::string batch, seq, kv;
+    // On a system every replica runs the step (the batch is the replicas' together, split by the mapper).
+    std::string batch, seq, kv, mb;
     for (std::size_t i = 0; i < shapes.size(); ++i) {
         const step_shape& s = shapes[i];
         const std::string sep = i ? ", " : "";
-        batch += sep + quote(std::to_string(s.batch));
+        batch += sep + quote(std::to_string(s.batch * t.dp));
         seq += sep + quote(std::to_string(s.prefill ? s.length : 1));
         kv += sep + quote(std::to_string(s.prefill ? 0 : s.length));
+        mb += sep + quote(std::to_string(step_microbatch(s.batch, t.pp)));
     }
     y << "axes:\n"
       << "  \"workload.batch\": [" << batch << "]\n"
       << "  \"workload.seq\": [" << seq << "]\n"
-      << "  \"workload.kv_cache\": [" << kv << "]\n"
-      << "zip:\n  - [\"workload.batch\", \"workload.seq\", \"workload.kv_cache\"]\n";
+      << "  \"workload.kv_cache\": [" << kv << "]\n";
+    if (t.system) y << "  \"parallel.microbatch\": [" << mb << "]\n";
+    y << "zip:\n  - [\"workload.batch\", \"workload.seq\", \"workload.kv_cache\""
+      << (t.system ? ", \"parallel.microbatch\"" : "") << "]\n";
     return y.str();
 }
 
@@ -180,7 +198,8 @@ std::string shape_label(const step_shape& s) {
 
 /// The simulated steps, from the sweep's results; a step that failed is an input_error naming it. Also returns
 /// the static (idle) power of a replica, from the smallest decode step.
-step_table read_steps(const std::string& out_dir, const std::vector<step_shape>& shapes, double& idle_watts) {
+step_table read_steps(const std::string& out_dir, const std::vector<step_shape>& shapes, const target& t,
+                       double& idle_watts) {
     std::map<std::string, sweep::row> rows;
     const sweep::results_store store(out_dir, false);
     for (const auto& [key, row] : store.latest()) {
@@ -191,7 +210,7 @@ step_table read_steps(const std::string& out_dir, const std::vector<step_shape>&
     step_table table;
     idle_watts = 0;
     for (const step_shape& s : shapes) {
-        const std::string key = std::to_string(s.batch) + "/" + std::to_string(s.prefill ? s.length : 1) + "/" +
+        const std::string key = std::to_string(s.batch * t.dp) + "/" + std::to_string(s.prefill ? s.length : 1) + "/" +
                                 std::to_string(s.prefill ? 0 : s.length);
         const auto it = rows.find(key);
         if (it == rows.end()) throw input_error("tessel serve: the " + shape_label(s) + " step has no result");
@@ -208,11 +227,12 @@ step_table read_steps(const std::string& out_dir, const std::vector<step_shape>&
             throw input_error("tessel serve: the " + shape_label(s) +
                               " step's summary.json does not read: " + e.what());
         }
-        const double t = sum.value("sim_time_s", 0.0);
-        if (!(t > 0)) throw input_error("tessel serve: the " + shape_label(s) + " step took no time");
-        table.add(s, {t, sum.value("energy_j", 0.0)});
+        const double seconds = sum.value("sim_time_s", 0.0);
+        if (!(seconds > 0)) throw input_error("tessel serve: the " + shape_label(s) + " step took no time");
+        // Energy and static power per replica (a system run's are all replicas').
+        table.add(s, {seconds, sum.value("energy_j", 0.0) / t.dp});
         if (!s.prefill && idle_watts == 0 && sum.contains("energy_by_part_j"))
-            idle_watts = sum["energy_by_part_j"].value("static", 0.0) / t;
+            idle_watts = sum["energy_by_part_j"].value("static", 0.0) / seconds / t.dp;
     }
     return table;
 }
@@ -322,21 +342,26 @@ int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
     if (o.platform.empty()) throw input_error("tessel serve: no platform given (-p NAME or a YAML file)");
     if (o.workload.empty()) throw input_error("tessel serve: no workload given (-w llama2-7b, llama3-8b, ...)");
     const split_sets sets = split_user_sets(o.sets);
-    serve_options so = parse_serve_options(sets.serve);
-    const std::int64_t replicas = so.replicas;
+    const serve_options so = parse_serve_options(sets.serve);
     const std::string platform_file = o.sweep.resolve_platform ? o.sweep.resolve_platform(o.platform) : o.platform;
     const std::string workload = absolute_if_file(o.workload);
 
     const target tg = load_target(o, platform_file, sets);
+    const std::int64_t replicas = tg.dp;
     const auto src = make_workload_source(workload);
     const footprint fp = model_footprint(*src, sets, tg);
     const double budget = so.memory_utilization * static_cast<double>(tg.capacity);
-    if (fp.weight_bytes >= budget)
+    if (fp.weight_bytes >= budget) {
+        // Split over n chips, each holds about 1/n of the weights (the replicated norms aside).
+        const double all = fp.weight_bytes * static_cast<double>(tg.chips());
+        const auto least = static_cast<std::int64_t>(std::floor(all / budget)) + 1;
         throw input_error("does not fit: the weights need " + format_bytes(fp.weight_bytes) + " per chip, but " +
                           format_number(100 * so.memory_utilization, 3) + "% of a chip's " +
                           format_bytes(static_cast<double>(tg.capacity)) + " is " + format_bytes(budget) +
-                          (tg.system ? "; more chips per replica (parallel.tp, parallel.pp) hold less each"
-                                     : "; serve it on a system (platforms/systems) with parallel.tp"));
+                          "; it needs at least " + std::to_string(least) + " chips per replica" +
+                          (tg.system ? " (parallel.tp x parallel.pp), and room for the KV cache beside"
+                                     : ": serve it on a system (platforms/systems) with parallel.tp"));
+    }
     const double block_bytes = fp.kv_bytes_per_token * static_cast<double>(so.block_tokens);
     const auto kv_blocks = static_cast<std::int64_t>((budget - fp.weight_bytes) / block_bytes);
 
@@ -373,7 +398,7 @@ int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
     fs::create_directories(out_dir);
     const std::string steps_dir = out_dir + "/steps";
     const std::string spec = out_dir + "/serve_steps.yaml";
-    write_file_atomic(spec, steps_yaml(platform_file, workload, sets, shapes), "serve sweep", true);
+    write_file_atomic(spec, steps_yaml(platform_file, workload, sets, shapes, tg), "serve sweep", true);
     sweep::sweep_options sw = o.sweep;
     sw.spec_file = spec;
     sw.out_dir = steps_dir;
@@ -381,7 +406,7 @@ int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
     const int status = sweep::run_sweep(sw, sweep_out, err);
     if (status >= 128) return status;
     double idle_watts = 0;
-    const step_table table = read_steps(steps_dir, shapes, idle_watts);
+    const step_table table = read_steps(steps_dir, shapes, tg, idle_watts);
 
     server_config cfg;
     cfg.continuous = so.scheduler == "continuous";

@@ -28,9 +28,6 @@ const std::vector<serve_setting>& serve_settings() {
         {"max_batch", "32", "most sequences in one step"},
         {"max_prefill_tokens", "8192", "most tokens (batch x longest prompt) in one prefill step"},
         {"block_tokens", "16", "tokens per KV-cache block (vLLM's PagedAttention page)"},
-        {"replicas", "1",
-         "model replicas serving side by side, each on its own parallel.tp x parallel.pp chips; requests go to "
-         "them in turn"},
         {"memory_utilization", "0.9",
          "share of each chip's memory for weights and the KV cache; the rest is left to activations and "
          "workspace (vLLM's gpu_memory_utilization)"},
@@ -100,7 +97,6 @@ serve_options parse_serve_options(const std::map<std::string, std::string>& sets
                  throw input_error("serve." + k + ": " + v + " is more than " + std::to_string(k_max_requests) +
                                    " requests");
          }},
-        {"replicas", [&](auto& k, auto& v) { o.replicas = whole(k, v, 1); }},
         {"prompt_tokens", [&](auto& k, auto& v) { o.prompt_tokens = whole(k, v, 1); }},
         {"output_tokens", [&](auto& k, auto& v) { o.output_tokens = whole(k, v, 1); }},
         {"seed", [&](auto& k, auto& v) { o.seed = static_cast<std::uint64_t>(whole(k, v, 0)); }},

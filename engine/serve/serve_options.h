@@ -32,7 +32,6 @@ struct serve_options {
     std::int64_t max_batch = 0;           // sequences decoded at once
     std::int64_t max_prefill_tokens = 0;  // tokens (padded) one prefill step may take
     std::int64_t block_tokens = 0;        // KV-cache block (PagedAttention page)
-    std::int64_t replicas = 0;            // model replicas, each on its own chips
     double memory_utilization = 0;        // share of chip memory for weights + KV cache
     // Service-level objectives (0: none).
     double slo_ttft_s = 0, slo_tpot_s = 0;

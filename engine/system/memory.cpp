@@ -44,6 +44,7 @@ memory_report memory_per_chip(const partition_result& p, double capacity_bytes) 
             sm.weights += c.weight_bytes * share;
             sm.gradients += c.grad_bytes * share;
             sm.optimizer_state += c.optimizer_bytes * share;
+            sm.state += c.state_bytes * m;
         }
         if (plan.zero >= 1) sm.optimizer_state /= dp;
         if (plan.zero >= 2) sm.gradients /= dp;
@@ -69,11 +70,12 @@ memory_report memory_per_chip(const partition_result& p, double capacity_bytes) 
             }
         }
         sm.activations = peak;
-        sm.total = sm.weights + sm.gradients + sm.optimizer_state + sm.activations;
+        sm.total = sm.weights + sm.gradients + sm.optimizer_state + sm.activations + sm.state;
         sm.largest = {
             {"optimizer state", sm.optimizer_state},
             {"weights", sm.weights},
             {"gradients", sm.gradients},
+            {"state (KV cache)", sm.state},
             {"activations (" + std::to_string(sm.max_in_flight) + " microbatch-chunks in flight)", sm.activations}};
         for (const auto& [index, c] : chunk)
             for (size_t k = 0; k < c->kept.size() && k < 3; ++k)

@@ -11,6 +11,8 @@
 //   backward item frees them; the peak includes the activations re-created while a chunk's backward runs with
 //   recomputation. So 1F1B stage s holds pp - s microbatches, GPipe all m, and the interleaved schedule what
 //   Megatron-LM's warm-up leaves in flight.
+// - state: what the forward passes read and keep between steps (an inference step's KV cache), for every
+//   microbatch of the step.
 // Left out: activation gradients alive during a backward pass, communication buffers, workspace and allocator
 // fragmentation, and the memory of the graph inputs beyond the token ids.
 #pragma once
@@ -32,6 +34,7 @@ struct stage_memory {
     int stage = 0;
     double weights = 0, gradients = 0, optimizer_state = 0;  // after ZeRO sharding
     double activations = 0;  // peak of the kept activations (and recomputation) over the schedule
+    double state = 0;        // state every microbatch keeps (an inference step's KV cache)
     int max_in_flight = 0;   // most (microbatch, chunk) forward passes whose activations are held at once
     double total = 0;
     /// The largest items, largest first: the categories and the biggest kept tensors (times their copies).

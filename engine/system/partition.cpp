@@ -233,15 +233,18 @@ private:
             p.last_layer = c == chunks - 1 ? static_cast<int>(m_layers) : static_cast<int>((c + 1) * per - 1);
         }
         std::vector<int> fwd, bwd, opt;
-        std::set<int> weights;
+        std::set<int> weights, state;
         for (size_t i = 0; i < m_g.ops().size(); ++i) {
             const op_node& o = m_g.ops()[i];
             if (o.phase == op_phase::optimizer) continue;
             if (m_chunk[i] != c) continue;
             (o.phase == op_phase::forward ? fwd : bwd).push_back(static_cast<int>(i));
-            for (int t : o.inputs)
+            for (int t : o.inputs) {
                 if (m_g.tensor(t).role == tensor_role::weight) weights.insert(t);
+                if (m_g.tensor(t).role == tensor_role::state && o.phase == op_phase::forward) state.insert(t);
+            }
         }
+        for (int t : state) p.state_bytes += static_cast<double>(m_g.tensor(t).bytes());
         // The optimizer updates of every weight the chunk reads (a tied embedding is updated on both stages).
         for (size_t i = 0; i < m_g.ops().size(); ++i) {
             const op_node& o = m_g.ops()[i];

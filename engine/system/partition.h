@@ -79,6 +79,7 @@ struct chunk_partition {
     double optimizer_bytes = 0;        // optimizer state: moments and fp32 master weights
     double activation_bytes = 0;       // kept for the backward pass per microbatch, under the recompute policy
     double recompute_bytes = 0;        // activations re-created during the chunk's backward (freed after it)
+    double state_bytes = 0;            // state the forward pass reads (a KV cache), per microbatch
     std::vector<kept_tensor> kept;     // the kept tensors, largest first
     std::vector<std::string> weights;  // names of the weights the chunk reads
 };

@@ -82,4 +82,13 @@ std::string schedule_str(const std::vector<schedule_item>& items, bool show_chun
     return s;
 }
 
+std::vector<std::vector<schedule_item>> forward_schedule(const parallel_plan& plan, int microbatches) {
+    std::vector<std::vector<schedule_item>> out(static_cast<size_t>(plan.pp));
+    for (int s = 0; s < plan.pp; ++s)
+        for (int v = 0; v < plan.interleave; ++v)
+            for (int mb = 0; mb < microbatches; ++mb)
+                out[static_cast<size_t>(s)].push_back({mb, s + plan.pp * v, pass_dir::forward});
+    return out;
+}
+
 }  // namespace tessel

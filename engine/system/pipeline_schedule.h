@@ -37,6 +37,10 @@ struct schedule_item {
     }
 };
 
+/// An inference step's items (forward passes only): stage s runs every microbatch through its first chunk, then
+/// its next (as gpipe's forward half). Per stage.
+std::vector<std::vector<schedule_item>> forward_schedule(const parallel_plan& plan, int microbatches);
+
 /// The items stage `stage` (0 .. pp-1) runs, in order, for `schedule` (gpipe, 1f1b, interleaved_1f1b) with
 /// `interleave` chunks per stage and `microbatches` microbatches. Throws input_error on an impossible combination
 /// (interleave > 1 without interleaved_1f1b, interleaved with m not a multiple of pp).

@@ -53,7 +53,9 @@ void system_mapper::options::declare(param_decl& d) {
 }
 
 TESSEL_REGISTER_MAPPER(make_mapper<system_mapper>(
-    "system", "a training iteration on a system of chips by a parallel plan (data, tensor, pipeline parallelism)"));
+    "system",
+    "a training iteration or an inference step on a system of chips by a parallel plan (data, tensor, pipeline "
+    "parallelism)"));
 
 void system_mapper::configure(const platform& plat, param_context& ctx) {
     if (!plat.is_system())
@@ -260,11 +262,8 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
             "parallel.overlap_grad_reduce = true is not simulated by the system mapper yet: the gradient "
             "reduction starts after a stage's last backward pass; leave it false");
     validate_plan(plan, plan_target_of(*g.origin, g.overrides, n_chips));
+    // Without workload.training the step is inference: forward passes only, the KV cache held as state.
     const partition_result part = partition(*g.origin, g.overrides, plan);
-    if (!part.training)
-        throw input_error(
-            "mapper 'system' simulates training iterations: set workload.training (e.g. --set "
-            "workload.training=adam)");
 
     // Chip 0's largest memory bounds the plan; it (or mapper.memory) holds what collectives and pipeline sends move.
     const platform& chip0 = *cg.chips.front();
@@ -425,7 +424,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
     };
 
     // Pipeline: every lane (stage, replica) runs its schedule; items are emitted once what they receive exists.
-    const auto schedules = pipeline_schedule(plan, m);
+    const auto schedules = part.training ? pipeline_schedule(plan, m) : forward_schedule(plan, m);
     struct lane {
         int stage, replica;
         size_t next = 0;
@@ -605,6 +604,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
                           {"gradients_bytes", sm.gradients},
                           {"optimizer_state_bytes", sm.optimizer_state},
                           {"activations_bytes", sm.activations},
+                          {"state_bytes", sm.state},
                           {"total_bytes", sm.total},
                           {"microbatches_in_flight", sm.max_in_flight}});
     par["memory"] = {{"capacity_bytes", static_cast<double>(capacity)}, {"stages", stages}};

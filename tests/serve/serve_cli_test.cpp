@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "tests/support/cli.h"
 #include "tests/support/files.h"
@@ -24,8 +25,8 @@ fs::path temp(const std::string& name) {
     return p;
 }
 
-// A 2-layer Llama-3-8B keeps every step short.
-const std::string k_model = " -p gpu/h100_sxm -w llama3-8b --set workload.layers=2";
+// A 2-layer Llama-3-8B keeps every step short; fused attention is what serve runs unless told otherwise.
+const std::string k_model = " -p gpu/h100_sxm -w llama3-8b --set workload.layers=2 --set workload.attention=fused";
 
 }  // namespace
 
@@ -79,6 +80,38 @@ TEST(serve_cli, load_queues_requests_and_a_rerun_reuses_the_steps) {
     ASSERT_EQ(again.code, 0) << again.out;
     EXPECT_NE(again.out.find("0 to run"), std::string::npos) << again.out;
     EXPECT_EQ(nlohmann::json::parse(slurp(out / "summary.json")), s) << "the same steps give the same run";
+}
+
+TEST(serve_cli, a_system_serves_by_its_parallel_plan_with_replicas_in_turn) {
+    // Llama-2-70B (2 layers) on a DGX H100 as 2 replicas of tp 4: 8 chips, requests alternating.
+    const fs::path out = temp("system");
+    const auto r = run_tessel(
+        "serve -p systems/dgx_h100 -w llama2-70b --set workload.layers=2 --set parallel.tp=4 --set parallel.dp=2"
+        " --set serve.requests=6 --set serve.prompt_tokens=64 --set serve.output_tokens=4 --json --no-progress -o " +
+        out.string());
+    ASSERT_EQ(r.code, 0) << r.out;
+    const nlohmann::json s = nlohmann::json::parse(slurp(out / "summary.json"));
+    EXPECT_EQ(s["chips"], 8);
+    EXPECT_EQ(s["replicas"], 2);
+    EXPECT_EQ(s["tp"], 4);
+    const std::string csv = slurp(out / "requests.csv");
+    EXPECT_NE(csv.find(",0,0\n1,"), std::string::npos) << csv;  // request 0: no preemption, replica 0
+    EXPECT_NE(csv.find(",0,1\n2,"), std::string::npos) << csv;  // request 1: replica 1
+    // Each replica's prefill of 64 tokens is its own system run: the lone first request's TTFT is that step.
+    const double prefill = run_summary(
+                               "-p systems/dgx_h100 -w llama2-70b --set workload.layers=2 --set parallel.tp=4 "
+                               "--set parallel.dp=2 --set parallel.microbatch=1 --set workload.batch=2 "
+                               "--set workload.seq=64 --set workload.attention=fused")["sim_time_s"]
+                               .get<double>();
+    // Request 0 arrives at 0 to an idle replica: its TTFT (column 7 of requests.csv, 6 significant digits) is
+    // that step.
+    std::istringstream rows(csv);
+    std::string header, row0, cell;
+    std::getline(rows, header);
+    std::getline(rows, row0);
+    std::istringstream cells(row0);
+    for (int i = 0; i < 7; ++i) std::getline(cells, cell, ',');
+    EXPECT_NEAR(std::stod(cell), prefill, 1e-5 * prefill) << row0;
 }
 
 TEST(serve_cli, bad_input_is_one_clear_error) {
