@@ -75,7 +75,9 @@ struct target {
     std::int64_t chips() const { return static_cast<std::int64_t>(tp) * pp; }
 };
 
-target load_target(const serve_cli& o, const std::string& platform_file, const split_sets& sets) {
+/// Loads the platform and its mapper. On a system whose parallel.dp the user left out, the replicas fill it:
+/// dp = chips / (tp x pp), added to `sets` for the step runs.
+target load_target(const serve_cli& o, const std::string& platform_file, split_sets& sets) {
     sim_context sim;
     param_context ctx;
     for (const auto& [k, v] : sets.platform) ctx.add_override(k, v);
@@ -94,10 +96,16 @@ target load_target(const serve_cli& o, const std::string& platform_file, const s
         t.pp = sm->plan().pp;
         t.dp = sm->plan().dp;
         const auto have = static_cast<std::int64_t>(sm->chips(*plat).chips.size());
+        bool dp_set = false;
+        for (const auto& kv : sets.platform) dp_set |= kv.first == "parallel.dp";
+        if (!dp_set && have % t.chips() == 0) {
+            t.dp = static_cast<int>(have / t.chips());
+            sets.platform.emplace_back("parallel.dp", std::to_string(t.dp));
+        }
         if (t.chips() * t.dp != have)
             throw input_error("tessel serve: parallel.dp x tp x pp = " + std::to_string(t.dp) + " x " +
-                              std::to_string(t.tp) + " x " + std::to_string(t.pp) + ", but '" + o.platform +
-                              "' has " + std::to_string(have) + " chips");
+                              std::to_string(t.tp) + " x " + std::to_string(t.pp) + ", but '" + o.platform + "' has " +
+                              std::to_string(have) + " chips");
     }
     t.capacity = m->memory_capacity(*plat);
     if (t.capacity == 0)
@@ -199,7 +207,7 @@ std::string shape_label(const step_shape& s) {
 /// The simulated steps, from the sweep's results; a step that failed is an input_error naming it. Also returns
 /// the static (idle) power of a replica, from the smallest decode step.
 step_table read_steps(const std::string& out_dir, const std::vector<step_shape>& shapes, const target& t,
-                       double& idle_watts) {
+                      double& idle_watts) {
     std::map<std::string, sweep::row> rows;
     const sweep::results_store store(out_dir, false);
     for (const auto& [key, row] : store.latest()) {
@@ -341,7 +349,7 @@ std::string absolute_if_file(const std::string& s) {
 int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
     if (o.platform.empty()) throw input_error("tessel serve: no platform given (-p NAME or a YAML file)");
     if (o.workload.empty()) throw input_error("tessel serve: no workload given (-w llama2-7b, llama3-8b, ...)");
-    const split_sets sets = split_user_sets(o.sets);
+    split_sets sets = split_user_sets(o.sets);
     const serve_options so = parse_serve_options(sets.serve);
     const std::string platform_file = o.sweep.resolve_platform ? o.sweep.resolve_platform(o.platform) : o.platform;
     const std::string workload = absolute_if_file(o.workload);

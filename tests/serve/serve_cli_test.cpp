@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/serve/step_table.h"
 #include "tests/support/cli.h"
 #include "tests/support/files.h"
 #include "tests/support/run_summary.h"
@@ -59,6 +60,23 @@ TEST(serve_cli, a_lone_request_costs_its_prefill_then_one_decode_per_token) {
     EXPECT_DOUBLE_EQ(s["tokens_per_s_per_user"].get<double>(), 1 / s["tpot_s"]["mean"].get<double>());
     EXPECT_TRUE(fs::exists(out / "requests.csv"));
     EXPECT_TRUE(fs::exists(out / "trace.json"));
+}
+
+TEST(serve_cli, steps_between_the_grid_are_close_to_simulating_them) {
+    // The step table's rule (engine/serve/step_table.h) from simulated grid points, against simulating the step.
+    auto seconds = [](const std::string& sets) {
+        return run_summary(" -p gpu/h100_sxm -w llama3-8b --set workload.attention=fused" + sets)["sim_time_s"]
+            .get<double>();
+    };
+    auto decode = [&](int b) {
+        return seconds(" --set workload.seq=1 --set workload.kv_cache=512 --set workload.batch=" + std::to_string(b));
+    };
+    auto prefill = [&](int s) { return seconds(" --set workload.seq=" + std::to_string(s)); };
+    tessel::serve::step_table t;
+    for (int b : {2, 4, 8, 16}) t.add({false, b, 512}, {decode(b), 0});
+    for (int s : {256, 512}) t.add({true, 1, s}, {prefill(s), 0});
+    for (int b : {3, 12}) EXPECT_NEAR(t.decode(b, 512).seconds, decode(b), 0.01 * decode(b)) << "decode batch " << b;
+    EXPECT_NEAR(t.prefill(1, 384).seconds, prefill(384), 0.05 * prefill(384));
 }
 
 TEST(serve_cli, load_queues_requests_and_a_rerun_reuses_the_steps) {
