@@ -23,7 +23,8 @@ ctest --test-dir build --output-on-failure -j"$jobs" "${skip[@]}"
 
 # Sanitizer pass: the same C++ tests but the docs' quick re-runs (label docs: tests/docs and every *_doc_test, the
 # same commands the normal pass checks; 694 s of one core under the sanitizers on the CI machine for tests/docs,
-# 2026-12-02, and 508 s for the others here, 2026-12-03) and the script tests, built once
+# 2026-12-02, and 508 s for the others here, 2026-12-03; the sanitizer build does not compile them either:
+# TESSEL_DOC_TESTS=OFF) and the script tests, built once
 # with clang for both them and the fuzzing below: AddressSanitizer + UBSan, plus libFuzzer's coverage
 # instrumentation (-DTESSEL_FUZZ=ON). A separate g++ sanitizer build and a clang fuzzing build took 18 minutes on
 # two cores; this one takes 7, and its tests 9 instead of 6. -O1 keeps the sanitized tests fast enough to run in
@@ -33,7 +34,7 @@ if [ -f "$san/CMakeCache.txt" ] && ! grep -q '^TESSEL_FUZZ:BOOL=ON' "$san/CMakeC
   rm -rf "$san"  # an older g++ sanitizer build: the compiler of a build folder cannot change
 fi
 scripts/configure.sh "$san" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g1 -O1" -DCMAKE_CXX_COMPILER=clang++ \
-  -DTESSEL_FUZZ=ON -DTESSEL_WERROR=OFF -DTESSEL_SLOW_TESTS=OFF
+  -DTESSEL_FUZZ=ON -DTESSEL_WERROR=OFF -DTESSEL_SLOW_TESTS=OFF -DTESSEL_DOC_TESTS=OFF
 cmake --build "$san" -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=0:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

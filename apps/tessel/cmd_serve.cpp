@@ -4,6 +4,7 @@
 #include "apps/tessel/command.h"
 #include "apps/tessel/paths.h"
 #include "apps/tessel/validators.h"
+#include "engine/plan/advisor.h"
 #include "engine/serve/serve.h"
 #include "engine/serve/serve_options.h"
 #include "engine/sweep/spec.h"
@@ -13,7 +14,7 @@ namespace tessel {
 namespace {
 
 serve::serve_cli g_opt;
-std::string g_timeout;
+std::string g_timeout, g_curve;
 bool g_no_progress = false;
 
 std::string settings_help() {
@@ -37,7 +38,10 @@ CLI::App* setup(CLI::App& app) {
     c->add_option("-o,--out", g_opt.out_dir,
                   "results folder (default: out/serve/PLATFORM-WORKLOAD); the simulated steps are kept there and "
                   "re-used");
-    c->add_flag("--json", g_opt.json, "print summary.json instead of the report");
+    c->add_flag("--json", g_opt.json, "print summary.json (with --curve: curve.json) instead of the report");
+    c->add_option("--curve", g_curve,
+                  "serve a closed loop of N users at a batch cap of N for each N given (e.g. 1,2,4,8,16,32,64): "
+                  "time to first token, time per output token, tokens/s per user against tokens/s per chip");
     c->add_option("-j,--jobs", g_opt.sweep.jobs, "steps simulated at once (default: one per core)")
         ->check(k_positive_count);
     c->add_option("-b,--backend", g_opt.sweep.backend, "local (a process pool) or slurm (a job array through sbatch)")
@@ -56,6 +60,8 @@ int run() {
             throw input_error("--timeout: " + e.message());
         }
     }
+    if (!g_curve.empty())
+        for (const int n : parse_int_list("--curve", g_curve)) g_opt.curve.push_back(n);
     g_opt.sweep.progress_bar = !g_no_progress;
     g_opt.sweep.resolve_platform = find_platform;
     return serve::run_serve(g_opt, std::cout, std::cerr);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -344,36 +345,40 @@ std::string absolute_if_file(const std::string& s) {
     return s;
 }
 
-}  // namespace
+/// The model on its target: what a chip holds and the KV cache left beside the weights.
+struct sized_model {
+    target tg;
+    footprint fp;
+    double budget = 0;       // bytes per chip for weights and KV cache
+    double block_bytes = 0;  // one KV block on one chip
+    std::int64_t kv_blocks = 0;
+};
 
-int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
-    if (o.platform.empty()) throw input_error("tessel serve: no platform given (-p NAME or a YAML file)");
-    if (o.workload.empty()) throw input_error("tessel serve: no workload given (-w llama2-7b, llama3-8b, ...)");
-    split_sets sets = split_user_sets(o.sets);
-    const serve_options so = parse_serve_options(sets.serve);
-    const std::string platform_file = o.sweep.resolve_platform ? o.sweep.resolve_platform(o.platform) : o.platform;
-    const std::string workload = absolute_if_file(o.workload);
-
-    const target tg = load_target(o, platform_file, sets);
-    const std::int64_t replicas = tg.dp;
-    const auto src = make_workload_source(workload);
-    const footprint fp = model_footprint(*src, sets, tg);
-    const double budget = so.memory_utilization * static_cast<double>(tg.capacity);
-    if (fp.weight_bytes >= budget) {
+sized_model size_model(const serve_cli& o, const std::string& platform_file, const std::string& workload,
+                       split_sets& sets, const serve_options& so) {
+    sized_model m;
+    m.tg = load_target(o, platform_file, sets);
+    m.fp = model_footprint(*make_workload_source(workload), sets, m.tg);
+    m.budget = so.memory_utilization * static_cast<double>(m.tg.capacity);
+    if (m.fp.weight_bytes >= m.budget) {
         // Split over n chips, each holds about 1/n of the weights (the replicated norms aside).
-        const double all = fp.weight_bytes * static_cast<double>(tg.chips());
-        const auto least = static_cast<std::int64_t>(std::floor(all / budget)) + 1;
-        throw input_error("does not fit: the weights need " + format_bytes(fp.weight_bytes) + " per chip, but " +
+        const double all = m.fp.weight_bytes * static_cast<double>(m.tg.chips());
+        const auto least = static_cast<std::int64_t>(std::floor(all / m.budget)) + 1;
+        throw input_error("does not fit: the weights need " + format_bytes(m.fp.weight_bytes) + " per chip, but " +
                           format_number(100 * so.memory_utilization, 3) + "% of a chip's " +
-                          format_bytes(static_cast<double>(tg.capacity)) + " is " + format_bytes(budget) +
+                          format_bytes(static_cast<double>(m.tg.capacity)) + " is " + format_bytes(m.budget) +
                           "; it needs at least " + std::to_string(least) + " chips per replica" +
-                          (tg.system ? " (parallel.tp x parallel.pp), and room for the KV cache beside"
-                                     : ": serve it on a system (platforms/systems) with parallel.tp"));
+                          (m.tg.system ? " (parallel.tp x parallel.pp), and room for the KV cache beside"
+                                       : ": serve it on a system (platforms/systems) with parallel.tp"));
     }
-    const double block_bytes = fp.kv_bytes_per_token * static_cast<double>(so.block_tokens);
-    const auto kv_blocks = static_cast<std::int64_t>((budget - fp.weight_bytes) / block_bytes);
+    m.block_bytes = m.fp.kv_bytes_per_token * static_cast<double>(so.block_tokens);
+    m.kv_blocks = static_cast<std::int64_t>((m.budget - m.fp.weight_bytes) / m.block_bytes);
+    return m;
+}
 
-    const std::vector<request> reqs = make_requests(so);
+/// What the step grid must cover for `reqs` served under `so` (max_batch: the largest batch any run takes).
+grid_bounds bounds_for(const std::vector<request>& reqs, const serve_options& so, const sized_model& m,
+                       std::int64_t max_batch) {
     grid_bounds gb;
     gb.prompt_min = gb.prompt_max = reqs.front().prompt_tokens;
     std::int64_t longest = 0;  // prompt + output - 1: a request's largest KV cache
@@ -387,26 +392,111 @@ int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
             gb.context_max = std::max(gb.context_max, r.prompt_tokens + r.output_tokens - 2);
         }
     }
-    gb.kv_tokens = kv_blocks * so.block_tokens;
+    gb.kv_tokens = m.kv_blocks * so.block_tokens;
     if (gb.kv_tokens < longest)
         throw input_error("does not fit: a request of " + std::to_string(longest) + " tokens needs " +
-                          format_bytes(static_cast<double>(longest) * fp.kv_bytes_per_token) +
-                          " of KV cache per chip; " + format_bytes(budget - fp.weight_bytes) +
+                          format_bytes(static_cast<double>(longest) * m.fp.kv_bytes_per_token) +
+                          " of KV cache per chip; " + format_bytes(m.budget - m.fp.weight_bytes) +
                           " is left beside the weights");
-    gb.max_batch = std::min(so.max_batch, std::max<std::int64_t>(1, gb.kv_tokens / gb.prompt_min));
+    gb.max_batch = std::min(max_batch, std::max<std::int64_t>(1, gb.kv_tokens / gb.prompt_min));
     gb.max_prefill_tokens = so.max_prefill_tokens;
     gb.max_prefill_batch = std::min(gb.max_batch, std::max<std::int64_t>(1, so.max_prefill_tokens / gb.prompt_min));
     // A preempted request is prefilled again over its prompt and output so far.
     if (so.scheduler == "continuous" && gb.kv_tokens < gb.max_batch * longest) gb.reprefill_max = longest;
-    const std::vector<step_shape> shapes = step_grid(gb);
+    return gb;
+}
 
+/// One serving run over the simulated steps.
+serve_run serve_requests(const std::vector<request>& reqs, const serve_options& so, const sized_model& m,
+                         std::int64_t max_batch, const step_table& table, double idle_watts) {
+    server_config cfg;
+    cfg.continuous = so.scheduler == "continuous";
+    cfg.max_batch = max_batch;
+    cfg.max_prefill_tokens = so.max_prefill_tokens;
+    cfg.block_tokens = so.block_tokens;
+    cfg.kv_blocks = m.kv_blocks;
+    cfg.replicas = m.tg.dp;
+    cfg.closed_loop_users = so.concurrency;
+    cfg.idle_watts = idle_watts;
+    return run_server(reqs, cfg, table);
+}
+
+/// The closed loop at each concurrency of `curve` (max batch = concurrency): latency against throughput, and the
+/// points no other beats on both tokens/s per user and tokens/s per chip.
+json serve_curve(const std::vector<std::int64_t>& curve, const serve_options& base, const sized_model& m,
+                 std::int64_t grid_max_batch, const step_table& table, double idle_watts) {
+    json points = json::array();
+    for (const std::int64_t c : curve) {
+        serve_options so = base;
+        so.concurrency = c;
+        so.trace.clear();
+        so.requests = std::max(base.requests, 4 * c);  // every user sends several requests
+        const std::int64_t batch = std::min(c, grid_max_batch);
+        const auto reqs = make_requests(so);
+        const serve_run run = serve_requests(reqs, so, m, batch, table, idle_watts);
+        const serve_metrics x = measure(reqs, run, so, m.tg.chips() * m.tg.dp, m.block_bytes, m.kv_blocks);
+        json p = x.to_json();
+        p["concurrency"] = c;
+        p["max_batch"] = batch;
+        points.push_back(p);
+    }
+    for (auto& p : points) {
+        bool beaten = false;
+        for (const auto& q : points)
+            beaten |= q["tokens_per_s_per_user"].get<double>() > p["tokens_per_s_per_user"].get<double>() &&
+                      q["output_tokens_per_s_per_chip"].get<double>() > p["output_tokens_per_s_per_chip"].get<double>();
+        p["pareto"] = !beaten;
+    }
+    return points;
+}
+
+void print_curve(std::ostream& out, const serve_cli& o, const json& points, std::int64_t chips,
+                 const std::string& out_dir) {
+    out << "tessel serve: " << o.workload << " on " << o.platform << " (" << chips << " chip" << (chips == 1 ? "" : "s")
+        << "), a closed loop of N users at a batch cap of N\n";
+    out << "   users   TTFT p50   TPOT p50   tokens/s per user   tokens/s per chip   tokens/kJ\n";
+    for (const auto& p : points) {
+        char line[160];
+        std::snprintf(line, sizeof line, "  %6lld %10s %10s %19s %19s %11s%s\n",
+                      static_cast<long long>(p["concurrency"].get<std::int64_t>()),
+                      format_time(p["ttft_s"]["p50"].get<double>()).c_str(),
+                      format_time(p["tpot_s"]["p50"].get<double>()).c_str(),
+                      format_number(p["tokens_per_s_per_user"].get<double>()).c_str(),
+                      format_number(p["output_tokens_per_s_per_chip"].get<double>()).c_str(),
+                      format_number(p["output_tokens_per_kj"].get<double>()).c_str(),
+                      p["pareto"].get<bool>() ? "" : "  (beaten)");
+        out << line;
+    }
+    out << "results: " << out_dir << "/curve.json\n";
+}
+
+}  // namespace
+
+int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
+    if (o.platform.empty()) throw input_error("tessel serve: no platform given (-p NAME or a YAML file)");
+    if (o.workload.empty()) throw input_error("tessel serve: no workload given (-w llama2-7b, llama3-8b, ...)");
+    split_sets sets = split_user_sets(o.sets);
+    const serve_options so = parse_serve_options(sets.serve);
+    if (!o.curve.empty() && (!so.trace.empty() || so.concurrency > 0))
+        throw input_error("--curve sets the closed loop's users itself; leave out serve.trace and serve.concurrency");
+    const std::string platform_file = o.sweep.resolve_platform ? o.sweep.resolve_platform(o.platform) : o.platform;
+    const std::string workload = absolute_if_file(o.workload);
+    const sized_model m = size_model(o, platform_file, workload, sets, so);
+    const std::int64_t replicas = m.tg.dp;
+
+    // The requests, and the steps they can meet (with --curve, at the most users).
+    std::int64_t most = so.max_batch;
+    for (const std::int64_t c : o.curve) most = std::max(most, c);
+    const std::vector<request> reqs = make_requests(so);
+    const grid_bounds gb = bounds_for(reqs, so, m, o.curve.empty() ? so.max_batch : most);
+    const std::vector<step_shape> shapes = step_grid(gb);
     const std::string out_dir = o.out_dir.empty() ? "out/serve/" + fs::path(platform_file).stem().string() + "-" +
                                                         fs::path(o.workload).stem().string()
                                                   : o.out_dir;
     fs::create_directories(out_dir);
     const std::string steps_dir = out_dir + "/steps";
     const std::string spec = out_dir + "/serve_steps.yaml";
-    write_file_atomic(spec, steps_yaml(platform_file, workload, sets, shapes, tg), "serve sweep", true);
+    write_file_atomic(spec, steps_yaml(platform_file, workload, sets, shapes, m.tg), "serve sweep", true);
     sweep::sweep_options sw = o.sweep;
     sw.spec_file = spec;
     sw.out_dir = steps_dir;
@@ -414,42 +504,47 @@ int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
     const int status = sweep::run_sweep(sw, sweep_out, err);
     if (status >= 128) return status;
     double idle_watts = 0;
-    const step_table table = read_steps(steps_dir, shapes, tg, idle_watts);
+    const step_table table = read_steps(steps_dir, shapes, m.tg, idle_watts);
 
-    server_config cfg;
-    cfg.continuous = so.scheduler == "continuous";
-    cfg.max_batch = gb.max_batch;
-    cfg.max_prefill_tokens = so.max_prefill_tokens;
-    cfg.block_tokens = so.block_tokens;
-    cfg.kv_blocks = kv_blocks;
-    cfg.replicas = static_cast<int>(replicas);
-    cfg.closed_loop_users = so.concurrency;
-    cfg.idle_watts = idle_watts;
-    const serve_run run = run_server(reqs, cfg, table);
-    const serve_metrics m = measure(reqs, run, so, tg.chips() * replicas, block_bytes, kv_blocks);
+    if (!o.curve.empty()) {
+        json doc = {{"platform", o.platform},
+                    {"workload", o.workload},
+                    {"sets", o.sets},
+                    {"chips", m.tg.chips() * replicas},
+                    {"replicas", replicas}};
+        doc["points"] = serve_curve(o.curve, so, m, gb.max_batch, table, idle_watts);
+        write_file_atomic(out_dir + "/curve.json", doc.dump(2) + "\n", "serving curve", true);
+        if (o.json)
+            out << doc.dump(2) << "\n";
+        else
+            print_curve(out, o, doc["points"], m.tg.chips() * replicas, out_dir);
+        return 0;
+    }
 
-    json doc = m.to_json();
+    const serve_run run = serve_requests(reqs, so, m, gb.max_batch, table, idle_watts);
+    const serve_metrics x = measure(reqs, run, so, m.tg.chips() * replicas, m.block_bytes, m.kv_blocks);
+    json doc = x.to_json();
     doc["platform"] = o.platform;
     doc["workload"] = o.workload;
     doc["sets"] = o.sets;
     doc["arrival"] = so.arrival();
     doc["scheduler"] = so.scheduler;
     doc["replicas"] = replicas;
-    doc["tp"] = tg.tp;
-    doc["pp"] = tg.pp;
+    doc["tp"] = m.tg.tp;
+    doc["pp"] = m.tg.pp;
     doc["max_batch"] = gb.max_batch;
-    doc["weight_bytes_per_chip"] = fp.weight_bytes;
-    doc["kv_bytes_per_token_per_chip"] = fp.kv_bytes_per_token;
-    doc["kv_blocks"] = kv_blocks;
+    doc["weight_bytes_per_chip"] = m.fp.weight_bytes;
+    doc["kv_bytes_per_token_per_chip"] = m.fp.kv_bytes_per_token;
+    doc["kv_blocks"] = m.kv_blocks;
     doc["simulated_shapes"] = shapes.size();
     write_file_atomic(out_dir + "/summary.json", doc.dump(2) + "\n", "serving summary", true);
     write_requests_csv(out_dir + "/requests.csv", reqs, run);
-    write_steps_csv(out_dir + "/steps.csv", run, block_bytes);
+    write_steps_csv(out_dir + "/steps.csv", run, m.block_bytes);
     write_trace(out_dir + "/trace.json", reqs, run);
     if (o.json)
         out << doc.dump(2) << "\n";
     else
-        print_report(out, o, so, m, replicas, static_cast<std::int64_t>(shapes.size()), out_dir);
+        print_report(out, o, so, x, replicas, static_cast<std::int64_t>(shapes.size()), out_dir);
     return 0;
 }
 

@@ -10,6 +10,7 @@
 //    requests.csv, steps.csv and a Perfetto trace (trace.json).
 #pragma once
 
+#include <cstdint>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -19,11 +20,13 @@
 namespace tessel::serve {
 
 struct serve_cli {
-    std::string platform, workload;  // as the user named them
-    std::vector<std::string> sets;   // --set: serve.*, workload.*, parallel.* and platform parameters
-    std::string out_dir;             // empty: out/serve/PLATFORM-WORKLOAD
-    bool json = false;               // summary.json on stdout instead of the report
-    sweep::sweep_options sweep;      // how the step shapes are simulated
+    std::string platform, workload;   // as the user named them
+    std::vector<std::string> sets;    // --set: serve.*, workload.*, parallel.* and platform parameters
+    std::string out_dir;              // empty: out/serve/PLATFORM-WORKLOAD
+    bool json = false;                // summary.json on stdout instead of the report
+    std::vector<std::int64_t> curve;  // closed-loop users to serve at, each its own run (--curve): latency
+                                      // against throughput instead of one run
+    sweep::sweep_options sweep;       // how the step shapes are simulated
 };
 
 /// Returns the exit status: 0 when served, 128 + signal when interrupted while simulating steps (finished steps

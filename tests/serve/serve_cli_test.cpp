@@ -132,6 +132,28 @@ TEST(serve_cli, a_system_serves_by_its_parallel_plan_with_replicas_in_turn) {
     EXPECT_NEAR(std::stod(cell), prefill, 1e-5 * prefill) << row0;
 }
 
+TEST(serve_cli, a_curve_trades_each_users_speed_for_the_chips_throughput) {
+    const fs::path out = temp("curve");
+    const auto r = run_tessel("serve" + k_model +
+                              " --curve 1,4,16 --set serve.output_tokens=32 --json --no-progress -o " + out.string());
+    ASSERT_EQ(r.code, 0) << r.out;
+    const nlohmann::json c = nlohmann::json::parse(slurp(out / "curve.json"));
+    ASSERT_EQ(c["points"].size(), 3u);
+    for (std::size_t i = 0; i < 3; ++i) {
+        const auto& p = c["points"][i];
+        EXPECT_EQ(p["max_batch"], p["concurrency"]);
+        EXPECT_GE(p["requests"].get<std::int64_t>(), 4 * p["concurrency"].get<std::int64_t>());
+        EXPECT_TRUE(p["pareto"].get<bool>()) << "each point trades one rate for the other";
+        if (i == 0) continue;
+        const auto& q = c["points"][i - 1];
+        EXPECT_GT(p["output_tokens_per_s_per_chip"].get<double>(), q["output_tokens_per_s_per_chip"].get<double>());
+        EXPECT_LT(p["tokens_per_s_per_user"].get<double>(), q["tokens_per_s_per_user"].get<double>());
+    }
+    // One user alone: its first token is one prefill, as a lone request's.
+    const double prefill = run_summary(k_model + " --set workload.seq=512")["sim_time_s"].get<double>();
+    EXPECT_NEAR(c["points"][0]["ttft_s"]["p50"].get<double>(), prefill, 1e-9 * prefill);
+}
+
 TEST(serve_cli, bad_input_is_one_clear_error) {
     const fs::path out = temp("bad");
     auto expect = [&](const std::string& args, const std::string& message) {
@@ -140,6 +162,8 @@ TEST(serve_cli, bad_input_is_one_clear_error) {
         EXPECT_NE(r.out.find(message), std::string::npos) << args << "\n" << r.out;
     };
     expect(k_model + " --set serve.rat=3", "serve.rat: no such serving setting (did you mean 'rate'?)");
+    expect(k_model + " --curve 1,x", "--curve");
+    expect(k_model + " --curve 2 --set serve.concurrency=3", "--curve sets the closed loop's users itself");
     expect(k_model + " --set workload.batch=3", "--set workload.batch: tessel serve sets it per batch step");
     expect(" -p gpu/h100_sxm -w gpt2", "has no KV cache");
     expect(" -p tsp/groqchip1 -w llama3-8b", "does not say how much memory a chip has");

@@ -123,7 +123,6 @@ TEST(system_mapper, mistakes_in_the_plan_or_the_run_are_clear_errors) {
     };
     const bad cases[] = {
         {k_dgx + " " + k_gpt + plan(4, 4, 1), "dp x tp x pp = 4 x 4 x 1 = 16, but the system has 8 chips"},
-        {k_dgx + " " + k_gpt_inference + plan(2, 2, 2), "simulates training iterations"},
         {k_dgx + " " + k_gpt + plan(8, 1, 1) + " --set parallel.zero=3", "zero = 3"},
         {k_dgx + " " + k_gpt + plan(8, 1, 1) + " --set parallel.overlap_grad_reduce=true", "overlap_grad_reduce"},
         {k_dgx + " " + k_gpt + plan(2, 2, 2) + " --set parallel.bogus=1", "bogus"},
