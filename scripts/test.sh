@@ -21,7 +21,7 @@ scripts/configure.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs" "${skip[@]}"
 
-# Sanitizer pass: the same C++ tests but the docs' quick re-runs (label docs: tests/docs and every *_doc_test, the
+# Sanitizer pass: the same C++ tests but the docs' quick re-runs (label docs: tests/docs, tests/labs and every *_doc_test, the
 # same commands the normal pass checks; 694 s of one core under the sanitizers on the CI machine for tests/docs,
 # 2026-12-02, and 508 s for the others here, 2026-12-03; the sanitizer build does not compile them either:
 # TESSEL_DOC_TESTS=OFF) and the script tests, built once
