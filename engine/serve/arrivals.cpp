@@ -14,7 +14,7 @@ namespace {
 
 // A trace longer than this is refused: it would take longer to serve than any question needs (and an endless
 // stream, such as a character device named as the trace, stops here).
-constexpr std::size_t k_max_trace_requests = 10'000'000;
+constexpr std::size_t k_max_trace_requests = 1'000'000;
 
 /// Uniform in (0, 1) from 53 bits of a 64-bit Mersenne Twister: the same sequence on every platform (the standard
 /// library's distributions are not specified bit for bit).

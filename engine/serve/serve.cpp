@@ -271,39 +271,47 @@ void write_steps_csv(const std::string& path, const serve_run& run, double block
     write_file_atomic(path, c.str(), "steps table", true);
 }
 
-/// A Chrome/Perfetto trace: each replica's batch steps on a track of its own, each request as two async slices
-/// (waiting and prefill until its first token, then decoding until its last).
-void write_trace(const std::string& path, const std::vector<request>& reqs, const serve_run& run) {
-    nlohmann::json ev = nlohmann::json::array();
-    auto us = [](double s) { return s * 1e6; };
-    for (const step_record& s : run.steps)
-        ev.push_back({{"name", s.prefill ? "prefill" : "decode"},
-                      {"ph", "X"},
-                      {"pid", 1},
-                      {"tid", s.replica},
-                      {"ts", us(s.start_s)},
-                      {"dur", us(s.end_s - s.start_s)},
-                      {"args", {{"batch", s.batch}, {"tokens", s.tokens}, {"context", s.context}}}});
+// The trace holds the first steps of a long run only: Perfetto's viewer slows down past a few hundred thousand
+// slices, and a file of every step of a million requests would be gigabytes.
+constexpr std::size_t k_trace_steps = 100'000;
+
+/// A Chrome/Perfetto trace, written as it goes: each replica's batch steps on a track of its own, each request as
+/// two async slices (waiting and prefill until its first token, then decoding until its last). Returns whether
+/// it holds the whole run (else the first k_trace_steps steps and the requests that arrived before they ended).
+bool write_trace(const std::string& path, const std::vector<request>& reqs, const serve_run& run) {
+    std::ostringstream t;
+    t.precision(15);
+    t << "{\"traceEvents\":[\n"
+      << R"({"name":"process_name","ph":"M","pid":1,"args":{"name":"batch steps"}},)"
+      << "\n"
+      << R"({"name":"process_name","ph":"M","pid":2,"args":{"name":"requests"}})";
+    const std::size_t steps = std::min(run.steps.size(), k_trace_steps);
+    double until = 0;
+    for (std::size_t i = 0; i < steps; ++i) {
+        const step_record& s = run.steps[i];
+        until = std::max(until, s.end_s);
+        t << ",\n{\"name\":\"" << (s.prefill ? "prefill" : "decode")
+          << "\",\"ph\":\"X\",\"pid\":1,\"tid\":" << s.replica << ",\"ts\":" << s.start_s * 1e6
+          << ",\"dur\":" << (s.end_s - s.start_s) * 1e6 << ",\"args\":{\"batch\":" << s.batch
+          << ",\"tokens\":" << s.tokens << ",\"context\":" << s.context << "}}";
+    }
+    const bool whole = steps == run.steps.size();
     for (const request& r : reqs) {
         const outcome& x = run.outcomes[static_cast<std::size_t>(r.id)];
         const double a = run.arrivals[static_cast<std::size_t>(r.id)];
-        const std::string name = "request " + std::to_string(r.id);
+        if (!whole && a > until) continue;
         auto slice = [&](const char* what, double from, double to) {
-            ev.push_back({{"name", what},
-                          {"cat", "request"},
-                          {"ph", "b"},
-                          {"id", r.id},
-                          {"pid", 2},
-                          {"ts", us(from)},
-                          {"args", {{"request", name}}}});
-            ev.push_back({{"name", what}, {"cat", "request"}, {"ph", "e"}, {"id", r.id}, {"pid", 2}, {"ts", us(to)}});
+            t << ",\n{\"name\":\"" << what << "\",\"cat\":\"request\",\"ph\":\"b\",\"id\":" << r.id
+              << ",\"pid\":2,\"ts\":" << from * 1e6 << ",\"args\":{\"request\":" << r.id << "}}"
+              << ",\n{\"name\":\"" << what << "\",\"cat\":\"request\",\"ph\":\"e\",\"id\":" << r.id
+              << ",\"pid\":2,\"ts\":" << to * 1e6 << "}";
         };
         slice("to first token", a, x.first_token_s);
         if (x.finish_s > x.first_token_s) slice("decoding", x.first_token_s, x.finish_s);
     }
-    ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "batch steps"}}}});
-    ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 2}, {"args", {{"name", "requests"}}}});
-    write_file_atomic(path, nlohmann::json{{"traceEvents", ev}}.dump() + "\n", "serving trace", true);
+    t << "\n]}\n";
+    write_file_atomic(path, t.str(), "serving trace", true);
+    return whole;
 }
 
 std::string dist_line(const char* name, const distribution& d) {
@@ -540,11 +548,14 @@ int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
     write_file_atomic(out_dir + "/summary.json", doc.dump(2) + "\n", "serving summary", true);
     write_requests_csv(out_dir + "/requests.csv", reqs, run);
     write_steps_csv(out_dir + "/steps.csv", run, m.block_bytes);
-    write_trace(out_dir + "/trace.json", reqs, run);
+    const bool whole_trace = write_trace(out_dir + "/trace.json", reqs, run);
     if (o.json)
         out << doc.dump(2) << "\n";
     else
         print_report(out, o, so, x, replicas, static_cast<std::int64_t>(shapes.size()), out_dir);
+    if (!whole_trace)
+        err << "tessel serve: trace.json holds the first " << k_trace_steps << " of " << run.steps.size()
+            << " steps (steps.csv has them all)\n";
     return 0;
 }
 

@@ -40,7 +40,7 @@ const std::vector<serve_setting>& serve_settings() {
 namespace {
 
 // More requests than this would take longer to serve than any question needs.
-constexpr std::int64_t k_max_requests = 10'000'000;
+constexpr std::int64_t k_max_requests = 1'000'000;
 
 std::int64_t whole(const std::string& key, const std::string& v, std::int64_t least) {
     std::size_t used = 0;

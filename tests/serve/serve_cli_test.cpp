@@ -59,7 +59,9 @@ TEST(serve_cli, a_lone_request_costs_its_prefill_then_one_decode_per_token) {
     EXPECT_DOUBLE_EQ(s["output_tokens_per_s"].get<double>(), 4 / s["e2e_s"]["mean"].get<double>());
     EXPECT_DOUBLE_EQ(s["tokens_per_s_per_user"].get<double>(), 1 / s["tpot_s"]["mean"].get<double>());
     EXPECT_TRUE(fs::exists(out / "requests.csv"));
-    EXPECT_TRUE(fs::exists(out / "trace.json"));
+    // The trace: two process names, the prefill and three decode steps, and the request's two slices (begin, end).
+    const nlohmann::json trace = nlohmann::json::parse(slurp(out / "trace.json"));
+    EXPECT_EQ(trace["traceEvents"].size(), 2u + 4u + 4u);
 }
 
 TEST(serve_cli, steps_between_the_grid_are_close_to_simulating_them) {
