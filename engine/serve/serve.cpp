@@ -353,6 +353,26 @@ std::string absolute_if_file(const std::string& s) {
     return s;
 }
 
+// A run keeps a record of every batch step (steps.csv), at most one decode step per output token: more output
+// tokens than this in all (about 1.5 GB of records if every step decoded one sequence) are refused up front.
+constexpr double k_max_output_tokens = 2e7;
+
+void check_size(const std::vector<request>& reqs, const std::vector<std::int64_t>& curve) {
+    double tokens = 0;
+    for (const request& r : reqs) tokens += static_cast<double>(r.output_tokens);
+    if (!curve.empty()) {
+        // Each point serves at least 4 requests per user, of the same lengths.
+        const double per_request = tokens / static_cast<double>(reqs.size());
+        tokens = 0;
+        for (const std::int64_t c : curve)
+            tokens += std::max(static_cast<double>(reqs.size()), 4.0 * static_cast<double>(c)) * per_request;
+    }
+    if (tokens > k_max_output_tokens)
+        throw input_error("tessel serve: " + format_number(tokens, 4) + " output tokens in all are more than a run " +
+                          "simulates (" + format_number(k_max_output_tokens, 2) +
+                          "): serve fewer requests (serve.requests), shorter outputs or fewer --curve points");
+}
+
 /// The model on its target: what a chip holds and the KV cache left beside the weights.
 struct sized_model {
     target tg;
@@ -496,6 +516,7 @@ int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
     std::int64_t most = so.max_batch;
     for (const std::int64_t c : o.curve) most = std::max(most, c);
     const std::vector<request> reqs = make_requests(so);
+    check_size(reqs, o.curve);
     const grid_bounds gb = bounds_for(reqs, so, m, o.curve.empty() ? so.max_batch : most);
     const std::vector<step_shape> shapes = step_grid(gb);
     const std::string out_dir = o.out_dir.empty() ? "out/serve/" + fs::path(platform_file).stem().string() + "-" +

@@ -165,6 +165,7 @@ TEST(serve_cli, bad_input_is_one_clear_error) {
     };
     expect(k_model + " --set serve.rat=3", "serve.rat: no such serving setting (did you mean 'rate'?)");
     expect(k_model + " --curve 1,x", "--curve");
+    expect(k_model + " --set serve.requests=1000000 --set serve.output_tokens=100", "are more than a run simulates");
     expect(k_model + " --curve 2 --set serve.concurrency=3", "--curve sets the closed loop's users itself");
     expect(k_model + " --set workload.batch=3", "--set workload.batch: tessel serve sets it per batch step");
     expect(" -p gpu/h100_sxm -w gpt2", "has no KV cache");
