@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path temp(const std::string& name) {
-    const fs::path p = fs::temp_directory_path() / ("tessel_serve_" + std::to_string(getpid())) / name;
+    fs::path p = fs::temp_directory_path() / ("tessel_serve_" + std::to_string(getpid())) / name;
     fs::remove_all(p);
     return p;
 }
