@@ -5,9 +5,10 @@
 // sequences of one new token over `kv_cache` cached ones). A step between grid points is interpolated by a stated
 // rule: within one batch size, piecewise linear in the length (exact at the grid's lengths), then linear between
 // the two nearest batch sizes simulated (exact at them). Beyond the longest length simulated at a batch size the
-// line through its last two points continues. Against direct simulation (tests/serve/serve_cli_test.cpp, Llama-3-8B
-// on an H100): decode steps between simulated batch sizes within 1%, a prefill halfway between simulated lengths
-// within 5% (a prompt length on the grid, as every prompt is when serve.prompt_tokens fixes it, is exact).
+// line through its last two points continues. Against direct simulation of Llama-3-8B on an H100 (2026-12-03):
+// decode steps at batch 3 and 12 from 2, 4, 8 and 16 were +0.33% and +0.41% off, a 384-token prefill from 256 and
+// 512 -2.6%; tests/serve/serve_cli_test.cpp holds the rule to 1% and 5% on a 2-layer cut of the model. A prompt
+// length on the grid (every prompt is, when serve.prompt_tokens fixes it) is exact.
 #pragma once
 
 #include <cstdint>
