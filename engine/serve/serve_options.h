@@ -1,6 +1,6 @@
 // The serving settings (`--set serve.KEY=VALUE`): how requests arrive, how long they are, how the server batches
 // them and the latency targets they are judged by. Each is declared once, with its default and meaning, in
-// serve_options.cpp; `tessel serve --help-settings` and docs/serving.md list them from there.
+// serve_options.cpp; `tessel serve --help` lists them from there, and a test holds docs/serving.md's table to it.
 #pragma once
 
 #include <cstdint>
