@@ -56,13 +56,7 @@ CLI::App* setup(CLI::App& app) {
 }
 
 int run() {
-    if (!g_timeout.empty()) {
-        try {
-            g_opt.plan.sweep.timeout_s = sweep::parse_duration(g_timeout);
-        } catch (const input_error& e) {
-            throw input_error("--timeout: " + e.message());
-        }
-    }
+    if (const auto t = timeout_option(g_timeout)) g_opt.plan.sweep.timeout_s = *t;
     if (!g_power.empty()) {
         quantity q;
         try {

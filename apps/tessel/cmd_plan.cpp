@@ -85,13 +85,7 @@ int run() {
     if (!g_il.empty()) g_opt.limits.interleave = parse_int_list("--interleave", g_il);
     if (!g_zero.empty()) g_opt.limits.zero = parse_int_list("--zero", g_zero);
     if (!g_recompute.empty()) g_opt.limits.recompute = split_commas(g_recompute);
-    if (!g_timeout.empty()) {
-        try {
-            g_opt.sweep.timeout_s = sweep::parse_duration(g_timeout);
-        } catch (const input_error& e) {
-            throw input_error("--timeout: " + e.message());
-        }
-    }
+    if (const auto t = timeout_option(g_timeout)) g_opt.sweep.timeout_s = *t;
     g_opt.max_plans = static_cast<size_t>(g_max_plans);
     g_opt.sweep.progress_bar = !g_no_progress;
     g_opt.sweep.resolve_platform = find_platform;

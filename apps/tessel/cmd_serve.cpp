@@ -53,13 +53,7 @@ CLI::App* setup(CLI::App& app) {
 }
 
 int run() {
-    if (!g_timeout.empty()) {
-        try {
-            g_opt.sweep.timeout_s = sweep::parse_duration(g_timeout);
-        } catch (const input_error& e) {
-            throw input_error("--timeout: " + e.message());
-        }
-    }
+    if (const auto t = timeout_option(g_timeout)) g_opt.sweep.timeout_s = *t;
     if (!g_curve.empty())
         for (const int n : parse_int_list("--curve", g_curve)) g_opt.curve.push_back(n);
     g_opt.sweep.progress_bar = !g_no_progress;

@@ -55,13 +55,7 @@ CLI::App* setup(CLI::App& app) {
 }
 
 int run() {
-    if (!g_timeout.empty()) {
-        try {
-            g_opt.timeout_s = sweep::parse_duration(g_timeout);
-        } catch (const input_error& e) {
-            throw input_error("--timeout: " + e.message());
-        }
-    }
+    if (const auto t = timeout_option(g_timeout)) g_opt.timeout_s = *t;
     if (!g_partition.empty()) g_opt.partition = g_partition;
     if (!g_time_limit.empty()) g_opt.time_limit = g_time_limit;
     if (g_cpus > 0) g_opt.cpus_per_task = g_cpus;

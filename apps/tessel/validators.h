@@ -5,7 +5,11 @@
 #include <CLI/CLI.hpp>
 
 #include <exception>
+#include <optional>
 #include <string>
+
+#include "engine/sweep/spec.h"
+#include "models/core/error.h"
 
 namespace tessel {
 
@@ -42,5 +46,15 @@ inline const CLI::Validator k_positive_seconds(
         return "expected seconds above 0 and at most 86400, got '" + v + "'";
     },
     "SECONDS");
+
+/// A --timeout value ("30s", "10min") in seconds, or none when not given; a bad one is an input_error naming it.
+inline std::optional<double> timeout_option(const std::string& text) {
+    if (text.empty()) return std::nullopt;
+    try {
+        return sweep::parse_duration(text);
+    } catch (const input_error& e) {
+        throw input_error("--timeout: " + e.message());
+    }
+}
 
 }  // namespace tessel

@@ -13,6 +13,7 @@
 #include "engine/mappers/mapper.h"
 #include "engine/netlist/platform.h"
 #include "engine/run/session.h"
+#include "engine/sweep/generated_spec.h"
 #include "engine/sweep/results.h"
 #include "engine/system/system_mapper.h"
 #include "models/core/error.h"
@@ -63,16 +64,7 @@ std::string label(const parallel_plan& p) {
     return s;
 }
 
-std::string yaml_quote(const std::string& s) { return json(s).dump(); }  // a JSON string is a YAML string
-
 std::string pct(double f) { return format_number(100 * f, 3) + "%"; }
-
-/// The absolute path of a file the user named relative to the working directory, else the name as it is.
-std::string absolute_if_file(const std::string& s) {
-    std::error_code ec;
-    if (fs::is_regular_file(s, ec)) return fs::absolute(s).lexically_normal().string();
-    return s;
-}
 
 /// What the user set: platform sets, workload overrides and the plan's fixed keys (folded into the limits).
 struct split_sets {
@@ -204,27 +196,16 @@ std::string sweep_yaml(const plan_options& o, const std::string& platform_file, 
             values["parallel.recompute"].push_back(p.recompute);
             values["parallel.zero"].push_back(std::to_string(p.zero));
         }
-    std::ostringstream y;
-    y << "# written by tessel plan: every candidate plan is a point (re-run with tessel sweep, or tessel plan again)\n"
-      << "sweep: plan\n"
-      << "platform: " << yaml_quote(platform_file) << "\n"
-      << "workload: " << yaml_quote(workload) << "\n";
-    if (!sets.platform.empty() || !sets.workload.empty()) {
-        y << "set:\n";
-        for (const auto& [k, v] : sets.platform) y << "  " << yaml_quote(k) << ": " << yaml_quote(v) << "\n";
-        for (const auto& [k, v] : sets.workload)
-            y << "  " << yaml_quote("workload." + k) << ": " << yaml_quote(v) << "\n";
-    }
-    y << "axes:\n";
-    for (const auto& n : names) {
-        y << "  " << yaml_quote(n) << ": [";
-        for (size_t i = 0; i < values[n].size(); ++i) y << (i ? ", " : "") << yaml_quote(values[n][i]);
-        y << "]\n";
-    }
-    y << "zip:\n  - [";
-    for (size_t i = 0; i < names.size(); ++i) y << (i ? ", " : "") << yaml_quote(names[i]);
-    y << "]\n";
-    return y.str();
+    sweep::generated_spec g;
+    g.comment =
+        "written by tessel plan: every candidate plan is a point (re-run with tessel sweep, or tessel plan again)";
+    g.name = "plan";
+    g.platform = platform_file;
+    g.workload = workload;
+    g.platform_sets = sets.platform;
+    g.workload_sets = sets.workload;
+    for (const auto& n : names) g.axes.emplace_back(n, values[n]);
+    return g.yaml();
 }
 
 double mean_of(const json& per_chip, const char* key) {
@@ -680,7 +661,7 @@ int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
     plan_limits limits = o.limits;
     const split_sets sets = split_user_sets(o, limits);
     const std::string platform_file = o.sweep.resolve_platform ? o.sweep.resolve_platform(o.platform) : o.platform;
-    const std::string workload = absolute_if_file(o.workload);
+    const std::string workload = sweep::absolute_if_file(o.workload);
 
     std::vector<system_size> sizes;
     const std::vector<std::string> values = o.scale_param.empty() ? std::vector<std::string>{""} : o.scale_values;

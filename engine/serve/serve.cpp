@@ -19,6 +19,7 @@
 #include "engine/serve/batcher.h"
 #include "engine/serve/serve_metrics.h"
 #include "engine/serve/step_table.h"
+#include "engine/sweep/generated_spec.h"
 #include "engine/sweep/results.h"
 #include "engine/system/system_mapper.h"
 #include "engine/workload/source.h"
@@ -32,8 +33,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
-
-std::string quote(const std::string& s) { return nlohmann::json(s).dump(); }  // a JSON string is a YAML string
 
 /// The user's --set values by who reads them.
 struct split_sets {
@@ -168,35 +167,26 @@ std::int64_t step_microbatch(std::int64_t batch, int pp) {
 
 std::string steps_yaml(const std::string& platform_file, const std::string& workload, const split_sets& sets,
                        const std::vector<step_shape>& shapes, const target& t) {
-    std::ostringstream y;
-    y << "# written by tessel serve: the batch-step shapes it simulates (prefill: seq tokens, kv_cache 0; decode:\n"
-      << "# seq 1 over kv_cache cached tokens)\n"
-      << "sweep: serve_steps\n"
-      << "platform: " << quote(platform_file) << "\n"
-      << "workload: " << quote(workload) << "\n";
-    if (!sets.platform.empty() || !sets.workload.empty()) {
-        y << "set:\n";
-        for (const auto& [k, v] : sets.platform) y << "  " << quote(k) << ": " << quote(v) << "\n";
-        for (const auto& [k, v] : sets.workload) y << "  " << quote("workload." + k) << ": " << quote(v) << "\n";
-    }
+    sweep::generated_spec g;
+    g.comment =
+        "written by tessel serve: the batch-step shapes it simulates (prefill: seq tokens, kv_cache 0; "
+        "decode: seq 1 over kv_cache cached tokens)";
+    g.name = "serve_steps";
+    g.platform = platform_file;
+    g.workload = workload;
+    g.platform_sets = sets.platform;
+    g.workload_sets = sets.workload;
     // On a system every replica runs the step (the batch is the replicas' together, split by the mapper).
-    std::string batch, seq, kv, mb;
-    for (std::size_t i = 0; i < shapes.size(); ++i) {
-        const step_shape& s = shapes[i];
-        const std::string sep = i ? ", " : "";
-        batch += sep + quote(std::to_string(s.batch * t.dp));
-        seq += sep + quote(std::to_string(s.prefill ? s.length : 1));
-        kv += sep + quote(std::to_string(s.prefill ? 0 : s.length));
-        mb += sep + quote(std::to_string(step_microbatch(s.batch, t.pp)));
+    std::vector<std::string> batch, seq, kv, mb;
+    for (const step_shape& s : shapes) {
+        batch.push_back(std::to_string(s.batch * t.dp));
+        seq.push_back(std::to_string(s.prefill ? s.length : 1));
+        kv.push_back(std::to_string(s.prefill ? 0 : s.length));
+        mb.push_back(std::to_string(step_microbatch(s.batch, t.pp)));
     }
-    y << "axes:\n"
-      << "  \"workload.batch\": [" << batch << "]\n"
-      << "  \"workload.seq\": [" << seq << "]\n"
-      << "  \"workload.kv_cache\": [" << kv << "]\n";
-    if (t.system) y << "  \"parallel.microbatch\": [" << mb << "]\n";
-    y << "zip:\n  - [\"workload.batch\", \"workload.seq\", \"workload.kv_cache\""
-      << (t.system ? ", \"parallel.microbatch\"" : "") << "]\n";
-    return y.str();
+    g.axes = {{"workload.batch", batch}, {"workload.seq", seq}, {"workload.kv_cache", kv}};
+    if (t.system) g.axes.emplace_back("parallel.microbatch", mb);
+    return g.yaml();
 }
 
 std::string shape_label(const step_shape& s) {
@@ -345,12 +335,6 @@ void print_report(std::ostream& out, const serve_cli& o, const serve_options& so
         out << "  SLOs        " << format_number(100 * m.slo_attainment, 3) << "% of requests met them; goodput "
             << format_number(m.goodput_requests_per_s) << " requests/s\n";
     out << "results: " << out_dir << "/summary.json, requests.csv, steps.csv, trace.json (ui.perfetto.dev)\n";
-}
-
-std::string absolute_if_file(const std::string& s) {
-    std::error_code ec;
-    if (fs::is_regular_file(s, ec)) return fs::absolute(s).lexically_normal().string();
-    return s;
 }
 
 // A run keeps a record of every batch step (steps.csv), at most one decode step per output token: more output
@@ -508,7 +492,7 @@ int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
     if (!o.curve.empty() && (!so.trace.empty() || so.concurrency > 0))
         throw input_error("--curve sets the closed loop's users itself; leave out serve.trace and serve.concurrency");
     const std::string platform_file = o.sweep.resolve_platform ? o.sweep.resolve_platform(o.platform) : o.platform;
-    const std::string workload = absolute_if_file(o.workload);
+    const std::string workload = sweep::absolute_if_file(o.workload);
     const sized_model m = size_model(o, platform_file, workload, sets, so);
     const std::int64_t replicas = m.tg.dp;
 
