@@ -89,8 +89,12 @@ split_sets split_user_sets(const plan_options& o, plan_limits& limits) {
             const std::string key = k.substr(9);
             if (std::find(k_searched.begin(), k_searched.end(), key) != k_searched.end() && key != "schedule") {
                 auto list = [&](std::vector<int>& l) {
-                    if (!l.empty())
-                        throw input_error("--set " + k + " and --" + key + " both restrict " + key + "; give one");
+                    if (!l.empty()) {
+                        std::string why = "--set " + k;
+                        why += " and --" + key;
+                        why += " both restrict " + key;
+                        throw input_error(why + "; give one");
+                    }
                     l = parse_int_list("--set " + k, v);
                 };
                 if (key == "dp")
@@ -112,10 +116,10 @@ split_sets split_user_sets(const plan_options& o, plan_limits& limits) {
                 }
                 continue;
             }
-            if (key != "schedule") out.platform.push_back({k, v});
+            if (key != "schedule") out.platform.emplace_back(k, v);
             continue;
         }
-        out.platform.push_back({k, v});
+        out.platform.emplace_back(k, v);
     }
     // The plan's keys the search does not vary (schedule, sequence_parallel, ...) and unknown ones, through a run's
     // rules.
@@ -252,7 +256,7 @@ std::string wins_by(const plan_result& a, const plan_result& b) {
     for (int i = 0; i < 3; ++i) {
         const double delta = frac_b[i] * b.iteration_s - frac_a[i] * a.iteration_s;
         if (std::abs(delta) < 0.01 * a.iteration_s) continue;
-        (delta > 0 ? saves : pays).push_back({std::abs(delta), i});
+        (delta > 0 ? saves : pays).emplace_back(std::abs(delta), i);
     }
     std::sort(saves.rbegin(), saves.rend());
     std::sort(pays.rbegin(), pays.rend());
@@ -311,9 +315,9 @@ size_report rank_size(const system_size& s, std::vector<plan_result> results, co
     for (const auto& x : r.results)
         if (x.ok() && x.cand->plan.tp == 1 && x.cand->plan.pp == 1 && (!dp_only)) dp_only = &x;
     if (best.cand->plan.tp == 1 && best.cand->plan.pp == 1) {
-        r.why.push_back("plain data parallelism wins: no model parallelism is needed to fit or to go faster");
+        r.why.emplace_back("plain data parallelism wins: no model parallelism is needed to fit or to go faster");
     } else if (dp_only && r.results.size() > 1 && dp_only == &r.results[1]) {
-        r.why.push_back("the runner-up is plain data parallelism");
+        r.why.emplace_back("the runner-up is plain data parallelism");
     } else if (dp_only) {
         r.why.push_back("plain data parallelism (" + label(dp_only->cand->plan) + ") is slower: the best plan is " +
                         wins_by(best, *dp_only));
@@ -343,7 +347,7 @@ size_report rank_size(const system_size& s, std::vector<plan_result> results, co
     for (const auto& [dp, x] : best_at)
         lines[dp] = format_number(x->samples_per_s, 4) + " samples/s (" + label(x->cand->plan) + ")";
     for (const auto& [dp, c] : missing) lines[dp] = "does not fit (" + c->rejected + ")";
-    for (const auto& [dp, l] : lines) r.by_dp.push_back({dp, l});
+    for (const auto& [dp, l] : lines) r.by_dp.emplace_back(dp, l);
     return r;
 }
 
@@ -475,7 +479,9 @@ std::vector<int> parse_int_list(const std::string& key, const std::string& text)
             if (used != item.size() || v < 0 || v > (1 << 24)) throw std::invalid_argument(item);
             out.push_back(static_cast<int>(v));
         } catch (const std::exception&) {
-            throw input_error(key + ": expected whole numbers separated by commas, got '" + text + "'");
+            std::string why = key + ": expected whole numbers separated by commas, got '";
+            why += text;
+            throw input_error(why + "'");
         }
     }
     if (out.empty()) throw input_error(key + ": expected whole numbers separated by commas, got '" + text + "'");
@@ -607,6 +613,7 @@ json pareto_front(const std::vector<size_report>& reports) {
     json front = json::array();
     double fastest = 0;
     std::vector<const size_report*> by_chips;
+    by_chips.reserve(reports.size());
     for (const auto& r : reports) by_chips.push_back(&r);
     std::stable_sort(by_chips.begin(), by_chips.end(),
                      [](auto* a, auto* b) { return a->size->chips < b->size->chips; });
