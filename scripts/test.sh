@@ -2,9 +2,10 @@
 # tessel test suite: checks style first (scripts/lint.sh: clang-format on every C++ file, clang-tidy on the files
 # the change touched), builds and runs every test, then builds the tests with AddressSanitizer + UBSan (clang) and
 # runs them again, then fuzzes each input reader briefly. Exit status is non-zero if anything fails.
-#   scripts/test.sh           every test but the long ones (label `long`: docs/accelerator-war.md's comparisons,
-#                             about 90 CPU-minutes on a 2-core machine; CI runs this)
-#   scripts/test.sh --long    the long ones too: before changing docs/accelerator-war.md or a model it quotes
+#   scripts/test.sh           every test but the long ones (label `long`: docs/accelerator-war.md's comparisons and
+#                             docs/systems.md's CS-2 cluster run, about 100 CPU-minutes on a 2-core machine; CI
+#                             runs this)
+#   scripts/test.sh --long    the long ones too: before changing those docs or a model they quote
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)

@@ -24,7 +24,9 @@ struct live {
 /// One model replica: its queue, its batch and the step it is running.
 struct replica_state {
     std::deque<live> waiting;
+    std::deque<live> incoming;  // disaggregated decode replica: caches arrived, not yet admitted
     std::vector<live> running;  // admission order
+    double links_free = 0;      // disaggregated prefill replica: when its last transfer ends
     std::int64_t free_blocks = 0;
     bool busy = false;
     double busy_until = 0;
@@ -62,26 +64,33 @@ public:
             if (!m_pending.empty()) t = m_pending.begin()->first;
             for (const auto& r : m_replicas)
                 if (r.busy) t = std::min(t, r.busy_until);
+            if (!m_sending.empty()) t = std::min(t, m_sending.begin()->first);
             if (t == std::numeric_limits<double>::infinity()) break;
             for (std::size_t i = 0; i < m_replicas.size(); ++i)
                 if (m_replicas[i].busy && m_replicas[i].busy_until == t) finish_step(static_cast<int>(i), t);
+            while (!m_sending.empty() && m_sending.begin()->first <= t) {
+                deliver(m_sending.begin()->second);
+                m_sending.erase(m_sending.begin());
+            }
             while (!m_pending.empty() && m_pending.begin()->first <= t) {
                 const int id = m_pending.begin()->second;
                 m_pending.erase(m_pending.begin());
                 m_run.arrivals[static_cast<std::size_t>(id)] = t;
                 live l;
                 l.id = id;
-                const int rep = static_cast<int>(m_dispatched++ % m_replicas.size());
+                const int rep = static_cast<int>(m_dispatched++ % static_cast<std::size_t>(prefilling()));
                 m_run.outcomes[static_cast<std::size_t>(id)].replica = rep;
                 m_replicas[static_cast<std::size_t>(rep)].waiting.push_back(l);
             }
-            for (std::size_t i = 0; i < m_replicas.size(); ++i)
-                if (!m_replicas[i].busy) start_step(static_cast<int>(i), t);
+            // Twice when disaggregated: a decode replica's preemption puts work back on a prefill replica.
+            for (int pass = 0; pass < (m_cfg.prefill_replicas > 0 ? 2 : 1); ++pass)
+                for (std::size_t i = 0; i < m_replicas.size(); ++i)
+                    if (!m_replicas[i].busy) start_step(static_cast<int>(i), t);
         }
         double end = 0;
         for (const step_record& s : m_run.steps) end = std::max(end, s.end_s);
         for (const auto& r : m_replicas) {
-            if (!r.waiting.empty() || !r.running.empty())
+            if (!r.waiting.empty() || !r.running.empty() || !r.incoming.empty())
                 throw std::logic_error("serving: requests left unserved with nothing running");
             m_run.idle_joules += (end - r.idle_since) * m_cfg.idle_watts;
         }
@@ -112,11 +121,58 @@ private:
         r.prefill = prefill;
     }
 
+    /// The replicas that take new requests (disaggregated: the prefill ones).
+    int prefilling() const { return m_cfg.prefill_replicas > 0 ? m_cfg.prefill_replicas : m_cfg.replicas; }
+    bool decodes_only(int rep) const { return m_cfg.prefill_replicas > 0 && rep >= m_cfg.prefill_replicas; }
+
     void start_step(int rep, double t) {
-        if (m_cfg.continuous)
+        if (decodes_only(rep))
+            start_decode_pool(rep, t);
+        else if (m_cfg.continuous)
             start_continuous(rep, t);
         else
             start_static(rep, t);
+    }
+
+    /// A decode replica: arrived caches join the batch while it has room and the cache has their blocks.
+    void start_decode_pool(int rep, double t) {
+        replica_state& r = m_replicas[static_cast<std::size_t>(rep)];
+        while (!r.incoming.empty() && static_cast<std::int64_t>(r.running.size()) < m_cfg.max_batch) {
+            live l = r.incoming.front();
+            const std::int64_t need = blocks_for(l.cached, m_cfg.block_tokens);
+            if (need > r.free_blocks) break;
+            r.incoming.pop_front();
+            r.free_blocks -= need;
+            l.blocks = need;
+            r.running.push_back(l);
+        }
+        start_decode(rep, t);
+    }
+
+    /// A prefilled request's cache leaves for the next decode replica once the replica's earlier transfers are
+    /// done; its blocks stay held until it has arrived.
+    void send(const live& l, int from, double t) {
+        replica_state& r = m_replicas[static_cast<std::size_t>(from)];
+        transfer_record x;
+        x.request = l.id;
+        x.from = from;
+        x.to = m_cfg.prefill_replicas +
+               static_cast<int>(m_sent++ % static_cast<std::size_t>(m_cfg.replicas - m_cfg.prefill_replicas));
+        x.tokens = l.cached;
+        x.ready_s = t;
+        x.start_s = std::max(t, r.links_free);
+        x.end_s = x.start_s + m_cfg.transfers->seconds(l.cached);
+        r.links_free = x.end_s;
+        m_sending.emplace(x.end_s, std::make_pair(m_run.transfers.size(), l));
+        m_run.transfers.push_back(x);
+    }
+
+    void deliver(const std::pair<std::size_t, live>& sent) {
+        const transfer_record& x = m_run.transfers[sent.first];
+        live l = sent.second;
+        m_replicas[static_cast<std::size_t>(x.from)].free_blocks += l.blocks;
+        l.blocks = 0;
+        m_replicas[static_cast<std::size_t>(x.to)].incoming.push_back(l);
     }
 
     void start_continuous(int rep, double t) {
@@ -145,6 +201,12 @@ private:
                    m_steps.prefill(k, static_cast<double>(longest)));
             return;
         }
+        start_decode(rep, t);
+    }
+
+    /// Every running sequence decodes one token; the newest are preempted while the cache lacks their blocks.
+    void start_decode(int rep, double t) {
+        replica_state& r = m_replicas[static_cast<std::size_t>(rep)];
         if (r.running.empty()) return;
         // Every running sequence appends one token: find the blocks, preempting the newest while short.
         auto extra = [&] {
@@ -159,7 +221,9 @@ private:
             victim.blocks = 0;
             victim.cached = 0;
             ++out(victim.id).preemptions;
-            r.waiting.push_front(victim);
+            // Prefilled again where it was prefilled (disaggregated: on its prefill replica).
+            m_replicas[static_cast<std::size_t>(decodes_only(rep) ? out(victim.id).replica : rep)].waiting.push_front(
+                victim);
             if (r.running.empty()) throw std::logic_error("serving: no request fits the KV cache");
         }
         double context = 0;
@@ -233,6 +297,8 @@ private:
                 emit(l, t);
                 if (l.generated >= req(l.id).output_tokens)
                     r.free_blocks += l.blocks;
+                else if (m_cfg.prefill_replicas > 0)
+                    send(l, rep, t);
                 else
                     r.running.push_back(l);
             }
@@ -267,8 +333,9 @@ private:
     const server_config& m_cfg;
     const step_table& m_steps;
     std::vector<replica_state> m_replicas;
-    std::multimap<double, int> m_pending;  // arrival time -> request id
-    std::size_t m_dispatched = 0;
+    std::multimap<double, int> m_pending;                           // arrival time -> request id
+    std::multimap<double, std::pair<std::size_t, live>> m_sending;  // arrival -> transfer index, the request
+    std::size_t m_dispatched = 0, m_sent = 0;
     std::int64_t m_next_user_request = 0;
     serve_run m_run;
 };
@@ -276,6 +343,11 @@ private:
 }  // namespace
 
 serve_run run_server(const std::vector<request>& requests, const server_config& cfg, const step_table& steps) {
+    if (cfg.prefill_replicas > 0 && (cfg.prefill_replicas >= cfg.replicas || !cfg.transfers || !cfg.continuous))
+        throw input_error("serve.prefill_replicas: " + std::to_string(cfg.prefill_replicas) + " of " +
+                          std::to_string(cfg.replicas) +
+                          " replicas leaves none to decode; disaggregated serving needs a system of at least two "
+                          "replicas (parallel.dp) and the continuous scheduler");
     return server(requests, cfg, steps).run();
 }
 

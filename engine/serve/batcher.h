@@ -14,6 +14,13 @@
 //   longest output is done; a request's last token ends it, but its slot stays in the batch.
 //
 // Replicas (parallel.dp) serve independently; requests go to them in turn as they arrive.
+//
+// Disaggregated (prefill_replicas > 0; Splitwise, DistServe): requests go in turn to the first prefill_replicas
+// replicas, which run only prefill steps (continuous admission as above). A prefilled request's KV cache then
+// goes to the decode replicas in turn, over the system's links (the transfer table's time; a replica's transfers
+// leave one after another, and its blocks are held until the transfer ends). A decode replica admits arrived caches
+// first come first served while its batch has room and its cache has their blocks, and runs only decode steps; a
+// request it preempts goes back to the front of its prefill replica's queue and is prefilled and sent again.
 #pragma once
 
 #include <cstdint>
@@ -31,14 +38,17 @@ struct server_config {
     std::int64_t block_tokens = 16;
     std::int64_t kv_blocks = 0;  // per replica
     int replicas = 1;
-    std::int64_t closed_loop_users = 0;  // > 0: a request's arrival is its user's previous finish
-    double idle_watts = 0;               // what the replica's chips draw between steps
+    std::int64_t closed_loop_users = 0;         // > 0: a request's arrival is its user's previous finish
+    double idle_watts = 0;                      // what the replica's chips draw between steps
+    int prefill_replicas = 0;                   // > 0: disaggregated, the first ones prefill, the rest decode
+    const transfer_table* transfers = nullptr;  // disaggregated: KV transfer time by tokens
 };
 
 struct serve_run {
-    std::vector<outcome> outcomes;   // by request id
-    std::vector<step_record> steps;  // in start order per replica
-    std::vector<double> arrivals;    // the arrival times used (closed loop: set by the run)
+    std::vector<outcome> outcomes;           // by request id
+    std::vector<step_record> steps;          // in start order per replica
+    std::vector<double> arrivals;            // the arrival times used (closed loop: set by the run)
+    std::vector<transfer_record> transfers;  // disaggregated: every KV cache sent, in the order they were sent
     double idle_joules = 0;
 };
 

@@ -19,7 +19,7 @@ struct outcome {
     double first_token_s = -1;  // end of the step that produced its first token
     double finish_s = -1;       // end of the step that produced its last token
     int preemptions = 0;        // times its KV blocks were taken back (recomputed on readmission)
-    int replica = 0;            // which model replica served it
+    int replica = 0;            // which model replica served it (disaggregated: the one that prefilled it)
 
     bool done() const { return finish_s >= 0; }
 };
@@ -34,6 +34,16 @@ struct step_record {
     std::int64_t kv_blocks = 0;  // blocks in use after the step
     double energy_j = 0;
     int replica = 0;
+};
+
+/// A KV cache sent from a prefill replica to a decode replica (disaggregated serving).
+struct transfer_record {
+    int request = 0;
+    int from = 0, to = 0;     // replicas
+    std::int64_t tokens = 0;  // in the cache sent
+    double ready_s = 0;       // its prefill ended
+    double start_s = 0;       // the prefill replica's links were free (transfers leave one after another)
+    double end_s = 0;
 };
 
 }  // namespace tessel::serve

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <ostream>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +18,7 @@
 #include "engine/run/session.h"
 #include "engine/serve/arrivals.h"
 #include "engine/serve/batcher.h"
+#include "engine/serve/kv_transfer.h"
 #include "engine/serve/serve_metrics.h"
 #include "engine/serve/step_table.h"
 #include "engine/sweep/generated_spec.h"
@@ -33,6 +35,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
+
+/// Bytes in decimal units always: format_bytes picks binary ones for an exact binary multiple, which a cache of
+/// whole blocks often is, and one line would then mix MiB and MB.
+std::string decimal_size(double bytes) { return format_rate(bytes, "B"); }
 
 /// The user's --set values by who reads them.
 struct split_sets {
@@ -72,6 +78,8 @@ struct target {
     bool system = false;
     int tp = 1, pp = 1, dp = 1;  // dp: replicas
     std::uint64_t capacity = 0;  // bytes per chip
+    // On a system, per replica: its chips' memories (each stage's ranks in turn), where KV transfers go.
+    std::vector<std::vector<std::string>> replica_memories;
     std::int64_t chips() const { return static_cast<std::int64_t>(tp) * pp; }
 };
 
@@ -106,6 +114,14 @@ target load_target(const serve_cli& o, const std::string& platform_file, split_s
             throw input_error("tessel serve: parallel.dp x tp x pp = " + std::to_string(t.dp) + " x " +
                               std::to_string(t.tp) + " x " + std::to_string(t.pp) + ", but '" + o.platform + "' has " +
                               std::to_string(have) + " chips");
+        parallel_plan plan = sm->plan();
+        plan.dp = t.dp;
+        t.replica_memories.resize(static_cast<std::size_t>(t.dp));
+        for (int r = 0; r < t.dp; ++r)
+            for (int s = 0; s < t.pp; ++s)
+                for (int k = 0; k < t.tp; ++k)
+                    t.replica_memories[static_cast<std::size_t>(r)].push_back(
+                        sm->chip_memory_name(*plat, system_mapper::chip_of(plan, s, r, k)));
     }
     t.capacity = m->memory_capacity(*plat);
     if (t.capacity == 0)
@@ -125,8 +141,7 @@ footprint model_footprint(const workload_source& src, const split_sets& sets, co
     workload_overrides ov = parse_workload_overrides(sets.workload);
     ov.batch = 1;
     ov.seq = 1;
-    const std::int64_t cached = 64;
-    ov.kv_cache = cached;
+    ov.kv_cache = 64;  // any length: the cache's bytes per token are what is read
     ov.tp = t.tp;
     const std::string no_cache = "tessel serve: workload '" + src.spec() +
                                  "' has no KV cache; serving needs a decoder that caches keys and values (the llama "
@@ -140,19 +155,23 @@ footprint model_footprint(const workload_source& src, const split_sets& sets, co
         throw input_error(no_cache + ": " + e.message());
     }
     footprint f;
-    double state = 0;
     bool kv = false;
+    auto ends_with = [](const std::string& s, const std::string& tail) {
+        return s.size() > tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+    };
     for (const tensor_info& x : g.tensors()) {
         if (x.role == tensor_role::weight && x.alias_of < 0) f.weight_bytes += static_cast<double>(x.bytes());
-        if (x.role == tensor_role::state) {
-            state += static_cast<double>(x.bytes());
-            kv |= x.name.size() > 8 && x.name.compare(x.name.size() - 8, 8, ".k_cache") == 0;
+        // A cache [batch, heads, tokens, d]: the cached tokens, and the step's own when it is appended in place.
+        if (x.role == tensor_role::state && x.shape.size() == 4 &&
+            (ends_with(x.name, ".k_cache") || ends_with(x.name, ".v_cache"))) {
+            f.kv_bytes_per_token += static_cast<double>(x.bytes()) / static_cast<double>(x.shape[2]);
+            kv = true;
         }
     }
     if (!kv) throw input_error(no_cache);
     // A pipeline stage holds 1/pp of the layers (the embedding and head are left to the stages that hold them).
     f.weight_bytes /= t.pp;
-    f.kv_bytes_per_token = state / static_cast<double>(cached) / t.pp;
+    f.kv_bytes_per_token /= t.pp;
     return f;
 }
 
@@ -310,7 +329,7 @@ std::string dist_line(const char* name, const distribution& d) {
 }
 
 void print_report(std::ostream& out, const serve_cli& o, const serve_options& so, const serve_metrics& m,
-                  std::int64_t replicas, std::int64_t shapes, const std::string& out_dir) {
+                  std::int64_t replicas, std::int64_t shapes, const std::string& out_dir, const json& transfers) {
     out << "tessel serve: " << o.workload << " on " << o.platform << " (" << m.chips << " chip"
         << (m.chips == 1 ? "" : "s") << (replicas > 1 ? ", " + std::to_string(replicas) + " replicas" : "") << ")\n";
     out << "  requests:   " << m.requests << " (" << so.arrival()
@@ -326,11 +345,18 @@ void print_report(std::ostream& out, const serve_cli& o, const serve_options& so
         << " tokens/s per user\n";
     out << "  energy      " << format_energy(m.energy_j) << ", " << format_power(m.average_power_w) << " average, "
         << format_number(m.output_tokens_per_kj) << " tokens/kJ\n";
-    out << "  KV cache    peak " << format_bytes(m.kv_peak_bytes) << ", mean " << format_bytes(m.kv_mean_bytes)
-        << " of " << format_bytes(m.kv_capacity_bytes) << (replicas > 1 ? " per replica" : "") << "; " << m.preemptions
+    out << "  KV cache    peak " << decimal_size(m.kv_peak_bytes) << ", mean " << decimal_size(m.kv_mean_bytes)
+        << " of " << decimal_size(m.kv_capacity_bytes) << (replicas > 1 ? " per replica" : "") << "; " << m.preemptions
         << " preemption" << (m.preemptions == 1 ? "" : "s") << "\n";
     out << "  steps       " << m.prefill_steps << " prefill, " << m.decode_steps << " decode (mean batch "
         << format_number(m.mean_decode_batch, 3) << "), from " << shapes << " simulated shapes\n";
+    if (!transfers.is_null())
+        out << "  KV sent     " << transfers["count"].get<std::int64_t>() << " caches from " << so.prefill_replicas
+            << " prefill to " << replicas - so.prefill_replicas << " decode replica"
+            << (replicas - so.prefill_replicas == 1 ? "" : "s") << ", mean "
+            << format_time(transfers["mean_s"].get<double>()) << " on the links after "
+            << format_time(transfers["mean_wait_s"].get<double>()) << " waiting for them; "
+            << decimal_size(transfers["bytes_per_chip"].get<double>()) << " per chip in all\n";
     if (so.slo_ttft_s > 0 || so.slo_tpot_s > 0)
         out << "  SLOs        " << format_number(100 * m.slo_attainment, 3) << "% of requests met them; goodput "
             << format_number(m.goodput_requests_per_s) << " requests/s\n";
@@ -420,7 +446,8 @@ grid_bounds bounds_for(const std::vector<request>& reqs, const serve_options& so
 
 /// One serving run over the simulated steps.
 serve_run serve_requests(const std::vector<request>& reqs, const serve_options& so, const sized_model& m,
-                         std::int64_t max_batch, const step_table& table, double idle_watts) {
+                         std::int64_t max_batch, const step_table& table, double idle_watts,
+                         const transfer_table* transfers) {
     server_config cfg;
     cfg.continuous = so.scheduler == "continuous";
     cfg.max_batch = max_batch;
@@ -430,13 +457,16 @@ serve_run serve_requests(const std::vector<request>& reqs, const serve_options& 
     cfg.replicas = m.tg.dp;
     cfg.closed_loop_users = so.concurrency;
     cfg.idle_watts = idle_watts;
+    cfg.prefill_replicas = static_cast<int>(so.prefill_replicas);
+    cfg.transfers = transfers;
     return run_server(reqs, cfg, table);
 }
 
 /// The closed loop at each concurrency of `curve` (max batch = concurrency): latency against throughput, and the
 /// points no other beats on both tokens/s per user and tokens/s per chip.
 json serve_curve(const std::vector<std::int64_t>& curve, const serve_options& base, const sized_model& m,
-                 std::int64_t grid_max_batch, const step_table& table, double idle_watts) {
+                 std::int64_t grid_max_batch, const step_table& table, double idle_watts,
+                 const transfer_table* transfers) {
     json points = json::array();
     for (const std::int64_t c : curve) {
         serve_options so = base;
@@ -445,7 +475,7 @@ json serve_curve(const std::vector<std::int64_t>& curve, const serve_options& ba
         so.requests = std::max(base.requests, 4 * c);  // every user sends several requests
         const std::int64_t batch = std::min(c, grid_max_batch);
         const auto reqs = make_requests(so);
-        const serve_run run = serve_requests(reqs, so, m, batch, table, idle_watts);
+        const serve_run run = serve_requests(reqs, so, m, batch, table, idle_watts, transfers);
         const serve_metrics x = measure(reqs, run, so, m.tg.chips() * m.tg.dp, m.block_bytes, m.kv_blocks);
         json p = x.to_json();
         p["concurrency"] = c;
@@ -460,6 +490,51 @@ json serve_curve(const std::vector<std::int64_t>& curve, const serve_options& ba
         p["pareto"] = !beaten;
     }
     return points;
+}
+
+/// The KV transfers a disaggregated run needs: each chip of the first prefill replica to its counterpart in the
+/// first decode replica (kv_transfer.h), at every cache length a transfer can have (the prompts', and a preempted
+/// request's, prefilled again over its output so far).
+kv_transfer_plan transfer_plan(const std::string& platform_file, const split_sets& sets, const sized_model& m,
+                               const grid_bounds& gb, const serve_options& so, const std::string& out_dir) {
+    if (!m.tg.system || so.prefill_replicas >= m.tg.dp)
+        throw input_error("serve.prefill_replicas: " + std::to_string(so.prefill_replicas) + " of " +
+                          std::to_string(m.tg.dp) +
+                          " replicas leaves none to decode; disaggregated serving needs a system (platforms/systems) "
+                          "of at least two replicas of parallel.tp x parallel.pp chips");
+    kv_transfer_plan p;
+    p.platform_file = platform_file;
+    // A program run takes the platform's own parameters; the plan and the mapper's are the steps'.
+    for (const auto& kv : sets.platform)
+        if (kv.first.rfind("parallel.", 0) != 0 && kv.first.rfind("mapper.", 0) != 0) p.platform_sets.push_back(kv);
+    const auto& from = m.tg.replica_memories.front();
+    const auto& to = m.tg.replica_memories[static_cast<std::size_t>(so.prefill_replicas)];
+    for (std::size_t i = 0; i < from.size(); ++i) p.routes.emplace_back(from[i], to[i]);
+    p.bytes_per_token = m.fp.kv_bytes_per_token;
+    std::set<std::int64_t> lengths = {gb.prompt_min, gb.prompt_max};
+    if (gb.reprefill_max > 0) lengths.insert(gb.reprefill_max);
+    p.lengths.assign(lengths.begin(), lengths.end());
+    p.dir = out_dir + "/kv_transfers";
+    return p;
+}
+
+/// What the KV transfers of a disaggregated run took: their count, mean time on the links and waiting for them,
+/// the bytes each chip sent, and the simulated transfer times by cache length.
+json transfer_summary(const serve_run& run, const transfer_table& table, double bytes_per_token) {
+    double wait = 0, busy = 0, tokens = 0;
+    for (const transfer_record& x : run.transfers) {
+        wait += x.start_s - x.ready_s;
+        busy += x.end_s - x.start_s;
+        tokens += static_cast<double>(x.tokens);
+    }
+    const double n = std::max<double>(1, static_cast<double>(run.transfers.size()));
+    json points = json::object();
+    for (const auto& [len, s] : table.points()) points[std::to_string(len)] = s;
+    return {{"count", run.transfers.size()},
+            {"mean_s", busy / n},
+            {"mean_wait_s", wait / n},
+            {"bytes_per_chip", tokens * bytes_per_token},
+            {"simulated_s_by_tokens", points}};
 }
 
 void print_curve(std::ostream& out, const serve_cli& o, const json& points, std::int64_t chips,
@@ -518,6 +593,14 @@ int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
     if (status >= 128) return status;
     double idle_watts = 0;
     const step_table table = read_steps(steps_dir, shapes, m.tg, idle_watts);
+    transfer_table transfers;
+    if (so.prefill_replicas > 0) {
+        int kv_status = 0;
+        if (!simulate_kv_transfers(transfer_plan(platform_file, sets, m, gb, so, out_dir), o.sweep, err, transfers,
+                                   kv_status))
+            return kv_status;
+    }
+    const transfer_table* transfers_or_null = so.prefill_replicas > 0 ? &transfers : nullptr;
 
     if (!o.curve.empty()) {
         json doc = {{"platform", o.platform},
@@ -525,7 +608,7 @@ int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
                     {"sets", o.sets},
                     {"chips", m.tg.chips() * replicas},
                     {"replicas", replicas}};
-        doc["points"] = serve_curve(o.curve, so, m, gb.max_batch, table, idle_watts);
+        doc["points"] = serve_curve(o.curve, so, m, gb.max_batch, table, idle_watts, transfers_or_null);
         write_file_atomic(out_dir + "/curve.json", doc.dump(2) + "\n", "serving curve", true);
         if (o.json)
             out << doc.dump(2) << "\n";
@@ -534,7 +617,7 @@ int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
         return 0;
     }
 
-    const serve_run run = serve_requests(reqs, so, m, gb.max_batch, table, idle_watts);
+    const serve_run run = serve_requests(reqs, so, m, gb.max_batch, table, idle_watts, transfers_or_null);
     const serve_metrics x = measure(reqs, run, so, m.tg.chips() * replicas, m.block_bytes, m.kv_blocks);
     json doc = x.to_json();
     doc["platform"] = o.platform;
@@ -550,6 +633,7 @@ int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
     doc["kv_bytes_per_token_per_chip"] = m.fp.kv_bytes_per_token;
     doc["kv_blocks"] = m.kv_blocks;
     doc["simulated_shapes"] = shapes.size();
+    if (transfers_or_null) doc["kv_transfers"] = transfer_summary(run, transfers, m.fp.kv_bytes_per_token);
     write_file_atomic(out_dir + "/summary.json", doc.dump(2) + "\n", "serving summary", true);
     write_requests_csv(out_dir + "/requests.csv", reqs, run);
     write_steps_csv(out_dir + "/steps.csv", run, m.block_bytes);
@@ -557,7 +641,8 @@ int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
     if (o.json)
         out << doc.dump(2) << "\n";
     else
-        print_report(out, o, so, x, replicas, static_cast<std::int64_t>(shapes.size()), out_dir);
+        print_report(out, o, so, x, replicas, static_cast<std::int64_t>(shapes.size()), out_dir,
+                     doc.value("kv_transfers", json()));
     if (!whole_trace)
         err << "tessel serve: trace.json holds the first " << k_trace_steps << " of " << run.steps.size()
             << " steps (steps.csv has them all)\n";

@@ -7,7 +7,8 @@
 //    `tessel run`s (local processes or Slurm, resumable: the results stay in the output folder).
 // 3. The server: requests arrive (serve_options.h), the batcher (batcher.h) schedules them step by step, each step
 //    costing what the table says, and the metrics (serve_metrics.h) are printed and written: summary.json,
-//    requests.csv, steps.csv and a Perfetto trace (trace.json).
+//    requests.csv, steps.csv and a Perfetto trace (trace.json). Disaggregated (serve.prefill_replicas), the KV
+//    caches sent from prefill to decode replicas are simulated too (kv_transfer.h).
 #pragma once
 
 #include <cstdint>

@@ -32,6 +32,10 @@ const std::vector<serve_setting>& serve_settings() {
         {"memory_utilization", "0.9",
          "share of each chip's memory for weights and the KV cache; the rest is left to activations and "
          "workspace (vLLM's gpu_memory_utilization)"},
+        {"prefill_replicas", "0",
+         "disaggregated serving (Splitwise, DistServe): this many of a system's replicas only prefill and send "
+         "each prompt's KV cache over the system's links to the other replicas, which only decode (0: every "
+         "replica does both)"},
         {"slo_ttft", "0", "time-to-first-token objective, e.g. 500ms (0: none); goodput counts requests meeting it"},
         {"slo_tpot", "0", "time-per-output-token objective, e.g. 50ms (0: none)"},
     };
@@ -111,6 +115,7 @@ serve_options parse_serve_options(const std::map<std::string, std::string>& sets
         {"max_prefill_tokens", [&](auto& k, auto& v) { o.max_prefill_tokens = whole(k, v, 1); }},
         {"block_tokens", [&](auto& k, auto& v) { o.block_tokens = whole(k, v, 1); }},
         {"memory_utilization", [&](auto& k, auto& v) { o.memory_utilization = real(k, v, 0.01, 1); }},
+        {"prefill_replicas", [&](auto& k, auto& v) { o.prefill_replicas = whole(k, v, 0); }},
         {"slo_ttft", [&](auto& k, auto& v) { o.slo_ttft_s = seconds(k, v); }},
         {"slo_tpot", [&](auto& k, auto& v) { o.slo_tpot_s = seconds(k, v); }},
     };
@@ -125,6 +130,10 @@ serve_options parse_serve_options(const std::map<std::string, std::string>& sets
     }
     if (!o.trace.empty() && o.concurrency > 0)
         throw input_error("serve.trace and serve.concurrency both set how requests arrive; give one");
+    if (o.prefill_replicas > 0 && o.scheduler != "continuous")
+        throw input_error(
+            "serve.prefill_replicas: disaggregated serving schedules each pool continuously; leave "
+            "serve.scheduler at continuous");
     return o;
 }
 

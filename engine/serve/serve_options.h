@@ -33,6 +33,7 @@ struct serve_options {
     std::int64_t max_prefill_tokens = 0;  // tokens (padded) one prefill step may take
     std::int64_t block_tokens = 0;        // KV-cache block (PagedAttention page)
     double memory_utilization = 0;        // share of chip memory for weights + KV cache
+    std::int64_t prefill_replicas = 0;    // > 0: that many replicas only prefill, the rest only decode
     // Service-level objectives (0: none).
     double slo_ttft_s = 0, slo_tpot_s = 0;
 

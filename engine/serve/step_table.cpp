@@ -1,6 +1,7 @@
 #include "engine/serve/step_table.h"
 
 #include <algorithm>
+#include <iterator>
 #include <set>
 #include <stdexcept>
 #include <tuple>
@@ -62,6 +63,17 @@ step_cost step_table::in_row(bool prefill, std::int64_t batch, double length) co
     std::size_t i = 1;
     while (i + 1 < row.size() && row[i].first < length) ++i;
     return lerp(row[i - 1].first, row[i - 1].second, row[i].first, row[i].second, length);
+}
+
+double transfer_table::seconds(std::int64_t tokens) const {
+    if (m_points.empty()) throw std::logic_error("transfer table: no KV transfer simulated");
+    if (m_points.size() == 1) return m_points.begin()->second;
+    auto hi = m_points.upper_bound(tokens);
+    if (hi == m_points.begin()) ++hi;
+    if (hi == m_points.end()) --hi;
+    const auto lo = std::prev(hi);
+    return lerp(static_cast<double>(lo->first), lo->second, static_cast<double>(hi->first), hi->second,
+                static_cast<double>(tokens));
 }
 
 step_cost step_table::lookup(bool prefill, std::int64_t batch, double length) const {

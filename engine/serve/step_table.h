@@ -69,4 +69,20 @@ private:
     std::map<step_shape, step_cost> m_points;
 };
 
+/// The time to send one request's KV cache from a prefill replica to a decode replica, by its tokens. Simulated
+/// at a few lengths (a program with one transfer per chip, from each chip of the prefill replica to the chip of the
+/// decode replica that holds the same layers and heads, all at once, over the system's links); piecewise linear
+/// between them, and along the last two beyond. A lone transfer takes its latency plus its bytes over the path's
+/// bandwidth, linear in the bytes: tests/serve/serve_cli_test.cpp checks a length between against a direct run.
+class transfer_table {
+public:
+    void add(std::int64_t tokens, double seconds) { m_points[tokens] = seconds; }
+    bool empty() const { return m_points.empty(); }
+    const std::map<std::int64_t, double>& points() const { return m_points; }
+    double seconds(std::int64_t tokens) const;
+
+private:
+    std::map<std::int64_t, double> m_points;
+};
+
 }  // namespace tessel::serve

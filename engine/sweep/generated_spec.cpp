@@ -19,8 +19,8 @@ std::string generated_spec::yaml() const {
     std::ostringstream y;
     y << "# " << comment << "\n"
       << "sweep: " << name << "\n"
-      << "platform: " << yaml_quote(platform) << "\n"
-      << "workload: " << yaml_quote(workload) << "\n";
+      << "platform: " << yaml_quote(platform) << "\n";
+    if (!workload.empty()) y << "workload: " << yaml_quote(workload) << "\n";
     if (!platform_sets.empty() || !workload_sets.empty()) {
         y << "set:\n";
         for (const auto& [k, v] : platform_sets) y << "  " << yaml_quote(k) << ": " << yaml_quote(v) << "\n";

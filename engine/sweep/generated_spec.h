@@ -11,10 +11,10 @@
 namespace tessel::sweep {
 
 struct generated_spec {
-    std::string comment;  // the first line, after "# "
-    std::string name, platform, workload;
-    std::vector<std::pair<std::string, std::string>> platform_sets;      // in order
-    std::map<std::string, std::string> workload_sets;                    // KEY without "workload."
+    std::string comment;                                             // the first line, after "# "
+    std::string name, platform, workload;                            // no workload: a "program" axis names the programs
+    std::vector<std::pair<std::string, std::string>> platform_sets;  // in order
+    std::map<std::string, std::string> workload_sets;                // KEY without "workload."
     std::vector<std::pair<std::string, std::vector<std::string>>> axes;  // zipped: equal lengths
 
     /// The spec as YAML.

@@ -180,6 +180,13 @@ std::pair<std::uint32_t, std::uint64_t> system_mapper::chip_memory(const platfor
     return {mem_local, capacity};
 }
 
+std::string system_mapper::chip_memory_name(const platform& plat, int chip) const {
+    const platform::chip_group& cg = chips(plat);
+    std::string path = plat.comp(cg.first[static_cast<size_t>(chip)] + chip_memory(plat, cg).first).path();
+    const std::string top = std::string(plat.name()) + ".";  // a program names parts below the platform
+    return path.rfind(top, 0) == 0 ? path.substr(top.size()) : path;
+}
+
 namespace {
 
 /// A pass of a chunk cut at its collective ops: segment k runs, then collective k (if any), then segment k+1.
@@ -273,9 +280,8 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
     const memory_report mem = memory_per_chip(part, static_cast<double>(capacity));
     require_fit(mem, plan);
 
-    const int dp = plan.dp, tp = plan.tp, pp = plan.pp, C = plan.chunks();
+    const int dp = plan.dp, tp = plan.tp, pp = plan.pp, chunks = plan.chunks();
     const int m = static_cast<int>(part.microbatches);
-    auto chip_index = [&](int stage, int replica, int rank) { return (stage * dp + replica) * tp + rank; };
     auto memory_of = [&](int chip) { return endpoint{cg.first[static_cast<size_t>(chip)] + mem_local, -1, 0}; };
     const collective_algorithm algo = parse_collective_algorithm(m_opt.algorithm);
     // A group's algorithm: on a torus, rings along each dimension the group spans (a ring where it does not
@@ -373,7 +379,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
     program& p = out.prog;
     out.record = planned;
     auto lower = [&](const collective_call& c) {
-        const collective_steps cs = lower_collective(p, c, &collective_plans);
+        collective_steps cs = lower_collective(p, c, &collective_plans);
         planned->collectives.push_back(
             {c.op, c.kind, c.algorithm, c.bytes, static_cast<int>(c.ranks.size()), cs.first, cs.end});
         return cs;
@@ -389,7 +395,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
             const program& seg = cp.segments[k];
             if (seg.size() > 0)
                 for (int t = 0; t < sim_tp; ++t) {
-                    const std::uint32_t off = p.append(seg, on_chip(cg, chip_index(stage, replica, t)),
+                    const std::uint32_t off = p.append(seg, on_chip(cg, chip_of(plan, stage, replica, t)),
                                                        at[static_cast<size_t>(t)], &cp.memos[k]);
                     deps_t next;
                     for (std::uint32_t s : cp.sinks[k]) next.push_back(off + s);
@@ -409,7 +415,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
             call.symmetric = sym;
             std::vector<int> chips;
             for (int t = 0; t < tp; ++t) {
-                chips.push_back(chip_index(stage, replica, t));
+                chips.push_back(chip_of(plan, stage, replica, t));
                 call.ranks.push_back(memory_of(chips.back()));
                 call.after.push_back(t < sim_tp ? at[static_cast<size_t>(t)] : deps_t{});
             }
@@ -460,7 +466,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
                 const schedule_item& it = items[l.next];
                 const bool fwd = it.pass == pass_dir::forward;
                 const int from_chunk = fwd ? it.chunk - 1 : it.chunk + 1;
-                const bool receives = from_chunk >= 0 && from_chunk < C;
+                const bool receives = from_chunk >= 0 && from_chunk < chunks;
                 const std::tuple<int, int, int, int> src{l.replica, from_chunk, it.microbatch, fwd ? 0 : 1};
                 if (receives && !ended.count(src)) break;
                 std::vector<deps_t> at = l.tail;
@@ -474,9 +480,10 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
                             at[static_cast<size_t>(t)].push_back(after);
                             continue;
                         }
-                        const std::uint32_t x = p.add_transfer(
-                            fwd ? op_send_f : op_send_b, memory_of(chip_index(from_stage, l.replica, t)),
-                            memory_of(chip_index(l.stage, l.replica, t)), static_cast<std::uint64_t>(bytes), {after});
+                        const std::uint32_t x = p.add_transfer(fwd ? op_send_f : op_send_b,
+                                                               memory_of(chip_of(plan, from_stage, l.replica, t)),
+                                                               memory_of(chip_of(plan, l.stage, l.replica, t)),
+                                                               static_cast<std::uint64_t>(bytes), {after});
                         at[static_cast<size_t>(t)].push_back(x);
                     }
                 }
@@ -491,7 +498,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
                     const std::uint32_t e = join(op_item, at[static_cast<size_t>(t)]);
                     ends.push_back(e);
                     l.tail[static_cast<size_t>(t)] = {e};
-                    planned->items.push_back({chip_index(l.stage, l.replica, t), item_first, e, item_op});
+                    planned->items.push_back({chip_of(plan, l.stage, l.replica, t), item_first, e, item_op});
                 }
                 ended[{l.replica, it.chunk, it.microbatch, fwd ? 0 : 1}] = std::move(ends);
                 ++l.next;
@@ -504,7 +511,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
 
     // Gradient reduction, then the optimizer step (and ZeRO's weight all-gather after it).
     auto lane_of = [&](int stage, int replica) -> lane& {
-        return lanes[static_cast<size_t>(stage * sim_dp + replica)];
+        return lanes[static_cast<size_t>(stage) * static_cast<size_t>(sim_dp) + static_cast<size_t>(replica)];
     };
     auto sync = [&](const collective_use& u, int stage, bool after_optimizer) {
         const bool gather = u.kind == "all_gather";
@@ -520,7 +527,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
                 for (int t = 0; t < sim_tp; ++t) {
                     collective_call c2 = call;
                     c2.algorithm = collective_algorithm::ring;
-                    c2.ranks = {memory_of(chip_index(0, d, t)), memory_of(chip_index(pp - 1, d, t))};
+                    c2.ranks = {memory_of(chip_of(plan, 0, d, t)), memory_of(chip_of(plan, pp - 1, d, t))};
                     c2.after = {lane_of(0, d).tail[static_cast<size_t>(t)],
                                 lane_of(pp - 1, d).tail[static_cast<size_t>(t)]};
                     const collective_steps cs = lower(c2);
@@ -546,7 +553,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
                 collective_call c2 = call;
                 std::vector<int> chips;
                 for (int m = 0; m < members; ++m) {
-                    chips.push_back(over_dp ? chip_index(stage, m, o) : chip_index(stage, o, m));
+                    chips.push_back(over_dp ? chip_of(plan, stage, m, o) : chip_of(plan, stage, o, m));
                     c2.ranks.push_back(memory_of(chips.back()));
                     c2.after.push_back(m < sim_members ? tail(m, o) : deps_t{});
                 }
@@ -590,8 +597,8 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
         for (int d = 0; d < dp; ++d)
             for (int t = 0; t < tp; ++t)
                 if (d >= sim_dp || t >= sim_tp) {
-                    const std::uint32_t first = cg.first[static_cast<size_t>(chip_index(s, d, t))];
-                    out.represented.push_back({first, first + cg.components});
+                    const std::uint32_t first = cg.first[static_cast<size_t>(chip_of(plan, s, d, t))];
+                    out.represented.emplace_back(first, first + cg.components);
                 }
     out.traffic_scale =
         static_cast<double>(n_chips) / static_cast<double>(static_cast<std::int64_t>(pp) * sim_dp * sim_tp);

@@ -88,6 +88,13 @@ public:
     std::uint64_t memory_capacity(const platform& plat) const override { return chip_capacity(plat); }
     /// The parallel plan read by configure().
     const parallel_plan& plan() const { return m_plan; }
+    /// The chip (an index into chips()) that runs tensor-parallel rank `rank` of pipeline stage `stage` in
+    /// data-parallel replica `replica` of `plan`.
+    static int chip_of(const parallel_plan& plan, int stage, int replica, int rank) {
+        return (stage * plan.dp + replica) * plan.tp + rank;
+    }
+    /// The name of a chip's memory that collectives and pipeline sends use (a program's endpoint for it).
+    std::string chip_memory_name(const platform& plat, int chip) const;
 
 private:
     options m_opt;

@@ -136,8 +136,8 @@ struct tp_config {
         c.sp = p.boolean("sequence_parallel");
         for (const auto& [what, n] : split)
             if (n % c.tp)
-                fail("generator " + gen + ": tp (" + std::to_string(c.tp) + ") must divide " + what + " (" +
-                         std::to_string(n) + ")",
+                fail("generator " + gen + ": tp (" + std::to_string(c.tp) + ") must divide " +
+                         std::string(what).append(" (").append(std::to_string(n)).append(")"),
                      p.find("tp")->where);
         if (c.sp && c.tp == 1)
             fail("generator " + gen + ": sequence_parallel needs tp > 1", p.find("sequence_parallel")->where);
@@ -334,11 +334,24 @@ int rotary(graph_builder& b, const std::string& n, int x, int cos, int sin) {
     return b.add1("add", n + ".rope", {b.add1("mul", n + ".cos", {x, cos}), b.add1("mul", n + ".sin", {rot, sin})});
 }
 
+/// Keys or values `x` ([batch, heads, new tokens, d]) appended to a cache of `cached` tokens of the same shape.
+/// In place, the cache (a state tensor) has slots for the new tokens, a copy kernel writes them there, and the
+/// result is a view of the cache; otherwise a concat copies the whole cache with them.
+int cache_update(graph_builder& b, const std::string& name, int x, std::vector<std::int64_t> cached, bool in_place) {
+    const std::int64_t fresh = b.shape(x)[2];
+    if (!in_place) return b.add1("concat", name + "_append", {b.state(name, cached), x}, op_attrs().i("axis", 2));
+    cached[2] += fresh;
+    const int cache = b.state(name, cached);
+    return b.add1("cache_append", name + "_append", {cache, b.add1("copy", name + "_write", {x})},
+                  op_attrs().i("axis", 2));
+}
+
 workload_graph build_llama(const workload_params& p) {
     const std::int64_t batch = p.positive("batch"), seq = p.positive("seq"),
                        layers = p.repeats("layers", k_min_ops_per_layer);
     const std::int64_t hidden = p.positive("hidden"), heads = p.positive("heads"), kv_heads = p.positive("kv_heads");
     const std::int64_t ffn = p.positive("ffn"), vocab = p.positive("vocab"), cache = p.positive("kv_cache", 0);
+    const bool in_place = p.choice("kv_cache_update", {"in_place", "copy"}) == "in_place";
     if (hidden % heads || heads % kv_heads)
         fail("generator llama: hidden (" + std::to_string(hidden) + ") must be a multiple of heads (" +
                  std::to_string(heads) + "), and heads of kv_heads (" + std::to_string(kv_heads) + ")",
@@ -366,11 +379,10 @@ workload_graph build_llama(const workload_params& p) {
         q = rotary(b, n + ".q", q, cos, sin);
         k = rotary(b, n + ".k", k, cos, sin);
         if (cache > 0) {
-            // The new keys and values join those cached by earlier steps.
-            const int kc = b.state(n + ".k_cache", {batch, kv_tp, cache, d});
-            const int vc = b.state(n + ".v_cache", {batch, kv_tp, cache, d});
-            k = b.add1("concat", n + ".k_cache_append", {kc, k}, op_attrs().i("axis", 2));
-            v = b.add1("concat", n + ".v_cache_append", {vc, v}, op_attrs().i("axis", 2));
+            // The new keys and values join those cached by earlier steps: written into their slots of the
+            // cache (vLLM's reshape_and_cache), or the cache copied with them (Hugging Face's dynamic cache).
+            k = cache_update(b, n + ".k_cache", k, {batch, kv_tp, cache, d}, in_place);
+            v = cache_update(b, n + ".v_cache", v, {batch, kv_tp, cache, d}, in_place);
         }
         const int ctx = merge_heads(b, n + ".context", attention(b, n + ".self_attn", q, k, v, cfg));
         x = b.add1("add", n + ".attn_residual", {x, row_linear(b, tp, n + ".self_attn.o_proj", ctx, hidden, false)});
@@ -470,6 +482,9 @@ generator_info llama_generator() {
         {"batch", "1", "sequences per step"},
         {"seq", "2048", "new tokens per sequence in this step"},
         {"kv_cache", "0", "tokens already in the KV cache (their keys and values are read, not recomputed)"},
+        {"kv_cache_update", "in_place",
+         "in_place: the new keys and values are written into the cache's slots (vLLM's paged cache); copy: the "
+         "cache is copied with them every step (Hugging Face's dynamic cache, torch.cat)"},
         {"layers", "32", "decoder layers"},
         {"hidden", "4096", "model width"},
         {"heads", "32", "query heads"},

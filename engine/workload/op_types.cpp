@@ -385,6 +385,16 @@ void add_view_ops(std::vector<op_type_info>& c) {
                  0,
                  {required(a_ints("axes", "", "positions of the new axes in the output"))},
                  "inserts axes of size 1: no bytes moved"});
+    c.push_back({"cache_append",
+                 op_kind::reshape,
+                 2,
+                 2,
+                 0,
+                 0,
+                 {required(a_int("axis", "", "the cache's token axis"))},
+                 "the cache (input 0, its slots for the new entries included) once the new entries (input 1, "
+                 "written by the op that made them) are in place: a view of the cache, no bytes moved, as vLLM's "
+                 "paged KV cache is appended to"});
     c.push_back({"transpose",
                  op_kind::transpose,
                  1,
@@ -684,7 +694,8 @@ void apply_attr_defaults(op_node& op) {
                 if (std::find(a.choices.begin(), a.choices.end(), v) == a.choices.end()) {
                     std::string list;
                     for (const auto& c : a.choices) list += (list.empty() ? "" : ", ") + c;
-                    fail(describe_op(op) + ": attribute '" + a.name + "' is '" + v + "'; expected one of " + list,
+                    fail(describe_op(op) + ": attribute '" + a.name + "' is '" + v + "'; expected one of " +
+                             std::string(list),
                          op.where);
                 }
             }

@@ -144,7 +144,7 @@ private:
     std::vector<out_desc> infer_grad();
     shape_t broadcast_all(size_t first, size_t count) const;
     shape_t conv_out(const shape_t& x, std::int64_t oc, std::int64_t kh, std::int64_t kw, bool ceil_mode) const;
-    shape_t reduced(const shape_t& x, std::vector<std::int64_t> axes, bool keep) const;
+    shape_t reduced(const shape_t& x, const std::vector<std::int64_t>& axes, bool keep) const;
 };
 
 shape_t inference::broadcast_all(size_t first, size_t count) const {
@@ -176,7 +176,7 @@ shape_t inference::conv_out(const shape_t& x, std::int64_t oc, std::int64_t kh, 
     return out;
 }
 
-shape_t inference::reduced(const shape_t& x, std::vector<std::int64_t> axes, bool keep) const {
+shape_t inference::reduced(const shape_t& x, const std::vector<std::int64_t>& axes, bool keep) const {
     std::vector<char> hit(x.size(), axes.empty() ? 1 : 0);
     for (auto a : axes) hit[static_cast<size_t>(axis(a, x.size(), "axis"))] = 1;
     shape_t out;
@@ -407,6 +407,15 @@ std::vector<out_desc> inference::infer_reshape() const {
         }
         for (size_t i = 0; i < x.size(); ++i)
             if (!drop[i]) out.push_back(x[i]);
+    } else if (m_op.type == "cache_append") {
+        const shape_t& y = shape(1);
+        const int ax = axis(attr_int(m_op, "axis", 0), x.size(), "axis");
+        bool fits = y.size() == x.size() && y[static_cast<size_t>(ax)] <= x[static_cast<size_t>(ax)];
+        for (size_t i = 0; fits && i < x.size(); ++i) fits = static_cast<int>(i) == ax || y[i] == x[i];
+        if (!fits)
+            bad("the new entries " + named(1) + " do not fit the cache " + named(0) + " along axis " +
+                std::to_string(ax));
+        out = x;
     } else if (m_op.type == "unsqueeze") {
         const auto axes = attr_ints(m_op, "axes");
         const size_t rank = x.size() + axes.size();

@@ -83,7 +83,7 @@ private:
     std::string fresh(const std::string& base) {
         if (m_g.find_tensor(base) < 0) return base;
         for (;;) {
-            const std::string n = base + "." + std::to_string(++m_unique);
+            std::string n = base + "." + std::to_string(++m_unique);
             if (m_g.find_tensor(n) < 0) return n;
         }
     }
@@ -179,7 +179,7 @@ private:
     }
 
     /// Sums the broadcast axes of `g` away so it has `target`'s shape.
-    int reduce_to(int g, const shape_t target, const std::string& name) {
+    int reduce_to(int g, const shape_t& target, const std::string& name) {
         shape_t cur = shape(g);
         if (cur == target) return g;
         const size_t lead = cur.size() - std::min(cur.size(), target.size());
@@ -199,7 +199,7 @@ private:
     }
 
     /// A gradient matmul; weight gradients of batched products sum their batch axes.
-    int grad_matmul(const std::string& name, int a, int b, bool ta, bool tb, const shape_t target,
+    int grad_matmul(const std::string& name, int a, int b, bool ta, bool tb, const shape_t& target,
                     const source_location& where) {
         op_attrs at;
         at.i("transpose_a", ta ? 1 : 0).i("transpose_b", tb ? 1 : 0);
@@ -321,6 +321,16 @@ private:
             return;
         }
 
+        if (f.type == "cache_append") {
+            // The new entries' gradient is their slots' share of dy (the cache is state: none of its own).
+            if (!rg(1)) return;
+            const auto ax = static_cast<std::int64_t>(*normalise_axis(attr_int(f, "axis"), shape(in[0]).size()));
+            const std::int64_t end = shape(in[0])[static_cast<size_t>(ax)];
+            const std::int64_t begin = end - shape(in[1])[static_cast<size_t>(ax)];
+            contribute(in[1], add1("slice", n, {dy},
+                                   op_attrs().is("starts", {begin}).is("ends", {end}).is("axes", {ax}), f.where));
+            return;
+        }
         if (f.type == "matmul") {
             backward_matmul(f, dy, n);
             return;

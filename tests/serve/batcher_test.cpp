@@ -128,3 +128,56 @@ TEST(batcher, a_request_longer_than_the_cache_is_refused) {
         EXPECT_NE(std::string(e.what()).find("needs more KV cache than a replica has"), std::string::npos) << e.what();
     }
 }
+
+TEST(batcher, disaggregated_prefill_sends_each_cache_to_the_decode_replica) {
+    // Replica 0 prefills, replica 1 decodes. A cache of 4 tokens takes 2 ms to send and one of 8 tokens 4 ms (the
+    // table's line: 0.5 ms a token). r0 at 0 (prompt 8, output 3); r1 and r2 at 5 ms (prompts 4, outputs 2).
+    transfer_table sent;
+    sent.add(4, 0.002);
+    sent.add(8, 0.004);
+    server_config c = config(true);
+    c.replicas = 2;
+    c.prefill_replicas = 1;
+    c.transfers = &sent;
+    const std::vector<request> reqs = {{0, 0.0, 8, 3}, {1, 0.005, 4, 2}, {2, 0.005, 4, 2}};
+    const serve_run run = run_server(reqs, c, hand_table());
+    // 0      replica 0 prefills r0 (2 blocks): 20 ms.
+    // 20     r0's first token; its cache leaves (8 tokens: 4 ms, its 2 blocks held until then). r1 and r2 were
+    //        waiting: replica 0 prefills them together, padded to 4 (the table's batch of 2: 30 ms).
+    // 24     r0's cache arrives; replica 1 admits it (2 blocks, and a 3rd for its 9th token) and decodes: 2 ms.
+    // 26     r0 token 2; decode again: 2 ms. 28: r0 token 3, its last.
+    // 50     r1 and r2's first tokens; their caches leave one after the other over replica 0's links: r1 50-52,
+    //        r2 52-54 (2 ms waiting).
+    // 52     r1 arrives and decodes alone: 2 ms. 54: r1's last token; r2 arrives and decodes: 56 ms.
+    ASSERT_EQ(run.steps.size(), 6u);
+    const double ends[] = {0.020, 0.050, 0.026, 0.028, 0.054, 0.056};
+    const bool prefill[] = {true, true, false, false, false, false};
+    const int replica[] = {0, 0, 1, 1, 1, 1};
+    const std::int64_t blocks[] = {2, 4, 3, 3, 2, 2};
+    for (std::size_t i = 0; i < 6; ++i) {
+        EXPECT_NEAR(run.steps[i].end_s, ends[i], 1e-12) << "step " << i;
+        EXPECT_EQ(run.steps[i].prefill, prefill[i]) << "step " << i;
+        EXPECT_EQ(run.steps[i].replica, replica[i]) << "step " << i;
+        EXPECT_EQ(run.steps[i].kv_blocks, blocks[i]) << "step " << i;
+    }
+    const double first[] = {0.020, 0.050, 0.050}, finish[] = {0.028, 0.054, 0.056};
+    for (std::size_t i = 0; i < 3; ++i) {
+        EXPECT_NEAR(run.outcomes[i].first_token_s, first[i], 1e-12) << "request " << i;
+        EXPECT_NEAR(run.outcomes[i].finish_s, finish[i], 1e-12) << "request " << i;
+    }
+    ASSERT_EQ(run.transfers.size(), 3u);
+    const double ready[] = {0.020, 0.050, 0.050}, start[] = {0.020, 0.050, 0.052}, end[] = {0.024, 0.052, 0.054};
+    const std::int64_t tokens[] = {8, 4, 4};
+    for (std::size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(run.transfers[i].request, static_cast<int>(i));
+        EXPECT_EQ(run.transfers[i].from, 0);
+        EXPECT_EQ(run.transfers[i].to, 1);
+        EXPECT_EQ(run.transfers[i].tokens, tokens[i]);
+        EXPECT_NEAR(run.transfers[i].ready_s, ready[i], 1e-12) << "transfer " << i;
+        EXPECT_NEAR(run.transfers[i].start_s, start[i], 1e-12) << "transfer " << i;
+        EXPECT_NEAR(run.transfers[i].end_s, end[i], 1e-12) << "transfer " << i;
+    }
+    // Every replica prefilling leaves none to decode.
+    c.prefill_replicas = 2;
+    EXPECT_THROW(run_server(reqs, c, hand_table()), tessel::input_error);
+}

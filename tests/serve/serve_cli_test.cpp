@@ -132,6 +132,49 @@ TEST(serve_cli, a_system_serves_by_its_parallel_plan_with_replicas_in_turn) {
     EXPECT_NEAR(std::stod(cell), prefill, 1e-5 * prefill) << row0;
 }
 
+TEST(serve_cli, disaggregated_replicas_send_each_cache_over_the_links) {
+    // Llama-2-70B (2 layers) on a DGX H100 as 2 replicas of tp 4: replica 0 (GPUs 0-3) prefills, replica 1 (GPUs
+    // 4-7) decodes. A tp-4 rank holds 2 of the 8 KV heads: 2 layers x keys and values x 2 heads x 128 x 2 bytes =
+    // 2,048 bytes a token. Prompts of 4,096 and 8,192 tokens (a trace).
+    const fs::path out = temp("disaggregated");
+    fs::create_directories(out);
+    const fs::path trace = out / "trace.csv";
+    std::ofstream(trace) << "arrival_s,prompt_tokens,output_tokens\n0,4096,4\n0.001,8192,4\n0.002,4096,1\n";
+    const std::string model =
+        "serve -p systems/dgx_h100 -w llama2-70b --set workload.layers=2 --set parallel.tp=4 --set parallel.dp=2";
+    const auto r = run_tessel(model + " --set serve.prefill_replicas=1 --set serve.trace=" + trace.string() +
+                              " --json --no-progress -o " + out.string());
+    ASSERT_EQ(r.code, 0) << r.out;
+    const nlohmann::json s = nlohmann::json::parse(slurp(out / "summary.json"));
+    EXPECT_EQ(s["kv_bytes_per_token_per_chip"].get<double>(), 2048);
+    const auto& kv = s["kv_transfers"];
+    // The two requests with tokens left to decode are sent; the one-token request ends at its prefill.
+    EXPECT_EQ(kv["count"], 2);
+    EXPECT_EQ(kv["bytes_per_chip"].get<double>(), (4096 + 8192) * 2048.0);
+    // Each GPU sends its 8 MiB (4,096 tokens) through its own NVLink port at once: the port's 370 GB/s and its
+    // 3.4 us latency (platforms/systems/dgx_h100.yaml), within 3% for the 1 MiB packets' store and forward.
+    const double t4k = kv["simulated_s_by_tokens"]["4096"].get<double>();
+    const double t8k = kv["simulated_s_by_tokens"]["8192"].get<double>();
+    const double floor4k = 4096 * 2048 / 370e9 + 3.4e-6, floor8k = 8192 * 2048 / 370e9 + 3.4e-6;
+    EXPECT_GE(t4k, floor4k * (1 - 1e-9));
+    EXPECT_LE(t4k, floor4k * 1.03);
+    EXPECT_GE(t8k, floor8k * (1 - 1e-9));
+    EXPECT_LE(t8k, floor8k * 1.03);
+    // The rule between simulated lengths (linear) against simulating 6,144 tokens directly: within 1%.
+    std::ostringstream program;
+    program << "program: kv\nsteps:\n";
+    for (int g = 0; g < 4; ++g)
+        program << "  - transfer: {from: \"gpu[" << g << "].gpu.hbm\", to: \"gpu[" << g + 4
+                << "].gpu.hbm\", bytes: " << 6144 * 2048 << "B}\n";
+    std::ofstream(out / "kv6k.yaml") << program.str();
+    const double t6k =
+        run_summary("-p systems/dgx_h100 --program " + (out / "kv6k.yaml").string())["sim_time_s"].get<double>();
+    EXPECT_NEAR((t4k + t8k) / 2, t6k, 0.01 * t6k);
+    const auto bad = run_tessel(model + " --set serve.prefill_replicas=2 --no-progress -o " + out.string());
+    EXPECT_EQ(bad.code, 2) << bad.out;
+    EXPECT_NE(bad.out.find("leaves none to decode"), std::string::npos) << bad.out;
+}
+
 TEST(serve_cli, a_curve_trades_each_users_speed_for_the_chips_throughput) {
     const fs::path out = temp("curve");
     const auto r = run_tessel("serve" + k_model +

@@ -46,3 +46,17 @@ TEST(step_table, steps_between_the_grid_are_linear_in_length_then_in_batch) {
     EXPECT_DOUBLE_EQ(t.decode(2, 150).joules, 15 + 35.0 / 3);
     EXPECT_DOUBLE_EQ(t.decode(1, 300).seconds, 3);  // past the row's end, its line continues
 }
+
+TEST(transfer_table, is_exact_at_its_points_and_linear_between_and_beyond) {
+    transfer_table t;
+    t.add(512, 0.001);
+    t.add(1024, 0.0015);
+    t.add(2048, 0.003);
+    EXPECT_DOUBLE_EQ(t.seconds(1024), 0.0015);
+    EXPECT_DOUBLE_EQ(t.seconds(768), 0.00125);
+    EXPECT_DOUBLE_EQ(t.seconds(256), 0.00075);  // the first segment continued
+    EXPECT_DOUBLE_EQ(t.seconds(4096), 0.006);   // the last one continued
+    transfer_table one;
+    one.add(512, 0.001);
+    EXPECT_DOUBLE_EQ(one.seconds(600), 0.001);  // one point: every length takes its time
+}

@@ -119,15 +119,48 @@ TEST(generators, llama2_7b_prefill_and_decode) {
     // A longer cache costs only attention.
     const auto d4k = gen("llama2-7b", {{"mode", "decode"}, {"kv_cache", "4096"}});
     EXPECT_DOUBLE_EQ(d4k.total().macs - d.total().macs, 32 * 32 * 2 * 2048.0 * 128);
-    // The KV cache is state, not parameters: 2 x 32 layers x 2048 x 4096 values.
+    // The KV cache is state, not parameters: 2 x 32 layers x 4096 values for each of the 2048 cached tokens and
+    // the slot of the new one.
     double cache = 0;
     for (const auto& t : d.tensors())
         if (t.role == tensor_role::state) cache += static_cast<double>(t.elements());
-    EXPECT_DOUBLE_EQ(cache, 2 * 32 * 2048 * h);
+    EXPECT_DOUBLE_EQ(cache, 2 * 32 * 2049 * h);
     // Prefill of 2048 tokens: the weights once per token, causal attention counted dense.
     EXPECT_DOUBLE_EQ(g.total().macs, 2048 * weights + 32 * 32 * 2 * 2048.0 * 2048 * 128);
     // Llama-2-70B has grouped-query attention with 8 key/value heads: 68.98 B parameters.
     EXPECT_NEAR(gen("llama", {{"variant", "70b"}}).parameter_count() / 1e9, 68.98, 0.01);
+}
+
+// The bytes the ops named `*<suffix>` read and write.
+double bytes_of(const workload_graph& g, const std::string& suffix) {
+    double b = 0;
+    for (const auto& op : g.ops())
+        if (op.name.size() > suffix.size() &&
+            op.name.compare(op.name.size() - suffix.size(), suffix.size(), suffix) == 0)
+            b += op.cost.bytes_in + op.cost.bytes_out;
+    return b;
+}
+
+TEST(generators, llama_decode_appends_the_kv_cache_in_place_or_copies_it) {
+    // Batch 4, one token over 2048 cached, 32 heads of 128, bf16 (2 bytes): 32 layers of a key and a value cache.
+    const auto in_place = gen("llama2-7b", {{"mode", "decode"}, {"batch", "4"}});
+    const double token = 4 * 32 * 128 * 2.0;  // one token's keys (or values) of the batch, per layer
+    // In place: a copy kernel reads the new keys and writes them into their slot; the cache is a view after it.
+    EXPECT_DOUBLE_EQ(bytes_of(in_place, "_cache_write"), 2 * 32 * 2 * token);
+    EXPECT_DOUBLE_EQ(bytes_of(in_place, "_cache_append"), 0);
+    // A copy (Hugging Face's torch.cat): the cache and the new token read, the whole cache written.
+    const auto copy = gen("llama2-7b", {{"mode", "decode"}, {"batch", "4"}, {"kv_cache_update", "copy"}});
+    EXPECT_DOUBLE_EQ(bytes_of(copy, "_cache_append"), 2 * 32 * (2049 * token + 2049 * token));
+    EXPECT_DOUBLE_EQ(bytes_of(copy, "_cache_write"), 0);
+    // The same arithmetic either way: attention reads 2049 keys and values.
+    EXPECT_DOUBLE_EQ(in_place.total().macs, copy.total().macs);
+    // Trained over a cached prefix, the new keys' gradient is their slot's share of the cache's gradient: a slice
+    // of one token per layer, for keys and values.
+    const auto trained = gen("llama2-7b", {{"mode", "decode"}, {"batch", "4"}, {"training", "sgd"}});
+    int slices = 0;
+    for (const auto& op : trained.ops())
+        slices += op.type == "slice" && op.name.find("_cache_append") != std::string::npos;
+    EXPECT_EQ(slices, 2 * 32);
 }
 
 TEST(generators, gemm_mlp_and_stencil_by_hand) {
