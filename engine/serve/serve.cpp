@@ -294,6 +294,9 @@ bool write_trace(const std::string& path, const std::vector<request>& reqs, cons
       << R"({"name":"process_name","ph":"M","pid":1,"args":{"name":"batch steps"}},)"
       << "\n"
       << R"({"name":"process_name","ph":"M","pid":2,"args":{"name":"requests"}})";
+    if (!run.transfers.empty())
+        t << ",\n"
+          << R"({"name":"process_name","ph":"M","pid":3,"args":{"name":"KV transfers"}})";
     const std::size_t steps = std::min(run.steps.size(), k_trace_steps);
     double until = 0;
     for (std::size_t i = 0; i < steps; ++i) {
@@ -305,6 +308,13 @@ bool write_trace(const std::string& path, const std::vector<request>& reqs, cons
           << ",\"tokens\":" << s.tokens << ",\"context\":" << s.context << "}}";
     }
     const bool whole = steps == run.steps.size();
+    // Disaggregated: each cache sent, on its prefill replica's row.
+    for (const transfer_record& x : run.transfers) {
+        if (!whole && x.start_s > until) continue;
+        t << ",\n{\"name\":\"KV cache\",\"ph\":\"X\",\"pid\":3,\"tid\":" << x.from << ",\"ts\":" << x.start_s * 1e6
+          << ",\"dur\":" << (x.end_s - x.start_s) * 1e6 << ",\"args\":{\"request\":" << x.request
+          << ",\"tokens\":" << x.tokens << ",\"to\":" << x.to << "}}";
+    }
     for (const request& r : reqs) {
         const outcome& x = run.outcomes[static_cast<std::size_t>(r.id)];
         const double a = run.arrivals[static_cast<std::size_t>(r.id)];

@@ -151,6 +151,10 @@ TEST(serve_cli, disaggregated_replicas_send_each_cache_over_the_links) {
     // The two requests with tokens left to decode are sent; the one-token request ends at its prefill.
     EXPECT_EQ(kv["count"], 2);
     EXPECT_EQ(kv["bytes_per_chip"].get<double>(), (4096 + 8192) * 2048.0);
+    int shown = 0;  // each transfer is a slice of the Perfetto trace
+    const nlohmann::json perfetto = nlohmann::json::parse(slurp(out / "trace.json"));
+    for (const auto& e : perfetto["traceEvents"]) shown += e["name"] == "KV cache";
+    EXPECT_EQ(shown, 2);
     // Each GPU sends its 8 MiB (4,096 tokens) through its own NVLink port at once: the port's 370 GB/s and its
     // 3.4 us latency (platforms/systems/dgx_h100.yaml), within 3% for the 1 MiB packets' store and forward.
     const double t4k = kv["simulated_s_by_tokens"]["4096"].get<double>();
