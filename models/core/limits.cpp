@@ -9,6 +9,10 @@
 
 namespace tessel {
 
+namespace {
+constexpr double k_max_sim_seconds = 18000;
+}  // namespace
+
 std::vector<limit_info> resource_limits::all() const {
     return {{"modules", modules, "components plus their units (replicas, channels, banks, ports) of one platform"},
             {"ops", ops, "ops, and tensors, of one workload graph"},
@@ -20,7 +24,7 @@ std::vector<limit_info> resource_limits::all() const {
 void resource_limits::set(const std::string& arg) {
     const size_t eq = arg.find('=');
     std::vector<std::string> names;
-    for (const auto& l : all()) names.push_back(l.name);
+    for (const auto& l : all()) names.emplace_back(l.name);
     if (eq == std::string::npos || eq == 0)
         fail("--limit '" + arg + "': expected NAME=VALUE, e.g. --limit steps=2e8; limits: " + join(names));
     const std::string name = arg.substr(0, eq), text = arg.substr(eq + 1);
@@ -41,9 +45,13 @@ void resource_limits::set(const std::string& arg) {
         steps = v;
     else if (name == "packets")
         packets = v;
-    else if (name == "sim_seconds")
-        sim_seconds = std::min(v, 18000.0);
-    else
+    else if (name == "sim_seconds") {
+        // A run's end must stay representable (picosecond ticks in 64 bits: about 5.1 h).
+        if (v > k_max_sim_seconds)
+            fail("--limit " + arg + ": at most " + std::to_string(static_cast<long long>(k_max_sim_seconds)) +
+                 " (simulated time ends at about 5.1 hours, picosecond ticks in 64 bits)");
+        sim_seconds = v;
+    } else
         fail("--limit " + arg + ": no such limit" + did_you_mean(name, names) + "; limits: " + join(names));
 }
 
