@@ -31,7 +31,7 @@ CLI::App* setup(CLI::App& app) {
     c->add_option("--set", g_opt.sets, "PATH=VALUE for every system: workload.* and parallel.*")
         ->allow_extra_args(false);
     c->add_option("--samples", g_opt.samples, "samples to train on, for a days column (e.g. 3e8)")
-        ->check(CLI::PositiveNumber);
+        ->check(k_positive_amount);
     c->add_option(
         "--power", g_power,
         "equal power: size each system to this TDP budget (e.g. 20kW); each --system then names the parameter "

@@ -47,6 +47,18 @@ inline const CLI::Validator k_positive_seconds(
     },
     "SECONDS");
 
+inline const CLI::Validator k_positive_amount(
+    [](std::string& v) -> std::string {
+        try {
+            size_t used = 0;
+            const double x = std::stod(v, &used);
+            if (used == v.size() && x > 0 && x <= 1e30) return {};  // NaN and infinity fail both comparisons
+        } catch (const std::exception&) {
+        }
+        return "expected a number above 0 and at most 1e30, got '" + v + "'";
+    },
+    "NUMBER>0");
+
 /// A --timeout value ("30s", "10min") in seconds, or none when not given; a bad one is an input_error naming it.
 inline std::optional<double> timeout_option(const std::string& text) {
     if (text.empty()) return std::nullopt;

@@ -21,7 +21,7 @@ const std::string k_gpt =
     " --set workload.hidden=512 --set workload.heads=8 --set workload.seq=256";
 
 fs::path temp(const std::string& name) {
-    const fs::path p = fs::temp_directory_path() / ("tessel_compare_" + std::to_string(getpid())) / name;
+    fs::path p = fs::temp_directory_path() / ("tessel_compare_" + std::to_string(getpid())) / name;
     fs::remove_all(p);
     return p;
 }
@@ -88,6 +88,9 @@ TEST(compare_cli, bad_input_is_one_clear_error) {
     EXPECT_TESSEL_ERROR(
         "compare" + k_gpt + " --system platforms/systems/dgx_a100.yaml --system platforms/systems/dgx_a100.yaml",
         "is given twice");
+    for (const char* samples : {"nan", "inf", "0"})
+        EXPECT_TESSEL_ERROR("compare" + k_gpt + " --system platforms/systems/dgx_a100.yaml --samples " + samples,
+                            "expected a number above 0 and at most 1e30, got '" + std::string(samples) + "'");
 }
 
 TEST(compare_cli, equal_power_sizes_each_system_to_the_largest_that_its_declared_tdp_allows) {
