@@ -49,6 +49,15 @@ int report(const std::string& line, int code) {
     return code;
 }
 
+/// A command's exit status once what it printed has reached standard output: a write that failed (a full disk,
+/// a closed file) is an error, never a silent success with the results lost.
+int flushed(int code) {
+    std::cout.flush();
+    if (!std::cout.fail()) return code;
+    return report("tessel: error: standard output could not be written (a full disk?): what it shows is incomplete",
+                  code != 0 ? code : 2);
+}
+
 }  // namespace
 
 // Our main() takes precedence over libsystemc's: it silences the banner before SystemC prints it, then lets
@@ -75,10 +84,12 @@ int sc_main(int argc, char** argv) {
     auto& cmds = commands();
     std::stable_sort(cmds.begin(), cmds.end(), [](const command& a, const command& b) { return a.order < b.order; });
     std::vector<std::pair<CLI::App*, const command*>> subs;
+    subs.reserve(cmds.size());
     for (const auto& c : cmds) subs.emplace_back(c.setup(app), &c);
     // A mistyped command would otherwise read as a missing one ("A subcommand is required").
     if (argc > 1 && argv[1][0] != '-') {
         std::vector<std::string> names;
+        names.reserve(subs.size());
         for (const auto& [sub, c] : subs) names.push_back(sub->get_name());
         if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
             std::cerr << "tessel: error: unknown command '" << argv[1] << "'" << did_you_mean(argv[1], names)
@@ -104,7 +115,7 @@ int sc_main(int argc, char** argv) {
     try {
         sim_context::init_systemc();
         for (const auto& [sub, c] : subs)
-            if (sub->parsed()) return c->run();
+            if (sub->parsed()) return flushed(c->run());
         return 2;
     } catch (const input_error& e) {
         return report("tessel: error: " + std::string(e.what()), 2);

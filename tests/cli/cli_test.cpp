@@ -28,7 +28,7 @@ using tessel::test::run_tessel;
 using tessel::test::slurp;
 
 fs::path scratch(const std::string& name) {
-    const fs::path d = fs::temp_directory_path() / ("tessel_cli_test_" + std::to_string(getpid())) / name;
+    fs::path d = fs::temp_directory_path() / ("tessel_cli_test_" + std::to_string(getpid())) / name;
     fs::remove_all(d);
     fs::create_directories(d);
     return d;
@@ -171,6 +171,13 @@ TEST(cli, bad_input_exits_2_with_one_clear_message) {
         EXPECT_NE(r.out.find(c.expect), std::string::npos) << c.args << "\n" << r.out;
         EXPECT_EQ(r.out.find("internal error"), std::string::npos) << r.out;
     }
+}
+
+TEST(cli, output_that_cannot_be_written_is_an_error) {
+    // A full disk (/dev/full refuses every write): the results are lost, so the run must not exit 0. The message
+    // goes to stderr (here sent after stdout, to the same full device, so only the status is seen).
+    for (const char* args : {"list", "run -p mesh4x4 -w mlp --json", "run -p mesh4x4 -w mlp"})
+        EXPECT_EQ(run_tessel(std::string(args) + " >/dev/full").code, 2) << args;
 }
 
 TEST(cli, program_errors_have_file_line_column) {
