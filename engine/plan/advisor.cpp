@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -224,13 +223,12 @@ void read_result(plan_result& r, const sweep::row& row, const std::string& out_d
     r.error = row.value("error", "");
     r.dir = row.value("dir", "");
     if (!r.ok()) return;
-    std::ifstream in(out_dir + "/" + r.dir + "/summary.json");
     json s;
     try {
-        s = json::parse(in);
-    } catch (const std::exception& e) {
+        s = sweep::point_summary(out_dir, row);
+    } catch (const input_error& e) {
         r.status = "failed";
-        r.error = "its summary.json does not read: " + std::string(e.what());
+        r.error = e.message();
         return;
     }
     r.iteration_s = s.value("sim_time_s", 0.0);

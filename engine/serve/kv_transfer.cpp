@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -64,15 +63,11 @@ bool simulate_kv_transfers(const kv_transfer_plan& p, sweep::sweep_options sw, s
         const std::string what = "the KV transfer of a " + std::to_string(p.lengths[i]) + "-token cache";
         const auto it = rows.find(programs[i]);
         if (it == rows.end()) throw input_error("tessel serve: " + what + " has no result");
-        if (it->second.value("status", "") != "ok")
-            throw input_error("tessel serve: " + what + " " + it->second.value("status", "failed") + ": " +
-                              it->second.value("error", ""));
-        std::ifstream in(sw.out_dir + "/" + it->second.value("dir", "") + "/summary.json");
         nlohmann::json sum;
         try {
-            sum = nlohmann::json::parse(in);
-        } catch (const std::exception& e) {
-            throw input_error("tessel serve: " + what + ": its summary.json does not read: " + e.what());
+            sum = sweep::point_summary(sw.out_dir, it->second);
+        } catch (const input_error& e) {
+            throw input_error("tessel serve: " + what + " " + e.message());
         }
         const double seconds = sum.value("sim_time_s", 0.0);
         if (!(seconds > 0)) throw input_error("tessel serve: " + what + " took no time");

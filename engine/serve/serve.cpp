@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -232,18 +231,12 @@ step_table read_steps(const std::string& out_dir, const std::vector<step_shape>&
                                 std::to_string(s.prefill ? 0 : s.length);
         const auto it = rows.find(key);
         if (it == rows.end()) throw input_error("tessel serve: the " + shape_label(s) + " step has no result");
-        const sweep::row& row = it->second;
-        if (row.value("status", "") != "ok")
-            throw input_error("tessel serve: the " + shape_label(s) + " step " + row.value("status", "failed") + ": " +
-                              row.value("error", "") +
-                              " (a smaller serve.max_batch or serve.max_prefill_tokens needs smaller steps)");
-        std::ifstream in(out_dir + "/" + row.value("dir", "") + "/summary.json");
         nlohmann::json sum;
         try {
-            sum = nlohmann::json::parse(in);
-        } catch (const std::exception& e) {
-            throw input_error("tessel serve: the " + shape_label(s) +
-                              " step's summary.json does not read: " + e.what());
+            sum = sweep::point_summary(out_dir, it->second);
+        } catch (const input_error& e) {
+            throw input_error("tessel serve: the " + shape_label(s) + " step " + e.message() +
+                              " (a smaller serve.max_batch or serve.max_prefill_tokens needs smaller steps)");
         }
         const double seconds = sum.value("sim_time_s", 0.0);
         if (!(seconds > 0)) throw input_error("tessel serve: the " + shape_label(s) + " step took no time");
@@ -507,11 +500,6 @@ json serve_curve(const std::vector<std::int64_t>& curve, const serve_options& ba
 /// request's, prefilled again over its output so far).
 kv_transfer_plan transfer_plan(const std::string& platform_file, const split_sets& sets, const sized_model& m,
                                const grid_bounds& gb, const serve_options& so, const std::string& out_dir) {
-    if (!m.tg.system || so.prefill_replicas >= m.tg.dp)
-        throw input_error("serve.prefill_replicas: " + std::to_string(so.prefill_replicas) + " of " +
-                          std::to_string(m.tg.dp) +
-                          " replicas leaves none to decode; disaggregated serving needs a system (platforms/systems) "
-                          "of at least two replicas of parallel.tp x parallel.pp chips");
     kv_transfer_plan p;
     p.platform_file = platform_file;
     // A program run takes the platform's own parameters; the plan and the mapper's are the steps'.
@@ -580,6 +568,11 @@ int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
     const std::string workload = sweep::absolute_if_file(o.workload);
     const sized_model m = size_model(o, platform_file, workload, sets, so);
     const std::int64_t replicas = m.tg.dp;
+    if (so.prefill_replicas > 0 && (!m.tg.system || so.prefill_replicas >= replicas))
+        throw input_error("serve.prefill_replicas: " + std::to_string(so.prefill_replicas) + " of " +
+                          std::to_string(replicas) +
+                          " replicas leaves none to decode; disaggregated serving needs a system (platforms/systems) "
+                          "of at least two replicas of parallel.tp x parallel.pp chips");
 
     // The requests, and the steps they can meet (with --curve, at the most users).
     std::int64_t most = so.max_batch;

@@ -1,6 +1,6 @@
-// Sweep specs that a command writes for itself (`tessel plan`'s plans, `tessel serve`'s batch steps): one zipped
-// group of axes over a platform and a workload with fixed `set:` values, written where the user can re-run it with
-// `tessel sweep`.
+// Sweep specs that a command writes for itself (`tessel plan`'s plans, `tessel serve`'s batch steps and KV
+// transfers): one zipped group of axes over a platform and a workload (or a `program` axis) with fixed `set:`
+// values, written where the user can re-run it with `tessel sweep`.
 #pragma once
 
 #include <map>

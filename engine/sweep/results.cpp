@@ -59,6 +59,17 @@ void write_line(int fd, const std::string& text, const std::string& what) {
     if (::fsync(fd) != 0) undo_and_fail("cannot sync ");
 }
 
+nlohmann::json point_summary(const std::string& out_dir, const row& r) {
+    if (r.value("status", "") != "ok")
+        throw input_error(r.value("status", std::string("failed")) + ": " + r.value("error", std::string()));
+    std::ifstream in(out_dir + "/" + r.value("dir", std::string()) + "/summary.json");
+    try {
+        return nlohmann::json::parse(in);
+    } catch (const std::exception& e) {
+        throw input_error(std::string("its summary.json does not read: ") + e.what());
+    }
+}
+
 std::string read_text(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     std::stringstream ss;

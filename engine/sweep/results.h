@@ -59,6 +59,11 @@ private:
     size_t m_lines = 0, m_torn = 0, m_bad = 0;
 };
 
+/// The summary.json a finished point's run wrote, from its folder (`dir`) under the sweep's `out_dir`. A point
+/// that did not finish ok is an input_error "STATUS: ERROR"; a summary that does not parse, "its summary.json
+/// does not read: WHY". Callers say which point it was.
+nlohmann::json point_summary(const std::string& out_dir, const row& r);
+
 /// Writes `text` to `fd` completely (retrying short writes), then fsyncs; on failure it truncates the file back
 /// to where it was and throws input_error naming `what` and the reason.
 void write_line(int fd, const std::string& text, const std::string& what);
