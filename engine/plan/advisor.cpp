@@ -349,11 +349,18 @@ size_report rank_size(const system_size& s, std::vector<plan_result> results, co
     return r;
 }
 
+/// "21 plans simulated, 4 do not fit" ("1 plan simulated, 1 does not fit").
+std::string plan_counts(const plan_space& space, const std::string& done) {
+    const size_t n = space.candidates.size(), rejected = space.rejected.size();
+    return std::to_string(n) + (n == 1 ? " plan " : " plans ") + done + ", " + std::to_string(rejected) +
+           (rejected == 1 ? " does not fit" : " do not fit");
+}
+
 void print_size(std::ostream& out, const plan_options& o, const size_report& r) {
     const system_size& s = *r.size;
     out << (o.scale_param.empty() ? "" : o.scale_param + "=" + s.value + ": ") << s.chips << " chips"
         << (s.capacity > 0 ? ", " + format_bytes(s.capacity) + " per chip" : ", weights streamed") << "; "
-        << s.space.candidates.size() << " plans simulated, " << s.space.rejected.size() << " do not fit";
+        << plan_counts(s.space, "simulated");
     if (s.retried > 0)
         out << " (" << s.retried
             << " of them added at a smaller micro-batch: the chip mapper found the larger one does not fit)";
@@ -636,7 +643,7 @@ void print_plan_report(std::ostream& out, const plan_options& o, const std::vect
         if (o.dry_run) {
             const system_size& s = *r.size;
             out << (o.scale_param.empty() ? "" : o.scale_param + "=" + s.value + ": ") << s.chips << " chips; "
-                << s.space.candidates.size() << " plans to simulate, " << s.space.rejected.size() << " do not fit\n";
+                << plan_counts(s.space, "to simulate") << "\n";
             for (const auto& c : s.space.candidates)
                 out << "  " << label(c.plan) << "  "
                     << (s.streamed ? "weights streamed" : format_bytes(c.memory_bytes) + " per chip") << "\n";

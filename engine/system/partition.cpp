@@ -10,6 +10,7 @@
 #include "engine/workload/cost.h"
 #include "engine/workload/load.h"
 #include "engine/workload/op_types.h"
+#include "engine/workload/training.h"
 #include "models/core/error.h"
 
 namespace tessel {
@@ -205,6 +206,21 @@ private:
         return inputs;
     }
 
+    /// Bytes of the dropout masks of a set of dropout outputs (one byte per element).
+    double mask_bytes(const std::set<int>& outputs, std::vector<kept_tensor>* list) const {
+        double sum = 0;
+        for (int t : outputs) {
+            const auto& ti = m_g.tensor(t);
+            const auto bytes = static_cast<double>(ti.elements());
+            sum += bytes;
+            if (list) list->push_back(kept_tensor{ti.name + ".mask", bytes});
+        }
+        if (list)
+            std::stable_sort(list->begin(), list->end(),
+                             [](const kept_tensor& a, const kept_tensor& b) { return a.bytes > b.bytes; });
+        return sum;
+    }
+
     /// Kept bytes of a set of tensors, views counted once.
     double kept_of(const std::set<int>& tensors, std::vector<kept_tensor>* list) const {
         std::set<int> roots;
@@ -350,48 +366,58 @@ private:
                 p.optimizer_bytes += static_cast<double>(m_g.tensor(u.inputs[k]).bytes());
         }
 
-        // Activations kept for the backward pass.
+        // Activations kept for the backward pass: what autograd saves for each backward op (saved_for_backward),
+        // and the 1-byte masks of the dropouts (named by their outputs).
         if (!bwd.empty()) {
-            std::set<int> read_by_backward;
+            std::set<int> read_by_backward, masks;
             for (int i : bwd)
-                for (int t : op(i).inputs) {
-                    const auto& ti = m_g.tensor(t);
+                for (const saved_tensor& saved : saved_for_backward(m_g, op(i))) {
+                    const auto& ti = m_g.tensor(saved.tensor);
                     if (!holds_data(ti)) continue;
-                    if (ti.producer < 0 || phase_is(ti.producer, op_phase::forward)) read_by_backward.insert(t);
+                    if (ti.producer < 0 || phase_is(ti.producer, op_phase::forward))
+                        (saved.mask_only ? masks : read_by_backward).insert(saved.tensor);
                 }
-            std::set<int> none = read_by_backward, kept;
+            const std::set<int> none = read_by_backward;
+            std::set<int> kept, kept_masks;
             if (m_plan.recompute == "none") {
                 kept = none;
+                kept_masks = masks;
             } else if (m_plan.recompute == "selective") {
                 std::set<int> recomputed_out;
                 for (int i : recomputed)
                     for (int t : op(i).outputs) recomputed_out.insert(t);
                 for (int t : read_by_backward)
                     if (!recomputed_out.count(t)) kept.insert(t);
+                for (int t : masks)
+                    if (!recomputed_out.count(t)) kept_masks.insert(t);
                 for (int i : recomputed)
                     for (int t : op(i).inputs)
                         if (holds_data(m_g.tensor(t)) && !recomputed_out.count(t)) kept.insert(t);
             } else {
-                kept = block_inputs_kept;  // full: each block's inputs
+                kept = block_inputs_kept;  // full: each block's inputs (its dropouts re-draw their masks)
             }
-            p.activation_bytes = kept_of(kept, &p.kept);
+            p.activation_bytes = kept_of(kept, &p.kept) + mask_bytes(kept_masks, &p.kept);
             if (m_plan.recompute_layers == 0) {
                 // One block, the whole chunk: everything its backward reads that is not kept is re-created at once.
-                p.recompute_bytes = std::max(0.0, kept_of(none, nullptr) - p.activation_bytes);
+                p.recompute_bytes =
+                    std::max(0.0, kept_of(none, nullptr) + mask_bytes(masks, nullptr) - p.activation_bytes);
             } else if (m_plan.recompute != "none") {
                 // Re-created in the backward pass, one block at a time: the most any block's backward reads that
                 // is not kept.
                 std::set<int> kept_roots;
                 for (int t : kept) kept_roots.insert(storage_root(t));
-                std::map<std::int64_t, std::set<int>> by_block;
+                std::map<std::int64_t, std::set<int>> by_block, masks_by_block;
                 for (int t : none) {
                     const int root = storage_root(t);
                     const int producer = m_g.tensor(root).producer;
                     if (kept_roots.count(root) || producer < 0) continue;
                     by_block[recompute_block(producer)].insert(root);
                 }
+                for (int t : masks)
+                    if (!kept_masks.count(t)) masks_by_block[recompute_block(m_g.tensor(t).producer)].insert(t);
                 for (const auto& [block, tensors] : by_block)
-                    p.recompute_bytes = std::max(p.recompute_bytes, kept_of(tensors, nullptr));
+                    p.recompute_bytes = std::max(p.recompute_bytes, kept_of(tensors, nullptr) +
+                                                                        mask_bytes(masks_by_block[block], nullptr));
             }
         }
 

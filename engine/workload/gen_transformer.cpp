@@ -15,7 +15,8 @@
 // are replicated, as are norms and the position embeddings. With `sequence_parallel` (Korthikanti et al. 2022)
 // the all-reduces become reduce_scatter along the sequence and the f operators all_gather along the sequence,
 // so norms, residual adds and the embedding sums work on seq/tp tokens. Left out: the vocab-parallel
-// cross-entropy's two small all-reduces (the graphs end at the logits) and dropout (the generators have none).
+// cross-entropy's two small all-reduces (the graphs end at the logits). Dropout (parameters `dropout` and
+// `attention_dropout`, 0 by default) is replicated on the tp ranks where its input is.
 //
 // Every op carries int_attrs["layer"]: -1 for the embeddings, i for layer i, `layers` for the final norm, the
 // pooler and the LM head; pipeline stages are cut by it. Ops of the attention core (scores, softmax, context)
@@ -63,7 +64,13 @@ int merge_heads(graph_builder& b, const std::string& name, int x) {
 struct attention_config {
     bool fused = false;
     bool causal = false;  // mask future positions (the mask covers cached positions too)
+    double dropout = 0;   // dropout on the attention probabilities (decomposed attention only)
 };
+
+/// x after a dropout of `ratio` (x itself when the ratio is 0).
+int dropout(graph_builder& b, const std::string& name, int x, double ratio) {
+    return ratio > 0 ? b.add1("dropout", name, {x}, op_attrs().f("ratio", ratio)) : x;
+}
 
 /// Scaled dot-product attention of q [B, H, S, d] over k, v [B, Hkv, Skv, d] -> [B, H, S, d].
 int attention_ops(graph_builder& b, const std::string& n, int q, int k, int v, const attention_config& cfg) {
@@ -90,7 +97,8 @@ int attention_ops(graph_builder& b, const std::string& n, int q, int k, int v, c
         const int mask = b.constant(n + ".causal_mask", {seq, kv_seq}, dtype::boolean);
         s = b.add1("where", n + ".mask", {mask, s, b.constant(n + ".mask_value", {})});
     }
-    const int p = b.add1("softmax", n + ".softmax", {s}, op_attrs().i("axis", -1));
+    const int p = dropout(b, n + ".attn_dropout", b.add1("softmax", n + ".softmax", {s}, op_attrs().i("axis", -1)),
+                          cfg.dropout);
     return b.add1("matmul", n + ".context", {p, v});
 }
 
@@ -105,17 +113,24 @@ int attention(graph_builder& b, const std::string& n, int q, int k, int v, const
 std::string attention_mode(const workload_params& p) { return p.choice("attention", {"decomposed", "fused"}); }
 
 /// The probability of the hidden dropouts (0: none, as at inference).
-double dropout_ratio(const workload_params& p, const std::string& generator) {
-    const double r = p.number("dropout");
+double dropout_ratio(const workload_params& p, const std::string& generator, const std::string& key = "dropout") {
+    const double r = p.number(key);
     if (!(r >= 0 && r < 1))
-        fail("generator " + generator + ": dropout must be at least 0 and below 1, got " + format_number(r),
-             p.find("dropout")->where);
+        fail("generator " + generator + ": " + key + " must be at least 0 and below 1, got " + format_number(r),
+             p.find(key)->where);
     return r;
 }
 
-/// x after a dropout of `ratio` (x itself when the ratio is 0).
-int dropout(graph_builder& b, const std::string& name, int x, double ratio) {
-    return ratio > 0 ? b.add1("dropout", name, {x}, op_attrs().f("ratio", ratio)) : x;
+/// The attention of a generator with an `attention_dropout` parameter: its mode and its dropout.
+attention_config attention_settings(const workload_params& p, const std::string& generator) {
+    attention_config cfg;
+    cfg.fused = attention_mode(p) == "fused";
+    cfg.dropout = dropout_ratio(p, generator, "attention_dropout");
+    if (cfg.fused && cfg.dropout > 0)
+        fail("generator " + generator + ": attention_dropout needs attention=decomposed (the fused attention op "
+             "has no dropout)",
+             p.find("attention_dropout")->where);
+    return cfg;
 }
 
 /// Tensor-parallel shape of a generated model (see the header comment).
@@ -200,8 +215,7 @@ workload_graph build_bert(const workload_params& p) {
         fail("generator bert: seq (" + std::to_string(seq) + ") exceeds max_position (" + std::to_string(max_pos) + ")",
              p.find("seq")->where);
     const tp_config tp = tp_config::read(p, "bert", seq, {{"heads", heads}, {"ffn", ffn}});
-    attention_config cfg;
-    cfg.fused = attention_mode(p) == "fused";
+    const attention_config cfg = attention_settings(p, "bert");
     const double drop = dropout_ratio(p, "bert");
     graph_builder b("bert", p.precision());
     op_tagger layer(b, "layer");
@@ -280,8 +294,7 @@ workload_graph build_gpt2(const workload_params& p) {
              p.find("seq")->where);
     const tp_config tp =
         tp_config::read(p, "gpt2", seq, {{"heads", heads}, {"the feed-forward width 4 * hidden", 4 * hidden}});
-    attention_config cfg;
-    cfg.fused = attention_mode(p) == "fused";
+    attention_config cfg = attention_settings(p, "gpt2");
     cfg.causal = true;
     const double drop = dropout_ratio(p, "gpt2");
     graph_builder b("gpt2", p.precision());
@@ -409,8 +422,14 @@ const generator_param k_tp_param{"tp", "1",
 // Hugging Face's hidden dropouts (BERT's hidden_dropout_prob, GPT-2's resid_pdrop and embd_pdrop).
 const generator_param k_dropout_param{"dropout", "0",
                                       "probability of the hidden dropouts after the embeddings and each residual "
-                                      "branch (0: none, as at inference; Hugging Face trains with 0.1); attention's "
-                                      "own dropout is not modelled"};
+                                      "branch (0: none, as at inference; Hugging Face trains with 0.1); the "
+                                      "attention probabilities' own dropout is attention_dropout"};
+// Dropout on the attention probabilities (GPT-2's attn_pdrop, BERT's attention_probs_dropout_prob, Megatron-LM's
+// attention_dropout; Korthikanti et al. 2022 count its mask and output per layer).
+const generator_param k_attention_dropout_param{
+    "attention_dropout", "0",
+    "probability of the dropout on the attention probabilities, after the softmax (0: none; Hugging Face and "
+    "Megatron-LM train with 0.1); needs attention=decomposed"};
 const generator_param k_sequence_parallel_param{
     "sequence_parallel", "false",
     "with tp > 1: norms, residual adds and embeddings work on seq/tp tokens; all-reduces become "
@@ -437,6 +456,7 @@ generator_info bert_generator() {
                 k_tp_param,
                 k_sequence_parallel_param,
                 k_dropout_param,
+                k_attention_dropout_param,
                 {"attention", "decomposed", "decomposed (matmul, scale, softmax, matmul) or fused (one attention op)"}};
     g.presets["variant"]["large"] = {{"layers", "24"}, {"hidden", "1024"}, {"heads", "16"}, {"ffn", "4096"}};
     g.build = build_bert;
@@ -460,6 +480,7 @@ generator_info gpt2_generator() {
         k_tp_param,
         k_sequence_parallel_param,
         k_dropout_param,
+        k_attention_dropout_param,
         {"attention", "decomposed", "decomposed (matmul, scale, mask, softmax, matmul) or fused (one attention op)"}};
     g.presets["variant"]["medium"] = {{"layers", "24"}, {"hidden", "1024"}, {"heads", "16"}};
     g.presets["variant"]["large"] = {{"layers", "36"}, {"hidden", "1280"}, {"heads", "20"}};

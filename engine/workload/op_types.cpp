@@ -137,8 +137,8 @@ void add_unary_ops(std::vector<op_type_info>& c) {
     c.push_back(unary("silu", 5, 7, "x * sigmoid(x) (swish): the 4 of sigmoid and a multiply"));
     c.push_back(unary("dropout", 2, 1,
                       "training-time dropout: x * mask / (1 - ratio), a random draw and a multiply per element (the "
-                      "1-byte mask PyTorch keeps for the backward pass is not counted); its gradient is dy times the "
-                      "mask",
+                      "1-byte mask PyTorch keeps for the backward pass is in the pipeline memory model, not in the "
+                      "op's bytes); its gradient is dy times the mask",
                       {a_num("ratio", "0.1", "probability of zeroing an element")}));
     c.push_back(unary("sigmoid", 4, 3, "1 / (1 + exp(-x)): negate, exp, add, reciprocal"));
     c.push_back(unary("tanh", 1, 3, "tanh(x)"));

@@ -1,6 +1,9 @@
 #include "engine/workload/training.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string_view>
 
 #include "engine/workload/builder.h"
 #include "engine/workload/op_types.h"
@@ -54,6 +57,7 @@ private:
     std::vector<char> m_rg;                   // requires grad
     std::vector<std::vector<int>> m_contrib;  // gradient contributions per tensor
     std::vector<int> m_grad;                  // the summed gradient, once taken
+    std::map<int, int> m_regathered;          // a sequence-parallel all_gather's output -> its backward re-gather
     int m_unique = 0;
     /// The layer (int_attrs["layer"], set by the transformer generators) given to the ops being added; -2: none.
     static constexpr std::int64_t no_layer = -2;
@@ -249,6 +253,21 @@ private:
             fail("training: " + describe_op(f) + ": no backward rule for this collective", f.where);
     }
 
+    /// The matrix product operand the weight gradient reads. Sequence parallelism (Korthikanti et al. 2022,
+    /// Section 4.2.2): when it is an all_gather's output, Megatron-LM keeps the gathered shard instead and gathers
+    /// it again in the backward pass, once per gathered tensor.
+    int saved_operand(int a, const source_location& where) {
+        const int producer = m_g.tensor(a).producer;
+        if (producer < 0) return a;
+        const op_node g = m_g.op(producer);  // a copy: adding ops may move the op list
+        if (g.type != "all_gather" || g.phase != op_phase::forward || attr_int(g, "grad_split")) return a;
+        const auto it = m_regathered.find(a);
+        if (it != m_regathered.end()) return it->second;
+        const int again = add1("all_gather", g.name + ".regather", {g.inputs[0]}, forward_attrs(g), where);
+        m_regathered[a] = again;
+        return again;
+    }
+
     void backward_matmul(const op_node& f, int dy, const std::string& n) {
         auto rg = [&](size_t i) { return wants_grad(f, i); };
         const auto& in = f.inputs;
@@ -263,7 +282,7 @@ private:
             contribute(in[0], da);
         }
         if (rg(1)) {
-            const int a = in[0];
+            const int a = saved_operand(in[0], f.where);
             const int db = !tb ? grad_matmul(n + ".db", a, dy, !ta, false, shape(in[1]), f.where)
                                : grad_matmul(n + ".db", dy, a, true, ta, shape(in[1]), f.where);
             contribute(in[1], db);
@@ -468,6 +487,78 @@ private:
 };
 
 }  // namespace
+
+namespace {
+
+/// What autograd saves for the gradient of a forward op type (see saved_for_backward).
+enum class saves : std::uint8_t { inputs, nothing, output, condition, mask, other_operands };
+
+saves saved_by(std::string_view type) {
+    static const std::map<std::string, saves, std::less<>> rules = {
+        {"add", saves::nothing},           {"sub", saves::nothing},          {"neg", saves::nothing},
+        {"cast", saves::nothing},          {"reduce_sum", saves::nothing},   {"reduce_mean", saves::nothing},
+        {"slice", saves::nothing},         {"softmax", saves::output},       {"log_softmax", saves::output},
+        {"relu", saves::output},           {"sigmoid", saves::output},       {"tanh", saves::output},
+        {"exp", saves::output},            {"sqrt", saves::output},          {"rsqrt", saves::output},
+        {"reciprocal", saves::output},     {"where", saves::condition},      {"dropout", saves::mask},
+        {"mul", saves::other_operands},    {"div", saves::other_operands}};
+    const auto it = rules.find(type);
+    return it == rules.end() ? saves::inputs : it->second;
+}
+
+/// The forward op whose "<type>_grad" op is `grad`: a forward consumer of its first forward input of that type
+/// reading the same inputs; nullptr when there is none.
+const op_node* forward_op_of(const workload_graph& g, const op_node& grad, std::string_view type) {
+    if (grad.inputs.size() < 2) return nullptr;
+    for (int c : g.tensor(grad.inputs[1]).consumers) {
+        const op_node& f = g.op(c);
+        if (f.phase != op_phase::forward || f.type != type || f.inputs.size() + 1 > grad.inputs.size()) continue;
+        if (std::equal(f.inputs.begin(), f.inputs.end(), grad.inputs.begin() + 1)) return &f;
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+std::vector<saved_tensor> saved_for_backward(const workload_graph& g, const op_node& op) {
+    std::vector<saved_tensor> all;
+    for (int t : op.inputs) all.push_back({t, false});
+    // Only "<type>_grad" ops list forward inputs autograd may not keep; input 0 is the output gradient.
+    if (!is_grad_type(op.type) || op.kind == op_kind::generic || op.inputs.empty()) return all;
+    constexpr std::string_view suffix = "_grad";
+    const std::string_view type = std::string_view(op.type).substr(0, op.type.size() - suffix.size());
+    const std::vector<int> forward_inputs(op.inputs.begin() + 1, op.inputs.end());
+    std::vector<saved_tensor> kept = {{op.inputs[0], false}};
+    switch (saved_by(type)) {
+        case saves::inputs:
+            return all;
+        case saves::nothing:
+            return kept;
+        case saves::output:
+        case saves::mask: {
+            // The mask is named by the dropout's output (its size, and re-created whenever that output is).
+            const op_node* f = forward_op_of(g, op, type);
+            if (!f || f->outputs.empty()) return all;  // not found: keep what it reads
+            kept.push_back({f->outputs[0], saved_by(type) == saves::mask});
+            return kept;
+        }
+        case saves::condition:
+            kept.push_back({forward_inputs.at(0), false});
+            return kept;
+        case saves::other_operands: {
+            // Input i is kept when another input's gradient (named by `like`, 1-based over op.inputs) is made.
+            const auto like = attr_ints(op, "like");
+            for (size_t i = 0; i < forward_inputs.size(); ++i) {
+                const bool other = std::any_of(like.begin(), like.end(), [&](std::int64_t l) {
+                    return l >= 1 && static_cast<size_t>(l - 1) != i;
+                });
+                if (other) kept.push_back({forward_inputs[i], false});
+            }
+            return kept;
+        }
+    }
+    return all;
+}
 
 workload_graph expand_training(const workload_graph& forward, const training_options& options) {
     if (options.optimizer != "sgd" && options.optimizer != "adam")

@@ -35,16 +35,18 @@ int count_kind(const workload_graph& g, op_phase phase) {
 }
 
 // Activations one GPT layer keeps for its backward pass, per microbatch of 2 sequences (b s h = 2 x 32 x 64 = 4096
-// elements, scores b x heads x s x s = 2 x 8 x 32 x 32 = 16384), fp16, read off the backward rules:
-//   ln_1 input x, c_attn input, q, k, v (the transposed heads), the context (transposed back; merge is a view),
-//   c_proj output (read by the residual add's backward), the residual x2, ln_2 output, c_fc output, gelu output,
-//   mlp.c_proj output: 1 + 1 + 3 + 1 + 1 + 1 + 1 + 4 + 4 + 1 = 18 x 4096;
-//   scores, scaled scores, masked scores and softmax output: 4 x 16384.
-//   (18 x 4096 + 4 x 16384) x 2 bytes = 278528 bytes.
-constexpr double layer_kept = 278528;
-// Chunk 0 also keeps the token ids (2 x 32 int64 = 512 bytes) and both inputs of add_position (the all-reduced
-// token embedding 4096 and the position embedding 1 x 32 x 64 = 2048 elements): 512 + 6144 x 2 = 12800 bytes.
-constexpr double embedding_kept = 12800;
+// elements, scores b x heads x s x s = 2 x 8 x 32 x 32 = 16384), fp16: what autograd saves (Korthikanti et al.
+// 2022, Section 4.1, without dropout):
+//   ln_1's input x, the c_attn input (ln_1's output), q, k, v (the transposed heads), the context (transposed back;
+//   c_proj's input), ln_2's input (the residual), the c_fc input (ln_2's output), gelu's input (c_fc's output) and
+//   mlp.c_proj's input (gelu's output): 1 + 1 + 3 + 1 + 1 + 1 + 4 + 4 = 16 x 4096;
+//   the softmax output (its own backward and the context product's read it): 1 x 16384.
+//   The residual adds, the scale (a division by a constant) and the mask (a where) save nothing score-sized.
+//   (16 x 4096 + 16384) x 2 bytes = 163840 bytes = b s h (32 + 2 a s / h) bytes, the paper's 34 + 5as/h less
+//   its three dropouts.
+constexpr double layer_kept = 163840;
+// Chunk 0 also keeps the token ids (2 x 32 int64 = 512 bytes); add_position saves nothing.
+constexpr double embedding_kept = 512;
 // The head keeps ln_f's input (4096 elements), the LM head's input (4096) and the logits for the loss gradient
 // (2 x 32 x 512 = 32768): (4096 + 4096 + 32768) x 2 = 81920 bytes.
 constexpr double head_kept = 81920;
@@ -92,8 +94,8 @@ TEST(partition, chunks_by_layer_and_boundary_bytes) {
     EXPECT_DOUBLE_EQ(c1.grad_sync[0].bytes, 65536);
     EXPECT_NE(c1.optimizer.find_tensor("wte.weight.m"), -1);
     // Kept activations per microbatch with no recomputation.
-    EXPECT_DOUBLE_EQ(c0.activation_bytes, embedding_kept + 2 * layer_kept);  // 569856
-    EXPECT_DOUBLE_EQ(c1.activation_bytes, 2 * layer_kept + head_kept);       // 638976
+    EXPECT_DOUBLE_EQ(c0.activation_bytes, embedding_kept + 2 * layer_kept);  // 328192
+    EXPECT_DOUBLE_EQ(c1.activation_bytes, 2 * layer_kept + head_kept);       // 409600
     EXPECT_DOUBLE_EQ(c0.recompute_bytes, 0);
 }
 
@@ -109,7 +111,7 @@ TEST(partition, recompute_full_and_selective_layer_by_layer) {
     EXPECT_DOUBLE_EQ(c0.activation_bytes, 512 + 2 * 8192);
     EXPECT_DOUBLE_EQ(c1.activation_bytes, 3 * 8192);
     // The backward pass re-creates one layer's activations at a time: the largest is a layer's, less its input
-    // (kept already); the embeddings re-create 12800 - 512 and the head 81920 - 8192, both less.
+    // (kept already); the embeddings re-create nothing and the head 81920 - 8192, less.
     EXPECT_DOUBLE_EQ(c0.recompute_bytes, layer_kept - 8192);
     EXPECT_DOUBLE_EQ(c1.recompute_bytes, layer_kept - 8192);
     EXPECT_LT(embedding_kept - 512, layer_kept - 8192);
@@ -128,24 +130,24 @@ TEST(partition, recompute_full_and_selective_layer_by_layer) {
     EXPECT_EQ(layers_in_order, (std::vector<std::int64_t>{4, 3, 2}));
     EXPECT_EQ(c1.backward.ops().front().phase, op_phase::forward);
     // Selective: the attention core (scores, scale, mask, softmax, context) is re-run; what it produced is not kept
-    // but its inputs q, k, v are (they are kept anyway): each layer saves the 4 score-sized tensors,
-    // 4 x 16384 x 2 = 131072 bytes.
+    // but its inputs q, k, v are (they are kept anyway): each layer saves the softmax output, 16384 x 2 = 32768
+    // bytes.
     by_layer.recompute = "selective";
     const partition_result sel = partition("gpt2", small_gpt(), by_layer);
-    EXPECT_DOUBLE_EQ(sel.chunks[1].activation_bytes, 2 * (layer_kept - 131072) + head_kept);
-    EXPECT_DOUBLE_EQ(sel.chunks[1].recompute_bytes, 131072);                  // one layer's at a time
+    EXPECT_DOUBLE_EQ(sel.chunks[1].activation_bytes, 2 * (layer_kept - 32768) + head_kept);
+    EXPECT_DOUBLE_EQ(sel.chunks[1].recompute_bytes, 32768);                   // one layer's at a time
     EXPECT_EQ(count_kind(sel.chunks[1].backward, op_phase::forward), 2 * 5);  // 5 core ops per layer
     // recompute_layers 0: the whole chunk's attention cores are re-created at once.
     by_layer.recompute_layers = 0;
     const partition_result sel0 = partition("gpt2", small_gpt(), by_layer);
-    EXPECT_DOUBLE_EQ(sel0.chunks[1].activation_bytes, 2 * (layer_kept - 131072) + head_kept);
-    EXPECT_DOUBLE_EQ(sel0.chunks[1].recompute_bytes, 2 * 131072);
+    EXPECT_DOUBLE_EQ(sel0.chunks[1].activation_bytes, 2 * (layer_kept - 32768) + head_kept);
+    EXPECT_DOUBLE_EQ(sel0.chunks[1].recompute_bytes, 2 * 32768);
 }
 
 TEST(partition, recompute_blocks_of_layers) {
     // recompute_layers 2: blocks of layers 0-1 and 2-3, the embeddings and the head blocks of their own. Chunk 0
     // keeps the token ids and layer 0's input; chunk 1 the residual stream into layer 2 and into the head. A
-    // backward re-creates a block of two layers at a time, less its kept input: 2 x 278528 - 8192.
+    // backward re-creates a block of two layers at a time, less its kept input: 2 x 163840 - 8192.
     parallel_plan blocks = plan(1, 1, 2, 2, "full");
     blocks.recompute_layers = 2;
     const partition_result two = partition("gpt2", small_gpt(), blocks);
@@ -182,7 +184,9 @@ TEST(partition, tensor_and_sequence_parallel_boundaries_and_collectives) {
     EXPECT_DOUBLE_EQ(r.chunks[0].send_forward_bytes, 4096);
     EXPECT_DOUBLE_EQ(r.chunks[1].send_backward_bytes, 4096);
     // Chunk 1 (2 layers + head): forward 2 x (all_gather + reduce_scatter) x 2 blocks + the LM head's all_gather = 9;
-    // backward the mirror images = 9. Each moves the full [2, 32, 64] fp16 tensor: 8192 bytes.
+    // backward the mirror images = 9, and the 5 gathered matrix-product inputs (c_attn's and c_fc's per layer, the
+    // LM head's) gathered again for their weight gradients, as Megatron-LM keeps only the shard: 14. Each moves the
+    // full [2, 32, 64] fp16 tensor: 8192 bytes.
     int fwd = 0, bwd = 0;
     for (const auto& c : r.chunks[1].collectives) {
         fwd += c.when == "forward";
@@ -191,7 +195,7 @@ TEST(partition, tensor_and_sequence_parallel_boundaries_and_collectives) {
         EXPECT_DOUBLE_EQ(c.bytes, 8192) << c.name;
     }
     EXPECT_EQ(fwd, 9);
-    EXPECT_EQ(bwd, 9);
+    EXPECT_EQ(bwd, 14);
     // Replicated weights applied to the sequence shard (ln_1, ln_2, the two row biases per layer, ln_f) have their
     // gradients all-reduced over tp: 2 x 384 + 128 = 896 parameters x 2 bytes = 1792.
     bool found = false;
@@ -228,18 +232,18 @@ TEST(partition, data_parallel_grad_sync_and_zero) {
 TEST(partition, memory_per_chip_by_schedule) {
     // 1F1B, pp 2, 4 microbatches, no recomputation. Weights fp16 2 + gradients fp16 2 + Adam m, v and fp32 master 12
     // = 16 bytes per parameter. Stage 0 holds pp - 0 = 2 microbatches, stage 1 one.
-    //   stage 0: 140928 x 16 + 2 x 569856 = 2254848 + 1139712 = 3394560 bytes
-    //   stage 1: 132864 x 16 + 638976 = 2125824 + 638976 = 2764800 bytes
+    //   stage 0: 140928 x 16 + 2 x 328192 = 2254848 + 656384 = 2911232 bytes
+    //   stage 1: 132864 x 16 + 409600 = 2125824 + 409600 = 2535424 bytes
     const partition_result r = partition("gpt2", small_gpt(), plan(1, 1, 2, 2));
-    const memory_report m = memory_per_chip(r, 3e6);
+    const memory_report m = memory_per_chip(r, 2.9e6);
     ASSERT_EQ(m.stages.size(), 2u);
     EXPECT_DOUBLE_EQ(m.stages[0].weights, 140928 * 2);
     EXPECT_DOUBLE_EQ(m.stages[0].gradients, 140928 * 2);
     EXPECT_DOUBLE_EQ(m.stages[0].optimizer_state, 140928 * 12);
     EXPECT_EQ(m.stages[0].max_in_flight, 2);
     EXPECT_EQ(m.stages[1].max_in_flight, 1);
-    EXPECT_DOUBLE_EQ(m.stages[0].total, 3394560);
-    EXPECT_DOUBLE_EQ(m.stages[1].total, 2764800);
+    EXPECT_DOUBLE_EQ(m.stages[0].total, 2911232);
+    EXPECT_DOUBLE_EQ(m.stages[1].total, 2535424);
     EXPECT_FALSE(m.fits());
     EXPECT_EQ(m.worst().stage, 0);
     // The error names the stage, the bytes against the capacity and the largest items.
@@ -249,32 +253,32 @@ TEST(partition, memory_per_chip_by_schedule) {
     } catch (const input_error& e) {
         const std::string w = e.what();
         EXPECT_NE(w.find("does not fit in memory: stage 0 (1 chip: every dp and tp rank of pipeline stage 0) needs "
-                         "3.395 MB (3394560 B) but a chip has 3 MB; largest: optimizer state 1.691 MB, activations (2 "
-                         "microbatch-chunks in flight) 1.14 MB, weights 281.9 KB"),
+                         "2.911 MB (2911232 B) but a chip has 2.9 MB; largest: optimizer state 1.691 MB, activations (2 "
+                         "microbatch-chunks in flight) 641 KiB, weights 281.9 KB"),
                   std::string::npos)
             << w;
         EXPECT_EQ(w.find("stage 1"), std::string::npos) << w;
     }
     EXPECT_NO_THROW(require_fit(memory_per_chip(r, 4e6), r.plan));
 
-    // GPipe holds all 4 microbatches: 4 x 569856 = 2279424 on stage 0.
+    // GPipe holds all 4 microbatches: 4 x 328192 = 1312768 on stage 0.
     parallel_plan g = plan(1, 1, 2, 2);
     g.schedule = "gpipe";
-    EXPECT_DOUBLE_EQ(memory_per_chip(partition("gpt2", small_gpt(), g), 0).stages[0].activations, 4 * 569856.0);
+    EXPECT_DOUBLE_EQ(memory_per_chip(partition("gpt2", small_gpt(), g), 0).stages[0].activations, 4 * 328192.0);
 
     // Full recomputation, 1F1B, the whole chunk as one block: stage 0 keeps 2 x 512 bytes of token ids and
-    // re-creates the chunk's activations during each backward: peak 1024 + (569856 - 512) = 570368.
+    // re-creates the chunk's activations during each backward: peak 1024 + (328192 - 512) = 328704.
     parallel_plan whole = plan(1, 1, 2, 2, "full");
     whole.recompute_layers = 0;
     const partition_result f = partition("gpt2", small_gpt(), whole);
-    EXPECT_DOUBLE_EQ(memory_per_chip(f, 0).stages[0].activations, 570368);
-    EXPECT_DOUBLE_EQ(memory_per_chip(f, 0).stages[1].activations, 638976);
+    EXPECT_DOUBLE_EQ(memory_per_chip(f, 0).stages[0].activations, 328704);
+    EXPECT_DOUBLE_EQ(memory_per_chip(f, 0).stages[1].activations, 409600);
     // Layer by layer (recompute_layers 1, the default): stage 0 keeps its layers' inputs for 2 microbatches,
-    // 2 x (512 + 2 x 8192) = 33792, and re-creates one layer at a time: peak 33792 + (278528 - 8192) = 304128.
-    // Stage 1 (one microbatch in flight): 3 x 8192 + 270336 = 294912.
+    // 2 x (512 + 2 x 8192) = 33792, and re-creates one layer at a time: peak 33792 + (163840 - 8192) = 189440.
+    // Stage 1 (one microbatch in flight): 3 x 8192 + 155648 = 180224.
     const partition_result fl = partition("gpt2", small_gpt(), plan(1, 1, 2, 2, "full"));
-    EXPECT_DOUBLE_EQ(memory_per_chip(fl, 0).stages[0].activations, 304128);
-    EXPECT_DOUBLE_EQ(memory_per_chip(fl, 0).stages[1].activations, 294912);
+    EXPECT_DOUBLE_EQ(memory_per_chip(fl, 0).stages[0].activations, 189440);
+    EXPECT_DOUBLE_EQ(memory_per_chip(fl, 0).stages[1].activations, 180224);
 
     // ZeRO-1 with dp 2 halves the optimizer state: 140928 x (2 + 2 + 12 / 2) = 1409280 bytes of model state.
     parallel_plan z = plan(2, 1, 2, 2);
@@ -299,11 +303,11 @@ TEST(partition, interleaved_chunks_and_memory) {
     EXPECT_EQ(r.chunks[2].last_layer, 2);
     for (int c = 0; c < 3; ++c) EXPECT_DOUBLE_EQ(r.chunks[static_cast<size_t>(c)].send_forward_bytes, 8192) << c;
     // Stage 0 runs F0.c0 F1.c0 F0.c2 F1.c2 F2.c0 B0.c2 F3.c0 ... (warm-up (2-0-1) x 2 + (2-1) x 2 = 4): at most 5
-    // chunk-microbatches in flight, at F3.c0 (after B0.c2): four of chunk 0 (embedding + layer 0: 12800 + 278528 =
-    // 291328 bytes) and one of chunk 2 (278528): 4 x 291328 + 278528 = 1443840 bytes.
+    // chunk-microbatches in flight, at F3.c0 (after B0.c2): four of chunk 0 (embedding + layer 0: 512 + 163840 =
+    // 164352 bytes) and one of chunk 2 (163840): 4 x 164352 + 163840 = 821248 bytes.
     const memory_report m = memory_per_chip(r, 0);
     EXPECT_EQ(m.stages[0].max_in_flight, 5);
-    EXPECT_DOUBLE_EQ(m.stages[0].activations, 4 * 291328.0 + 278528.0);
+    EXPECT_DOUBLE_EQ(m.stages[0].activations, 4 * 164352.0 + 163840.0);
     // The tied embedding lives on chunk 0 and chunk 3, both on different stages: one copy per stage.
     EXPECT_DOUBLE_EQ(m.stages[1].weights, (49984 * 2 + 128 + 32768) * 2.0);
 }

@@ -101,10 +101,11 @@ TEST(tensor_parallel, gpt_collectives_forward_and_backward) {
 TEST(tensor_parallel, sequence_parallel_pairs) {
     const workload_graph g = load_workload("gpt2", small_gpt(4, true, "adam"));
     // Forward: reduce_scatter after the embedding and each row-parallel block (9), all_gather before each
-    // column-parallel block and the LM head (9); backward the other way round; no all_reduce at all.
+    // column-parallel block and the LM head (9); backward the other way round, plus each gathered matrix-product
+    // input gathered again for its weight gradient (9: Megatron-LM keeps only the shard); no all_reduce at all.
     EXPECT_EQ(count(g, "reduce_scatter", op_phase::forward), 9);
     EXPECT_EQ(count(g, "all_gather", op_phase::forward), 9);
-    EXPECT_EQ(count(g, "all_gather", op_phase::backward), 9);
+    EXPECT_EQ(count(g, "all_gather", op_phase::backward), 9 + 9);
     EXPECT_EQ(count(g, "reduce_scatter", op_phase::backward), 9);
     EXPECT_EQ(count(g, "all_reduce", op_phase::forward) + count(g, "all_reduce", op_phase::backward), 0);
     // Norms and residual adds work on seq / tp = 8 tokens: ln_1's input is [2, 8, 64].
@@ -112,6 +113,12 @@ TEST(tensor_parallel, sequence_parallel_pairs) {
     EXPECT_EQ(g.tensor(ln.inputs[0]).shape, (std::vector<std::int64_t>{2, 8, 64}));
     const op_node& ag = find_op(g, "h.2.attn.all_gather");
     EXPECT_EQ(g.tensor(ag.outputs[0]).shape, (std::vector<std::int64_t>{2, 32, 64}));
+    // The weight gradient of c_attn reads the re-gathered input, made from the same shard in the backward pass.
+    const op_node& again = find_op(g, "h.2.attn.all_gather.regather");
+    EXPECT_EQ(again.phase, op_phase::backward);
+    EXPECT_EQ(again.inputs, ag.inputs);
+    EXPECT_EQ(g.tensor(again.outputs[0]).shape, (std::vector<std::int64_t>{2, 32, 64}));
+    EXPECT_EQ(g.tensor(again.outputs[0]).consumers.size(), 1u);
     // The same parameters as without sequence parallelism.
     EXPECT_DOUBLE_EQ(g.parameter_count(), load_workload("gpt2", small_gpt(4)).parameter_count());
     // The residual stream between layers: 2 x 8 x 64 fp16 = 2048 bytes per rank.

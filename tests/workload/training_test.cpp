@@ -3,6 +3,8 @@
 // parameter tensor, with fp32 state under mixed precision.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include "engine/workload/load.h"
 #include "engine/workload/training.h"
 #include "workload_test_util.h"
@@ -138,4 +140,50 @@ TEST(training, onnx_models_train_too) {
                   load_workload("mlp", {{"training", "adagrad"}});
               }).find("expected one of: none, sgd, adam"),
               std::string::npos);
+}
+
+TEST(training, backward_ops_keep_what_autograd_saves) {
+    // A GPT-2 layer with dropout: each "<type>_grad" op lists its forward op's inputs, but only what PyTorch's
+    // autograd saves is needed from the forward pass (Korthikanti et al. 2022, Section 4.1).
+    const auto g = load_workload("gpt2", {{"layers", "1"},
+                                          {"hidden", "64"},
+                                          {"heads", "8"},
+                                          {"seq", "32"},
+                                          {"vocab", "512"},
+                                          {"dropout", "0.1"},
+                                          {"attention_dropout", "0.1"},
+                                          {"training", "adam"}});
+    auto op_named = [&](const std::string& name) -> const op_node& {
+        for (const auto& op : g.ops())
+            if (op.name == name) return op;
+        throw std::runtime_error("no op " + name);
+    };
+    auto saved = [&](const std::string& backward_op) {
+        std::vector<std::pair<std::string, bool>> names;
+        for (const auto& s : saved_for_backward(g, op_named(backward_op)))
+            names.emplace_back(g.tensor(s.tensor).name, s.mask_only);
+        return names;
+    };
+    auto forward_output = [&](const std::string& op) { return g.tensor(op_named(op).outputs[0]).name; };
+    auto dy = [&](const std::string& backward_op) {
+        return std::make_pair(g.tensor(op_named(backward_op).inputs[0]).name, false);
+    };
+    using saved_list = std::vector<std::pair<std::string, bool>>;
+    // A residual add keeps nothing; softmax its output; a dropout a mask of its output's size; the scale (a division
+    // by a constant) only the constant; the causal mask's where its condition; GELU its input.
+    EXPECT_EQ(saved("h.0.attn.residual.grad"), saved_list{dy("h.0.attn.residual.grad")});
+    EXPECT_EQ(saved("h.0.attn.softmax.grad"),
+              (saved_list{dy("h.0.attn.softmax.grad"), {forward_output("h.0.attn.softmax"), false}}));
+    EXPECT_EQ(saved("h.0.attn.attn_dropout.grad"),
+              (saved_list{dy("h.0.attn.attn_dropout.grad"), {forward_output("h.0.attn.attn_dropout"), true}}));
+    EXPECT_EQ(saved("h.0.attn.scale.grad"),
+              (saved_list{dy("h.0.attn.scale.grad"), {"h.0.attn.sqrt_d", false}}));
+    EXPECT_EQ(saved("h.0.attn.mask.grad"),
+              (saved_list{dy("h.0.attn.mask.grad"), {"h.0.attn.causal_mask", false}}));
+    const op_node& gelu = op_named("h.0.mlp.gelu");
+    EXPECT_EQ(saved("h.0.mlp.gelu.grad"),
+              (saved_list{dy("h.0.mlp.gelu.grad"), {g.tensor(gelu.inputs[0]).name, false}}));
+    // Explicit backward ops (a matrix product's gradient GEMMs) need exactly what they read.
+    const op_node& db = op_named("h.0.mlp.c_fc.grad.db");
+    EXPECT_EQ(saved_for_backward(g, db).size(), db.inputs.size());
 }
