@@ -416,8 +416,8 @@ private:
                 for (int t : masks)
                     if (!kept_masks.count(t)) masks_by_block[recompute_block(m_g.tensor(t).producer)].insert(t);
                 for (const auto& [block, tensors] : by_block)
-                    p.recompute_bytes = std::max(p.recompute_bytes, kept_of(tensors, nullptr) +
-                                                                        mask_bytes(masks_by_block[block], nullptr));
+                    p.recompute_bytes = std::max(
+                        p.recompute_bytes, kept_of(tensors, nullptr) + mask_bytes(masks_by_block[block], nullptr));
             }
         }
 
@@ -506,7 +506,7 @@ partition_result partition(const workload_source& source, const workload_overrid
     const auto it = g.parameters.find("training");
     r.training = it != g.parameters.end() && it->second != "none";
     if (!r.training)
-        r.notes.push_back("workload.training is none: the chunks have forward graphs only (inference pipeline)");
+        r.notes.emplace_back("workload.training is none: the chunks have forward graphs only (inference pipeline)");
     r.chunks = partitioner(g, plan, target.layers, param_int(g, "seq", target.seq)).run();
     if (target.splittable && plan.tp > 1) {
         const std::int64_t vocab = param_int(g, "vocab");

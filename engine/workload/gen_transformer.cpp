@@ -97,8 +97,8 @@ int attention_ops(graph_builder& b, const std::string& n, int q, int k, int v, c
         const int mask = b.constant(n + ".causal_mask", {seq, kv_seq}, dtype::boolean);
         s = b.add1("where", n + ".mask", {mask, s, b.constant(n + ".mask_value", {})});
     }
-    const int p = dropout(b, n + ".attn_dropout", b.add1("softmax", n + ".softmax", {s}, op_attrs().i("axis", -1)),
-                          cfg.dropout);
+    const int p =
+        dropout(b, n + ".attn_dropout", b.add1("softmax", n + ".softmax", {s}, op_attrs().i("axis", -1)), cfg.dropout);
     return b.add1("matmul", n + ".context", {p, v});
 }
 
@@ -127,8 +127,9 @@ attention_config attention_settings(const workload_params& p, const std::string&
     cfg.fused = attention_mode(p) == "fused";
     cfg.dropout = dropout_ratio(p, generator, "attention_dropout");
     if (cfg.fused && cfg.dropout > 0)
-        fail("generator " + generator + ": attention_dropout needs attention=decomposed (the fused attention op "
-             "has no dropout)",
+        fail("generator " + generator +
+                 ": attention_dropout needs attention=decomposed (the fused attention op "
+                 "has no dropout)",
              p.find("attention_dropout")->where);
     return cfg;
 }

@@ -495,13 +495,13 @@ enum class saves : std::uint8_t { inputs, nothing, output, condition, mask, othe
 
 saves saved_by(std::string_view type) {
     static const std::map<std::string, saves, std::less<>> rules = {
-        {"add", saves::nothing},           {"sub", saves::nothing},          {"neg", saves::nothing},
-        {"cast", saves::nothing},          {"reduce_sum", saves::nothing},   {"reduce_mean", saves::nothing},
-        {"slice", saves::nothing},         {"softmax", saves::output},       {"log_softmax", saves::output},
-        {"relu", saves::output},           {"sigmoid", saves::output},       {"tanh", saves::output},
-        {"exp", saves::output},            {"sqrt", saves::output},          {"rsqrt", saves::output},
-        {"reciprocal", saves::output},     {"where", saves::condition},      {"dropout", saves::mask},
-        {"mul", saves::other_operands},    {"div", saves::other_operands}};
+        {"add", saves::nothing},        {"sub", saves::nothing},        {"neg", saves::nothing},
+        {"cast", saves::nothing},       {"reduce_sum", saves::nothing}, {"reduce_mean", saves::nothing},
+        {"slice", saves::nothing},      {"softmax", saves::output},     {"log_softmax", saves::output},
+        {"relu", saves::output},        {"sigmoid", saves::output},     {"tanh", saves::output},
+        {"exp", saves::output},         {"sqrt", saves::output},        {"rsqrt", saves::output},
+        {"reciprocal", saves::output},  {"where", saves::condition},    {"dropout", saves::mask},
+        {"mul", saves::other_operands}, {"div", saves::other_operands}};
     const auto it = rules.find(type);
     return it == rules.end() ? saves::inputs : it->second;
 }

@@ -21,22 +21,24 @@ TEST(activation_memory, paper_configurations_simulate_and_fit) {
     for (const row& r : {row{"22B", 64, 6144, 48, 1, 4, 4, 1}, row{"175B", 96, 12288, 96, 8, 64, 1, 3}})
         for (const std::string recompute : {"selective", "full"}) {
             std::filesystem::remove_all(out);
-            const std::string sp = recompute == "selective" ? "true" : "false";
-            const std::string interleaved =
-                r.interleave > 1
-                    ? " --set parallel.schedule=interleaved_1f1b --set parallel.interleave=" + std::to_string(r.interleave)
-                    : "";
-            const auto res = tessel::test::run_tessel(
-                "run -p platforms/systems/dgx_a100.yaml --set nodes=" + std::to_string(r.pp) +
-                " -w gpt2 --set workload.training=adam --set workload.precision=fp16 --set workload.seq=2048"
-                " --set workload.context=2048 --set workload.vocab=51200 --set workload.dropout=0.1"
-                " --set workload.attention_dropout=0.1 --set workload.hidden=" +
-                std::to_string(r.hidden) + " --set workload.heads=" + std::to_string(r.heads) +
-                " --set workload.layers=" + std::to_string(r.layers) + " --set workload.batch=" +
-                std::to_string(r.batch) + " --set parallel.tp=8 --set parallel.dp=1 --set parallel.pp=" +
-                std::to_string(r.pp) + " --set parallel.microbatch=" + std::to_string(r.microbatch) +
-                " --set parallel.recompute=" + recompute + " --set parallel.sequence_parallel=" + sp + interleaved +
-                " -o " + out.string());
+            std::string args = "run -p platforms/systems/dgx_a100.yaml -w gpt2 --set workload.training=adam";
+            args += " --set workload.precision=fp16 --set workload.seq=2048 --set workload.context=2048";
+            args += " --set workload.vocab=51200 --set workload.dropout=0.1 --set workload.attention_dropout=0.1";
+            args += " --set nodes=" + std::to_string(r.pp);
+            args += " --set workload.hidden=" + std::to_string(r.hidden);
+            args += " --set workload.heads=" + std::to_string(r.heads);
+            args += " --set workload.layers=" + std::to_string(r.layers);
+            args += " --set workload.batch=" + std::to_string(r.batch);
+            args += " --set parallel.tp=8 --set parallel.dp=1 --set parallel.pp=" + std::to_string(r.pp);
+            args += " --set parallel.microbatch=" + std::to_string(r.microbatch);
+            args += " --set parallel.recompute=" + recompute;
+            args += " --set parallel.sequence_parallel=";
+            args += recompute == "selective" ? "true" : "false";
+            if (r.interleave > 1)
+                args += " --set parallel.schedule=interleaved_1f1b --set parallel.interleave=" +
+                        std::to_string(r.interleave);
+            args += " -o " + out.string();
+            const auto res = tessel::test::run_tessel(args);
             ASSERT_EQ(res.code, 0) << r.name << " " << recompute << "\n" << res.out;
             std::ifstream in(out / "summary.json");
             const auto s = nlohmann::json::parse(in);

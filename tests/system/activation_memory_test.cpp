@@ -155,8 +155,8 @@ TEST(activation_memory, korthikanti_models_first_stage_by_hand) {
     // in fp16, 2 s b v / t, where Megatron-LM's cross-entropy keeps fp32 (4 s b v / t).
     const memory_report t22 = memory_per_chip(paper_partition(k_22b, "selective"), 80e9);
     const double s = 2048, b = 4, h = 6144, v = 51200 / 8.0;
-    EXPECT_DOUBLE_EQ(t22.stages[0].activations, first_stage_by_hand(k_22b, 48, 1) + 2 * 2 * s * b * h / 8 +
-                                                    2 * s * b * v);
+    EXPECT_DOUBLE_EQ(t22.stages[0].activations,
+                     first_stage_by_hand(k_22b, 48, 1) + 2 * 2 * s * b * h / 8 + 2 * s * b * v);
 }
 
 TEST(activation_memory, every_paper_configuration_fits_an_80_gb_a100) {

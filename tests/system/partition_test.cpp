@@ -225,7 +225,7 @@ TEST(partition, data_parallel_grad_sync_and_zero) {
     const partition_result rz = partition("gpt2", small_gpt(), z);
     EXPECT_EQ(rz.chunks[0].grad_sync[0].kind, "reduce_scatter");
     EXPECT_EQ(rz.chunks[0].grad_sync[1].kind, "all_gather");
-    EXPECT_DOUBLE_EQ(rz.chunks[0].optimizer.total().flops, 140928 / 2 * 12);
+    EXPECT_DOUBLE_EQ(rz.chunks[0].optimizer.total().flops, 140928.0 / 2 * 12);
     EXPECT_DOUBLE_EQ(r.chunks[0].optimizer.total().flops, 140928 * 12);
 }
 
@@ -252,10 +252,11 @@ TEST(partition, memory_per_chip_by_schedule) {
         ADD_FAILURE() << "expected does not fit";
     } catch (const input_error& e) {
         const std::string w = e.what();
-        EXPECT_NE(w.find("does not fit in memory: stage 0 (1 chip: every dp and tp rank of pipeline stage 0) needs "
-                         "2.911 MB (2911232 B) but a chip has 2.9 MB; largest: optimizer state 1.691 MB, activations (2 "
-                         "microbatch-chunks in flight) 641 KiB, weights 281.9 KB"),
-                  std::string::npos)
+        EXPECT_NE(
+            w.find("does not fit in memory: stage 0 (1 chip: every dp and tp rank of pipeline stage 0) needs "
+                   "2.911 MB (2911232 B) but a chip has 2.9 MB; largest: optimizer state 1.691 MB, activations (2 "
+                   "microbatch-chunks in flight) 641 KiB, weights 281.9 KB"),
+            std::string::npos)
             << w;
         EXPECT_EQ(w.find("stage 1"), std::string::npos) << w;
     }

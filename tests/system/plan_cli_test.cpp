@@ -28,7 +28,7 @@ const std::string k_sets =
     " --set workload.heads=8 --set workload.seq=256 --set gpu.gpu.hbm.capacity=200MB";
 
 fs::path temp(const std::string& name) {
-    const fs::path p = fs::temp_directory_path() / ("tessel_plan_" + std::to_string(getpid())) / name;
+    fs::path p = fs::temp_directory_path() / ("tessel_plan_" + std::to_string(getpid())) / name;
     fs::remove_all(p);
     return p;
 }
@@ -86,9 +86,7 @@ TEST(plan_cli, ranks_as_individual_runs_and_model_parallelism_wins_where_memory_
             EXPECT_GT(p["rank"].get<int>(), 1) << p["plan"];
         }
     EXPECT_EQ(all_dp, 1);
-    EXPECT_NE(r.out.find("plain data parallelism (dp=8 tp=1 pp=1 zero=2) is slower"),
-              std::string::npos)
-        << r.out;
+    EXPECT_NE(r.out.find("plain data parallelism (dp=8 tp=1 pp=1 zero=2) is slower"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("best: " + best["plan"].get<std::string>()), std::string::npos) << r.out;
 
     // Again: every plan is found in the results, nothing runs, the report is the same.

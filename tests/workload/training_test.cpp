@@ -176,10 +176,8 @@ TEST(training, backward_ops_keep_what_autograd_saves) {
               (saved_list{dy("h.0.attn.softmax.grad"), {forward_output("h.0.attn.softmax"), false}}));
     EXPECT_EQ(saved("h.0.attn.attn_dropout.grad"),
               (saved_list{dy("h.0.attn.attn_dropout.grad"), {forward_output("h.0.attn.attn_dropout"), true}}));
-    EXPECT_EQ(saved("h.0.attn.scale.grad"),
-              (saved_list{dy("h.0.attn.scale.grad"), {"h.0.attn.sqrt_d", false}}));
-    EXPECT_EQ(saved("h.0.attn.mask.grad"),
-              (saved_list{dy("h.0.attn.mask.grad"), {"h.0.attn.causal_mask", false}}));
+    EXPECT_EQ(saved("h.0.attn.scale.grad"), (saved_list{dy("h.0.attn.scale.grad"), {"h.0.attn.sqrt_d", false}}));
+    EXPECT_EQ(saved("h.0.attn.mask.grad"), (saved_list{dy("h.0.attn.mask.grad"), {"h.0.attn.causal_mask", false}}));
     const op_node& gelu = op_named("h.0.mlp.gelu");
     EXPECT_EQ(saved("h.0.mlp.gelu.grad"),
               (saved_list{dy("h.0.mlp.gelu.grad"), {g.tensor(gelu.inputs[0]).name, false}}));
