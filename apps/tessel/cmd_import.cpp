@@ -13,6 +13,7 @@
 #include "engine/workload/onnx_symbolic.h"
 #include "engine/workload/scalesim_topology.h"
 #include "engine/workload/yaml_workload.h"
+#include "models/core/limits.h"
 #include "models/core/output_file.h"
 
 namespace tessel {
@@ -43,6 +44,7 @@ import_options& opts() {
 /// The `--set` flags that make the one-PE systolic platform the array a SCALE-Sim configuration describes
 /// (ArrayHeight, ArrayWidth, Dataflow; its SRAM sizes and bandwidths are SCALE-Sim's memory model, not used here).
 std::string scalesim_settings(const std::string& path) {
+    require_input_file(path, "SCALE-Sim configuration");
     std::ifstream in(path);
     if (!in) throw input_error("cannot read SCALE-Sim configuration '" + path + "'");
     std::map<std::string, std::pair<std::string, source_location>> kv;

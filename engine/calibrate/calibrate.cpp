@@ -14,6 +14,7 @@
 #include "engine/workload/builder.h"
 #include "engine/workload/layers.h"
 #include "models/baseline/gpu.h"
+#include "models/core/limits.h"
 #include "models/core/sim_context.h"
 
 namespace tessel {
@@ -69,6 +70,7 @@ std::string shape_label(std::initializer_list<std::int64_t> v) {
 }  // namespace
 
 measurement_set load_measurements(const std::string& path) {
+    require_input_file(path, "measurements file");
     std::ifstream in(path);
     if (!in) throw input_error("cannot open measurements '" + path + "'");
     measurement_set set;

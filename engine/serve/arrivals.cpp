@@ -1,12 +1,12 @@
 #include "engine/serve/arrivals.h"
 
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
 
 #include "models/core/error.h"
+#include "models/core/limits.h"
 
 namespace tessel::serve {
 
@@ -38,8 +38,7 @@ std::int64_t trace_count(const std::string& cell, const std::string& what, const
 }  // namespace
 
 std::vector<request> read_trace(const std::string& path) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec)) throw input_error("serve.trace: '" + path + "' is not a file");
+    require_input_file(path, "serve.trace");
     std::ifstream in(path);
     if (!in) throw input_error("serve.trace: cannot open '" + path + "'");
     std::vector<request> out;

@@ -20,6 +20,7 @@
 
 #include "engine/sweep/results.h"
 #include "models/core/error.h"
+#include "models/core/limits.h"
 
 namespace tessel::sweep {
 
@@ -442,29 +443,47 @@ bool run_slurm(const std::vector<job>& jobs, const run_settings& rs, const slurm
 }
 
 int run_slurm_task(const std::string& task_file, long index, std::ostream& log) {
-    const nlohmann::json t = nlohmann::json::parse(read_text(task_file), nullptr, false);
+    nlohmann::json t;
+    try {
+        require_input_file(task_file, "task file");
+        t = nlohmann::json::parse(read_text(task_file), nullptr, false);
+    } catch (const input_error& e) {
+        log << "tessel sweep-task: error: " << e.what() << "\n";
+        return 2;
+    }
     if (t.is_discarded() || !t.is_object()) {
-        log << "tessel sweep-task: error: cannot read '" << task_file << "'\n";
+        log << "tessel sweep-task: error: cannot read '" << task_file << "': not a JSON object\n";
         return 2;
     }
     run_settings rs;
-    rs.tessel = t.at("tessel").get<std::string>();
-    rs.timeout_s = t.at("timeout_s").get<double>();
-    rs.metrics = metrics_from_json(t.at("metrics"));
-    rs.backend = "slurm";
-    rs.build = t.value("build", "");
-    const size_t per = t.at("points_per_task").get<size_t>();
-    const auto& all = t.at("jobs");
     std::vector<job> mine;
-    for (size_t i = size_t(std::max(0L, index)) * per; i < all.size() && i < size_t(index + 1) * per; ++i)
-        mine.push_back(job_from_json(all[i]));
+    std::string rows;
+    try {
+        rs.tessel = t.at("tessel").get<std::string>();
+        rs.timeout_s = t.at("timeout_s").get<double>();
+        rs.metrics = metrics_from_json(t.at("metrics"));
+        rs.backend = "slurm";
+        rs.build = t.value("build", "");
+        const size_t per = t.at("points_per_task").get<size_t>();
+        const auto& all = t.at("jobs");
+        for (size_t i = size_t(std::max(0L, index)) * per; i < all.size() && i < size_t(index + 1) * per; ++i)
+            mine.push_back(job_from_json(all[i]));
+        rows = t.at("rows").get<std::string>();
+    } catch (const nlohmann::json::exception& e) {
+        // A task file tessel sweep did not write (or one cut short): say which, not an internal error.
+        log << "tessel sweep-task: error: '" << task_file << "' is not a task file tessel sweep wrote: " << e.what()
+            << "\n";
+        return 2;
+    } catch (const input_error& e) {
+        log << "tessel sweep-task: error: '" << task_file << "': " << e.what() << "\n";
+        return 2;
+    }
     if (index < 0 || mine.empty()) {
         log << "tessel sweep-task: error: task " << index << " has no points in '" << task_file << "'\n";
         return 2;
     }
     int cpus = t.value("cpus_per_task", 1);
     if (const char* c = std::getenv("SLURM_CPUS_PER_TASK")) cpus = std::max(1, std::atoi(c));
-    const std::string rows = t.at("rows").get<std::string>();
     local_pool pool;
     const std::string array_job = std::getenv("SLURM_ARRAY_JOB_ID") ? std::getenv("SLURM_ARRAY_JOB_ID") : "?";
     const bool finished = pool.run(mine, cpus, rs, [&](const job& j, const row& done_row) {

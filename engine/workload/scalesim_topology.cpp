@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/core/error.h"
+#include "models/core/limits.h"
 
 namespace tessel {
 
@@ -54,6 +55,7 @@ std::string identifier(const std::string& layer) {
 }  // namespace
 
 std::string scalesim_topology_yaml(const std::string& path) {
+    require_input_file(path, "SCALE-Sim topology");
     std::ifstream in(path);
     if (!in) throw input_error("cannot read SCALE-Sim topology '" + path + "'");
     std::string line;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "models/core/limits.h"
@@ -48,6 +49,38 @@ void check_unique_keys(const YAML::Node& n, const std::shared_ptr<const std::str
         for (const auto& c : n) check_unique_keys(c, file);
     }
 }
+// Aliases share their anchor's node, so a few hundred bytes of nested aliases (each list naming the one before it
+// ten times) make a document of 10^9 nodes once walked. Every walk (these checks, then the loaders) sees the
+// expanded document, so its size is bounded first: each distinct node (identified by where its text starts) is
+// counted once with the expanded size of its children, and no document may expand to more nodes than a plain
+// text of its size could hold plus a margin for real anchors.
+constexpr double k_expanded_nodes_per_byte = 4;
+constexpr double k_expanded_nodes_margin = 1e6;
+
+double expanded_nodes(const YAML::Node& n, std::map<int, double>& memo, double budget) {
+    const int at = n.Mark().pos;
+    if (const auto it = memo.find(at); it != memo.end() && at >= 0) return it->second;
+    double count = 1;
+    if (n.IsMap()) {
+        for (auto it = n.begin(); it != n.end() && count <= budget; ++it)
+            count += expanded_nodes(it->first, memo, budget) + expanded_nodes(it->second, memo, budget);
+    } else if (n.IsSequence()) {
+        for (auto it = n.begin(); it != n.end() && count <= budget; ++it) count += expanded_nodes(*it, memo, budget);
+    }
+    if (at >= 0) memo[at] = count;
+    return count;
+}
+
+void check_expanded_size(const YAML::Node& root, size_t bytes, const std::shared_ptr<const std::string>& file) {
+    std::map<int, double> memo;
+    const double budget = k_expanded_nodes_margin + k_expanded_nodes_per_byte * static_cast<double>(bytes);
+    if (expanded_nodes(root, memo, budget) > budget)
+        throw input_error("the document expands to more than " + std::to_string(static_cast<long long>(budget)) +
+                              " YAML nodes once its aliases (*name) are replaced by what they name; nested aliases "
+                              "that multiply are refused",
+                          location_of(root.Mark(), file));
+}
+
 // A quoted value left open runs on to the next quote and swallows the lines between into one string (a preset
 // name holding the rest of the file). YAML allows quoted values over several lines, so only one that swallows a
 // line that reads as a key ("params:", "- x") is refused, where the quote opens.
@@ -122,6 +155,7 @@ yaml_node yaml_node::load_string(const std::string& text, const std::string& nam
     auto file = std::make_shared<const std::string>(name);
     try {
         YAML::Node root = YAML::Load(text);
+        check_expanded_size(root, text.size(), file);
         check_open_quotes(root, text, file);
         check_unique_keys(root, file);
         return yaml_node(root, file);
