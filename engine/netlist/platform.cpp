@@ -70,6 +70,20 @@ std::string shape_str(const std::vector<int>& c) {
     return s;
 }
 
+/// The platform's `validation:` ("calibrated: ...", "checked: ...", "uncalibrated: ..."); a platform that states
+/// none is uncalibrated as far as anyone can tell.
+std::string read_validation(const yaml_node& root) {
+    const yaml_node v = root["validation"];
+    if (!v.defined()) return "uncalibrated: the platform file states no validation (validation:)";
+    const std::string text = v.scalar("validation");
+    for (const char* status : {"calibrated: ", "checked: ", "uncalibrated: "})
+        if (text.rfind(status, 0) == 0 && text.size() > std::string(status).size()) return text;
+    v.fail(
+        "validation must start with calibrated:, checked: or uncalibrated: and say on what (docs/platform-yaml.md), "
+        "got '" +
+        text + "'");
+}
+
 }  // namespace
 
 platform::platform(sc_core::sc_module_name n, const yaml_node& root, param_context& ctx, sim_context& sim,
@@ -77,11 +91,12 @@ platform::platform(sc_core::sc_module_name n, const yaml_node& root, param_conte
     : sc_core::sc_module(n), m_sim(sim), m_prefix(config_prefix), m_root(root) {
     m_file = root.file();
     root.expect_map("platform file");
-    root.check_keys({"platform", "description", "clock", "quantum", "tdp", "parameters", "chips", "components",
-                     "connections", "mapper", "parallel", "source", "notes"},
+    root.check_keys({"platform", "description", "validation", "clock", "quantum", "tdp", "parameters", "chips",
+                     "components", "connections", "mapper", "parallel", "source", "notes"},
                     "platform file");
     m_title = root["platform"].scalar("platform (the platform's name)");
     if (root.has("description")) m_description = root["description"].scalar("description");
+    m_validation = read_validation(root);
 
     auto top_value = [&](const std::string& key, const std::string& def) -> std::pair<std::string, source_location> {
         if (const auto* o = ctx.find_override(m_prefix + key))

@@ -50,6 +50,8 @@ public:
 
     const std::string& title() const { return m_title; }
     const std::string& description() const { return m_description; }
+    /// How far its numbers can be trusted: "calibrated: ...", "checked: ..." or "uncalibrated: ..." (`validation:`).
+    const std::string& validation() const { return m_validation; }
     const std::string& file() const { return m_file; }
     sim_context& sim() const { return m_sim; }
     const clock_domain& clock() const { return m_clock; }
@@ -172,7 +174,7 @@ private:
                             const source_location& where) const;
 
     sim_context& m_sim;
-    std::string m_title, m_description, m_file;
+    std::string m_title, m_description, m_validation, m_file;
     clock_domain m_clock;
     tick m_quantum = 0;
     double m_tdp = 0;

@@ -135,6 +135,7 @@ run_summary summarise(const platform& plat, const executor::result& r, const pro
                       const std::vector<std::pair<std::uint32_t, std::uint32_t>>& represented, double traffic_scale) {
     run_summary s;
     s.platform = plat.title();
+    s.validation = plat.validation();
     s.workload = p.name;
     s.sim_seconds = ticks_to_seconds(r.duration());
     s.samples = samples;
@@ -287,6 +288,7 @@ void record_stats(const run_summary& s, stats_registry& st) {
 nlohmann::json run_summary::to_json() const {
     nlohmann::json j;
     j["platform"] = platform;
+    j["validation"] = validation;
     j["workload"] = workload;
     j["sim_time_s"] = sim_seconds;
     j["samples"] = samples;
@@ -405,6 +407,7 @@ void run_summary::set_steady_throughput(double samples_per_s) {
 void run_summary::print(std::ostream& os, size_t top) const {
     char line[256];
     os << "platform   " << platform << "\n";
+    if (!validation.empty()) os << "validation " << validation << "\n";
     os << "workload   " << workload << "\n";
     os << "simulated  " << format_time(sim_seconds) << "  (" << steps << " steps, " << packets << " packets)\n";
     if (samples > 0 && sim_seconds > 0) {

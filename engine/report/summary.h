@@ -20,6 +20,7 @@ namespace tessel {
 
 struct run_summary {
     std::string platform, workload;
+    std::string validation;  // the platform's validation status (calibrated, checked or uncalibrated: on what)
     double sim_seconds = 0;
     double samples = 1;
     double flops = 0;            // useful work of the workload (or of the program's compute steps)

@@ -104,5 +104,5 @@ axes:
     EXPECT_EQ(error_of("platform: mesh4x4\nworkload: gemm\naxes:\n  noc.width: [3, 4]\nfilter: noc.width == 4\n"), "");
     const std::string e = error_of("platform: mesh4x4\nworkload: gemm\naxes:\n  noc.width: [3, 4]\n");
     EXPECT_NE(e.find("sw.yaml:1:11: point 0 (noc.width=3) does not load: "), std::string::npos) << e;
-    EXPECT_NE(e.find("mesh4x4.yaml:47:5: connection 'tile[x,y] -> noc[x,y]'"), std::string::npos) << e;
+    EXPECT_NE(e.find("mesh4x4.yaml:48:5: connection 'tile[x,y] -> noc[x,y]'"), std::string::npos) << e;
 }
