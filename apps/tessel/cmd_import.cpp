@@ -131,7 +131,7 @@ int run_import() {
     std::string comment = "Imported by tessel from " + o.model + " (" + r.report.producer + ", opset " +
                           std::to_string(r.report.opset) + ").";
     std::string symbols;
-    for (const auto& [k, v] : r.report.symbols) symbols += " " + k + "=" + v;
+    for (const auto& [k, v] : r.report.symbols) symbols.append(" ").append(k).append("=").append(v);
     if (!symbols.empty() && yaml.fixed_why.empty()) {
         comment += "\nSizes follow the parameters" + symbols + " (--set workload.NAME=VALUE).";
     } else if (!symbols.empty()) {

@@ -117,13 +117,19 @@ measurement_set load_measurements(const std::string& path) {
         } else if (kind == "elementwise") {
             const std::string op = j.value("op", std::string());
             if (op != "add" && op != "gelu" && op != "mul" && op != "relu" && op != "silu")
-                throw input_error(where + ": elementwise op must be add, mul, relu, gelu or silu, got '" + op + "'");
+                throw input_error(std::string(where)
+                                      .append(": elementwise op must be add, mul, relu, gelu or silu, got '")
+                                      .append(op)
+                                      .append("'"));
             m.label = "elementwise " + op + " " + dtype_name(need_dtype(j, where)) +
                       " n=" + std::to_string(need_int(j, "n", where));
         } else if (kind == "rowwise") {
             const std::string op = j.value("op", std::string());
             if (op != "softmax" && op != "layernorm" && op != "rmsnorm")
-                throw input_error(where + ": rowwise op must be softmax, layernorm or rmsnorm, got '" + op + "'");
+                throw input_error(std::string(where)
+                                      .append(": rowwise op must be softmax, layernorm or rmsnorm, got '")
+                                      .append(op)
+                                      .append("'"));
             m.label = "rowwise " + op + " " + dtype_name(need_dtype(j, where)) + " " +
                       shape_label({need_int(j, "rows", where), need_int(j, "cols", where)});
         } else if (kind == "sdpa") {
@@ -146,8 +152,10 @@ measurement_set load_measurements(const std::string& path) {
                       "x" + std::to_string(need_int(j, "S", where)) + "/" +
                       std::to_string(need_int(j, "stride", where)) + " p" + std::to_string(j.value("pad", 0));
         } else {
-            throw input_error(where + ": unknown kind '" + kind +
-                              "' (device, gemm, copy, elementwise, rowwise, sdpa, conv)");
+            throw input_error(std::string(where)
+                                  .append(": unknown kind '")
+                                  .append(kind)
+                                  .append("' (device, gemm, copy, elementwise, rowwise, sdpa, conv)"));
         }
         set.items.push_back(std::move(m));
     }
@@ -377,7 +385,11 @@ void calibrator::fit(const std::vector<measurement>& ms, const std::vector<size_
         if (std::none_of(m_tunables.begin(), m_tunables.end(), [&](const tunable& t) { return t.name == name; })) {
             std::string known;
             for (const auto& t : m_tunables) known += (known.empty() ? "" : ", ") + t.name;
-            throw input_error("calibrate: '" + name + "' is not a parameter the fit may change (" + known + ")");
+            throw input_error(std::string("calibrate: '")
+                                  .append(name)
+                                  .append("' is not a parameter the fit may change (")
+                                  .append(known)
+                                  .append(")"));
         }
     auto fitted = [&](const tunable& t) {
         return only.empty() || std::find(only.begin(), only.end(), t.name) != only.end();
@@ -589,7 +601,7 @@ std::string write_fitted_platform(const std::string& text, const std::string& de
         const yaml_line y = parse_line(l);
         const size_t hash = y.rest.find(" #");
         const std::string comment = hash == std::string::npos ? "" : y.rest.substr(hash);
-        l = std::string(static_cast<size_t>(y.indent), ' ') + y.key + ": " + value + comment;
+        l = std::string(static_cast<size_t>(y.indent), ' ').append(y.key).append(": ").append(value).append(comment);
     }
     std::string out = "# >>> tessel calibrate (this block and the values it names are rewritten by every fit)\n";
     for (const auto& p : provenance) out += "#   " + p + "\n";

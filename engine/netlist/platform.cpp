@@ -64,6 +64,14 @@ std::string coords_str(const std::vector<int>& c) {
     return s + "]";
 }
 
+/// "'PATH': index 'EXPR'" (and ": WHY"), for an index of a part path that is not a valid index.
+std::string index_error(const std::string& path, const std::string& expr, const std::string& why = {}) {
+    std::string message = "'" + path + "': index '";
+    message.append(expr).append("'");
+    if (!why.empty()) message.append(": ").append(why);
+    return message;
+}
+
 std::string shape_str(const std::vector<int>& c) {
     std::string s;
     for (size_t i = 0; i < c.size(); ++i) s += (i ? " x " : "") + std::to_string(c[i]);
@@ -75,7 +83,7 @@ std::string shape_str(const std::vector<int>& c) {
 std::string read_validation(const yaml_node& root) {
     const yaml_node v = root["validation"];
     if (!v.defined()) return "uncalibrated: the platform file states no validation (validation:)";
-    const std::string text = v.scalar("validation");
+    std::string text = v.scalar("validation");
     for (const char* status : {"calibrated: ", "checked: ", "uncalibrated: "})
         if (text.rfind(status, 0) == 0 && text.size() > std::string(status).size()) return text;
     v.fail(
@@ -86,7 +94,7 @@ std::string read_validation(const yaml_node& root) {
 
 }  // namespace
 
-platform::platform(sc_core::sc_module_name n, const yaml_node& root, param_context& ctx, sim_context& sim,
+platform::platform(const sc_core::sc_module_name& n, const yaml_node& root, param_context& ctx, sim_context& sim,
                    const std::string& config_prefix)
     : sc_core::sc_module(n), m_sim(sim), m_prefix(config_prefix), m_root(root) {
     m_file = root.file();
@@ -226,10 +234,11 @@ void parse_replicate(const yaml_node& rep, const param_context& ctx, const std::
         if (v < 1 || v != std::floor(v))
             throw input_error("replicate." + d.key + ": expected a positive whole number, got '" + text + "'",
                               d.value.where());
-        if (v > static_cast<double>(limit) || static_cast<double>(total) * v > static_cast<double>(limit))
-            throw input_error(what + " replicates more than " + std::to_string(limit) + " " + things + " (replicate." +
-                                  d.key + " = " + text + "); " + advice,
-                              d.value.where());
+        if (v > static_cast<double>(limit) || static_cast<double>(total) * v > static_cast<double>(limit)) {
+            std::string message = what + " replicates more than " + std::to_string(limit) + " ";
+            message.append(things).append(" (replicate.").append(d.key).append(" = ").append(text).append("); ");
+            throw input_error(message + advice, d.value.where());
+        }
         dims.push_back(d.key);
         shape.push_back(static_cast<int>(v));
         total *= static_cast<long long>(v);
@@ -653,22 +662,22 @@ void platform::connect(const std::string& text, const source_location& where) {
                               where);
         return d;
     };
-    const side L = read_side(text.substr(0, arrow)), R = read_side(text.substr(arrow + 2));
-    if (!comp(R.g->ids.front()).has_role(component::role::interconnect))
-        throw input_error("connection '" + text + "': '" + R.s.name + "' (" + R.g->kind +
+    const side left = read_side(text.substr(0, arrow)), right = read_side(text.substr(arrow + 2));
+    if (!comp(right.g->ids.front()).has_role(component::role::interconnect))
+        throw input_error("connection '" + text + "': '" + right.s.name + "' (" + right.g->kind +
                               ") is not a network; the right side names a network port, e.g. noc[x,y]",
                           where);
-    const std::vector<int> l_units = L.plat->comp(L.g->ids.front()).unit_shape();
-    if (!L.unit_idx.empty() && L.unit_idx.size() != l_units.size())
-        throw input_error("connection '" + text + "': '" + L.s.name + "' has " +
+    const std::vector<int> l_units = left.plat->comp(left.g->ids.front()).unit_shape();
+    if (!left.unit_idx.empty() && left.unit_idx.size() != l_units.size())
+        throw input_error("connection '" + text + "': '" + left.s.name + "' has " +
                               (l_units.empty() ? std::string("a single unit") : shape_str(l_units) + " units") +
                               "; its unit index needs " + std::to_string(l_units.size()) + " values",
                           where);
 
     connection_loops loops(m_parameters, text, where);
-    if (L.chip) loops.collect(L.chip->idx, L.chip->g->shape);
-    loops.collect(L.rep_idx, L.g->shape);
-    loops.collect(L.unit_idx, l_units);
+    if (left.chip) loops.collect(left.chip->idx, left.chip->g->shape);
+    loops.collect(left.rep_idx, left.g->shape);
+    loops.collect(left.unit_idx, l_units);
     auto eval_idx = [&loops](const std::vector<std::string>& idx) { return loops.eval(idx); };
     // The component a side names for the current loop values (in its chip when it has one).
     auto component_of = [&](const side& d) -> std::pair<const platform*, std::uint32_t> {
@@ -692,38 +701,38 @@ void platform::connect(const std::string& text, const source_location& where) {
     for (long long c = 0; c < combos; ++c) {
         loops.select(c);
         // Left: a component (and unit, or all units).
-        const std::uint32_t lc = component_of(L).second;
+        const std::uint32_t lc = component_of(left).second;
         component& lcomp = comp(lc);
         int lunit = -1;  // all units
-        if (!L.unit_idx.empty()) {
-            const std::vector<int> ui = eval_idx(L.unit_idx);
+        if (!left.unit_idx.empty()) {
+            const std::vector<int> ui = eval_idx(left.unit_idx);
             lunit = lcomp.unit_at(ui);
             if (lunit < 0)
-                throw input_error("connection '" + text + "': unit " + coords_str(ui) + " is outside " + L.s.name +
+                throw input_error("connection '" + text + "': unit " + coords_str(ui) + " is outside " + left.s.name +
                                       "'s " + shape_str(l_units) + " units",
                                   where);
         }
         // Right: a network port.
-        const std::uint32_t rc = component_of(R).second;
+        const std::uint32_t rc = component_of(right).second;
         if (!comp(rc).has_role(component::role::interconnect))
-            throw input_error("connection '" + text + "': '" + R.s.name + "' (" + R.g->kind +
+            throw input_error("connection '" + text + "': '" + right.s.name + "' (" + right.g->kind +
                                   ") is not a network; the right side names a network port, e.g. noc[x,y]",
                               where);
         interconnect& rnet = net(rc);
-        if (R.unit_idx.empty())
-            throw input_error("connection '" + text + "': name the port of '" + R.s.name + "', e.g. " + R.s.name + "[" +
-                                  std::string(rnet.port_shape().size() == 2 ? "0,0" : "0") + "]",
+        if (right.unit_idx.empty())
+            throw input_error("connection '" + text + "': name the port of '" + right.s.name + "', e.g. " +
+                                  right.s.name + "[" + std::string(rnet.port_shape().size() == 2 ? "0,0" : "0") + "]",
                               where);
-        const std::vector<int> pi = eval_idx(R.unit_idx);
+        const std::vector<int> pi = eval_idx(right.unit_idx);
         const int port = rnet.unit_at(pi);
         if (port < 0)
-            throw input_error("connection '" + text + "': port " + coords_str(pi) + " is outside " + R.s.name + "'s " +
-                                  shape_str(rnet.port_shape()) + " ports",
+            throw input_error("connection '" + text + "': port " + coords_str(pi) + " is outside " + right.s.name +
+                                  "'s " + shape_str(rnet.port_shape()) + " ports",
                               where);
         const attach_point ap{rc, static_cast<std::uint32_t>(port)};
         if (lcomp.has_role(component::role::interconnect)) {
             if (lunit < 0)
-                throw input_error("connection '" + text + "': name the port of network '" + L.s.name + "'", where);
+                throw input_error("connection '" + text + "': name the port of network '" + left.s.name + "'", where);
             add_bridge({attach_point{lc, static_cast<std::uint32_t>(lunit)}, ap});
             continue;
         }
@@ -738,7 +747,7 @@ void platform::connect(const std::string& text, const source_location& where) {
         } else {
             if (slots.size() == 1 && units > 1) slots.assign(units, slots[0]);
             if (slots[static_cast<size_t>(lunit)].valid() && slots.size() > 1)
-                throw input_error("connection '" + text + "': " + L.s.name +
+                throw input_error("connection '" + text + "': " + left.s.name +
                                       lcomp.unit_suffix(static_cast<std::uint32_t>(lunit)) + " is already connected",
                                   where);
             slots[static_cast<size_t>(lunit)] = ap;
@@ -810,10 +819,9 @@ endpoint platform::resolve(const std::string& path, const source_location& where
         std::vector<int> idx;
         for (const auto& e : cs->idx) {
             try {
-                idx.push_back(
-                    index_of(expression::parse(e).eval_number(nullptr), "'" + path + "': index '" + e + "'", where));
+                idx.push_back(index_of(expression::parse(e).eval_number(nullptr), index_error(path, e), where));
             } catch (const expr_error& err) {
-                throw input_error("'" + path + "': index '" + e + "': " + err.what(), where);
+                throw input_error(index_error(path, e, err.what()), where);
             }
         }
         return chip_at(*cs, idx, path, where).resolve(cs->inner, where);
@@ -832,10 +840,9 @@ endpoint platform::resolve(const std::string& path, const source_location& where
         std::vector<int> out;
         for (const auto& e : idx) {
             try {
-                out.push_back(
-                    index_of(expression::parse(e).eval_number(nullptr), "'" + path + "': index '" + e + "'", where));
+                out.push_back(index_of(expression::parse(e).eval_number(nullptr), index_error(path, e), where));
             } catch (const expr_error& err) {
-                throw input_error("'" + path + "': index '" + e + "': " + err.what(), where);
+                throw input_error(index_error(path, e, err.what()), where);
             }
         }
         return out;
@@ -868,7 +875,7 @@ endpoint platform::resolve(const std::string& path, const source_location& where
         if (!part) {
             std::vector<std::string> parts;
             for (auto* ch : c->get_child_objects())
-                if (dynamic_cast<component*>(ch)) parts.push_back(ch->basename());
+                if (dynamic_cast<component*>(ch)) parts.emplace_back(ch->basename());
             throw input_error("'" + path + "': " + c->path() + " has no part '" + s.sub + "'" +
                                   (parts.empty() ? std::string(" (it has no parts)") : "; parts: " + join(parts)),
                               where);

@@ -41,7 +41,7 @@ class platform : public sc_core::sc_module {
 public:
     /// Builds the platform from a parsed YAML file. `ctx` carries --set overrides and collects resolved values.
     /// `config_prefix` ("gpu.") prefixes every parameter path of a chip built inside a system.
-    platform(sc_core::sc_module_name name, const yaml_node& root, param_context& ctx, sim_context& sim,
+    platform(const sc_core::sc_module_name& name, const yaml_node& root, param_context& ctx, sim_context& sim,
              const std::string& config_prefix = {});
     ~platform() override;
 

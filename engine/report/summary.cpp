@@ -109,7 +109,7 @@ std::vector<energy_ledger::parts> energy_weights(
     std::vector<energy_ledger::parts> w(comps.size(), energy_ledger::parts{1, 1, 1, 1, 1});
     std::vector<std::pair<std::uint32_t, std::uint32_t>> chips;  // [first, end) of every chip
     for (const auto& cg : plat.chip_groups())
-        for (std::uint32_t f : cg.first) chips.push_back({f, f + cg.components});
+        for (std::uint32_t f : cg.first) chips.emplace_back(f, f + cg.components);
     struct members {
         double simulated = 0, stand_ins = 0;
     };
@@ -149,7 +149,7 @@ run_summary summarise(const platform& plat, const executor::result& r, const pro
     const traffic_spec& tr = p.traffic;
     const latency_histogram& h = tr.enabled() ? r.measured_latency : r.latency;
     s.latency.packets = h.count();
-    s.latency.mean = ticks_to_seconds(static_cast<tick>(h.mean_ticks() + 0.5));
+    s.latency.mean = ticks_to_seconds(static_cast<tick>(std::llround(h.mean_ticks())));
     s.latency.p50 = ticks_to_seconds(h.quantile_ticks(0.5));
     s.latency.p99 = ticks_to_seconds(h.quantile_ticks(0.99));
     s.latency.max = ticks_to_seconds(h.max_ticks());
@@ -171,7 +171,7 @@ run_summary summarise(const platform& plat, const executor::result& r, const pro
     for (const auto& cg : plat.chip_groups()) {
         s.energy.by_chip_group.push_back({cg.name, static_cast<std::int64_t>(cg.chips.size()), {}, 0});
         for (std::uint32_t f : cg.first)
-            chip_of.push_back({f, static_cast<std::uint32_t>(s.energy.by_chip_group.size() - 1)});
+            chip_of.emplace_back(f, static_cast<std::uint32_t>(s.energy.by_chip_group.size() - 1));
     }
     if (!s.energy.by_chip_group.empty()) s.energy.by_chip_group.push_back({"outside chips", 0, {}, 0});
     auto group_of = [&](std::uint32_t id) -> run_summary::energy_report::chip_group_energy* {
@@ -243,7 +243,7 @@ run_summary summarise(const platform& plat, const executor::result& r, const pro
         throw std::logic_error("physical bound violated: simulated " + format_time(s.sim_seconds) + " but " +
                                s.bound_resource + " alone needs " + format_time(s.bound_seconds) + " at peak rate");
     if (s.joules() > 0 && s.energy.static_watts == 0)
-        s.notes.push_back(
+        s.notes.emplace_back(
             "energy: no static power is declared on this platform, so its joules and samples/J count "
             "dynamic energy only and do not compare with platforms that declare it (docs/energy.md)");
     if (s.tdp_watts > 0 && s.average_watts() > s.tdp_watts * (1 + run_summary::tdp_margin))

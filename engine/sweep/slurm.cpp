@@ -197,6 +197,7 @@ int run_capture(const std::vector<std::string>& argv, std::string& output) {
     int fds[2];
     if (::pipe(fds) != 0) return 127;
     std::vector<char*> args;
+    args.reserve(argv.size() + 1);
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     const pid_t pid = ::fork();
@@ -252,7 +253,7 @@ std::string write_batch(const batch& b, int n, const run_settings& rs, const slu
     t["jobs"] = nlohmann::json::array();
     for (const auto& j : b.jobs) t["jobs"].push_back(job_to_json(j));
     write_durable(b.dir + "/tasks.json", t.dump(1) + "\n");
-    const std::string script = b.dir + "/job.sh";
+    std::string script = b.dir + "/job.sh";
     write_durable(
         script,
         "#!/bin/sh\n# tessel sweep '" + ss.sweep_name + "', submission " + std::to_string(n) +
@@ -292,7 +293,7 @@ std::string submit_batch(const batch& b, size_t tasks, const std::string& script
     std::istringstream is(out);
     for (std::string line; std::getline(is, line);)
         if (!trim(line).empty()) last = trim(line);
-    const std::string job_id = last.substr(0, last.find(';'));
+    std::string job_id = last.substr(0, last.find(';'));
     if (job_id.empty() || job_id.find_first_not_of("0123456789") != std::string::npos)
         throw std::runtime_error("cannot read the job id from sbatch's output: " + trim(out));
     return job_id;
@@ -377,8 +378,8 @@ bool run_slurm(const std::vector<job>& jobs, const run_settings& rs, const slurm
                     const std::string id = b.job_id + "_" + std::to_string(task);
                     const auto st = states.find(id);
                     const std::string state = st == states.end() ? "state unknown" : st->second;
-                    const std::string why = "Slurm task " + id + " (" + state +
-                                            ") ended without a result for this point; log: " + b.log_of(task);
+                    std::string why = "Slurm task " + id + " (";
+                    why.append(state).append(") ended without a result for this point; log: ").append(b.log_of(task));
                     row r = make_failed_row(j, why, rs);
                     r["slurm_job"] = id;
                     store.append(r);

@@ -61,8 +61,10 @@ TEST(arrivals, a_bad_trace_line_is_named_by_file_and_line) {
     EXPECT_NE(error_of([&] { read_trace(back); }).find(":3:1: arrival_s: 0.5 is before"), std::string::npos);
     const std::string header = tessel::test::write_temp("tessel_trace_header.csv", "t,p,o\n1,2,3\n");
     EXPECT_NE(error_of([&] { read_trace(header); }).find(":1:1: serve.trace: expected the header"), std::string::npos);
-    EXPECT_NE(error_of([&] { read_trace("/dev/zero"); }).find("serve.trace '/dev/zero' is not a plain file"), std::string::npos);
-    EXPECT_NE(error_of([&] { read_trace("/nonexistent/t.csv"); }).find("cannot open '/nonexistent/t.csv'"), std::string::npos);
+    EXPECT_NE(error_of([&] { read_trace("/dev/zero"); }).find("serve.trace '/dev/zero' is not a plain file"),
+              std::string::npos);
+    EXPECT_NE(error_of([&] { read_trace("/nonexistent/t.csv"); }).find("cannot open '/nonexistent/t.csv'"),
+              std::string::npos);
 }
 
 TEST(arrivals, bad_settings_name_their_key) {
