@@ -33,6 +33,10 @@ void kernel_mapper::options::declare(param_decl& d) {
       "transposes, slices and splits that only feed matrix products are read in place (strided operands), not copied");
     d(float16_as, "float16_as", "",
       "run fp16 ops in this type instead (bf16 on TPUs, whose MXUs multiply bf16); empty: as the workload says");
+    d(host_ops, "host_ops", "",
+      "op types the device's compiler does not take, comma-separated: each runs on the host CPU, its operands "
+      "copied over the host link and its results back (Inferentia's CPU fallback); the device must model a host; "
+      "empty or none: every op runs on the device");
 }
 
 namespace {
@@ -265,6 +269,23 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) const 
     }
     const bool fuse = m_opt.fuse == "elementwise";
     const bool eager = m_opt.framework == "eager";
+    std::set<std::string> host_types;
+    for (size_t at = 0; at <= m_opt.host_ops.size();) {
+        size_t end = m_opt.host_ops.find(',', at);
+        if (end == std::string::npos) end = m_opt.host_ops.size();
+        std::string t = m_opt.host_ops.substr(at, end - at);
+        t.erase(0, t.find_first_not_of(" \t[]"));
+        t.erase(t.find_last_not_of(" \t[]") + 1);
+        if (!t.empty() && t != "none") host_types.insert(t);
+        at = end + 1;
+    }
+    if (!host_types.empty() && !dev->has_host())
+        throw input_error("mapper.host_ops: '" + plat.title() + "' runs kernels on a " + plat.comp(dev_id).kind_name() +
+                          " with no host CPU modelled (its host.flops_per_cycle is 0), so no op can fall back to one");
+    auto on_host = [&](const op_node& op) {
+        return host_types.count(op.type.empty() ? op_kind_name(op.kind) : op.type) != 0;
+    };
+    std::map<std::string, int> fell_back;
     if (eager && plat.comp(dev_id).kind_name() != "gpu")
         throw input_error("mapper.framework eager launches the kernels eager PyTorch launches on a GPU; '" +
                           plat.title() + "' runs kernels on a " + plat.comp(dev_id).kind_name() +
@@ -445,7 +466,8 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) const 
         }
         // Epilogue fusion into the kernel just before.
         if (fuse && !kernels.empty() && (op.kind == op_kind::elementwise || op.kind == op_kind::batchnorm) &&
-            op.phase != op_phase::backward && !op.inputs.empty() && op.outputs.size() == 1) {
+            op.phase != op_phase::backward && !op.inputs.empty() && op.outputs.size() == 1 && !on_host(op) &&
+            !kernels.back().desc.host) {
             lowered_kernel& k = kernels.back();
             const op_node& host = g.op(k.ops.back());
             const int x = op.inputs[0];
@@ -510,6 +532,10 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) const 
             }
         }
         kernels.push_back(lower_op(g, o, address_of, type_for(op)));
+        if (on_host(op)) {
+            kernels.back().desc.host = true;
+            ++fell_back[op.type.empty() ? op_kind_name(op.kind) : op.type];
+        }
         for (int t : op.inputs) pending_release.push_back(t);
     }
     close_kernel();
@@ -552,6 +578,15 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) const 
     if (eager)
         out.notes.push_back("framework eager: the kernels eager PyTorch launches for each op (mapper.framework)");
     if (half_as) out.notes.push_back("fp16 ops run in " + std::string(dtype_name(*half_as)) + " (mapper.float16_as)");
+    if (!fell_back.empty()) {
+        std::string n = "host fallback: ";
+        int ops = 0;
+        for (const auto& [t, c] : fell_back) {
+            n += (ops ? ", " : "") + t + " x" + std::to_string(c);
+            ops += c;
+        }
+        out.notes.push_back(n + " run on the host CPU over the host link (mapper.host_ops)");
+    }
     out.samples = std::max(1.0, g.batch);
     return out;
 }

@@ -57,6 +57,7 @@ public:
         std::string softmax;
         bool strided_views = true;
         std::string float16_as;
+        std::string host_ops;
         void declare(param_decl& d);
     };
     explicit kernel_mapper(options o) : m_opt(std::move(o)) {}

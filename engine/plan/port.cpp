@@ -45,6 +45,7 @@ std::string percent(double share) { return format_number(100 * share, 3) + "%"; 
 struct type_row {
     int ops = 0;
     bool unmodelled = false;
+    bool host = false;  // fell back to the host CPU (mapper.host_ops)
     std::set<std::string> units;
     double flops = 0, compute_s = 0, transfer_s = 0;
 };
@@ -98,7 +99,9 @@ void print_cost_by_type(const std::map<std::string, type_row>& rows, std::ostrea
     for (const auto& [t, r] : order) {
         std::string on;
         for (const auto& u : r->units) on += (on.empty() ? "" : ", ") + u;
-        if (r->unmodelled)
+        if (r->host)
+            on = "host CPU (fallback)";
+        else if (r->unmodelled)
             on = "memory traffic only";
         else if (on.empty())
             on = r->transfer_s > 0 ? "data movement only" : "no work (a view)";
@@ -108,6 +111,23 @@ void print_cost_by_type(const std::map<std::string, type_row>& rows, std::ostrea
                       f.c_str(), c.c_str());
         os << line;
     }
+}
+
+/// The op types a run's "host fallback: erf x12, floor x1 run on ..." note names (the kernels mapper's
+/// mapper.host_ops), with the list as the note writes it; empty when nothing fell back.
+std::pair<std::set<std::string>, std::string> host_fallback(const std::vector<std::string>& notes) {
+    for (const auto& n : notes) {
+        if (n.rfind("host fallback: ", 0) != 0) continue;
+        const std::string list = n.substr(15, n.find(" run on") - 15);
+        std::set<std::string> types;
+        for (size_t at = 0; at < list.size();) {
+            const size_t end = std::min(list.find(", ", at), list.size());
+            types.insert(list.substr(at, list.rfind(" x", end) - at));
+            at = end + 2;
+        }
+        return {types, list};
+    }
+    return {};
 }
 
 /// The bytes a chip must hold for the model whatever the schedule: its weights and state (KV caches, statistics).
@@ -286,6 +306,9 @@ int port_report(const port_options& o, std::ostream& os) {
            << " samples/s, " << format_number(sum.peak_flops > 0 ? 100 * sum.achieved_flops() / sum.peak_flops : 0, 3)
            << "% of peak, bound by " << sum.bound_by << "\n";
         by_type = cost_by_type(g, s);
+        const auto [host_types, host_list] = host_fallback(sum.notes);
+        for (const auto& t : host_types)
+            if (by_type.count(t)) by_type[t].host = true;
         print_cost_by_type(by_type, os);
         // Where the time goes: each op's span in the schedule (first step's start to last step's end).
         const program& p = s.prog();
@@ -318,6 +341,16 @@ int port_report(const port_options& o, std::ostream& os) {
             if (n.rfind("warning:", 0) == 0 || n.find("fallback") != std::string::npos ||
                 n.find("instead") != std::string::npos || n.find(" ops run in ") != std::string::npos)
                 os << "note       " << n << "\n";
+        // Ops the device's compiler does not take ran on the host: measure the run with them on the device.
+        if (!host_types.empty()) {
+            double spans = 0;
+            for (const op_node& op : g.ops())
+                if (span_of.count(op.name) && host_types.count(type_of(op))) spans += span_of[op.name];
+            suggestions.push_back("the ops that fall back to the host (" + host_list + ") take " +
+                                  percent(spans / sum.sim_seconds) + " of the run; with them on the device: " +
+                                  effect(run_variant(o, with(o, "mapper.host_ops=none")), sum.throughput()) +
+                                  " (replace them with ops the compiler takes, or write a custom kernel)");
+        }
         // Far from peak: measure what a larger batch and fusion would do.
         if (sum.peak_flops > 0 && sum.achieved_flops() / sum.peak_flops < 0.05 && sum.throughput() > 0) {
             std::string tried;

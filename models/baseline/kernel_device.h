@@ -82,6 +82,7 @@ struct kernel_desc : step_payload {
     double special_ops = 0;  // transcendental evaluations (exp, erf, tanh, rsqrt)
     bool split_k = true;     // GEMMs: the library may split K over CTAs (implicit-GEMM convolutions do not)
     bool causal = false;     // attention: keys after the query position are skipped
+    bool host = false;       // the device's compiler does not take the op: it runs on the host CPU (mapper.host_ops)
 };
 
 /// How one kernel ran.
@@ -134,6 +135,8 @@ public:
     virtual double cache_capacity() const = 0;
     /// "GPU: 132 SMs ..." for notes.
     virtual std::string summary() const = 0;
+    /// Whether kernels marked `host` can run on a host CPU behind a host link this device models.
+    virtual bool has_host() const { return false; }
 
 private:
     bool m_keep_records = true;
