@@ -125,7 +125,7 @@ void add_row_info(const workload_graph& g, const op_node& op, kernel_desc& d) {
     int rereads = 0;
     if (op.kind == op_kind::softmax) {
         const double per_vector = std::max(1.0, 16 / elem_bytes);
-        const double reduction_bytes = 1024 / 32 * 4;  // one FP32 partial per warp
+        const double reduction_bytes = 1024.0 / 32 * 4;  // one FP32 partial per warp
         if (cols <= 1024 && row_bytes <= 4096) {
             d.row_kind = row_kernel::warp;
             passes = 1;
@@ -576,7 +576,7 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) const 
                         std::to_string(views) + " views or free ops, " + std::to_string(fused) +
                         " fused into epilogues); device memory " + format_bytes(static_cast<double>(mem.high_water())));
     if (eager)
-        out.notes.push_back("framework eager: the kernels eager PyTorch launches for each op (mapper.framework)");
+        out.notes.emplace_back("framework eager: the kernels eager PyTorch launches for each op (mapper.framework)");
     if (half_as) out.notes.push_back("fp16 ops run in " + std::string(dtype_name(*half_as)) + " (mapper.float16_as)");
     if (!fell_back.empty()) {
         std::string n = "host fallback: ";

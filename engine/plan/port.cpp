@@ -89,7 +89,8 @@ void print_cost_by_type(const std::map<std::string, type_row>& rows, std::ostrea
         compute += r.compute_s;
     }
     std::vector<std::pair<std::string, const type_row*>> order;
-    for (const auto& [t, r] : rows) order.push_back({t, &r});
+    order.reserve(rows.size());
+    for (const auto& [t, r] : rows) order.emplace_back(t, &r);
     std::stable_sort(order.begin(), order.end(),
                      [](const auto& a, const auto& b) { return a.second->compute_s > b.second->compute_s; });
     char line[256];
@@ -248,7 +249,7 @@ std::vector<std::string> parallel_plan_needed(const port_options& o, const workl
             std::string cmd = "tessel plan -p " + sys + " -w " + o.model;
             for (const auto& set : o.sets)
                 if (set.rfind("workload.", 0) == 0) cmd += " --set " + set;
-            lines.push_back("rank the plans by simulation on " + sys + ": " + cmd + " (docs/plan.md)");
+            lines.push_back("rank the plans by simulation on " + sys + ": " + cmd.append(" (docs/plan.md)"));
         }
         return lines;
     }
@@ -322,7 +323,7 @@ int port_report(const port_options& o, std::ostream& os) {
         std::vector<std::pair<double, std::string>> by_time;
         for (size_t op = 0; op < span.size(); ++op)
             if (span[op].second > span[op].first)
-                by_time.push_back({ticks_to_seconds(span[op].second - span[op].first), p.op_names[op]});
+                by_time.emplace_back(ticks_to_seconds(span[op].second - span[op].first), p.op_names[op]);
         std::map<std::string, double> span_of;  // op name -> seconds
         for (const auto& [secs, name] : by_time) span_of[name] = secs;
         std::stable_sort(by_time.begin(), by_time.end(),
@@ -383,7 +384,7 @@ int port_report(const port_options& o, std::ostream& os) {
         const bool no_fit = m.find("fit") != std::string::npos || m.find("capacity") != std::string::npos ||
                             m.find("memory") != std::string::npos;
         if (no_fit) {
-            suggestions.push_back(
+            suggestions.emplace_back(
                 "the model does not fit one chip: split it over a system with tessel plan (docs/plan.md), or "
                 "lower its precision or size");
             const double capacity = run && run->loaded() ? model_memory(run->plat()) : 0;

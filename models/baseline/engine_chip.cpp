@@ -56,7 +56,7 @@ std::vector<stat_decl> engine_chip::common_stats() {
     };
 }
 
-engine_chip::engine_chip(sc_core::sc_module_name n, const component_args& a)
+engine_chip::engine_chip(const sc_core::sc_module_name& n, const component_args& a)
     : component(n, a),
       m_ops(stats().scalar("ops")),
       m_flops(stats().scalar("flops")),
@@ -238,78 +238,55 @@ void engine_chip::transport(txn& t) {
 }
 
 void engine_chip::usage(std::vector<resource_usage>& out) const {
+    // One resource of the chip: `work` at `peak` per second, busy `busy` seconds; ideal is the work at full rate.
+    auto resource = [&](const std::string& what, resource_class cls, double work, const std::string& unit, double peak,
+                        double ideal, double busy) {
+        resource_usage u;
+        u.name = path() + "." + what;
+        u.kind = kind_name();
+        u.cls = cls;
+        u.work = work;
+        u.work_unit = unit;
+        u.peak_rate = peak;
+        u.ideal_seconds = ideal;
+        u.ideal_max = ideal;
+        u.busy_seconds = busy;
+        u.busy_max = busy;
+        return u;
+    };
     for (size_t e = 0; e < m_engines.size(); ++e) {
         const engine& en = m_engines[e];
-        resource_usage u;
-        u.name = path() + "." + en.name;
-        u.kind = kind_name();
-        u.cls = resource_class::compute;
-        // Matrix engines report FLOPs (2 per MAC) against their FLOP peak, as every compute resource does.
-        const double scale = en.matrix ? 2 : 1;
-        u.work = scale * m_work[e];
-        u.work_unit = en.work_unit;
-        if (en.matrix) {
-            // The peak of the data type that did most of the work, as the gpu kind reports it.
-            size_t best = static_cast<size_t>(dtype::bf16);
-            for (size_t i = 0; i < m_macs_by_type.size(); ++i)
-                if (m_macs_by_type[i] > m_macs_by_type[best]) best = i;
-            u.peak_rate = scale * en.peak_for(static_cast<dtype>(best));
-        } else {
-            u.peak_rate = en.peak;
-        }
-        u.ideal_seconds = m_ideal[e];
-        u.ideal_max = m_ideal[e];
-        u.busy_seconds = m_engine_busy[e];
-        u.busy_max = m_engine_busy[e];
-        if (en.matrix)
-            // The chip's active and static power go with its first matrix engine: it clocks while any operation runs.
-            charge(u,
-                   m_common->energy.joules(m_macs_by_type, 0, path()) +
-                       m_common->energy.busy_joules(ticks_to_seconds(m_busy.busy)),
-                   e == 0 ? m_common->energy.leakage.watts() : 0.0);
-        else
+        if (!en.matrix) {
+            resource_usage u = resource(en.name, resource_class::compute, m_work[e], en.work_unit, en.peak, m_ideal[e],
+                                        m_engine_busy[e]);
             charge(u, m_work[e] * m_common->energy.op.joules(), 0.0);
+            out.push_back(u);
+            continue;
+        }
+        // Matrix engines report FLOPs (2 per MAC) against the FLOP peak of the data type that did most of the
+        // work, as the gpu kind does.
+        size_t best = static_cast<size_t>(dtype::bf16);
+        for (size_t i = 0; i < m_macs_by_type.size(); ++i)
+            if (m_macs_by_type[i] > m_macs_by_type[best]) best = i;
+        resource_usage u = resource(en.name, resource_class::compute, 2 * m_work[e], en.work_unit,
+                                    2 * en.peak_for(static_cast<dtype>(best)), m_ideal[e], m_engine_busy[e]);
+        // The chip's active and static power go with its first matrix engine: it clocks while any operation runs.
+        charge(u,
+               m_common->energy.joules(m_macs_by_type, 0, path()) +
+                   m_common->energy.busy_joules(ticks_to_seconds(m_busy.busy)),
+               e == 0 ? m_common->energy.leakage.watts() : 0.0);
         out.push_back(u);
     }
-    resource_usage s;
-    s.name = path() + ".sram";
-    s.kind = kind_name();
-    s.cls = resource_class::memory;
-    s.work = m_sram_bytes;
-    s.work_unit = "B";
-    s.peak_rate = sram_peak();
-    s.ideal_seconds = m_sram_bytes / sram_peak();
-    s.ideal_max = s.ideal_seconds;
-    s.busy_seconds = m_sram_busy;
-    s.busy_max = m_sram_busy;
+    resource_usage s = resource("sram", resource_class::memory, m_sram_bytes, "B", sram_peak(),
+                                m_sram_bytes / sram_peak(), m_sram_busy);
     charge(s, m_sram_bytes * m_common->sram_energy.read.joules(), m_common->sram_energy.leakage.watts());
     out.push_back(s);
     if (!has_host() || m_link_bytes == 0) return;
     // The host and its link are not the chip: their energy is not the chip's to charge.
-    resource_usage h;
-    h.name = path() + ".host";
-    h.kind = kind_name();
-    h.cls = resource_class::compute;
-    h.work = m_host_flops;
-    h.work_unit = "FLOP";
-    h.peak_rate = host_peak();
-    h.ideal_seconds = m_host_flops / host_peak();
-    h.ideal_max = h.ideal_seconds;
-    h.busy_seconds = m_host_busy;
-    h.busy_max = m_host_busy;
-    out.push_back(h);
-    resource_usage l;
-    l.name = path() + ".host_link";
-    l.kind = kind_name();
-    l.cls = resource_class::network;
-    l.work = m_link_bytes;
-    l.work_unit = "B";
-    l.peak_rate = host_link_peak();
-    l.ideal_seconds = m_link_bytes / host_link_peak();
-    l.ideal_max = l.ideal_seconds;
-    l.busy_seconds = m_link_busy;
-    l.busy_max = m_link_busy;
-    out.push_back(l);
+    out.push_back(resource("host", resource_class::compute, m_host_flops, "FLOP", host_peak(),
+                           m_host_flops / host_peak(), m_host_busy));
+    out.push_back(resource("host_link", resource_class::network, m_link_bytes, "B", host_link_peak(),
+                           m_link_bytes / host_link_peak(), m_link_busy));
 }
 
 std::vector<tunable> engine_chip::tunables() {

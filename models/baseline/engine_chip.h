@@ -27,10 +27,10 @@ class engine_chip : public component, public kernel_device {
 public:
     /// One engine (or group of like engines) of the chip, as the resource table shows it.
     struct engine {
-        std::string name;       // below the chip's path: "mme", "tpc", "tensor"
-        std::string work_unit;  // "FLOP", "op"
-        double peak = 0;        // work per second, whole chip (a matrix engine: MACs of a type at rate 1)
-        bool matrix = false;    // its work is MACs (charged at the MAC energy of the step's type)
+        std::string name;                   // below the chip's path: "mme", "tpc", "tensor"
+        std::string work_unit;              // "FLOP", "op"
+        double peak = 0;                    // work per second, whole chip (a matrix engine: MACs of a type at rate 1)
+        bool matrix = false;                // its work is MACs (charged at the MAC energy of the step's type)
         const rate_table* rates = nullptr;  // a matrix engine's rate multiple by data type (fp8: 2)
         /// The engine's peak for data type t.
         double peak_for(dtype t) const { return rates && rates->has(t) ? peak * rates->at(t) : peak; }
@@ -65,8 +65,8 @@ public:
         op_params op;
         host_params host;
         part_spec hbm;
-        compute_energy energy;       // MACs by type, element operations, the chip's static power
-        memory_energy sram_energy;   // per byte between the engines and the SRAM
+        compute_energy energy;      // MACs by type, element operations, the chip's static power
+        memory_energy sram_energy;  // per byte between the engines and the SRAM
         void declare(param_decl& d, const char* sram_what);
     };
     /// One operation as the derived kind plans it.
@@ -99,14 +99,14 @@ public:
     /// The SRAM's peak bandwidth, bytes per second.
     double sram_peak() const { return m_common->sram.bw.bytes_per_second(clock()); }
     double hbm_peak() const { return m_hbm->peak_bytes_per_second(); }
-    double host_peak() const;  // the host's FLOPs per second
+    double host_peak() const;       // the host's FLOPs per second
     double host_link_peak() const;  // bytes per second each way
 
     /// The statistics every such chip reports (a derived kind's stat_table returns them).
     static std::vector<stat_decl> common_stats();
 
 protected:
-    engine_chip(sc_core::sc_module_name name, const component_args& args);
+    engine_chip(const sc_core::sc_module_name& name, const component_args& args);
     /// Called by the derived constructor once its parameters are loaded: `common` stays owned by the derived
     /// kind (tunables change it between calibration runs).
     void start(common_params& common, std::vector<engine> engines, const component_args& args);

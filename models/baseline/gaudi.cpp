@@ -19,8 +19,8 @@ void gaudi::tpc_params::declare(param_decl& d) {
     d(count, "count", required, "tensor processor cores (TPCs)", bound::positive);
     d(lanes, "lanes", required,
       "element operations per cycle of one TPC by data type (its SIMD width); types not listed run at the fp32 rate");
-    d(special_per_cycle, "special_per_cycle", required, "transcendental results (exp, rsqrt, tanh) per cycle of one TPC",
-      bound::positive);
+    d(special_per_cycle, "special_per_cycle", required,
+      "transcendental results (exp, rsqrt, tanh) per cycle of one TPC", bound::positive);
 }
 
 void gaudi::params::declare(param_decl& d) {
@@ -29,7 +29,7 @@ void gaudi::params::declare(param_decl& d) {
     d.group(tpc, "tpc", "the tensor processor cores");
 }
 
-gaudi::gaudi(sc_core::sc_module_name n, const component_args& a) : engine_chip(n, a) {
+gaudi::gaudi(const sc_core::sc_module_name& n, const component_args& a) : engine_chip(n, a) {
     load_params(m_p, a);
     if (!m_p.tpc.lanes.has(dtype::fp32))
         throw input_error("component '" + a.config_path + "' (gaudi): tpc.lanes needs an fp32 rate", a.where);
@@ -39,9 +39,7 @@ gaudi::gaudi(sc_core::sc_module_name n, const component_args& a) : engine_chip(n
     start(m_p.common, {{"mme", "FLOP", mme_peak(), true, &m_p.mme.types}, {"tpc", "op", widest, false}}, a);
 }
 
-double gaudi::mme_peak() const {
-    return static_cast<double>(m_p.mme.count * m_p.mme.rows * m_p.mme.cols) * clock().hz;
-}
+double gaudi::mme_peak() const { return static_cast<double>(m_p.mme.count * m_p.mme.rows * m_p.mme.cols) * clock().hz; }
 
 double gaudi::tpc_peak(dtype t) const {
     const double lanes = m_p.tpc.lanes.has(t) ? m_p.tpc.lanes.at(t) : m_p.tpc.lanes.at(dtype::fp32);
@@ -53,10 +51,10 @@ double gaudi::special_peak() const {
 }
 
 double gaudi::mme_cycles(double batch, double m, double n, double k, double rate) const {
-    const double R = static_cast<double>(m_p.mme.rows), C = static_cast<double>(m_p.mme.cols);
-    const double tiles = batch * ceil_div(m, R) * ceil_div(n, C);
+    const double rows = static_cast<double>(m_p.mme.rows), cols = static_cast<double>(m_p.mme.cols);
+    const double tiles = batch * ceil_div(m, rows) * ceil_div(n, cols);
     const double per_mme = ceil_div(tiles, static_cast<double>(m_p.mme.count));
-    return per_mme * std::max(ceil_div(k, rate), R) + (R + C - 2);
+    return per_mme * std::max(ceil_div(k, rate), rows) + (rows + cols - 2);
 }
 
 engine_chip::op_plan gaudi::plan(const work& w, const kernel_desc* d) const {
@@ -72,23 +70,23 @@ engine_chip::op_plan gaudi::plan(const work& w, const kernel_desc* d) const {
             throw input_error("gaudi: the MMEs do not multiply " + std::string(dtype_name(w.type)) +
                               " (mme.types); run the workload in bf16 (--set workload.precision=bf16)");
         const double rate = m_p.mme.types.at(w.type);
-        const double M = static_cast<double>(w.m), N = static_cast<double>(w.n), K = static_cast<double>(w.k);
+        const double m = static_cast<double>(w.m), n = static_cast<double>(w.n), k = static_cast<double>(w.k);
         double cycles, done = 1;
         if (w.cls == op_class::attention) {
             // Scores Q.K^T (K = d) then P.V (K = keys); causal skips the tiles above the diagonal.
-            const double dqk = K / 2, dv = K - dqk;
-            if (d && d->causal && M > 1) done = std::min(1.0, (M + static_cast<double>(m_p.mme.rows)) / (2 * N));
-            cycles = done * (mme_cycles(batch, M, N, dqk, rate) + mme_cycles(batch, M, dv, N, rate));
-            special = done * batch * M * N;
+            const double dqk = k / 2, dv = k - dqk;
+            if (d && d->causal && m > 1) done = std::min(1.0, (m + static_cast<double>(m_p.mme.rows)) / (2 * n));
+            cycles = done * (mme_cycles(batch, m, n, dqk, rate) + mme_cycles(batch, m, dv, n, rate));
+            special = done * batch * m * n;
             tpc_ops *= done;
             os << "attention on " << m_p.mme.count << " MMEs, softmax on " << m_p.tpc.count << " TPCs"
                << (done < 1 ? ", causal" : "");
         } else {
-            cycles = mme_cycles(batch, M, N, K, rate);
-            const double tiles = batch * ceil_div(M, static_cast<double>(m_p.mme.rows)) *
-                                 ceil_div(N, static_cast<double>(m_p.mme.cols));
+            cycles = mme_cycles(batch, m, n, k, rate);
+            const double tiles =
+                batch * ceil_div(m, static_cast<double>(m_p.mme.rows)) * ceil_div(n, static_cast<double>(m_p.mme.cols));
             os << static_cast<long long>(tiles) << " output tiles of " << m_p.mme.rows << "x" << m_p.mme.cols
-               << " over " << m_p.mme.count << " MMEs, K = " << static_cast<long long>(K);
+               << " over " << m_p.mme.count << " MMEs, K = " << static_cast<long long>(k);
         }
         pl.seconds[0] = cycles / hz / common().op.matrix_efficiency;
         pl.work[0] = w.macs * done;

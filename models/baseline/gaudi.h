@@ -39,14 +39,14 @@ public:
     };
     static std::vector<stat_decl> stat_table() { return common_stats(); }
 
-    gaudi(sc_core::sc_module_name name, const component_args& args);
+    gaudi(const sc_core::sc_module_name& name, const component_args& args);
     op_plan plan(const work& w, const kernel_desc* d) const override;
     std::string summary() const override;
 
     /// Cycles of the MMEs for a batch x (M x K).(K x N) product at `rate` K steps per cycle.
     double mme_cycles(double batch, double m, double n, double k, double rate) const;
-    double mme_peak() const;                // bf16 MACs per second, whole chip
-    double tpc_peak(dtype t) const;         // element operations per second, whole chip
+    double mme_peak() const;         // bf16 MACs per second, whole chip
+    double tpc_peak(dtype t) const;  // element operations per second, whole chip
     double special_peak() const;
 
 private:

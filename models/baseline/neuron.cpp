@@ -37,7 +37,7 @@ void neuron::params::declare(param_decl& d) {
     d.group(gpsimd, "gpsimd", "each NeuronCore's GpSimd engine");
 }
 
-neuron::neuron(sc_core::sc_module_name n, const component_args& a) : engine_chip(n, a) {
+neuron::neuron(const sc_core::sc_module_name& n, const component_args& a) : engine_chip(n, a) {
     load_params(m_p, a);
     set_clock(m_p.common.clock);
     start(m_p.common,
@@ -57,14 +57,14 @@ double neuron::peak(const engine_params& e) const {
 }
 
 double neuron::tensor_cycles(double batch, double m, double n, double k, double rate) const {
-    const double R = static_cast<double>(m_p.tensor.rows), C = static_cast<double>(m_p.tensor.cols);
-    const double folds = batch * ceil_div(k, R) * ceil_div(n, C);
+    const double rows = static_cast<double>(m_p.tensor.rows), cols = static_cast<double>(m_p.tensor.cols);
+    const double folds = batch * ceil_div(k, rows) * ceil_div(n, cols);
     const double per_core = ceil_div(folds, static_cast<double>(m_p.cores));
     // The moving rows go in PSUM-bank chunks; each chunk at least as long as a weight load.
     const double chunk = static_cast<double>(m_p.tensor.psum_free);
     const double full = std::floor(m / chunk), rest = m - full * chunk;
-    const double per_fold = full * std::max(chunk / rate, R) + (rest > 0 ? std::max(rest / rate, R) : 0.0);
-    return per_core * per_fold + (R + C - 2);
+    const double per_fold = full * std::max(chunk / rate, rows) + (rest > 0 ? std::max(rest / rate, rows) : 0.0);
+    return per_core * per_fold + (rows + cols - 2);
 }
 
 engine_chip::op_plan neuron::plan(const work& w, const kernel_desc* d) const {
@@ -79,25 +79,24 @@ engine_chip::op_plan neuron::plan(const work& w, const kernel_desc* d) const {
             throw input_error("neuron: the tensor engine does not multiply " + std::string(dtype_name(w.type)) +
                               " (tensor.types); run the workload in bf16 (--set workload.precision=bf16)");
         const double rate = m_p.tensor.types.at(w.type);
-        const double M = static_cast<double>(w.m), N = static_cast<double>(w.n), K = static_cast<double>(w.k);
+        const double m = static_cast<double>(w.m), n = static_cast<double>(w.n), k = static_cast<double>(w.k);
         double cycles, done = 1, evacuated;
         if (w.cls == op_class::attention) {
-            const double dqk = K / 2, dv = K - dqk;
-            if (d && d->causal && M > 1) done = std::min(1.0, (M + static_cast<double>(m_p.tensor.cols)) / (2 * N));
-            cycles = done * (tensor_cycles(batch, M, N, dqk, rate) + tensor_cycles(batch, M, dv, N, rate));
-            special = done * batch * M * N;
+            const double dqk = k / 2, dv = k - dqk;
+            if (d && d->causal && m > 1) done = std::min(1.0, (m + static_cast<double>(m_p.tensor.cols)) / (2 * n));
+            cycles = done * (tensor_cycles(batch, m, n, dqk, rate) + tensor_cycles(batch, m, dv, n, rate));
+            special = done * batch * m * n;
             vector_ops *= done;
-            evacuated = done * batch * M * (N + dv);  // the scores and the output leave PSUM
+            evacuated = done * batch * m * (n + dv);  // the scores and the output leave PSUM
             os << "attention on " << m_p.cores << " tensor engines, exp on the scalar engines"
                << (done < 1 ? ", causal" : "");
         } else {
-            cycles = tensor_cycles(batch, M, N, K, rate);
-            evacuated = batch * M * N;
-            const double folds = batch * ceil_div(K, static_cast<double>(m_p.tensor.rows)) *
-                                 ceil_div(N, static_cast<double>(m_p.tensor.cols));
-            os << static_cast<long long>(folds) << " stationary tiles of " << m_p.tensor.rows << "x"
-               << m_p.tensor.cols << " over " << m_p.cores << " NeuronCores, " << static_cast<long long>(M)
-               << " moving rows into PSUM";
+            cycles = tensor_cycles(batch, m, n, k, rate);
+            evacuated = batch * m * n;
+            const double folds = batch * ceil_div(k, static_cast<double>(m_p.tensor.rows)) *
+                                 ceil_div(n, static_cast<double>(m_p.tensor.cols));
+            os << static_cast<long long>(folds) << " stationary tiles of " << m_p.tensor.rows << "x" << m_p.tensor.cols
+               << " over " << m_p.cores << " NeuronCores, " << static_cast<long long>(m) << " moving rows into PSUM";
         }
         pl.seconds[tensor_engine] = cycles / m_p.tensor.clock.q.value / common().op.matrix_efficiency;
         pl.work[tensor_engine] = w.macs * done;

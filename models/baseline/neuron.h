@@ -44,7 +44,7 @@ public:
     };
     static std::vector<stat_decl> stat_table() { return common_stats(); }
 
-    neuron(sc_core::sc_module_name name, const component_args& args);
+    neuron(const sc_core::sc_module_name& name, const component_args& args);
     op_plan plan(const work& w, const kernel_desc* d) const override;
     std::string summary() const override;
 

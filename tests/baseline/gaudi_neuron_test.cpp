@@ -10,24 +10,12 @@ using namespace tessel::test;
 
 namespace {
 
-double busy(const nlohmann::json& s, const std::string& name) {
-    for (const auto& r : s["resources"])
-        if (r["name"] == name) return r["busy_max_s"].get<double>();
-    ADD_FAILURE() << "no resource " << name;
-    return 0;
-}
-
-std::string gemm(int m, int n, int k) {
-    return " -w gemm --set workload.precision=bf16 --set workload.m=" + std::to_string(m) +
-           " --set workload.n=" + std::to_string(n) + " --set workload.k=" + std::to_string(k);
-}
-
 /// One elementwise op on a rows x cols bf16 tensor, as a workload file.
 std::string unary_workload(const std::string& op, int rows, int cols) {
     return write_temp("unary_" + op + ".yaml",
-                      "workload: unary\nparameters: {precision: bf16}\ntensors:\n  x: {shape: [" + std::to_string(rows) + ", " +
-                          std::to_string(cols) + "], role: input}\nops:\n  - {name: y, op: " + op +
-                          ", inputs: [x]}\n");
+                      "workload: unary\nparameters: {precision: bf16}\ntensors:\n  x: {shape: [" +
+                          std::to_string(rows) + ", " + std::to_string(cols) +
+                          "], role: input}\nops:\n  - {name: y, op: " + op + ", inputs: [x]}\n");
 }
 
 }  // namespace
@@ -37,8 +25,8 @@ TEST(gaudi2, a_gemm_runs_as_output_tiles_over_its_two_mmes) {
     // MME, each max(K = 1024, 256 rows to drain) cycles, one fill and drain of 256 + 256 - 2: 8 x 1024 + 510 = 8702
     // cycles = 5.27394 us; plus 500 ns per operation. The 4 MiB of operands from 6 HBM2e stacks (2.4576 TB/s) take
     // 1.7 us, under the MMEs' time.
-    const nlohmann::json s = run_summary("-p gaudi/gaudi2" + gemm(1024, 1024, 1024));
-    EXPECT_NEAR(busy(s, "gaudi.mme"), 8702 / 1.65e9, 1e-12);
+    const nlohmann::json s = run_summary("-p gaudi/gaudi2" + gemm_args(1024, 1024, 1024));
+    EXPECT_NEAR(resource_busy(s, "gaudi.mme"), 8702 / 1.65e9, 1e-12);
     EXPECT_NEAR(s["sim_time_s"].get<double>(), 8702 / 1.65e9 + 500e-9, 1e-12);
     EXPECT_GT(s["sim_time_s"].get<double>(), 2.0 * 1024 * 1024 * 1024 / 432e12);
 }
@@ -46,8 +34,8 @@ TEST(gaudi2, a_gemm_runs_as_output_tiles_over_its_two_mmes) {
 TEST(gaudi3, eight_mmes_take_a_quarter_of_the_tiles_each) {
     // 4096^3 bf16 on 8 MMEs at 1.6 GHz: 16 x 16 = 256 tiles, 32 per MME: 32 x 4096 + 510 = 131582 cycles = 82.239 us
     // (1,671 TFLOPS of the 1,677 peak).
-    const nlohmann::json s = run_summary("-p gaudi/gaudi3" + gemm(4096, 4096, 4096));
-    EXPECT_NEAR(busy(s, "gaudi.mme"), 131582 / 1.6e9, 1e-12);
+    const nlohmann::json s = run_summary("-p gaudi/gaudi3" + gemm_args(4096, 4096, 4096));
+    EXPECT_NEAR(resource_busy(s, "gaudi.mme"), 131582 / 1.6e9, 1e-12);
     EXPECT_EQ(s["bound_by"], "compute");
     EXPECT_GT(s["sim_time_s"].get<double>(), 2.0 * 4096 * 4096 * 4096 / 1677.7e12);
 }
@@ -60,9 +48,9 @@ TEST(gaudi2, an_elementwise_op_runs_on_the_tpcs) {
     const double n = 4096.0 * 4096;
     const double tpc = n / (24 * 128 * 1.65e9) + n / (24 * 16 * 1.65e9);
     EXPECT_NEAR(tpc, 29.78909e-6, 1e-11);
-    EXPECT_NEAR(busy(s, "gaudi.tpc"), tpc, 1e-12);
+    EXPECT_NEAR(resource_busy(s, "gaudi.tpc"), tpc, 1e-12);
     EXPECT_NEAR(s["sim_time_s"].get<double>(), tpc + 500e-9, 1e-12);
-    EXPECT_EQ(busy(s, "gaudi.mme"), 0);
+    EXPECT_EQ(resource_busy(s, "gaudi.mme"), 0);
 }
 
 TEST(trn1, a_matmul_folds_onto_the_tensor_engines_and_leaves_through_psum) {
@@ -70,10 +58,10 @@ TEST(trn1, a_matmul_folds_onto_the_tensor_engines_and_leaves_through_psum) {
     // core; each streams the 1024 moving rows in 2 PSUM-bank chunks of 512 (each max(512, 128) cycles): 32 x 1024 +
     // 254 fill and drain = 33022 cycles at 2.8 GHz = 11.79357 us. Every one of the 1024 x 1024 results leaves PSUM
     // through a vector engine: 1048576 operations at 2 x 2054 per cycle at 1.12 GHz = 0.22791 us, beside it.
-    const nlohmann::json s = run_summary("-p neuron/trn1" + gemm(1024, 1024, 1024));
-    EXPECT_NEAR(busy(s, "neuron.tensor"), 33022 / 2.8e9, 1e-12);
+    const nlohmann::json s = run_summary("-p neuron/trn1" + gemm_args(1024, 1024, 1024));
+    EXPECT_NEAR(resource_busy(s, "neuron.tensor"), 33022 / 2.8e9, 1e-12);
     EXPECT_NEAR(resource_work(s, "neuron.vector"), 1024.0 * 1024, 1e-6);
-    EXPECT_NEAR(busy(s, "neuron.vector"), 1024.0 * 1024 / (2 * 2054 * 1.12e9), 1e-12);
+    EXPECT_NEAR(resource_busy(s, "neuron.vector"), 1024.0 * 1024 / (2 * 2054 * 1.12e9), 1e-12);
     EXPECT_NEAR(s["sim_time_s"].get<double>(), 33022 / 2.8e9 + 500e-9, 1e-12);
     EXPECT_GT(s["sim_time_s"].get<double>(), 2.0 * 1024 * 1024 * 1024 / 190e12);
 }
@@ -81,8 +69,8 @@ TEST(trn1, a_matmul_folds_onto_the_tensor_engines_and_leaves_through_psum) {
 TEST(trn1, a_short_moving_stream_still_waits_for_the_weight_load) {
     // 100 x 1024 x 1024: each of the 32 folds per core streams 100 rows, one chunk of max(100, 128) = 128 cycles:
     // 32 x 128 + 254 = 4350 cycles = 1.55357 us.
-    const nlohmann::json s = run_summary("-p neuron/trn1" + gemm(100, 1024, 1024));
-    EXPECT_NEAR(busy(s, "neuron.tensor"), 4350 / 2.8e9, 1e-12);
+    const nlohmann::json s = run_summary("-p neuron/trn1" + gemm_args(100, 1024, 1024));
+    EXPECT_NEAR(resource_busy(s, "neuron.tensor"), 4350 / 2.8e9, 1e-12);
 }
 
 TEST(trn2, fp8_streams_two_moving_rows_per_cycle) {
@@ -91,7 +79,7 @@ TEST(trn2, fp8_streams_two_moving_rows_per_cycle) {
     const nlohmann::json s = run_summary(
         "-p neuron/trn2 -w gemm --set workload.precision=fp8 --set workload.m=1024 --set workload.n=1024 "
         "--set workload.k=1024");
-    EXPECT_NEAR(busy(s, "neuron.tensor"), 4350 / 2.4e9, 1e-12);
+    EXPECT_NEAR(resource_busy(s, "neuron.tensor"), 4350 / 2.4e9, 1e-12);
 }
 
 TEST(neuron, a_transcendental_runs_on_the_scalar_engines) {
@@ -100,8 +88,8 @@ TEST(neuron, a_transcendental_runs_on_the_scalar_engines) {
     // from 2 HBM2e stacks (819.2 GB/s) take 10.24 us: memory bound.
     const nlohmann::json s = run_summary("-p neuron/inf2 -w " + unary_workload("exp", 2048, 2048));
     const double n = 2048.0 * 2048;
-    EXPECT_NEAR(busy(s, "neuron.scalar"), n / (2 * 2071 * 1.4e9), 1e-12);
-    EXPECT_NEAR(busy(s, "neuron.vector"), n / (2 * 2054 * 1.12e9), 1e-12);
+    EXPECT_NEAR(resource_busy(s, "neuron.scalar"), n / (2 * 2071 * 1.4e9), 1e-12);
+    EXPECT_NEAR(resource_busy(s, "neuron.vector"), n / (2 * 2054 * 1.12e9), 1e-12);
     EXPECT_EQ(s["bound_by"], "memory");
     EXPECT_GE(s["sim_time_s"].get<double>(), n * 2 / 819.2e9);
 }
@@ -129,7 +117,7 @@ TEST(gaudi_neuron, an_op_the_compiler_does_not_take_runs_on_the_host) {
     const double expected = 20e-6 + 2 * bytes / 32e9 + 2 * 2048.0 * 2048 / (512 * 3e9);
     EXPECT_NEAR(s["sim_time_s"].get<double>(), expected, 1e-11);
     EXPECT_NEAR(resource_work(s, "neuron.host_link"), 2 * bytes, 1e-6);
-    EXPECT_EQ(busy(s, "neuron.scalar"), 0);
+    EXPECT_EQ(resource_busy(s, "neuron.scalar"), 0);
     // A device without a host says so.
     const cli_result r = run_tessel("run -p gpu/h100_sxm -w " + w + " --set mapper.host_ops=exp");
     EXPECT_EQ(r.code, 2);

@@ -101,7 +101,7 @@ std::set<stat_key> emitted(const nlohmann::json& root, const std::string& path) 
 std::string text(const std::set<stat_key>& s) {
     std::string out;
     for (const auto& [n, u, per_unit] : s)
-        out += (out.empty() ? "" : ", ") + n + " [" + u + (per_unit ? ", per unit]" : "]");
+        out.append(out.empty() ? "" : ", ").append(n).append(" [").append(u).append(per_unit ? ", per unit]" : "]");
     return out.empty() ? "(none)" : out;
 }
 
@@ -118,6 +118,8 @@ TEST(stats_declared, every_kind_emits_exactly_what_describe_lists) {
     };
     add("platforms/gpu/a100_sxm.yaml", "mlp");         // gpu (and its nested hbm)
     add("platforms/tpu/tpu_v4.yaml", "mlp");           // tpu
+    add("platforms/gaudi/gaudi2.yaml", "mlp");         // gaudi
+    add("platforms/neuron/trn1.yaml", "mlp");          // neuron
     add("platforms/tsp/groqchip1.yaml", "mlp");        // tsp
     add("platforms/ipu/gc2.yaml", "mlp");              // ipu_tiles, ipu_exchange, chip_link, barrier
     add("platforms/rdu/plasticine.yaml", "mlp");       // rdu_pcu, rdu_pmu, rdu_agcu, mesh_noc, hbm

@@ -37,4 +37,18 @@ inline double resource_work(const nlohmann::json& summary, const std::string& na
     return 0;
 }
 
+/// The longest busy time of the resource `name` (its busiest unit), likewise.
+inline double resource_busy(const nlohmann::json& summary, const std::string& name) {
+    for (const auto& r : summary["resources"])
+        if (r["name"] == name) return r["busy_max_s"].get<double>();
+    ADD_FAILURE() << "no resource " << name;
+    return 0;
+}
+
+/// `tessel run` arguments for one bf16 GEMM of m x k by k x n.
+inline std::string gemm_args(int m, int n, int k) {
+    return " -w gemm --set workload.precision=bf16 --set workload.m=" + std::to_string(m) +
+           " --set workload.n=" + std::to_string(n) + " --set workload.k=" + std::to_string(k);
+}
+
 }  // namespace tessel::test
