@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <new>
 #include <string>
@@ -125,6 +126,13 @@ int sc_main(int argc, char** argv) {
             "tessel: error: out of memory: the input needs more memory than this machine gives tessel; make "
             "it smaller (docs/reliability.md)",
             2);
+    } catch (const std::filesystem::filesystem_error& e) {
+        // A path the run reads or writes that the machine refuses: a file where a folder is wanted (-o), a full
+        // disk, no permission. The environment's doing, not tessel's: name the path and exit as for bad input.
+        const std::string path = e.path1().empty() ? std::string() : " '" + e.path1().string() + "'";
+        return report("tessel: error: cannot use" + path + ": " + e.code().message() +
+                          " (check the path, its permissions and the free space)",
+                      2);
     } catch (const std::exception& e) {
         return report("tessel: internal error: " + std::string(e.what()), 1);
     } catch (...) {

@@ -2,8 +2,11 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 #include <ostream>
 #include <sstream>
@@ -95,9 +98,29 @@ public:
     std::uint64_t u64(const char* what) {
         const std::string t(token(what));
         char* end = nullptr;
+        errno = 0;
         const unsigned long long v = std::strtoull(t.c_str(), &end, 10);
         if (t.empty() || t[0] == '-' || *end != '\0')
             fail(std::string(what) + ": expected a whole number, got '" + t + "'");
+        if (errno == ERANGE) fail(std::string(what) + " " + t + " is out of range");
+        return v;
+    }
+    /// A whole number that fits 32 bits (a unit, slice, tile or packet count): no silent wrap.
+    std::uint32_t u32(const char* what) {
+        const std::uint64_t v = u64(what);
+        if (v > 0xffffffffULL) fail(std::string(what) + " " + std::to_string(v) + " is out of range");
+        return static_cast<std::uint32_t>(v);
+    }
+    /// A signed whole number within [lo, hi].
+    std::int64_t ranged(const char* what, std::int64_t lo, std::int64_t hi) {
+        const std::int64_t v = i64(what);
+        if (v < lo || v > hi) fail(std::string(what) + " " + std::to_string(v) + " is out of range");
+        return v;
+    }
+    /// An amount of work or bytes: a finite number, not negative.
+    double amount(const char* what) {
+        const double v = real(what);
+        if (v < 0) fail(std::string(what) + ": expected a number not below 0, got '" + format_number(v, 6) + "'");
         return v;
     }
     /// A coordinate on a grid (a whole number that fits an int).
@@ -110,8 +133,10 @@ public:
     std::int64_t i64(const char* what) {
         const std::string t(token(what));
         char* end = nullptr;
+        errno = 0;
         const long long v = std::strtoll(t.c_str(), &end, 10);
         if (t.empty() || *end != '\0') fail(std::string(what) + ": expected a whole number, got '" + t + "'");
+        if (errno == ERANGE) fail(std::string(what) + " " + t + " is out of range");
         return v;
     }
     double real(const char* what) {
@@ -119,6 +144,7 @@ public:
         char* end = nullptr;
         const double v = std::strtod(t.c_str(), &end);
         if (t.empty() || *end != '\0') fail(std::string(what) + ": expected a number, got '" + t + "'");
+        if (!std::isfinite(v)) fail(std::string(what) + ": expected a finite number, got '" + t + "'");
         return v;
     }
     /// An index below `limit`, or ~0u for "-" when `dash` is allowed.
@@ -179,11 +205,11 @@ std::optional<tsp::op_kind> parse_tsp_kind(std::string_view s) {
 
 tsp::stream_use read_stream(table_reader& r) {
     tsp::stream_use u;
-    u.stream = static_cast<std::int16_t>(r.i64("stream"));
-    u.count = static_cast<std::int16_t>(r.i64("stream count"));
+    u.stream = static_cast<std::int16_t>(r.ranged("stream", std::numeric_limits<std::int16_t>::min(), std::numeric_limits<std::int16_t>::max()));
+    u.count = static_cast<std::int16_t>(r.ranged("stream count", std::numeric_limits<std::int16_t>::min(), std::numeric_limits<std::int16_t>::max()));
     u.east = r.i64("stream direction") != 0;
-    u.from = static_cast<std::int32_t>(r.i64("stream from"));
-    u.to = static_cast<std::int32_t>(r.i64("stream to"));
+    u.from = static_cast<std::int32_t>(r.ranged("stream from", std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()));
+    u.to = static_cast<std::int32_t>(r.ranged("stream to", std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()));
     u.offset = r.i64("stream offset");
     return u;
 }
@@ -191,11 +217,11 @@ tsp::stream_use read_stream(table_reader& r) {
 /// A work's 11 columns (write_work).
 work read_work(table_reader& r) {
     work w;
-    w.macs = r.real("macs");
-    w.vector_ops = r.real("vector_ops");
-    w.bytes_in = r.real("bytes_in");
-    w.bytes_weight = r.real("bytes_weight");
-    w.bytes_out = r.real("bytes_out");
+    w.macs = r.amount("macs");
+    w.vector_ops = r.amount("vector_ops");
+    w.bytes_in = r.amount("bytes_in");
+    w.bytes_weight = r.amount("bytes_weight");
+    w.bytes_out = r.amount("bytes_out");
     const std::string_view dt = r.token("dtype");
     const auto t = parse_dtype(dt);
     if (!t) r.fail("unknown data type '" + std::string(dt) + "'; expected one of: " + dtype_list());
@@ -204,10 +230,10 @@ work read_work(table_reader& r) {
     const auto c = parse_op_class(cl);
     if (!c) r.fail("unknown op class '" + std::string(cl) + "'");
     w.cls = *c;
-    w.batch = r.i64("batch");
-    w.m = r.i64("m");
-    w.n = r.i64("n");
-    w.k = r.i64("k");
+    w.batch = r.ranged("batch", 0, std::numeric_limits<std::int64_t>::max());
+    w.m = r.ranged("m", 0, std::numeric_limits<std::int64_t>::max());
+    w.n = r.ranged("n", 0, std::numeric_limits<std::int64_t>::max());
+    w.k = r.ranged("k", 0, std::numeric_limits<std::int64_t>::max());
     return w;
 }
 
@@ -294,7 +320,7 @@ void write_emitted_program(const program& p, const platform& plat, const emit_he
         out << "\n";
     }
     if (!p.payloads.empty()) {
-        out << "  # kernel rows cols passes rereads row_kernel split_k special_ops causal operands (address bytes "
+        out << "  # kernel rows cols passes rereads row_kernel split_k special_ops flags (1 causal, 2 host) operands (address bytes "
                "r|w)... name\n"
                "  # instruction kind slice cycle vectors spacing ops rows out(stream count east from to offset) in0(6) "
                "in1(6)"
@@ -308,7 +334,7 @@ void write_emitted_program(const program& p, const platform& plat, const emit_he
             if (const auto* k = payload_as<kernel_desc>(pl.get())) {
                 out << "kernel " << k->rows << ' ' << k->cols << ' ' << k->passes << ' ' << k->rereads << ' '
                     << row_kernel_word(k->row_kind) << ' ' << (k->split_k ? 1 : 0) << ' ' << exact(k->special_ops)
-                    << ' ' << (k->causal ? 1 : 0) << ' ' << k->operands.size();
+                    << ' ' << (k->causal ? 1 : 0) + (k->host ? 2 : 0) << ' ' << k->operands.size();
                 for (const auto& o : k->operands)
                     out << ' ' << o.address << ' ' << exact(o.bytes) << ' ' << (o.write ? 'w' : 'r');
                 out << ' ' << k->name << "\n";
@@ -369,10 +395,10 @@ void read_emitted_scalars(const yaml_node& em, program& prog) {
 
 std::shared_ptr<kernel_desc> read_kernel_payload(table_reader& r) {
     auto k = std::make_shared<kernel_desc>();
-    k->rows = r.i64("rows");
-    k->cols = r.i64("cols");
-    k->passes = static_cast<int>(r.i64("passes"));
-    k->rereads = static_cast<int>(r.i64("rereads"));
+    k->rows = r.ranged("rows", 0, std::numeric_limits<std::int64_t>::max());
+    k->cols = r.ranged("cols", 0, std::numeric_limits<std::int64_t>::max());
+    k->passes = static_cast<int>(r.ranged("passes", 0, std::numeric_limits<int>::max()));
+    k->rereads = static_cast<int>(r.ranged("rereads", 0, std::numeric_limits<int>::max()));
     const std::string_view rk = r.token("row kernel");
     const auto kind = parse_row_kernel(rk);
     if (!kind)
@@ -380,13 +406,15 @@ std::shared_ptr<kernel_desc> read_kernel_payload(table_reader& r) {
                "' (vector, welford, norm, warp, registers, shared, blocked)");
     k->row_kind = *kind;
     k->split_k = r.i64("split_k") != 0;
-    k->special_ops = r.real("special_ops");
-    k->causal = r.i64("causal") != 0;
+    k->special_ops = r.amount("special_ops");
+    const std::int64_t flags = r.ranged("flags", 0, 3);  // 1: causal, 2: runs on the host (mapper.host_ops)
+    k->causal = (flags & 1) != 0;
+    k->host = (flags & 2) != 0;
     const std::uint64_t n = r.u64("operand count");
     for (std::uint64_t i = 0; i < n; ++i) {
         kernel_operand o;
         o.address = r.u64("operand address");
-        o.bytes = r.real("operand bytes");
+        o.bytes = r.amount("operand bytes");
         const std::string_view rw = r.token("operand r|w");
         if (rw != "r" && rw != "w") r.fail("operand access: expected r or w, got '" + std::string(rw) + "'");
         o.write = rw == "w";
@@ -402,7 +430,7 @@ std::shared_ptr<tsp::instruction> read_instruction_payload(table_reader& r) {
     const auto kk = parse_tsp_kind(ok);
     if (!kk) r.fail("unknown instruction kind '" + std::string(ok) + "'");
     in->kind = *kk;
-    in->unit = static_cast<std::uint32_t>(r.u64("slice"));
+    in->unit = r.u32("slice");
     in->cycle = r.i64("cycle");
     in->vectors = r.i64("vectors");
     in->spacing = r.i64("spacing");
@@ -434,14 +462,14 @@ std::shared_ptr<bsp_superstep> read_superstep_payload(table_reader& r) {
     const std::uint64_t tiles = r.u64("tile count"), works_n = r.u64("work count");
     for (std::uint64_t i = 0; i < tiles; ++i) {
         bsp_superstep::tile_share t;
-        t.tile = static_cast<std::uint32_t>(r.u64("tile"));
+        t.tile = r.u32("tile");
         t.work = r.index("work", works_n, true);
-        t.recv_bytes = r.real("recv_bytes");
-        t.send_bytes = r.real("send_bytes");
-        t.sender_bytes = r.real("sender_bytes");
-        t.recv_packets = static_cast<std::uint32_t>(r.u64("recv_packets"));
-        t.send_packets = static_cast<std::uint32_t>(r.u64("send_packets"));
-        t.sender_packets = static_cast<std::uint32_t>(r.u64("sender_packets"));
+        t.recv_bytes = r.amount("recv_bytes");
+        t.send_bytes = r.amount("send_bytes");
+        t.sender_bytes = r.amount("sender_bytes");
+        t.recv_packets = r.u32("recv_packets");
+        t.send_packets = r.u32("send_packets");
+        t.sender_packets = r.u32("sender_packets");
         ss->tiles.push_back(t);
     }
     for (std::uint64_t i = 0; i < works_n; ++i) ss->works.push_back(read_work(r));
@@ -481,7 +509,7 @@ void read_placements(const yaml_node& node, const platform& plat, const std::vec
         s.y0 = r.coord("y0");
         s.x1 = r.coord("x1");
         s.y1 = r.coord("y1");
-        pl.data.bytes_per_pe = r.real("bytes_per_pe");
+        pl.data.bytes_per_pe = r.amount("bytes_per_pe");
         pl.data.what = r.rest();
         const component& c = plat.comp(pl.comp);
         const pe_grid* g = c.grid();
@@ -532,7 +560,7 @@ void read_steps(const yaml_node& node, const std::vector<std::uint32_t>& comp_of
         st.op = r.index("op", prog.op_names.size());
         auto place = [&](endpoint& e) {
             e.comp = comp_of[r.index("place", comp_of.size())];
-            e.unit = static_cast<std::int32_t>(r.i64("unit"));
+            e.unit = static_cast<std::int32_t>(r.ranged("unit", -1, std::numeric_limits<std::int32_t>::max()));
             e.address = r.u64("address");
         };
         if (kind == "compute") {

@@ -178,6 +178,20 @@ TEST(cli, output_that_cannot_be_written_is_an_error) {
     // goes to stderr (here sent after stdout, to the same full device, so only the status is seen).
     for (const char* args : {"list", "run -p mesh4x4 -w mlp --json", "run -p mesh4x4 -w mlp"})
         EXPECT_EQ(run_tessel(std::string(args) + " >/dev/full").code, 2) << args;
+    // A results folder that cannot be made (a file stands where it should go): the path, exit 2.
+    const fs::path d = scratch("out_is_a_file");
+    std::ofstream(d / "file") << "x";
+    const std::string under = (d / "file" / "results").string();
+    for (const std::string& args :
+         {"plan -p dgx_a100 -w gpt2 --set workload.training=adam --set workload.batch=16 --dp 8 --tp 1 --pp 1 -o " +
+              under + " --no-progress",
+          "compare -w gpt2 --set workload.training=adam --set workload.batch=16 --system "
+          "platforms/systems/dgx_a100.yaml:nodes=1 -o " + under + " --no-progress"}) {
+        const result r = run_tessel(args);
+        EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+        EXPECT_NE(r.out.find("tessel: error: cannot use '" + under + "': Not a directory"), std::string::npos)
+            << r.out;
+    }
 }
 
 TEST(cli, program_errors_have_file_line_column) {

@@ -49,7 +49,10 @@ INSTANTIATE_TEST_SUITE_P(
                                   "--set workload.vocab=1000 --set workload.seq=64",
                                   true},
                       // wafer_stencil: one span, the 64^3 grid
-                      replay_case{"wse1", "stencil", nullptr, "", true}),
+                      replay_case{"wse1", "stencil", nullptr, "", true},
+                      // kernels on the engine chips: Gaudi, and NeuronCores with ops on the host (payload flags)
+                      replay_case{"gaudi2", "resnet50"},
+                      replay_case{"inf2", "mlp", "inf2_host", "--set mapper.host_ops=relu"}),
     [](const auto& info) { return std::string(info.param.name ? info.param.name : info.param.platform); });
 
 TEST(emit_replay_errors, a_bad_line_names_its_file_and_line) {
@@ -78,6 +81,41 @@ TEST(emit_replay_errors, a_bad_line_names_its_file_and_line) {
     EXPECT_EQ(r.code, 2) << r.out;
     EXPECT_NE(r.out.find(prog.string() + ":" + std::to_string(line_no) + ":"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("bytes: expected a whole number, got 'lots'"), std::string::npos) << r.out;
+    fs::remove_all(dir);
+}
+
+TEST(emit_replay_errors, work_and_indices_out_of_range_are_refused_not_wrapped) {
+    const fs::path dir = fs::temp_directory_path() / "tessel_emit_range";
+    fs::create_directories(dir);
+    const fs::path prog = dir / "program.yaml";
+    ASSERT_EQ(run_tessel("run -p mesh4x4 -w mlp -q --emit-program " + prog.string()).code, 0);
+    const std::string text = slurp(prog);
+    // The first work line: macs vector_ops bytes_in bytes_weight bytes_out dtype class batch m n k.
+    const size_t works = text.find("  works: |\n");
+    ASSERT_NE(works, std::string::npos);
+    const size_t first = text.find('\n', works) + 1, eol = text.find('\n', first);
+    const std::string line = text.substr(first, eol - first);
+    const std::string rest = line.substr(line.find(' ', 4));  // after the macs column
+    for (const auto& [macs, says] : std::vector<std::pair<std::string, std::string>>{
+             {"nan", "macs: expected a finite number, got 'nan'"},
+             {"inf", "macs: expected a finite number, got 'inf'"},
+             {"-5", "macs: expected a number not below 0, got '-5'"}}) {
+        std::string edited = text;
+        edited.replace(first, eol - first, "    " + macs + rest);
+        std::ofstream(prog) << edited;
+        const auto r = run_tessel("run -g " + prog.string());
+        EXPECT_EQ(r.code, 2) << r.out;
+        EXPECT_NE(r.out.find(says), std::string::npos) << r.out;
+    }
+    // A unit of 2^32 + 1 used to wrap to unit 1.
+    std::string edited = text;
+    const size_t step = edited.find("    transfer 0 0 -1 0 1 0 0 ");
+    ASSERT_NE(step, std::string::npos);
+    edited.replace(step, 28, "    transfer 0 0 -1 0 1 4294967297 0 ");
+    std::ofstream(prog) << edited;
+    const auto r = run_tessel("run -g " + prog.string());
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find("4294967297 is out of range"), std::string::npos) << r.out;
     fs::remove_all(dir);
 }
 

@@ -68,3 +68,13 @@ TEST(input_bounds, a_task_file_tessel_did_not_write_is_an_error_not_a_crash) {
     const std::string cut = write_temp("tessel_cut_tasks.json", R"({"tessel": "tessel", "timeout_s": 1)");
     EXPECT_TESSEL_ERROR("sweep-task " + cut + " 0", "not a JSON object");
 }
+
+TEST(input_bounds, credit_buffers_are_bounded_before_they_are_allocated) {
+    // 2^40 flits per virtual channel used to wrap to nothing; 2^20 took 4 GB before the first packet.
+    for (const char* flits : {"1099511627776", "1048576"})
+        EXPECT_TESSEL_ERROR(std::string("run -q -g workloads/programs/noc_uniform.yaml --set "
+                                        "flow_control=credit --set buffer_flits=") +
+                                flits,
+                            std::string("credit buffers of ") + flits + " flits x 2 virtual channels x 5 ports x 64 "
+                                                                         "routers needs");
+}

@@ -106,6 +106,25 @@ TEST(platform_errors, dangling_connection) {
     EXPECT_NE(e3.find("is not a network"), std::string::npos) << e3;
 }
 
+TEST(platform_errors, a_network_wired_to_itself) {
+    // A port to itself, and two ports of one network: both are wiring mistakes, not loops to simulate.
+    const std::string e = error_of(with("  - tile[x,y] -> noc[x,y]\n", "  - tile[x,y] -> noc[x,y]\n  - noc[0,0] -> noc[0,0]\n"));
+    EXPECT_NE(e.find("plat.yaml:12:5: connection 'noc[0,0] -> noc[0,0]': joins noc's port 0 to itself"),
+              std::string::npos)
+        << e;
+    const std::string e2 =
+        error_of(with("  - tile[x,y] -> noc[x,y]\n", "  - tile[x,y] -> noc[x,y]\n  - noc[0,0] -> noc[1,1]\n"));
+    EXPECT_NE(e2.find("joins noc to itself (ports 0 and 3)"), std::string::npos) << e2;
+}
+
+TEST(platform_errors, a_parallel_plan_on_one_chip) {
+    const std::string e = error_of(good + std::string("parallel: {tp: 2}\n"));
+    EXPECT_NE(e.find("plat.yaml:12:11: 'parallel:' sets how a system splits a model over its chips, but this "
+                     "platform is a single chip"),
+              std::string::npos)
+        << e;
+}
+
 TEST(platform_errors, bad_override) {
     EXPECT_EQ(error_of(good, {{"noc.link_bandwidth", "64B/cycle"}}), "");
     const std::string e = error_of(good, {{"noc.link_bandwidth", "fast"}});

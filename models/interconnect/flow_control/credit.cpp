@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "models/core/component.h"
+#include "models/core/limits.h"
 #include "models/interconnect/flow_control/credit_flow.h"
 #include "models/interconnect/mesh_noc.h"
 
@@ -57,6 +58,16 @@ std::unique_ptr<noc_flow_engine> credit_flow_control::make_engine(mesh_noc& noc,
                           at);
     if (f.vcs > 8)
         throw input_error(who + "flow_control.vcs is " + std::to_string(f.vcs) + "; at most 8 are supported", at);
+    // Every flit slot of every buffer is held in memory: bound them before they are allocated.
+    try {
+        require_units(static_cast<double>(m.width * m.height) * 5 * static_cast<double>(f.vcs) *
+                          static_cast<double>(f.buffer_flits),
+                      who + "credit buffers of " + std::to_string(f.buffer_flits) + " flits x " +
+                          std::to_string(f.vcs) + " virtual channels x 5 ports x " +
+                          std::to_string(m.width * m.height) + " routers");
+    } catch (const input_error& e) {
+        throw input_error(e.message(), at);
+    }
     credit_flow::config c;
     c.width = static_cast<int>(m.width);
     c.height = static_cast<int>(m.height);
