@@ -188,9 +188,10 @@ platform::platform(const sc_core::sc_module_name& n, const yaml_node& root, para
     m_parallel = root["parallel"];
     // Only the system mapper reads a parallel plan: on one chip it would be ignored without a word.
     if (m_parallel.defined() && !is_system())
-        throw input_error("'parallel:' sets how a system splits a model over its chips, but this platform is a single "
-                          "chip (no 'chips:' map); remove it, or run the model on a system (docs/systems.md)",
-                          m_parallel.where());
+        throw input_error(
+            "'parallel:' sets how a system splits a model over its chips, but this platform is a single "
+            "chip (no 'chips:' map); remove it, or run the model on a system (docs/systems.md)",
+            m_parallel.where());
 }
 
 platform::~platform() = default;
@@ -740,12 +741,13 @@ void platform::connect(const std::string& text, const source_location& where) {
                 throw input_error("connection '" + text + "': name the port of network '" + left.s.name + "'", where);
             // A network's ports already reach each other inside it: a link from it to itself is a wiring mistake.
             if (lc == rc)
-                throw input_error("connection '" + text + "': joins " + left.s.name +
-                                      (static_cast<int>(lunit) == port ? "'s port " + std::to_string(port) + " to itself"
-                                                                       : " to itself (ports " + std::to_string(lunit) +
-                                                                             " and " + std::to_string(port) + ")") +
-                                      "; a connection joins a component to a network, or two networks",
-                                  where);
+                throw input_error(
+                    "connection '" + text + "': joins " + left.s.name +
+                        (static_cast<int>(lunit) == port
+                             ? "'s port " + std::to_string(port) + " to itself"
+                             : " to itself (ports " + std::to_string(lunit) + " and " + std::to_string(port) + ")") +
+                        "; a connection joins a component to a network, or two networks",
+                    where);
             add_bridge({attach_point{lc, static_cast<std::uint32_t>(lunit)}, ap});
             continue;
         }

@@ -205,11 +205,15 @@ std::optional<tsp::op_kind> parse_tsp_kind(std::string_view s) {
 
 tsp::stream_use read_stream(table_reader& r) {
     tsp::stream_use u;
-    u.stream = static_cast<std::int16_t>(r.ranged("stream", std::numeric_limits<std::int16_t>::min(), std::numeric_limits<std::int16_t>::max()));
-    u.count = static_cast<std::int16_t>(r.ranged("stream count", std::numeric_limits<std::int16_t>::min(), std::numeric_limits<std::int16_t>::max()));
+    u.stream = static_cast<std::int16_t>(
+        r.ranged("stream", std::numeric_limits<std::int16_t>::min(), std::numeric_limits<std::int16_t>::max()));
+    u.count = static_cast<std::int16_t>(
+        r.ranged("stream count", std::numeric_limits<std::int16_t>::min(), std::numeric_limits<std::int16_t>::max()));
     u.east = r.i64("stream direction") != 0;
-    u.from = static_cast<std::int32_t>(r.ranged("stream from", std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()));
-    u.to = static_cast<std::int32_t>(r.ranged("stream to", std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()));
+    u.from = static_cast<std::int32_t>(
+        r.ranged("stream from", std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()));
+    u.to = static_cast<std::int32_t>(
+        r.ranged("stream to", std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()));
     u.offset = r.i64("stream offset");
     return u;
 }
@@ -320,7 +324,8 @@ void write_emitted_program(const program& p, const platform& plat, const emit_he
         out << "\n";
     }
     if (!p.payloads.empty()) {
-        out << "  # kernel rows cols passes rereads row_kernel split_k special_ops flags (1 causal, 2 host) operands (address bytes "
+        out << "  # kernel rows cols passes rereads row_kernel split_k special_ops flags (1 causal, 2 host) operands "
+               "(address bytes "
                "r|w)... name\n"
                "  # instruction kind slice cycle vectors spacing ops rows out(stream count east from to offset) in0(6) "
                "in1(6)"

@@ -23,8 +23,8 @@ std::string unary_workload(const std::string& op, int rows, int cols) {
 TEST(gaudi2, a_gemm_runs_as_output_tiles_over_its_two_mmes) {
     // 1024^3 bf16 on 2 MMEs of 256 x 256 at 1.65 GHz (platforms/gaudi/gaudi2.yaml): 4 x 4 = 16 output tiles, 8 per
     // MME, each max(K = 1024, 256 rows to drain) cycles, one fill and drain of 256 + 256 - 2: 8 x 1024 + 510 = 8702
-    // cycles = 5.27394 us at full rate, 5.44266 us at the measured MAMF fraction 0.969; plus 500 ns per operation. The 4 MiB of operands from 6 HBM2e stacks (2.4576 TB/s) take
-    // 1.7 us, under the MMEs' time.
+    // cycles = 5.27394 us at full rate, 5.44266 us at the measured MAMF fraction 0.969; plus 500 ns per operation. The
+    // 4 MiB of operands from 6 HBM2e stacks (2.4576 TB/s) take 1.7 us, under the MMEs' time.
     const nlohmann::json s = run_summary("-p gaudi/gaudi2" + gemm_args(1024, 1024, 1024));
     EXPECT_NEAR(resource_busy(s, "gaudi.mme"), 8702 / 1.65e9 / 0.969, 1e-12);
     EXPECT_NEAR(s["sim_time_s"].get<double>(), 8702 / 1.65e9 / 0.969 + 500e-9, 1e-12);

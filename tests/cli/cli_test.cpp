@@ -186,11 +186,11 @@ TEST(cli, output_that_cannot_be_written_is_an_error) {
          {"plan -p dgx_a100 -w gpt2 --set workload.training=adam --set workload.batch=16 --dp 8 --tp 1 --pp 1 -o " +
               under + " --no-progress",
           "compare -w gpt2 --set workload.training=adam --set workload.batch=16 --system "
-          "platforms/systems/dgx_a100.yaml:nodes=1 -o " + under + " --no-progress"}) {
+          "platforms/systems/dgx_a100.yaml:nodes=1 -o " +
+              under + " --no-progress"}) {
         const result r = run_tessel(args);
         EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
-        EXPECT_NE(r.out.find("tessel: error: cannot use '" + under + "': Not a directory"), std::string::npos)
-            << r.out;
+        EXPECT_NE(r.out.find("tessel: error: cannot use '" + under + "': Not a directory"), std::string::npos) << r.out;
     }
 }
 

@@ -96,12 +96,12 @@ TEST(emit_replay_errors, work_and_indices_out_of_range_are_refused_not_wrapped) 
     const size_t first = text.find('\n', works) + 1, eol = text.find('\n', first);
     const std::string line = text.substr(first, eol - first);
     const std::string rest = line.substr(line.find(' ', 4));  // after the macs column
-    for (const auto& [macs, says] : std::vector<std::pair<std::string, std::string>>{
-             {"nan", "macs: expected a finite number, got 'nan'"},
-             {"inf", "macs: expected a finite number, got 'inf'"},
-             {"-5", "macs: expected a number not below 0, got '-5'"}}) {
+    for (const auto& [macs, says] :
+         std::vector<std::pair<std::string, std::string>>{{"nan", "macs: expected a finite number, got 'nan'"},
+                                                          {"inf", "macs: expected a finite number, got 'inf'"},
+                                                          {"-5", "macs: expected a number not below 0, got '-5'"}}) {
         std::string edited = text;
-        edited.replace(first, eol - first, "    " + macs + rest);
+        edited.replace(first, eol - first, std::string("    ").append(macs).append(rest));
         std::ofstream(prog) << edited;
         const auto r = run_tessel("run -g " + prog.string());
         EXPECT_EQ(r.code, 2) << r.out;

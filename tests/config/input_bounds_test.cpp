@@ -75,6 +75,7 @@ TEST(input_bounds, credit_buffers_are_bounded_before_they_are_allocated) {
         EXPECT_TESSEL_ERROR(std::string("run -q -g workloads/programs/noc_uniform.yaml --set "
                                         "flow_control=credit --set buffer_flits=") +
                                 flits,
-                            std::string("credit buffers of ") + flits + " flits x 2 virtual channels x 5 ports x 64 "
-                                                                         "routers needs");
+                            std::string("credit buffers of ") + flits +
+                                " flits x 2 virtual channels x 5 ports x 64 "
+                                "routers needs");
 }

@@ -30,7 +30,7 @@ std::string with(const std::string& from, const std::string& to) {
 int counter = 0;
 
 /// Loads the platform text and returns the error message (empty if it loaded).
-std::string error_of(std::string text, std::vector<std::pair<std::string, std::string>> sets = {}) {
+std::string error_of(std::string text, const std::vector<std::pair<std::string, std::string>>& sets = {}) {
     const std::string name = "p" + std::to_string(counter++);
     text.replace(text.find("NAME"), 4, name);
     sim_context sim;
@@ -108,7 +108,8 @@ TEST(platform_errors, dangling_connection) {
 
 TEST(platform_errors, a_network_wired_to_itself) {
     // A port to itself, and two ports of one network: both are wiring mistakes, not loops to simulate.
-    const std::string e = error_of(with("  - tile[x,y] -> noc[x,y]\n", "  - tile[x,y] -> noc[x,y]\n  - noc[0,0] -> noc[0,0]\n"));
+    const std::string e =
+        error_of(with("  - tile[x,y] -> noc[x,y]\n", "  - tile[x,y] -> noc[x,y]\n  - noc[0,0] -> noc[0,0]\n"));
     EXPECT_NE(e.find("plat.yaml:12:5: connection 'noc[0,0] -> noc[0,0]': joins noc's port 0 to itself"),
               std::string::npos)
         << e;
