@@ -56,10 +56,17 @@ TEST(budgets, hang_and_runaway_memory_are_refused_before_they_start) {
         "run -q -p mesh4x4 -g " + f,
         "tessel_for.yaml:3:10: for: the loops make 1e+14 steps; the program needs 1e+14 steps, over the limit of "
         "2e+07 (--limit steps=N raises it)");
-    // An emitted start of 1e23 ticks is clamped by the reader to 2^64 - 1 fs = 18,447 s, past the 3600 s budget;
-    // it used to leave the step waiting forever and exit 1.
+    // An emitted start of 1e23 ticks does not fit 64 bits: the reader refuses it at its line (it used to leave the
+    // step waiting forever and exit 1; then it was clamped to 2^64 - 1 fs and refused by the sim_seconds budget).
+    EXPECT_TESSEL_ERROR("run -q -p mesh4x4 -g tests/corpus/program/emitted_huge_start.yaml",
+                        "emitted_huge_start.yaml:9:1: emitted.steps: start 99999999999999999999999 is out of range");
+    // A start that fits 64 bits but not the budget: 2^64 - 1 fs = 18,447 s, past the 3600 s budget.
+    const std::string late = tessel::test::write_temp(
+        "tessel_late_start.yaml",
+        "program: e\nemitted:\n  ops: [\"x\"]\n  places: [\"tile[0,0]\"]\n  works: |\n    1 0 0 0 0 fp16 gemm 1 1 1 1\n"
+        "  steps: |\n    compute 0 0 0 0 0 18446744073709551615 -\n");
     EXPECT_TESSEL_ERROR(
-        "run -q -p mesh4x4 -g tests/corpus/program/emitted_huge_start.yaml",
+        "run -q -p mesh4x4 -g " + late,
         "program 'e': step 0 (compute of op 'x') starts at 1.845e+04 s; needs 1.845e+04 simulated seconds");
 }
 

@@ -51,4 +51,16 @@ inline std::string gemm_args(int m, int n, int k) {
            " --set workload.n=" + std::to_string(n) + " --set workload.k=" + std::to_string(k);
 }
 
+/// Runs `model` on `chip` and checks the run against physics and the chip's power: never faster than its physical
+/// lower bound nor than its FLOPs at the peak rate, and drawing power, below the TDP.
+inline void expect_within_bounds_and_tdp(const std::string& chip, const std::string& model) {
+    SCOPED_TRACE(chip + " " + model);
+    const nlohmann::json s = run_summary("-p " + chip + " -w " + model);
+    const double t = s["sim_time_s"].get<double>();
+    EXPECT_GE(t, s["physical_bound_s"].get<double>());
+    EXPECT_GE(t, s["flops"].get<double>() / s["peak_flops_per_s"].get<double>());
+    EXPECT_GT(s["average_power_w"].get<double>(), 0);
+    EXPECT_LT(s["average_power_w"].get<double>(), s["tdp_w"].get<double>());
+}
+
 }  // namespace tessel::test
