@@ -51,6 +51,9 @@ system_spec parse_system(const std::string& text, bool power) {
                                   (eq == std::string::npos && !power
                                        ? " (a parameter without a value is the one --power sizes)"
                                        : ""));
+            for (const auto& given : s.sets)
+                if (given.substr(0, given.find('=')) == kv.substr(0, eq))
+                    throw input_error("--system '" + text + "': '" + kv.substr(0, eq) + "' is given twice");
             s.sets.push_back(kv);
             s.label += " " + kv;
         }
@@ -60,6 +63,27 @@ system_spec parse_system(const std::string& text, bool power) {
                           "': with --power, name the parameter to size the system by, without a value (e.g. " +
                           s.platform + ":nodes)");
     return s;
+}
+
+/// Loads `sys` once as given (file and size parameters), so that a malformed --system (a missing file, a parameter
+/// the system does not have, a value it refuses) is an error before any plan runs, not a "does not train" row.
+void check_system(const system_spec& sys, const sweep::platform_resolver& resolve) {
+    auto plan_key = [](const std::string& k) { return k.rfind("parallel.", 0) == 0 || k.rfind("workload.", 0) == 0; };
+    sim_context sim;
+    param_context ctx;
+    for (const auto& kv : sys.sets)
+        if (!plan_key(kv)) ctx.add_override(kv.substr(0, kv.find('=')), kv.substr(kv.find('=') + 1));
+    try {
+        const std::string file = resolve ? resolve(sys.platform) : sys.platform;
+        const std::unique_ptr<platform> plat = platform::load(file, ctx, sim);
+        for (const auto& unused : ctx.unused_overrides()) {
+            const std::string key = unused.substr(0, unused.find('='));
+            if (key.find('.') == std::string::npos)  // a chip's parameters (gpu.x) are read later, by its mapper
+                throw input_error("'" + key + "' is not a parameter of " + file);
+        }
+    } catch (const input_error& e) {
+        throw input_error("--system '" + sys.label + "': " + e.message());
+    }
 }
 
 /// Sizes `sys` to a power budget: the largest value of its power parameter (1, 2, ...) whose declared TDP (the
@@ -266,6 +290,8 @@ int run_compare(const compare_options& o, std::ostream& out, std::ostream& err) 
         for (size_t j = 0; j < i; ++j)
             if (specs[i].label == specs[j].label && specs[i].power_param == specs[j].power_param)
                 throw input_error("--system '" + specs[i].label + "' is given twice");
+    if (!power)  // (sized to the power budget, every system is loaded below anyway)
+        for (const auto& sys : specs) check_system(sys, o.plan.sweep.resolve_platform);
     if (power)
         for (auto& sys : specs) {
             size_to_power(sys, o.power_watts, o.plan.sweep.resolve_platform);

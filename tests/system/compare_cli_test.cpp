@@ -91,6 +91,14 @@ TEST(compare_cli, bad_input_is_one_clear_error) {
     for (const char* samples : {"nan", "inf", "0"})
         EXPECT_TESSEL_ERROR("compare" + k_gpt + " --system platforms/systems/dgx_a100.yaml --samples " + samples,
                             "expected a number above 0 and at most 1e30, got '" + std::string(samples) + "'");
+    // A malformed --system is exit 2 before any plan runs, not a "does not train" row among the others.
+    EXPECT_TESSEL_ERROR("compare" + k_gpt + " --system platforms/systems/dgx_a100.yaml:nodes=1,nodes=2",
+                        "'nodes' is given twice");
+    EXPECT_TESSEL_ERROR(
+        "compare" + k_gpt + " --system platforms/systems/dgx_h100.yaml --system platforms/systems/nothere.yaml",
+        "--system 'nothere': cannot open platform 'platforms/systems/nothere.yaml'");
+    EXPECT_TESSEL_ERROR("compare" + k_gpt + " --system platforms/systems/dgx_a100.yaml:nodez=1",
+                        "--system 'dgx_a100 nodez=1': 'nodez' is not a parameter of");
 }
 
 TEST(compare_cli, equal_power_sizes_each_system_to_the_largest_that_its_declared_tdp_allows) {
