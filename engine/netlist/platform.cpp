@@ -460,6 +460,12 @@ platform::parsed_side platform::parse_side(const std::string& text, const source
     if (i < text.size()) {
         if (text[i] != '.') throw input_error("'" + text + "': unexpected '" + text.substr(i) + "'", where);
         s.sub = text.substr(i + 1);
+        // A unit of the part ("gpu.hbm[3]", as emitted programs name a part's channel).
+        const size_t open = s.sub.find('[');
+        if (open != std::string::npos && s.sub.back() == ']') {
+            s.sub_idx = split_top(s.sub.substr(open + 1, s.sub.size() - open - 2), ',');
+            s.sub.resize(open);
+        }
         if (!is_identifier(s.sub)) throw input_error("'" + text + "': '" + s.sub + "' is not a part name", where);
     }
     return s;
@@ -897,6 +903,12 @@ endpoint platform::resolve(const std::string& path, const source_location& where
         }
         c = part;
         ep.comp = part->id();
+        if (!s.sub_idx.empty()) {
+            if (!unit_idx.empty())
+                throw input_error(
+                    "'" + path + "': name the unit of " + s.name + " or of its part '" + s.sub + "', not both", where);
+            unit_idx = s.sub_idx;
+        }
     }
     const std::vector<int> shape = c->unit_shape();
     if (!unit_idx.empty()) {

@@ -160,6 +160,7 @@ private:
         std::string name;
         std::vector<std::string> replica_idx, unit_idx;  // expression texts
         std::string sub;                                 // ".sram" part
+        std::vector<std::string> sub_idx;                // ".hbm[3]": a unit of the part
     };
     parsed_side parse_side(const std::string& text, const source_location& where) const;
     /// "gpu[3].hbm" when `gpu` is a chip group: the group, the chip index texts and the path inside the chip.

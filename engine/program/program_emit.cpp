@@ -306,6 +306,11 @@ void write_emitted_program(const program& p, const platform& plat, const emit_he
     if (!h.platform.empty()) out << "platform: " << quoted(h.platform) << "\n";
     if (p.strict_schedule) out << "strict: true\n";
     out << "emitted:\n";
+    out << "  scale: {samples: " << exact(h.scale.samples) << ", traffic_scale: " << exact(h.scale.traffic_scale)
+        << ", represented: [";
+    for (size_t i = 0; i < h.scale.represented.size(); ++i)
+        out << (i ? ", " : "") << "[" << h.scale.represented[i].first << ", " << h.scale.represented[i].second << "]";
+    out << "]}  # what the run's summary weighs: samples per run; chips a representative ran for (component ids)\n";
     if (p.quantum > 0)
         out << "  quantum: " << p.quantum
             << "  # ticks (fs) a request may be served ahead of queued ones (set by the mapper)\n";
@@ -548,7 +553,9 @@ void check_compute_payload(table_reader& r, const platform& plat, const program&
         const grid_rect pe = g->rect_of(st.at.unit);
         if (pe.empty() || !sp->rect.contains(pe))
             r.fail("unit " + std::to_string(st.at.unit) + " is not a PE of its span " + rect_text(sp->rect));
-    } else {
+    } else if (!payload_as<kernel_desc>(prog.payloads[st.payload].get())) {
+        // A kernel's operands may serve many steps (a system's chips run the same kernels); an instruction or a
+        // superstep belongs to one.
         if (payload_used[st.payload]) r.fail("payload " + std::to_string(st.payload) + " is used by two steps");
         payload_used[st.payload] = true;
     }
@@ -634,8 +641,9 @@ void read_labels(const yaml_node& node, program& prog) {
 
 void read_emitted_program(const yaml_node& em, const platform& plat, program& prog) {
     em.expect_map("emitted");
-    em.check_keys({"ops", "places", "works", "payloads", "placements", "labels", "steps", "quantum", "packet_bytes"},
-                  "emitted");
+    em.check_keys(
+        {"ops", "places", "works", "payloads", "placements", "labels", "steps", "quantum", "packet_bytes", "scale"},
+        "emitted");
     read_emitted_scalars(em, prog);
     for (const char* k : {"ops", "places", "works", "steps"})
         if (!em.has(k)) throw input_error(std::string("emitted: needs '") + k + "'", em.where());
@@ -655,6 +663,40 @@ void read_emitted_program(const yaml_node& em, const platform& plat, program& pr
     read_steps(em["steps"], comp_of, plat, prog);
     check_instruction_steps(em["payloads"], prog);
     if (em.has("labels")) read_labels(em["labels"], prog);
+}
+
+emitted_scale read_emitted_scale(const yaml_node& emitted, const platform& plat) {
+    emitted_scale sc;
+    const yaml_node s = emitted["scale"];
+    if (!s.defined()) return sc;
+    s.check_keys({"samples", "traffic_scale", "represented"}, "emitted.scale");
+    auto number = [&](const char* key, double lo) {
+        const yaml_node n = s[key];
+        const double v = parse_quantity(n.scalar(key), key, n.where()).value;
+        if (!std::isfinite(v) || v < lo)
+            throw input_error(std::string("emitted.scale.") + key + ": expected a number not below " +
+                                  format_number(lo, 3) + ", got '" + n.scalar(key) + "'",
+                              n.where());
+        return v;
+    };
+    if (s.has("samples")) sc.samples = number("samples", 0);
+    if (s.has("traffic_scale")) sc.traffic_scale = number("traffic_scale", 1);
+    if (s.has("represented"))
+        for (const auto& r : s["represented"].items()) {
+            const auto ends = r.items();
+            if (ends.size() != 2)
+                throw input_error("emitted.scale.represented: expected [first, end] pairs", r.where());
+            const double first = parse_quantity(ends[0].scalar("first"), "first", ends[0].where()).value;
+            const double end = parse_quantity(ends[1].scalar("end"), "end", ends[1].where()).value;
+            if (!(first >= 0 && end >= first && end <= static_cast<double>(plat.component_count())) ||
+                std::floor(first) != first || std::floor(end) != end)
+                throw input_error("emitted.scale.represented: [" + ends[0].scalar("first") + ", " +
+                                      ends[1].scalar("end") + "] is not a range of the platform's " +
+                                      std::to_string(plat.component_count()) + " component ids",
+                                  r.where());
+            sc.represented.emplace_back(static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(end));
+        }
+    return sc;
 }
 
 }  // namespace tessel

@@ -6,17 +6,30 @@
 // ticks and bytes, 17 significant digits for work counts).
 #pragma once
 
+#include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "engine/netlist/platform.h"
 #include "engine/program/program.h"
 
 namespace tessel {
 
+/// How a mapped run's summary weighs what its program did, kept with the program so a replay reports the same:
+/// the samples one run processes, and on a symmetric system the chips a representative ran for (component id
+/// ranges left idle) and the share of the system's traffic the simulated ranks carried.
+struct emitted_scale {
+    double samples = 0;
+    double traffic_scale = 1;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> represented;
+};
+
 struct emit_header {
     std::string platform;  // what -p names (written as `platform:` so -g alone finds it)
     std::string command;   // the command that produced it, for the comment at the top
+    emitted_scale scale;   // written as `scale:` in the emitted block
 };
 
 /// Writes `p` as program YAML with an `emitted:` block. Throws input_error for a program that cannot be
@@ -26,5 +39,8 @@ void write_emitted_program(const program& p, const platform& plat, const emit_he
 /// Reads an `emitted:` block into `prog` (name and `strict:` are read by the caller). Errors name the
 /// file:line of the bad line.
 void read_emitted_program(const yaml_node& emitted, const platform& plat, program& prog);
+
+/// The `scale:` of an emitted block (the defaults where it has none: a program written before it existed).
+emitted_scale read_emitted_scale(const yaml_node& emitted, const platform& plat);
 
 }  // namespace tessel

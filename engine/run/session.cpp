@@ -12,6 +12,7 @@
 #include "models/baseline/kernel_device.h"
 #include "models/core/fingerprint.h"
 #include "models/core/output_file.h"
+#include "models/core/yaml_node.h"
 #include "models/interconnect/interconnect.h"
 
 namespace tessel {
@@ -113,6 +114,15 @@ run_summary session::run() {
     std::string workload_name;
     if (!m_opt.program.empty()) {
         m_mapping.prog = load_program(m_opt.program, *m_platform, &m_ctx);
+        // An emitted program carries how its mapped run weighed it (samples, chips a representative stood for).
+        const yaml_node root = yaml_node::load_file(m_opt.program);
+        if (root.is_map() && root.has("emitted")) {
+            const emitted_scale sc = read_emitted_scale(root["emitted"], *m_platform);
+            m_mapping.samples = sc.samples;
+            m_mapping.traffic_scale = sc.traffic_scale;
+            m_mapping.represented = sc.represented;
+            m_emitted = true;
+        }
         for (const step& st : m_mapping.prog.steps)
             if (st.kind == step_kind::compute) flops += m_mapping.prog.works[st.work].flops();
         if (!m_workload_sets.empty())
@@ -162,6 +172,8 @@ run_summary session::run() {
         std::ostream& out = file.stream();
         emit_header h;
         h.platform = m_opt.platform_arg.empty() ? m_opt.platform : m_opt.platform_arg;
+        h.scale = {m_opt.program.empty() || m_emitted ? m_mapping.samples : 0.0, m_mapping.traffic_scale,
+                   m_mapping.represented};
         h.command =
             "tessel run -p " + h.platform + (m_opt.workload.empty() ? " -g " + m_opt.program : " -w " + m_opt.workload);
         for (const auto& st : m_opt.sets) h.command += " --set " + st;
@@ -177,7 +189,7 @@ run_summary session::run() {
     m_exec = std::make_unique<executor>("executor", *m_platform);
     m_result = m_exec->run(m_mapping.prog);
     // A hand-written program processes no samples; only a mapped workload has a throughput.
-    const double samples = m_opt.program.empty() ? m_mapping.samples : 0.0;
+    const double samples = m_opt.program.empty() || m_emitted ? m_mapping.samples : 0.0;
     run_summary s = summarise(*m_platform, m_result, m_mapping.prog, flops, samples, m_mapping.represented,
                               m_mapping.traffic_scale);
     s.notes.insert(s.notes.begin(), m_mapping.notes.begin(), m_mapping.notes.end());

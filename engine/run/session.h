@@ -70,6 +70,7 @@ private:
     executor::result m_result;
     std::map<std::string, std::string> m_workload_sets;
     std::string m_workload_resolved;
+    bool m_emitted = false;  // the program is an emitted one: it carries its mapped run's scale
 };
 
 /// Splits "a.b=c" into {"a.b", "c"}; throws input_error naming the bad argument.

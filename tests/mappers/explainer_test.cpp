@@ -44,7 +44,7 @@ benches& b() {
 
 std::string emitted(const mapping& m, const platform& plat) {
     std::ostringstream out;
-    write_emitted_program(m.prog, plat, emit_header{"test", "test"}, out);
+    write_emitted_program(m.prog, plat, emit_header{"test", "test", {}}, out);
     return out.str();
 }
 
