@@ -41,16 +41,25 @@ system_spec parse_system(const std::string& text, bool power) {
             const size_t eq = kv.find('=');
             if (eq == std::string::npos && power && !kv.empty()) {
                 if (!s.power_param.empty())
-                    throw input_error("--system '" + text + "': --power sizes one parameter per system, but '" +
-                                      s.power_param + "' and '" + kv + "' have no value");
+                    throw input_error(std::string("--system '")
+                                          .append(text)
+                                          .append("': --power sizes one parameter per system, but '")
+                                          .append(s.power_param)
+                                          .append("' and '")
+                                          .append(kv)
+                                          .append("' have no value"));
                 s.power_param = kv;
                 continue;
             }
             if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
-                throw input_error("--system '" + text + "': expected PARAM=VALUE after ':', got '" + kv + "'" +
-                                  (eq == std::string::npos && !power
-                                       ? " (a parameter without a value is the one --power sizes)"
-                                       : ""));
+                throw input_error(std::string("--system '")
+                                      .append(text)
+                                      .append("': expected PARAM=VALUE after ':', got '")
+                                      .append(kv)
+                                      .append("'")
+                                      .append(eq == std::string::npos && !power
+                                                  ? " (a parameter without a value is the one --power sizes)"
+                                                  : ""));
             for (const auto& given : s.sets)
                 if (given.substr(0, given.find('=')) == kv.substr(0, eq))
                     throw input_error("--system '" + text + "': '" + kv.substr(0, eq) + "' is given twice");
@@ -79,7 +88,7 @@ void check_system(const system_spec& sys, const sweep::platform_resolver& resolv
         for (const auto& unused : ctx.unused_overrides()) {
             const std::string key = unused.substr(0, unused.find('='));
             if (key.find('.') == std::string::npos)  // a chip's parameters (gpu.x) are read later, by its mapper
-                throw input_error("'" + key + "' is not a parameter of " + file);
+                throw input_error(std::string("'").append(key).append("' is not a parameter of ").append(file));
         }
     } catch (const input_error& e) {
         throw input_error("--system '" + sys.label + "': " + e.message());
@@ -117,7 +126,13 @@ void size_to_power(system_spec& sys, double budget, const sweep::platform_resolv
             const std::string key = unused.substr(0, unused.find('='));
             bool named = key == sys.power_param;
             for (const auto& kv : sys.sets) named = named || (!plan_key(kv) && kv.substr(0, kv.find('=')) == key);
-            if (named) throw input_error("--system '" + sys.label + "': '" + key + "' is not a parameter of " + file);
+            if (named)
+                throw input_error(std::string("--system '")
+                                      .append(sys.label)
+                                      .append("': '")
+                                      .append(key)
+                                      .append("' is not a parameter of ")
+                                      .append(file));
         }
         const double tdp = plat->tdp_watts();
         if (tdp <= 0)
@@ -236,7 +251,7 @@ void print_comparison(std::ostream& out, const compare_options& o, const json& s
             line.push_back(format_number(b["samples_per_j"].get<double>(), 4));
             if (o.samples > 0) line.push_back(format_number(b["days"].get<double>(), 3));
         } else {
-            line.push_back("-");
+            line.emplace_back("-");
             line.push_back("does not train: " + s["error"].get<std::string>());
         }
         table.push_back(line);
@@ -256,7 +271,8 @@ void print_comparison(std::ostream& out, const compare_options& o, const json& s
             const bool last = c + 1 == l.size();
             const size_t width = l.size() == w.size() ? w[c] : l[c].size();
             const std::string pad(width > l[c].size() ? width - l[c].size() : 0, ' ');
-            text += (c ? "  " : "  ") + (right ? pad + l[c] : l[c] + (last ? "" : pad));
+            text += "  ";
+            text += right ? pad + l[c] : l[c] + (last ? "" : pad);
         }
         out << text << "\n";
     }

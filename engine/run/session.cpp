@@ -63,8 +63,13 @@ void reject_unused_overrides(const param_context& ctx, const std::string& also) 
     std::vector<std::string> known;
     for (const auto& [k, v] : ctx.resolved()) {
         if (k == path && !v.empty() && v.front() == '{')
-            throw input_error("--set " + path + ": a table is set one entry at a time, e.g. --set " + path +
-                              ".fp16=VALUE (it is now " + v + ")");
+            throw input_error(std::string("--set ")
+                                  .append(path)
+                                  .append(": a table is set one entry at a time, e.g. --set ")
+                                  .append(path)
+                                  .append(".fp16=VALUE (it is now ")
+                                  .append(v)
+                                  .append(")"));
         known.push_back(k);
     }
     throw input_error("--set " + path + ": no such parameter" + did_you_mean(path, known) +
@@ -87,8 +92,13 @@ run_summary session::run() {
         auto [k, v] = split_set(s);
         // Outputs must not depend on the order of the --set flags: one key with two values is refused.
         if (const auto [it, fresh] = given.emplace(k, v); !fresh && it->second != v)
-            throw input_error("--set " + k + " is given twice, as '" + it->second + "' and as '" + v +
-                              "'; give it once");
+            throw input_error(std::string("--set ")
+                                  .append(k)
+                                  .append(" is given twice, as '")
+                                  .append(it->second)
+                                  .append("' and as '")
+                                  .append(v)
+                                  .append("'; give it once"));
         if (k.rfind("workload.", 0) == 0)
             m_workload_sets[k.substr(9)] = v;
         else
@@ -108,7 +118,7 @@ run_summary session::run() {
     // A system's trace has one Perfetto process per chip, a track per unit inside it.
     std::vector<std::string> chips;
     for (const auto& g : m_platform->chip_groups())
-        for (const platform* c : g.chips) chips.push_back(c->name());
+        for (const platform* c : g.chips) chips.emplace_back(c->name());
     m_sim.trace.set_processes(chips);
     double flops = 0;
     std::string workload_name;
@@ -162,7 +172,8 @@ run_summary session::run() {
                               "(set flops_per_element on them in the YAML workload if you know it)");
         }
         m_mapping.notes.insert(m_mapping.notes.begin(), guessed.begin(), guessed.end());
-        for (const auto& [k, v] : g.parameters) m_workload_resolved += "workload." + k + ": \"" + v + "\"\n";
+        for (const auto& [k, v] : g.parameters)
+            m_workload_resolved.append("workload.").append(k).append(": \"").append(v).append("\"\n");
         workload_name = g.name;
     }
     reject_unused_overrides(m_ctx, "a program's own parameters program.NAME");
@@ -300,7 +311,7 @@ void session::write_floorplans(double sim_seconds) const {
         for (const auto& [g, r] : m_mapping.regions)
             if (g == name) fp.regions.push_back(r);
     };
-    const double T = sim_seconds > 0 ? sim_seconds : 1;
+    const double span = sim_seconds > 0 ? sim_seconds : 1;
     // Replicated grids of single-unit compute components (tile[x,y]).
     for (const auto& g : m_platform->groups()) {
         if (g.shape.size() != 2) continue;
@@ -309,9 +320,9 @@ void session::write_floorplans(double sim_seconds) const {
         fp.title = m_platform->title() + ": " + g.name + "[x,y] busy fraction";
         fp.width = g.shape[0];
         fp.height = g.shape[1];
-        for (std::uint32_t id : g.ids) fp.value.push_back(m_platform->comp(id).unit_busy()[0] / T);
+        for (std::uint32_t id : g.ids) fp.value.push_back(m_platform->comp(id).unit_busy()[0] / span);
         regions_of(g.name, fp);
-        fp.links = mesh_links(g, T);
+        fp.links = mesh_links(g, span);
         if (!fp.links.empty()) fp.title = m_platform->title() + ": " + g.name + "[x,y] and its links, busy fraction";
         grids.emplace_back(g.name, std::move(fp));
     }
@@ -326,7 +337,7 @@ void session::write_floorplans(double sim_seconds) const {
         fp.title = m_platform->title() + ": " + g.name + " busy fraction";
         fp.width = shape[0];
         fp.height = shape[1];
-        for (double b : busy) fp.value.push_back(b / T);
+        for (double b : busy) fp.value.push_back(b / span);
         regions_of(g.name, fp);
         grids.emplace_back(g.name, std::move(fp));
     }
