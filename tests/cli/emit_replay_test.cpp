@@ -56,7 +56,8 @@ INSTANTIATE_TEST_SUITE_P(
                       // the system mapper: a DGX A100 node training GPT-2 data-parallel (its chips' HBM parts by
                       // unit, kernel payloads shared by the chips' steps)
                       replay_case{"dgx_a100", "gpt2", "dgx_a100_dp8",
-                                  "--set workload.training=adam --set workload.batch=16 --set parallel.dp=8"}),
+                                  "--set workload.training=adam --set workload.batch=16 --set workload.layers=2 "
+                                  "--set parallel.dp=8"}),
     [](const auto& info) { return std::string(info.param.name ? info.param.name : info.param.platform); });
 
 TEST(emit_replay_errors, a_bad_line_names_its_file_and_line) {
