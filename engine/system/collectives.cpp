@@ -355,6 +355,8 @@ collective_algorithm parse_collective_algorithm(const std::string& text) {
     return parse_name(algorithm_names, text, "collective algorithm");
 }
 
+bool has_root(collective_algorithm a) { return a == collective_algorithm::tree; }
+
 std::vector<collective_algorithm> algorithms_for(collective_kind k) {
     using a = collective_algorithm;
     switch (k) {

@@ -76,6 +76,9 @@ collective_kind parse_collective_kind(const std::string& text);
 collective_algorithm parse_collective_algorithm(const std::string& text);
 /// The algorithms lower_collective implements for a kind.
 std::vector<collective_algorithm> algorithms_for(collective_kind k);
+/// Whether an algorithm has a root (tree): its ranks play different roles, so it cannot be lowered for one
+/// representative rank (collective_call::symmetric).
+bool has_root(collective_algorithm a);
 
 /// NCCL-tests' bus bandwidth convention: busbw = algbw x factor, algbw = bytes / time, so that busbw is
 /// comparable with a link's peak whatever the rank count: all_reduce 2(n-1)/n; reduce_scatter, all_gather and

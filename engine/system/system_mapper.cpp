@@ -23,7 +23,7 @@ namespace tessel {
 void system_mapper::options::declare(param_decl& d) {
     d(symmetric, "symmetric", "true",
       "simulate one representative chip per pipeline stage (replicas and tensor-parallel ranks are symmetric); "
-      "false simulates every chip");
+      "false simulates every chip (as an algorithm with a root, tree, does)");
     d(algorithm, "algorithm", "ring",
       "collective algorithm of the tensor- and data-parallel groups: ring, tree, direct or torus (rings along each "
       "dimension of `torus` in turn, as TPU pods and IPU-PODs reduce)");
@@ -237,6 +237,10 @@ std::vector<int> group_torus(std::vector<int> dims, int stride, int members) {
 
 }  // namespace
 
+bool system_mapper::symmetric() const {
+    return m_opt.symmetric && !has_root(parse_collective_algorithm(m_opt.algorithm));
+}
+
 mapping system_mapper::map(const workload_graph& g, const platform& plat) const {
     const platform::chip_group& cg = *plat.find_chip_group(m_chip_group);
     const parallel_plan& plan = m_plan;
@@ -253,7 +257,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
         ws.fabric = m_fabric;
         ws.engines = m_engines;
         ws.store = m_store;
-        ws.symmetric = m_opt.symmetric;
+        ws.symmetric = symmetric();
         std::vector<streamed_item> items;
         mapping out = map_weight_streaming(g, plat, plan, *m_chip_mapper, ws, items);
         for (const streamed_item& it : items) planned->items.push_back({it.chip, it.first, it.last, it.op});
@@ -385,7 +389,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
         return cs;
     };
     p.name = g.name;
-    const bool sym = m_opt.symmetric;
+    const bool sym = symmetric();
     const int sim_dp = sym ? 1 : dp, sim_tp = sym ? 1 : tp;
     using deps_t = std::vector<std::uint32_t>;
 
@@ -622,11 +626,13 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
     par["hardware_flops"] = hw_flops * dp * tp;
     par["chip_group"] = m_chip_group;
     out.details["parallel"] = par;
-    out.notes.push_back("parallel plan " + plan.str() + " on " + std::to_string(n_chips) +
-                        " chips: " + std::to_string(m) + " microbatches of " + std::to_string(plan.microbatch) +
-                        " per pipeline, " + plan.schedule + " schedule (ideal bubble " +
-                        fmt_percent(bubble_fraction(plan.schedule, pp, plan.interleave, m)) + ")" +
-                        (sym ? "; one representative chip per stage simulated" : "; every chip simulated"));
+    out.notes.push_back(
+        "parallel plan " + plan.str() + " on " + std::to_string(n_chips) + " chips: " + std::to_string(m) +
+        " microbatches of " + std::to_string(plan.microbatch) + " per pipeline, " + plan.schedule +
+        " schedule (ideal bubble " + fmt_percent(bubble_fraction(plan.schedule, pp, plan.interleave, m)) + ")" +
+        (sym ? "; one representative chip per stage simulated" : "; every chip simulated") +
+        (m_opt.symmetric && !sym ? " (the " + m_opt.algorithm + " algorithm has a root: ranks play different roles)"
+                                 : ""));
     for (const auto& n : part.notes) out.notes.push_back(n);
     return out;
 }

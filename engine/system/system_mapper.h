@@ -12,7 +12,8 @@
 // on interchangeable chips, so only one representative chip per pipeline stage is simulated and every
 // collective is lowered for that rank alone (its transfers on its links; what it receives from a peer stands
 // for its own matching transfer). `symmetric: false` simulates every chip with full collectives;
-// tests/system/system_mapper_test.cpp shows both give the same iteration time on a small system.
+// tests/system/system_mapper_test.cpp shows both give the same iteration time on a small system. An algorithm
+// with a root (tree) gives ranks different roles, so with it every chip is simulated and the mapping says why.
 //
 // Ranks follow Megatron-LM's order: tensor-parallel ranks fastest (inside a node), then data-parallel replicas,
 // then pipeline stages: chip = (stage * dp + replica) * tp + tp_rank.
@@ -107,6 +108,9 @@ private:
     /// Index inside a chip of the memory collectives and pipeline sends use (mapper.memory, or the largest),
     /// and the largest memory's capacity.
     std::pair<std::uint32_t, std::uint64_t> chip_memory(const platform& plat, const platform::chip_group& cg) const;
+    /// Whether one representative chip per stage stands for the others: `symmetric`, unless the algorithm has a
+    /// root.
+    bool symmetric() const;
 };
 
 }  // namespace tessel

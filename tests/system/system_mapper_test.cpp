@@ -59,6 +59,19 @@ TEST(system_mapper, symmetric_fast_path_and_every_chip_simulated_give_the_same_i
     }
 }
 
+// A tree has a root, so its ranks differ: on the default (symmetric) path the mapper simulates every chip and
+// says why, giving exactly the run `symmetric: false` gives (it used to refuse to lower the tree).
+TEST(system_mapper, a_tree_all_reduce_on_the_default_path_simulates_every_chip) {
+    const std::string run = k_dgx + " " + k_gpt + plan(8, 1, 1) + " --set mapper.algorithm=tree";
+    const auto by_default = run_json(run);
+    const auto full = run_json(run + " --set mapper.symmetric=false");
+    EXPECT_FALSE(by_default["parallel"]["symmetric"].get<bool>());
+    EXPECT_EQ(by_default["parallel"]["simulated_chips"].get<int>(), 8);
+    EXPECT_EQ(by_default["sim_time_s"].get<double>(), full["sim_time_s"].get<double>());
+    EXPECT_NE(by_default["notes"].dump().find("every chip simulated (the tree algorithm has a root"), std::string::npos)
+        << by_default["notes"].dump();
+}
+
 TEST(system_mapper, data_parallel_gradient_all_reduce_costs_the_hand_computed_ring_time) {
     // dp = 8 on one node: after the backward pass every GPU all-reduces its fp16 gradients (2 bytes per
     // weight) in a ring: 2 (n - 1) = 14 steps, each moving 1/8 of them at 240 GB/s (the NVSwitch port's
