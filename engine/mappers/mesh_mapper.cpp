@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -22,7 +23,8 @@ namespace tessel {
 
 void mesh_mapper::options::declare(param_decl& d) {
     d(tiles, "tiles", "",
-      "the group of compute tiles to use (default: the first that computes on its own memory: tile, tile_array)");
+      "the group of compute tiles to use (default: every group that computes on its own memory, such as tile or "
+      "tile_array; each op runs on the group that finishes it first at peak rate)");
     d(memory, "memory", "",
       "the off-chip memory holding weights and spilled tensors (default: the first memory "
       "group that does not compute)");
@@ -71,16 +73,29 @@ public:
             nlohmann::json d;
             if (is_view(op))
                 alias(o);
-            else if (op.cost.m > 0 && op.cost.n > 0 && op.cost.k > 0)
+            else if (choose_group(op); op.cost.m > 0 && op.cost.n > 0 && op.cost.k > 0)
                 d = map_gemm(o);
             else
                 d = map_even(o);
+            if (!d.is_null() && m_groups.size() > 1) d["tile_group"] = m_on->name;
             if (!d.is_null()) ops.push_back(d);
             release_inputs(o);
         }
         store_outputs();
         m_out.details["mapper"] = "mesh";
         m_out.details["tiles"] = m_tiles.size();
+        if (m_groups.size() > 1) {
+            std::string names;
+            for (const tile_group& tg : m_groups)
+                names.append(names.empty() ? "" : ", ")
+                    .append(tg.name)
+                    .append(" (")
+                    .append(std::to_string(tg.tiles.size()))
+                    .append(")");
+            m_out.notes.insert(
+                m_out.notes.begin(),
+                "tile groups " + names + ": each op runs on the group that finishes it first at peak rate");
+        }
         m_out.details["ops"] = ops;
         m_out.samples = toolkit::batch_samples(m_g);
         return std::move(m_out);
@@ -90,9 +105,17 @@ private:
     const workload_graph& m_g;
     const platform& m_plat;
     const mesh_mapper::options& m_opt;
-    std::vector<endpoint> m_tiles;
-    std::uint64_t m_capacity = 0;
-    const compute_model* m_pe = nullptr;
+    std::vector<endpoint> m_tiles;  // every tile of every group used
+    /// A group of identical tiles: indices into m_tiles, their compute model and scratchpad size.
+    struct tile_group {
+        std::string name;
+        std::vector<int> tiles;
+        const compute_model* pe = nullptr;
+        std::uint64_t capacity = 0;
+    };
+    std::vector<tile_group> m_groups;
+    std::vector<std::uint64_t> m_capacity;  // by tile: its scratchpad
+    const tile_group* m_on = nullptr;       // the group the current op runs on
     endpoint m_mem;
     double m_mem_bw = 0;
     toolkit::address_allocator m_alloc;  // addresses in the off-chip memory
@@ -104,16 +127,44 @@ private:
     mapping m_out;
 
     void find_tiles() {
-        // Every unit of every component of the group is a tile (a group of `tile`s, or one `tile_array`).
-        const platform::group& g = toolkit::find_part(
-            m_plat, m_opt.tiles,
-            {"mesh mapper", "tiles", "compute tiles with their own memory", toolkit::computes_with_own_memory});
-        const component& first = toolkit::first(m_plat, g);
-        m_pe = first.unit_model();
-        for (std::uint32_t id : g.ids)
-            for (std::uint32_t u = 0; u < m_plat.comp(id).unit_count(); ++u)
-                m_tiles.push_back(endpoint{id, static_cast<std::int32_t>(u), 0});
-        m_capacity = first.capacity_bytes();
+        // Every unit of every component of a group is a tile (a group of `tile`s, or one `tile_array`). Unnamed,
+        // every group of such tiles is used (matrix tiles beside vector tiles): none is left idle unannounced.
+        const toolkit::part_query q{"mesh mapper", "tiles", "compute tiles with their own memory",
+                                    toolkit::computes_with_own_memory};
+        std::vector<const platform::group*> groups;
+        if (!m_opt.tiles.empty())
+            groups.push_back(&toolkit::find_part(m_plat, m_opt.tiles, q));
+        else
+            for (const platform::group& g : m_plat.groups())
+                if (q.fits(toolkit::first(m_plat, g))) groups.push_back(&g);
+        if (groups.empty()) toolkit::find_part(m_plat, "", q);  // the error naming what is missing
+        for (const platform::group* g : groups) {
+            const component& first = toolkit::first(m_plat, *g);
+            tile_group tg{g->name, {}, first.unit_model(), first.capacity_bytes()};
+            for (std::uint32_t id : g->ids)
+                for (std::uint32_t u = 0; u < m_plat.comp(id).unit_count(); ++u) {
+                    tg.tiles.push_back(static_cast<int>(m_tiles.size()));
+                    m_tiles.push_back(endpoint{id, static_cast<std::int32_t>(u), 0});
+                    m_capacity.push_back(tg.capacity);
+                }
+            m_groups.push_back(std::move(tg));
+        }
+        m_on = &m_groups.front();
+    }
+
+    /// The group that runs `op`: the one whose tiles, sharing it evenly, finish it first at peak rate (the first
+    /// in file order on a tie, or when none can).
+    void choose_group(const op_node& op) {
+        const work whole = op.to_work();
+        m_on = &m_groups.front();
+        double best = std::numeric_limits<double>::infinity();
+        for (const tile_group& tg : m_groups) {
+            const double t = tg.pe->ideal_seconds(whole) / static_cast<double>(tg.tiles.size());
+            if (std::isfinite(t) && t < best * (1 - 1e-12)) {
+                best = t;
+                m_on = &tg;
+            }
+        }
     }
 
     void find_memory() {
@@ -201,7 +252,7 @@ private:
         bool fits = !graph_output;
         for (const auto& [tile, r] : parts)
             if (m_resident[static_cast<size_t>(tile)] + r.area() * total >
-                m_opt.resident_fraction * static_cast<double>(m_capacity))
+                m_opt.resident_fraction * static_cast<double>(m_capacity[static_cast<size_t>(tile)]))
                 fits = false;
         placement& p = m_place[static_cast<size_t>(t)];
         p.pieces.clear();
@@ -251,16 +302,16 @@ private:
         }
     }
 
-    double macs_per_second(dtype type) const { return m_pe->peak_macs_per_cycle(type) * m_pe->clock().hz; }
+    double macs_per_second(dtype type) const { return m_on->pe->peak_macs_per_cycle(type) * m_on->pe->clock().hz; }
 
     nlohmann::json map_gemm(int o) {
         const op_node& op = m_g.op(o);
         const std::uint32_t opi = op_id(o);
-        m_pe->check(op.to_work(), "tiles of '" + m_plat.title() + "'");
+        m_on->pe->check(op.to_work(), "tiles '" + m_on->name + "' of '" + m_plat.title() + "'");
         const double eb = dtype_bits(op.compute_type) / 8.0;
         const std::int64_t batch = std::max<std::int64_t>(1, op.cost.batch);
         const std::int64_t M = batch * op.cost.m, N = op.cost.n, K = op.cost.k;
-        const int T = static_cast<int>(m_tiles.size());
+        const int T = static_cast<int>(m_on->tiles.size());
         // Choose pm x pn tiles for the output: every pm, with the tiles left over for pn (batched products split
         // rows only: each batch has its own B; the batch is folded into M), minimising the larger of one tile's
         // compute and the off-chip traffic's time; ties (within 10^-12) to less traffic.
@@ -294,7 +345,8 @@ private:
         };
         const std::optional<choice> best = toolkit::best_split<choice>(space, cost, better);
         const int pm = best ? best->split.m : 1, pn = best ? best->split.n : 1;
-        const double work_budget = (1.0 - m_opt.resident_fraction) * static_cast<double>(m_capacity);
+        const double capacity = static_cast<double>(m_on->capacity);
+        const double work_budget = (1.0 - m_opt.resident_fraction) * capacity;
         const int buffers = m_opt.double_buffer ? 2 : 1;
         const double extra_vector = std::max(0.0, op.cost.flops - 2 * op.cost.macs);
         int a_in = op.inputs.empty() ? -1 : op.inputs[0];
@@ -305,7 +357,7 @@ private:
         std::int64_t kc_used = 0;
         for (int i = 0; i < pm; ++i)
             for (int j = 0; j < pn; ++j) {
-                const int t = i * pn + j;
+                const int t = m_on->tiles[static_cast<size_t>(i * pn + j)];
                 const std::int64_t r0 = M * i / pm, r1 = M * (i + 1) / pm, n0 = N * j / pn, n1 = N * (j + 1) / pn;
                 // Sub-blocks so that the fp32 accumulators take at most half of the working budget.
                 std::int64_t mb = r1 - r0, nb = n1 - n0;
@@ -315,7 +367,7 @@ private:
                     if (sm >= mb && sn >= nb)
                         fail("mesh mapper: op '" + op.name +
                              "' cannot fit even one fp32 accumulator in a tile's working SRAM (" +
-                             format_bytes(work_budget) + " of " + format_bytes(static_cast<double>(m_capacity)) +
+                             format_bytes(work_budget) + " of " + format_bytes(capacity) +
                              " with mapper.resident_fraction " + format_number(m_opt.resident_fraction) +
                              "); give the tiles more SRAM (tile.sram.capacity)");
                     if ((mb + sm - 1) / sm >= (nb + sn - 1) / sn)
@@ -333,8 +385,7 @@ private:
                     fail("mesh mapper: op '" + op.name + "' in " + format_number(static_cast<double>(sm) * sn) +
                          " sub-blocks x " + std::to_string(chunks) + " K chunks on " + std::to_string(pm * pn) +
                          " tiles " + over_limit("steps", planned, "steps") + "; a tile's SRAM of " +
-                         format_bytes(static_cast<double>(m_capacity)) +
-                         " is far too small for this op (tile.sram.capacity)");
+                         format_bytes(capacity) + " is far too small for this op (tile.sram.capacity)");
                 chunks_used = static_cast<int>(chunks);
                 subblocks_used = sm * sn;
                 kc_used = kc;
@@ -415,8 +466,9 @@ private:
         for (int t : op.outputs) place_output(t, parts, done, opi, d);
         m_out.notes.push_back(
             op.name + ": " + op_kind_name(op.kind) + " " + std::to_string(M) + "x" + std::to_string(N) + "x" +
-            std::to_string(K) + " on " + std::to_string(pm) + "x" + std::to_string(pn) + " tiles, K in " +
-            std::to_string(chunks_used) + " chunk(s) of " + std::to_string(kc_used) +
+            std::to_string(K) + " on " + std::to_string(pm) + "x" + std::to_string(pn) + " tiles" +
+            (m_groups.size() > 1 ? " of '" + m_on->name + "'" : "") + ", K in " + std::to_string(chunks_used) +
+            " chunk(s) of " + std::to_string(kc_used) +
             (subblocks_used > 1 ? ", " + std::to_string(subblocks_used) + " sub-blocks per tile" : "") + ", output " +
             d["output"].get<std::string>());
         return d;
@@ -426,12 +478,13 @@ private:
         const op_node& op = m_g.op(o);
         const std::uint32_t opi = op_id(o);
         const work whole = op.to_work();
-        if (whole.macs > 0) m_pe->check(whole, "tiles of '" + m_plat.title() + "'");
-        const int T = static_cast<int>(m_tiles.size());
+        if (whole.macs > 0) m_on->pe->check(whole, "tiles '" + m_on->name + "' of '" + m_plat.title() + "'");
+        const int T = static_cast<int>(m_on->tiles.size());
         std::vector<std::pair<int, rect>> parts;
         std::vector<std::vector<std::uint32_t>> done;
-        for (int t = 0; t < T; ++t) {
-            const rect share = rows_cols(static_cast<double>(t) / T, static_cast<double>(t + 1) / T, 0, 1);
+        for (int k = 0; k < T; ++k) {
+            const int t = m_on->tiles[static_cast<size_t>(k)];
+            const rect share = rows_cols(static_cast<double>(k) / T, static_cast<double>(k + 1) / T, 0, 1);
             std::vector<std::uint32_t> deps;
             const std::vector<std::uint32_t> base = m_last[static_cast<size_t>(t)];
             for (int in : op.inputs) {

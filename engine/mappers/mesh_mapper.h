@@ -5,7 +5,9 @@
 // buffered (the load of chunk c+2 waits for the compute of chunk c), and accumulates in place. Outputs stay in
 // the tiles' scratchpads when they fit (a share of each scratchpad is set aside for them) and the next op
 // fetches its inputs from the producing tiles over the network; otherwise they are stored to memory. Other ops
-// are split evenly over the tiles. Ops on one tile run in order (their buffers are reused).
+// are split evenly over the tiles. Ops on one tile run in order (their buffers are reused). A platform with
+// several groups of tiles (matrix tiles beside vector tiles) uses them all: each op runs on the group whose tiles,
+// sharing it evenly, finish it first at peak rate; `mapper.tiles` names one group to use alone.
 #pragma once
 
 #include "engine/mappers/mapper.h"
