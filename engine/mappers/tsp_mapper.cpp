@@ -249,13 +249,13 @@ private:
             std::string list;
             for (size_t i = 0; i < big.size() && i < 5; ++i)
                 list += (i ? ", " : "") + big[i].second + " " + format_bytes(big[i].first);
-            throw input_error("workload '" + m_g.name + "' does not fit on '" + m_platform +
-                              "': its weights and state need " + format_bytes(total) + " but the " +
-                              std::to_string(m_tm.mem_units.size()) + " MEM slices hold " + format_capacity(cap) +
-                              ": short by " + format_bytes(total - cap) + " (largest: " + list +
-                              "). A TSP has no off-chip memory: it needs at least " +
-                              std::to_string(static_cast<int>(std::ceil(total / cap))) +
-                              " chips (chip-to-chip links are not modelled)" + narrower(total, cap));
+            throw input_error(
+                "workload '" + m_g.name + "' does not fit on '" + m_platform + "': its weights and state need " +
+                format_bytes(total) + " but the " + std::to_string(m_tm.mem_units.size()) + " MEM slices hold " +
+                format_capacity(cap) + ": short by " + format_bytes(total - cap) + " (largest: " + list +
+                "). A TSP has no off-chip memory: it needs at least " +
+                std::to_string(static_cast<int>(std::ceil(total / cap))) +
+                " chips (systems/groqrack runs a rack of them over their chip-to-chip links)" + narrower(total, cap));
         }
         for (size_t t = 0; t < m_g.tensors().size(); ++t) {
             const tensor_info& x = m_g.tensors()[t];

@@ -212,6 +212,14 @@ std::string system_of(const std::string& chip_file) {
     return "";
 }
 
+/// Whether the workload is a language model's step that `tessel serve` runs token by token (it has a decode mode).
+bool is_training(const workload_graph& g) {
+    const auto t = g.parameters.find("training");
+    return t != g.parameters.end() && t->second != "none" && !t->second.empty();
+}
+
+bool serves_tokens(const workload_graph& g) { return g.parameters.count("mode") > 0; }
+
 /// How many chips the model needs, and the split that fits with the fewest model-parallel ways: a training
 /// workload by tessel plan's own memory rules (plan_space.h), at 2, 4, 8, ... chips; otherwise its weights and
 /// state over the chip's memory.
@@ -220,14 +228,18 @@ std::vector<std::string> parallel_plan_needed(const port_options& o, const workl
     std::vector<std::string> lines;
     const double resident = resident_bytes(g);
     const std::string sys = system_of(chip.file());
-    const auto training = g.parameters.find("training");
-    if (training == g.parameters.end() || training->second == "none" || training->second.empty()) {
+    if (!is_training(g)) {
+        // Inference: tessel plan ranks training steps only, so the advice is the split to run or serve.
         const double chips = std::ceil(resident / capacity);
-        lines.push_back(
-            "weights and state " + format_bytes(resident) + " against " + format_bytes(capacity) +
-            " per chip: at least " + format_number(chips, 6) + " chips (a pipeline of that many stages, more for " +
-            "activations); tessel plans systems for training steps (--set workload.training=adam, then tessel plan" +
-            (sys.empty() ? "" : " -p " + sys) + ")");
+        lines.push_back("weights and state " + format_bytes(resident) + " against " + format_bytes(capacity) +
+                        " per chip: at least " + format_number(chips, 6) +
+                        " chips (more for activations, and for a served model's KV cache)");
+        const std::string on = sys.empty() ? "a system of these chips" : sys;
+        const std::string cmd = std::string(serves_tokens(g) ? "tessel serve" : "tessel run") + " -p " +
+                                (sys.empty() ? "SYSTEM" : sys) + " -w " + o.model;
+        lines.push_back("split its forward pass over " + on + " by tensor and pipeline parallelism: " + cmd +
+                        " --set parallel.tp=T --set parallel.pp=P, T x P at least " + format_number(chips, 6) +
+                        (serves_tokens(g) ? " (docs/serving.md)" : " (docs/systems.md)"));
         return lines;
     }
     for (std::int64_t chips = 2; chips <= 4096; chips *= 2) {
@@ -384,9 +396,9 @@ int port_report(const port_options& o, std::ostream& os) {
         const bool no_fit = m.find("fit") != std::string::npos || m.find("capacity") != std::string::npos ||
                             m.find("memory") != std::string::npos;
         if (no_fit) {
-            suggestions.emplace_back(
-                "the model does not fit one chip: split it over a system with tessel plan (docs/plan.md), or "
-                "lower its precision or size");
+            suggestions.emplace_back(std::string("the model does not fit one chip: split it over a system (") +
+                                     (is_training(g) ? "tessel plan, docs/plan.md" : "a parallel plan, as above") +
+                                     "), or lower its precision or size");
             const double capacity = run && run->loaded() ? model_memory(run->plat()) : 0;
             if (capacity > 0) {
                 const auto lines = parallel_plan_needed(o, g, run->plat(), overrides, capacity);

@@ -55,8 +55,32 @@ TEST(port, a_model_that_does_not_fit_says_why_and_what_to_do) {
     EXPECT_NE(r.out.find("fit        no: weights and state 670.3 MB against 220 MiB per chip: at least 3 chips"),
               std::string::npos)
         << r.out;
-    EXPECT_NE(r.out.find("tessel plan -p groqrack"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("suggest    the model does not fit one chip"), std::string::npos) << r.out;
+    // Inference advice: the split of its forward pass over the chip's system, not a training plan.
+    EXPECT_NE(r.out.find("split its forward pass over groqrack by tensor and pipeline parallelism: tessel run -p "
+                         "groqrack -w bert-large --set parallel.tp=T --set parallel.pp=P, T x P at least 3"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("workload.training"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("suggest    the model does not fit one chip: split it over a system (a parallel plan"),
+              std::string::npos)
+        << r.out;
+    // The GroqChip names the system that models its chip-to-chip links.
+    EXPECT_NE(r.out.find("systems/groqrack runs a rack of them over their chip-to-chip links"), std::string::npos)
+        << r.out;
+}
+
+TEST(port, a_language_model_that_does_not_fit_is_served_split_over_the_system) {
+    const auto r = run_tessel("port llama2-70b -p a100_sxm");
+    ASSERT_EQ(r.code, 0) << r.out;
+    // 138 GB of weights against 80 GB: ceil(138 / 80) = 2 chips.
+    EXPECT_NE(r.out.find("fit        no: weights and state 138 GB against 80 GB per chip: at least 2 chips"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("tessel serve -p dgx_a100 -w llama2-70b --set parallel.tp=T --set parallel.pp=P, T x P at "
+                         "least 2 (docs/serving.md)"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("tessel plan"), std::string::npos) << r.out;
 }
 
 TEST(port, training_that_does_not_fit_gets_the_smallest_split_that_does) {
