@@ -9,6 +9,7 @@
 #include <limits>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <sstream>
 #include <string_view>
 #include <unordered_map>
@@ -59,12 +60,21 @@ void write_stream(std::ostream& out, const tsp::stream_use& u) {
 /// The lines of a block scalar, each with its file line, read token by token.
 class table_reader {
 public:
-    table_reader(const yaml_node& n, std::string what) : m_what(std::move(what)), m_where(n.where()) {
-        m_text = n.scalar(m_what);
+    /// The block `what` ("emitted.steps") at node `n`: its text from `tables` when split_emitted_tables cut it out.
+    table_reader(const yaml_node& n, std::string what, emitted_tables* tables)
+        : m_what(std::move(what)), m_where(n.where()) {
+        const auto cut =
+            tables ? tables->body.find(m_what.substr(m_what.find('.') + 1)) : decltype(tables->body.end()){};
+        if (tables && cut != tables->body.end())
+            m_text = std::move(cut->second);
+        else
+            m_text = n.scalar(m_what);
         // A block scalar's text starts on the line after its key.
         m_line = m_where.line;
     }
     /// Moves to the next non-empty line; false at the end.
+    /// Lines in the block (an upper bound on its rows, to reserve for them).
+    size_t line_count() const { return static_cast<size_t>(std::count(m_text.begin(), m_text.end(), '\n')) + 1; }
     bool next_line() {
         for (;;) {
             if (m_pos >= m_text.size()) return false;
@@ -488,8 +498,8 @@ std::shared_ptr<bsp_superstep> read_superstep_payload(table_reader& r) {
 }
 
 /// `emitted.payloads`: one kernel, instruction, span or superstep a line.
-void read_payloads(const yaml_node& node, program& prog) {
-    table_reader r(node, "emitted.payloads");
+void read_payloads(const yaml_node& node, program& prog, emitted_tables* tables) {
+    table_reader r(node, "emitted.payloads", tables);
     while (r.next_line()) {
         const std::string_view kind = r.token("payload kind");
         if (kind == "kernel")
@@ -507,9 +517,9 @@ void read_payloads(const yaml_node& node, program& prog) {
 
 /// `emitted.placements`.
 void read_placements(const yaml_node& node, const platform& plat, const std::vector<std::uint32_t>& comp_of,
-                     program& prog) {
+                     program& prog, emitted_tables* tables) {
     // Checked as the run will check them (inside the array, within each PE's SRAM), so a bad line is named.
-    table_reader r(node, "emitted.placements");
+    table_reader r(node, "emitted.placements", tables);
     std::unordered_map<std::uint32_t, sram_tally> tally;
     while (r.next_line()) {
         placement pl;
@@ -562,8 +572,10 @@ void check_compute_payload(table_reader& r, const platform& plat, const program&
 }
 
 /// `emitted.steps`, with their dependencies.
-void read_steps(const yaml_node& node, const std::vector<std::uint32_t>& comp_of, const platform& plat, program& prog) {
-    table_reader r(node, "emitted.steps");
+void read_steps(const yaml_node& node, const std::vector<std::uint32_t>& comp_of, const platform& plat, program& prog,
+                emitted_tables* tables) {
+    table_reader r(node, "emitted.steps", tables);
+    prog.steps.reserve(r.line_count());
     std::vector<std::uint32_t> deps;
     std::vector<bool> payload_used(prog.payloads.size(), false);
     while (r.next_line()) {
@@ -628,8 +640,8 @@ void check_instruction_steps(const yaml_node& payloads, const program& prog) {
 }
 
 /// `emitted.labels`: one a step.
-void read_labels(const yaml_node& node, program& prog) {
-    table_reader l(node, "emitted.labels");
+void read_labels(const yaml_node& node, program& prog, emitted_tables* tables) {
+    table_reader l(node, "emitted.labels", tables);
     while (l.next_line()) prog.step_labels.push_back(l.rest());
     if (prog.step_labels.size() != prog.steps.size())
         throw input_error("emitted.labels: " + std::to_string(prog.step_labels.size()) + " labels for " +
@@ -639,7 +651,63 @@ void read_labels(const yaml_node& node, program& prog) {
 
 }  // namespace
 
-void read_emitted_program(const yaml_node& em, const platform& plat, program& prog) {
+emitted_tables split_emitted_tables(std::string& text) {
+    emitted_tables out;
+    static const std::set<std::string, std::less<>> keys = {"works", "payloads", "placements", "labels", "steps"};
+    std::string yaml;  // the text with each table's lines left empty
+    bool in_emitted = false, cut = false;
+    std::string_view rest(text);
+    auto next_line = [&]() {
+        const size_t e = std::min(rest.find('\n'), rest.size());
+        const std::string_view line = rest.substr(0, e);
+        rest.remove_prefix(std::min(e + 1, rest.size()));
+        return line;
+    };
+    auto indent = [](std::string_view l) { return std::min(l.find_first_not_of(' '), l.size()); };
+    auto blank = [](std::string_view l) { return l.find_first_not_of(" \t\r") == std::string_view::npos; };
+    while (!rest.empty()) {
+        const std::string_view line = next_line();
+        yaml.append(line).append("\n");
+        if (!blank(line) && line[0] != ' ' && line[0] != '#') in_emitted = line.rfind("emitted:", 0) == 0;
+        // `  KEY: |`, with nothing after the bar but spaces or a comment.
+        const size_t colon = line.find(": |");
+        if (!in_emitted || indent(line) != 2 || colon == std::string_view::npos ||
+            !keys.count(line.substr(2, colon - 2)))
+            continue;
+        const std::string_view after = line.substr(colon + 3);
+        const size_t more = after.find_first_not_of(" \r");
+        if (more != std::string_view::npos && after[more] != '#') continue;
+        // The body: the lines after, up to a non-blank one indented two spaces or less, or less than the first
+        // non-blank line (whose indentation YAML takes for the block's).
+        std::string body;
+        body.reserve(rest.size());  // most of what is left, in an emitted program (released when it is read)
+        size_t body_indent = 0;
+        while (!rest.empty()) {
+            const std::string_view saved = rest;
+            const std::string_view l = next_line();
+            if (!blank(l)) {
+                const size_t in = indent(l);
+                if (in <= 2 || (body_indent && in < body_indent)) {
+                    rest = saved;
+                    break;
+                }
+                if (!body_indent) body_indent = in;
+                body.append(l.substr(body_indent));
+            }
+            body += '\n';
+            yaml += '\n';
+        }
+        out.body[std::string(line.substr(2, colon - 2))] = std::move(body);
+        cut = true;
+    }
+    if (cut) {
+        if (text.empty() || text.back() != '\n') yaml.pop_back();
+        text = std::move(yaml);
+    }
+    return out;
+}
+
+void read_emitted_program(const yaml_node& em, const platform& plat, program& prog, emitted_tables* tables) {
     em.expect_map("emitted");
     em.check_keys(
         {"ops", "places", "works", "payloads", "placements", "labels", "steps", "quantum", "packet_bytes", "scale"},
@@ -652,17 +720,17 @@ void read_emitted_program(const yaml_node& em, const platform& plat, program& pr
     for (const auto& pl : em["places"].items())
         comp_of.push_back(plat.resolve(pl.scalar("emitted.places"), pl.where()).comp);
 
-    table_reader works(em["works"], "emitted.works");
+    table_reader works(em["works"], "emitted.works", tables);
     while (works.next_line()) {
         prog.works.push_back(read_work(works));
         if (!works.at_end()) works.fail("more values than the 11 columns");
     }
     // Payloads name steps (TSP producers): checked against the step count once the steps are read.
-    if (em.has("payloads")) read_payloads(em["payloads"], prog);
-    if (em.has("placements")) read_placements(em["placements"], plat, comp_of, prog);
-    read_steps(em["steps"], comp_of, plat, prog);
+    if (em.has("payloads")) read_payloads(em["payloads"], prog, tables);
+    if (em.has("placements")) read_placements(em["placements"], plat, comp_of, prog, tables);
+    read_steps(em["steps"], comp_of, plat, prog, tables);
     check_instruction_steps(em["payloads"], prog);
-    if (em.has("labels")) read_labels(em["labels"], prog);
+    if (em.has("labels")) read_labels(em["labels"], prog, tables);
 }
 
 emitted_scale read_emitted_scale(const yaml_node& emitted, const platform& plat) {

@@ -149,11 +149,18 @@ struct reader {
 }  // namespace
 
 program load_program(const std::string& path, const platform& plat, param_context* ctx) {
-    return parse_program(yaml_node::load_file(path), plat, ctx);
+    return parse_program_text(yaml_node::read_file(path), path, plat, ctx);
+}
+
+program parse_program_text(std::string text, const std::string& name, const platform& plat, param_context* ctx) {
+    emitted_tables tables = split_emitted_tables(text);
+    return parse_program(yaml_node::load_string(text, name), plat, ctx, &tables);
 }
 
 std::string program_platform(const std::string& path) {
-    const yaml_node root = yaml_node::load_file(path);
+    std::string text = yaml_node::read_file(path);
+    split_emitted_tables(text);
+    const yaml_node root = yaml_node::load_string(text, path);
     root.expect_map("program file");
     return root.has("platform") ? root["platform"].scalar("platform") : std::string();
 }
@@ -489,7 +496,7 @@ private:
 
 }  // namespace
 
-program parse_program(const yaml_node& root, const platform& plat, param_context* ctx) {
+program parse_program(const yaml_node& root, const platform& plat, param_context* ctx, emitted_tables* tables) {
     root.expect_map("program file");
     root.check_keys({"program", "description", "platform", "parameters", "strict", "steps", "traffic", "emitted"},
                     "program file");
@@ -503,7 +510,7 @@ program parse_program(const yaml_node& root, const platform& plat, param_context
             if (root.has(k))
                 throw input_error(std::string("an emitted program has its steps in 'emitted:'; remove '") + k + "'",
                                   root[k].where());
-        read_emitted_program(root["emitted"], plat, prog);
+        read_emitted_program(root["emitted"], plat, prog, tables);
         return prog;
     }
     const yaml_node steps = root["steps"];

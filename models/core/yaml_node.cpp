@@ -140,15 +140,22 @@ void check_open_quotes(const YAML::Node& n, const std::string& text, const std::
 }
 }  // namespace
 
-yaml_node yaml_node::load_file(const std::string& path) {
+yaml_node yaml_node::load_file(const std::string& path) { return load_string(read_file(path), path); }
+
+std::string yaml_node::read_file(const std::string& path) {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) tessel::fail("'" + path + "' is a directory, not a YAML file");
     require_input_file(path, "YAML file");
-    std::ifstream in(path);
+    std::ifstream in(path, std::ios::binary);
     if (!in) tessel::fail("cannot open '" + path + "': no such file or not readable");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return load_string(ss.str(), path);
+    // In one read at the file's size (an emitted program can be hundreds of MB), then whatever more there is.
+    const std::uintmax_t size = std::filesystem::file_size(path, ec);
+    std::string text(ec ? 0 : static_cast<size_t>(size), '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<size_t>(in.gcount()));
+    for (char buf[4096]; in.read(buf, sizeof buf) || in.gcount() > 0;)
+        text.append(buf, static_cast<size_t>(in.gcount()));
+    return text;
 }
 
 yaml_node yaml_node::load_string(const std::string& text, const std::string& name) {

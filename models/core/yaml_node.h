@@ -23,6 +23,8 @@ public:
 
     /// Loads a file; a missing file or a YAML syntax error is an input_error with its location.
     static yaml_node load_file(const std::string& path);
+    /// A YAML file's text, read as load_file reads it (a regular file of bounded size; errors name the path).
+    static std::string read_file(const std::string& path);
     /// Parses text; `name` stands in for the file name in messages.
     static yaml_node load_string(const std::string& text, const std::string& name);
 
