@@ -1,4 +1,4 @@
-// Emit and replay of ResNet-50 on the IPU in the bsp mapper's fine form: 4.95 M steps, a 427 MB program file, about
+// Emit and replay of ResNet-50 on the IPU in the bsp mapper's fine form: 4.95 M steps, a 406 MB program file, about
 // a minute (labelled slow, left out of the sanitizer pass). The coarse form (the default for a model this size)
 // replays in emit_replay_test, and so do the other mappers.
 #include "tests/support/replay.h"
