@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "engine/workload/op_types.h"
+#include "engine/workload/training.h"
 
 namespace tessel {
 
@@ -100,13 +101,6 @@ std::vector<lowered_kernel> conv_kernels(const workload_graph& g, int o, const e
 
 // --- batch norm: one CTA per channel for statistics and gradients -------------------------------------------
 
-/// A training step (expand_training names its optimizer in the graph's parameters): batch norm uses the batch's
-/// statistics.
-bool is_training(const workload_graph& g) {
-    const auto it = g.parameters.find("training");
-    return it != g.parameters.end() && it->second != "none";
-}
-
 std::vector<lowered_kernel> batchnorm_kernels(const workload_graph& g, int o, const eager_storage& s,
                                               std::optional<dtype> ct) {
     const op_node& op = g.op(o);
@@ -130,7 +124,7 @@ std::vector<lowered_kernel> batchnorm_kernels(const workload_graph& g, int o, co
     const double xb = s.bytes(g, x);
     const int y = op.outputs[0];
     std::vector<lowered_kernel> ks;
-    if (is_training(g)) {
+    if (is_training_step(g)) {
         // batch_norm_collect_statistics_kernel (one CTA per channel, Welford), the running-statistics update,
         // then batch_norm_transform_input_kernel over every element.
         lowered_kernel stat =
@@ -351,9 +345,8 @@ bool autocast_fp32(const op_node& op) {
 
 autocast_plan plan_autocast(const workload_graph& g) {
     autocast_plan p;
-    const auto tr = g.parameters.find("training");
     const auto pr = g.parameters.find("precision");
-    if (tr == g.parameters.end() || tr->second == "none" || pr == g.parameters.end()) return p;
+    if (!is_training_step(g) || pr == g.parameters.end()) return p;
     const auto low = parse_dtype(pr->second);
     if (!low || dtype_bits(*low) >= 32 || !is_float(*low)) return p;
     // Master weights: the optimizer's last input (the training expansion keeps fp32 copies at 16-bit precision).

@@ -15,6 +15,7 @@
 #include "engine/run/session.h"
 #include "engine/sweep/runner.h"
 #include "engine/workload/load.h"
+#include "engine/workload/training.h"
 #include "models/core/error.h"
 #include "models/core/text.h"
 #include "models/core/units.h"
@@ -213,11 +214,6 @@ std::string system_of(const std::string& chip_file) {
 }
 
 /// Whether the workload is a language model's step that `tessel serve` runs token by token (it has a decode mode).
-bool is_training(const workload_graph& g) {
-    const auto t = g.parameters.find("training");
-    return t != g.parameters.end() && t->second != "none" && !t->second.empty();
-}
-
 bool serves_tokens(const workload_graph& g) { return g.parameters.count("mode") > 0; }
 
 /// How many chips the model needs, and the split that fits with the fewest model-parallel ways: a training
@@ -228,7 +224,7 @@ std::vector<std::string> parallel_plan_needed(const port_options& o, const workl
     std::vector<std::string> lines;
     const double resident = resident_bytes(g);
     const std::string sys = system_of(chip.file());
-    if (!is_training(g)) {
+    if (!is_training_step(g)) {
         // Inference: tessel plan ranks training steps only, so the advice is the split to run or serve.
         const double chips = std::ceil(resident / capacity);
         lines.push_back("weights and state " + format_bytes(resident) + " against " + format_bytes(capacity) +
@@ -397,7 +393,7 @@ int port_report(const port_options& o, std::ostream& os) {
                             m.find("memory") != std::string::npos;
         if (no_fit) {
             suggestions.emplace_back(std::string("the model does not fit one chip: split it over a system (") +
-                                     (is_training(g) ? "tessel plan, docs/plan.md" : "a parallel plan, as above") +
+                                     (is_training_step(g) ? "tessel plan, docs/plan.md" : "a parallel plan, as above") +
                                      "), or lower its precision or size");
             const double capacity = run && run->loaded() ? model_memory(run->plat()) : 0;
             if (capacity > 0) {

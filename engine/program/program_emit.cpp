@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -63,18 +64,17 @@ public:
     /// The block `what` ("emitted.steps") at node `n`: its text from `tables` when split_emitted_tables cut it out.
     table_reader(const yaml_node& n, std::string what, emitted_tables* tables)
         : m_what(std::move(what)), m_where(n.where()) {
-        const auto cut =
-            tables ? tables->body.find(m_what.substr(m_what.find('.') + 1)) : decltype(tables->body.end()){};
-        if (tables && cut != tables->body.end())
-            m_text = std::move(cut->second);
+        const std::string key = m_what.substr(m_what.find('.') + 1);
+        if (tables && tables->body.count(key))
+            m_text = std::move(tables->body[key]);
         else
             m_text = n.scalar(m_what);
         // A block scalar's text starts on the line after its key.
         m_line = m_where.line;
     }
-    /// Moves to the next non-empty line; false at the end.
     /// Lines in the block (an upper bound on its rows, to reserve for them).
     size_t line_count() const { return static_cast<size_t>(std::count(m_text.begin(), m_text.end(), '\n')) + 1; }
+    /// Moves to the next non-empty line; false at the end.
     bool next_line() {
         for (;;) {
             if (m_pos >= m_text.size()) return false;

@@ -503,8 +503,7 @@ partition_result partition(const workload_source& source, const workload_overrid
     r.layers = target.layers;
     r.batch = target.batch;
     r.microbatches = microbatches(plan, target.batch);
-    const auto it = g.parameters.find("training");
-    r.training = it != g.parameters.end() && it->second != "none";
+    r.training = is_training_step(g);
     if (!r.training)
         r.notes.emplace_back("workload.training is none: the chunks have forward graphs only (inference pipeline)");
     r.chunks = partitioner(g, plan, target.layers, param_int(g, "seq", target.seq)).run();

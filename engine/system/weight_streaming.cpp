@@ -5,6 +5,7 @@
 #include "engine/system/chip_program.h"
 #include "engine/system/partition.h"
 #include "engine/workload/load.h"
+#include "engine/workload/training.h"
 #include "models/core/error.h"
 #include "models/core/text.h"
 
@@ -50,8 +51,7 @@ mapping map_weight_streaming(const workload_graph& g, const platform& plat, cons
     auto ov = g.overrides;
     ov.batch = plan.microbatch;
     const workload_graph full = g.origin->build(ov);
-    const auto training = full.parameters.find("training");
-    if (training == full.parameters.end() || training->second == "none")
+    if (!is_training_step(full))
         throw input_error(
             "mapper 'system' simulates training iterations: set workload.training (e.g. --set "
             "workload.training=adam)");

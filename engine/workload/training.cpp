@@ -560,6 +560,11 @@ std::vector<saved_tensor> saved_for_backward(const workload_graph& g, const op_n
     return all;
 }
 
+bool is_training_step(const workload_graph& g) {
+    const auto it = g.parameters.find("training");
+    return it != g.parameters.end() && it->second != "none" && !it->second.empty();
+}
+
 workload_graph expand_training(const workload_graph& forward, const training_options& options) {
     if (options.optimizer != "sgd" && options.optimizer != "adam")
         fail("training: unknown optimizer '" + options.optimizer + "' (sgd or adam)");

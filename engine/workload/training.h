@@ -23,6 +23,9 @@ struct training_options {
 /// tagged with their phase; gradients are tensors named "<tensor>.grad", optimizer state "<weight>.m" etc.
 workload_graph expand_training(const workload_graph& forward, const training_options& options);
 
+/// Whether `g` is a training step: expand_training names its optimizer in the graph's `training` parameter.
+bool is_training_step(const workload_graph& g);
+
 /// A forward tensor a backward op needs, as PyTorch's autograd saves it for that op.
 struct saved_tensor {
     int tensor = -1;
