@@ -45,7 +45,7 @@ bool converts_layout(const std::vector<std::int64_t>& w, const std::vector<std::
     const auto stride = attr_ints(op, "stride");
     const bool unit_stride = std::all_of(stride.begin(), stride.end(), [](std::int64_t s) { return s == 1; });
     const bool pointwise = w[2] == 1 && w[3] == 1 && unit_stride;
-    return !(pointwise && y[2] * y[3] >= 14 * 14);
+    return !(pointwise && y[2] * y[3] >= std::int64_t{14} * 14);
 }
 
 std::vector<lowered_kernel> conv_kernels(const workload_graph& g, int o, const eager_storage& s,
@@ -194,10 +194,11 @@ std::vector<lowered_kernel> rmsnorm_kernels(const workload_graph& g, int o, cons
 // --- GELU's tanh form as model code writes it (Hugging Face's gelu_new, GPT-2's activation) -----------------
 
 /// One elementwise kernel of n elements of type t: reads `in`, writes `out`.
-lowered_kernel elementwise(int o, const std::string& name, dtype t, std::int64_t n, std::vector<std::uint64_t> in,
-                           std::uint64_t out, double special = 0) {
+lowered_kernel elementwise(int o, const std::string& name, dtype t, std::int64_t n,
+                           const std::vector<std::uint64_t>& in, std::uint64_t out, double special = 0) {
     const double b = bytes_of(n, t);
     std::vector<kernel_operand> ops;
+    ops.reserve(in.size() + 1);
     for (std::uint64_t a : in) ops.push_back({a, b, false});
     ops.push_back({out, b, true});
     return stream_kernel(o, name, op_class::elementwise, t, std::move(ops), static_cast<double>(n),

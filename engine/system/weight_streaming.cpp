@@ -151,7 +151,7 @@ mapping map_weight_streaming(const workload_graph& g, const platform& plat, cons
     }
     for (int d = sim_dp; d < dp; ++d) {
         const std::uint32_t first = cg.first[static_cast<size_t>(d)];
-        out.represented.push_back({first, first + cg.components});
+        out.represented.emplace_back(first, first + cg.components);
     }
 
     double gradient_bytes = 0, update_bytes = late_update;
