@@ -4,8 +4,8 @@
 # an exception other than input_error, memory beyond the limits below) fails the run and leaves the input in
 # build-fuzz/findings/HARNESS/. The corpus each harness grows is kept in build-fuzz/corpus/HARNESS/, so repeated
 # runs go deeper. Every run appends one line per harness to build-fuzz/fuzz-log.tsv (CPU seconds, executions).
-#   scripts/fuzz.sh                    60 s per harness (6 harnesses, $(nproc) at a time)
-#   scripts/fuzz.sh --seconds 600      the documented long run (1 CPU-hour in all)
+#   scripts/fuzz.sh                    60 s per harness (10 harnesses, $(nproc) at a time)
+#   scripts/fuzz.sh --seconds 600      the documented long run (10 CPU-minutes per harness)
 #   scripts/fuzz.sh --seconds 15 expr  one harness
 #   scripts/fuzz.sh --replay DIR...    run every harness once over the given inputs (no fuzzing)
 #   scripts/fuzz.sh --build DIR        use a build already configured with -DTESSEL_FUZZ=ON (scripts/test.sh's
@@ -24,11 +24,11 @@ while [ $# -gt 0 ]; do
     --build) [ $# -ge 2 ] || { echo "fuzz.sh: --build needs a build folder" >&2; exit 2; }
              build="${2%/}"; configure=0; shift 2 ;;
     --replay) shift; while [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; do replay+=("$1"); shift; done ;;
-    platform|workload|program|sweep|expr|onnx) targets+=("$1"); shift ;;
-    *) echo "fuzz.sh: unknown argument '$1' (harnesses: platform workload program sweep expr onnx)" >&2; exit 2 ;;
+    platform|workload|program|sweep|expr|onnx|scalesim|results|slurm|plan_args) targets+=("$1"); shift ;;
+    *) echo "fuzz.sh: unknown argument '$1' (harnesses: platform workload program sweep expr onnx scalesim results slurm plan_args)" >&2; exit 2 ;;
   esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(platform workload program sweep expr onnx)
+[ ${#targets[@]} -gt 0 ] || targets=(platform workload program sweep expr onnx scalesim results slurm plan_args)
 command -v clang++ >/dev/null || { echo "fuzz.sh: needs clang++ (scripts/setup.sh installs it)" >&2; exit 2; }
 
 # The harnesses link the model and engine libraries only; warnings are the g++ build's job (clang's differ).
@@ -69,6 +69,12 @@ copy_seeds workload workloads/*.yaml tests/corpus/workload/*.yaml
 copy_seeds program workloads/programs/*.yaml tests/corpus/program/*.yaml
 copy_seeds sweep sweeps/*.yaml tests/corpus/sweep/*.yaml
 copy_seeds onnx workloads/onnx/*.onnx tests/corpus/onnx/*.onnx tests/corpus/onnx_ok/*.onnx
+# Readers with few files of their own in the repository take theirs from fuzz/seeds/HARNESS/ (real outputs of
+# tessel, SCALE-Sim's formats, what sbatch, sacct and squeue print).
+copy_seeds scalesim workloads/scalesim/* fuzz/seeds/scalesim/*
+copy_seeds results fuzz/seeds/results/*
+copy_seeds slurm fuzz/seeds/slurm/*
+copy_seeds plan_args fuzz/seeds/plan_args/*
 if [ -d "$seeds/expr" ]; then  # every ${...} expression the repository's YAML files use, one per seed
   grep -ohE '\$\{[^}]+\}' platforms/**/*.yaml workloads/**/*.yaml sweeps/*.yaml tests/corpus/**/*.yaml 2>/dev/null |
     sed -E 's/^\$\{(.*)\}$/\1/' | sort -u | awk -v d="$seeds/expr" '{ f = d "/e" NR; print > f; close(f) }'

@@ -65,11 +65,7 @@ std::string label(const parallel_plan& p) {
 
 std::string pct(double f) { return format_number(100 * f, 3) + "%"; }
 
-/// What the user set: platform sets, workload overrides and the plan's fixed keys (folded into the limits).
-struct split_sets {
-    std::vector<std::pair<std::string, std::string>> platform;  // includes parallel.* keys that are not searched
-    std::map<std::string, std::string> workload;
-};
+}  // namespace
 
 split_sets split_user_sets(const plan_options& o, plan_limits& limits) {
     split_sets out;
@@ -142,6 +138,8 @@ split_sets split_user_sets(const plan_options& o, plan_limits& limits) {
         if (z > 2) throw input_error("zero " + std::to_string(z) + ": the system mapper simulates ZeRO 0, 1 and 2");
     return out;
 }
+
+namespace {
 
 /// Loads the system at one scale value and reads its chips and memory per chip.
 system_size load_size(const plan_options& o, const std::string& platform_file, const split_sets& sets,
@@ -223,26 +221,25 @@ void read_result(plan_result& r, const sweep::row& row, const std::string& out_d
     r.error = row.value("error", "");
     r.dir = row.value("dir", "");
     if (!r.ok()) return;
-    json s;
     try {
-        s = sweep::point_summary(out_dir, row);
+        sweep::read_point_summary(out_dir, row, [&r](const json& s) {
+            r.iteration_s = s.value("sim_time_s", 0.0);
+            r.samples_per_s = s.value("throughput_per_s", 0.0);
+            r.joules = s.value("energy_j", 0.0);
+            r.watts = s.value("average_power_w", 0.0);
+            const json& par = s.contains("parallel") ? s["parallel"] : json::object();
+            r.mfu = par.value("model_flops_utilisation", 0.0);
+            r.compute = mean_of(par.value("per_chip", json::array()), "compute_fraction");
+            r.comm = mean_of(par.value("per_chip", json::array()), "exposed_communication_fraction");
+            r.bubble = mean_of(par.value("per_chip", json::array()), "idle_fraction");
+            if (par.contains("memory") && par["memory"].contains("stages"))
+                for (const auto& st : par["memory"]["stages"])
+                    r.run_memory = std::max(r.run_memory, st.value("total_bytes", 0.0));
+        });
     } catch (const input_error& e) {
         r.status = "failed";
         r.error = e.message();
-        return;
     }
-    r.iteration_s = s.value("sim_time_s", 0.0);
-    r.samples_per_s = s.value("throughput_per_s", 0.0);
-    r.joules = s.value("energy_j", 0.0);
-    r.watts = s.value("average_power_w", 0.0);
-    const json& par = s.contains("parallel") ? s["parallel"] : json::object();
-    r.mfu = par.value("model_flops_utilisation", 0.0);
-    r.compute = mean_of(par.value("per_chip", json::array()), "compute_fraction");
-    r.comm = mean_of(par.value("per_chip", json::array()), "exposed_communication_fraction");
-    r.bubble = mean_of(par.value("per_chip", json::array()), "idle_fraction");
-    if (par.contains("memory") && par["memory"].contains("stages"))
-        for (const auto& st : par["memory"]["stages"])
-            r.run_memory = std::max(r.run_memory, st.value("total_bytes", 0.0));
 }
 
 /// "1.31x faster than X: 2.1 ms less exposed communication (5% vs 12%), for 0.4 ms more bubble (...)": what the

@@ -15,7 +15,9 @@
 #pragma once
 
 #include <iosfwd>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/plan/plan_space.h"
@@ -38,6 +40,16 @@ struct plan_options {
     std::string rank = "time";   // time (iteration time), energy (joules per iteration) or edp (their product)
     sweep::sweep_options sweep;  // backend, jobs, timeout, Slurm settings, progress bar, tessel binary
 };
+
+/// What the user set with --set: platform sets (parallel.* keys the search does not vary among them) and workload
+/// overrides.
+struct split_sets {
+    std::vector<std::pair<std::string, std::string>> platform;
+    std::map<std::string, std::string> workload;
+};
+/// Splits `o.sets`, folding the searched parallel.* keys into `limits` (a fixed value restricts that dimension) and
+/// reading the others with a run's rules, so a bad value or an unknown key is an input_error here.
+split_sets split_user_sets(const plan_options& o, plan_limits& limits);
 
 /// "1,2,4" as whole numbers; an input_error naming `key` otherwise.
 std::vector<int> parse_int_list(const std::string& key, const std::string& text);

@@ -19,15 +19,6 @@ namespace tessel {
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
 
-namespace {
-
-struct system_spec {
-    std::string platform, label;
-    std::vector<std::string> sets;  // its size parameters, "nodes=2"
-    std::string power_param;        // with --power: the parameter sized to the budget (named without a value)
-    double tdp = 0;                 // with --power: the declared TDP at the size chosen
-};
-
 system_spec parse_system(const std::string& text, bool power) {
     system_spec s;
     const size_t colon = text.find(':');
@@ -73,6 +64,8 @@ system_spec parse_system(const std::string& text, bool power) {
                           s.platform + ":nodes)");
     return s;
 }
+
+namespace {
 
 /// Loads `sys` once as given (file and size parameters), so that a malformed --system (a missing file, a parameter
 /// the system does not have, a value it refuses) is an error before any plan runs, not a "does not train" row.

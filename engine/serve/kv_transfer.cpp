@@ -63,13 +63,13 @@ bool simulate_kv_transfers(const kv_transfer_plan& p, sweep::sweep_options sw, s
         const std::string what = "the KV transfer of a " + std::to_string(p.lengths[i]) + "-token cache";
         const auto it = rows.find(programs[i]);
         if (it == rows.end()) throw input_error("tessel serve: " + what + " has no result");
-        nlohmann::json sum;
+        double seconds = 0;
         try {
-            sum = sweep::point_summary(sw.out_dir, it->second);
+            seconds = sweep::read_point_summary(sw.out_dir, it->second,
+                                                [](const nlohmann::json& sum) { return sum.value("sim_time_s", 0.0); });
         } catch (const input_error& e) {
             throw input_error("tessel serve: " + what + " " + e.message());
         }
-        const double seconds = sum.value("sim_time_s", 0.0);
         if (!(seconds > 0)) throw input_error("tessel serve: " + what + " took no time");
         out.add(p.lengths[i], seconds);
     }

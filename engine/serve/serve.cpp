@@ -231,19 +231,24 @@ step_table read_steps(const std::string& out_dir, const std::vector<step_shape>&
                                 std::to_string(s.prefill ? 0 : s.length);
         const auto it = rows.find(key);
         if (it == rows.end()) throw input_error("tessel serve: the " + shape_label(s) + " step has no result");
-        nlohmann::json sum;
+        struct step_result {
+            double seconds, joules, static_watts;
+        };
+        step_result x{};
         try {
-            sum = sweep::point_summary(out_dir, it->second);
+            x = sweep::read_point_summary(out_dir, it->second, [](const nlohmann::json& sum) {
+                return step_result{
+                    sum.value("sim_time_s", 0.0), sum.value("energy_j", 0.0),
+                    sum.contains("energy_by_part_j") ? sum["energy_by_part_j"].value("static", 0.0) : 0.0};
+            });
         } catch (const input_error& e) {
             throw input_error("tessel serve: the " + shape_label(s) + " step " + e.message() +
                               " (a smaller serve.max_batch or serve.max_prefill_tokens needs smaller steps)");
         }
-        const double seconds = sum.value("sim_time_s", 0.0);
-        if (!(seconds > 0)) throw input_error("tessel serve: the " + shape_label(s) + " step took no time");
+        if (!(x.seconds > 0)) throw input_error("tessel serve: the " + shape_label(s) + " step took no time");
         // Energy and static power per replica (a system run's are all replicas').
-        table.add(s, {seconds, sum.value("energy_j", 0.0) / t.dp});
-        if (!s.prefill && idle_watts == 0 && sum.contains("energy_by_part_j"))
-            idle_watts = sum["energy_by_part_j"].value("static", 0.0) / seconds / t.dp;
+        table.add(s, {x.seconds, x.joules / t.dp});
+        if (!s.prefill && idle_watts == 0) idle_watts = x.static_watts / x.seconds / t.dp;
     }
     return table;
 }

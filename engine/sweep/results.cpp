@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "models/core/error.h"
+#include "models/core/limits.h"
 
 namespace tessel::sweep {
 
@@ -35,6 +36,20 @@ const char* fixed_columns_after[] = {"config_hash", "tessel_version", "wall_s", 
                                      "backend",     "slurm_job",      "error",  "dir"};
 
 }  // namespace
+
+bool is_row(const row& r) {
+    if (!r.is_object() || !r.contains("key") || !r["key"].is_string()) return false;
+    for (const char* k : {"point", "status", "error", "params"})
+        if (!r.contains(k)) return false;
+    const row& point = r["point"];
+    if (!point.is_number_integer() || (!point.is_number_unsigned() && point.get<std::int64_t>() < 0)) return false;
+    if (!r["params"].is_object()) return false;
+    for (const char* k : {"status", "error", "dir", "host", "backend", "slurm_job", "finished"})
+        if (r.contains(k) && !r[k].is_string()) return false;
+    for (const auto& [name, value] : r["params"].items())
+        if (!value.is_string()) return false;
+    return !r.contains("metrics") || r["metrics"].is_object();
+}
 
 void write_line(int fd, const std::string& text, const std::string& what) {
     // On failure (a full disk) the partial line is cut off again, so the file never holds a torn row.
@@ -62,9 +77,10 @@ void write_line(int fd, const std::string& text, const std::string& what) {
 nlohmann::json point_summary(const std::string& out_dir, const row& r) {
     if (r.value("status", "") != "ok")
         throw input_error(r.value("status", std::string("failed")) + ": " + r.value("error", std::string()));
-    std::ifstream in(out_dir + "/" + r.value("dir", std::string()) + "/summary.json");
+    const std::string path = out_dir + "/" + r.value("dir", std::string()) + "/summary.json";
     try {
-        return nlohmann::json::parse(in);
+        require_input_file(path, "summary");
+        return nlohmann::json::parse(read_text(path));
     } catch (const std::exception& e) {
         throw input_error(std::string("its summary.json does not read: ") + e.what());
     }
@@ -144,7 +160,7 @@ results_store::results_store(std::string dir, bool writer) : m_dir(std::move(dir
         if (line.empty()) continue;
         ++m_lines;
         row r = row::parse(line, nullptr, false);
-        if (r.is_discarded() || !r.is_object() || !r.contains("key") || !r["key"].is_string()) {
+        if (r.is_discarded() || !is_row(r)) {
             ++m_bad;
             continue;
         }

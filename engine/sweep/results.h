@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/core/error.h"
 #include "models/core/output_file.h"
 
 #include <map>
@@ -19,6 +20,12 @@ namespace tessel::sweep {
 /// One point's result: point, key, status (ok | failed | timeout), exit_code, error, params{}, metrics{},
 /// config_hash, tessel_version, wall_s, host, finished, backend, slurm_job (array job_task), dir.
 using row = nlohmann::ordered_json;
+
+/// Whether `r` has a row's shape: an object with a string key, a point number, a string status and error, and params
+/// an object of strings; dir, host, backend, slurm_job and finished strings where present, metrics an object. A line
+/// of results.jsonl (or a Slurm row file) that is not is skipped as unreadable, and its point runs again: every
+/// reader of rows can then take those fields as their types.
+bool is_row(const row& r);
 
 class results_store {
 public:
@@ -63,6 +70,20 @@ private:
 /// that did not finish ok is an input_error "STATUS: ERROR"; a summary that does not parse, "its summary.json
 /// does not read: WHY". Callers say which point it was.
 nlohmann::json point_summary(const std::string& out_dir, const row& r);
+/// `read(summary)` for a finished point's summary.json: a field of the wrong type (a summary edited, or written by
+/// another version) is the same input_error as a summary that does not parse, not an internal error.
+template <class Read>
+auto read_point_summary(const std::string& out_dir, const row& r, Read&& read) {
+    const nlohmann::json s = point_summary(out_dir, r);
+    try {
+        return read(s);
+    } catch (const nlohmann::json::exception& e) {
+        // what() is "[json.exception.type_error.302] type must be number, but is string": keep the reason.
+        const std::string why = e.what();
+        throw input_error("its summary.json does not read: a field has the wrong type (" +
+                          why.substr(why.find(']') == std::string::npos ? 0 : why.find(']') + 2) + ")");
+    }
+}
 
 /// Writes `text` to `fd` completely (retrying short writes), then fsyncs; on failure it truncates the file back
 /// to where it was and throws input_error naming `what` and the reason.

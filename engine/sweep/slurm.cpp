@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "engine/sweep/results.h"
+#include "engine/sweep/slurm_files.h"
 #include "models/core/error.h"
 #include "models/core/limits.h"
 
@@ -37,58 +38,6 @@ std::string trim(std::string s) {
     return s;
 }
 
-nlohmann::json metrics_to_json(const std::vector<metric>& metrics) {
-    nlohmann::json a = nlohmann::json::array();
-    for (const auto& m : metrics) {
-        nlohmann::json j;
-        j["name"] = m.name;
-        if (m.expr)
-            j["expr"] = m.expr->expr.text();
-        else
-            j["path"] = m.path;
-        a.push_back(j);
-    }
-    return a;
-}
-
-std::vector<metric> metrics_from_json(const nlohmann::json& a) {
-    std::vector<metric> out;
-    for (const auto& j : a) {
-        metric m;
-        m.name = j.at("name").get<std::string>();
-        if (j.contains("expr"))
-            m.expr = located_expr{expression::parse(j["expr"].get<std::string>()), {}, false};
-        else
-            m.path = j.at("path").get<std::string>();
-        out.push_back(std::move(m));
-    }
-    return out;
-}
-
-nlohmann::json job_to_json(const job& j) {
-    nlohmann::json o;
-    o["point"] = j.index;
-    o["key"] = j.key;
-    nlohmann::json params = nlohmann::json::array();
-    for (const auto& p : j.params) params.push_back({p.name, p.value});
-    o["params"] = params;
-    o["argv"] = j.argv;
-    o["dir"] = j.dir;
-    o["rel_dir"] = j.rel_dir;
-    return o;
-}
-
-job job_from_json(const nlohmann::json& o) {
-    job j;
-    j.index = o.at("point").get<size_t>();
-    j.key = o.at("key").get<std::string>();
-    for (const auto& p : o.at("params")) j.params.push_back({p.at(0).get<std::string>(), p.at(1).get<std::string>()});
-    j.argv = o.at("argv").get<std::vector<std::string>>();
-    j.dir = o.at("dir").get<std::string>();
-    j.rel_dir = o.at("rel_dir").get<std::string>();
-    return j;
-}
-
 /// A submission: its folder, its job id, and the points of each array task.
 struct batch {
     std::string dir;
@@ -101,11 +50,11 @@ struct batch {
 };
 
 batch load_batch(const std::string& dir) {
-    const nlohmann::json t = nlohmann::json::parse(read_text(dir + "/tasks.json"));
+    task_file t = read_task_file(dir + "/tasks.json");
     batch b;
     b.dir = dir;
-    b.points_per_task = t.at("points_per_task").get<size_t>();
-    for (const auto& o : t.at("jobs")) b.jobs.push_back(job_from_json(o));
+    b.points_per_task = t.points_per_task;
+    b.jobs = std::move(t.jobs);
     return b;
 }
 
@@ -122,7 +71,7 @@ std::set<std::string> merge_rows(const std::string& batch_dir, results_store& st
     std::sort(files.begin(), files.end());
     for (const auto& f : files) {
         const row r = row::parse(read_text(f.string()), nullptr, false);
-        if (r.is_discarded() || !r.is_object() || !r.contains("key")) continue;  // written by rename, so complete
+        if (!is_row(r)) continue;  // written by rename, so complete: not one tessel wrote
         const std::string key = r["key"].get<std::string>();
         const auto& latest = store.latest();
         const auto it = latest.find(key);
@@ -138,29 +87,20 @@ std::set<std::string> merge_rows(const std::string& batch_dir, results_store& st
 /// States of a job's array tasks ("123_4" -> "FAILED (exit 1:0)"): from sacct where the cluster keeps
 /// accounting, else from squeue while the controller still remembers the job.
 std::map<std::string, std::string> task_states(const std::string& job_id) {
-    std::map<std::string, std::string> states;
     std::string out;
     if (run_capture({"sacct", "-n", "-P", "-X", "-j", job_id, "-o", "JobID,State,ExitCode"}, out) == 0) {
-        std::istringstream is(out);
-        for (std::string line; std::getline(is, line);) {
-            std::vector<std::string> f;
-            std::stringstream ls(line);
-            for (std::string x; std::getline(ls, x, '|');) f.push_back(trim(x));
-            if (f.size() >= 3) states[f[0]] = f[1] + " (exit " + f[2] + ")";
-        }
+        auto states = sacct_states(out);
         if (!states.empty()) return states;
     }
-    if (run_capture({"squeue", "-h", "-j", job_id, "--states=all", "-o", "%i|%T|%r"}, out) == 0) {
-        std::istringstream is(out);
-        for (std::string line; std::getline(is, line);) {
-            std::vector<std::string> f;
-            std::stringstream ls(line);
-            for (std::string x; std::getline(ls, x, '|');) f.push_back(trim(x));
-            if (f.size() >= 2) states[f[0]] = f[1] + (f.size() >= 3 && f[2] != "None" ? " (" + f[2] + ")" : "");
-        }
-    }
-    return states;
+    if (run_capture({"squeue", "-h", "-j", job_id, "--states=all", "-o", "%i|%T|%r"}, out) == 0)
+        return squeue_states(out);
+    return {};
 }
+
+/// squeue answered with an error: the controller may be busy or restarting, so the caller asks again.
+struct squeue_failed : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
 
 /// Whether the job still has tasks pending or running.
 bool job_active(const std::string& job_id) {
@@ -170,16 +110,9 @@ bool job_active(const std::string& job_id) {
         // A job the controller has already forgotten is reported as an invalid id: it is finished.
         if (out.find("Invalid job id") != std::string::npos) return false;
         if (rc == 127 && out.empty()) throw input_error("the slurm backend needs squeue, which is not on PATH");
-        throw std::runtime_error("squeue failed (exit " + std::to_string(rc) + "): " + trim(out));
+        throw squeue_failed("squeue failed (exit " + std::to_string(rc) + "): " + trim(out));
     }
-    std::istringstream is(out);
-    for (std::string s; std::getline(is, s);) {
-        s = trim(s);
-        if (s == "PENDING" || s == "RUNNING" || s == "CONFIGURING" || s == "COMPLETING" || s == "SUSPENDED" ||
-            s == "REQUEUED" || s == "RESIZING" || s == "SIGNALING" || s == "STAGE_OUT")
-            return true;
-    }
-    return false;
+    return squeue_active(out);
 }
 
 /// Sleeps up to `seconds`; returns the stopping signal if one came.
@@ -240,19 +173,15 @@ std::string write_batch(const batch& b, int n, const run_settings& rs, const slu
     std::error_code ec;
     fs::create_directories(b.dir + "/logs", ec);
     fs::create_directories(b.dir + "/rows", ec);
-    if (ec) throw std::runtime_error("cannot create '" + b.dir + "': " + ec.message());
-    nlohmann::json t;
-    t["sweep"] = ss.sweep_name;
-    t["tessel"] = rs.tessel;
-    t["build"] = rs.build;
-    t["timeout_s"] = rs.timeout_s;
-    t["metrics"] = metrics_to_json(rs.metrics);
-    t["points_per_task"] = b.points_per_task;
-    t["cpus_per_task"] = o.cpus_per_task;
-    t["rows"] = b.dir + "/rows";
-    t["jobs"] = nlohmann::json::array();
-    for (const auto& j : b.jobs) t["jobs"].push_back(job_to_json(j));
-    write_durable(b.dir + "/tasks.json", t.dump(1) + "\n");
+    if (ec) throw input_error("cannot create '" + b.dir + "': " + ec.message());
+    task_file t;
+    t.sweep = ss.sweep_name;
+    t.run = rs;
+    t.points_per_task = b.points_per_task;
+    t.cpus_per_task = o.cpus_per_task;
+    t.rows = b.dir + "/rows";
+    t.jobs = b.jobs;
+    write_durable(b.dir + "/tasks.json", task_file_json(t));
     std::string script = b.dir + "/job.sh";
     write_durable(
         script,
@@ -288,15 +217,7 @@ std::string submit_batch(const batch& b, size_t tasks, const std::string& script
     if (rc != 0)
         throw input_error("sbatch refused the job (exit " + std::to_string(rc) + "): " + trim(out) +
                           "\n  command: " + cmd);
-    // --parsable prints "JOBID" or "JOBID;CLUSTER", possibly after warnings.
-    std::string last;
-    std::istringstream is(out);
-    for (std::string line; std::getline(is, line);)
-        if (!trim(line).empty()) last = trim(line);
-    std::string job_id = last.substr(0, last.find(';'));
-    if (job_id.empty() || job_id.find_first_not_of("0123456789") != std::string::npos)
-        throw std::runtime_error("cannot read the job id from sbatch's output: " + trim(out));
-    return job_id;
+    return sbatch_job_id(out);
 }
 
 }  // namespace
@@ -356,9 +277,14 @@ bool run_slurm(const std::vector<job>& jobs, const run_settings& rs, const slurm
                 try {
                     active = job_active(b.job_id);
                     squeue_failures = 0;
-                } catch (const std::runtime_error& e) {
+                } catch (const squeue_failed& e) {
                     // A controller that is busy or restarting answers again soon; give it a minute or so.
-                    if (++squeue_failures > 30) throw;
+                    if (++squeue_failures > 30)
+                        throw input_error(std::string(e.what()) + ", " + std::to_string(squeue_failures) +
+                                          " times in a row; Slurm job " + b.job_id +
+                                          " may still be running: run the same command again to attach to it, "
+                                          "or cancel it with: scancel " +
+                                          b.job_id);
                     if (squeue_failures == 1) log << "tessel sweep: " << e.what() << " (retrying)\n";
                 }
                 next_poll =
@@ -443,47 +369,22 @@ bool run_slurm(const std::vector<job>& jobs, const run_settings& rs, const slurm
     return true;
 }
 
-int run_slurm_task(const std::string& task_file, long index, std::ostream& log) {
-    nlohmann::json t;
+int run_slurm_task(const std::string& path, long index, std::ostream& log) {
+    task_file t;
     try {
-        require_input_file(task_file, "task file");
-        t = nlohmann::json::parse(read_text(task_file), nullptr, false);
+        t = read_task_file(path);
     } catch (const input_error& e) {
         log << "tessel sweep-task: error: " << e.what() << "\n";
         return 2;
     }
-    if (t.is_discarded() || !t.is_object()) {
-        log << "tessel sweep-task: error: cannot read '" << task_file << "': not a JSON object\n";
+    const std::vector<job> mine = t.task(index);
+    if (mine.empty()) {
+        log << "tessel sweep-task: error: task " << index << " has no points in '" << path << "'\n";
         return 2;
     }
-    run_settings rs;
-    std::vector<job> mine;
-    std::string rows;
-    try {
-        rs.tessel = t.at("tessel").get<std::string>();
-        rs.timeout_s = t.at("timeout_s").get<double>();
-        rs.metrics = metrics_from_json(t.at("metrics"));
-        rs.backend = "slurm";
-        rs.build = t.value("build", "");
-        const size_t per = t.at("points_per_task").get<size_t>();
-        const auto& all = t.at("jobs");
-        for (size_t i = size_t(std::max(0L, index)) * per; i < all.size() && i < size_t(index + 1) * per; ++i)
-            mine.push_back(job_from_json(all[i]));
-        rows = t.at("rows").get<std::string>();
-    } catch (const nlohmann::json::exception& e) {
-        // A task file tessel sweep did not write (or one cut short): say which, not an internal error.
-        log << "tessel sweep-task: error: '" << task_file << "' is not a task file tessel sweep wrote: " << e.what()
-            << "\n";
-        return 2;
-    } catch (const input_error& e) {
-        log << "tessel sweep-task: error: '" << task_file << "': " << e.what() << "\n";
-        return 2;
-    }
-    if (index < 0 || mine.empty()) {
-        log << "tessel sweep-task: error: task " << index << " has no points in '" << task_file << "'\n";
-        return 2;
-    }
-    int cpus = t.value("cpus_per_task", 1);
+    const run_settings& rs = t.run;
+    const std::string& rows = t.rows;
+    int cpus = t.cpus_per_task;
     if (const char* c = std::getenv("SLURM_CPUS_PER_TASK")) cpus = std::max(1, std::atoi(c));
     local_pool pool;
     const std::string array_job = std::getenv("SLURM_ARRAY_JOB_ID") ? std::getenv("SLURM_ARRAY_JOB_ID") : "?";

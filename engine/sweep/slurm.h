@@ -32,7 +32,7 @@ bool run_slurm(const std::vector<job>& jobs, const run_settings& rs, const slurm
 
 /// The body of one array task: `tessel sweep-task TASKS.json INDEX`. Runs the task's points (as many at a time
 /// as Slurm gave it CPUs) and writes their rows. Returns the process exit status.
-int run_slurm_task(const std::string& task_file, long index, std::ostream& log);
+int run_slurm_task(const std::string& path, long index, std::ostream& log);
 
 /// Runs a command and captures its stdout and stderr; returns its exit status (127: could not run it).
 int run_capture(const std::vector<std::string>& argv, std::string& output);

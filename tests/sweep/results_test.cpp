@@ -134,3 +134,54 @@ TEST(sweep_results, csv_cells) {
     EXPECT_EQ(csv_cell(row("tile[*].pe")), "tile[*].pe");
     EXPECT_EQ(csv_cell(row(true)), "true");
 }
+
+TEST(sweep_results, a_row_of_the_wrong_shape_is_unreadable_and_its_point_runs_again) {
+    // Each field every reader takes as its type (driver, plan, serve): a row that breaks one is skipped.
+    EXPECT_TRUE(is_row(make("k", "ok", 1)));
+    auto broken = [](const char* field, const row& value) {
+        row r = make("k", "ok", 1);
+        r[field] = value;
+        return r;
+    };
+    EXPECT_FALSE(is_row(broken("status", 5)));
+    EXPECT_FALSE(is_row(broken("error", row::array())));
+    EXPECT_FALSE(is_row(broken("point", -1)));
+    EXPECT_FALSE(is_row(broken("params", {{"parallel.dp", 7}})));
+    EXPECT_FALSE(is_row(broken("params", "dp=2")));
+    EXPECT_FALSE(is_row(broken("metrics", 3)));
+    EXPECT_FALSE(is_row(broken("dir", nullptr)));
+    row no_params = make("k", "ok", 1);
+    no_params.erase("params");
+    EXPECT_FALSE(is_row(no_params));
+
+    const fs::path d = scratch("shapes");
+    fs::create_directories(d);
+    std::ofstream(d / "results.jsonl") << make("good", "ok", 1).dump() << "\n"
+                                       << broken("params", {{"parallel.dp", 7}}).dump() << "\n";
+    const results_store s(d.string(), false);
+    EXPECT_EQ(s.lines(), 2u);
+    EXPECT_EQ(s.bad(), 1u);
+    EXPECT_EQ(s.latest().count("good"), 1u);
+}
+
+TEST(sweep_results, a_summary_field_of_the_wrong_type_is_an_input_error) {
+    const fs::path d = scratch("summary");
+    fs::create_directories(d / "points" / "k");
+    std::ofstream(d / "points" / "k" / "summary.json") << R"({"sim_time_s": "soon"})";
+    auto seconds = [](const nlohmann::json& s) { return s.value("sim_time_s", 0.0); };
+    try {
+        read_point_summary(d.string(), make("k", "ok", 1), seconds);
+        ADD_FAILURE() << "a string where a number belongs was read";
+    } catch (const input_error& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "its summary.json does not read: a field has the wrong type (type must be number, but is string)");
+    }
+    fs::remove(d / "points" / "k" / "summary.json");
+    try {
+        read_point_summary(d.string(), make("k", "ok", 1), seconds);
+        ADD_FAILURE() << "a missing summary was read";
+    } catch (const input_error& e) {
+        EXPECT_NE(std::string(e.what()).find("its summary.json does not read: cannot open"), std::string::npos)
+            << e.what();
+    }
+}
