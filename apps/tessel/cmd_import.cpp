@@ -95,6 +95,7 @@ int run_import() {
                    "(or run the .onnx directly) for other sizes.";
         std::cout << "  note: shapes fixed at" << symbols << ": " << yaml.fixed_why << "\n";
     }
+    if (!r.report.static_shapes.empty()) comment += "\nFixed sizes: " + r.report.static_shapes + ".";
     for (const auto& u : r.report.unknown)
         comment += "\nUnknown op " + u.op_type +
                    " imported as generic (bytes only); set flops_per_element on it if you know it.";

@@ -65,10 +65,16 @@ std::vector<metric> metrics_from_json(const json& a) {
     for (const auto& j : a) {
         metric m;
         m.name = j.at("name").get<std::string>();
-        if (j.contains("expr"))
-            m.expr = located_expr{expression::parse(j["expr"].get<std::string>()), {}, false};
-        else
+        if (j.contains("expr")) {
+            const std::string text = j["expr"].get<std::string>();
+            try {
+                m.expr = located_expr{expression::parse(text), {}, false};
+            } catch (const expr_error& e) {
+                throw input_error("metric " + m.name + ": '" + text + "': " + e.what());
+            }
+        } else {
             m.path = j.at("path").get<std::string>();
+        }
         out.push_back(std::move(m));
     }
     return out;

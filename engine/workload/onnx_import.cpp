@@ -350,6 +350,8 @@ private:
 
     void read_file();
     void declare_params();
+    /// Empty when an input has a symbolic dimension; else the note saying every input's shape is fixed.
+    std::string static_shapes_note() const;
     void read_initializers();
     void read_inputs();
     void read_value_info(const onnx::ValueInfoProto& vi);
@@ -515,6 +517,16 @@ void onnx_importer::declare_params() {
                                  "symbolic dimension '" + d.dim_param() + "' of the model's inputs");
     }
     m_params.declare_common();
+    const std::string fixed = static_shapes_note();
+    if (!fixed.empty()) {
+        m_report.static_shapes = fixed;
+        m_report.notes.push_back(fixed);
+        // A size asked of a model that has none to change: say why, not only which parameters it has.
+        for (const auto& [key, value] : m_opt.overrides)
+            if (!m_params.has(key))
+                fail("--set workload." + key + "=" + value + ": '" + m_g.name + "' has no parameter '" + key +
+                     "': " + fixed);
+    }
     m_params.apply_overrides(m_opt.overrides);
     m_precision = m_params.precision();
     for (const auto& in : m_model->graph().input())
@@ -524,6 +536,30 @@ void onnx_importer::declare_params() {
                 m_symbols[d.dim_param()] = std::to_string(v);
             }
     m_report.symbols = m_symbols;
+}
+
+std::string onnx_importer::static_shapes_note() const {
+    std::set<std::string> initializers;
+    for (const auto& i : m_model->graph().initializer()) initializers.insert(i.name());
+    std::vector<std::string> inputs;
+    for (const auto& in : m_model->graph().input()) {
+        if (initializers.count(in.name())) continue;
+        shape_t s;
+        for (const auto& d : in.type().tensor_type().shape().dim()) {
+            if (!d.dim_param().empty()) return "";
+            s.push_back(d.dim_value());
+        }
+        inputs.push_back(in.name() + " " + shape_str(s));
+    }
+    if (inputs.empty()) return "";
+    if (inputs.size() > 3) {
+        inputs.resize(3);
+        inputs.back() = "...";
+    }
+    return "its inputs have static shapes (" + join(inputs) +
+           "): the exporter fixed the batch and sequence length, so no --set changes them; export with dynamic axes "
+           "to make them parameters (torch.onnx.export(..., dynamic_shapes=...) with the dynamo exporter, "
+           "dynamic_axes=... with the TorchScript one)";
 }
 
 void onnx_importer::read_initializers() {

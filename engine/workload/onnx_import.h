@@ -37,8 +37,9 @@ struct onnx_import_report {
     };
     std::vector<unknown_op> unknown;             // imported as generic ops (costed by tensor sizes only)
     std::map<std::string, std::string> symbols;  // symbolic dimension -> value used
-    int folded = 0;                              // nodes computing shapes or constants (cost nothing)
-    int aliased = 0;                             // Identity, Dropout and weight layout changes
+    std::string static_shapes;  // no input has a symbolic dimension: the inputs' fixed shapes and what to do (a note)
+    int folded = 0;             // nodes computing shapes or constants (cost nothing)
+    int aliased = 0;            // Identity, Dropout and weight layout changes
     std::vector<std::string> notes;
 };
 

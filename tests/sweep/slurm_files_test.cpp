@@ -103,6 +103,11 @@ TEST(slurm_files, a_task_file_tessel_did_not_write_says_what_is_wrong) {
               " is not a task file tessel sweep wrote: cpus_per_task is 0");
     EXPECT_EQ(edited([](nlohmann::json& j) { j["jobs"][0]["argv"] = nlohmann::json::array(); }),
               " is not a task file tessel sweep wrote: point k0 has no command (argv)");
+    // Found by fuzz/slurm_fuzz.cpp: the expression reader's own error escaped (fuzz/regressions/slurm/).
+    EXPECT_EQ(edited([](nlohmann::json& j) {
+                  j["metrics"] = {{{"name", "per_op"}, {"expr", "sim_time_s   4"}}};
+              }),
+              " is not a task file tessel sweep wrote: metric per_op: 'sim_time_s   4': unexpected '4'");
     EXPECT_NE(edited([](nlohmann::json& j) { j["jobs"][0]["point"] = "first"; }).find("type must be number"),
               std::string::npos);
 }

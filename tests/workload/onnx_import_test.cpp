@@ -414,3 +414,37 @@ TEST(onnx_import, never_crashes_on_a_damaged_file) {
     EXPECT_GT(errors, 50);
     EXPECT_GT(imported, 0);  // a flipped byte in a name or a dimension can still be a valid model
 }
+
+TEST(onnx_import, a_model_exported_with_static_shapes_says_why_no_size_changes) {
+    // As torch.onnx.export(dynamo=True) writes a GPT-style model without dynamic_shapes (opset 18): token ids of a
+    // fixed 2 x 8, the batch baked into a reshape's shape constant. Nothing can be resized, and the report and a
+    // --set of the batch say so and what to do, instead of promising a parameter that is not there.
+    test::temp_dir dir;
+    onnx_model b(18);
+    b.m.set_producer_name("pytorch");
+    b.m.set_producer_version("2.5.1");
+    b.input("input_ids", {2, 8}, onnx::TensorProto::INT64);
+    b.weight("wte", {100, 16});
+    b.ints("flat", {16});
+    b.node("Reshape", {"input_ids", "flat"}, {"ids"});
+    b.node("Gather", {"wte", "ids"}, {"embedding"});
+    b.output("embedding");
+    const std::string path = b.save(dir, "static_gpt.onnx");
+    const auto r = import_onnx(path, {});
+    EXPECT_TRUE(r.report.symbols.empty());
+    const std::string why =
+        "its inputs have static shapes (input_ids 2x8): the exporter fixed the batch and sequence length, so no --set "
+        "changes them; export with dynamic axes to make them parameters (torch.onnx.export(..., dynamic_shapes=...) "
+        "with the dynamo exporter, dynamic_axes=... with the TorchScript one)";
+    EXPECT_EQ(r.report.static_shapes, why);
+    EXPECT_NE(format_import_report(r.report).find("  note: " + why), std::string::npos);
+    try {
+        (void)load_onnx_workload(path, {{"batch", "4"}});
+        ADD_FAILURE() << "a batch was set on a model that has none";
+    } catch (const input_error& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  path + ": --set workload.batch=4: 'static_gpt' has no parameter 'batch': " + why);
+    }
+    // A model with a symbolic dimension has no such note.
+    EXPECT_TRUE(import_onnx("workloads/onnx/gpt2.onnx", {}).report.static_shapes.empty());
+}
