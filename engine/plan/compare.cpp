@@ -186,8 +186,61 @@ struct row {
     system_spec sys;
     std::int64_t chips = 0;
     json best;  // the best plan's entry of plan.json, or null
+    json size;  // the system's size entry of plan.json (capacity, every plan, why the best wins), or null
     std::string error;
 };
+
+/// A plan the simulator refused for its own budgets (models/core/limits.h: "over the limit of"), not one the
+/// hardware cannot run.
+bool simulator_limit(const std::string& error) { return error.find("over the limit of") != std::string::npos; }
+
+/// Why the best plan wins, from plan.json's reasons: its lead over the runner-up (else the first reason after the
+/// best plan's own line).
+std::string why_best(const json& size) {
+    std::string first;
+    for (const auto& w : size.value("why", json::array())) {
+        const std::string line = w.get<std::string>();
+        if (line.rfind("best: ", 0) == 0) continue;
+        if (line.rfind("it is ", 0) == 0) return "wins: " + line.substr(6);
+        if (first.empty()) first = line;
+    }
+    return first.empty() ? "the only plan that finished" : first;
+}
+
+/// "memory 62.72 GB of 80 GB per chip (78.4%)" for a system's best plan (its compare.json entry), or what bounds it
+/// instead.
+std::string memory_headroom(const json& best) {
+    const double capacity = best.value("capacity_bytes", 0.0);
+    const double used = best.value("memory_bytes", 0.0);
+    if (capacity <= 0) return "weights streamed: memory does not bound the plan";
+    return "memory " + format_bytes(used) + " of " + format_bytes(capacity) + " per chip (" +
+           format_number(100 * used / capacity, 3) + "%)";
+}
+
+/// "4 of 30 plans need more than the simulator's budgets (...)": plans left out by tessel, not by the hardware.
+std::string simulator_limited(const json& size) {
+    int limited = 0, plans = 0;
+    std::string first;
+    for (const auto& p : size.value("plans", json::array())) {
+        ++plans;
+        const std::string e = p.value("error", std::string());
+        if (!simulator_limit(e)) continue;
+        if (limited++ == 0) first = e.substr(e.rfind("error: ") == std::string::npos ? 0 : e.rfind("error: ") + 7);
+    }
+    if (limited == 0) return "";
+    return std::to_string(limited) + " of " + std::to_string(plans) +
+           " plans were not simulated: they need more than the simulator's budgets, a limit of tessel, not the "
+           "hardware's verdict (" +
+           first + ")";
+}
+
+/// A failed system's row: what kind of failure, in a few words (the whole reason follows the table).
+std::string short_failure(const std::string& error) {
+    if (simulator_limit(error)) return "not simulated: over the simulator's budgets (below)";
+    if (error.find("fits on") != std::string::npos || error.find("does not fit") != std::string::npos)
+        return "does not train: does not fit in memory (below)";
+    return "does not train (below)";
+}
 
 }  // namespace
 
@@ -208,9 +261,15 @@ json system_entry(const compare_options& o, const row& r, bool power, const std:
                   {"samples_per_j", r.best.value("samples_per_j", 0.0)},
                   {"memory_bytes", r.best["memory_bytes"]}};
         if (o.samples > 0) b["days"] = o.samples / sps / 86400.0;
+        b["capacity_bytes"] = r.size.value("capacity_bytes", 0.0);
+        b["why"] = why_best(r.size);
         s["best"] = b;
     } else {
         s["error"] = r.error;
+    }
+    if (!r.size.is_null()) {
+        const std::string limited = simulator_limited(r.size);
+        if (!limited.empty()) s["simulator_limited"] = limited;
     }
     s["plan_json"] = out_dir + "/" + folder_name(r.sys.label) + "/plan.json";
     return s;
@@ -245,14 +304,14 @@ void print_comparison(std::ostream& out, const compare_options& o, const json& s
             if (o.samples > 0) line.push_back(format_number(b["days"].get<double>(), 3));
         } else {
             line.emplace_back("-");
-            line.push_back("does not train: " + s["error"].get<std::string>());
+            line.push_back(short_failure(s["error"].get<std::string>()));
         }
         table.push_back(line);
     }
     std::vector<size_t> w(table.front().size(), 0);
-    for (const auto& l : table)
+    for (const auto& l : table)  // a failed system's row counts for the columns it shares, not its last cell
         for (size_t c = 0; c < l.size() && c < w.size(); ++c)
-            if (l.size() == w.size()) w[c] = std::max(w[c], l[c].size());
+            if (l.size() == w.size() || c + 1 < l.size()) w[c] = std::max(w[c], l[c].size());
     out << "tessel compare: " << o.workload << " on " << n_systems << " systems";
     if (power) out << ", each as large as its TDP allows within " << format_power(o.power_watts);
     out << "\n";
@@ -262,7 +321,8 @@ void print_comparison(std::ostream& out, const compare_options& o, const json& s
             const size_t plan_column = power ? 3 : 2;  // the only left-aligned column after the system's name
             const bool right = c > 0 && c != plan_column;
             const bool last = c + 1 == l.size();
-            const size_t width = l.size() == w.size() ? w[c] : l[c].size();
+            // A failed system's row shares the leading columns, then says why in one cell.
+            const size_t width = l.size() == w.size() || !last ? w[c] : l[c].size();
             const std::string pad(width > l[c].size() ? width - l[c].size() : 0, ' ');
             text += "  ";
             text += right ? pad + l[c] : l[c] + (last ? "" : pad);
@@ -282,6 +342,19 @@ void print_comparison(std::ostream& out, const compare_options& o, const json& s
             out << ", " << format_number(best / (*next)["best"]["samples_per_s"].get<double>(), 3) << "x "
                 << (*next)["system"].get<std::string>();
         out << "\n";
+    }
+    out << "why:\n";
+    for (const auto& s : systems) {
+        const std::string name = s["system"].get<std::string>();
+        if (s.contains("best")) {
+            const json& b = s["best"];
+            out << "  " << name << ": " << b["plan"].get<std::string>() << " " << b["why"].get<std::string>() << "; "
+                << memory_headroom(b) << "\n";
+        } else {
+            out << "  " << name << ": " << s["error"].get<std::string>() << "\n";
+        }
+        if (s.contains("simulator_limited"))
+            out << "  " << name << ": " << s["simulator_limited"].get<std::string>() << "\n";
     }
     out << "each system's plans: " << out_dir << "/SYSTEM/plan.json; all of it: " << out_dir << "/compare.json\n";
 }
@@ -334,6 +407,7 @@ int run_compare(const compare_options& o, std::ostream& out, std::ostream& err) 
             const json doc = json::parse(in);
             const json& size = doc["sizes"][0];
             r.chips = size["chips"].get<std::int64_t>();
+            r.size = size;
             if (!size["plans"].empty() && size["plans"][0]["status"] == "ok")
                 r.best = size["plans"][0];
             else

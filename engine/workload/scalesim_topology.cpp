@@ -1,6 +1,7 @@
 #include "engine/workload/scalesim_topology.h"
 
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -8,6 +9,7 @@
 #include <sstream>
 #include <vector>
 
+#include "models/core/checked.h"
 #include "models/core/error.h"
 #include "models/core/limits.h"
 
@@ -92,10 +94,15 @@ std::string scalesim_topology_yaml(const std::string& path) {
         const size_t numbers = gemm ? 3 : std::min<size_t>(row.size(), 9) - 1;
         for (size_t i = 1; i <= numbers; ++i) {
             char* end = nullptr;
+            errno = 0;
             const long long x = std::strtoll(row[i].text.c_str(), &end, 10);
+            const std::string column = header[std::min(i, header.size() - 1)];
             if (row[i].text.empty() || *end != '\0' || x <= 0)
-                throw input_error("'" + row[i].text + "' is not a positive whole number (column '" +
-                                      header[std::min(i, header.size() - 1)] + "')",
+                throw input_error("'" + row[i].text + "' is not a positive whole number (column '" + column + "')",
+                                  {path, line_no, row[i].column});
+            // strtoll clamps a number past 2^63 to the largest one; sizes must also stay exact as doubles.
+            if (errno == ERANGE || x > k_max_count)
+                throw input_error("'" + row[i].text + "' is more than 2^53 (column '" + column + "')",
                                   {path, line_no, row[i].column});
             v.push_back(x);
         }
@@ -121,9 +128,11 @@ std::string scalesim_topology_yaml(const std::string& path) {
         // does not divide evenly; padding the far edges by what that needs gives the same output size.
         auto pad = [](long long in_size, long long f, long long s) { return (s - (in_size - f) % s) % s; };
         const bool depthwise = row[0].text.find("DP") != std::string::npos;
+        const long long filters =
+            depthwise ? checked_mul(ch, nf, "layer '" + row[0].text + "': channels x filters", {path, line_no, 1}) : nf;
         tensors << "  " << name << "_in: {shape: [batch, " << ch << ", " << ih << ", " << iw << "], role: input}\n"
-                << "  " << name << "_w: {shape: [" << (depthwise ? ch * nf : nf) << ", " << (depthwise ? 1 : ch) << ", "
-                << fh << ", " << fw << "], role: weight}\n";
+                << "  " << name << "_w: {shape: [" << filters << ", " << (depthwise ? 1 : ch) << ", " << fh << ", "
+                << fw << "], role: weight}\n";
         ops << "  - {name: " << name << ", op: conv2d, inputs: [" << name << "_in, " << name << "_w], stride: [" << sh
             << ", " << sw << "], padding: [0, 0, " << pad(ih, fh, sh) << ", " << pad(iw, fw, sw) << "]"
             << (depthwise ? ", groups: " + std::to_string(ch) : std::string()) << "}\n";

@@ -6,7 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
+#include <sstream>
 
 #include "tests/support/cli.h"
 #include "tests/support/files.h"
@@ -58,8 +60,34 @@ TEST(compare_cli, each_row_is_the_systems_best_plan_and_a_system_that_cannot_tra
     EXPECT_FALSE(tiny.contains("best"));
     EXPECT_NE(tiny["error"].get<std::string>().find("no parallel plan of 'gpt2' fits"), std::string::npos)
         << tiny.dump();
-    EXPECT_NE(r.out.find("does not train: tessel plan: no parallel plan"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("fastest: dgx_a100 nodes=1"), std::string::npos) << r.out;
+
+    // The console explains itself: the failed system's row is short and aligned with the others, and one line per
+    // system below the table says why its best plan wins (plan.json's lead over the runner-up), how full its
+    // memory is, or the whole reason it does not train.
+    const double capacity = plan["sizes"][0]["capacity_bytes"].get<double>();
+    EXPECT_EQ(dgx["best"]["capacity_bytes"].get<double>(), capacity);
+    const std::string lead = plan["sizes"][0]["why"][1].get<std::string>();
+    ASSERT_EQ(lead.rfind("it is ", 0), 0u) << lead;
+    EXPECT_EQ(dgx["best"]["why"], "wins: " + lead.substr(6));
+    const std::string why_line =
+        "  dgx_a100 nodes=1: " + best["plan"].get<std::string>() + " wins: " + lead.substr(6) + "; memory ";
+    EXPECT_NE(r.out.find("\nwhy:\n" + why_line), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("  dgx_a100 nodes=1 gpu.gpu.hbm.capacity=1MB: tessel plan: no parallel plan of 'gpt2' fits"),
+              std::string::npos)
+        << r.out;
+    std::vector<std::string> lines;
+    std::istringstream is(r.out);
+    for (std::string l; std::getline(is, l);) lines.push_back(l);
+    const auto header =
+        std::find_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("  system ", 0) == 0; });
+    ASSERT_NE(header, lines.end()) << r.out;
+    const size_t chips_end = header->find("chips") + 5;
+    const std::string dgx_row = *(header + 1), failed_row = *(header + 2);
+    EXPECT_EQ(dgx_row.substr(chips_end - 2, 3), " 8 ") << "aligned:\n" << *header << "\n" << dgx_row;
+    EXPECT_EQ(failed_row.substr(chips_end - 2, 3), " - ") << "aligned:\n" << *header << "\n" << failed_row;
+    EXPECT_NE(failed_row.find("does not train: does not fit in memory (below)"), std::string::npos) << failed_row;
+    EXPECT_LT(failed_row.size(), 160u) << "a failed system's row is short; its reason is below the table";
 }
 
 TEST(compare_cli, a_system_whose_every_plan_fails_in_its_chip_mapper_says_why) {

@@ -64,6 +64,11 @@ TEST(scalesim_topology, bad_rows_are_named_by_file_line_and_column) {
              {header + "c1, 8, 8, 3, 3, 3, 4, 1,\nc1, 8, 8, 3, 3, 3, 4, 1,\n", ":3:1: two layers are named 'c1'"},
              {"name, a, b,\n", "not a SCALE-Sim topology header"},
              {header, "has a header but no layers"},
+             // Found by fuzz/scalesim_fuzz.cpp: strtoll clamped a size past 2^63 to 2^63 - 1, and a depthwise
+             // layer's channels x filters then overflowed (fuzz/regressions/scalesim/).
+             {header + "c1, 8, 8, 3, 3, 3, 18888888888888888888888, 1,\n",
+              ":2:20: '18888888888888888888888' is more than 2^53 (column 'num filter')"},
+             {header + "c1_DP, 8, 8, 3, 3, 4294967296, 4294967296, 1,\n", "layer 'c1_DP': channels x filters"},
          }) {
         const std::string t = write_temp("tessel_scalesim_bad.csv", c.text);
         const auto r = run_tessel("run -p systolic -w " + t);
