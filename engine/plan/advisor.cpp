@@ -407,6 +407,19 @@ void print_size(std::ostream& out, const plan_options& o, const size_report& r) 
     if (r.results.size() > static_cast<size_t>(o.top))
         out << "  ... and " << r.results.size() - o.top << " more in plan.json\n";
     for (const auto& w2 : r.why) out << "  " << w2 << "\n";
+    if (r.results.front().ok() && s.capacity > 0) {
+        const double used = r.results.front().cand->memory_bytes;
+        out << "  memory: the best plan fills " << format_bytes(used) << " of the " << format_bytes(s.capacity)
+            << " per chip (" << pct(used / s.capacity) << ")\n";
+    }
+    // Plans the simulator's own budgets refused (models/core/limits.h) are a limit of tessel, not the hardware's.
+    const auto limited = std::count_if(r.results.begin(), r.results.end(), [](const plan_result& x) {
+        return x.error.find("over the limit of") != std::string::npos;
+    });
+    if (limited > 0)
+        out << "  not simulated: " << limited << " of " << r.results.size()
+            << " plans need more than the simulator's budgets (--limit raises them; a limit of tessel, not the "
+               "hardware's verdict)\n";
     if (!r.by_dp.empty()) {
         out << "  best by data-parallel degree:";
         for (size_t i = 0; i < r.by_dp.size(); ++i)

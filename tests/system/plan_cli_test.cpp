@@ -88,6 +88,11 @@ TEST(plan_cli, ranks_as_individual_runs_and_model_parallelism_wins_where_memory_
     EXPECT_EQ(all_dp, 1);
     EXPECT_NE(r.out.find("plain data parallelism (dp=8 tp=1 pp=1 zero=2) is slower"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("best: " + best["plan"].get<std::string>()), std::string::npos) << r.out;
+    // Its memory against the chip's: 195,679,744 B of 200 MB (by hand: 97.84%).
+    EXPECT_EQ(best["memory_bytes"].get<double>(), 195679744.0);
+    EXPECT_NE(r.out.find("\n  memory: the best plan fills 195.7 MB of the 200 MB per chip (97.8%)\n"),
+              std::string::npos)
+        << r.out;
 
     // Again: every plan is found in the results, nothing runs, the report is the same.
     const auto again = run_tessel("plan " + k_system + k_sets + " -o " + out.string() + " --no-progress -j 2");
