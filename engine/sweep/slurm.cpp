@@ -32,12 +32,6 @@ namespace {
 // Slurm's default MaxArraySize is 1001: larger sweeps put several points in each task.
 constexpr size_t max_array_tasks = 1000;
 
-std::string trim(std::string s) {
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-    s.erase(0, s.find_first_not_of(" \t\r\n"));
-    return s;
-}
-
 /// A submission: its folder, its job id, and the points of each array task.
 struct batch {
     std::string dir;

@@ -20,12 +20,6 @@ constexpr int max_cpus_per_task = 1 << 16;
 
 using json = nlohmann::json;
 
-std::string trim(std::string s) {
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-    s.erase(0, s.find_first_not_of(" \t\r\n"));
-    return s;
-}
-
 /// The lines of `text`, each trimmed, with its '|'-separated fields trimmed.
 std::vector<std::vector<std::string>> field_lines(const std::string& text) {
     std::vector<std::vector<std::string>> lines;
@@ -108,6 +102,12 @@ job job_from_json(const json& o) {
 
 }  // namespace
 
+std::string trim(std::string s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+    s.erase(0, s.find_first_not_of(" \t\r\n"));
+    return s;
+}
+
 std::vector<job> task_file::task(long index) const {
     if (index < 0 || jobs.empty()) return {};
     const size_t tasks = (jobs.size() - 1) / points_per_task + 1;
@@ -167,7 +167,7 @@ std::string sbatch_job_id(const std::string& output) {
     std::istringstream is(output);
     for (std::string line; std::getline(is, line);)
         if (!trim(line).empty()) last = trim(line);
-    const std::string id = last.substr(0, last.find(';'));
+    std::string id = last.substr(0, last.find(';'));
     if (id.empty() || id.size() > 20 || id.find_first_not_of("0123456789") != std::string::npos) {
         std::string shown = trim(output);
         if (shown.size() > 200) shown = shown.substr(0, 200) + "...";

@@ -30,6 +30,9 @@ std::string task_file_json(const task_file& t);
 /// The task file at `path`; input_error naming the file and the field when it is not one tessel sweep wrote.
 task_file read_task_file(const std::string& path);
 
+/// `s` without the whitespace around it (a command's output in a message).
+std::string trim(std::string s);
+
 /// The job id `sbatch --parsable` printed ("JOBID" or "JOBID;CLUSTER", possibly after warnings); input_error
 /// quoting the output when there is none.
 std::string sbatch_job_id(const std::string& output);
