@@ -47,7 +47,7 @@ for f in "${changed[@]}"; do
 done
 if [ ${#sources[@]} -gt 0 ]; then
   mapfile -t sources < <(printf '%s\n' "${sources[@]}" | sort -u)
-  cmake -S . -B build-lint -DTESSEL_PCH=OFF -DTESSEL_FUZZ=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
+  cmake -S . -B build-lint -DTESSEL_PCH=OFF -DTESSEL_UNITY=OFF -DTESSEL_FUZZ=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
   echo "lint: clang-tidy on ${#sources[@]} file(s) changed since ${base:-the start}"
   # Findings only in the changed files: a source also reports the project headers it includes (HeaderFilterRegex),
   # and an unchanged header's findings are not this change's (--all checks everything).

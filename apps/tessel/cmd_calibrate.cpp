@@ -16,7 +16,7 @@
 #include "models/core/output_file.h"
 
 namespace tessel {
-namespace {
+namespace cmd_calibrate {
 
 struct options {
     std::string platform, out, report;
@@ -212,8 +212,8 @@ int run() {
     return 0;
 }
 
-}  // namespace
-
 TESSEL_REGISTER_COMMAND(command{"calibrate", 40, setup, run});
+
+}  // namespace cmd_calibrate
 
 }  // namespace tessel

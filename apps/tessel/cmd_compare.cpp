@@ -11,7 +11,7 @@
 #include "models/core/units.h"
 
 namespace tessel {
-namespace {
+namespace cmd_compare {
 
 compare_options g_opt;
 std::string g_timeout, g_power;
@@ -74,8 +74,8 @@ int run() {
     return run_compare(g_opt, std::cout, std::cerr);
 }
 
-}  // namespace
-
 TESSEL_REGISTER_COMMAND(command{"compare", 26, setup, run});
+
+}  // namespace cmd_compare
 
 }  // namespace tessel

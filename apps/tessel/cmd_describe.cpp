@@ -11,7 +11,7 @@
 #include "models/core/registry.h"
 
 namespace tessel {
-namespace {
+namespace cmd_describe {
 
 std::string g_kind;
 bool g_markdown = false, g_all = false;
@@ -58,13 +58,13 @@ std::string stat_meaning(const stat_decl& s) {
     return s.shape == stat_shape::per_unit ? s.desc + "; one value per unit, written with --stats-per-unit" : s.desc;
 }
 
-}  // namespace
+}  // namespace cmd_describe
 
 /// Markdown for one kind; docs/components.md is the concatenation of these for every kind.
 std::string describe_kind_markdown(const kind_info& k) {
     std::ostringstream os;
     os << "## `" << k.name << "` (" << k.category << ")\n\n" << k.brief << "\n\n";
-    print_params(k.describe(), os, true);
+    cmd_describe::print_params(k.describe(), os, true);
     if (!k.presets.empty()) {
         os << "\nPresets:\n\n";
         for (const auto& p : k.presets) {
@@ -73,7 +73,8 @@ std::string describe_kind_markdown(const kind_info& k) {
     }
     if (!k.stats.empty()) {
         os << "\nStatistics:\n\n| statistic | unit | meaning |\n|---|---|---|\n";
-        for (const auto& s : k.stats) os << "| `" << s.name << "` | " << s.unit << " | " << stat_meaning(s) << " |\n";
+        for (const auto& s : k.stats)
+            os << "| `" << s.name << "` | " << s.unit << " | " << cmd_describe::stat_meaning(s) << " |\n";
     }
     return os.str();
 }
@@ -81,7 +82,7 @@ std::string describe_kind_markdown(const kind_info& k) {
 std::string describe_mapper_markdown(const mapper_info& m) {
     std::ostringstream os;
     os << "## mapper `" << m.name << "`\n\n" << m.brief << "\n\n";
-    print_params(m.describe(), os, true);
+    cmd_describe::print_params(m.describe(), os, true);
     return os.str();
 }
 
@@ -92,12 +93,12 @@ std::string describe_policy_markdown(const policy_info& p) {
     const std::vector<param_spec> specs = p.describe();
     if (!specs.empty()) {
         os << "\n";
-        print_params(specs, os, true);
+        cmd_describe::print_params(specs, os, true);
     }
     return os.str();
 }
 
-namespace {
+namespace cmd_describe {
 const policy_info* find_policy(const std::string& name) {
     for (const policy_info* p : sorted_policies())
         if (p->name == name) return p;
@@ -171,8 +172,9 @@ int run() {
     throw input_error("no component kind or mapper named '" + g_kind + "' (nor a policy)" + did_you_mean(g_kind, all) +
                       "; known: " + join(all));
 }
-}  // namespace
 
 TESSEL_REGISTER_COMMAND(command{"describe", 20, setup, run});
+
+}  // namespace cmd_describe
 
 }  // namespace tessel

@@ -15,7 +15,7 @@
 
 namespace tessel {
 
-namespace {
+namespace cmd_graph {
 
 struct graph_info_options {
     std::string workload;
@@ -153,8 +153,6 @@ int run_info() {
     return 0;
 }
 
-}  // namespace
-
 TESSEL_REGISTER_COMMAND((command{
     "graph", 40,
     [](CLI::App& app) {
@@ -170,5 +168,7 @@ TESSEL_REGISTER_COMMAND((command{
         return graph;
     },
     [] { return info_app && info_app->parsed() ? run_info() : 2; }}));
+
+}  // namespace cmd_graph
 
 }  // namespace tessel

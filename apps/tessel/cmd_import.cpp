@@ -16,7 +16,7 @@
 
 namespace tessel {
 
-namespace {
+namespace cmd_import {
 
 struct import_options {
     std::string model;
@@ -105,8 +105,6 @@ int run_import() {
     return 0;
 }
 
-}  // namespace
-
 TESSEL_REGISTER_COMMAND((command{
     "import", 45,
     [](CLI::App& app) {
@@ -124,5 +122,7 @@ TESSEL_REGISTER_COMMAND((command{
         return sub;
     },
     run_import}));
+
+}  // namespace cmd_import
 
 }  // namespace tessel

@@ -11,7 +11,7 @@
 #include "models/core/registry.h"
 
 namespace tessel {
-namespace {
+namespace cmd_list {
 
 std::string g_what;
 
@@ -63,8 +63,8 @@ int run() {
     return 0;
 }
 
-}  // namespace
-
 TESSEL_REGISTER_COMMAND(command{"list", 30, setup, run});
+
+}  // namespace cmd_list
 
 }  // namespace tessel

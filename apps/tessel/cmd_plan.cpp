@@ -11,7 +11,7 @@
 #include "models/core/error.h"
 
 namespace tessel {
-namespace {
+namespace cmd_plan {
 
 plan_options g_opt;
 std::string g_scale, g_timeout;
@@ -92,8 +92,8 @@ int run() {
     return run_plan(g_opt, std::cout, std::cerr);
 }
 
-}  // namespace
-
 TESSEL_REGISTER_COMMAND(command{"plan", 25, setup, run});
+
+}  // namespace cmd_plan
 
 }  // namespace tessel

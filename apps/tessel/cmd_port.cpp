@@ -6,7 +6,7 @@
 #include "engine/plan/port.h"
 
 namespace tessel {
-namespace {
+namespace cmd_port {
 
 port_options g_port;
 
@@ -29,8 +29,8 @@ int run() {
     return 0;
 }
 
-}  // namespace
-
 TESSEL_REGISTER_COMMAND(command{"port", 40, setup, run});
+
+}  // namespace cmd_port
 
 }  // namespace tessel

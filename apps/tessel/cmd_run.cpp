@@ -8,7 +8,7 @@
 #include "models/core/limits.h"
 
 namespace tessel {
-namespace {
+namespace cmd_run {
 
 session_options g_opt;
 bool g_json = false, g_quiet = false;
@@ -69,8 +69,8 @@ int run() {
     return 0;
 }
 
-}  // namespace
-
 TESSEL_REGISTER_COMMAND(command{"run", 10, setup, run});
+
+}  // namespace cmd_run
 
 }  // namespace tessel

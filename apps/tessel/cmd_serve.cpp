@@ -11,7 +11,7 @@
 #include "models/core/error.h"
 
 namespace tessel {
-namespace {
+namespace cmd_serve {
 
 serve::serve_cli g_opt;
 std::string g_timeout, g_curve;
@@ -61,8 +61,8 @@ int run() {
     return serve::run_serve(g_opt, std::cout, std::cerr);
 }
 
-}  // namespace
-
 TESSEL_REGISTER_COMMAND(command{"serve", 27, setup, run});
+
+}  // namespace cmd_serve
 
 }  // namespace tessel

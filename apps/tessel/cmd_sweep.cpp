@@ -11,7 +11,7 @@
 #include "models/core/error.h"
 
 namespace tessel {
-namespace {
+namespace cmd_sweep {
 
 sweep::sweep_options g_opt;
 std::string g_timeout;
@@ -80,9 +80,9 @@ CLI::App* setup_task(CLI::App& app) {
 
 int run_task() { return sweep::run_slurm_task(g_task_file, g_task_index, std::cout); }
 
-}  // namespace
-
 TESSEL_REGISTER_COMMAND(command{"sweep", 20, setup, run});
 TESSEL_REGISTER_COMMAND(command{"sweep-task", 99, setup_task, run_task});
+
+}  // namespace cmd_sweep
 
 }  // namespace tessel

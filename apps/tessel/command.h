@@ -23,7 +23,8 @@ bool register_command(command c);
 
 }  // namespace tessel
 
-#define TESSEL_REGISTER_COMMAND(...) \
-    static const bool TESSEL_CMD_CONCAT(tessel_command_registered_, __LINE__) = ::tessel::register_command(__VA_ARGS__)
+#define TESSEL_REGISTER_COMMAND(...)                                               \
+    static const bool TESSEL_CMD_CONCAT(tessel_command_registered_, __COUNTER__) = \
+        ::tessel::register_command(__VA_ARGS__)
 #define TESSEL_CMD_CONCAT_(a, b) a##b
 #define TESSEL_CMD_CONCAT(a, b) TESSEL_CMD_CONCAT_(a, b)

@@ -83,7 +83,10 @@ int sc_main(int argc, char** argv) {
     app.set_version_flag("--version", std::string("tessel ") + TESSEL_VERSION);
     app.require_subcommand(1);
     auto& cmds = commands();
-    std::stable_sort(cmds.begin(), cmds.end(), [](const command& a, const command& b) { return a.order < b.order; });
+    // Ties by name: registration order is the order of static initialisation, which the link decides.
+    std::sort(cmds.begin(), cmds.end(), [](const command& a, const command& b) {
+        return a.order != b.order ? a.order < b.order : a.name < b.name;
+    });
     std::vector<std::pair<CLI::App*, const command*>> subs;
     subs.reserve(cmds.size());
     for (const auto& c : cmds) subs.emplace_back(c.setup(app), &c);

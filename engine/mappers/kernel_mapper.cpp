@@ -258,62 +258,176 @@ std::uint64_t kernel_mapper::memory_capacity(const platform& plat) const {
     return plat.comp(find_device(plat, m_opt.device)).kernels()->memory_capacity();
 }
 
-mapping kernel_mapper::map(const workload_graph& g, const platform& plat) const {
-    const std::uint32_t dev_id = find_device(plat, m_opt.device);
-    const kernel_device* dev = plat.comp(dev_id).kernels();
-    std::optional<dtype> half_as;
-    if (!m_opt.float16_as.empty()) {
-        half_as = parse_dtype(m_opt.float16_as);
-        if (!half_as)
-            throw input_error("mapper.float16_as: unknown data type '" + m_opt.float16_as + "' (" + dtype_list() + ")");
-    }
-    const bool fuse = m_opt.fuse == "elementwise";
-    const bool eager = m_opt.framework == "eager";
+namespace {
+
+/// What one run of the kernels mapper does, from its options checked against the device.
+struct run_choices {
+    std::optional<dtype> half_as;      // the type fp16 ops run in instead (mapper.float16_as)
+    bool fuse = false;                 // elementwise ops run in the epilogue of the kernel before (mapper.fuse)
+    bool eager = false;                // the kernels eager PyTorch launches (mapper.framework)
+    std::set<std::string> host_types;  // op types that run on the host CPU (mapper.host_ops)
+};
+
+/// The op types of mapper.host_ops: comma-separated, spaces and brackets trimmed, "none" skipped.
+std::set<std::string> parse_host_ops(const std::string& list) {
     std::set<std::string> host_types;
-    for (size_t at = 0; at <= m_opt.host_ops.size();) {
-        size_t end = m_opt.host_ops.find(',', at);
-        if (end == std::string::npos) end = m_opt.host_ops.size();
-        std::string t = m_opt.host_ops.substr(at, end - at);
+    for (size_t at = 0; at <= list.size();) {
+        size_t end = list.find(',', at);
+        if (end == std::string::npos) end = list.size();
+        std::string t = list.substr(at, end - at);
         t.erase(0, t.find_first_not_of(" \t[]"));
         t.erase(t.find_last_not_of(" \t[]") + 1);
         if (!t.empty() && t != "none") host_types.insert(t);
         at = end + 1;
     }
-    if (!host_types.empty() && !dev->has_host())
+    return host_types;
+}
+
+/// Reads and checks the options against the device (component `dev_id` of `plat`).
+run_choices choose_run(const kernel_mapper::options& opt, const platform& plat, std::uint32_t dev_id,
+                       const kernel_device& dev) {
+    run_choices run;
+    if (!opt.float16_as.empty()) {
+        run.half_as = parse_dtype(opt.float16_as);
+        if (!run.half_as)
+            throw input_error("mapper.float16_as: unknown data type '" + opt.float16_as + "' (" + dtype_list() + ")");
+    }
+    run.fuse = opt.fuse == "elementwise";
+    run.eager = opt.framework == "eager";
+    run.host_types = parse_host_ops(opt.host_ops);
+    if (!run.host_types.empty() && !dev.has_host())
         throw input_error("mapper.host_ops: '" + plat.title() + "' runs kernels on a " + plat.comp(dev_id).kind_name() +
                           " with no host CPU modelled (its host.flops_per_cycle is 0), so no op can fall back to one");
-    auto on_host = [&](const op_node& op) {
-        return host_types.count(op.type.empty() ? op_kind_name(op.kind) : op.type) != 0;
-    };
-    std::map<std::string, int> fell_back;
-    if (eager && plat.comp(dev_id).kind_name() != "gpu")
+    if (run.eager && plat.comp(dev_id).kind_name() != "gpu")
         throw input_error("mapper.framework eager launches the kernels eager PyTorch launches on a GPU; '" +
                           plat.title() + "' runs kernels on a " + plat.comp(dev_id).kind_name() +
                           " (use framework: ops)");
-    if (eager && fuse)
+    if (run.eager && run.fuse)
         throw input_error(
             "mapper.framework eager runs every op as eager PyTorch does, unfused: mapper.fuse must be none");
-    const size_t nt = g.tensors().size();
-    mapping out;
-    program& prog = out.prog;
-    prog.name = g.name;
+    return run;
+}
+
+/// The working state of one run: device memory (tensors and the eager kernels' temporaries), the kernels lowered
+/// so far and the program steps they become, one stream, op after op in topological order.
+class kernel_lowering {
+public:
+    kernel_lowering(const workload_graph& graph, const kernel_mapper::options& options, const run_choices& choices,
+                    program& target, std::uint32_t device, std::uint64_t capacity);
+    kernel_lowering(const kernel_lowering&) = delete;
+    kernel_lowering& operator=(const kernel_lowering&) = delete;
+
+    /// Lowers op `o`: storage shared with its input, an epilogue of the kernel before, or kernels of its own.
+    void lower(int o);
+    /// Closes the last kernel, then launches the optimizer steps held back to the end (eager).
+    void finish();
+    /// Fills `out`'s details, record and notes (and samples) with what was lowered on `dev`.
+    void describe(mapping& out, const kernel_device& dev) const;
+
+    const toolkit::address_allocator& memory() const { return mem; }
+
+private:
+    const workload_graph& g;
+    const kernel_mapper::options& opt;
+    const run_choices& run;
+    program& prog;
+    const std::uint32_t dev_id;
 
     // Storage: every tensor lives in its root's allocation (views alias their input), freed after its last read
     // unless it holds parameters, state or graph inputs.
-    toolkit::tensor_liveness live(g);
-    std::vector<bool> pinned(nt, false), allocated(nt, false);
-    std::vector<std::uint64_t> addr(nt, 0);
-    for (size_t t = 0; t < nt; ++t) pinned[t] = g.tensors()[t].role != tensor_role::activation;
+    toolkit::tensor_liveness live;
+    std::vector<bool> pinned, allocated;
+    std::vector<std::uint64_t> addr;
     // Device memory: best fit over the freed ranges, 512-byte blocks (a caching allocator without size classes).
-    toolkit::address_allocator mem({dev->memory_capacity(), 512, 0, 1});
-    auto ensure = [&](int t) {
-        const auto r = static_cast<size_t>(live.root(t));
-        if (!allocated[r]) {
-            addr[r] = mem.alloc(g.tensor(static_cast<int>(r)).bytes());
-            allocated[r] = true;
+    toolkit::address_allocator mem;
+    const address_fn address_of;
+
+    std::vector<lowered_kernel> kernels;
+    std::vector<std::uint32_t> kernel_step;
+    int views = 0, fused = 0;
+    std::vector<int> pending_release;            // inputs of the last kernel, released when it is closed
+    std::vector<std::uint64_t> pending_scratch;  // temporaries of the last op's eager kernels
+    const eager_storage storage;
+    std::vector<int> optimizer_ops;  // eager: torch.optim steps after the backward pass, all parameters at once
+    autocast_plan autocast;
+    std::map<std::string, int> fell_back;
+
+    bool on_host(const op_node& op) const {
+        return run.host_types.count(op.type.empty() ? op_kind_name(op.kind) : op.type) != 0;
+    }
+    std::optional<dtype> type_for(const op_node& op) const {
+        if (run.half_as && op.compute_type == dtype::fp16) return run.half_as;
+        return std::nullopt;
+    }
+
+    std::uint64_t ensure(int t);
+    void release(int t);
+    void alias(int to, int from);
+    void place_resident();
+
+    void close_kernel();
+    void push_kernels(std::vector<lowered_kernel> ks, const std::vector<int>& inputs);
+    std::vector<lowered_kernel> autocast_kernels(int o);
+
+    bool in_place(const op_node& op) const;
+    void alias_view(const op_node& op);
+    bool fuse_epilogue(int o);
+    void launch(int o);
+};
+
+kernel_lowering::kernel_lowering(const workload_graph& graph, const kernel_mapper::options& options,
+                                 const run_choices& choices, program& target, std::uint32_t device,
+                                 std::uint64_t capacity)
+    : g(graph),
+      opt(options),
+      run(choices),
+      prog(target),
+      dev_id(device),
+      live(graph),
+      pinned(graph.tensors().size(), false),
+      allocated(graph.tensors().size(), false),
+      addr(graph.tensors().size(), 0),
+      mem({capacity, 512, 0, 1}),
+      address_of([this](int t) { return ensure(t); }),
+      storage{address_of,
+              [this](double bytes) {
+                  const std::uint64_t a = mem.alloc(static_cast<std::uint64_t>(std::ceil(bytes)));
+                  pending_scratch.push_back(a);
+                  return a;
+              },
+              {}} {
+    place_resident();
+    autocast = run.eager ? plan_autocast(g) : autocast_plan{};
+}
+
+std::uint64_t kernel_lowering::ensure(int t) {
+    const auto r = static_cast<size_t>(live.root(t));
+    if (!allocated[r]) {
+        addr[r] = mem.alloc(g.tensor(static_cast<int>(r)).bytes());
+        allocated[r] = true;
+    }
+    return addr[r];
+}
+
+void kernel_lowering::release(int t) {
+    live.read(t, [&](int r) {
+        if (!pinned[static_cast<size_t>(r)] && allocated[static_cast<size_t>(r)]) {
+            mem.free(addr[static_cast<size_t>(r)]);
+            allocated[static_cast<size_t>(r)] = false;
         }
-        return addr[r];
-    };
+    });
+}
+
+void kernel_lowering::alias(int to, int from) {
+    live.share(to, from);
+    if (g.tensor(to).role != tensor_role::activation) pinned[static_cast<size_t>(live.root(from))] = true;
+}
+
+/// Pins what is not an activation, and places parameters, state and graph inputs (and tensors that alias
+/// another) before the first kernel.
+void kernel_lowering::place_resident() {
+    const size_t nt = g.tensors().size();
+    for (size_t t = 0; t < nt; ++t) pinned[t] = g.tensors()[t].role != tensor_role::activation;
     // Parameters, state and graph inputs are in device memory before the first kernel.
     for (size_t t = 0; t < nt; ++t) {
         const tensor_role r = g.tensors()[t].role;
@@ -327,217 +441,209 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) const 
             if (g.tensors()[t].producer >= 0) live.share(static_cast<int>(t), g.tensors()[t].alias_of);
             ensure(static_cast<int>(t));
         }
-    auto release = [&](int t) {
-        live.read(t, [&](int r) {
-            if (!pinned[static_cast<size_t>(r)] && allocated[static_cast<size_t>(r)]) {
-                mem.free(addr[static_cast<size_t>(r)]);
-                allocated[static_cast<size_t>(r)] = false;
-            }
-        });
-    };
-    auto alias = [&](int to, int from) {
-        live.share(to, from);
-        if (g.tensor(to).role != tensor_role::activation) pinned[static_cast<size_t>(live.root(from))] = true;
-    };
-    const address_fn address_of = [&](int t) { return ensure(t); };
+}
 
-    std::vector<lowered_kernel> kernels;
-    std::vector<std::uint32_t> kernel_step;
-    int views = 0, fused = 0;
-    std::vector<int> pending_release;            // inputs of the last kernel, released when it is closed
-    std::vector<std::uint64_t> pending_scratch;  // temporaries of the last op's eager kernels
-    const eager_storage storage{address_of,
-                                [&](double bytes) {
-                                    const std::uint64_t a = mem.alloc(static_cast<std::uint64_t>(std::ceil(bytes)));
-                                    pending_scratch.push_back(a);
-                                    return a;
-                                },
-                                {}};
-    std::vector<int> optimizer_ops;  // eager: torch.optim steps after the backward pass, all parameters at once
-    auto close_kernel = [&] {
-        if (kernels.empty()) return;
-        lowered_kernel& k = kernels.back();
-        if (kernel_step.size() < kernels.size()) {
-            const std::uint32_t opi = prog.intern_op(k.own_name ? k.desc.name : g.op(k.ops.front()).name);
-            std::vector<std::uint32_t> after;
-            if (!kernel_step.empty()) after.push_back(kernel_step.back());
-            const std::uint32_t s = prog.add_compute(opi, endpoint{dev_id, 0, 0}, prog.add_work(k.w), after);
-            kernel_step.push_back(s);
-            if (m_opt.softmax == "megatron") use_megatron_softmax(k.desc);
-            prog.set_payload(s, std::make_shared<kernel_desc>(k.desc));
-        }
-        for (int t : pending_release) release(t);
-        pending_release.clear();
-        for (std::uint64_t a : pending_scratch) mem.free(a);
-        pending_scratch.clear();
-    };
-    // An op that runs as several kernels: each is closed before the next; the op's inputs and temporaries are
-    // released after the last.
-    auto push_kernels = [&](std::vector<lowered_kernel> ks, const std::vector<int>& inputs) {
-        std::vector<std::uint64_t> scratch;
-        scratch.swap(pending_scratch);
-        for (size_t i = 0; i < ks.size(); ++i) {
-            kernels.push_back(std::move(ks[i]));
-            if (i + 1 < ks.size()) close_kernel();
-        }
-        pending_scratch = std::move(scratch);
-        for (int t : inputs) pending_release.push_back(t);
-    };
-
-    std::optional<dtype> no_type;
-    auto type_for = [&](const op_node& op) -> std::optional<dtype> {
-        if (half_as && op.compute_type == dtype::fp16) return half_as;
-        return no_type;
-    };
-    const autocast_plan autocast = eager ? plan_autocast(g) : autocast_plan{};
-    // An op under autocast: the casts before it (a weight's first use, inputs in another type), its kernels
-    // reading and writing each tensor in the type autocast gives it, and the casts of its outputs after it.
-    auto autocast_kernels = [&](int o) {
-        const auto& plan = autocast.ops[static_cast<size_t>(o)];
-        const op_node& op = g.op(o);
-        auto held = [&](int t) { return autocast.held[static_cast<size_t>(t)]; };
-        auto bytes = [&](int t, dtype ty) {
-            return static_cast<double>(dtype_bytes(ty, static_cast<std::uint64_t>(g.tensor(t).elements())));
-        };
-        std::map<int, std::uint64_t> moved;
-        std::map<int, dtype> as;
-        std::vector<lowered_kernel> before, after;
-        auto cast = [&](const std::string& name, std::uint64_t from, double from_bytes, std::uint64_t to,
-                        double to_bytes, dtype ty) {
-            return stream_kernel(o, name, op_class::data_movement, ty,
-                                 {{from, from_bytes, false}, {to, to_bytes, true}});
-        };
-        for (const auto& [w, m] : plan.weight_casts)
-            before.push_back(cast(g.tensor(w).name + ".autocast", ensure(m >= 0 ? m : w), bytes(w, dtype::fp32),
-                                  ensure(w), bytes(w, held(w)), held(w)));
-        for (const auto& [t, ty] : plan.cast_in) {
-            const std::uint64_t a = storage.scratch(bytes(t, ty));
-            before.push_back(cast(op.name + ".autocast_in", ensure(t), bytes(t, held(t)), a, bytes(t, ty), ty));
-            moved[t] = a;
-            as[t] = ty;
-        }
-        for (const auto& [t, ty] : plan.read_as) as[t] = ty;
-        for (const auto& [t, ty] : plan.cast_out) {
-            const std::uint64_t a = storage.scratch(bytes(t, ty));
-            after.push_back(cast(op.name + ".autocast_out", a, bytes(t, ty), ensure(t), bytes(t, held(t)), held(t)));
-            moved[t] = a;
-            as[t] = ty;
-        }
-        eager_storage here = storage;
-        here.tensor = [&, moved](int t) {
-            const auto it = moved.find(t);
-            return it != moved.end() ? it->second : ensure(t);
-        };
-        here.type_of = [&, as](int t) {
-            const auto it = as.find(t);
-            return it != as.end() ? it->second : held(t);
-        };
-        const std::optional<dtype> compute = plan.compute ? plan.compute : type_for(op);
-        auto ks = eager_kernels(g, o, here, compute);
-        if (ks.empty()) ks.push_back(lower_op(g, o, here.tensor, compute, here.type_of));
-        before.insert(before.end(), std::make_move_iterator(ks.begin()), std::make_move_iterator(ks.end()));
-        before.insert(before.end(), std::make_move_iterator(after.begin()), std::make_move_iterator(after.end()));
-        return before;
-    };
-
-    for (int o : g.topological_order()) {
-        const op_node& op = g.op(o);
-        // Views (is_view, the workload's one rule), and with strided_views the transposes, slices and splits only
-        // matrix products read (this mapper's policy: cuBLAS and XLA take such operands in place): the output is
-        // the input's storage.
-        const bool strided =
-            m_opt.strided_views &&
-            (op.kind == op_kind::transpose || op.kind == op_kind::slice || op.kind == op_kind::split) && [&] {
-                for (int t : op.outputs)
-                    if (!feeds_only_products(g, t)) return false;
-                return true;
-            }();
-        if (is_view(op) || strided) {
-            const int src = view_source(g, op);
-            for (int t : op.outputs) {
-                if (src >= 0)
-                    alias(t, src);
-                else
-                    ensure(t);
-            }
-            for (int t : op.inputs) release(t);
-            ++views;
-            continue;
-        }
-        // Epilogue fusion into the kernel just before.
-        if (fuse && !kernels.empty() && (op.kind == op_kind::elementwise || op.kind == op_kind::batchnorm) &&
-            op.phase != op_phase::backward && !op.inputs.empty() && op.outputs.size() == 1 && !on_host(op) &&
-            !kernels.back().desc.host) {
-            lowered_kernel& k = kernels.back();
-            const op_node& host = g.op(k.ops.back());
-            const int x = op.inputs[0];
-            const tensor_info& xi = g.tensor(x);
-            const bool from_last = xi.producer == k.ops.back() && host.outputs.size() == 1 && host.outputs[0] == x;
-            if (from_last && xi.consumers.size() == 1 && xi.role == tensor_role::activation &&
-                xi.elements() == g.tensor(op.outputs[0]).elements()) {
-                // The host no longer writes x; the kernel writes op's output and reads op's other inputs.
-                auto& ops = k.desc.operands;
-                ops.erase(std::remove_if(ops.begin(), ops.end(),
-                                         [&](const kernel_operand& e) {
-                                             return e.write && e.address == addr[static_cast<size_t>(live.root(x))];
-                                         }),
-                          ops.end());
-                // x is never written, so never read: its storage goes back now (its one read never comes).
-                if (allocated[static_cast<size_t>(live.root(x))] && live.root(x) == x) {
-                    mem.free(addr[static_cast<size_t>(x)]);
-                    allocated[static_cast<size_t>(x)] = false;
-                }
-                double extra_bytes = 0;
-                for (size_t i = 1; i < op.inputs.size(); ++i) {
-                    const int t = op.inputs[i];
-                    if (g.tensor(t).role == tensor_role::constant) continue;
-                    const double b = read_bytes(g, op, i);
-                    ops.push_back(kernel_operand{ensure(t), b, false});
-                    extra_bytes += b;
-                    pending_release.push_back(t);
-                }
-                const int y = op.outputs[0];
-                ops.push_back(kernel_operand{ensure(y), static_cast<double>(g.tensor(y).bytes()), true});
-                k.w.vector_ops += op.cost.flops;
-                k.w.bytes_in += extra_bytes;
-                k.w.bytes_out += static_cast<double>(g.tensor(y).bytes()) - static_cast<double>(xi.bytes());
-                k.desc.special_ops += special_per_element(op.type) * elements(g.tensor(y));
-                k.desc.name += "+" + op.name;
-                k.ops.push_back(o);
-                ++fused;
-                continue;
-            }
-        }
-        close_kernel();
-        // An optimizer updates in place: its outputs (the weight, then its state) are its inputs less the
-        // gradient (engine/workload/training.cpp), not new storage beside them.
-        if (op.kind == op_kind::optimizer && op.inputs.size() == op.outputs.size() + 1)
-            for (size_t i = 0; i < op.outputs.size(); ++i) {
-                const int in = op.inputs[i == 0 ? 0 : i + 1];
-                if (g.tensor(in).bytes() == g.tensor(op.outputs[i]).bytes()) alias(op.outputs[i], in);
-            }
-        if (eager && op.kind == op_kind::optimizer) {
-            optimizer_ops.push_back(o);
-            continue;
-        }
-        if (eager && autocast.active) {
-            push_kernels(autocast_kernels(o), op.inputs);
-            continue;
-        }
-        if (eager) {
-            auto ks = eager_kernels(g, o, storage, type_for(op));
-            if (!ks.empty()) {
-                push_kernels(std::move(ks), op.inputs);
-                continue;
-            }
-        }
-        kernels.push_back(lower_op(g, o, address_of, type_for(op)));
-        if (on_host(op)) {
-            kernels.back().desc.host = true;
-            ++fell_back[op.type.empty() ? op_kind_name(op.kind) : op.type];
-        }
-        for (int t : op.inputs) pending_release.push_back(t);
+/// Turns the last kernel into a step (after the one before) unless it is one already, then releases its inputs
+/// and temporaries.
+void kernel_lowering::close_kernel() {
+    if (kernels.empty()) return;
+    lowered_kernel& k = kernels.back();
+    if (kernel_step.size() < kernels.size()) {
+        const std::uint32_t opi = prog.intern_op(k.own_name ? k.desc.name : g.op(k.ops.front()).name);
+        std::vector<std::uint32_t> after;
+        if (!kernel_step.empty()) after.push_back(kernel_step.back());
+        const std::uint32_t s = prog.add_compute(opi, endpoint{dev_id, 0, 0}, prog.add_work(k.w), after);
+        kernel_step.push_back(s);
+        if (opt.softmax == "megatron") use_megatron_softmax(k.desc);
+        prog.set_payload(s, std::make_shared<kernel_desc>(k.desc));
     }
+    for (int t : pending_release) release(t);
+    pending_release.clear();
+    for (std::uint64_t a : pending_scratch) mem.free(a);
+    pending_scratch.clear();
+}
+
+// An op that runs as several kernels: each is closed before the next; the op's inputs and temporaries are
+// released after the last.
+void kernel_lowering::push_kernels(std::vector<lowered_kernel> ks, const std::vector<int>& inputs) {
+    std::vector<std::uint64_t> scratch;
+    scratch.swap(pending_scratch);
+    for (size_t i = 0; i < ks.size(); ++i) {
+        kernels.push_back(std::move(ks[i]));
+        if (i + 1 < ks.size()) close_kernel();
+    }
+    pending_scratch = std::move(scratch);
+    for (int t : inputs) pending_release.push_back(t);
+}
+
+// An op under autocast: the casts before it (a weight's first use, inputs in another type), its kernels
+// reading and writing each tensor in the type autocast gives it, and the casts of its outputs after it.
+std::vector<lowered_kernel> kernel_lowering::autocast_kernels(int o) {
+    const auto& plan = autocast.ops[static_cast<size_t>(o)];
+    const op_node& op = g.op(o);
+    auto held = [&](int t) { return autocast.held[static_cast<size_t>(t)]; };
+    auto bytes = [&](int t, dtype ty) {
+        return static_cast<double>(dtype_bytes(ty, static_cast<std::uint64_t>(g.tensor(t).elements())));
+    };
+    std::map<int, std::uint64_t> moved;
+    std::map<int, dtype> as;
+    std::vector<lowered_kernel> before, after;
+    auto cast = [&](const std::string& name, std::uint64_t from, double from_bytes, std::uint64_t to, double to_bytes,
+                    dtype ty) {
+        return stream_kernel(o, name, op_class::data_movement, ty, {{from, from_bytes, false}, {to, to_bytes, true}});
+    };
+    for (const auto& [w, m] : plan.weight_casts)
+        before.push_back(cast(g.tensor(w).name + ".autocast", ensure(m >= 0 ? m : w), bytes(w, dtype::fp32), ensure(w),
+                              bytes(w, held(w)), held(w)));
+    for (const auto& [t, ty] : plan.cast_in) {
+        const std::uint64_t a = storage.scratch(bytes(t, ty));
+        before.push_back(cast(op.name + ".autocast_in", ensure(t), bytes(t, held(t)), a, bytes(t, ty), ty));
+        moved[t] = a;
+        as[t] = ty;
+    }
+    for (const auto& [t, ty] : plan.read_as) as[t] = ty;
+    for (const auto& [t, ty] : plan.cast_out) {
+        const std::uint64_t a = storage.scratch(bytes(t, ty));
+        after.push_back(cast(op.name + ".autocast_out", a, bytes(t, ty), ensure(t), bytes(t, held(t)), held(t)));
+        moved[t] = a;
+        as[t] = ty;
+    }
+    eager_storage here = storage;
+    here.tensor = [&, moved](int t) {
+        const auto it = moved.find(t);
+        return it != moved.end() ? it->second : ensure(t);
+    };
+    here.type_of = [&, as](int t) {
+        const auto it = as.find(t);
+        return it != as.end() ? it->second : held(t);
+    };
+    const std::optional<dtype> compute = plan.compute ? plan.compute : type_for(op);
+    auto ks = eager_kernels(g, o, here, compute);
+    if (ks.empty()) ks.push_back(lower_op(g, o, here.tensor, compute, here.type_of));
+    before.insert(before.end(), std::make_move_iterator(ks.begin()), std::make_move_iterator(ks.end()));
+    before.insert(before.end(), std::make_move_iterator(after.begin()), std::make_move_iterator(after.end()));
+    return before;
+}
+
+// Views (is_view, the workload's one rule), and with strided_views the transposes, slices and splits only
+// matrix products read (this mapper's policy: cuBLAS and XLA take such operands in place): the output is
+// the input's storage.
+bool kernel_lowering::in_place(const op_node& op) const {
+    const bool strided = opt.strided_views &&
+                         (op.kind == op_kind::transpose || op.kind == op_kind::slice || op.kind == op_kind::split) &&
+                         [&] {
+                             for (int t : op.outputs)
+                                 if (!feeds_only_products(g, t)) return false;
+                             return true;
+                         }();
+    return is_view(op) || strided;
+}
+
+void kernel_lowering::alias_view(const op_node& op) {
+    const int src = view_source(g, op);
+    for (int t : op.outputs) {
+        if (src >= 0)
+            alias(t, src);
+        else
+            ensure(t);
+    }
+    for (int t : op.inputs) release(t);
+    ++views;
+}
+
+// Epilogue fusion into the kernel just before: whether op `o` joined it.
+bool kernel_lowering::fuse_epilogue(int o) {
+    const op_node& op = g.op(o);
+    if (!(run.fuse && !kernels.empty() && (op.kind == op_kind::elementwise || op.kind == op_kind::batchnorm) &&
+          op.phase != op_phase::backward && !op.inputs.empty() && op.outputs.size() == 1 && !on_host(op) &&
+          !kernels.back().desc.host))
+        return false;
+    lowered_kernel& k = kernels.back();
+    const op_node& host = g.op(k.ops.back());
+    const int x = op.inputs[0];
+    const tensor_info& xi = g.tensor(x);
+    const bool from_last = xi.producer == k.ops.back() && host.outputs.size() == 1 && host.outputs[0] == x;
+    if (!(from_last && xi.consumers.size() == 1 && xi.role == tensor_role::activation &&
+          xi.elements() == g.tensor(op.outputs[0]).elements()))
+        return false;
+    // The host no longer writes x; the kernel writes op's output and reads op's other inputs.
+    auto& ops = k.desc.operands;
+    ops.erase(std::remove_if(ops.begin(), ops.end(),
+                             [&](const kernel_operand& e) {
+                                 return e.write && e.address == addr[static_cast<size_t>(live.root(x))];
+                             }),
+              ops.end());
+    // x is never written, so never read: its storage goes back now (its one read never comes).
+    if (allocated[static_cast<size_t>(live.root(x))] && live.root(x) == x) {
+        mem.free(addr[static_cast<size_t>(x)]);
+        allocated[static_cast<size_t>(x)] = false;
+    }
+    double extra_bytes = 0;
+    for (size_t i = 1; i < op.inputs.size(); ++i) {
+        const int t = op.inputs[i];
+        if (g.tensor(t).role == tensor_role::constant) continue;
+        const double b = read_bytes(g, op, i);
+        ops.push_back(kernel_operand{ensure(t), b, false});
+        extra_bytes += b;
+        pending_release.push_back(t);
+    }
+    const int y = op.outputs[0];
+    ops.push_back(kernel_operand{ensure(y), static_cast<double>(g.tensor(y).bytes()), true});
+    k.w.vector_ops += op.cost.flops;
+    k.w.bytes_in += extra_bytes;
+    k.w.bytes_out += static_cast<double>(g.tensor(y).bytes()) - static_cast<double>(xi.bytes());
+    k.desc.special_ops += special_per_element(op.type) * elements(g.tensor(y));
+    k.desc.name += "+" + op.name;
+    k.ops.push_back(o);
+    ++fused;
+    return true;
+}
+
+// Op `o` as kernels of its own, after the kernel before has closed.
+void kernel_lowering::launch(int o) {
+    const op_node& op = g.op(o);
+    // An optimizer updates in place: its outputs (the weight, then its state) are its inputs less the
+    // gradient (engine/workload/training.cpp), not new storage beside them.
+    if (op.kind == op_kind::optimizer && op.inputs.size() == op.outputs.size() + 1)
+        for (size_t i = 0; i < op.outputs.size(); ++i) {
+            const int in = op.inputs[i == 0 ? 0 : i + 1];
+            if (g.tensor(in).bytes() == g.tensor(op.outputs[i]).bytes()) alias(op.outputs[i], in);
+        }
+    if (run.eager && op.kind == op_kind::optimizer) {
+        optimizer_ops.push_back(o);
+        return;
+    }
+    if (run.eager && autocast.active) {
+        push_kernels(autocast_kernels(o), op.inputs);
+        return;
+    }
+    if (run.eager) {
+        auto ks = eager_kernels(g, o, storage, type_for(op));
+        if (!ks.empty()) {
+            push_kernels(std::move(ks), op.inputs);
+            return;
+        }
+    }
+    kernels.push_back(lower_op(g, o, address_of, type_for(op)));
+    if (on_host(op)) {
+        kernels.back().desc.host = true;
+        ++fell_back[op.type.empty() ? op_kind_name(op.kind) : op.type];
+    }
+    for (int t : op.inputs) pending_release.push_back(t);
+}
+
+void kernel_lowering::lower(int o) {
+    const op_node& op = g.op(o);
+    if (in_place(op)) {
+        alias_view(op);
+        return;
+    }
+    if (fuse_epilogue(o)) return;
+    close_kernel();
+    launch(o);
+}
+
+void kernel_lowering::finish() {
     close_kernel();
     if (!optimizer_ops.empty()) {
         std::vector<int> inputs;
@@ -547,12 +653,9 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) const 
         push_kernels(foreach_optimizer(g, optimizer_ops, held), inputs);
         close_kernel();
     }
+}
 
-    if (m_check_device_memory && mem.high_water() > mem.capacity() && mem.capacity() > 0)
-        throw input_error("workload '" + g.name + "' needs " + format_bytes(static_cast<double>(mem.high_water())) +
-                          " of device memory (weights, state, inputs and live activations) but '" + plat.title() +
-                          "' has " + format_bytes(static_cast<double>(mem.capacity())));
-
+void kernel_lowering::describe(mapping& out, const kernel_device& dev) const {
     nlohmann::json ks = nlohmann::json::array();
     for (size_t i = 0; i < kernels.size(); ++i) {
         nlohmann::json k;
@@ -565,19 +668,20 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) const 
         ks.push_back(k);
     }
     out.details["mapper"] = "kernels";
-    out.details["device"] = dev->summary();
+    out.details["device"] = dev.summary();
     out.details["kernels"] = ks;
     out.details["device_memory_bytes"] = mem.high_water();
     auto planned = std::make_shared<kernel_mapping_record>();
     planned->device = dev_id;
     out.record = planned;
-    out.notes.push_back(dev->summary());
+    out.notes.push_back(dev.summary());
     out.notes.push_back(std::to_string(kernels.size()) + " kernels for " + std::to_string(g.ops().size()) + " ops (" +
                         std::to_string(views) + " views or free ops, " + std::to_string(fused) +
                         " fused into epilogues); device memory " + format_bytes(static_cast<double>(mem.high_water())));
-    if (eager)
+    if (run.eager)
         out.notes.emplace_back("framework eager: the kernels eager PyTorch launches for each op (mapper.framework)");
-    if (half_as) out.notes.push_back("fp16 ops run in " + std::string(dtype_name(*half_as)) + " (mapper.float16_as)");
+    if (run.half_as)
+        out.notes.push_back("fp16 ops run in " + std::string(dtype_name(*run.half_as)) + " (mapper.float16_as)");
     if (!fell_back.empty()) {
         std::string n = "host fallback: ";
         int ops = 0;
@@ -588,6 +692,28 @@ mapping kernel_mapper::map(const workload_graph& g, const platform& plat) const 
         out.notes.push_back(n + " run on the host CPU over the host link (mapper.host_ops)");
     }
     out.samples = std::max(1.0, g.batch);
+}
+
+}  // namespace
+
+mapping kernel_mapper::map(const workload_graph& g, const platform& plat) const {
+    const std::uint32_t dev_id = find_device(plat, m_opt.device);
+    const kernel_device* dev = plat.comp(dev_id).kernels();
+    const run_choices run = choose_run(m_opt, plat, dev_id, *dev);
+    mapping out;
+    program& prog = out.prog;
+    prog.name = g.name;
+
+    kernel_lowering lowering(g, m_opt, run, prog, dev_id, dev->memory_capacity());
+    for (int o : g.topological_order()) lowering.lower(o);
+    lowering.finish();
+
+    const toolkit::address_allocator& mem = lowering.memory();
+    if (m_check_device_memory && mem.high_water() > mem.capacity() && mem.capacity() > 0)
+        throw input_error("workload '" + g.name + "' needs " + format_bytes(static_cast<double>(mem.high_water())) +
+                          " of device memory (weights, state, inputs and live activations) but '" + plat.title() +
+                          "' has " + format_bytes(static_cast<double>(mem.capacity())));
+    lowering.describe(out, *dev);
     return out;
 }
 

@@ -1,5 +1,7 @@
 #include "engine/mappers/mapper.h"
 
+#include <algorithm>
+
 #include "models/core/registry.h"
 
 namespace tessel {
@@ -27,6 +29,8 @@ const mapper_info* mapper_registry::find(const std::string& name) const {
 std::vector<std::string> mapper_registry::names() const {
     std::vector<std::string> out;
     for (const auto& m : m_mappers) out.push_back(m.name);
+    // By name, not by registration: the order of static initialisation across translation units is the link's.
+    std::sort(out.begin(), out.end());
     return out;
 }
 

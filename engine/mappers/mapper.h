@@ -122,6 +122,6 @@ std::unique_ptr<mapper> create_mapper(const platform& plat, param_context& ctx, 
 
 }  // namespace tessel
 
-#define TESSEL_REGISTER_MAPPER(...)                                        \
-    static const bool TESSEL_CONCAT(tessel_mapper_registered_, __LINE__) = \
+#define TESSEL_REGISTER_MAPPER(...)                                           \
+    static const bool TESSEL_CONCAT(tessel_mapper_registered_, __COUNTER__) = \
         ::tessel::mapper_registry::instance().add(__VA_ARGS__)

@@ -35,16 +35,13 @@ void mesh_mapper::options::declare(param_decl& d) {
 
 namespace {
 
-/// A rectangle of a tensor's 2D view (rows = all but the last dimension, cols = the last), as fractions.
-using rect = region;
-
 struct piece {
     int tile;
-    rect area;
+    region area;
     std::vector<std::uint32_t> ready;  // steps after which the piece is complete
 };
 
-struct placement {
+struct tensor_placement {
     bool resident = false;  // pieces in tile scratchpads, else in memory at `address`
     std::uint64_t address = 0;
     std::vector<piece> pieces;             // resident pieces, or the pieces being stored
@@ -52,9 +49,9 @@ struct placement {
     bool allocated = false;
 };
 
-class planner {
+class mesh_planner {
 public:
-    planner(const workload_graph& g, const platform& plat, const mesh_mapper::options& o)
+    mesh_planner(const workload_graph& g, const platform& plat, const mesh_mapper::options& o)
         : m_g(g), m_plat(plat), m_opt(o), m_live(g) {
         find_tiles();
         find_memory();
@@ -119,7 +116,7 @@ private:
     endpoint m_mem;
     double m_mem_bw = 0;
     toolkit::address_allocator m_alloc;  // addresses in the off-chip memory
-    std::vector<placement> m_place;
+    std::vector<tensor_placement> m_place;
     std::vector<double> m_resident;
     std::vector<std::vector<std::uint32_t>> m_last;
     toolkit::tensor_liveness m_live;  // which storage each tensor is, and its reads left
@@ -197,8 +194,8 @@ private:
         return a;
     }
 
-    placement& in_memory(int t) {
-        placement& p = m_place[static_cast<size_t>(t)];
+    tensor_placement& in_memory(int t) {
+        tensor_placement& p = m_place[static_cast<size_t>(t)];
         if (!p.allocated) {
             p.address = alloc(m_g.tensor(t).bytes());
             p.allocated = true;
@@ -207,13 +204,13 @@ private:
     }
 
     /// Steps to wait for until `area` of tensor `t` (or `bytes` of it, when given) is in tile `tile`.
-    std::vector<std::uint32_t> fetch(int t, const rect& area, int tile, const std::vector<std::uint32_t>& after,
+    std::vector<std::uint32_t> fetch(int t, const region& area, int tile, const std::vector<std::uint32_t>& after,
                                      std::uint32_t op, double bytes_override = -1) {
         const tensor_info& ti = m_g.tensor(t);
         std::vector<std::uint32_t> out;
         if (ti.role == tensor_role::constant) return out;
         const double total = static_cast<double>(ti.bytes());
-        placement& p = m_place[static_cast<size_t>(t)];
+        tensor_placement& p = m_place[static_cast<size_t>(t)];
         if (p.resident) {
             for (const piece& pc : p.pieces) {
                 const double share = intersect(pc.area, area).area();
@@ -231,7 +228,7 @@ private:
             }
             return out;
         }
-        placement& mp = in_memory(t);
+        tensor_placement& mp = in_memory(t);
         const double want = bytes_override >= 0 ? bytes_override : area.area() * total;
         const auto bytes = static_cast<std::uint64_t>(std::ceil(want));
         if (bytes == 0) return out;
@@ -244,7 +241,7 @@ private:
     }
 
     /// Records where an op's output lives: kept in the tiles when it fits, else stored to memory.
-    void place_output(int t, const std::vector<std::pair<int, rect>>& parts,
+    void place_output(int t, const std::vector<std::pair<int, region>>& parts,
                       const std::vector<std::vector<std::uint32_t>>& done, std::uint32_t op, nlohmann::json& d) {
         const tensor_info& ti = m_g.tensor(t);
         const double total = static_cast<double>(ti.bytes());
@@ -254,7 +251,7 @@ private:
             if (m_resident[static_cast<size_t>(tile)] + r.area() * total >
                 m_opt.resident_fraction * static_cast<double>(m_capacity[static_cast<size_t>(tile)]))
                 fits = false;
-        placement& p = m_place[static_cast<size_t>(t)];
+        tensor_placement& p = m_place[static_cast<size_t>(t)];
         p.pieces.clear();
         if (fits) {
             p.resident = true;
@@ -266,7 +263,7 @@ private:
             return;
         }
         p.resident = false;
-        placement& mp = in_memory(t);
+        tensor_placement& mp = in_memory(t);
         for (size_t i = 0; i < parts.size(); ++i) {
             const auto bytes = static_cast<std::uint64_t>(std::ceil(parts[i].second.area() * total));
             if (bytes == 0) continue;
@@ -304,6 +301,26 @@ private:
 
     double macs_per_second(dtype type) const { return m_on->pe->peak_macs_per_cycle(type) * m_on->pe->clock().hz; }
 
+    /// What a matrix product's tiles all share while it is mapped: the op, its shape (the batch folded into M),
+    /// its operands, the chosen pm x pn split and the tiles' working budget.
+    struct gemm_job {
+        const op_node& op;
+        std::uint32_t opi;
+        double eb;  // bytes per element
+        std::int64_t batch, M, N, K;
+        int pm, pn;
+        double capacity, work_budget;
+        int buffers;
+        double extra_vector;  // vector work beyond the MACs
+        int a_in, b_in;
+    };
+
+    /// One tile's blocking of its output block: sm x sn sub-blocks, K in `chunks` chunks of kc.
+    struct gemm_blocking {
+        int sm, sn;
+        std::int64_t kc, chunks;
+    };
+
     nlohmann::json map_gemm(int o) {
         const op_node& op = m_g.op(o);
         const std::uint32_t opi = op_id(o);
@@ -311,10 +328,66 @@ private:
         const double eb = dtype_bits(op.compute_type) / 8.0;
         const std::int64_t batch = std::max<std::int64_t>(1, op.cost.batch);
         const std::int64_t M = batch * op.cost.m, N = op.cost.n, K = op.cost.k;
+        const auto [pm, pn] = choose_gemm_split(op, batch, M, N, K, eb);
+        const double capacity = static_cast<double>(m_on->capacity);
+        const gemm_job j{op,
+                         opi,
+                         eb,
+                         batch,
+                         M,
+                         N,
+                         K,
+                         pm,
+                         pn,
+                         capacity,
+                         (1.0 - m_opt.resident_fraction) * capacity,
+                         m_opt.double_buffer ? 2 : 1,
+                         std::max(0.0, op.cost.flops - 2 * op.cost.macs),
+                         op.inputs.empty() ? -1 : op.inputs[0],
+                         op.inputs.size() > 1 ? op.inputs[1] : -1};
+        std::vector<std::pair<int, region>> parts;
+        std::vector<std::vector<std::uint32_t>> done;
+        int chunks_used = 0, subblocks_used = 0;
+        std::int64_t kc_used = 0;
+        for (int i = 0; i < pm; ++i)
+            for (int jn = 0; jn < pn; ++jn) {
+                const int t = m_on->tiles[static_cast<size_t>(i * pn + jn)];
+                const std::int64_t r0 = M * i / pm, r1 = M * (i + 1) / pm, n0 = N * jn / pn, n1 = N * (jn + 1) / pn;
+                const gemm_blocking bl = block_gemm_tile(j, r1 - r0, n1 - n0);
+                chunks_used = static_cast<int>(bl.chunks);
+                subblocks_used = bl.sm * bl.sn;
+                kc_used = bl.kc;
+                const std::uint32_t last = emit_gemm_tile(j, t, bl, r0, r1, n0, n1);
+                m_last[static_cast<size_t>(t)] = {last};
+                parts.emplace_back(t, rows_cols(static_cast<double>(r0) / M, static_cast<double>(r1) / M,
+                                                static_cast<double>(n0) / N, static_cast<double>(n1) / N));
+                done.push_back({last});
+            }
+        nlohmann::json d;
+        d["op"] = op.name;
+        d["kind"] = op_kind_name(op.kind);
+        d["tiles"] = pm * pn;
+        d["split"] = std::to_string(pm) + "x" + std::to_string(pn);
+        d["k_chunk"] = kc_used;
+        d["k_chunks"] = chunks_used;
+        d["sub_blocks"] = subblocks_used;
+        for (int t : op.outputs) place_output(t, parts, done, opi, d);
+        m_out.notes.push_back(
+            op.name + ": " + op_kind_name(op.kind) + " " + std::to_string(M) + "x" + std::to_string(N) + "x" +
+            std::to_string(K) + " on " + std::to_string(pm) + "x" + std::to_string(pn) + " tiles" +
+            (m_groups.size() > 1 ? " of '" + m_on->name + "'" : "") + ", K in " + std::to_string(chunks_used) +
+            " chunk(s) of " + std::to_string(kc_used) +
+            (subblocks_used > 1 ? ", " + std::to_string(subblocks_used) + " sub-blocks per tile" : "") + ", output " +
+            d["output"].get<std::string>());
+        return d;
+    }
+
+    /// Chooses pm x pn tiles for the output: every pm, with the tiles left over for pn (batched products split
+    /// rows only: each batch has its own B; the batch is folded into M), minimising the larger of one tile's
+    /// compute and the off-chip traffic's time; ties (within 10^-12) to less traffic.
+    std::pair<int, int> choose_gemm_split(const op_node& op, std::int64_t batch, std::int64_t M, std::int64_t N,
+                                          std::int64_t K, double eb) const {
         const int T = static_cast<int>(m_on->tiles.size());
-        // Choose pm x pn tiles for the output: every pm, with the tiles left over for pn (batched products split
-        // rows only: each batch has its own B; the batch is folded into M), minimising the larger of one tile's
-        // compute and the off-chip traffic's time; ties (within 10^-12) to less traffic.
         struct choice {
             toolkit::matmul_split split;
             double score, traffic;
@@ -344,134 +417,116 @@ private:
                    (std::fabs(a.score - b.score) <= b.score * 1e-12 && a.traffic < b.traffic);
         };
         const std::optional<choice> best = toolkit::best_split<choice>(space, cost, better);
-        const int pm = best ? best->split.m : 1, pn = best ? best->split.n : 1;
-        const double capacity = static_cast<double>(m_on->capacity);
-        const double work_budget = (1.0 - m_opt.resident_fraction) * capacity;
-        const int buffers = m_opt.double_buffer ? 2 : 1;
-        const double extra_vector = std::max(0.0, op.cost.flops - 2 * op.cost.macs);
-        int a_in = op.inputs.empty() ? -1 : op.inputs[0];
-        int b_in = op.inputs.size() > 1 ? op.inputs[1] : -1;
-        std::vector<std::pair<int, rect>> parts;
-        std::vector<std::vector<std::uint32_t>> done;
-        int chunks_used = 0, subblocks_used = 0;
-        std::int64_t kc_used = 0;
-        for (int i = 0; i < pm; ++i)
-            for (int j = 0; j < pn; ++j) {
-                const int t = m_on->tiles[static_cast<size_t>(i * pn + j)];
-                const std::int64_t r0 = M * i / pm, r1 = M * (i + 1) / pm, n0 = N * j / pn, n1 = N * (j + 1) / pn;
-                // Sub-blocks so that the fp32 accumulators take at most half of the working budget.
-                std::int64_t mb = r1 - r0, nb = n1 - n0;
-                int sm = 1, sn = 1;
-                while (static_cast<double>((mb + sm - 1) / sm) * static_cast<double>((nb + sn - 1) / sn) * 4 >
-                       work_budget / 2) {
-                    if (sm >= mb && sn >= nb)
-                        fail("mesh mapper: op '" + op.name +
-                             "' cannot fit even one fp32 accumulator in a tile's working SRAM (" +
-                             format_bytes(work_budget) + " of " + format_bytes(capacity) +
-                             " with mapper.resident_fraction " + format_number(m_opt.resident_fraction) +
-                             "); give the tiles more SRAM (tile.sram.capacity)");
-                    if ((mb + sm - 1) / sm >= (nb + sn - 1) / sn)
-                        sm *= 2;
-                    else
-                        sn *= 2;
+        return {best ? best->split.m : 1, best ? best->split.n : 1};
+    }
+
+    /// Blocks one tile's mb x nb output block: sub-blocks so that the fp32 accumulators take at most half of the
+    /// working budget, then K chunks as large as the rest of the budget holds (twice, double buffered).
+    gemm_blocking block_gemm_tile(const gemm_job& j, std::int64_t mb, std::int64_t nb) const {
+        // Sub-blocks so that the fp32 accumulators take at most half of the working budget.
+        int sm = 1, sn = 1;
+        while (static_cast<double>((mb + sm - 1) / sm) * static_cast<double>((nb + sn - 1) / sn) * 4 >
+               j.work_budget / 2) {
+            if (sm >= mb && sn >= nb)
+                fail("mesh mapper: op '" + j.op.name +
+                     "' cannot fit even one fp32 accumulator in a tile's working SRAM (" + format_bytes(j.work_budget) +
+                     " of " + format_bytes(j.capacity) + " with mapper.resident_fraction " +
+                     format_number(m_opt.resident_fraction) + "); give the tiles more SRAM (tile.sram.capacity)");
+            if ((mb + sm - 1) / sm >= (nb + sn - 1) / sn)
+                sm *= 2;
+            else
+                sn *= 2;
+        }
+        const std::int64_t smb = (mb + sm - 1) / sm, snb = (nb + sn - 1) / sn;
+        const double avail = j.work_budget - static_cast<double>(smb * snb) * 4;
+        std::int64_t kc = static_cast<std::int64_t>(avail / (j.buffers * static_cast<double>(smb + snb) * j.eb));
+        kc = std::clamp<std::int64_t>(kc, 1, j.K);
+        const std::int64_t chunks = (j.K + kc - 1) / kc;
+        const double planned = static_cast<double>(j.pm) * j.pn * sm * sn * static_cast<double>(chunks) * 3;
+        if (planned > limits().steps)
+            fail("mesh mapper: op '" + j.op.name + "' in " + format_number(static_cast<double>(sm) * sn) +
+                 " sub-blocks x " + std::to_string(chunks) + " K chunks on " + std::to_string(j.pm * j.pn) + " tiles " +
+                 over_limit("steps", planned, "steps") + "; a tile's SRAM of " + format_bytes(j.capacity) +
+                 " is far too small for this op (tile.sram.capacity)");
+        return gemm_blocking{sm, sn, kc, chunks};
+    }
+
+    /// Emits tile t's output block, rows [r0, r1) and columns [n0, n1), sub-block by sub-block and K chunk by K
+    /// chunk; returns its last compute.
+    std::uint32_t emit_gemm_tile(const gemm_job& j, int t, const gemm_blocking& bl, std::int64_t r0, std::int64_t r1,
+                                 std::int64_t n0, std::int64_t n1) {
+        const std::int64_t mb = r1 - r0, nb = n1 - n0;
+        const int sm = bl.sm, sn = bl.sn;
+        std::vector<std::uint32_t> computes;
+        const std::vector<std::uint32_t> base = m_last[static_cast<size_t>(t)];
+        std::uint32_t last = ~0u;
+        for (int bi = 0; bi < sm; ++bi)
+            for (int bj = 0; bj < sn; ++bj) {
+                const std::int64_t sr0 = r0 + mb * bi / sm, sr1 = r0 + mb * (bi + 1) / sm;
+                const std::int64_t sn0 = n0 + nb * bj / sn, sn1 = n0 + nb * (bj + 1) / sn;
+                if (sr1 <= sr0 || sn1 <= sn0) continue;
+                for (std::int64_t c = 0; c < bl.chunks; ++c) {
+                    const size_t idx = computes.size();
+                    const std::vector<std::uint32_t> wait =
+                        idx >= static_cast<size_t>(j.buffers)
+                            ? std::vector<std::uint32_t>{computes[idx - static_cast<size_t>(j.buffers)]}
+                            : base;
+                    last = emit_gemm_chunk(j, t, bl, sr0, sr1, sn0, sn1, c, wait, base, last);
+                    computes.push_back(last);
                 }
-                const std::int64_t smb = (mb + sm - 1) / sm, snb = (nb + sn - 1) / sn;
-                const double avail = work_budget - static_cast<double>(smb * snb) * 4;
-                std::int64_t kc = static_cast<std::int64_t>(avail / (buffers * static_cast<double>(smb + snb) * eb));
-                kc = std::clamp<std::int64_t>(kc, 1, K);
-                const std::int64_t chunks = (K + kc - 1) / kc;
-                const double planned = static_cast<double>(pm) * pn * sm * sn * static_cast<double>(chunks) * 3;
-                if (planned > limits().steps)
-                    fail("mesh mapper: op '" + op.name + "' in " + format_number(static_cast<double>(sm) * sn) +
-                         " sub-blocks x " + std::to_string(chunks) + " K chunks on " + std::to_string(pm * pn) +
-                         " tiles " + over_limit("steps", planned, "steps") + "; a tile's SRAM of " +
-                         format_bytes(capacity) + " is far too small for this op (tile.sram.capacity)");
-                chunks_used = static_cast<int>(chunks);
-                subblocks_used = sm * sn;
-                kc_used = kc;
-                std::vector<std::uint32_t> computes;
-                const std::vector<std::uint32_t> base = m_last[static_cast<size_t>(t)];
-                std::uint32_t last = ~0u;
-                for (int bi = 0; bi < sm; ++bi)
-                    for (int bj = 0; bj < sn; ++bj) {
-                        const std::int64_t sr0 = r0 + mb * bi / sm, sr1 = r0 + mb * (bi + 1) / sm;
-                        const std::int64_t sn0 = n0 + nb * bj / sn, sn1 = n0 + nb * (bj + 1) / sn;
-                        if (sr1 <= sr0 || sn1 <= sn0) continue;
-                        for (std::int64_t c = 0; c < chunks; ++c) {
-                            const std::int64_t k0 = K * c / chunks, k1 = K * (c + 1) / chunks;
-                            const size_t idx = computes.size();
-                            std::vector<std::uint32_t> wait =
-                                idx >= static_cast<size_t>(buffers)
-                                    ? std::vector<std::uint32_t>{computes[idx - static_cast<size_t>(buffers)]}
-                                    : base;
-                            const rect ra = rows_cols(static_cast<double>(sr0) / M, static_cast<double>(sr1) / M,
-                                                      static_cast<double>(k0) / K, static_cast<double>(k1) / K);
-                            rect rb = rows_cols(static_cast<double>(k0) / K, static_cast<double>(k1) / K,
-                                                static_cast<double>(sn0) / N, static_cast<double>(sn1) / N);
-                            if (batch > 1)  // this tile's batches, this K slice of each
-                                rb = rows_cols(ra.y0 + (ra.y1 - ra.y0) * static_cast<double>(k0) / K,
-                                               ra.y0 + (ra.y1 - ra.y0) * static_cast<double>(k1) / K, 0, 1);
-                            std::vector<std::uint32_t> deps;
-                            if (a_in >= 0) {
-                                auto f = fetch(a_in, ra, t, wait, opi);
-                                deps.insert(deps.end(), f.begin(), f.end());
-                            }
-                            if (b_in >= 0) {
-                                auto f = fetch(b_in, rb, t, wait, opi);
-                                deps.insert(deps.end(), f.begin(), f.end());
-                            }
-                            if (c == 0)  // bias and other inputs: this tile's columns
-                                for (size_t x = 2; x < op.inputs.size(); ++x) {
-                                    auto f = fetch(
-                                        op.inputs[x],
-                                        rows_cols(0, 1, static_cast<double>(sn0) / N, static_cast<double>(sn1) / N), t,
-                                        wait, opi);
-                                    deps.insert(deps.end(), f.begin(), f.end());
-                                }
-                            if (last != ~0u) deps.push_back(last);
-                            if (deps.empty()) deps = base;
-                            work w;
-                            w.type = op.compute_type;
-                            w.cls = op.cost.cls;
-                            w.m = sr1 - sr0;
-                            w.n = sn1 - sn0;
-                            w.k = k1 - k0;
-                            w.batch = 1;
-                            w.macs = static_cast<double>(w.m) * static_cast<double>(w.n) * static_cast<double>(w.k);
-                            w.bytes_in = static_cast<double>(w.m * w.k) * eb;
-                            w.bytes_weight = static_cast<double>(w.k * w.n) * eb;
-                            if (c == chunks - 1) {
-                                w.bytes_out = static_cast<double>(w.m * w.n) * eb;
-                                w.vector_ops =
-                                    extra_vector * static_cast<double>(w.m * w.n) / (static_cast<double>(M) * N);
-                            }
-                            last = m_out.prog.add_compute(opi, m_tiles[static_cast<size_t>(t)], m_out.prog.add_work(w),
-                                                          deps);
-                            computes.push_back(last);
-                        }
-                    }
-                m_last[static_cast<size_t>(t)] = {last};
-                parts.emplace_back(t, rows_cols(static_cast<double>(r0) / M, static_cast<double>(r1) / M,
-                                                static_cast<double>(n0) / N, static_cast<double>(n1) / N));
-                done.push_back({last});
             }
-        nlohmann::json d;
-        d["op"] = op.name;
-        d["kind"] = op_kind_name(op.kind);
-        d["tiles"] = pm * pn;
-        d["split"] = std::to_string(pm) + "x" + std::to_string(pn);
-        d["k_chunk"] = kc_used;
-        d["k_chunks"] = chunks_used;
-        d["sub_blocks"] = subblocks_used;
-        for (int t : op.outputs) place_output(t, parts, done, opi, d);
-        m_out.notes.push_back(
-            op.name + ": " + op_kind_name(op.kind) + " " + std::to_string(M) + "x" + std::to_string(N) + "x" +
-            std::to_string(K) + " on " + std::to_string(pm) + "x" + std::to_string(pn) + " tiles" +
-            (m_groups.size() > 1 ? " of '" + m_on->name + "'" : "") + ", K in " + std::to_string(chunks_used) +
-            " chunk(s) of " + std::to_string(kc_used) +
-            (subblocks_used > 1 ? ", " + std::to_string(subblocks_used) + " sub-blocks per tile" : "") + ", output " +
-            d["output"].get<std::string>());
-        return d;
+        return last;
+    }
+
+    /// Emits K chunk c of the sub-block rows [sr0, sr1), columns [sn0, sn1) on tile t: fetches its operands once
+    /// `wait` is done, then computes after them and after the tile's previous compute `last` (~0u: none).
+    std::uint32_t emit_gemm_chunk(const gemm_job& j, int t, const gemm_blocking& bl, std::int64_t sr0, std::int64_t sr1,
+                                  std::int64_t sn0, std::int64_t sn1, std::int64_t c,
+                                  const std::vector<std::uint32_t>& wait, const std::vector<std::uint32_t>& base,
+                                  std::uint32_t last) {
+        const op_node& op = j.op;
+        const std::int64_t M = j.M, N = j.N, K = j.K;
+        const std::int64_t k0 = K * c / bl.chunks, k1 = K * (c + 1) / bl.chunks;
+        const region ra = rows_cols(static_cast<double>(sr0) / M, static_cast<double>(sr1) / M,
+                                    static_cast<double>(k0) / K, static_cast<double>(k1) / K);
+        region rb = rows_cols(static_cast<double>(k0) / K, static_cast<double>(k1) / K, static_cast<double>(sn0) / N,
+                              static_cast<double>(sn1) / N);
+        if (j.batch > 1)  // this tile's batches, this K slice of each
+            rb = rows_cols(ra.y0 + (ra.y1 - ra.y0) * static_cast<double>(k0) / K,
+                           ra.y0 + (ra.y1 - ra.y0) * static_cast<double>(k1) / K, 0, 1);
+        std::vector<std::uint32_t> deps;
+        if (j.a_in >= 0) {
+            auto f = fetch(j.a_in, ra, t, wait, j.opi);
+            deps.insert(deps.end(), f.begin(), f.end());
+        }
+        if (j.b_in >= 0) {
+            auto f = fetch(j.b_in, rb, t, wait, j.opi);
+            deps.insert(deps.end(), f.begin(), f.end());
+        }
+        if (c == 0)  // bias and other inputs: this tile's columns
+            for (size_t x = 2; x < op.inputs.size(); ++x) {
+                auto f =
+                    fetch(op.inputs[x], rows_cols(0, 1, static_cast<double>(sn0) / N, static_cast<double>(sn1) / N), t,
+                          wait, j.opi);
+                deps.insert(deps.end(), f.begin(), f.end());
+            }
+        if (last != ~0u) deps.push_back(last);
+        if (deps.empty()) deps = base;
+        work w;
+        w.type = op.compute_type;
+        w.cls = op.cost.cls;
+        w.m = sr1 - sr0;
+        w.n = sn1 - sn0;
+        w.k = k1 - k0;
+        w.batch = 1;
+        w.macs = static_cast<double>(w.m) * static_cast<double>(w.n) * static_cast<double>(w.k);
+        w.bytes_in = static_cast<double>(w.m * w.k) * j.eb;
+        w.bytes_weight = static_cast<double>(w.k * w.n) * j.eb;
+        if (c == bl.chunks - 1) {
+            w.bytes_out = static_cast<double>(w.m * w.n) * j.eb;
+            w.vector_ops = j.extra_vector * static_cast<double>(w.m * w.n) / (static_cast<double>(M) * N);
+        }
+        return m_out.prog.add_compute(j.opi, m_tiles[static_cast<size_t>(t)], m_out.prog.add_work(w), deps);
     }
 
     nlohmann::json map_even(int o) {
@@ -480,11 +535,11 @@ private:
         const work whole = op.to_work();
         if (whole.macs > 0) m_on->pe->check(whole, "tiles '" + m_on->name + "' of '" + m_plat.title() + "'");
         const int T = static_cast<int>(m_on->tiles.size());
-        std::vector<std::pair<int, rect>> parts;
+        std::vector<std::pair<int, region>> parts;
         std::vector<std::vector<std::uint32_t>> done;
         for (int k = 0; k < T; ++k) {
             const int t = m_on->tiles[static_cast<size_t>(k)];
-            const rect share = rows_cols(static_cast<double>(k) / T, static_cast<double>(k + 1) / T, 0, 1);
+            const region share = rows_cols(static_cast<double>(k) / T, static_cast<double>(k + 1) / T, 0, 1);
             std::vector<std::uint32_t> deps;
             const std::vector<std::uint32_t> base = m_last[static_cast<size_t>(t)];
             for (int in : op.inputs) {
@@ -529,7 +584,7 @@ private:
             const tensor_info& ti = m_g.tensors()[t];
             if (ti.role != tensor_role::output || !m_place[t].resident) continue;
             nlohmann::json d;
-            std::vector<std::pair<int, rect>> parts;
+            std::vector<std::pair<int, region>> parts;
             std::vector<std::vector<std::uint32_t>> done;
             for (const piece& pc : m_place[t].pieces) {
                 parts.emplace_back(pc.tile, pc.area);
@@ -537,7 +592,7 @@ private:
             }
             m_place[t].resident = false;
             const std::uint32_t op = m_out.prog.intern_op(ti.name + ".store");
-            placement& mp = in_memory(static_cast<int>(t));
+            tensor_placement& mp = in_memory(static_cast<int>(t));
             for (size_t i = 0; i < parts.size(); ++i) {
                 endpoint dst = m_mem;
                 dst.address = mp.address;
@@ -555,7 +610,7 @@ private:
 mapping mesh_mapper::map(const workload_graph& g, const platform& plat) const {
     if (m_opt.resident_fraction < 0 || m_opt.resident_fraction >= 1)
         throw input_error("mapper.resident_fraction must be at least 0 and below 1");
-    planner p(g, plat, m_opt);
+    mesh_planner p(g, plat, m_opt);
     return p.run();
 }
 

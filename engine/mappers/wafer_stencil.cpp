@@ -28,13 +28,22 @@ bool is_grid(const tensor_info& t, const std::vector<std::int64_t>& shape) { ret
 
 bool is_scalar(const tensor_info& t) { return t.elements() == 1; }
 
-}  // namespace
+/// The grid and how it sits on the wafer.
+struct stencil_grid {
+    std::vector<std::int64_t> shape;
+    std::int64_t nx = 0, ny = 0, nz = 0;
+    std::int64_t bx = 1, by = 1;  // columns per PE along x and y
+    int gx = 0, gy = 0;           // PEs it occupies along x and y
+    double points = 0;            // grid points per PE
+    dtype type = dtype::fp32;
+    double eb = 4;  // bytes per element
+};
 
-mapping wafer_stencil_mapper::map(const workload_graph& g, const platform& plat) const {
-    const std::string who = "wafer_stencil mapper";
-    const wafer::fabric f = wafer::fabric::find(plat, m_opt.common, who);
-    // The grid: the first 3D tensor.
-    std::vector<std::int64_t> grid;
+/// The grid (the first 3D tensor) and its place on the wafer; throws input_error for a workload that is no
+/// stencil code.
+stencil_grid find_grid(const workload_graph& g, const wafer::fabric& f, const std::string& who) {
+    stencil_grid sg;
+    std::vector<std::int64_t>& grid = sg.shape;
     for (const auto& t : g.tensors())
         if (t.shape.size() == 3) {
             grid = t.shape;
@@ -56,23 +65,28 @@ mapping wafer_stencil_mapper::map(const workload_graph& g, const platform& plat)
             throw input_error(who + ": op '" + op.name + "' is a " + op_kind_name(op.kind) +
                               "; use mapper.impl=wafer_pipeline");
     }
+    sg.nx = nx;
+    sg.ny = ny;
+    sg.nz = nz;
     // Columns per PE: one, or a block when the grid is wider than the wafer.
-    const std::int64_t bx = (nx + f.W - 1) / f.W, by = (ny + f.H - 1) / f.H;
-    const int gx = static_cast<int>((nx + bx - 1) / bx), gy = static_cast<int>((ny + by - 1) / by);
-    const double cols = static_cast<double>(bx * by);
-    const double points = cols * static_cast<double>(nz);
-    const dtype type = [&] {
+    sg.bx = (nx + f.W - 1) / f.W;
+    sg.by = (ny + f.H - 1) / f.H;
+    sg.gx = static_cast<int>((nx + sg.bx - 1) / sg.bx);
+    sg.gy = static_cast<int>((ny + sg.by - 1) / sg.by);
+    const double cols = static_cast<double>(sg.bx * sg.by);
+    sg.points = cols * static_cast<double>(nz);
+    sg.type = [&] {
         for (const auto& t : g.tensors())
             if (t.shape == grid) return t.type;
         return dtype::fp32;
     }();
-    const double eb = dtype_bits(type) / 8.0;
-    const bool diagonals = m_opt.matrix == "diagonals";
+    sg.eb = dtype_bits(sg.type) / 8.0;
+    return sg;
+}
 
-    // SRAM: the grid vectors alive at once (an elementwise update writes over an input it is the last reader of)
-    // and the stored diagonals.
+/// The most grid vectors alive at once (an elementwise update writes over an input it is the last reader of).
+int peak_vectors(const workload_graph& g, const std::vector<std::int64_t>& grid, const std::vector<int>& order) {
     std::vector<int> last_use(g.tensors().size(), -1);
-    const auto order = g.topological_order();
     for (size_t i = 0; i < order.size(); ++i)
         for (int t : g.op(order[i]).inputs) last_use[static_cast<size_t>(t)] = static_cast<int>(i);
     int live = 0, peak = 0;
@@ -101,11 +115,186 @@ mapping wafer_stencil_mapper::map(const workload_graph& g, const platform& plat)
         peak = std::max(peak, live);
         live -= dying;
     }
+    return peak;
+}
+
+/// Emits the solver's ops, in topological order, as lockstep steps on the grid's span and transfers between PEs.
+struct stencil_emitter {
+    const workload_graph& g;
+    const wafer::fabric& f;
+    const stencil_grid& sg;
+    program& prog;
+    wafer_stencil_record& planned;
+    wafer::span all;
+    int chunks, seg;
+    bool diagonals;
+    dtype dot_type;
+    std::vector<std::uint32_t> ready;  // per tensor: the step that made it (~0u: none)
+
+    void emit(const std::vector<int>& order) {
+        for (int o : order) {
+            const op_node& op = g.op(o);
+            if (op.kind == op_kind::shape_only || op.outputs.empty()) continue;
+            const std::uint32_t opi = prog.intern_op(op.name);
+            const std::uint32_t first = static_cast<std::uint32_t>(prog.steps.size());
+            const tensor_info& outt = g.tensor(op.outputs.front());
+            const std::vector<std::uint32_t> base = deps_of(op);
+            std::uint32_t done;
+            if (op.type == "stencil7")
+                done = stencil7(op, opi, first, base);
+            else if (op.type == "dot")
+                done = dot(op, opi, first, base);
+            else if (is_grid(outt, sg.shape))
+                done = vector_update(op, opi, first, base);
+            else
+                done = scalar(op, opi, first, base);
+            for (int t : op.outputs) ready[static_cast<size_t>(t)] = done;
+        }
+    }
+
+private:
+    std::vector<std::uint32_t> deps_of(const op_node& op) const {
+        std::vector<std::uint32_t> d;
+        for (int t : op.inputs)
+            if (ready[static_cast<size_t>(t)] != ~0u) d.push_back(ready[static_cast<size_t>(t)]);
+        return d;
+    }
+    void transfer(std::uint32_t op, int x0, int y0, int x1, int y1, double bytes, const std::vector<std::uint32_t>& d,
+                  std::vector<std::uint32_t>& outv) {
+        if (x0 == x1 && y0 == y1) return;
+        outv.push_back(prog.add_transfer(op, f.pe(x0, y0), f.pe(x1, y1), wafer::whole_bytes(bytes), d));
+    }
+    void record(const std::string& phase, std::uint32_t first) {
+        planned.phases.push_back(
+            wafer_stencil_record::phase_record{phase, first, static_cast<std::uint32_t>(prog.steps.size())});
+    }
+
+    std::uint32_t stencil7(const op_node& op, std::uint32_t opi, std::uint32_t first,
+                           const std::vector<std::uint32_t>& base) {
+        // Halo exchange, z piece by z piece, overlapping the SpMV on the piece before.
+        const double eb = sg.eb, points = sg.points;
+        const std::int64_t bx = sg.bx, by = sg.by, nz = sg.nz;
+        const int gx = sg.gx, gy = sg.gy;
+        const double ew = static_cast<double>(by) * static_cast<double>(nz) / chunks * eb;
+        const double ns = static_cast<double>(bx) * static_cast<double>(nz) / chunks * eb;
+        work w;
+        w.type = op.compute_type;
+        w.cls = op.cost.cls;
+        const double pts = points / chunks;
+        w.macs = 6 * pts;  // 13 FLOPs a point: one multiply and six multiply-adds
+        w.vector_ops = 1 * pts;
+        w.bytes_in =
+            (2 * static_cast<double>(by) + 2 * static_cast<double>(bx)) * static_cast<double>(nz) / chunks * eb;
+        w.bytes_weight = pts * (diagonals ? 16.0 : 9.0) * eb;  // coefficients, own column, accumulators
+        w.bytes_out = pts * 7.0 * eb;
+        const std::uint32_t wi = prog.add_work(w);
+        std::uint32_t prev = ~0u;
+        for (int c = 0; c < chunks; ++c) {
+            std::vector<std::uint32_t> halo;
+            for (int y = 0; y < gy; ++y)
+                for (int a = 0; a < gx - 1; a += seg) {
+                    const int b = std::min(a + seg, gx - 1);
+                    transfer(opi, a, y, b, y, ew, base, halo);
+                    transfer(opi, b, y, a, y, ew, base, halo);
+                }
+            for (int x = 0; x < gx; ++x)
+                for (int a = 0; a < gy - 1; a += seg) {
+                    const int b = std::min(a + seg, gy - 1);
+                    transfer(opi, x, a, x, b, ns, base, halo);
+                    transfer(opi, x, b, x, a, ns, base, halo);
+                }
+            if (c == 0) halo.insert(halo.end(), base.begin(), base.end());
+            if (prev != ~0u) halo.push_back(prev);
+            prev = f.compute_on(prog, opi, all, wi, halo);
+        }
+        record("halo exchange and SpMV", first);
+        return prev;
+    }
+
+    std::uint32_t dot(const op_node& op, std::uint32_t opi, std::uint32_t first,
+                      const std::vector<std::uint32_t>& base) {
+        const double eb = sg.eb, points = sg.points;
+        const int gx = sg.gx, gy = sg.gy, xc = gx / 2, yc = gy / 2;
+        work w;
+        w.type = dot_type;
+        w.cls = op.cost.cls;
+        w.macs = points;
+        w.bytes_weight = 2 * points * eb;
+        const std::uint32_t local = f.compute_on(prog, opi, all, prog.add_work(w), base);
+        record("local vector work", first);
+        const std::uint32_t first_reduce = static_cast<std::uint32_t>(prog.steps.size());
+        const double sb = 4;  // one fp32 partial sum: one wavelet
+        std::vector<std::uint32_t> rows, col, bcast, back;
+        for (int y = 0; y < gy; ++y) {
+            transfer(opi, 0, y, xc, y, sb, {local}, rows);
+            transfer(opi, gx - 1, y, xc, y, sb, {local}, rows);
+        }
+        const std::uint32_t rj = prog.add_delay(opi, 0, rows.empty() ? std::vector<std::uint32_t>{local} : rows);
+        transfer(opi, xc, 0, xc, yc, sb, {rj}, col);
+        transfer(opi, xc, gy - 1, xc, yc, sb, {rj}, col);
+        const std::uint32_t cj = prog.add_delay(opi, 0, col.empty() ? std::vector<std::uint32_t>{rj} : col);
+        transfer(opi, xc, yc, xc, 0, sb, {cj}, bcast);
+        transfer(opi, xc, yc, xc, gy - 1, sb, {cj}, bcast);
+        const std::uint32_t bj = prog.add_delay(opi, 0, bcast.empty() ? std::vector<std::uint32_t>{cj} : bcast);
+        for (int y = 0; y < gy; ++y) {
+            transfer(opi, xc, y, 0, y, sb, {bj}, back);
+            transfer(opi, xc, y, gx - 1, y, sb, {bj}, back);
+        }
+        const std::uint32_t done = prog.add_delay(opi, 0, back.empty() ? std::vector<std::uint32_t>{bj} : back);
+        record("all-reduce", first_reduce);
+        return done;
+    }
+
+    std::uint32_t vector_update(const op_node& op, std::uint32_t opi, std::uint32_t first,
+                                const std::vector<std::uint32_t>& base) {
+        // A vector update: FMAs are multiply-adds, anything else element operations.
+        const double eb = sg.eb, points = sg.points;
+        work w;
+        w.type = op.compute_type;
+        w.cls = op.cost.cls;
+        const double per_point = op.cost.flops / static_cast<double>(sg.nx * sg.ny * sg.nz);
+        w.macs = op.type == "fma" ? points : 0.0;
+        w.vector_ops = std::max(0.0, per_point * points - 2 * w.macs);
+        int grid_inputs = 0;
+        for (int t : op.inputs) grid_inputs += is_grid(g.tensor(t), sg.shape) ? 1 : 0;
+        w.bytes_weight = grid_inputs * points * eb;
+        w.bytes_out = points * eb;
+        const std::uint32_t done = f.compute_on(prog, opi, all, prog.add_work(w), base);
+        record("local vector work", first);
+        return done;
+    }
+
+    std::uint32_t scalar(const op_node& op, std::uint32_t opi, std::uint32_t first,
+                         const std::vector<std::uint32_t>& base) {
+        // A scalar: every PE computes it (after an all-reduce every PE has the operands).
+        work w;
+        w.type = op.compute_type;
+        w.cls = op.cost.cls;
+        w.vector_ops = std::max(1.0, op.cost.flops);
+        const std::uint32_t done = f.compute_on(prog, opi, all, prog.add_work(w), base);
+        record("local vector work", first);
+        return done;
+    }
+};
+
+}  // namespace
+
+mapping wafer_stencil_mapper::map(const workload_graph& g, const platform& plat) const {
+    const std::string who = "wafer_stencil mapper";
+    const wafer::fabric f = wafer::fabric::find(plat, m_opt.common, who);
+    const stencil_grid sg = find_grid(g, f, who);
+    const std::int64_t nx = sg.nx, ny = sg.ny, nz = sg.nz, bx = sg.bx, by = sg.by;
+    const int gx = sg.gx, gy = sg.gy;
+    const bool diagonals = m_opt.matrix == "diagonals";
+
+    // SRAM: the grid vectors alive at once and the stored diagonals.
+    const auto order = g.topological_order();
+    const int peak = peak_vectors(g, sg.shape, order);
     const double vectors = static_cast<double>(peak) + (diagonals ? 7.0 : 0.0);
-    const double per_pe = vectors * points * eb;
+    const double per_pe = vectors * sg.points * sg.eb;
     if (per_pe > f.usable)
         throw input_error(who + ": the " + std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz) +
-                          " grid needs " + format_number(vectors, 3) + " vectors of " + format_number(points, 6) +
+                          " grid needs " + format_number(vectors, 3) + " vectors of " + format_number(sg.points, 6) +
                           " points (" +
                           std::string(diagonals ? "solver vectors and 7 stored diagonals" : "solver vectors") +
                           ") = " + format_bytes(per_pe) + " per PE; a PE has " + format_bytes(f.usable) +
@@ -122,121 +311,10 @@ mapping wafer_stencil_mapper::map(const workload_graph& g, const platform& plat)
     out.record = planned;
     const int chunks = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(m_opt.common.chunks, nz)));
     const int seg = static_cast<int>(m_opt.segment);
-    std::vector<std::uint32_t> ready(g.tensors().size(), ~0u);
-    auto deps_of = [&](const op_node& op) {
-        std::vector<std::uint32_t> d;
-        for (int t : op.inputs)
-            if (ready[static_cast<size_t>(t)] != ~0u) d.push_back(ready[static_cast<size_t>(t)]);
-        return d;
-    };
-    auto transfer = [&](std::uint32_t op, int x0, int y0, int x1, int y1, double bytes,
-                        const std::vector<std::uint32_t>& d, std::vector<std::uint32_t>& outv) {
-        if (x0 == x1 && y0 == y1) return;
-        outv.push_back(prog.add_transfer(op, f.pe(x0, y0), f.pe(x1, y1), wafer::whole_bytes(bytes), d));
-    };
-    auto record = [&](const std::string& phase, std::uint32_t first) {
-        planned->phases.push_back(
-            wafer_stencil_record::phase_record{phase, first, static_cast<std::uint32_t>(prog.steps.size())});
-    };
-    const dtype dot_type = m_opt.dot_precision == "fp32" ? dtype::fp32 : type;
-    const int xc = gx / 2, yc = gy / 2;
-    for (int o : order) {
-        const op_node& op = g.op(o);
-        if (op.kind == op_kind::shape_only || op.outputs.empty()) continue;
-        const std::uint32_t opi = prog.intern_op(op.name);
-        const std::uint32_t first = static_cast<std::uint32_t>(prog.steps.size());
-        const tensor_info& outt = g.tensor(op.outputs.front());
-        const std::vector<std::uint32_t> base = deps_of(op);
-        std::uint32_t done;
-        if (op.type == "stencil7") {
-            // Halo exchange, z piece by z piece, overlapping the SpMV on the piece before.
-            const double ew = static_cast<double>(by) * static_cast<double>(nz) / chunks * eb;
-            const double ns = static_cast<double>(bx) * static_cast<double>(nz) / chunks * eb;
-            work w;
-            w.type = op.compute_type;
-            w.cls = op.cost.cls;
-            const double pts = points / chunks;
-            w.macs = 6 * pts;  // 13 FLOPs a point: one multiply and six multiply-adds
-            w.vector_ops = 1 * pts;
-            w.bytes_in =
-                (2 * static_cast<double>(by) + 2 * static_cast<double>(bx)) * static_cast<double>(nz) / chunks * eb;
-            w.bytes_weight = pts * (diagonals ? 16.0 : 9.0) * eb;  // coefficients, own column, accumulators
-            w.bytes_out = pts * 7.0 * eb;
-            const std::uint32_t wi = prog.add_work(w);
-            std::uint32_t prev = ~0u;
-            for (int c = 0; c < chunks; ++c) {
-                std::vector<std::uint32_t> halo;
-                for (int y = 0; y < gy; ++y)
-                    for (int a = 0; a < gx - 1; a += seg) {
-                        const int b = std::min(a + seg, gx - 1);
-                        transfer(opi, a, y, b, y, ew, base, halo);
-                        transfer(opi, b, y, a, y, ew, base, halo);
-                    }
-                for (int x = 0; x < gx; ++x)
-                    for (int a = 0; a < gy - 1; a += seg) {
-                        const int b = std::min(a + seg, gy - 1);
-                        transfer(opi, x, a, x, b, ns, base, halo);
-                        transfer(opi, x, b, x, a, ns, base, halo);
-                    }
-                if (c == 0) halo.insert(halo.end(), base.begin(), base.end());
-                if (prev != ~0u) halo.push_back(prev);
-                prev = f.compute_on(prog, opi, all, wi, halo);
-            }
-            done = prev;
-            record("halo exchange and SpMV", first);
-        } else if (op.type == "dot") {
-            work w;
-            w.type = dot_type;
-            w.cls = op.cost.cls;
-            w.macs = points;
-            w.bytes_weight = 2 * points * eb;
-            const std::uint32_t local = f.compute_on(prog, opi, all, prog.add_work(w), base);
-            record("local vector work", first);
-            const std::uint32_t first_reduce = static_cast<std::uint32_t>(prog.steps.size());
-            const double sb = 4;  // one fp32 partial sum: one wavelet
-            std::vector<std::uint32_t> rows, col, bcast, back;
-            for (int y = 0; y < gy; ++y) {
-                transfer(opi, 0, y, xc, y, sb, {local}, rows);
-                transfer(opi, gx - 1, y, xc, y, sb, {local}, rows);
-            }
-            const std::uint32_t rj = prog.add_delay(opi, 0, rows.empty() ? std::vector<std::uint32_t>{local} : rows);
-            transfer(opi, xc, 0, xc, yc, sb, {rj}, col);
-            transfer(opi, xc, gy - 1, xc, yc, sb, {rj}, col);
-            const std::uint32_t cj = prog.add_delay(opi, 0, col.empty() ? std::vector<std::uint32_t>{rj} : col);
-            transfer(opi, xc, yc, xc, 0, sb, {cj}, bcast);
-            transfer(opi, xc, yc, xc, gy - 1, sb, {cj}, bcast);
-            const std::uint32_t bj = prog.add_delay(opi, 0, bcast.empty() ? std::vector<std::uint32_t>{cj} : bcast);
-            for (int y = 0; y < gy; ++y) {
-                transfer(opi, xc, y, 0, y, sb, {bj}, back);
-                transfer(opi, xc, y, gx - 1, y, sb, {bj}, back);
-            }
-            done = prog.add_delay(opi, 0, back.empty() ? std::vector<std::uint32_t>{bj} : back);
-            record("all-reduce", first_reduce);
-        } else if (is_grid(outt, grid)) {
-            // A vector update: FMAs are multiply-adds, anything else element operations.
-            work w;
-            w.type = op.compute_type;
-            w.cls = op.cost.cls;
-            const double per_point = op.cost.flops / static_cast<double>(nx * ny * nz);
-            w.macs = op.type == "fma" ? points : 0.0;
-            w.vector_ops = std::max(0.0, per_point * points - 2 * w.macs);
-            int grid_inputs = 0;
-            for (int t : op.inputs) grid_inputs += is_grid(g.tensor(t), grid) ? 1 : 0;
-            w.bytes_weight = grid_inputs * points * eb;
-            w.bytes_out = points * eb;
-            done = f.compute_on(prog, opi, all, prog.add_work(w), base);
-            record("local vector work", first);
-        } else {
-            // A scalar: every PE computes it (after an all-reduce every PE has the operands).
-            work w;
-            w.type = op.compute_type;
-            w.cls = op.cost.cls;
-            w.vector_ops = std::max(1.0, op.cost.flops);
-            done = f.compute_on(prog, opi, all, prog.add_work(w), base);
-            record("local vector work", first);
-        }
-        for (int t : op.outputs) ready[static_cast<size_t>(t)] = done;
-    }
+    const dtype dot_type = m_opt.dot_precision == "fp32" ? dtype::fp32 : sg.type;
+    stencil_emitter em{g, f, sg, prog, *planned, all, chunks, seg, diagonals, dot_type, {}};
+    em.ready.assign(g.tensors().size(), ~0u);
+    em.emit(order);
     const auto it = g.parameters.find("iterations");
     planned->iterations = it != g.parameters.end() ? std::max<std::int64_t>(1, std::atoll(it->second.c_str())) : 1;
     out.samples = 1;
@@ -261,7 +339,7 @@ mapping wafer_stencil_mapper::map(const workload_graph& g, const platform& plat)
         " of " + format_bytes(static_cast<double>(f.pe_array->capacity_bytes())) + " per PE");
     out.notes.push_back("halo exchange in " + std::to_string(chunks) + " z pieces over " + std::to_string(seg) +
                         "-hop segments; dot products all-reduce through the middle row and column" +
-                        (dot_type != type ? std::string(" and accumulate in fp32") : std::string()));
+                        (dot_type != sg.type ? std::string(" and accumulate in fp32") : std::string()));
     return out;
 }
 

@@ -72,7 +72,7 @@ std::string index_error(const std::string& path, const std::string& expr, const 
     return message;
 }
 
-std::string shape_str(const std::vector<int>& c) {
+std::string grid_shape_str(const std::vector<int>& c) {
     std::string s;
     for (size_t i = 0; i < c.size(); ++i) s += (i ? " x " : "") + std::to_string(c[i]);
     return s;
@@ -503,7 +503,7 @@ std::optional<platform::chip_side> platform::parse_chip_side(const std::string& 
     if (s.idx.size() != g->shape.size())
         throw input_error("'" + text + "': chip '" + g->name + "' is " +
                               (g->shape.empty() ? std::string("a single chip; name it without an index")
-                                                : "a " + shape_str(g->shape) + " grid of chips; index it with " +
+                                                : "a " + grid_shape_str(g->shape) + " grid of chips; index it with " +
                                                       std::to_string(g->shape.size()) + " values, e.g. " + g->name +
                                                       "[" + join(g->dims) + "]"),
                           where);
@@ -522,7 +522,7 @@ const platform& platform::chip_at(const chip_side& s, const std::vector<int>& id
     for (size_t i = 0; i < idx.size(); ++i) {
         if (idx[i] < 0 || idx[i] >= s.g->shape[i])
             throw input_error("'" + text + "': " + s.g->name + coords_str(idx) + " is outside its " +
-                                  shape_str(s.g->shape) + " grid of chips",
+                                  grid_shape_str(s.g->shape) + " grid of chips",
                               where);
         flat += idx[i] * stride;
         stride *= s.g->shape[i];
@@ -668,7 +668,7 @@ void platform::connect(const std::string& text, const source_location& where) {
         d.rep_idx = rep ? d.s.replica_idx : std::vector<std::string>{};
         d.unit_idx = rep ? d.s.unit_idx : d.s.replica_idx;
         if (rep && d.rep_idx.size() != d.g->shape.size())
-            throw input_error("connection '" + text + "': '" + d.s.name + "' is a " + shape_str(d.g->shape) +
+            throw input_error("connection '" + text + "': '" + d.s.name + "' is a " + grid_shape_str(d.g->shape) +
                                   " grid; index it with " + std::to_string(d.g->shape.size()) + " values, e.g. " +
                                   d.s.name + "[" + join(d.g->dims) + "]",
                               where);
@@ -682,7 +682,7 @@ void platform::connect(const std::string& text, const source_location& where) {
     const std::vector<int> l_units = left.plat->comp(left.g->ids.front()).unit_shape();
     if (!left.unit_idx.empty() && left.unit_idx.size() != l_units.size())
         throw input_error("connection '" + text + "': '" + left.s.name + "' has " +
-                              (l_units.empty() ? std::string("a single unit") : shape_str(l_units) + " units") +
+                              (l_units.empty() ? std::string("a single unit") : grid_shape_str(l_units) + " units") +
                               "; its unit index needs " + std::to_string(l_units.size()) + " values",
                           where);
 
@@ -701,7 +701,7 @@ void platform::connect(const std::string& text, const source_location& where) {
         for (size_t i = 0; i < ri.size(); ++i) {
             if (ri[i] < 0 || ri[i] >= g.shape[i])
                 throw input_error("connection '" + text + "': " + d.s.name + coords_str(ri) + " is outside its " +
-                                      shape_str(g.shape) + " grid",
+                                      grid_shape_str(g.shape) + " grid",
                                   where);
             flat += ri[i] * stride;
             stride *= g.shape[i];
@@ -721,7 +721,7 @@ void platform::connect(const std::string& text, const source_location& where) {
             lunit = lcomp.unit_at(ui);
             if (lunit < 0)
                 throw input_error("connection '" + text + "': unit " + coords_str(ui) + " is outside " + left.s.name +
-                                      "'s " + shape_str(l_units) + " units",
+                                      "'s " + grid_shape_str(l_units) + " units",
                                   where);
         }
         // Right: a network port.
@@ -739,7 +739,7 @@ void platform::connect(const std::string& text, const source_location& where) {
         const int port = rnet.unit_at(pi);
         if (port < 0)
             throw input_error("connection '" + text + "': port " + coords_str(pi) + " is outside " + right.s.name +
-                                  "'s " + shape_str(rnet.port_shape()) + " ports",
+                                  "'s " + grid_shape_str(rnet.port_shape()) + " ports",
                               where);
         const attach_point ap{rc, static_cast<std::uint32_t>(port)};
         if (lcomp.has_role(component::role::interconnect)) {
@@ -873,7 +873,7 @@ endpoint platform::resolve(const std::string& path, const source_location& where
     std::vector<std::string> unit_idx = s.replica_idx;
     if (!g->shape.empty()) {
         if (s.replica_idx.size() != g->shape.size())
-            throw input_error("'" + path + "': '" + g->name + "' is a " + shape_str(g->shape) +
+            throw input_error("'" + path + "': '" + g->name + "' is a " + grid_shape_str(g->shape) +
                                   " grid; name one, e.g. " + g->name + "[" +
                                   std::string(g->shape.size() == 2 ? "0,0" : "0") + "]",
                               where);
@@ -881,8 +881,8 @@ endpoint platform::resolve(const std::string& path, const source_location& where
         long long flat = 0, stride = 1;
         for (size_t i = 0; i < ri.size(); ++i) {
             if (ri[i] < 0 || ri[i] >= g->shape[i])
-                throw input_error("'" + path + "': outside the " + shape_str(g->shape) + " grid of '" + g->name + "'",
-                                  where);
+                throw input_error(
+                    "'" + path + "': outside the " + grid_shape_str(g->shape) + " grid of '" + g->name + "'", where);
             flat += ri[i] * stride;
             stride *= g->shape[i];
         }
@@ -916,12 +916,13 @@ endpoint platform::resolve(const std::string& path, const source_location& where
         ep.unit = c->unit_at(ui);
         if (ep.unit < 0)
             throw input_error("'" + path + "': unit " + coords_str(ui) + " is outside " + c->path() + "'s " +
-                                  (shape.empty() ? std::string("single unit") : shape_str(shape) + " units"),
+                                  (shape.empty() ? std::string("single unit") : grid_shape_str(shape) + " units"),
                               where);
     } else if (!shape.empty() && c->unit_count() > 1) {
         if (!c->has_role(component::role::memory) || c->has_role(component::role::compute))
-            throw input_error("'" + path + "': " + c->path() + " has " + shape_str(shape) + " units; name one, e.g. " +
-                                  s.name + "[" + std::string(shape.size() == 2 ? "0,0" : "0") + "]",
+            throw input_error("'" + path + "': " + c->path() + " has " + grid_shape_str(shape) +
+                                  " units; name one, e.g. " + s.name + "[" +
+                                  std::string(shape.size() == 2 ? "0,0" : "0") + "]",
                               where);
         ep.unit = -1;  // a memory spread over its units by address
     }

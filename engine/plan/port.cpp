@@ -265,19 +265,24 @@ std::vector<std::string> parallel_plan_needed(const port_options& o, const workl
     return lines;
 }
 
-}  // namespace
-
-int port_report(const port_options& o, std::ostream& os) {
+/// The --set overrides of the model's parameters (workload.NAME=VALUE), by NAME.
+std::map<std::string, std::string> model_overrides(const port_options& o) {
     std::map<std::string, std::string> overrides;
     for (const auto& s : o.sets) {
         const auto [k, v] = split_set(s);
         if (k.rfind("workload.", 0) == 0) overrides[k.substr(9)] = v;
     }
-    const workload_graph g = load_workload(o.model, overrides);
-    int blockers = 0;
-    os << "tessel port: " << o.model << " on " << o.platform_arg << "\n";
+    return overrides;
+}
 
-    // Op types, and the ones tessel does not model (their bytes only, no arithmetic).
+/// The model's precision parameter (fp16 when it names none).
+std::string precision_of(const workload_graph& g) {
+    return g.parameters.count("precision") ? g.parameters.at("precision") : std::string("fp16");
+}
+
+/// Prints the model's op types, the ones tessel does not model (their bytes only, no arithmetic), and its size;
+/// returns the op types tessel does not model, with their op counts.
+std::map<std::string, int> print_model(const workload_graph& g, const std::string& prec, std::ostream& os) {
     std::map<std::string, int> types, unknown;
     for (const op_node& op : g.ops()) {
         types[type_of(op)] += 1;
@@ -294,9 +299,169 @@ int port_report(const port_options& o, std::ostream& os) {
         os << "\n";
     }
     const auto total = g.total();
-    const auto prec = g.parameters.count("precision") ? g.parameters.at("precision") : std::string("fp16");
     os << "model      " << format_number(g.parameter_count() / 1e6, 4) << " M parameters, "
        << format_number(total.flops / 1e9, 4) << " GFLOP per run, precision " << prec << "\n";
+    return unknown;
+}
+
+/// Each op's span in the run's schedule (its first step's start to its last step's end) in seconds, with the op's
+/// name, in op order; ops that took no time are left out.
+std::vector<std::pair<double, std::string>> op_spans(const session& s) {
+    const program& p = s.prog();
+    const executor::result& r = s.result();
+    std::vector<std::pair<tick, tick>> span(p.op_names.size(), {max_tick, 0});
+    for (size_t i = 0; i < p.steps.size() && i < r.step_start.size(); ++i) {
+        auto& [a, b] = span[p.steps[i].op];
+        a = std::min(a, r.step_start[i]);
+        b = std::max(b, r.step_end[i]);
+    }
+    std::vector<std::pair<double, std::string>> by_time;
+    for (size_t op = 0; op < span.size(); ++op)
+        if (span[op].second > span[op].first)
+            by_time.emplace_back(ticks_to_seconds(span[op].second - span[op].first), p.op_names[op]);
+    return by_time;
+}
+
+/// Prints the five ops with the longest spans (op_spans), with their share of the run.
+void print_longest_ops(std::vector<std::pair<double, std::string>> by_time, double sim_seconds, std::ostream& os) {
+    std::stable_sort(by_time.begin(), by_time.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    os << "time       longest ops (first step to last, share of the run):";
+    for (size_t k = 0; k < by_time.size() && k < 5; ++k)
+        os << (k ? "," : "") << " " << by_time[k].second << " "
+           << format_number(100 * by_time[k].first / sim_seconds, 3) << "%";
+    os << "\n";
+}
+
+/// Prints how much of the chip's memory the model's weights and state take, and the run's notes worth reading.
+void print_fit_and_notes(const workload_graph& g, const platform& plat, const run_summary& sum, std::ostream& os) {
+    const double capacity = model_memory(plat), resident = resident_bytes(g);
+    if (capacity > 0)
+        os << "fit        yes: weights and state " << format_bytes(resident) << " of " << format_bytes(capacity) << " ("
+           << percent(resident / capacity) << ")\n";
+    for (const auto& n : sum.notes)
+        // Warnings, fallbacks, and data types the chip substitutes ("fp16 ops run in bf16").
+        if (n.rfind("warning:", 0) == 0 || n.find("fallback") != std::string::npos ||
+            n.find("instead") != std::string::npos || n.find(" ops run in ") != std::string::npos)
+            os << "note       " << n << "\n";
+}
+
+/// Ops the device's compiler does not take ran on the host: their share of the run, and the run measured with
+/// them on the device.
+std::string host_fallback_suggestion(const port_options& o, const workload_graph& g,
+                                     const std::map<std::string, double>& span_of,
+                                     const std::set<std::string>& host_types, const std::string& host_list,
+                                     const run_summary& sum) {
+    double spans = 0;
+    for (const op_node& op : g.ops())
+        if (span_of.count(op.name) && host_types.count(type_of(op))) spans += span_of.at(op.name);
+    return "the ops that fall back to the host (" + host_list + ") take " + percent(spans / sum.sim_seconds) +
+           " of the run; with them on the device: " +
+           effect(run_variant(o, with(o, "mapper.host_ops=none")), sum.throughput()) +
+           " (replace them with ops the compiler takes, or write a custom kernel)";
+}
+
+/// Far from peak: what a larger batch and fusion would do, measured.
+std::string far_from_peak_suggestion(const port_options& o, const workload_graph& g, const run_summary& sum) {
+    std::string tried;
+    const auto batch = g.parameters.find("batch");
+    if (batch != g.parameters.end()) {
+        const std::string b8 = std::to_string(8 * std::max<long long>(1, std::atoll(batch->second.c_str())));
+        tried += "; at batch " + b8 + ": " + effect(run_variant(o, with(o, "workload.batch=" + b8)), sum.throughput());
+    }
+    const auto fuse = g.parameters.find("fuse");
+    if (fuse != g.parameters.end() && fuse->second == "false")
+        tried += "; fused: " + effect(run_variant(o, with(o, "workload.fuse=true")), sum.throughput());
+    return "the run reaches under 5% of peak (bound by " + sum.bound_by +
+           "): a larger batch (--set workload.batch=N) or fusion (--set workload.fuse=true) usually helps first" +
+           tried;
+}
+
+/// An op tessel does not model costs its traffic only: how much of the run the `n` ops of type `t` span (a lower
+/// bound on their real cost).
+std::string unmodelled_suggestion(const workload_graph& g, const std::string& t, int n,
+                                  const std::map<std::string, double>& span_of, double sim_seconds) {
+    double spans = 0;
+    for (const op_node& op : g.ops())
+        if (type_of(op) == t && span_of.count(op.name)) spans += span_of.at(op.name);
+    return replacement(t, n) + "; as memory traffic alone it spans " + percent(spans / sim_seconds) +
+           " of the run, a lower bound on its real cost";
+}
+
+/// Runs the model in session `s` and prints what the run shows: its time, the cost by op type, the longest ops,
+/// the fit and the notes; adds what to change to `suggestions`. `by_type` holds the cost by op type once known.
+void report_run(const port_options& o, const workload_graph& g, session& s, const std::map<std::string, int>& unknown,
+                std::map<std::string, type_row>& by_type, std::vector<std::string>& suggestions, std::ostream& os) {
+    const run_summary sum = s.run();
+    os << "runs       yes: " << format_time(sum.sim_seconds) << " per run, " << format_throughput(sum.throughput())
+       << " samples/s, " << format_number(sum.peak_flops > 0 ? 100 * sum.achieved_flops() / sum.peak_flops : 0, 3)
+       << "% of peak, bound by " << sum.bound_by << "\n";
+    by_type = cost_by_type(g, s);
+    const auto [host_types, host_list] = host_fallback(sum.notes);
+    for (const auto& t : host_types)
+        if (by_type.count(t)) by_type[t].host = true;
+    print_cost_by_type(by_type, os);
+    // Where the time goes: each op's span in the schedule (first step's start to last step's end).
+    const std::vector<std::pair<double, std::string>> by_time = op_spans(s);
+    std::map<std::string, double> span_of;  // op name -> seconds
+    for (const auto& [secs, name] : by_time) span_of[name] = secs;
+    print_longest_ops(by_time, sum.sim_seconds, os);
+    print_fit_and_notes(g, s.plat(), sum, os);
+    if (!host_types.empty()) suggestions.push_back(host_fallback_suggestion(o, g, span_of, host_types, host_list, sum));
+    if (sum.peak_flops > 0 && sum.achieved_flops() / sum.peak_flops < 0.05 && sum.throughput() > 0)
+        suggestions.push_back(far_from_peak_suggestion(o, g, sum));
+    for (const auto& [t, n] : unknown) suggestions.push_back(unmodelled_suggestion(g, t, n, span_of, sum.sim_seconds));
+}
+
+/// A model that does not fit one chip: prints the split over a system it needs (when the failed run `run` loaded
+/// the platform) and adds what to change to `suggestions`.
+void report_no_fit(const port_options& o, const workload_graph& g, const session* run,
+                   const std::map<std::string, std::string>& overrides, std::vector<std::string>& suggestions,
+                   std::ostream& os) {
+    suggestions.emplace_back(std::string("the model does not fit one chip: split it over a system (") +
+                             (is_training_step(g) ? "tessel plan, docs/plan.md" : "a parallel plan, as above") +
+                             "), or lower its precision or size");
+    const double capacity = run && run->loaded() ? model_memory(run->plat()) : 0;
+    if (capacity > 0) {
+        const auto lines = parallel_plan_needed(o, g, run->plat(), overrides, capacity);
+        for (size_t i = 0; i < lines.size(); ++i) os << (i ? "fit        " : "fit        no: ") << lines[i] << "\n";
+    }
+}
+
+/// The chip lacks the model's data type (`prec`): measure which data types the chip does run.
+std::string data_type_suggestion(const port_options& o, const std::string& prec) {
+    std::string runs;
+    for (const char* dt : {"bf16", "fp16", "int8", "fp32"}) {
+        if (prec == dt) continue;
+        const variant v = run_variant(o, with(o, std::string("workload.precision=") + dt));
+        if (v.ok) runs += std::string(runs.empty() ? "" : ", ") + dt + " " + format_time(v.seconds) + " per run";
+    }
+    return "the chip lacks the model's data type: try --set workload.precision=fp16, bf16 or int8" +
+           (runs.empty() ? std::string(" (none of them runs either)") : "; measured: " + runs);
+}
+
+/// A run that failed in mapping with message `m` is the blocker: prints it, and adds what a model that does not fit
+/// or a data type the chip lacks needs to `suggestions`. `run` is the session that failed (null if never made).
+void report_blocker(const port_options& o, const workload_graph& g, const session* run,
+                    const std::map<std::string, std::string>& overrides, const std::string& prec, const std::string& m,
+                    std::vector<std::string>& suggestions, std::ostream& os) {
+    os << "runs       no: " << m << "\n";
+    const bool no_fit = m.find("fit") != std::string::npos || m.find("capacity") != std::string::npos ||
+                        m.find("memory") != std::string::npos;
+    if (no_fit) report_no_fit(o, g, run, overrides, suggestions, os);
+    if (m.find("cannot compute in") != std::string::npos || m.find("rate for") != std::string::npos ||
+        m.find("workload.precision") != std::string::npos)
+        suggestions.push_back(data_type_suggestion(o, prec));
+}
+
+}  // namespace
+
+int port_report(const port_options& o, std::ostream& os) {
+    const std::map<std::string, std::string> overrides = model_overrides(o);
+    const workload_graph g = load_workload(o.model, overrides);
+    int blockers = 0;
+    os << "tessel port: " << o.model << " on " << o.platform_arg << "\n";
+    const std::string prec = precision_of(g);
+    const std::map<std::string, int> unknown = print_model(g, prec, os);
 
     // Map and simulate it as tessel run would.
     session_options so;
@@ -309,113 +474,10 @@ int port_report(const port_options& o, std::ostream& os) {
     std::unique_ptr<session> run;
     try {
         run = std::make_unique<session>(so);
-        session& s = *run;
-        const run_summary sum = s.run();
-        os << "runs       yes: " << format_time(sum.sim_seconds) << " per run, " << format_throughput(sum.throughput())
-           << " samples/s, " << format_number(sum.peak_flops > 0 ? 100 * sum.achieved_flops() / sum.peak_flops : 0, 3)
-           << "% of peak, bound by " << sum.bound_by << "\n";
-        by_type = cost_by_type(g, s);
-        const auto [host_types, host_list] = host_fallback(sum.notes);
-        for (const auto& t : host_types)
-            if (by_type.count(t)) by_type[t].host = true;
-        print_cost_by_type(by_type, os);
-        // Where the time goes: each op's span in the schedule (first step's start to last step's end).
-        const program& p = s.prog();
-        const executor::result& r = s.result();
-        std::vector<std::pair<tick, tick>> span(p.op_names.size(), {max_tick, 0});
-        for (size_t i = 0; i < p.steps.size() && i < r.step_start.size(); ++i) {
-            auto& [a, b] = span[p.steps[i].op];
-            a = std::min(a, r.step_start[i]);
-            b = std::max(b, r.step_end[i]);
-        }
-        std::vector<std::pair<double, std::string>> by_time;
-        for (size_t op = 0; op < span.size(); ++op)
-            if (span[op].second > span[op].first)
-                by_time.emplace_back(ticks_to_seconds(span[op].second - span[op].first), p.op_names[op]);
-        std::map<std::string, double> span_of;  // op name -> seconds
-        for (const auto& [secs, name] : by_time) span_of[name] = secs;
-        std::stable_sort(by_time.begin(), by_time.end(),
-                         [](const auto& a, const auto& b) { return a.first > b.first; });
-        os << "time       longest ops (first step to last, share of the run):";
-        for (size_t k = 0; k < by_time.size() && k < 5; ++k)
-            os << (k ? "," : "") << " " << by_time[k].second << " "
-               << format_number(100 * by_time[k].first / sum.sim_seconds, 3) << "%";
-        os << "\n";
-        const double capacity = model_memory(s.plat()), resident = resident_bytes(g);
-        if (capacity > 0)
-            os << "fit        yes: weights and state " << format_bytes(resident) << " of " << format_bytes(capacity)
-               << " (" << percent(resident / capacity) << ")\n";
-        for (const auto& n : sum.notes)
-            // Warnings, fallbacks, and data types the chip substitutes ("fp16 ops run in bf16").
-            if (n.rfind("warning:", 0) == 0 || n.find("fallback") != std::string::npos ||
-                n.find("instead") != std::string::npos || n.find(" ops run in ") != std::string::npos)
-                os << "note       " << n << "\n";
-        // Ops the device's compiler does not take ran on the host: measure the run with them on the device.
-        if (!host_types.empty()) {
-            double spans = 0;
-            for (const op_node& op : g.ops())
-                if (span_of.count(op.name) && host_types.count(type_of(op))) spans += span_of[op.name];
-            suggestions.push_back("the ops that fall back to the host (" + host_list + ") take " +
-                                  percent(spans / sum.sim_seconds) + " of the run; with them on the device: " +
-                                  effect(run_variant(o, with(o, "mapper.host_ops=none")), sum.throughput()) +
-                                  " (replace them with ops the compiler takes, or write a custom kernel)");
-        }
-        // Far from peak: measure what a larger batch and fusion would do.
-        if (sum.peak_flops > 0 && sum.achieved_flops() / sum.peak_flops < 0.05 && sum.throughput() > 0) {
-            std::string tried;
-            const auto batch = g.parameters.find("batch");
-            if (batch != g.parameters.end()) {
-                const std::string b8 = std::to_string(8 * std::max<long long>(1, std::atoll(batch->second.c_str())));
-                tried += "; at batch " + b8 + ": " +
-                         effect(run_variant(o, with(o, "workload.batch=" + b8)), sum.throughput());
-            }
-            const auto fuse = g.parameters.find("fuse");
-            if (fuse != g.parameters.end() && fuse->second == "false")
-                tried += "; fused: " + effect(run_variant(o, with(o, "workload.fuse=true")), sum.throughput());
-            suggestions.push_back(
-                "the run reaches under 5% of peak (bound by " + sum.bound_by +
-                "): a larger batch (--set workload.batch=N) or fusion (--set workload.fuse=true) usually helps first" +
-                tried);
-        }
-        // An op tessel does not model costs its traffic only: say how much of the run that is (a lower bound).
-        for (const auto& [t, n] : unknown) {
-            double spans = 0;
-            for (const op_node& op : g.ops())
-                if (type_of(op) == t && span_of.count(op.name)) spans += span_of[op.name];
-            suggestions.push_back(replacement(t, n) + "; as memory traffic alone it spans " +
-                                  percent(spans / sum.sim_seconds) + " of the run, a lower bound on its real cost");
-        }
+        report_run(o, g, *run, unknown, by_type, suggestions, os);
     } catch (const input_error& e) {
         ++blockers;
-        os << "runs       no: " << e.what() << "\n";
-        const std::string m = e.what();
-        const bool no_fit = m.find("fit") != std::string::npos || m.find("capacity") != std::string::npos ||
-                            m.find("memory") != std::string::npos;
-        if (no_fit) {
-            suggestions.emplace_back(std::string("the model does not fit one chip: split it over a system (") +
-                                     (is_training_step(g) ? "tessel plan, docs/plan.md" : "a parallel plan, as above") +
-                                     "), or lower its precision or size");
-            const double capacity = run && run->loaded() ? model_memory(run->plat()) : 0;
-            if (capacity > 0) {
-                const auto lines = parallel_plan_needed(o, g, run->plat(), overrides, capacity);
-                for (size_t i = 0; i < lines.size(); ++i)
-                    os << (i ? "fit        " : "fit        no: ") << lines[i] << "\n";
-            }
-        }
-        if (m.find("cannot compute in") != std::string::npos || m.find("rate for") != std::string::npos ||
-            m.find("workload.precision") != std::string::npos) {
-            // Measure which data types the chip does run.
-            std::string runs;
-            for (const char* dt : {"bf16", "fp16", "int8", "fp32"}) {
-                if (prec == dt) continue;
-                const variant v = run_variant(o, with(o, std::string("workload.precision=") + dt));
-                if (v.ok)
-                    runs += std::string(runs.empty() ? "" : ", ") + dt + " " + format_time(v.seconds) + " per run";
-            }
-            suggestions.push_back(
-                "the chip lacks the model's data type: try --set workload.precision=fp16, bf16 or int8" +
-                (runs.empty() ? std::string(" (none of them runs either)") : "; measured: " + runs));
-        }
+        report_blocker(o, g, run.get(), overrides, prec, e.what(), suggestions, os);
     }
     for (const auto& [t, n] : unknown)
         if (by_type.empty()) suggestions.push_back(replacement(t, n));

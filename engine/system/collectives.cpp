@@ -9,6 +9,14 @@
 
 namespace tessel {
 
+// One transfer of a schedule: bytes from `from`'s buffer at off_from to `to`'s buffer at off_to. Not in the
+// anonymous namespace: collective_schedules::plan (declared in the header) holds rounds of them.
+struct xfer {
+    int from, to;
+    std::uint64_t off_from, off_to, bytes;
+};
+using rounds = std::vector<std::vector<xfer>>;
+
 namespace {
 
 const std::vector<std::pair<collective_kind, const char*>> kind_names = {
@@ -31,13 +39,6 @@ E parse_name(const std::vector<std::pair<E, const char*>>& table, const std::str
     }
     fail("unknown " + std::string(what) + " '" + text + "'" + did_you_mean(text, known) + "; known: " + join(known));
 }
-
-// One transfer of a schedule: bytes from `from`'s buffer at off_from to `to`'s buffer at off_to.
-struct xfer {
-    int from, to;
-    std::uint64_t off_from, off_to, bytes;
-};
-using rounds = std::vector<std::vector<xfer>>;
 
 // Piece p of n of a region [off, off + size): the same cut on every rank.
 std::uint64_t cut(std::uint64_t size, std::uint64_t p, std::uint64_t n) {

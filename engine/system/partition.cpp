@@ -238,7 +238,29 @@ private:
         return sum;
     }
 
+    /// What build works on for one chunk: its ops by phase, the weights they read, the recomputation choice and
+    /// the optimizer update of each weight.
+    struct chunk_work {
+        std::vector<int> fwd, bwd, opt;
+        std::set<int> weights;
+        std::set<int> block_inputs_kept;          // full recomputation: what each block keeps
+        std::vector<int> recomputed;              // forward ops re-run in the backward pass
+        std::map<int, const op_node*> update_of;  // weight -> its optimizer update
+    };
+
     void build(int c, chunk_partition& p) {
+        set_chunk_position(c, p);
+        chunk_work w;
+        collect_chunk_ops(c, p, w);
+        choose_recomputed(w);
+        build_chunk_graphs(c, p, w);
+        list_boundaries(c, p, w);
+        count_weights(p, w);
+        count_activations(p, w);
+        list_grad_sync(p, w);
+    }
+
+    void set_chunk_position(int c, chunk_partition& p) const {
         const int chunks = m_plan.chunks();
         p.index = c;
         p.stage = c % m_plan.pp;
@@ -248,15 +270,17 @@ private:
             p.first_layer = c == 0 ? -1 : static_cast<int>(c * per);
             p.last_layer = c == chunks - 1 ? static_cast<int>(m_layers) : static_cast<int>((c + 1) * per - 1);
         }
-        std::vector<int> fwd, bwd, opt;
-        std::set<int> weights, state;
+    }
+
+    void collect_chunk_ops(int c, chunk_partition& p, chunk_work& w) const {
+        std::set<int> state;
         for (size_t i = 0; i < m_g.ops().size(); ++i) {
             const op_node& o = m_g.ops()[i];
             if (o.phase == op_phase::optimizer) continue;
             if (m_chunk[i] != c) continue;
-            (o.phase == op_phase::forward ? fwd : bwd).push_back(static_cast<int>(i));
+            (o.phase == op_phase::forward ? w.fwd : w.bwd).push_back(static_cast<int>(i));
             for (int t : o.inputs) {
-                if (m_g.tensor(t).role == tensor_role::weight) weights.insert(t);
+                if (m_g.tensor(t).role == tensor_role::weight) w.weights.insert(t);
                 if (m_g.tensor(t).role == tensor_role::state && o.phase == op_phase::forward) state.insert(t);
             }
         }
@@ -264,34 +288,35 @@ private:
         // The optimizer updates of every weight the chunk reads (a tied embedding is updated on both stages).
         for (size_t i = 0; i < m_g.ops().size(); ++i) {
             const op_node& o = m_g.ops()[i];
-            if (o.phase == op_phase::optimizer && !o.inputs.empty() && weights.count(o.inputs[0]))
-                opt.push_back(static_cast<int>(i));
+            if (o.phase == op_phase::optimizer && !o.inputs.empty() && w.weights.count(o.inputs[0]))
+                w.opt.push_back(static_cast<int>(i));
         }
+    }
 
+    void choose_recomputed(chunk_work& w) const {
         // Recomputation, block by block (recompute_block; with recompute_layers 0 the chunk is one block). Full:
         // each block keeps only its inputs, what its forward reads from outside the block, and runs its forward
         // again (all but ops whose outputs are all kept: they would only make the next block's input) just before
         // its backward, as Megatron-LM does. Selective: a block's attention core is re-run before its backward.
-        const std::set<int> block_inputs_kept = m_plan.recompute == "full" ? block_inputs(fwd) : std::set<int>{};
-        std::vector<int> recomputed;
-        if (!bwd.empty()) {
-            for (int i : fwd) {
-                bool again = false;
-                if (m_plan.recompute == "full")
-                    for (int t : op(i).outputs) again |= block_inputs_kept.count(t) == 0;
-                else if (m_plan.recompute == "selective")
-                    again = attr_int(op(i), "attention_core") != 0;
-                if (again) recomputed.push_back(i);
-            }
+        w.block_inputs_kept = m_plan.recompute == "full" ? block_inputs(w.fwd) : std::set<int>{};
+        if (w.bwd.empty()) return;
+        for (int i : w.fwd) {
+            bool again = false;
+            if (m_plan.recompute == "full")
+                for (int t : op(i).outputs) again |= w.block_inputs_kept.count(t) == 0;
+            else if (m_plan.recompute == "selective")
+                again = attr_int(op(i), "attention_core") != 0;
+            if (again) w.recomputed.push_back(i);
         }
+    }
 
-        // Graphs. A block's recomputed ops come just before its first backward op, so one block's activations
-        // exist again at a time.
-        p.forward = subgraph(m_g, fwd, m_g.name + ".chunk" + std::to_string(c) + ".forward");
+    /// The backward graph's ops: a block's recomputed ops come just before its first backward op, so one block's
+    /// activations exist again at a time.
+    std::vector<int> backward_order(const chunk_work& w) const {
         std::map<std::int64_t, std::vector<int>> recompute_of;
-        for (int i : recomputed) recompute_of[recompute_block(i)].push_back(i);
+        for (int i : w.recomputed) recompute_of[recompute_block(i)].push_back(i);
         std::vector<int> bwd_ops;
-        for (int i : bwd) {
+        for (int i : w.bwd) {
             const auto it = recompute_of.find(recompute_block(i));
             if (it != recompute_of.end()) {
                 bwd_ops.insert(bwd_ops.end(), it->second.begin(), it->second.end());
@@ -302,20 +327,26 @@ private:
         if (!recompute_of.empty()) {
             // Blocks with no backward op here (none in the generated models) re-run first.
             std::vector<int> first;
-            for (int i : recomputed)
+            for (int i : w.recomputed)
                 if (recompute_of.count(recompute_block(i))) first.push_back(i);
             bwd_ops.insert(bwd_ops.begin(), first.begin(), first.end());
         }
         if (!in_dependency_order(bwd_ops)) {
             // A block's backward reads what another block re-creates later: re-run every block first.
-            bwd_ops = recomputed;
-            bwd_ops.insert(bwd_ops.end(), bwd.begin(), bwd.end());
+            bwd_ops = w.recomputed;
+            bwd_ops.insert(bwd_ops.end(), w.bwd.begin(), w.bwd.end());
         }
+        return bwd_ops;
+    }
+
+    void build_chunk_graphs(int c, chunk_partition& p, const chunk_work& w) const {
+        p.forward = subgraph(m_g, w.fwd, m_g.name + ".chunk" + std::to_string(c) + ".forward");
+        const std::vector<int> bwd_ops = backward_order(w);
         p.backward = subgraph(m_g, bwd_ops, m_g.name + ".chunk" + std::to_string(c) + ".backward", true);
         for (auto& o : p.backward.ops())
             if (o.phase == op_phase::forward) o.int_attrs["recompute"] = {1};
-        p.optimizer = subgraph(m_g, opt, m_g.name + ".chunk" + std::to_string(c) + ".optimizer");
-        if (m_plan.zero >= 1 && m_plan.dp > 1 && !opt.empty()) {
+        p.optimizer = subgraph(m_g, w.opt, m_g.name + ".chunk" + std::to_string(c) + ".optimizer");
+        if (m_plan.zero >= 1 && m_plan.dp > 1 && !w.opt.empty()) {
             // ZeRO: each replica updates 1/dp of every tensor (a flat share, rounded up).
             for (auto& t : p.optimizer.tensors())
                 if (t.role != tensor_role::constant) t.shape = {(t.elements() + m_plan.dp - 1) / m_plan.dp};
@@ -324,22 +355,22 @@ private:
         list_collectives(p.forward, "forward", p.collectives);
         list_collectives(p.backward, "backward", p.collectives);
         list_collectives(p.optimizer, "optimizer", p.collectives);
+    }
 
-        // Boundaries.
-        std::set<int> fwd_set(fwd.begin(), fwd.end()), bwd_set(bwd.begin(), bwd.end());
+    void list_boundaries(int c, chunk_partition& p, const chunk_work& w) {
         auto send = [&](std::vector<boundary_tensor>& list, int t, int to) {
             for (const auto& b : list)
                 if (b.name == m_g.tensor(t).name && b.to_chunk == to) return;
             const auto& ti = m_g.tensor(t);
             list.push_back(boundary_tensor{ti.name, ti.shape, ti.type, static_cast<double>(ti.bytes()), c, to});
         };
-        for (int i : fwd)
+        for (int i : w.fwd)
             for (int t : op(i).outputs)
                 for (int consumer : m_g.tensor(t).consumers) {
                     const int to = m_chunk[static_cast<size_t>(consumer)];
                     if (to != c && !phase_is(consumer, op_phase::optimizer)) send(p.sends_forward, t, to);
                 }
-        for (int i : bwd)
+        for (int i : w.bwd)
             for (int t : op(i).outputs)
                 for (int consumer : m_g.tensor(t).consumers) {
                     const int to = m_chunk[static_cast<size_t>(consumer)];
@@ -348,81 +379,89 @@ private:
                 }
         for (const auto& b : p.sends_forward) p.send_forward_bytes += b.bytes;
         for (const auto& b : p.sends_backward) p.send_backward_bytes += b.bytes;
+    }
 
-        // Weights, gradients, optimizer state.
-        std::map<int, const op_node*> update_of;
+    /// Weights, gradients, optimizer state.
+    void count_weights(chunk_partition& p, chunk_work& w) const {
         for (const auto& o : m_g.ops())
-            if (o.phase == op_phase::optimizer && !o.inputs.empty()) update_of[o.inputs[0]] = &o;
-        for (int w : weights) {
-            const auto& ti = m_g.tensor(w);
+            if (o.phase == op_phase::optimizer && !o.inputs.empty()) w.update_of[o.inputs[0]] = &o;
+        for (int weight : w.weights) {
+            const auto& ti = m_g.tensor(weight);
             p.weights.push_back(ti.name);
             p.params += static_cast<double>(ti.elements());
             p.weight_bytes += static_cast<double>(ti.bytes());
-            const auto it = update_of.find(w);
-            if (it == update_of.end()) continue;
+            const auto it = w.update_of.find(weight);
+            if (it == w.update_of.end()) continue;
             const op_node& u = *it->second;
             if (u.inputs.size() > 1) p.grad_bytes += static_cast<double>(m_g.tensor(u.inputs[1]).bytes());
             for (size_t k = 2; k < u.inputs.size(); ++k)
                 p.optimizer_bytes += static_cast<double>(m_g.tensor(u.inputs[k]).bytes());
         }
+    }
 
+    void count_activations(chunk_partition& p, const chunk_work& w) const {
         // Activations kept for the backward pass: what autograd saves for each backward op (saved_for_backward),
         // and the 1-byte masks of the dropouts (named by their outputs).
-        if (!bwd.empty()) {
-            std::set<int> read_by_backward, masks;
-            for (int i : bwd)
-                for (const saved_tensor& saved : saved_for_backward(m_g, op(i))) {
-                    const auto& ti = m_g.tensor(saved.tensor);
-                    if (!holds_data(ti)) continue;
-                    if (ti.producer < 0 || phase_is(ti.producer, op_phase::forward))
-                        (saved.mask_only ? masks : read_by_backward).insert(saved.tensor);
-                }
-            const std::set<int> none = read_by_backward;
-            std::set<int> kept, kept_masks;
-            if (m_plan.recompute == "none") {
-                kept = none;
-                kept_masks = masks;
-            } else if (m_plan.recompute == "selective") {
-                std::set<int> recomputed_out;
-                for (int i : recomputed)
-                    for (int t : op(i).outputs) recomputed_out.insert(t);
-                for (int t : read_by_backward)
-                    if (!recomputed_out.count(t)) kept.insert(t);
-                for (int t : masks)
-                    if (!recomputed_out.count(t)) kept_masks.insert(t);
-                for (int i : recomputed)
-                    for (int t : op(i).inputs)
-                        if (holds_data(m_g.tensor(t)) && !recomputed_out.count(t)) kept.insert(t);
-            } else {
-                kept = block_inputs_kept;  // full: each block's inputs (its dropouts re-draw their masks)
+        if (w.bwd.empty()) return;
+        std::set<int> read_by_backward, masks;
+        for (int i : w.bwd)
+            for (const saved_tensor& saved : saved_for_backward(m_g, op(i))) {
+                const auto& ti = m_g.tensor(saved.tensor);
+                if (!holds_data(ti)) continue;
+                if (ti.producer < 0 || phase_is(ti.producer, op_phase::forward))
+                    (saved.mask_only ? masks : read_by_backward).insert(saved.tensor);
             }
-            p.activation_bytes = kept_of(kept, &p.kept) + mask_bytes(kept_masks, &p.kept);
-            if (m_plan.recompute_layers == 0) {
-                // One block, the whole chunk: everything its backward reads that is not kept is re-created at once.
-                p.recompute_bytes =
-                    std::max(0.0, kept_of(none, nullptr) + mask_bytes(masks, nullptr) - p.activation_bytes);
-            } else if (m_plan.recompute != "none") {
-                // Re-created in the backward pass, one block at a time: the most any block's backward reads that
-                // is not kept.
-                std::set<int> kept_roots;
-                for (int t : kept) kept_roots.insert(storage_root(t));
-                std::map<std::int64_t, std::set<int>> by_block, masks_by_block;
-                for (int t : none) {
-                    const int root = storage_root(t);
-                    const int producer = m_g.tensor(root).producer;
-                    if (kept_roots.count(root) || producer < 0) continue;
-                    by_block[recompute_block(producer)].insert(root);
-                }
-                for (int t : masks)
-                    if (!kept_masks.count(t)) masks_by_block[recompute_block(m_g.tensor(t).producer)].insert(t);
-                for (const auto& [block, tensors] : by_block)
-                    p.recompute_bytes = std::max(
-                        p.recompute_bytes, kept_of(tensors, nullptr) + mask_bytes(masks_by_block[block], nullptr));
-            }
+        const std::set<int> none = read_by_backward;
+        std::set<int> kept, kept_masks;
+        if (m_plan.recompute == "none") {
+            kept = none;
+            kept_masks = masks;
+        } else if (m_plan.recompute == "selective") {
+            std::set<int> recomputed_out;
+            for (int i : w.recomputed)
+                for (int t : op(i).outputs) recomputed_out.insert(t);
+            for (int t : read_by_backward)
+                if (!recomputed_out.count(t)) kept.insert(t);
+            for (int t : masks)
+                if (!recomputed_out.count(t)) kept_masks.insert(t);
+            for (int i : w.recomputed)
+                for (int t : op(i).inputs)
+                    if (holds_data(m_g.tensor(t)) && !recomputed_out.count(t)) kept.insert(t);
+        } else {
+            kept = w.block_inputs_kept;  // full: each block's inputs (its dropouts re-draw their masks)
         }
+        p.activation_bytes = kept_of(kept, &p.kept) + mask_bytes(kept_masks, &p.kept);
+        if (m_plan.recompute_layers == 0) {
+            // One block, the whole chunk: everything its backward reads that is not kept is re-created at once.
+            p.recompute_bytes = std::max(0.0, kept_of(none, nullptr) + mask_bytes(masks, nullptr) - p.activation_bytes);
+        } else if (m_plan.recompute != "none") {
+            p.recompute_bytes = largest_block_recompute(none, masks, kept, kept_masks);
+        }
+    }
 
-        // Gradient synchronisation, once per iteration.
-        const bool has_grads = !opt.empty();
+    /// Re-created in the backward pass, one block at a time: the most any block's backward reads that is not kept.
+    double largest_block_recompute(const std::set<int>& none, const std::set<int>& masks, const std::set<int>& kept,
+                                   const std::set<int>& kept_masks) const {
+        double most = 0;
+        std::set<int> kept_roots;
+        for (int t : kept) kept_roots.insert(storage_root(t));
+        std::map<std::int64_t, std::set<int>> by_block, masks_by_block;
+        for (int t : none) {
+            const int root = storage_root(t);
+            const int producer = m_g.tensor(root).producer;
+            if (kept_roots.count(root) || producer < 0) continue;
+            by_block[recompute_block(producer)].insert(root);
+        }
+        for (int t : masks)
+            if (!kept_masks.count(t)) masks_by_block[recompute_block(m_g.tensor(t).producer)].insert(t);
+        for (const auto& [block, tensors] : by_block)
+            most = std::max(most, kept_of(tensors, nullptr) + mask_bytes(masks_by_block[block], nullptr));
+        return most;
+    }
+
+    /// Gradient synchronisation, once per iteration.
+    void list_grad_sync(chunk_partition& p, const chunk_work& w) const {
+        const bool has_grads = !w.opt.empty();
         if (has_grads && m_plan.dp > 1) {
             p.dp_grad_bytes = p.grad_bytes;
             if (m_plan.zero == 0) {
@@ -438,43 +477,53 @@ private:
                 }
             }
         }
-        if (has_grads && chunks > 1) {
-            // Weights read by forward ops of other chunks on other stages (a tied embedding): their gradients are
-            // all-reduced between the stages holding a copy.
-            double tied = 0;
-            for (int w : weights) {
-                std::set<int> stages;
-                for (int consumer : m_g.tensor(w).consumers)
-                    if (phase_is(consumer, op_phase::forward))
-                        stages.insert(m_chunk[static_cast<size_t>(consumer)] % m_plan.pp);
-                if (stages.size() > 1) {
-                    const auto it = update_of.find(w);
-                    if (it != update_of.end() && it->second->inputs.size() > 1)
-                        tied += static_cast<double>(m_g.tensor(it->second->inputs[1]).bytes());
-                }
-            }
+        if (has_grads && m_plan.chunks() > 1) {
+            const double tied = tied_grad_bytes(w);
             if (tied > 0)
                 p.grad_sync.push_back({"embedding.grad_all_reduce", "all_reduce", "embedding", tied, "iteration"});
         }
         if (has_grads && m_plan.sequence_parallel && m_plan.tp > 1 && m_seq > 0) {
-            // Replicated weights applied to this rank's share of the sequence: gradients summed over tp.
-            const std::int64_t local = m_seq / m_plan.tp;
-            double replicated = 0;
-            for (int w : weights) {
-                bool on_shard = false;
-                for (int consumer : m_g.tensor(w).consumers) {
-                    if (!phase_is(consumer, op_phase::forward) || op(consumer).outputs.empty()) continue;
-                    const auto& s = m_g.tensor(op(consumer).outputs[0]).shape;
-                    on_shard |= s.size() >= 3 && s[1] == local;
-                }
-                const auto it = update_of.find(w);
-                if (on_shard && it != update_of.end() && it->second->inputs.size() > 1)
-                    replicated += static_cast<double>(m_g.tensor(it->second->inputs[1]).bytes());
-            }
+            const double replicated = sequence_parallel_grad_bytes(w);
             if (replicated > 0)
                 p.grad_sync.push_back(
                     {"tp.sequence_parallel_grad_all_reduce", "all_reduce", "tp", replicated, "iteration"});
         }
+    }
+
+    /// Weights read by forward ops of other chunks on other stages (a tied embedding): their gradients are
+    /// all-reduced between the stages holding a copy.
+    double tied_grad_bytes(const chunk_work& w) const {
+        double tied = 0;
+        for (int weight : w.weights) {
+            std::set<int> stages;
+            for (int consumer : m_g.tensor(weight).consumers)
+                if (phase_is(consumer, op_phase::forward))
+                    stages.insert(m_chunk[static_cast<size_t>(consumer)] % m_plan.pp);
+            if (stages.size() > 1) {
+                const auto it = w.update_of.find(weight);
+                if (it != w.update_of.end() && it->second->inputs.size() > 1)
+                    tied += static_cast<double>(m_g.tensor(it->second->inputs[1]).bytes());
+            }
+        }
+        return tied;
+    }
+
+    /// Replicated weights applied to this rank's share of the sequence: gradients summed over tp.
+    double sequence_parallel_grad_bytes(const chunk_work& w) const {
+        const std::int64_t local = m_seq / m_plan.tp;
+        double replicated = 0;
+        for (int weight : w.weights) {
+            bool on_shard = false;
+            for (int consumer : m_g.tensor(weight).consumers) {
+                if (!phase_is(consumer, op_phase::forward) || op(consumer).outputs.empty()) continue;
+                const auto& s = m_g.tensor(op(consumer).outputs[0]).shape;
+                on_shard |= s.size() >= 3 && s[1] == local;
+            }
+            const auto it = w.update_of.find(weight);
+            if (on_shard && it != w.update_of.end() && it->second->inputs.size() > 1)
+                replicated += static_cast<double>(m_g.tensor(it->second->inputs[1]).bytes());
+        }
+        return replicated;
     }
 };
 

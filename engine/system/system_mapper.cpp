@@ -235,6 +235,490 @@ std::vector<int> group_torus(std::vector<int> dims, int stride, int members) {
     return shape;
 }
 
+/// Cuts `graph`, a chunk's pass named `what`, at its collective ops and maps each segment between them on chip 0
+/// (`chip0`) with the chip's own mapper.
+cut_pass cut_at_collectives(const workload_graph& graph, const std::string& what, const mapper& chip_mapper,
+                            const platform& chip0) {
+    cut_pass out;
+    std::vector<int> ops;
+    auto close = [&] {
+        program prog;
+        if (!ops.empty()) {
+            mapping mp = chip_mapper.map(subgraph(graph, ops, what), chip0);
+            prog = std::move(mp.prog);
+        }
+        out.sinks.push_back(sinks_of(prog));
+        out.segments.push_back(std::move(prog));
+        out.memos.emplace_back();
+        ops.clear();
+    };
+    for (int i = 0; i < static_cast<int>(graph.ops().size()); ++i) {
+        const op_node& op = graph.op(i);
+        out.flops += op.cost.flops;
+        if (op.kind != op_kind::collective) {
+            ops.push_back(i);
+            continue;
+        }
+        close();
+        cut_pass::collective c;
+        c.name = op.name;
+        c.kind = parse_collective_kind(op.type);
+        auto it = op.str_attrs.find("group");
+        c.group = it == op.str_attrs.end() ? "tp" : it->second;
+        const int t = c.kind == collective_kind::all_gather ? op.outputs.front() : op.inputs.front();
+        c.bytes = static_cast<std::uint64_t>(tensor_bytes(graph, t));
+        out.collectives.push_back(c);
+    }
+    close();
+    return out;
+}
+
+/// A chunk's forward, backward and optimizer passes, cut at their collectives.
+struct chunk_passes {
+    cut_pass fwd, bwd, opt;
+};
+
+/// Each chunk's passes, mapped once on chip 0 and re-bound to the chip that runs them.
+std::vector<chunk_passes> cut_chunks(const partition_result& part, const mapper& chip_mapper, const platform& chip0) {
+    std::vector<chunk_passes> passes;
+    for (const chunk_partition& ch : part.chunks) {
+        const std::string name = "chunk" + std::to_string(ch.index);
+        passes.push_back({cut_at_collectives(ch.forward, name + ".forward", chip_mapper, chip0),
+                          cut_at_collectives(ch.backward, name + ".backward", chip_mapper, chip0),
+                          cut_at_collectives(ch.optimizer, name + ".optimizer", chip_mapper, chip0)});
+    }
+    return passes;
+}
+
+/// What the system mapper does not simulate yet: ZeRO-3 and a gradient reduction overlapping the backward pass.
+void refuse_unsimulated(const parallel_plan& plan) {
+    if (plan.zero >= 3)
+        throw input_error(
+            "parallel.zero = 3 (weights sharded, gathered layer by layer) is not simulated by the system "
+            "mapper yet; use zero 0, 1 or 2");
+    if (plan.overlap_grad_reduce)
+        throw input_error(
+            "parallel.overlap_grad_reduce = true is not simulated by the system mapper yet: the gradient "
+            "reduction starts after a stage's last backward pass; leave it false");
+}
+
+using deps_t = std::vector<std::uint32_t>;
+
+/// A pipeline lane: what one (stage, replica) has run of its schedule, and what its next item waits for.
+struct lane {
+    int stage, replica;
+    size_t next = 0;
+    std::vector<deps_t> tail;  // per simulated tp rank
+};
+
+/// End step of (replica, chunk, microbatch, pass) per simulated tp rank.
+using item_ends = std::map<std::tuple<int, int, int, int>, std::vector<std::uint32_t>>;
+
+/// The program ops of the pipeline's sends and items.
+struct pipeline_ops {
+    std::uint32_t send_forward, send_backward, item;
+};
+
+/// The working state of system_mapper::map while it builds the iteration's program: the plan and the chips, how
+/// collectives are lowered on them, the program with its record, and the pipeline lanes.
+struct iteration_builder {
+    iteration_builder(const platform& plat_, const platform::chip_group& cg_, const parallel_plan& plan_,
+                      const system_mapper::options& opt_, const std::vector<int>& torus_,
+                      const std::vector<std::uint32_t>& engines_, std::uint32_t mem_local_, collective_algorithm algo_,
+                      bool sym_, program& p_, system_record& planned_)
+        : plat(plat_),
+          cg(cg_),
+          plan(plan_),
+          opt(opt_),
+          torus(torus_),
+          engines(engines_),
+          mem_local(mem_local_),
+          algo(algo_),
+          sym(sym_),
+          sim_dp(sym_ ? 1 : plan_.dp),
+          sim_tp(sym_ ? 1 : plan_.tp),
+          p(p_),
+          planned(planned_),
+          link_to_engine(engines_.size(), -1.0) {}
+
+    const platform& plat;
+    const platform::chip_group& cg;
+    const parallel_plan& plan;
+    const system_mapper::options& opt;
+    const std::vector<int>& torus;              // the chips' torus extents (algorithm torus)
+    const std::vector<std::uint32_t>& engines;  // per chip, its in-network engine's component id (or none)
+    std::uint32_t mem_local;                    // index inside a chip of the memory collectives and sends use
+    collective_algorithm algo;
+    bool sym;
+    int sim_dp, sim_tp;  // the replicas and tp ranks of a stage that are simulated
+    program& p;
+    system_record& planned;
+    // One schedule per distinct collective: the same all-reduce recurs per layer and microbatch.
+    collective_schedules collective_plans;
+    std::vector<double> link_to_engine;  // per chip, found once (in_switch)
+    std::vector<lane> lanes;             // (stage, replica), replicas fastest
+
+    int chip_of(int stage, int replica, int rank) const { return system_mapper::chip_of(plan, stage, replica, rank); }
+    endpoint memory_of(int chip) const { return endpoint{cg.first[static_cast<size_t>(chip)] + mem_local, -1, 0}; }
+    lane& lane_of(int stage, int replica) {
+        return lanes[static_cast<size_t>(stage) * static_cast<size_t>(sim_dp) + static_cast<size_t>(replica)];
+    }
+
+    void shape_call(collective_call& call, int stride, int members) const;
+    void in_switch(collective_call& call, const std::vector<int>& chips);
+    collective_steps lower(const collective_call& c);
+    void run_pass(cut_pass& cp, int stage, int replica, std::vector<deps_t>& at);
+    void pass_collective(const cut_pass::collective& cc, int stage, int replica, std::vector<deps_t>& at);
+    std::uint32_t join(std::uint32_t op, const deps_t& d);
+
+    void run_pipeline(const partition_result& part, std::vector<chunk_passes>& passes, int m);
+    void check_steps_budget(const std::vector<std::vector<schedule_item>>& schedules,
+                            const std::vector<chunk_passes>& passes) const;
+    bool emit_item(lane& l, const schedule_item& it, const partition_result& part, std::vector<chunk_passes>& passes,
+                   item_ends& ended, const pipeline_ops& ops);
+    void receive(const lane& l, const chunk_partition& sender, bool fwd, const std::vector<std::uint32_t>& sent,
+                 const pipeline_ops& ops, std::vector<deps_t>& at);
+
+    void reduce_and_step(const partition_result& part, std::vector<chunk_passes>& passes);
+    void sync(const collective_use& u, int stage, bool after_optimizer);
+    void sync_embedding(const collective_call& call, int stage);
+    void sync_group(collective_call& call, bool over_dp, int stage);
+
+    void describe(mapping& out, const partition_result& part, const memory_report& mem,
+                  const std::vector<chunk_passes>& passes, std::uint64_t capacity, const std::string& chip_group) const;
+};
+
+// A group's algorithm: on a torus, rings along each dimension the group spans (a ring where it does not
+// line up); elsewhere the one asked for.
+void iteration_builder::shape_call(collective_call& call, int stride, int members) const {
+    call.algorithm = algo;
+    call.bidirectional =
+        opt.bidirectional && algo != collective_algorithm::tree && algo != collective_algorithm::direct;
+    if (algo != collective_algorithm::torus) return;
+    const auto fits = algorithms_for(call.kind);
+    if (std::find(fits.begin(), fits.end(), algo) != fits.end()) call.shape = group_torus(torus, stride, members);
+    if (call.shape.empty()) call.algorithm = collective_algorithm::ring;
+}
+
+// A reduction over chips whose engines sit on one switch reduces in it (NVLink SHARP inside a node; a group
+// spanning nodes keeps the algorithm above, as NCCL's NVLS does not cross InfiniBand), where that is faster
+// by the bandwidth bounds, as NCCL's tuner picks: the switch moves the buffer once each way at the slower of
+// the engine and the chip's link, a ring 2(n-1)/n times (all-reduce; (n-1)/n against 1 + 1/n for a
+// reduce-scatter) at the link's rate. With few chips the ring wins (2 chips: 1x against the engine's rate).
+void iteration_builder::in_switch(collective_call& call, const std::vector<int>& chips) {
+    if (engines.empty() || chips.size() < 2) return;
+    if (call.kind != collective_kind::all_reduce && call.kind != collective_kind::reduce_scatter) return;
+    const attach_point engine0 = plat.attachment(engines[static_cast<size_t>(chips.front())], 0);
+    for (int c : chips)
+        if (plat.attachment(engines[static_cast<size_t>(c)], 0).net != engine0.net) return;
+    double& link = link_to_engine[static_cast<size_t>(chips.front())];  // the chip's links toward the switch
+    if (link < 0) {
+        const attach_point chip_port = plat.attachment(memory_of(chips.front()).comp, 0);
+        if (!chip_port.valid() || !engine0.valid()) return;
+        link = std::numeric_limits<double>::infinity();
+        for (const route_segment& seg : plat.route(chip_port, engine0))
+            link = std::min(link, plat.net(seg.net).link_bytes_per_second());
+    }
+    const double engine =
+        std::min(link, plat.comp(engines[static_cast<size_t>(chips.front())]).peak_bytes_per_second());
+    const double n = static_cast<double>(chips.size());
+    const bool all_reduce = call.kind == collective_kind::all_reduce;
+    const double ring_bytes = all_reduce ? 2 * (n - 1) / n : (n - 1) / n, switch_bytes = all_reduce ? 1 : 1 + 1 / n;
+    if (switch_bytes / engine >= ring_bytes / link) return;
+    call.algorithm = collective_algorithm::in_network;
+    call.shape.clear();
+    call.bidirectional = false;
+    call.chunks =
+        static_cast<std::uint32_t>(std::clamp<std::uint64_t>(call.bytes / opt.in_network_slice.bytes(), 1, 64));
+    for (int c : chips) call.engines.push_back(endpoint{engines[static_cast<size_t>(c)], 0, 0});
+}
+
+collective_steps iteration_builder::lower(const collective_call& c) {
+    collective_steps cs = lower_collective(p, c, &collective_plans);
+    planned.collectives.push_back(
+        {c.op, c.kind, c.algorithm, c.bytes, static_cast<int>(c.ranks.size()), cs.first, cs.end});
+    return cs;
+}
+
+// Runs one pass on the tp ranks of (stage, replica): segments re-bound per rank, collectives across the group.
+void iteration_builder::run_pass(cut_pass& cp, int stage, int replica, std::vector<deps_t>& at) {
+    for (size_t k = 0; k < cp.segments.size(); ++k) {
+        const program& seg = cp.segments[k];
+        if (seg.size() > 0)
+            for (int t = 0; t < sim_tp; ++t) {
+                const std::uint32_t off =
+                    p.append(seg, on_chip(cg, chip_of(stage, replica, t)), at[static_cast<size_t>(t)], &cp.memos[k]);
+                deps_t next;
+                for (std::uint32_t s : cp.sinks[k]) next.push_back(off + s);
+                at[static_cast<size_t>(t)] = std::move(next);
+            }
+        if (k >= cp.collectives.size()) continue;
+        pass_collective(cp.collectives[k], stage, replica, at);
+    }
+}
+
+// A collective inside a pass, across the tp ranks of (stage, replica), after what each rank has run.
+void iteration_builder::pass_collective(const cut_pass::collective& cc, int stage, int replica,
+                                        std::vector<deps_t>& at) {
+    if (cc.group != "tp")
+        throw input_error("collective '" + cc.name + "' of group '" + cc.group +
+                          "' inside a pass is not simulated by the system mapper (only tp)");
+    const int tp = plan.tp;
+    if (tp == 1) return;
+    collective_call call;
+    call.kind = cc.kind;
+    shape_call(call, 1, tp);
+    call.bytes = cc.bytes;
+    call.op = p.intern_op(cc.name);
+    call.symmetric = sym;
+    std::vector<int> chips;
+    for (int t = 0; t < tp; ++t) {
+        chips.push_back(chip_of(stage, replica, t));
+        call.ranks.push_back(memory_of(chips.back()));
+        call.after.push_back(t < sim_tp ? at[static_cast<size_t>(t)] : deps_t{});
+    }
+    in_switch(call, chips);
+    const collective_steps cs = lower(call);
+    for (int t = 0; t < sim_tp; ++t) at[static_cast<size_t>(t)] = {cs.done[static_cast<size_t>(t)]};
+}
+
+std::uint32_t iteration_builder::join(std::uint32_t op, const deps_t& d) {
+    if (d.size() == 1) return d.front();
+    return p.add_delay(op, 0, d);
+}
+
+// Pipeline: every lane (stage, replica) runs its schedule; items are emitted once what they receive exists.
+void iteration_builder::run_pipeline(const partition_result& part, std::vector<chunk_passes>& passes, int m) {
+    const auto schedules = part.training ? pipeline_schedule(plan, m) : forward_schedule(plan, m);
+    for (int s = 0; s < plan.pp; ++s)
+        for (int d = 0; d < sim_dp; ++d) lanes.push_back({s, d, 0, std::vector<deps_t>(static_cast<size_t>(sim_tp))});
+    check_steps_budget(schedules, passes);
+    item_ends ended;
+    pipeline_ops ops;
+    ops.send_forward = p.intern_op("pipeline.send_forward");
+    ops.send_backward = p.intern_op("pipeline.send_backward");
+    ops.item = p.intern_op("pipeline.item");
+    size_t left = 0;
+    for (const auto& l : lanes) left += schedules[static_cast<size_t>(l.stage)].size();
+    while (left > 0) {
+        bool progress = false;
+        for (lane& l : lanes) {
+            const auto& items = schedules[static_cast<size_t>(l.stage)];
+            while (l.next < items.size()) {
+                if (!emit_item(l, items[l.next], part, passes, ended, ops)) break;
+                ++l.next;
+                --left;
+                progress = true;
+            }
+        }
+        if (!progress) throw std::logic_error("system mapper: the pipeline schedules wait on each other");
+    }
+}
+
+// Every item runs its pass's segments on each simulated tp rank, so their steps are a lower bound on the
+// program's size: a plan far over the steps budget is refused now instead of after building the budget's worth.
+void iteration_builder::check_steps_budget(const std::vector<std::vector<schedule_item>>& schedules,
+                                           const std::vector<chunk_passes>& passes) const {
+    double least = 0;
+    for (const lane& l : lanes)
+        for (const schedule_item& it : schedules[static_cast<size_t>(l.stage)]) {
+            const chunk_passes& cp = passes[static_cast<size_t>(it.chunk)];
+            for (const program& seg : (it.pass == pass_dir::forward ? cp.fwd : cp.bwd).segments)
+                least += static_cast<double>(seg.size()) * sim_tp;
+        }
+    if (least > limits().steps)
+        throw input_error("program '" + p.name + "' " + over_limit("steps", least, "steps or more") +
+                          "; a smaller workload or a coarser mapping needs fewer");
+}
+
+// Emits lane `l`'s next item `it`: what it receives from the chunk before it (after it, going backward), its pass
+// and its end per simulated tp rank; false, emitting nothing, while the sender has not run yet.
+bool iteration_builder::emit_item(lane& l, const schedule_item& it, const partition_result& part,
+                                  std::vector<chunk_passes>& passes, item_ends& ended, const pipeline_ops& ops) {
+    const bool fwd = it.pass == pass_dir::forward;
+    const int from_chunk = fwd ? it.chunk - 1 : it.chunk + 1;
+    const bool receives = from_chunk >= 0 && from_chunk < plan.chunks();
+    const std::tuple<int, int, int, int> src{l.replica, from_chunk, it.microbatch, fwd ? 0 : 1};
+    if (receives && !ended.count(src)) return false;
+    std::vector<deps_t> at = l.tail;
+    if (receives) receive(l, part.chunks[static_cast<size_t>(from_chunk)], fwd, ended.at(src), ops, at);
+    chunk_passes& cp = passes[static_cast<size_t>(it.chunk)];
+    const std::uint32_t item_first = static_cast<std::uint32_t>(p.size());  // after the receive
+    run_pass(fwd ? cp.fwd : cp.bwd, l.stage, l.replica, at);
+    std::vector<std::uint32_t> ends;
+    const std::uint32_t item_op = p.intern_op(std::string(fwd ? "F" : "B") + " chunk " + std::to_string(it.chunk) +
+                                              " mb " + std::to_string(it.microbatch));
+    for (int t = 0; t < sim_tp; ++t) {
+        const std::uint32_t e = join(ops.item, at[static_cast<size_t>(t)]);
+        ends.push_back(e);
+        l.tail[static_cast<size_t>(t)] = {e};
+        planned.items.push_back({chip_of(l.stage, l.replica, t), item_first, e, item_op});
+    }
+    ended[{l.replica, it.chunk, it.microbatch, fwd ? 0 : 1}] = std::move(ends);
+    return true;
+}
+
+// What lane `l`'s item receives from `sender`, whose pass ended at `sent` (per simulated tp rank): a transfer
+// from the sender's chip, or, from a chunk on the same stage, nothing to move.
+void iteration_builder::receive(const lane& l, const chunk_partition& sender, bool fwd,
+                                const std::vector<std::uint32_t>& sent, const pipeline_ops& ops,
+                                std::vector<deps_t>& at) {
+    const double bytes = fwd ? sender.send_forward_bytes : sender.send_backward_bytes;
+    const int from_stage = sender.stage;
+    for (int t = 0; t < sim_tp; ++t) {
+        const std::uint32_t after = sent[static_cast<size_t>(t)];
+        if (from_stage == l.stage) {  // interleaved chunks on one stage: already in place
+            at[static_cast<size_t>(t)].push_back(after);
+            continue;
+        }
+        const std::uint32_t x =
+            p.add_transfer(fwd ? ops.send_forward : ops.send_backward, memory_of(chip_of(from_stage, l.replica, t)),
+                           memory_of(chip_of(l.stage, l.replica, t)), static_cast<std::uint64_t>(bytes), {after});
+        at[static_cast<size_t>(t)].push_back(x);
+    }
+}
+
+// Gradient reduction, then the optimizer step (and ZeRO's weight all-gather after it).
+void iteration_builder::reduce_and_step(const partition_result& part, std::vector<chunk_passes>& passes) {
+    for (bool after_optimizer : {false, true}) {
+        for (int s = 0; s < plan.pp; ++s)
+            for (const chunk_partition& ch : part.chunks)
+                if (ch.stage == s)
+                    for (const collective_use& u : ch.grad_sync) sync(u, s, after_optimizer);
+        if (after_optimizer) break;
+        for (lane& l : lanes)
+            for (const chunk_partition& ch : part.chunks)
+                if (ch.stage == l.stage)
+                    run_pass(passes[static_cast<size_t>(ch.index)].opt, l.stage, l.replica, l.tail);
+    }
+}
+
+// One gradient synchronisation of stage `stage`: before the optimizer step, or (an all-gather) after it.
+void iteration_builder::sync(const collective_use& u, int stage, bool after_optimizer) {
+    const bool gather = u.kind == "all_gather";
+    if (gather != after_optimizer) return;
+    collective_call call;
+    call.kind = parse_collective_kind(u.kind);
+    call.bytes = static_cast<std::uint64_t>(u.bytes);
+    call.op = p.intern_op(u.name);
+    if (u.group == "embedding") {
+        sync_embedding(call, stage);
+        return;
+    }
+    if (u.group == "dp" || u.group == "tp") {
+        sync_group(call, u.group == "dp", stage);
+        return;
+    }
+    throw input_error("gradient synchronisation '" + u.name + "' of group '" + u.group +
+                      "' is not simulated by the system mapper");
+}
+
+// The first and last stage's copies of a tied embedding: two ranks, both simulated.
+void iteration_builder::sync_embedding(const collective_call& call, int stage) {
+    const int pp = plan.pp;
+    if (stage != 0 || pp == 1) return;
+    for (int d = 0; d < sim_dp; ++d)
+        for (int t = 0; t < sim_tp; ++t) {
+            collective_call c2 = call;
+            c2.algorithm = collective_algorithm::ring;
+            c2.ranks = {memory_of(chip_of(0, d, t)), memory_of(chip_of(pp - 1, d, t))};
+            c2.after = {lane_of(0, d).tail[static_cast<size_t>(t)], lane_of(pp - 1, d).tail[static_cast<size_t>(t)]};
+            const collective_steps cs = lower(c2);
+            lane_of(0, d).tail[static_cast<size_t>(t)] = {cs.done[0]};
+            lane_of(pp - 1, d).tail[static_cast<size_t>(t)] = {cs.done[1]};
+        }
+}
+
+// One collective per group of the stage: across replicas (dp, one per tp rank) or across tp ranks
+// (one per replica). (member, other) -> chip, with `member` running over the group.
+void iteration_builder::sync_group(collective_call& call, bool over_dp, int stage) {
+    const int members = over_dp ? plan.dp : plan.tp, sim_members = over_dp ? sim_dp : sim_tp;
+    const int groups = over_dp ? sim_tp : sim_dp;
+    if (members == 1) return;
+    call.symmetric = sym;
+    shape_call(call, over_dp ? plan.tp : 1, members);
+    auto tail = [&](int member, int other) -> deps_t& {
+        const int d = over_dp ? member : other, t = over_dp ? other : member;
+        return lane_of(stage, d).tail[static_cast<size_t>(t)];
+    };
+    for (int o = 0; o < groups; ++o) {
+        collective_call c2 = call;
+        std::vector<int> chips;
+        for (int m = 0; m < members; ++m) {
+            chips.push_back(over_dp ? chip_of(stage, m, o) : chip_of(stage, o, m));
+            c2.ranks.push_back(memory_of(chips.back()));
+            c2.after.push_back(m < sim_members ? tail(m, o) : deps_t{});
+        }
+        in_switch(c2, chips);
+        const collective_steps cs = lower(c2);
+        for (int m = 0; m < sim_members; ++m) tail(m, o) = {cs.done[static_cast<size_t>(m)]};
+    }
+}
+
+/// The plan's memory per chip, for the run's details.
+nlohmann::json memory_details(const memory_report& mem, std::uint64_t capacity) {
+    nlohmann::json stages = nlohmann::json::array();
+    for (const stage_memory& sm : mem.stages)
+        stages.push_back({{"stage", sm.stage},
+                          {"weights_bytes", sm.weights},
+                          {"gradients_bytes", sm.gradients},
+                          {"optimizer_state_bytes", sm.optimizer_state},
+                          {"activations_bytes", sm.activations},
+                          {"state_bytes", sm.state},
+                          {"total_bytes", sm.total},
+                          {"microbatches_in_flight", sm.max_in_flight}});
+    return {{"capacity_bytes", static_cast<double>(capacity)}, {"stages", stages}};
+}
+
+// What the run reports beside the iteration time.
+void iteration_builder::describe(mapping& out, const partition_result& part, const memory_report& mem,
+                                 const std::vector<chunk_passes>& passes, std::uint64_t capacity,
+                                 const std::string& chip_group) const {
+    const int dp = plan.dp, tp = plan.tp, pp = plan.pp;
+    const int m = static_cast<int>(part.microbatches);
+    const std::int64_t n_chips = static_cast<std::int64_t>(cg.chips.size());
+    out.samples = static_cast<double>(part.batch);
+    nlohmann::json par;
+    par["plan"] = plan.str();
+    par["dp"] = dp;
+    par["tp"] = tp;
+    par["pp"] = pp;
+    par["microbatch"] = plan.microbatch;
+    par["microbatches"] = m;
+    par["interleave"] = plan.interleave;
+    par["schedule"] = plan.schedule;
+    par["recompute"] = plan.recompute;
+    par["zero"] = plan.zero;
+    par["chips"] = n_chips;
+    par["simulated_chips"] = static_cast<std::int64_t>(pp) * sim_dp * sim_tp;
+    for (int s = 0; s < pp; ++s)
+        for (int d = 0; d < dp; ++d)
+            for (int t = 0; t < tp; ++t)
+                if (d >= sim_dp || t >= sim_tp) {
+                    const std::uint32_t first = cg.first[static_cast<size_t>(chip_of(s, d, t))];
+                    out.represented.emplace_back(first, first + cg.components);
+                }
+    out.traffic_scale =
+        static_cast<double>(n_chips) / static_cast<double>(static_cast<std::int64_t>(pp) * sim_dp * sim_tp);
+    par["symmetric"] = sym;
+    par["ideal_bubble"] = bubble_fraction(plan.schedule, pp, plan.interleave, m);
+    par["memory"] = memory_details(mem, capacity);
+    // Every chunk runs on the dp x tp ranks of its stage: forward, backward (with recompute) per microbatch, and
+    // the optimizer once.
+    double hw_flops = 0;
+    for (const chunk_passes& cp : passes) hw_flops += (cp.fwd.flops + cp.bwd.flops) * m + cp.opt.flops;
+    par["hardware_flops"] = hw_flops * dp * tp;
+    par["chip_group"] = chip_group;
+    out.details["parallel"] = par;
+    out.notes.push_back(
+        "parallel plan " + plan.str() + " on " + std::to_string(n_chips) + " chips: " + std::to_string(m) +
+        " microbatches of " + std::to_string(plan.microbatch) + " per pipeline, " + plan.schedule +
+        " schedule (ideal bubble " + fmt_percent(bubble_fraction(plan.schedule, pp, plan.interleave, m)) + ")" +
+        (sym ? "; one representative chip per stage simulated" : "; every chip simulated") +
+        (opt.symmetric && !sym ? " (the " + opt.algorithm + " algorithm has a root: ranks play different roles)" : ""));
+    for (const auto& n : part.notes) out.notes.push_back(n);
+}
+
 }  // namespace
 
 bool system_mapper::symmetric() const {
@@ -264,14 +748,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
         out.record = planned;
         return out;
     }
-    if (plan.zero >= 3)
-        throw input_error(
-            "parallel.zero = 3 (weights sharded, gathered layer by layer) is not simulated by the system "
-            "mapper yet; use zero 0, 1 or 2");
-    if (plan.overlap_grad_reduce)
-        throw input_error(
-            "parallel.overlap_grad_reduce = true is not simulated by the system mapper yet: the gradient "
-            "reduction starts after a stage's last backward pass; leave it false");
+    refuse_unsimulated(plan);
     validate_plan(plan, plan_target_of(*g.origin, g.overrides, n_chips));
     // Without workload.training the step is inference: forward passes only, the KV cache held as state.
     const partition_result part = partition(*g.origin, g.overrides, plan);
@@ -284,356 +761,17 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
     const memory_report mem = memory_per_chip(part, static_cast<double>(capacity));
     require_fit(mem, plan);
 
-    const int dp = plan.dp, tp = plan.tp, pp = plan.pp, chunks = plan.chunks();
     const int m = static_cast<int>(part.microbatches);
-    auto memory_of = [&](int chip) { return endpoint{cg.first[static_cast<size_t>(chip)] + mem_local, -1, 0}; };
     const collective_algorithm algo = parse_collective_algorithm(m_opt.algorithm);
-    // A group's algorithm: on a torus, rings along each dimension the group spans (a ring where it does not
-    // line up); elsewhere the one asked for.
-    auto shape_call = [&](collective_call& call, int stride, int members) {
-        call.algorithm = algo;
-        call.bidirectional =
-            m_opt.bidirectional && algo != collective_algorithm::tree && algo != collective_algorithm::direct;
-        if (algo != collective_algorithm::torus) return;
-        const auto fits = algorithms_for(call.kind);
-        if (std::find(fits.begin(), fits.end(), algo) != fits.end()) call.shape = group_torus(m_torus, stride, members);
-        if (call.shape.empty()) call.algorithm = collective_algorithm::ring;
-    };
-    // A reduction over chips whose engines sit on one switch reduces in it (NVLink SHARP inside a node; a group
-    // spanning nodes keeps the algorithm above, as NCCL's NVLS does not cross InfiniBand), where that is faster
-    // by the bandwidth bounds, as NCCL's tuner picks: the switch moves the buffer once each way at the slower of
-    // the engine and the chip's link, a ring 2(n-1)/n times (all-reduce; (n-1)/n against 1 + 1/n for a
-    // reduce-scatter) at the link's rate. With few chips the ring wins (2 chips: 1x against the engine's rate).
-    std::vector<double> link_to_engine(m_engines.size(), -1.0);  // per chip, found once
-    auto in_switch = [&](collective_call& call, const std::vector<int>& chips) {
-        if (m_engines.empty() || chips.size() < 2) return;
-        if (call.kind != collective_kind::all_reduce && call.kind != collective_kind::reduce_scatter) return;
-        const attach_point engine0 = plat.attachment(m_engines[static_cast<size_t>(chips.front())], 0);
-        for (int c : chips)
-            if (plat.attachment(m_engines[static_cast<size_t>(c)], 0).net != engine0.net) return;
-        double& link = link_to_engine[static_cast<size_t>(chips.front())];  // the chip's links toward the switch
-        if (link < 0) {
-            const attach_point chip_port = plat.attachment(memory_of(chips.front()).comp, 0);
-            if (!chip_port.valid() || !engine0.valid()) return;
-            link = std::numeric_limits<double>::infinity();
-            for (const route_segment& seg : plat.route(chip_port, engine0))
-                link = std::min(link, plat.net(seg.net).link_bytes_per_second());
-        }
-        const double engine =
-            std::min(link, plat.comp(m_engines[static_cast<size_t>(chips.front())]).peak_bytes_per_second());
-        const double n = static_cast<double>(chips.size());
-        const bool all_reduce = call.kind == collective_kind::all_reduce;
-        const double ring_bytes = all_reduce ? 2 * (n - 1) / n : (n - 1) / n, switch_bytes = all_reduce ? 1 : 1 + 1 / n;
-        if (switch_bytes / engine >= ring_bytes / link) return;
-        call.algorithm = collective_algorithm::in_network;
-        call.shape.clear();
-        call.bidirectional = false;
-        call.chunks =
-            static_cast<std::uint32_t>(std::clamp<std::uint64_t>(call.bytes / m_opt.in_network_slice.bytes(), 1, 64));
-        for (int c : chips) call.engines.push_back(endpoint{m_engines[static_cast<size_t>(c)], 0, 0});
-    };
-
-    // Each chunk's passes, mapped once on chip 0 and re-bound to the chip that runs them.
-    auto cut = [&](const workload_graph& graph, const std::string& what) {
-        cut_pass out;
-        std::vector<int> ops;
-        auto close = [&] {
-            program prog;
-            if (!ops.empty()) {
-                mapping mp = m_chip_mapper->map(subgraph(graph, ops, what), chip0);
-                prog = std::move(mp.prog);
-            }
-            out.sinks.push_back(sinks_of(prog));
-            out.segments.push_back(std::move(prog));
-            out.memos.emplace_back();
-            ops.clear();
-        };
-        for (int i = 0; i < static_cast<int>(graph.ops().size()); ++i) {
-            const op_node& op = graph.op(i);
-            out.flops += op.cost.flops;
-            if (op.kind != op_kind::collective) {
-                ops.push_back(i);
-                continue;
-            }
-            close();
-            cut_pass::collective c;
-            c.name = op.name;
-            c.kind = parse_collective_kind(op.type);
-            auto it = op.str_attrs.find("group");
-            c.group = it == op.str_attrs.end() ? "tp" : it->second;
-            const int t = c.kind == collective_kind::all_gather ? op.outputs.front() : op.inputs.front();
-            c.bytes = static_cast<std::uint64_t>(tensor_bytes(graph, t));
-            out.collectives.push_back(c);
-        }
-        close();
-        return out;
-    };
-    struct chunk_passes {
-        cut_pass fwd, bwd, opt;
-    };
-    std::vector<chunk_passes> passes;
-    for (const chunk_partition& ch : part.chunks)
-        passes.push_back({cut(ch.forward, "chunk" + std::to_string(ch.index) + ".forward"),
-                          cut(ch.backward, "chunk" + std::to_string(ch.index) + ".backward"),
-                          cut(ch.optimizer, "chunk" + std::to_string(ch.index) + ".optimizer")});
+    std::vector<chunk_passes> passes = cut_chunks(part, *m_chip_mapper, chip0);
 
     mapping out;
-    // One schedule per distinct collective: the same all-reduce recurs per layer and microbatch.
-    collective_schedules collective_plans;
-    program& p = out.prog;
     out.record = planned;
-    auto lower = [&](const collective_call& c) {
-        collective_steps cs = lower_collective(p, c, &collective_plans);
-        planned->collectives.push_back(
-            {c.op, c.kind, c.algorithm, c.bytes, static_cast<int>(c.ranks.size()), cs.first, cs.end});
-        return cs;
-    };
-    p.name = g.name;
-    const bool sym = symmetric();
-    const int sim_dp = sym ? 1 : dp, sim_tp = sym ? 1 : tp;
-    using deps_t = std::vector<std::uint32_t>;
-
-    // Runs one pass on the tp ranks of (stage, replica): segments re-bound per rank, collectives across the group.
-    auto run_pass = [&](cut_pass& cp, int stage, int replica, std::vector<deps_t>& at) {
-        for (size_t k = 0; k < cp.segments.size(); ++k) {
-            const program& seg = cp.segments[k];
-            if (seg.size() > 0)
-                for (int t = 0; t < sim_tp; ++t) {
-                    const std::uint32_t off = p.append(seg, on_chip(cg, chip_of(plan, stage, replica, t)),
-                                                       at[static_cast<size_t>(t)], &cp.memos[k]);
-                    deps_t next;
-                    for (std::uint32_t s : cp.sinks[k]) next.push_back(off + s);
-                    at[static_cast<size_t>(t)] = std::move(next);
-                }
-            if (k >= cp.collectives.size()) continue;
-            const auto& cc = cp.collectives[k];
-            if (cc.group != "tp")
-                throw input_error("collective '" + cc.name + "' of group '" + cc.group +
-                                  "' inside a pass is not simulated by the system mapper (only tp)");
-            if (tp == 1) continue;
-            collective_call call;
-            call.kind = cc.kind;
-            shape_call(call, 1, tp);
-            call.bytes = cc.bytes;
-            call.op = p.intern_op(cc.name);
-            call.symmetric = sym;
-            std::vector<int> chips;
-            for (int t = 0; t < tp; ++t) {
-                chips.push_back(chip_of(plan, stage, replica, t));
-                call.ranks.push_back(memory_of(chips.back()));
-                call.after.push_back(t < sim_tp ? at[static_cast<size_t>(t)] : deps_t{});
-            }
-            in_switch(call, chips);
-            const collective_steps cs = lower(call);
-            for (int t = 0; t < sim_tp; ++t) at[static_cast<size_t>(t)] = {cs.done[static_cast<size_t>(t)]};
-        }
-    };
-    auto join = [&](std::uint32_t op, const deps_t& d) -> std::uint32_t {
-        if (d.size() == 1) return d.front();
-        return p.add_delay(op, 0, d);
-    };
-
-    // Pipeline: every lane (stage, replica) runs its schedule; items are emitted once what they receive exists.
-    const auto schedules = part.training ? pipeline_schedule(plan, m) : forward_schedule(plan, m);
-    struct lane {
-        int stage, replica;
-        size_t next = 0;
-        std::vector<deps_t> tail;  // per simulated tp rank
-    };
-    std::vector<lane> lanes;
-    for (int s = 0; s < pp; ++s)
-        for (int d = 0; d < sim_dp; ++d) lanes.push_back({s, d, 0, std::vector<deps_t>(static_cast<size_t>(sim_tp))});
-    // Every item runs its pass's segments on each simulated tp rank, so their steps are a lower bound on the
-    // program's size: a plan far over the steps budget is refused now instead of after building the budget's worth.
-    double least = 0;
-    for (const lane& l : lanes)
-        for (const schedule_item& it : schedules[static_cast<size_t>(l.stage)]) {
-            const chunk_passes& cp = passes[static_cast<size_t>(it.chunk)];
-            for (const program& seg : (it.pass == pass_dir::forward ? cp.fwd : cp.bwd).segments)
-                least += static_cast<double>(seg.size()) * sim_tp;
-        }
-    if (least > limits().steps)
-        throw input_error("program '" + p.name + "' " + over_limit("steps", least, "steps or more") +
-                          "; a smaller workload or a coarser mapping needs fewer");
-    // End step of (replica, chunk, microbatch, pass) per simulated tp rank.
-    std::map<std::tuple<int, int, int, int>, std::vector<std::uint32_t>> ended;
-    const std::uint32_t op_send_f = p.intern_op("pipeline.send_forward"),
-                        op_send_b = p.intern_op("pipeline.send_backward");
-    const std::uint32_t op_item = p.intern_op("pipeline.item");
-    size_t left = 0;
-    for (const auto& l : lanes) left += schedules[static_cast<size_t>(l.stage)].size();
-    while (left > 0) {
-        bool progress = false;
-        for (lane& l : lanes) {
-            const auto& items = schedules[static_cast<size_t>(l.stage)];
-            while (l.next < items.size()) {
-                const schedule_item& it = items[l.next];
-                const bool fwd = it.pass == pass_dir::forward;
-                const int from_chunk = fwd ? it.chunk - 1 : it.chunk + 1;
-                const bool receives = from_chunk >= 0 && from_chunk < chunks;
-                const std::tuple<int, int, int, int> src{l.replica, from_chunk, it.microbatch, fwd ? 0 : 1};
-                if (receives && !ended.count(src)) break;
-                std::vector<deps_t> at = l.tail;
-                if (receives) {
-                    const chunk_partition& sender = part.chunks[static_cast<size_t>(from_chunk)];
-                    const double bytes = fwd ? sender.send_forward_bytes : sender.send_backward_bytes;
-                    const int from_stage = sender.stage;
-                    for (int t = 0; t < sim_tp; ++t) {
-                        const std::uint32_t after = ended.at(src)[static_cast<size_t>(t)];
-                        if (from_stage == l.stage) {  // interleaved chunks on one stage: already in place
-                            at[static_cast<size_t>(t)].push_back(after);
-                            continue;
-                        }
-                        const std::uint32_t x = p.add_transfer(fwd ? op_send_f : op_send_b,
-                                                               memory_of(chip_of(plan, from_stage, l.replica, t)),
-                                                               memory_of(chip_of(plan, l.stage, l.replica, t)),
-                                                               static_cast<std::uint64_t>(bytes), {after});
-                        at[static_cast<size_t>(t)].push_back(x);
-                    }
-                }
-                chunk_passes& cp = passes[static_cast<size_t>(it.chunk)];
-                const std::uint32_t item_first = static_cast<std::uint32_t>(p.size());  // after the receive
-                run_pass(fwd ? cp.fwd : cp.bwd, l.stage, l.replica, at);
-                std::vector<std::uint32_t> ends;
-                const std::uint32_t item_op =
-                    p.intern_op(std::string(fwd ? "F" : "B") + " chunk " + std::to_string(it.chunk) + " mb " +
-                                std::to_string(it.microbatch));
-                for (int t = 0; t < sim_tp; ++t) {
-                    const std::uint32_t e = join(op_item, at[static_cast<size_t>(t)]);
-                    ends.push_back(e);
-                    l.tail[static_cast<size_t>(t)] = {e};
-                    planned->items.push_back({chip_of(plan, l.stage, l.replica, t), item_first, e, item_op});
-                }
-                ended[{l.replica, it.chunk, it.microbatch, fwd ? 0 : 1}] = std::move(ends);
-                ++l.next;
-                --left;
-                progress = true;
-            }
-        }
-        if (!progress) throw std::logic_error("system mapper: the pipeline schedules wait on each other");
-    }
-
-    // Gradient reduction, then the optimizer step (and ZeRO's weight all-gather after it).
-    auto lane_of = [&](int stage, int replica) -> lane& {
-        return lanes[static_cast<size_t>(stage) * static_cast<size_t>(sim_dp) + static_cast<size_t>(replica)];
-    };
-    auto sync = [&](const collective_use& u, int stage, bool after_optimizer) {
-        const bool gather = u.kind == "all_gather";
-        if (gather != after_optimizer) return;
-        collective_call call;
-        call.kind = parse_collective_kind(u.kind);
-        call.bytes = static_cast<std::uint64_t>(u.bytes);
-        call.op = p.intern_op(u.name);
-        if (u.group == "embedding") {
-            // The first and last stage's copies of a tied embedding: two ranks, both simulated.
-            if (stage != 0 || pp == 1) return;
-            for (int d = 0; d < sim_dp; ++d)
-                for (int t = 0; t < sim_tp; ++t) {
-                    collective_call c2 = call;
-                    c2.algorithm = collective_algorithm::ring;
-                    c2.ranks = {memory_of(chip_of(plan, 0, d, t)), memory_of(chip_of(plan, pp - 1, d, t))};
-                    c2.after = {lane_of(0, d).tail[static_cast<size_t>(t)],
-                                lane_of(pp - 1, d).tail[static_cast<size_t>(t)]};
-                    const collective_steps cs = lower(c2);
-                    lane_of(0, d).tail[static_cast<size_t>(t)] = {cs.done[0]};
-                    lane_of(pp - 1, d).tail[static_cast<size_t>(t)] = {cs.done[1]};
-                }
-            return;
-        }
-        if (u.group == "dp" || u.group == "tp") {
-            // One collective per group of the stage: across replicas (dp, one per tp rank) or across tp ranks
-            // (one per replica). (member, other) -> chip, with `member` running over the group.
-            const bool over_dp = u.group == "dp";
-            const int members = over_dp ? dp : tp, sim_members = over_dp ? sim_dp : sim_tp;
-            const int groups = over_dp ? sim_tp : sim_dp;
-            if (members == 1) return;
-            call.symmetric = sym;
-            shape_call(call, over_dp ? tp : 1, members);
-            auto tail = [&](int member, int other) -> deps_t& {
-                const int d = over_dp ? member : other, t = over_dp ? other : member;
-                return lane_of(stage, d).tail[static_cast<size_t>(t)];
-            };
-            for (int o = 0; o < groups; ++o) {
-                collective_call c2 = call;
-                std::vector<int> chips;
-                for (int m = 0; m < members; ++m) {
-                    chips.push_back(over_dp ? chip_of(plan, stage, m, o) : chip_of(plan, stage, o, m));
-                    c2.ranks.push_back(memory_of(chips.back()));
-                    c2.after.push_back(m < sim_members ? tail(m, o) : deps_t{});
-                }
-                in_switch(c2, chips);
-                const collective_steps cs = lower(c2);
-                for (int m = 0; m < sim_members; ++m) tail(m, o) = {cs.done[static_cast<size_t>(m)]};
-            }
-            return;
-        }
-        throw input_error("gradient synchronisation '" + u.name + "' of group '" + u.group +
-                          "' is not simulated by the system mapper");
-    };
-    for (bool after_optimizer : {false, true}) {
-        for (int s = 0; s < pp; ++s)
-            for (const chunk_partition& ch : part.chunks)
-                if (ch.stage == s)
-                    for (const collective_use& u : ch.grad_sync) sync(u, s, after_optimizer);
-        if (after_optimizer) break;
-        for (lane& l : lanes)
-            for (const chunk_partition& ch : part.chunks)
-                if (ch.stage == l.stage)
-                    run_pass(passes[static_cast<size_t>(ch.index)].opt, l.stage, l.replica, l.tail);
-    }
-
-    // What the run reports beside the iteration time.
-    out.samples = static_cast<double>(part.batch);
-    nlohmann::json par;
-    par["plan"] = plan.str();
-    par["dp"] = dp;
-    par["tp"] = tp;
-    par["pp"] = pp;
-    par["microbatch"] = plan.microbatch;
-    par["microbatches"] = m;
-    par["interleave"] = plan.interleave;
-    par["schedule"] = plan.schedule;
-    par["recompute"] = plan.recompute;
-    par["zero"] = plan.zero;
-    par["chips"] = n_chips;
-    par["simulated_chips"] = static_cast<std::int64_t>(pp) * sim_dp * sim_tp;
-    for (int s = 0; s < pp; ++s)
-        for (int d = 0; d < dp; ++d)
-            for (int t = 0; t < tp; ++t)
-                if (d >= sim_dp || t >= sim_tp) {
-                    const std::uint32_t first = cg.first[static_cast<size_t>(chip_of(plan, s, d, t))];
-                    out.represented.emplace_back(first, first + cg.components);
-                }
-    out.traffic_scale =
-        static_cast<double>(n_chips) / static_cast<double>(static_cast<std::int64_t>(pp) * sim_dp * sim_tp);
-    par["symmetric"] = sym;
-    par["ideal_bubble"] = bubble_fraction(plan.schedule, pp, plan.interleave, m);
-    nlohmann::json stages = nlohmann::json::array();
-    for (const stage_memory& sm : mem.stages)
-        stages.push_back({{"stage", sm.stage},
-                          {"weights_bytes", sm.weights},
-                          {"gradients_bytes", sm.gradients},
-                          {"optimizer_state_bytes", sm.optimizer_state},
-                          {"activations_bytes", sm.activations},
-                          {"state_bytes", sm.state},
-                          {"total_bytes", sm.total},
-                          {"microbatches_in_flight", sm.max_in_flight}});
-    par["memory"] = {{"capacity_bytes", static_cast<double>(capacity)}, {"stages", stages}};
-    // Every chunk runs on the dp x tp ranks of its stage: forward, backward (with recompute) per microbatch, and
-    // the optimizer once.
-    double hw_flops = 0;
-    for (const chunk_passes& cp : passes) hw_flops += (cp.fwd.flops + cp.bwd.flops) * m + cp.opt.flops;
-    par["hardware_flops"] = hw_flops * dp * tp;
-    par["chip_group"] = m_chip_group;
-    out.details["parallel"] = par;
-    out.notes.push_back(
-        "parallel plan " + plan.str() + " on " + std::to_string(n_chips) + " chips: " + std::to_string(m) +
-        " microbatches of " + std::to_string(plan.microbatch) + " per pipeline, " + plan.schedule +
-        " schedule (ideal bubble " + fmt_percent(bubble_fraction(plan.schedule, pp, plan.interleave, m)) + ")" +
-        (sym ? "; one representative chip per stage simulated" : "; every chip simulated") +
-        (m_opt.symmetric && !sym ? " (the " + m_opt.algorithm + " algorithm has a root: ranks play different roles)"
-                                 : ""));
-    for (const auto& n : part.notes) out.notes.push_back(n);
+    out.prog.name = g.name;
+    iteration_builder b(plat, cg, plan, m_opt, m_torus, m_engines, mem_local, algo, symmetric(), out.prog, *planned);
+    b.run_pipeline(part, passes, m);
+    b.reduce_and_step(part, passes);
+    b.describe(out, part, mem, passes, capacity, m_chip_group);
     return out;
 }
 

@@ -21,11 +21,8 @@ struct gradient_flow {
     double update_bytes = 0;            // what the store reads to update the weight (weight, gradient, state)
 };
 
-}  // namespace
-
-mapping map_weight_streaming(const workload_graph& g, const platform& plat, const parallel_plan& plan,
-                             mapper& chip_mapper, const weight_streaming_setup& setup,
-                             std::vector<streamed_item>& items) {
+/// Refuses a plan weight streaming cannot run: anything but data parallelism, ZeRO, recomputation.
+void check_weight_streaming_plan(const parallel_plan& plan) {
     const std::string who = "mapper.weights=streamed";
     if (plan.tp != 1 || plan.pp != 1)
         throw input_error(who +
@@ -42,49 +39,54 @@ mapping map_weight_streaming(const workload_graph& g, const platform& plat, cons
         throw input_error(who +
                           ": activations stay on the chip between the forward and backward pass; parallel.recompute=" +
                           plan.recompute + " is not simulated with weight streaming, leave it none");
-    const platform::chip_group& cg = *setup.chips;
-    const std::int64_t n_chips = static_cast<std::int64_t>(cg.chips.size());
-    const plan_target target = plan_target_of(*g.origin, g.overrides, n_chips);
-    validate_plan(plan, target);
+}
 
-    // One microbatch's forward and backward pass as one graph; the optimizer ops go to the store.
-    auto ov = g.overrides;
-    ov.batch = plan.microbatch;
-    const workload_graph full = g.origin->build(ov);
-    if (!is_training_step(full))
-        throw input_error(
-            "mapper 'system' simulates training iterations: set workload.training (e.g. --set "
-            "workload.training=adam)");
+/// A training step split between the chips and the store: the forward and backward pass's ops, and what the
+/// optimizer ops (the store's) read.
+struct streamed_training_split {
     std::vector<int> pass_ops;
     std::map<std::string, double> update_of;  // gradient's producer -> bytes its update reads
     double pass_flops = 0, state_bytes = 0, weight_bytes = 0;
+};
+
+streamed_training_split split_streamed_training_step(const workload_graph& full) {
+    streamed_training_split sp;
     for (int i = 0; i < static_cast<int>(full.ops().size()); ++i) {
         const op_node& op = full.op(i);
         if (op.phase != op_phase::optimizer) {
-            pass_ops.push_back(i);
-            pass_flops += op.cost.flops;
+            sp.pass_ops.push_back(i);
+            sp.pass_flops += op.cost.flops;
             continue;
         }
         if (op.inputs.size() < 2) continue;
         const int producer = full.tensor(op.inputs[1]).producer;
         if (producer < 0) continue;
-        update_of[full.op(producer).name] += op.cost.bytes_read();
-        weight_bytes += static_cast<double>(full.tensor(op.inputs[0]).bytes());
+        sp.update_of[full.op(producer).name] += op.cost.bytes_read();
+        sp.weight_bytes += static_cast<double>(full.tensor(op.inputs[0]).bytes());
         for (size_t k = 2; k < op.inputs.size(); ++k)
-            state_bytes += static_cast<double>(full.tensor(op.inputs[k]).bytes());
+            sp.state_bytes += static_cast<double>(full.tensor(op.inputs[k]).bytes());
     }
-    const platform& chip0 = *cg.chips.front();
-    const program pass = chip_mapper.map(subgraph(full, pass_ops, full.name + ".pass"), chip0).prog;
+    return sp;
+}
 
-    // The pass's writes to the chip's I/O memory, by op: gradients (and the loss) leaving the chip.
-    const std::uint32_t io = cg.first[0] + setup.chip_memory;
-    std::map<std::uint32_t, size_t> flow_of_op;
+/// What one pass moves through the chip's I/O memory: the gradients leaving it (with their updates), the bytes
+/// streaming in, and the updates that wait for the end of the pass.
+struct streamed_pass_io {
     std::vector<gradient_flow> flows;
     double streamed_in = 0;
+    double late_update = 0;
+};
+
+/// The pass's writes to the chip's I/O memory `io`, by op: gradients (and the loss) leaving the chip.
+streamed_pass_io collect_gradient_flows(const program& pass, std::uint32_t io,
+                                        const std::map<std::string, double>& update_of) {
+    streamed_pass_io pio;
+    std::vector<gradient_flow>& flows = pio.flows;
+    std::map<std::uint32_t, size_t> flow_of_op;
     for (std::uint32_t s = 0; s < pass.size(); ++s) {
         const step& st = pass.steps[s];
         if (st.kind != step_kind::transfer) continue;
-        if (st.at.comp == io) streamed_in += static_cast<double>(st.bytes);
+        if (st.at.comp == io) pio.streamed_in += static_cast<double>(st.bytes);
         if (st.to.comp != io) continue;
         auto [it, fresh] = flow_of_op.emplace(st.op, flows.size());
         if (fresh) flows.push_back({pass.op_names[st.op], {}, 0, 0});
@@ -96,20 +98,22 @@ mapping map_weight_streaming(const workload_graph& g, const platform& plat, cons
     // producer's name (a view) waits for the end of the pass.
     std::map<std::string, size_t> flow_named;
     for (size_t f = 0; f < flows.size(); ++f) flow_named.emplace(flows[f].op, f);
-    double late_update = 0;
     for (const auto& [name, bytes] : update_of) {
         const auto it = flow_named.find(name);
         if (it != flow_named.end())
             flows[it->second].update_bytes += bytes;
         else
-            late_update += bytes;
+            pio.late_update += bytes;
     }
+    return pio;
+}
 
-    const int dp = plan.dp, sim_dp = setup.symmetric ? 1 : dp;
-    const std::int64_t m = microbatches(plan, target.batch);
-    mapping out;
-    program& p = out.prog;
-    p.name = g.name;
+/// Emits `m` microbatches of the pass on the first `sim_dp` chips, each chip's gradients through its reduction
+/// engine to the store, and after the last microbatch the store's updates. Adds one item per pass to `items`.
+void emit_streamed_microbatches(program& p, const program& pass, const platform::chip_group& cg,
+                                const weight_streaming_setup& setup, const streamed_pass_io& pio, int sim_dp,
+                                std::int64_t m, std::vector<streamed_item>& items) {
+    const std::vector<gradient_flow>& flows = pio.flows;
     program::append_memo memo;
     using deps_t = std::vector<std::uint32_t>;
     std::vector<deps_t> tail(static_cast<size_t>(sim_dp));
@@ -145,21 +149,26 @@ mapping map_weight_streaming(const workload_graph& g, const platform& plat, cons
             if (last && flows[f].update_bytes > 0)
                 p.add_transfer(op, store, store, static_cast<std::uint64_t>(flows[f].update_bytes), {in});
         }
-        if (last && late_update > 0)
-            p.add_transfer(p.intern_op("optimizer (views)"), store, store, static_cast<std::uint64_t>(late_update),
+        if (last && pio.late_update > 0)
+            p.add_transfer(p.intern_op("optimizer (views)"), store, store, static_cast<std::uint64_t>(pio.late_update),
                            ends);
     }
-    for (int d = sim_dp; d < dp; ++d) {
-        const std::uint32_t first = cg.first[static_cast<size_t>(d)];
-        out.represented.emplace_back(first, first + cg.components);
-    }
+}
 
-    double gradient_bytes = 0, update_bytes = late_update;
-    for (const gradient_flow& f : flows) {
+/// The mapping's samples, its `parallel` details and its note.
+void describe_weight_streaming(mapping& out, const platform& plat, const parallel_plan& plan,
+                               const weight_streaming_setup& setup, const streamed_training_split& sp,
+                               const streamed_pass_io& pio, std::int64_t batch, int sim_dp, std::int64_t m) {
+    const platform::chip_group& cg = *setup.chips;
+    const std::int64_t n_chips = static_cast<std::int64_t>(cg.chips.size());
+    const int dp = plan.dp;
+    const double streamed_in = pio.streamed_in;
+    double gradient_bytes = 0, update_bytes = pio.late_update;
+    for (const gradient_flow& f : pio.flows) {
         gradient_bytes += static_cast<double>(f.bytes);
         update_bytes += f.update_bytes;
     }
-    out.samples = static_cast<double>(target.batch);
+    out.samples = static_cast<double>(batch);
     nlohmann::json par;
     par["plan"] = plan.str();
     par["dp"] = dp;
@@ -180,21 +189,57 @@ mapping map_weight_streaming(const workload_graph& g, const platform& plat, cons
     const component& st = plat.comp(setup.store);
     par["memory"] = {{"capacity_bytes", static_cast<double>(st.capacity_bytes())},
                      {"store", st.path()},
-                     {"weights_bytes", weight_bytes},
-                     {"optimizer_state_bytes", state_bytes},
+                     {"weights_bytes", sp.weight_bytes},
+                     {"optimizer_state_bytes", sp.state_bytes},
                      {"stages", nlohmann::json::array()}};
     par["streamed"] = {
         {"in_bytes_per_pass", streamed_in}, {"out_bytes_per_pass", gradient_bytes}, {"update_bytes", update_bytes}};
-    par["hardware_flops"] = pass_flops * static_cast<double>(m) * dp;
+    par["hardware_flops"] = sp.pass_flops * static_cast<double>(m) * dp;
     par["chip_group"] = cg.name;
     out.details["parallel"] = par;
     out.notes.push_back("weight streaming, data parallel over " + std::to_string(dp) + " of " +
                         std::to_string(n_chips) + " chips: " + std::to_string(m) + " microbatches of " +
                         std::to_string(plan.microbatch) + " per chip, each streaming " + format_bytes(streamed_in) +
                         " in (weights and inputs) and " + format_bytes(gradient_bytes) + " of gradients out; " +
-                        st.path() + " holds " + format_bytes(weight_bytes + state_bytes) +
+                        st.path() + " holds " + format_bytes(sp.weight_bytes + sp.state_bytes) +
                         " of weights and optimizer state and updates them (" + format_bytes(update_bytes) + " read)" +
                         (setup.symmetric ? "; one representative chip simulated" : "; every chip simulated"));
+}
+
+}  // namespace
+
+mapping map_weight_streaming(const workload_graph& g, const platform& plat, const parallel_plan& plan,
+                             mapper& chip_mapper, const weight_streaming_setup& setup,
+                             std::vector<streamed_item>& items) {
+    check_weight_streaming_plan(plan);
+    const platform::chip_group& cg = *setup.chips;
+    const std::int64_t n_chips = static_cast<std::int64_t>(cg.chips.size());
+    const plan_target target = plan_target_of(*g.origin, g.overrides, n_chips);
+    validate_plan(plan, target);
+
+    // One microbatch's forward and backward pass as one graph; the optimizer ops go to the store.
+    auto ov = g.overrides;
+    ov.batch = plan.microbatch;
+    const workload_graph full = g.origin->build(ov);
+    if (!is_training_step(full))
+        throw input_error(
+            "mapper 'system' simulates training iterations: set workload.training (e.g. --set "
+            "workload.training=adam)");
+    const streamed_training_split sp = split_streamed_training_step(full);
+    const platform& chip0 = *cg.chips.front();
+    const program pass = chip_mapper.map(subgraph(full, sp.pass_ops, full.name + ".pass"), chip0).prog;
+    const streamed_pass_io pio = collect_gradient_flows(pass, cg.first[0] + setup.chip_memory, sp.update_of);
+
+    const int dp = plan.dp, sim_dp = setup.symmetric ? 1 : dp;
+    const std::int64_t m = microbatches(plan, target.batch);
+    mapping out;
+    out.prog.name = g.name;
+    emit_streamed_microbatches(out.prog, pass, cg, setup, pio, sim_dp, m, items);
+    for (int d = sim_dp; d < dp; ++d) {
+        const std::uint32_t first = cg.first[static_cast<size_t>(d)];
+        out.represented.emplace_back(first, first + cg.components);
+    }
+    describe_weight_streaming(out, plat, plan, setup, sp, pio, target.batch, sim_dp, m);
     return out;
 }
 

@@ -47,7 +47,7 @@ struct size_form {
 
 std::string term(long long k, const std::string& names) { return k == 1 ? names : std::to_string(k) + " * " + names; }
 
-std::string expression(const size_form& f, const std::vector<std::string>& names) {
+std::string size_expression(const size_form& f, const std::vector<std::string>& names) {
     std::vector<std::pair<long long, std::string>> terms = {{f.m, names.size() > 1 ? names[0] + " * " + names[1] : ""},
                                                             {f.a, names[0]},
                                                             {f.b, names.size() > 1 ? names[1] : ""}};
@@ -153,7 +153,7 @@ onnx_yaml onnx_workload_yaml(const std::string& model, const onnx_import_options
                               (names.size() > 1 ? " and " + names[1] : "") + " linearly";
             return fixed;
         }
-        text += expression(f, names) + after;
+        text += size_expression(f, names) + after;
     }
     // The symbols become parameters, at the values the import used.
     const size_t at = text.find("\nparameters:\n");

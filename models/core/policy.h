@@ -146,4 +146,4 @@ void declare_policy(param_decl& d, std::string& impl, std::unique_ptr<const F>& 
 #endif
 /// Registers a policy implementation at static initialisation; the argument yields a policy_entry.
 #define TESSEL_REGISTER_POLICY(...) \
-    static const bool TESSEL_CONCAT(tessel_policy_registered_, __LINE__) = ::tessel::register_policy(__VA_ARGS__)
+    static const bool TESSEL_CONCAT(tessel_policy_registered_, __COUNTER__) = ::tessel::register_policy(__VA_ARGS__)

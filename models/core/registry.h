@@ -98,6 +98,6 @@ const C* as_kind(const component& c) {
 #define TESSEL_CONCAT_(a, b) a##b
 #define TESSEL_CONCAT(a, b) TESSEL_CONCAT_(a, b)
 /// Registers a kind at static initialisation; `expr` yields a kind_info.
-#define TESSEL_REGISTER_KIND(...)                                        \
-    static const bool TESSEL_CONCAT(tessel_kind_registered_, __LINE__) = \
+#define TESSEL_REGISTER_KIND(...)                                           \
+    static const bool TESSEL_CONCAT(tessel_kind_registered_, __COUNTER__) = \
         ::tessel::kind_registry::instance().add(__VA_ARGS__)

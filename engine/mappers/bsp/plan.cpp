@@ -248,8 +248,6 @@ namespace tessel {
 
 namespace {
 
-using namespace bsp;
-
 /// Weight and state tensors in the order the fallback moves them to streaming memory: first those a run reads
 /// least of per byte they hold (an embedding table, of which a run gathers a few rows), then the largest.
 std::vector<int> streaming_order(const workload_graph& g) {
@@ -260,7 +258,7 @@ std::vector<int> streaming_order(const workload_graph& g) {
     std::vector<cand> c;
     for (size_t i = 0; i < g.tensors().size(); ++i) {
         const tensor_info& ti = g.tensors()[i];
-        if (!is_held(ti)) continue;
+        if (!bsp::is_held(ti)) continue;
         const double bytes = static_cast<double>(ti.bytes());
         double read = 0;
         for (int o : ti.consumers) {
@@ -300,6 +298,7 @@ mapping bsp_mapper::map(const workload_graph& g, const platform& plat) const {
 }
 
 mapping bsp_mapper::map_as(const workload_graph& g, const platform& plat, const options& opt) const {
+    using namespace bsp;  // the planner's types (a using-directive here, not at file scope: unity builds)
     if (opt.code_reserve < 0 || opt.code_reserve >= 1)
         throw input_error("mapper.code_reserve must be at least 0 and below 1");
     const std::vector<int> order = streaming_order(g);

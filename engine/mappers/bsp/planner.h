@@ -1,6 +1,7 @@
 // The bsp mapper's planner (see bsp_mapper.h for the algorithm), split over plan.cpp (the platform, each matrix
 // product's split, the fallback to streaming memory), allocate.cpp (where tensors live: tiles, streaming memory,
-// staging), emit.cpp (the supersteps: exchange, compute, sync) and explain.cpp (options and the report).
+// staging), emit.cpp (the supersteps: exchange, compute, sync), gemm.cpp (a matrix product's supersteps),
+// reduce.cpp (reductions) and explain.cpp (options and the report).
 #pragma once
 
 #include <algorithm>
@@ -248,7 +249,7 @@ private:
 
     [[noreturn]] void no_fit(const op_node& op, double need, double have);
 
-    // ---- matrix products: the split (plan.cpp), the supersteps (emit.cpp) --------------------------------------
+    // ---- matrix products: the split (plan.cpp), the supersteps (gemm.cpp) --------------------------------------
     struct plan {
         int pb = 1, pm = 1, pn = 1, pk = 1, serial = 1;
         double cost = 0, mem = 0, compute_s = 0, exchange_s = 0, reduce_s = 0;
@@ -268,6 +269,17 @@ private:
     plan choose(const op_node& op, const gemm_shape& s, double have);
 
     void map_gemm(int o);
+
+    /// A split's grid of tiles and the serial slice being emitted (gemm.cpp).
+    struct gemm_grid;
+    gemm_shape gemm_shape_of(const op_node& op) const;
+    /// Exchange: the A blocks (first slice only), the B blocks and the epilogue inputs of every tile.
+    void gemm_exchange(const op_node& op, const gemm_grid& g, bool first_slice);
+    void gemm_compute(const op_node& op, const gemm_grid& g);
+    /// With a K split: the superstep that sums each block's pk partials, its columns split among its tiles.
+    void gemm_reduce_scatter(const op_node& op, const gemm_grid& g, int sl,
+                             std::vector<std::pair<std::uint32_t, rect>>& out_pieces);
+    void report_gemm(const op_node& op, const gemm_grid& g);
 
     /// Bias and fused-epilogue inputs for an output region on tile t.
     void fetch_epilogue(const op_node& op, std::uint32_t opx, const rect& rc, std::uint32_t t, bool attention);
@@ -300,6 +312,7 @@ private:
     std::vector<pending_write> m_writes;
     std::vector<std::uint32_t> m_tile_compute;  // per tile: its compute step in the current superstep (fine form)
 
+    // ---- reductions (reduce.cpp) ---------------------------------------------------------------------------------
     /// Reductions (reduce_* ops, argmax, dot) split over tiles like every other op: keeping the last axis, column
     /// bands of the input, each tile reducing its columns over all rows (exact, one superstep); folding only the
     /// last axis, bands of output elements, each tile reducing the input rows behind them; otherwise (a scalar,
@@ -307,6 +320,23 @@ private:
     /// every tile, then a second superstep that sums the partials where the output lives.
     void map_reduce(int o);
 
+    /// A reduction being mapped (reduce.cpp).
+    struct reduce_job;
+    void reduce_band(reduce_job& r, std::uint32_t t, const rect& in_region, const rect& out_piece);
+    /// One compute step per band of r.out_pieces, then the sync.
+    void emit_reduce_bands(const reduce_job& r);
+    std::string reduce_columns(reduce_job& r);
+    std::string reduce_output_bands(reduce_job& r);
+    std::string reduce_partials(reduce_job& r);
+    void send_partial(reduce_job& r, std::uint32_t op_rx, std::uint32_t from, std::uint32_t to, double bytes);
+    /// Partials (tile, elements) summed inside groups of L.pieces() bands; to_piece gets each group's sums.
+    void reduce_scatter_partials(reduce_job& r, const std::vector<std::pair<std::uint32_t, double>>& partials,
+                                 const layout& L, std::vector<std::vector<std::pair<std::uint32_t, double>>>& to_piece);
+    /// The combine superstep: each piece of L sums what to_piece lists for it on its tile.
+    void combine_partials(reduce_job& r, const layout& L,
+                          const std::vector<std::vector<std::pair<std::uint32_t, double>>>& to_piece);
+
+    // ---- the mapping's details and notes (emit.cpp) ----------------------------------------------------------------
     void finish();
 };
 

@@ -197,42 +197,87 @@ private:
         int out_lanes = 0;
     };
 
-    std::uint32_t section(size_t si, std::uint32_t prev) {
-        const rdu_section& sec = m_plan.sections[si];
-        program& prog = m_out.prog;
+    /// One tile of one placed stage, as the streaming orders them.
+    struct stream_item {
+        int level, g, pos, tile;
+    };
+
+    /// A section while it is built: its plan, its record so far, where its tensors flow, its stages' progress
+    /// and its stores to memory.
+    struct section_build {
+        section_build(size_t index, const rdu_section& s) : si(index), sec(s) {}
+        size_t si;
+        const rdu_section& sec;
         rdu_mapper::record::section_rec rec;
-        rec.start = join(prev == ~0u ? std::vector<std::uint32_t>{} : std::vector<std::uint32_t>{prev});
-        // Where each root tensor is produced in this section.
-        std::map<int, std::vector<size_t>> producers;
-        for (size_t i = 0; i < sec.stages.size(); ++i)
-            for (int r : m_plan.stages[static_cast<size_t>(sec.stages[i].stage)].outputs) producers[r].push_back(i);
-        // Consumers in this section of each root tensor.
+        std::map<int, std::vector<size_t>> producers;                     // root tensor -> placed indices
         std::map<int, std::vector<std::pair<size_t, size_t>>> consumers;  // tensor -> (placed index, input index)
+        std::vector<live> lives;                                          // per placed stage
+        std::vector<std::uint32_t> spills;                                // stores to memory
+    };
+
+    /// Part of one output lane of a tile: [lo, hi) of the whole tensor, leaving `from` once `after` is done.
+    struct lane_slice {
+        double lo, hi;
+        endpoint from;
+        std::uint32_t after;
+        std::uint32_t op;
+    };
+
+    /// Builds section `si`, started after step `prev` (none for the first): 1. reconfigure, 2. load, 3. stream
+    /// tile by tile, 4. end; returns its end.
+    std::uint32_t section(size_t si, std::uint32_t prev) {
+        section_build w(si, m_plan.sections[si]);
+        w.rec.start = join(prev == ~0u ? std::vector<std::uint32_t>{} : std::vector<std::uint32_t>{prev});
+        find_section_flows(w);
+        reconfigure_section(w);
+        load_section(w);
+        // 3. Streaming, in the order the tiles flow: by level, then by the tile's end, then topologically.
+        const std::vector<stream_item> order = prepare_streaming(w);
+        w.rec.stages.resize(w.sec.stages.size());
+        for (const stream_item& it : order) stream_tile(w, static_cast<size_t>(it.pos), it.tile);
+        return finish_section(w);
+    }
+
+    /// Where each root tensor is produced in the section, and which of its stages consume it there.
+    void find_section_flows(section_build& w) const {
+        const rdu_section& sec = w.sec;
+        // Where each root tensor is produced in this section.
+        for (size_t i = 0; i < sec.stages.size(); ++i)
+            for (int r : m_plan.stages[static_cast<size_t>(sec.stages[i].stage)].outputs) w.producers[r].push_back(i);
+        // Consumers in this section of each root tensor.
         for (size_t i = 0; i < sec.stages.size(); ++i) {
             const rdu_stage& s = m_plan.stages[static_cast<size_t>(sec.stages[i].stage)];
             for (size_t k = 0; k < s.inputs.size(); ++k)
-                if (producers.count(s.inputs[k].tensor)) consumers[s.inputs[k].tensor].emplace_back(i, k);
+                if (w.producers.count(s.inputs[k].tensor)) w.consumers[s.inputs[k].tensor].emplace_back(i, k);
         }
+    }
 
-        // 1. Reconfiguration: every unit used loads its configuration through its nearest AGCU.
+    /// 1. Reconfiguration: every unit used loads its configuration through its nearest AGCU.
+    void reconfigure_section(section_build& w) {
+        const rdu_section& sec = w.sec;
+        program& prog = m_out.prog;
         std::vector<std::uint32_t> cfg;
         if (!m_plan.preloaded) {
-            std::uint64_t off = m_config_addr[si];
+            std::uint64_t off = m_config_addr[w.si];
             for (int u = 0; u < sec.pcus; ++u) {
                 cfg.push_back(prog.add_transfer(m_cfg_op, agcu(m_c.pcu_agcu[static_cast<size_t>(u)], off), pcu(u),
-                                                m_c.pcu_config, {rec.start}));
+                                                m_c.pcu_config, {w.rec.start}));
                 off += m_c.pcu_config;
             }
             for (int u = 0; u < sec.pmus; ++u) {
                 cfg.push_back(prog.add_transfer(m_cfg_op, agcu(m_c.pmu_agcu[static_cast<size_t>(u)], off), pmu(u),
-                                                m_c.pmu_config, {rec.start}));
+                                                m_c.pmu_config, {w.rec.start}));
                 off += m_c.pmu_config;
             }
         }
-        rec.configured = join(cfg.empty() ? std::vector<std::uint32_t>{rec.start} : cfg);
+        w.rec.configured = join(cfg.empty() ? std::vector<std::uint32_t>{w.rec.start} : cfg);
+    }
 
-        // 2. Loads: weights, and operands needed whole that are in memory, spread over each stage's PMUs, each PMU
-        //    through the AGCU the plan balanced its bytes onto.
+    /// 2. Loads: weights, and operands needed whole that are in memory, spread over each stage's PMUs, each PMU
+    ///    through the AGCU the plan balanced its bytes onto.
+    void load_section(section_build& w) {
+        const rdu_section& sec = w.sec;
+        program& prog = m_out.prog;
         std::vector<std::uint32_t> loads;
         for (const rdu_placed& p : sec.stages) {
             const rdu_stage& s = m_plan.stages[static_cast<size_t>(p.stage)];
@@ -249,202 +294,244 @@ private:
                     loads.push_back(prog.add_transfer(
                         op,
                         agcu(sec.load_agcu[static_cast<size_t>(u)], base + slice(bytes / (hi_frac - lo_frac), 0, lo)),
-                        pmu(u), n, {rec.configured}));
+                        pmu(u), n, {w.rec.configured}));
                 }
             };
             const double f0 = static_cast<double>(s.chunk) / s.chunks, f1 = static_cast<double>(s.chunk + 1) / s.chunks;
             if (!m_plan.preloaded)
-                for (int w : s.weight_tensors) load(w, static_cast<double>(m_g.tensor(w).bytes()) * (f1 - f0), f0, f1);
+                for (int wt : s.weight_tensors)
+                    load(wt, static_cast<double>(m_g.tensor(wt).bytes()) * (f1 - f0), f0, f1);
             for (const auto& in : s.inputs)
-                if (in.whole && !producers.count(in.tensor)) {
+                if (in.whole && !w.producers.count(in.tensor)) {
                     const bool chunked = in.bytes < static_cast<double>(m_g.tensor(in.tensor).bytes()) * (1 - 1e-12);
                     load(in.tensor, in.bytes, chunked ? f0 : 0.0, chunked ? f1 : 1.0);
                 }
         }
-        rec.loaded = join(loads.empty() ? std::vector<std::uint32_t>{rec.configured} : loads);
+        w.rec.loaded = join(loads.empty() ? std::vector<std::uint32_t>{w.rec.configured} : loads);
+    }
 
-        // 3. Streaming, in the order the tiles flow: by level, then by the tile's end, then topologically.
-        std::vector<live> L(sec.stages.size());
-        struct item {
-            int level, g, pos, tile;
-        };
-        std::vector<item> order;
+    /// Sets up each placed stage's progress and output lanes; returns every tile of every stage in the order the
+    /// tiles flow.
+    std::vector<stream_item> prepare_streaming(section_build& w) const {
+        const rdu_section& sec = w.sec;
+        w.lives.assign(sec.stages.size(), live{});
+        std::vector<stream_item> order;
         for (size_t i = 0; i < sec.stages.size(); ++i) {
             const rdu_placed& p = sec.stages[i];
-            L[i].pending.assign(static_cast<size_t>(p.tiles), {});
-            L[i].ready.assign(static_cast<size_t>(p.tiles), none);
-            L[i].done.assign(static_cast<size_t>(p.tiles), none);
-            L[i].compute.assign(static_cast<size_t>(p.tiles), {});
+            live& l = w.lives[i];
+            l.pending.assign(static_cast<size_t>(p.tiles), {});
+            l.ready.assign(static_cast<size_t>(p.tiles), none);
+            l.done.assign(static_cast<size_t>(p.tiles), none);
+            l.compute.assign(static_cast<size_t>(p.tiles), {});
             const rdu_stage& s = m_plan.stages[static_cast<size_t>(p.stage)];
             const size_t sources = s.computes ? p.pcus.size() : p.pmus.size();
             double out_bytes = 0;  // of one tile
             for (int r : s.outputs) out_bytes += static_cast<double>(m_g.tensor(r).bytes()) / s.chunks / p.tiles;
-            L[i].out_lanes = lanes(out_bytes, sources);
-            L[i].lane_of.resize(sources);
-            for (int b = 0; b < L[i].out_lanes; ++b)
-                for (size_t u = lane_unit(b, L[i].out_lanes, sources); u < lane_unit(b + 1, L[i].out_lanes, sources);
-                     ++u)
-                    L[i].lane_of[u] = static_cast<size_t>(b);
-            L[i].sent.assign(static_cast<size_t>(p.tiles),
-                             std::vector<std::vector<std::uint32_t>>(static_cast<size_t>(L[i].out_lanes)));
+            l.out_lanes = lanes(out_bytes, sources);
+            l.lane_of.resize(sources);
+            for (int b = 0; b < l.out_lanes; ++b)
+                for (size_t u = lane_unit(b, l.out_lanes, sources); u < lane_unit(b + 1, l.out_lanes, sources); ++u)
+                    l.lane_of[u] = static_cast<size_t>(b);
+            l.sent.assign(static_cast<size_t>(p.tiles),
+                          std::vector<std::vector<std::uint32_t>>(static_cast<size_t>(l.out_lanes)));
             const int per = sec.tiles / p.tiles;
-            for (int t = 0; t < p.tiles; ++t) order.push_back(item{p.level, (t + 1) * per - 1, static_cast<int>(i), t});
+            for (int t = 0; t < p.tiles; ++t)
+                order.push_back(stream_item{p.level, (t + 1) * per - 1, static_cast<int>(i), t});
         }
-        std::stable_sort(order.begin(), order.end(), [](const item& a, const item& b) {
+        std::stable_sort(order.begin(), order.end(), [](const stream_item& a, const stream_item& b) {
             if (a.level != b.level) return a.level < b.level;
             if (a.g != b.g) return a.g < b.g;
             return a.pos < b.pos;
         });
-        std::vector<std::uint32_t> spills;
-        rec.stages.resize(sec.stages.size());
-        const auto& pcu_model = (*m_c.pcu);
-        for (const item& it : order) {
-            const size_t i = static_cast<size_t>(it.pos);
-            const rdu_placed& p = sec.stages[i];
-            const rdu_stage& s = m_plan.stages[static_cast<size_t>(p.stage)];
-            const std::uint32_t op = prog.intern_op(s.name);
-            const int t = it.tile, T = p.tiles;
-            live& me = L[i];
-            // Inputs streamed from memory for this tile.
-            std::vector<std::uint32_t> deps = me.pending[static_cast<size_t>(t)];
-            for (size_t k = 0; k < s.inputs.size(); ++k) {
-                const auto& in = s.inputs[k];
-                if (in.whole || producers.count(in.tensor)) continue;
-                if (!m_in_dram[static_cast<size_t>(in.tensor)])
-                    throw std::logic_error("rdu mapper: '" + m_g.tensor(in.tensor).name + "' is read by '" + s.name +
-                                           "' but is neither on chip nor in memory");
-                const int depth = static_cast<int>(p.buffer_tiles[k]);
-                const std::vector<std::uint32_t> room{
-                    t >= depth ? created(me.done[static_cast<size_t>(t - depth)], s.name) : rec.loaded};
-                const int m = lanes(in.bytes / T, p.pmus.size());
-                for (int b = 0; b < m; ++b) {
-                    const double lo = (t + static_cast<double>(b) / m) / T,
-                                 hi = (t + static_cast<double>(b + 1) / m) / T;
-                    const std::uint64_t n = slice(in.bytes, lo, hi);
+        return order;
+    }
+
+    /// Tile t of placed stage i: its inputs, its compute and its outputs.
+    void stream_tile(section_build& w, size_t i, int t) {
+        const rdu_placed& p = w.sec.stages[i];
+        const rdu_stage& s = m_plan.stages[static_cast<size_t>(p.stage)];
+        const std::uint32_t op = m_out.prog.intern_op(s.name);
+        live& me = w.lives[i];
+        stream_tile_inputs(w, i, t, op);
+        const std::vector<std::uint32_t> src_step = compute_tile(w, i, t, op);
+        const std::vector<std::uint32_t> outgoing = send_tile_outputs(w, i, t, op, src_step);
+        // A PMU-only stage frees its buffer once the tile has left it.
+        if (!s.computes)
+            me.done[static_cast<size_t>(t)] = outgoing.empty() ? me.ready[static_cast<size_t>(t)] : join(outgoing);
+    }
+
+    /// Tile t of placed stage i becomes ready once its inputs from memory, the transfers into its buffers and
+    /// the tile before it are.
+    void stream_tile_inputs(section_build& w, size_t i, int t, std::uint32_t op) {
+        program& prog = m_out.prog;
+        const rdu_placed& p = w.sec.stages[i];
+        const rdu_stage& s = m_plan.stages[static_cast<size_t>(p.stage)];
+        const int T = p.tiles;
+        live& me = w.lives[i];
+        // Inputs streamed from memory for this tile.
+        std::vector<std::uint32_t> deps = me.pending[static_cast<size_t>(t)];
+        for (size_t k = 0; k < s.inputs.size(); ++k) {
+            const auto& in = s.inputs[k];
+            if (in.whole || w.producers.count(in.tensor)) continue;
+            if (!m_in_dram[static_cast<size_t>(in.tensor)])
+                throw std::logic_error("rdu mapper: '" + m_g.tensor(in.tensor).name + "' is read by '" + s.name +
+                                       "' but is neither on chip nor in memory");
+            const int depth = static_cast<int>(p.buffer_tiles[k]);
+            const std::vector<std::uint32_t> room{t >= depth ? created(me.done[static_cast<size_t>(t - depth)], s.name)
+                                                             : w.rec.loaded};
+            const int m = lanes(in.bytes / T, p.pmus.size());
+            for (int b = 0; b < m; ++b) {
+                const double lo = (t + static_cast<double>(b) / m) / T, hi = (t + static_cast<double>(b + 1) / m) / T;
+                const std::uint64_t n = slice(in.bytes, lo, hi);
+                if (n == 0) continue;
+                const int u = p.pmus[lane_unit(b, m, p.pmus.size())];
+                deps.push_back(prog.add_transfer(op,
+                                                 agcu(m_c.pmu_agcu[static_cast<size_t>(u)],
+                                                      m_addr[static_cast<size_t>(in.tensor)] + slice(in.bytes, 0, lo)),
+                                                 pmu(u), n, room));
+            }
+        }
+        if (t == 0) deps.insert(deps.end(), me.whole_in.begin(), me.whole_in.end());
+        deps.push_back(t == 0 ? w.rec.loaded : me.ready[static_cast<size_t>(t - 1)]);
+        me.ready[static_cast<size_t>(t)] = join(deps);
+    }
+
+    /// Compute of tile t of placed stage i on its PCUs; returns, per source unit, the step its output of this tile
+    /// waits for.
+    std::vector<std::uint32_t> compute_tile(section_build& w, size_t i, int t, std::uint32_t op) {
+        program& prog = m_out.prog;
+        const rdu_placed& p = w.sec.stages[i];
+        const rdu_stage& s = m_plan.stages[static_cast<size_t>(p.stage)];
+        const int T = p.tiles;
+        live& me = w.lives[i];
+        std::vector<std::uint32_t> src_step;  // per source unit: the step its output of this tile waits for
+        if (s.computes) {
+            const int n = static_cast<int>(p.pcus.size());
+            me.compute[static_cast<size_t>(t)].resize(static_cast<size_t>(n));
+            for (int q = 0; q < n; ++q) {
+                std::vector<std::uint32_t> cd{me.ready[static_cast<size_t>(t)]};
+                if (t > 0) cd.push_back(me.compute[static_cast<size_t>(t - 1)][static_cast<size_t>(q)]);
+                const int depth = static_cast<int>(m_o.buffer_depth);
+                if (t >= depth) {
+                    const auto& out = me.sent[static_cast<size_t>(t - depth)][me.lane_of[static_cast<size_t>(q)]];
+                    cd.insert(cd.end(), out.begin(), out.end());
+                }
+                const work wk = share(s, *m_c.pcu, T, t, n, q);
+                const std::uint32_t c =
+                    prog.add_compute(op, pcu(p.pcus[static_cast<size_t>(q)]), prog.add_work(wk), cd);
+                me.compute[static_cast<size_t>(t)][static_cast<size_t>(q)] = c;
+                w.rec.stages[i].computes.push_back(c);
+                src_step.push_back(c);
+            }
+            me.done[static_cast<size_t>(t)] = join(me.compute[static_cast<size_t>(t)]);
+        } else {
+            src_step.assign(p.pmus.size(), me.ready[static_cast<size_t>(t)]);
+        }
+        return src_step;
+    }
+
+    /// Outputs of tile t of placed stage i: into the buffers of consumers here, and to memory when later sections
+    /// or the user need them; returns every transfer sent.
+    std::vector<std::uint32_t> send_tile_outputs(section_build& w, size_t i, int t, std::uint32_t op,
+                                                 const std::vector<std::uint32_t>& src_step) {
+        program& prog = m_out.prog;
+        const rdu_placed& p = w.sec.stages[i];
+        const rdu_stage& s = m_plan.stages[static_cast<size_t>(p.stage)];
+        const int T = p.tiles;
+        live& me = w.lives[i];
+        const size_t U = src_step.size();
+        const int lanes_out = me.out_lanes;
+        std::vector<std::uint32_t> lane_step(
+            static_cast<size_t>(lanes_out));  // per output lane: its units' computes done
+        for (int a = 0; a < lanes_out; ++a) {
+            const size_t u0 = lane_unit(a, lanes_out, U), u1 = lane_unit(a + 1, lanes_out, U);
+            lane_step[static_cast<size_t>(a)] =
+                (u1 - u0 == 1 || !s.computes)
+                    ? src_step[u0]
+                    : join(std::vector<std::uint32_t>(src_step.begin() + static_cast<std::ptrdiff_t>(u0),
+                                                      src_step.begin() + static_cast<std::ptrdiff_t>(u1)));
+        }
+        auto source = [&](size_t a) { return s.computes ? pcu(p.pcus[a]) : pmu(p.pmus[a]); };
+        auto source_agcu = [&](size_t a) {
+            return s.computes ? m_c.pcu_agcu[static_cast<size_t>(p.pcus[a])]
+                              : m_c.pmu_agcu[static_cast<size_t>(p.pmus[a])];
+        };
+        std::vector<std::uint32_t> outgoing;
+        for (int r : s.outputs) {
+            const double total = static_cast<double>(m_g.tensor(r).bytes());
+            for (size_t a = 0; a < static_cast<size_t>(lanes_out); ++a) {
+                // This lane's part of tile t, as a fraction of the whole tensor; it leaves from the lane's first
+                // unit.
+                const size_t u0 = lane_unit(static_cast<int>(a), lanes_out, U),
+                             u1 = lane_unit(static_cast<int>(a) + 1, lanes_out, U);
+                const double lo = (t + (s.chunk + static_cast<double>(u0) / U) / s.chunks) / T;
+                const double hi = (t + (s.chunk + static_cast<double>(u1) / U) / s.chunks) / T;
+                std::vector<std::uint32_t>& sent = me.sent[static_cast<size_t>(t)][a];
+                if (w.consumers.count(r))
+                    for (const auto& [ci, k] : w.consumers[r])
+                        send_to_consumer(w, ci, k, lane_slice{lo, hi, source(u0), lane_step[a], op}, sent, outgoing);
+                if (m_in_dram[static_cast<size_t>(r)]) {
+                    const std::uint64_t n = slice(total, lo, hi);
                     if (n == 0) continue;
-                    const int u = p.pmus[lane_unit(b, m, p.pmus.size())];
-                    deps.push_back(
-                        prog.add_transfer(op,
-                                          agcu(m_c.pmu_agcu[static_cast<size_t>(u)],
-                                               m_addr[static_cast<size_t>(in.tensor)] + slice(in.bytes, 0, lo)),
-                                          pmu(u), n, room));
+                    const std::uint32_t x = prog.add_transfer(
+                        op, source(u0), agcu(source_agcu(u0), m_addr[static_cast<size_t>(r)] + slice(total, 0, lo)), n,
+                        {lane_step[a]});
+                    sent.push_back(x);
+                    w.spills.push_back(x);
+                    outgoing.push_back(x);
                 }
             }
-            if (t == 0) deps.insert(deps.end(), me.whole_in.begin(), me.whole_in.end());
-            deps.push_back(t == 0 ? rec.loaded : me.ready[static_cast<size_t>(t - 1)]);
-            me.ready[static_cast<size_t>(t)] = join(deps);
-            // Compute.
-            std::vector<std::uint32_t> src_step;  // per source unit: the step its output of this tile waits for
-            if (s.computes) {
-                const int n = static_cast<int>(p.pcus.size());
-                me.compute[static_cast<size_t>(t)].resize(static_cast<size_t>(n));
-                for (int q = 0; q < n; ++q) {
-                    std::vector<std::uint32_t> cd{me.ready[static_cast<size_t>(t)]};
-                    if (t > 0) cd.push_back(me.compute[static_cast<size_t>(t - 1)][static_cast<size_t>(q)]);
-                    const int depth = static_cast<int>(m_o.buffer_depth);
-                    if (t >= depth) {
-                        const auto& out = me.sent[static_cast<size_t>(t - depth)][me.lane_of[static_cast<size_t>(q)]];
-                        cd.insert(cd.end(), out.begin(), out.end());
-                    }
-                    const work w = share(s, pcu_model, T, t, n, q);
-                    const std::uint32_t c =
-                        prog.add_compute(op, pcu(p.pcus[static_cast<size_t>(q)]), prog.add_work(w), cd);
-                    me.compute[static_cast<size_t>(t)][static_cast<size_t>(q)] = c;
-                    rec.stages[i].computes.push_back(c);
-                    src_step.push_back(c);
-                }
-                me.done[static_cast<size_t>(t)] = join(me.compute[static_cast<size_t>(t)]);
-            } else {
-                src_step.assign(p.pmus.size(), me.ready[static_cast<size_t>(t)]);
-            }
-            // Outputs: into the buffers of consumers here, and to memory when later sections or the user need them.
-            const size_t U = src_step.size();
-            const int lanes_out = me.out_lanes;
-            std::vector<std::uint32_t> lane_step(
-                static_cast<size_t>(lanes_out));  // per output lane: its units' computes done
-            for (int a = 0; a < lanes_out; ++a) {
-                const size_t u0 = lane_unit(a, lanes_out, U), u1 = lane_unit(a + 1, lanes_out, U);
-                lane_step[static_cast<size_t>(a)] =
-                    (u1 - u0 == 1 || !s.computes)
-                        ? src_step[u0]
-                        : join(std::vector<std::uint32_t>(src_step.begin() + static_cast<std::ptrdiff_t>(u0),
-                                                          src_step.begin() + static_cast<std::ptrdiff_t>(u1)));
-            }
-            auto source = [&](size_t a) { return s.computes ? pcu(p.pcus[a]) : pmu(p.pmus[a]); };
-            auto source_agcu = [&](size_t a) {
-                return s.computes ? m_c.pcu_agcu[static_cast<size_t>(p.pcus[a])]
-                                  : m_c.pmu_agcu[static_cast<size_t>(p.pmus[a])];
-            };
-            std::vector<std::uint32_t> outgoing;
-            for (int r : s.outputs) {
-                const double total = static_cast<double>(m_g.tensor(r).bytes());
-                for (size_t a = 0; a < static_cast<size_t>(lanes_out); ++a) {
-                    // This lane's part of tile t, as a fraction of the whole tensor; it leaves from the lane's first
-                    // unit.
-                    const size_t u0 = lane_unit(static_cast<int>(a), lanes_out, U),
-                                 u1 = lane_unit(static_cast<int>(a) + 1, lanes_out, U);
-                    const double lo = (t + (s.chunk + static_cast<double>(u0) / U) / s.chunks) / T;
-                    const double hi = (t + (s.chunk + static_cast<double>(u1) / U) / s.chunks) / T;
-                    if (consumers.count(r))
-                        for (const auto& [ci, k] : consumers[r]) {
-                            const rdu_placed& cp = sec.stages[ci];
-                            const rdu_stage& cs = m_plan.stages[static_cast<size_t>(cp.stage)];
-                            live& cl = L[ci];
-                            const bool whole = cp.buffer_tiles[k] == 0;
-                            const int tc = whole ? 0 : static_cast<int>(std::floor(lo * cp.tiles + 1e-9));
-                            const double base = whole ? 0.0 : static_cast<double>(tc);
-                            const double scale = whole ? 1.0 : static_cast<double>(cp.tiles);
-                            const double used = cs.inputs[k].bytes;  // bytes of this tensor the consumer holds
-                            const int m = lanes(used / (whole ? 1 : cp.tiles), cp.pmus.size());
-                            const double l0 = lo * scale - base, l1 = hi * scale - base;  // in the consumer's buffer
-                            std::vector<std::uint32_t> after{lane_step[a]};
-                            const int depth = static_cast<int>(cp.buffer_tiles[k]);
-                            if (!whole && tc >= depth)
-                                after.push_back(created(cl.done[static_cast<size_t>(tc - depth)], cs.name));
-                            for (int b = static_cast<int>(std::floor(l0 * m)); b < m && b < std::ceil(l1 * m - 1e-12);
-                                 ++b) {
-                                const double o0 = std::max(l0, static_cast<double>(b) / m),
-                                             o1 = std::min(l1, static_cast<double>(b + 1) / m);
-                                if (o1 <= o0) continue;
-                                const std::uint64_t n = slice(used, (base + o0) / scale, (base + o1) / scale);
-                                if (n == 0) continue;
-                                const std::uint64_t into =
-                                    slice(used, 0, (base + o0) / scale) % std::max<std::uint64_t>(1, m_c.pmu_capacity);
-                                const std::uint32_t x = prog.add_transfer(
-                                    op, source(u0), pmu(cp.pmus[lane_unit(b, m, cp.pmus.size())], into), n, after);
-                                me.sent[static_cast<size_t>(t)][a].push_back(x);
-                                if (whole)
-                                    cl.whole_in.push_back(x);
-                                else
-                                    cl.pending[static_cast<size_t>(tc)].push_back(x);
-                                outgoing.push_back(x);
-                            }
-                        }
-                    if (m_in_dram[static_cast<size_t>(r)]) {
-                        const std::uint64_t n = slice(total, lo, hi);
-                        if (n == 0) continue;
-                        const std::uint32_t x = prog.add_transfer(
-                            op, source(u0), agcu(source_agcu(u0), m_addr[static_cast<size_t>(r)] + slice(total, 0, lo)),
-                            n, {lane_step[a]});
-                        me.sent[static_cast<size_t>(t)][a].push_back(x);
-                        spills.push_back(x);
-                        outgoing.push_back(x);
-                    }
-                }
-            }
-            // A PMU-only stage frees its buffer once the tile has left it.
-            if (!s.computes)
-                me.done[static_cast<size_t>(t)] = outgoing.empty() ? me.ready[static_cast<size_t>(t)] : join(outgoing);
         }
-        // 4. The section ends when every stage has finished its last tile and every store is done.
-        std::vector<std::uint32_t> tail = spills;
-        for (size_t i = 0; i < sec.stages.size(); ++i) tail.push_back(L[i].done.back());
-        rec.end = join(tail);
+        return outgoing;
+    }
+
+    /// Sends lane slice `ls` into the buffer of input k of placed stage ci, adding each transfer to `sent` and
+    /// `outgoing`.
+    void send_to_consumer(section_build& w, size_t ci, size_t k, const lane_slice& ls, std::vector<std::uint32_t>& sent,
+                          std::vector<std::uint32_t>& outgoing) {
+        const rdu_placed& cp = w.sec.stages[ci];
+        const rdu_stage& cs = m_plan.stages[static_cast<size_t>(cp.stage)];
+        live& cl = w.lives[ci];
+        const bool whole = cp.buffer_tiles[k] == 0;
+        const int tc = whole ? 0 : static_cast<int>(std::floor(ls.lo * cp.tiles + 1e-9));
+        const double base = whole ? 0.0 : static_cast<double>(tc);
+        const double scale = whole ? 1.0 : static_cast<double>(cp.tiles);
+        const double used = cs.inputs[k].bytes;  // bytes of this tensor the consumer holds
+        const int m = lanes(used / (whole ? 1 : cp.tiles), cp.pmus.size());
+        const double l0 = ls.lo * scale - base, l1 = ls.hi * scale - base;  // in the consumer's buffer
+        std::vector<std::uint32_t> after{ls.after};
+        const int depth = static_cast<int>(cp.buffer_tiles[k]);
+        if (!whole && tc >= depth) after.push_back(created(cl.done[static_cast<size_t>(tc - depth)], cs.name));
+        for (int b = static_cast<int>(std::floor(l0 * m)); b < m && b < std::ceil(l1 * m - 1e-12); ++b) {
+            const double o0 = std::max(l0, static_cast<double>(b) / m),
+                         o1 = std::min(l1, static_cast<double>(b + 1) / m);
+            if (o1 <= o0) continue;
+            const std::uint64_t n = slice(used, (base + o0) / scale, (base + o1) / scale);
+            if (n == 0) continue;
+            const std::uint64_t into =
+                slice(used, 0, (base + o0) / scale) % std::max<std::uint64_t>(1, m_c.pmu_capacity);
+            const std::uint32_t x =
+                m_out.prog.add_transfer(ls.op, ls.from, pmu(cp.pmus[lane_unit(b, m, cp.pmus.size())], into), n, after);
+            sent.push_back(x);
+            if (whole)
+                cl.whole_in.push_back(x);
+            else
+                cl.pending[static_cast<size_t>(tc)].push_back(x);
+            outgoing.push_back(x);
+        }
+    }
+
+    /// 4. The section ends when every stage has finished its last tile and every store is done.
+    std::uint32_t finish_section(section_build& w) {
+        const rdu_section& sec = w.sec;
+        std::vector<std::uint32_t> tail = w.spills;
+        for (size_t i = 0; i < sec.stages.size(); ++i) tail.push_back(w.lives[i].done.back());
+        w.rec.end = join(tail);
         for (size_t i = 0; i < sec.stages.size(); ++i) {
-            rec.stages[i].pcus = static_cast<int>(sec.stages[i].pcus.size());
-            rec.stages[i].pmus = static_cast<int>(sec.stages[i].pmus.size());
+            w.rec.stages[i].pcus = static_cast<int>(sec.stages[i].pcus.size());
+            w.rec.stages[i].pmus = static_cast<int>(sec.stages[i].pmus.size());
         }
-        m_rec.sections.push_back(std::move(rec));
+        m_rec.sections.push_back(std::move(w.rec));
         return m_rec.sections.back().end;
     }
 };

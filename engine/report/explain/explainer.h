@@ -50,6 +50,6 @@ bool explainer_reads_kernel_records(const std::string& mapper_name);
 
 }  // namespace tessel
 
-#define TESSEL_REGISTER_EXPLAINER(...)                                        \
-    static const bool TESSEL_CONCAT(tessel_explainer_registered_, __LINE__) = \
+#define TESSEL_REGISTER_EXPLAINER(...)                                           \
+    static const bool TESSEL_CONCAT(tessel_explainer_registered_, __COUNTER__) = \
         ::tessel::explainer_registry::instance().add(__VA_ARGS__)
