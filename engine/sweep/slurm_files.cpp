@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <sstream>
 
 #include "engine/sweep/results.h"
@@ -87,9 +88,16 @@ json job_to_json(const job& j) {
     return o;
 }
 
+/// A count field of a task file: a whole number of at least 0. nlohmann converts a real (7.8e33) to an integer
+/// type by a plain cast, which is undefined beyond the type's range (found by the Slurm fuzz harness).
+std::uint64_t count_field(const json& v, const std::string& what) {
+    if (!v.is_number_unsigned()) throw input_error(what + " is not a whole number of at least 0");
+    return v.get<std::uint64_t>();
+}
+
 job job_from_json(const json& o) {
     job j;
-    j.index = o.at("point").get<size_t>();
+    j.index = count_field(o.at("point"), "a point's number");
     j.key = o.at("key").get<std::string>();
     if (!plain_name(j.key)) throw input_error("a point's key '" + j.key + "' is not a plain file name");
     for (const auto& p : o.at("params")) j.params.push_back({p.at(0).get<std::string>(), p.at(1).get<std::string>()});
@@ -147,11 +155,12 @@ task_file read_task_file(const std::string& path) {
             throw input_error("timeout_s is not a time in seconds");
         t.run.metrics = metrics_from_json(o.at("metrics"));
         t.run.backend = "slurm";
-        t.points_per_task = o.at("points_per_task").get<size_t>();
+        t.points_per_task = count_field(o.at("points_per_task"), "points_per_task");
         if (t.points_per_task == 0) throw input_error("points_per_task is 0");
-        t.cpus_per_task = o.value("cpus_per_task", 1);
-        if (t.cpus_per_task < 1 || t.cpus_per_task > max_cpus_per_task)
-            throw input_error("cpus_per_task is " + std::to_string(t.cpus_per_task));
+        const std::uint64_t cpus = o.contains("cpus_per_task") ? count_field(o["cpus_per_task"], "cpus_per_task") : 1;
+        if (cpus < 1 || cpus > static_cast<std::uint64_t>(max_cpus_per_task))
+            throw input_error("cpus_per_task is " + std::to_string(cpus));
+        t.cpus_per_task = static_cast<int>(cpus);
         t.rows = o.at("rows").get<std::string>();
         for (const auto& j : o.at("jobs")) t.jobs.push_back(job_from_json(j));
     } catch (const json::exception& e) {

@@ -108,6 +108,14 @@ TEST(slurm_files, a_task_file_tessel_did_not_write_says_what_is_wrong) {
                   j["metrics"] = {{{"name", "per_op"}, {"expr", "sim_time_s   4"}}};
               }),
               " is not a task file tessel sweep wrote: metric per_op: 'sim_time_s   4': unexpected '4'");
-    EXPECT_NE(edited([](nlohmann::json& j) { j["jobs"][0]["point"] = "first"; }).find("type must be number"),
-              std::string::npos);
+    EXPECT_EQ(edited([](nlohmann::json& j) { j["jobs"][0]["point"] = "first"; }),
+              " is not a task file tessel sweep wrote: a point's number is not a whole number of at least 0");
+    // Found by fuzz/slurm_fuzz.cpp: a count given as a real beyond the integer's range was converted by a plain
+    // cast (UBSan: undefined), and a negative one wrapped (fuzz/regressions/slurm/).
+    EXPECT_EQ(edited([](nlohmann::json& j) { j["points_per_task"] = 7.8e33; }),
+              " is not a task file tessel sweep wrote: points_per_task is not a whole number of at least 0");
+    EXPECT_EQ(edited([](nlohmann::json& j) { j["cpus_per_task"] = -3; }),
+              " is not a task file tessel sweep wrote: cpus_per_task is not a whole number of at least 0");
+    EXPECT_EQ(edited([](nlohmann::json& j) { j["jobs"][1]["point"] = 1.5; }),
+              " is not a task file tessel sweep wrote: a point's number is not a whole number of at least 0");
 }
