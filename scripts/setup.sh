@@ -19,32 +19,20 @@ for arg in "$@"; do
   esac
 done
 
+# What building and running tessel needs; the tools only the tests use (clang for the sanitizers and fuzzing,
+# clang-format and clang-tidy, valgrind, Slurm) are installed by scripts/test.sh, so the first result comes sooner.
 packages=(
   build-essential cmake pkg-config
   ninja-build ccache        # faster builds and rebuilds (scripts/configure.sh uses them where installed)
   libsystemc-dev            # SystemC 2.3 + TLM-2.0 (found with pkg-config: systemc, tlm)
   libyaml-cpp-dev libboost-graph-dev nlohmann-json3-dev libcli11-dev
   libonnx-dev libprotobuf-dev zlib1g-dev
-  libgtest-dev
+  libgtest-dev              # the build's test targets are configured (scripts/test.sh builds them)
   python3 python3-yaml python3-matplotlib python3-numpy   # sweep scripts and plots
-  slurm-wlm munge           # the Slurm sweep backend and its test (a local single-node cluster)
-  valgrind                  # bench/: instruction counts
-  clang libclang-rt-dev     # scripts/fuzz.sh: libFuzzer harnesses (fuzz/), run briefly by scripts/test.sh
-  clang-format clang-tidy   # scripts/lint.sh: the style checks scripts/test.sh runs first
   "${extra[@]}"
 )
-
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  sudo=""
-  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-  echo "setup: installing ${missing[*]}"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+echo "setup: checking packages"
+scripts/install_packages.sh "${packages[@]}"
 
 scripts/configure.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j"$(nproc)" --target tessel

@@ -17,6 +17,10 @@ for arg in "$@"; do
   esac
 done
 
+# The tools only the tests need (scripts/setup.sh installs the rest): clang and its runtime for the sanitizer
+# build and libFuzzer, the style checkers, valgrind for bench/'s instruction counts, and a single-node Slurm.
+scripts/install_packages.sh clang libclang-rt-dev clang-format clang-tidy valgrind slurm-wlm munge
+
 scripts/lint.sh
 scripts/configure.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j"$jobs"
