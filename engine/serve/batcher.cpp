@@ -19,6 +19,9 @@ struct live {
     std::int64_t cached = 0;     // tokens in its KV cache
     std::int64_t generated = 0;  // output tokens so far
     std::int64_t blocks = 0;
+    std::int64_t to_prefill = 0;  // chunked: prompt tokens (or a preempted one's recomputed tokens) not yet prefilled
+    std::int64_t in_step = 0;     // chunked: its prompt tokens in the step running (0: it decodes, or waits)
+    bool decoding = false;        // chunked: it decodes in the step running
 };
 
 /// One model replica: its queue, its batch and the step it is running.
@@ -128,6 +131,8 @@ private:
     void start_step(int rep, double t) {
         if (decodes_only(rep))
             start_decode_pool(rep, t);
+        else if (m_cfg.chunk > 0)
+            start_chunked(rep, t);
         else if (m_cfg.continuous)
             start_continuous(rep, t);
         else
@@ -204,14 +209,16 @@ private:
         start_decode(rep, t);
     }
 
-    /// Every running sequence decodes one token; the newest are preempted while the cache lacks their blocks.
-    void start_decode(int rep, double t) {
+    /// The running requests that decode this step (chunked: those whose prompt is prefilled) get the block for
+    /// their next token; the newest running requests are preempted while the cache lacks them. Returns the
+    /// decoding requests' mean context (0: none decode).
+    double grow_decodes(int rep, std::int64_t& decoding) {
         replica_state& r = m_replicas[static_cast<std::size_t>(rep)];
-        if (r.running.empty()) return;
-        // Every running sequence appends one token: find the blocks, preempting the newest while short.
+        auto decodes = [](const live& l) { return l.to_prefill == 0; };
         auto extra = [&] {
             std::int64_t e = 0;
-            for (const live& l : r.running) e += blocks_for(l.cached + 1, m_cfg.block_tokens) - l.blocks;
+            for (const live& l : r.running)
+                if (decodes(l)) e += blocks_for(l.cached + 1, m_cfg.block_tokens) - l.blocks;
             return e;
         };
         while (extra() > r.free_blocks) {
@@ -220,6 +227,7 @@ private:
             r.free_blocks += victim.blocks;
             victim.blocks = 0;
             victim.cached = 0;
+            victim.to_prefill = 0;
             ++out(victim.id).preemptions;
             // Prefilled again where it was prefilled (disaggregated: on its prefill replica).
             m_replicas[static_cast<std::size_t>(decodes_only(rep) ? out(victim.id).replica : rep)].waiting.push_front(
@@ -227,15 +235,86 @@ private:
             if (r.running.empty()) throw std::logic_error("serving: no request fits the KV cache");
         }
         double context = 0;
+        decoding = 0;
         for (live& l : r.running) {
+            l.decoding = decodes(l);
+            if (!l.decoding) continue;
             const std::int64_t more = blocks_for(l.cached + 1, m_cfg.block_tokens) - l.blocks;
             r.free_blocks -= more;
             l.blocks += more;
             context += static_cast<double>(l.cached);
+            ++decoding;
         }
-        const auto b = static_cast<std::int64_t>(r.running.size());
-        context /= static_cast<double>(b);
+        return decoding > 0 ? context / static_cast<double>(decoding) : 0;
+    }
+
+    /// Every running sequence decodes one token; the newest are preempted while the cache lacks their blocks.
+    void start_decode(int rep, double t) {
+        if (m_replicas[static_cast<std::size_t>(rep)].running.empty()) return;
+        std::int64_t b = 0;
+        const double context = grow_decodes(rep, b);
         record(rep, t, false, b, b, context, m_steps.decode(b, context));
+    }
+
+    /// A chunked-prefill step: the decodes, then prompt chunks up to the token budget (batcher.h).
+    void start_chunked(int rep, double t) {
+        replica_state& r = m_replicas[static_cast<std::size_t>(rep)];
+        std::int64_t decoding = 0;
+        const double context = r.running.empty() ? 0 : grow_decodes(rep, decoding);
+        std::int64_t budget = m_cfg.chunk - decoding, chunk = 0, chunks = 0;
+        double prefix = 0;  // token-weighted
+        auto take = [&](live& l) {
+            l.in_step = std::min(l.to_prefill, budget);
+            budget -= l.in_step;
+            chunk += l.in_step;
+            prefix += static_cast<double>(l.in_step) * static_cast<double>(l.cached);
+            ++chunks;
+        };
+        for (live& l : r.running)
+            if (l.to_prefill > 0 && budget > 0) take(l);
+        while (budget > 0 && !r.waiting.empty() && static_cast<std::int64_t>(r.running.size()) < m_cfg.max_batch) {
+            live l = r.waiting.front();
+            const std::int64_t len = req(l.id).prompt_tokens + l.generated;  // a preempted one is recomputed
+            const std::int64_t need = blocks_for(len, m_cfg.block_tokens);
+            if (need > r.free_blocks) break;
+            r.waiting.pop_front();
+            r.free_blocks -= need;
+            l.blocks = need;
+            l.cached = 0;
+            l.to_prefill = len;
+            take(l);
+            r.running.push_back(l);
+        }
+        if (chunk == 0) {
+            if (decoding > 0) record(rep, t, false, decoding, decoding, context, m_steps.decode(decoding, context));
+            return;
+        }
+        record(rep, t, true, decoding + chunks, decoding + chunk, context,
+               m_steps.mixed(decoding, context, chunk, prefix / static_cast<double>(chunk)));
+        m_run.steps.back().decodes = decoding;
+    }
+
+    /// The end of a chunked-prefill step: chunks join the cache (a finished prompt gives its first token), the
+    /// decodes add their token.
+    void finish_chunked(replica_state& r, double t) {
+        std::vector<live> still;
+        for (live& l : r.running) {
+            bool emits = l.decoding;
+            if (l.decoding) ++l.cached;
+            if (l.in_step > 0) {
+                l.cached += l.in_step;
+                l.to_prefill -= l.in_step;
+                l.in_step = 0;
+                emits = l.to_prefill == 0;
+            }
+            l.decoding = false;
+            if (emits) emit(l, t);
+            if (l.generated >= req(l.id).output_tokens)
+                r.free_blocks += l.blocks;
+            else
+                still.push_back(l);
+        }
+        r.running = std::move(still);
     }
 
     void start_static(int rep, double t) {
@@ -292,6 +371,10 @@ private:
             }
             return;
         }
+        if (m_cfg.chunk > 0 && !decodes_only(rep)) {
+            finish_chunked(r, t);
+            return;
+        }
         if (r.prefill) {
             for (live& l : r.admitted) {
                 emit(l, t);
@@ -343,6 +426,8 @@ private:
 }  // namespace
 
 serve_run run_server(const std::vector<request>& requests, const server_config& cfg, const step_table& steps) {
+    if (cfg.chunk > 0 && (!cfg.continuous || cfg.prefill_replicas > 0))
+        throw input_error("chunked prefill runs with continuous batching on replicas that prefill and decode");
     if (cfg.prefill_replicas > 0 && (cfg.prefill_replicas >= cfg.replicas || !cfg.transfers || !cfg.continuous))
         throw input_error("serve.prefill_replicas: " + std::to_string(cfg.prefill_replicas) + " of " +
                           std::to_string(cfg.replicas) +

@@ -9,6 +9,12 @@
 //   the cache does not have takes back the blocks of the most recently admitted request (preemption by
 //   recomputation): it goes to the front of the queue and is prefilled again over its prompt and the tokens it
 //   had, which also gives its next token.
+// chunked (chunked prefill: Sarathi-Serve, vLLM's enable_chunked_prefill): every step has a budget of serve.chunk
+//   tokens. The running requests that are decoding come first, one token each (preempted newest first while the
+//   cache lacks their blocks, as above); the rest of the budget goes to prompts, first to those partly prefilled
+//   (oldest first), then to waiting requests admitted first come first served while the batch has room and the
+//   cache has blocks for the whole prompt. A step with prompt tokens is one mixed step (its decodes beside the
+//   chunks); a request whose last prompt token was in it gets its first token when it ends.
 // static: when the server is idle it takes up to max_batch waiting requests (as many as the KV cache holds at
 //   their full length), prefills them padded to the longest prompt, and decodes the whole batch until its
 //   longest output is done; a request's last token ends it, but its slot stays in the batch.
@@ -33,6 +39,7 @@ namespace tessel::serve {
 
 struct server_config {
     bool continuous = true;
+    std::int64_t chunk = 0;  // > 0 (continuous only): chunked prefill's tokens per step
     std::int64_t max_batch = 1;
     std::int64_t max_prefill_tokens = 1;
     std::int64_t block_tokens = 16;

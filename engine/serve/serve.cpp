@@ -195,22 +195,43 @@ std::string steps_yaml(const std::string& platform_file, const std::string& work
     g.platform_sets = sets.platform;
     g.workload_sets = sets.workload;
     // On a system every replica runs the step (the batch is the replicas' together, split by the mapper).
-    std::vector<std::string> batch, seq, kv, mb;
+    std::vector<std::string> batch, seq, kv, mb, decodes, decode_kv;
+    bool mixed = false;
     for (const step_shape& s : shapes) {
         batch.push_back(std::to_string(s.batch * t.dp));
         seq.push_back(std::to_string(s.prefill ? s.length : 1));
-        kv.push_back(std::to_string(s.prefill ? 0 : s.length));
+        kv.push_back(std::to_string(s.prefill ? s.prefix : s.length));
         mb.push_back(std::to_string(step_microbatch(s.batch, t.pp)));
+        decodes.push_back(std::to_string(s.decodes));
+        decode_kv.push_back(std::to_string(s.decode_context));
+        mixed |= s.mixed();
     }
     g.axes = {{"workload.batch", batch}, {"workload.seq", seq}, {"workload.kv_cache", kv}};
+    // Chunked prefill's mixed steps: the decodes beside a chunk, in each replica's graph.
+    if (mixed) {
+        g.axes.emplace_back("workload.decode_batch", decodes);
+        g.axes.emplace_back("workload.decode_kv_cache", decode_kv);
+    }
     if (t.system) g.axes.emplace_back("parallel.microbatch", mb);
     return g.yaml();
 }
 
 std::string shape_label(const step_shape& s) {
-    return s.prefill ? "prefill of " + std::to_string(s.batch) + " x " + std::to_string(s.length) + " tokens"
-                     : "decode of " + std::to_string(s.batch) + " sequences over " + std::to_string(s.length) +
-                           " cached tokens";
+    if (!s.prefill)
+        return "decode of " + std::to_string(s.batch) + " sequences over " + std::to_string(s.length) +
+               " cached tokens";
+    std::string label = "prefill of " + std::to_string(s.batch) + " x " + std::to_string(s.length) + " tokens";
+    if (s.prefix > 0) label += " over " + std::to_string(s.prefix) + " cached";
+    if (s.mixed())
+        label += " beside " + std::to_string(s.decodes) + " decodes over " + std::to_string(s.decode_context) +
+                 " cached tokens";
+    return label;
+}
+
+/// A step's key in the sweep's results: its workload parameters.
+std::string step_key(const std::string& batch, const std::string& seq, const std::string& kv,
+                     const std::string& decodes, const std::string& decode_kv) {
+    return batch + "/" + seq + "/" + kv + "/" + decodes + "/" + decode_kv;
 }
 
 /// The simulated steps, from the sweep's results; a step that failed is an input_error naming it. Also returns
@@ -221,14 +242,15 @@ step_table read_steps(const std::string& out_dir, const std::vector<step_shape>&
     const sweep::results_store store(out_dir, false);
     for (const auto& [key, row] : store.latest()) {
         const auto& p = row["params"];
-        rows[p.value("workload.batch", "") + "/" + p.value("workload.seq", "") + "/" +
-             p.value("workload.kv_cache", "")] = row;
+        rows[step_key(p.value("workload.batch", ""), p.value("workload.seq", ""), p.value("workload.kv_cache", ""),
+                      p.value("workload.decode_batch", "0"), p.value("workload.decode_kv_cache", "0"))] = row;
     }
     step_table table;
     idle_watts = 0;
     for (const step_shape& s : shapes) {
-        const std::string key = std::to_string(s.batch * t.dp) + "/" + std::to_string(s.prefill ? s.length : 1) + "/" +
-                                std::to_string(s.prefill ? 0 : s.length);
+        const std::string key = step_key(std::to_string(s.batch * t.dp), std::to_string(s.prefill ? s.length : 1),
+                                         std::to_string(s.prefill ? s.prefix : s.length), std::to_string(s.decodes),
+                                         std::to_string(s.decode_context));
         const auto it = rows.find(key);
         if (it == rows.end()) throw input_error("tessel serve: the " + shape_label(s) + " step has no result");
         struct step_result {
@@ -344,7 +366,8 @@ void print_report(std::ostream& out, const serve_cli& o, const serve_options& so
         << (so.arrival() == "poisson"  ? " at " + format_number(so.rate) + "/s"
             : so.arrival() == "closed" ? ", " + std::to_string(so.concurrency) + " users"
                                        : " " + so.trace)
-        << "), " << so.scheduler << " batching, max batch " << so.max_batch << "\n";
+        << "), " << so.scheduler << " batching, max batch " << so.max_batch
+        << (so.scheduler == "chunked" ? ", " + std::to_string(so.chunk) + " tokens a step" : "") << "\n";
     out << "  " << dist_line("TTFT        ", m.ttft) << "\n";
     out << "  " << dist_line("TPOT        ", m.tpot) << "\n";
     out << "  " << dist_line("end to end  ", m.e2e) << "\n";
@@ -356,8 +379,10 @@ void print_report(std::ostream& out, const serve_cli& o, const serve_options& so
     out << "  KV cache    peak " << decimal_size(m.kv_peak_bytes) << ", mean " << decimal_size(m.kv_mean_bytes)
         << " of " << decimal_size(m.kv_capacity_bytes) << (replicas > 1 ? " per replica" : "") << "; " << m.preemptions
         << " preemption" << (m.preemptions == 1 ? "" : "s") << "\n";
-    out << "  steps       " << m.prefill_steps << " prefill, " << m.decode_steps << " decode (mean batch "
-        << format_number(m.mean_decode_batch, 3) << "), from " << shapes << " simulated shapes\n";
+    out << "  steps       " << m.prefill_steps << " prefill"
+        << (m.mixed_steps > 0 ? " (" + std::to_string(m.mixed_steps) + " with decodes beside)" : "") << ", "
+        << m.decode_steps << " decode (mean batch " << format_number(m.mean_decode_batch, 3) << "), from " << shapes
+        << " simulated shapes\n";
     if (!transfers.is_null())
         out << "  KV sent     " << transfers["count"].get<std::int64_t>() << " caches from " << so.prefill_replicas
             << " prefill to " << replicas - so.prefill_replicas << " decode replica"
@@ -448,7 +473,8 @@ grid_bounds bounds_for(const std::vector<request>& reqs, const serve_options& so
     gb.max_prefill_tokens = so.max_prefill_tokens;
     gb.max_prefill_batch = std::min(gb.max_batch, std::max<std::int64_t>(1, so.max_prefill_tokens / gb.prompt_min));
     // A preempted request is prefilled again over its prompt and output so far.
-    if (so.scheduler == "continuous" && gb.kv_tokens < gb.max_batch * longest) gb.reprefill_max = longest;
+    if (so.scheduler != "static" && gb.kv_tokens < gb.max_batch * longest) gb.reprefill_max = longest;
+    if (so.scheduler == "chunked") gb.chunk = so.chunk;
     return gb;
 }
 
@@ -457,7 +483,8 @@ serve_run serve_requests(const std::vector<request>& reqs, const serve_options& 
                          std::int64_t max_batch, const step_table& table, double idle_watts,
                          const transfer_table* transfers) {
     server_config cfg;
-    cfg.continuous = so.scheduler == "continuous";
+    cfg.continuous = so.scheduler != "static";
+    cfg.chunk = so.scheduler == "chunked" ? so.chunk : 0;
     cfg.max_batch = max_batch;
     cfg.max_prefill_tokens = so.max_prefill_tokens;
     cfg.block_tokens = so.block_tokens;

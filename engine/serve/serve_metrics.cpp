@@ -76,6 +76,7 @@ serve_metrics measure(const std::vector<request>& reqs, const serve_run& run, co
     for (const step_record& s : run.steps) {
         m.energy_j += s.energy_j;
         (s.prefill ? m.prefill_steps : m.decode_steps)++;
+        if (s.decodes > 0) ++m.mixed_steps;
         if (!s.prefill) decode_seqs += s.batch;
         by_replica[s.replica].push_back(&s);
         m.kv_peak_bytes = std::max(m.kv_peak_bytes, static_cast<double>(s.kv_blocks) * block_bytes);
@@ -117,6 +118,7 @@ nlohmann::ordered_json serve_metrics::to_json() const {
             {"preemptions", preemptions},
             {"prefill_steps", prefill_steps},
             {"decode_steps", decode_steps},
+            {"mixed_steps", mixed_steps},
             {"mean_decode_batch", mean_decode_batch}};
 }
 

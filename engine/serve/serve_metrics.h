@@ -31,6 +31,7 @@ struct serve_metrics {
     double kv_peak_bytes = 0, kv_mean_bytes = 0, kv_capacity_bytes = 0;  // per replica; mean over time
     double slo_attainment = 1, goodput_requests_per_s = 0;               // requests meeting every SLO set
     std::int64_t prefill_steps = 0, decode_steps = 0;
+    std::int64_t mixed_steps = 0;  // prefill steps with decodes beside their chunks (chunked prefill)
     double mean_decode_batch = 0;
 
     nlohmann::ordered_json to_json() const;

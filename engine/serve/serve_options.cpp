@@ -24,10 +24,15 @@ const std::vector<serve_setting>& serve_settings() {
         {"seed", "1", "seed of the Poisson arrivals (runs with the same seed are identical)"},
         {"scheduler", "continuous",
          "continuous (iteration-level batching: requests join and leave between steps, KV blocks admit them, the "
-         "newest is preempted when blocks run out; vLLM) or static (a batch is formed when the server is idle "
-         "and decodes until its longest request ends)"},
+         "newest is preempted when blocks run out; vLLM), chunked (continuous with chunked prefill: each step "
+         "takes its decodes and then prompt chunks up to serve.chunk tokens; Sarathi-Serve) or static (a batch is "
+         "formed when the server is idle and decodes until its longest request ends)"},
         {"max_batch", "32", "most sequences in one step"},
         {"max_prefill_tokens", "8192", "most tokens (batch x longest prompt) in one prefill step"},
+        {"chunk", "512",
+         "chunked scheduler: tokens per step, one per decoding sequence and the rest prompt chunks (vLLM's "
+         "max_num_batched_tokens with chunked prefill, 512 by default there; Sarathi-Serve's token budget); at "
+         "least max_batch"},
         {"block_tokens", "16", "tokens per KV-cache block (vLLM's PagedAttention page)"},
         {"memory_utilization", "0.9",
          "share of each chip's memory for weights and the KV cache; the rest is left to activations and "
@@ -107,12 +112,13 @@ serve_options parse_serve_options(const std::map<std::string, std::string>& sets
         {"seed", [&](auto& k, auto& v) { o.seed = static_cast<std::uint64_t>(whole(k, v, 0)); }},
         {"scheduler",
          [&](auto& k, auto& v) {
-             if (v != "continuous" && v != "static")
-                 throw input_error("serve." + k + ": '" + v + "' is not a scheduler (continuous or static)");
+             if (v != "continuous" && v != "chunked" && v != "static")
+                 throw input_error("serve." + k + ": '" + v + "' is not a scheduler (continuous, chunked or static)");
              o.scheduler = v;
          }},
         {"max_batch", [&](auto& k, auto& v) { o.max_batch = whole(k, v, 1); }},
         {"max_prefill_tokens", [&](auto& k, auto& v) { o.max_prefill_tokens = whole(k, v, 1); }},
+        {"chunk", [&](auto& k, auto& v) { o.chunk = whole(k, v, 1); }},
         {"block_tokens", [&](auto& k, auto& v) { o.block_tokens = whole(k, v, 1); }},
         {"memory_utilization", [&](auto& k, auto& v) { o.memory_utilization = real(k, v, 0.01, 1); }},
         {"prefill_replicas", [&](auto& k, auto& v) { o.prefill_replicas = whole(k, v, 0); }},
@@ -130,6 +136,11 @@ serve_options parse_serve_options(const std::map<std::string, std::string>& sets
     }
     if (!o.trace.empty() && o.concurrency > 0)
         throw input_error("serve.trace and serve.concurrency both set how requests arrive; give one");
+    if (o.scheduler == "chunked" && o.chunk < o.max_batch)
+        throw input_error("serve.chunk: " + std::to_string(o.chunk) +
+                          " tokens a step cannot hold a token for each of "
+                          "serve.max_batch (" +
+                          std::to_string(o.max_batch) + ") decoding sequences; give a chunk of at least max_batch");
     if (o.prefill_replicas > 0 && o.scheduler != "continuous")
         throw input_error(
             "serve.prefill_replicas: disaggregated serving schedules each pool continuously; leave "

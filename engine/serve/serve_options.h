@@ -28,9 +28,10 @@ struct serve_options {
     std::int64_t prompt_tokens = 0, output_tokens = 0;
     std::uint64_t seed = 0;
     // The server.
-    std::string scheduler;                // continuous (iteration-level, vLLM) or static
-    std::int64_t max_batch = 0;           // sequences decoded at once
+    std::string scheduler;       // continuous (iteration-level, vLLM), chunked (with chunked prefill) or static
+    std::int64_t max_batch = 0;  // sequences decoded at once
     std::int64_t max_prefill_tokens = 0;  // tokens (padded) one prefill step may take
+    std::int64_t chunk = 0;               // chunked: tokens per step
     std::int64_t block_tokens = 0;        // KV-cache block (PagedAttention page)
     double memory_utilization = 0;        // share of chip memory for weights + KV cache
     std::int64_t prefill_replicas = 0;    // > 0: that many replicas only prefill, the rest only decode

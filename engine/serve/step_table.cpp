@@ -15,13 +15,43 @@ std::vector<std::int64_t> batch_grid(std::int64_t n) {
     return out;
 }
 
+namespace {
+
+/// Chunked prefill's mixed steps (the rule in step_table.h): for each decode count (0, then 1, 2, 4, ... up to the
+/// most that leave a token of the chunk for a prompt) the step's tokens at T + 1 (a one-token chunk) and at 16,
+/// 32, ... up to the chunk; the decodes over the shortest context, the chunk over no prefix. Then the chunks alone
+/// over the longest prefix a prompt (or a preempted request's recomputation) can give them.
+void add_mixed_grid(const grid_bounds& g, std::set<step_shape>& shapes) {
+    std::vector<std::int64_t> tokens;
+    for (std::int64_t t = 16; t < g.chunk; t *= 2) tokens.push_back(t);
+    tokens.push_back(g.chunk);
+    std::vector<std::int64_t> decodes = {0};
+    const std::int64_t most = g.context_max > 0 ? std::min(g.max_batch - 1, g.chunk - 1) : 0;
+    if (most > 0)
+        for (const std::int64_t d : batch_grid(most)) decodes.push_back(d);
+    for (const std::int64_t d : decodes) {
+        const std::int64_t context = d > 0 ? g.context_min : 0;
+        shapes.insert({true, 1, 1, 0, d, context});
+        for (const std::int64_t t : tokens)
+            if (t > d + 1) shapes.insert({true, 1, t - d, 0, d, context});
+    }
+    const std::int64_t longest = std::max(g.prompt_max, g.reprefill_max);
+    if (longest > 1) {
+        shapes.insert({true, 1, 1, longest - 1, 0, 0});
+        for (const std::int64_t t : tokens) shapes.insert({true, 1, t, longest - 1, 0, 0});
+    }
+}
+
+}  // namespace
+
 std::vector<step_shape> step_grid(const grid_bounds& g) {
     std::set<step_shape> shapes;
+    if (g.chunk > 0) add_mixed_grid(g, shapes);
     // Prefill: the shortest and longest prompt (and the longest re-prefill), as far as the token budget allows
     // at each batch size; one prompt always runs, however long.
     std::set<std::int64_t> lengths = {g.prompt_min, g.prompt_max};
     if (g.reprefill_max > g.prompt_max) lengths.insert(g.reprefill_max);
-    for (const std::int64_t k : batch_grid(g.max_prefill_batch)) {
+    for (const std::int64_t k : g.chunk > 0 ? std::vector<std::int64_t>{} : batch_grid(g.max_prefill_batch)) {
         bool any = false;
         for (const std::int64_t s : lengths)
             if (k == 1 || k * s <= g.max_prefill_tokens) {
@@ -51,18 +81,75 @@ step_cost lerp(double x0, const step_cost& a, double x1, const step_cost& b, dou
     return {lerp(x0, a.seconds, x1, b.seconds, x), lerp(x0, a.joules, x1, b.joules, x)};
 }
 
+/// Cost along a row of points sorted by x: piecewise linear, the first or last segment continued beyond.
+step_cost along_row(const std::vector<std::pair<double, step_cost>>& row, double x) {
+    if (row.size() == 1) return row.front().second;
+    std::size_t i = 1;
+    while (i + 1 < row.size() && row[i].first < x) ++i;
+    return lerp(row[i - 1].first, row[i - 1].second, row[i].first, row[i].second, x);
+}
+
+step_cost operator+(const step_cost& a, const step_cost& b) { return {a.seconds + b.seconds, a.joules + b.joules}; }
+step_cost operator-(const step_cost& a, const step_cost& b) { return {a.seconds - b.seconds, a.joules - b.joules}; }
+step_cost operator*(double k, const step_cost& a) { return {k * a.seconds, k * a.joules}; }
+
+/// A plain step (no prefix, no decodes beside it).
+bool plain_shape(const step_shape& s) { return s.prefix == 0 && !s.mixed(); }
+
 }  // namespace
 
 step_cost step_table::in_row(bool prefill, std::int64_t batch, double length) const {
     std::vector<std::pair<double, step_cost>> row;
     for (auto it = m_points.lower_bound({prefill, batch, 0});
          it != m_points.end() && it->first.prefill == prefill && it->first.batch == batch; ++it)
-        row.emplace_back(static_cast<double>(it->first.length), it->second);
-    if (row.size() == 1) return row.front().second;
-    // The segment holding `length`, or the first or last one to continue.
-    std::size_t i = 1;
-    while (i + 1 < row.size() && row[i].first < length) ++i;
-    return lerp(row[i - 1].first, row[i - 1].second, row[i].first, row[i].second, length);
+        if (plain_shape(it->first)) row.emplace_back(static_cast<double>(it->first.length), it->second);
+    if (row.empty()) throw std::logic_error("step table: no step of batch " + std::to_string(batch) + " simulated");
+    return along_row(row, length);
+}
+
+step_cost step_table::mixed_at_reference(std::int64_t decodes, double tokens) const {
+    // Rows by decode count (0: the plain prefills of one sequence), each by the step's tokens.
+    std::map<std::int64_t, std::vector<std::pair<double, step_cost>>> rows;
+    for (const auto& [s, c] : m_points)
+        if (s.prefill && s.batch == 1 && s.prefix == 0)
+            rows[s.decodes].emplace_back(static_cast<double>(s.length + s.decodes), c);
+    if (rows.empty()) throw std::logic_error("step table: no mixed step simulated");
+    auto hi = rows.lower_bound(decodes);
+    if (hi != rows.end() && hi->first == decodes) return along_row(hi->second, tokens);
+    if (rows.size() == 1) return along_row(rows.begin()->second, tokens);
+    if (hi == rows.end()) --hi;    // beyond the last row: the last two continue
+    if (hi == rows.begin()) ++hi;  // before the first: the first two continue
+    const auto lo = std::prev(hi);
+    return lerp(static_cast<double>(lo->first), along_row(lo->second, tokens), static_cast<double>(hi->first),
+                along_row(hi->second, tokens), static_cast<double>(decodes));
+}
+
+step_cost step_table::mixed(std::int64_t decodes, double context, std::int64_t chunk, double prefix) const {
+    step_cost c = mixed_at_reference(decodes, static_cast<double>(chunk + decodes));
+    if (decodes > 0) {
+        // The decodes' contexts beyond the reference the mixed steps were simulated at.
+        std::int64_t reference = 0;
+        for (const auto& [s, x] : m_points)
+            if (s.mixed()) reference = s.decode_context;
+        c = c + decode(decodes, context) - decode(decodes, static_cast<double>(reference));
+    }
+    if (prefix > 0) {
+        // The chunk's prefix: linear between no prefix and the longest simulated, at this chunk size.
+        std::vector<std::pair<double, step_cost>> at_longest;
+        std::int64_t longest = 0;
+        for (const auto& [s, x] : m_points)
+            if (s.prefill && s.batch == 1 && s.prefix > 0 && !s.mixed()) {
+                at_longest.emplace_back(static_cast<double>(s.length), x);
+                longest = s.prefix;
+            }
+        if (!at_longest.empty()) {
+            const auto chunk_len = static_cast<double>(chunk);
+            const step_cost slope = (1.0 / static_cast<double>(longest)) *
+                                    (along_row(at_longest, chunk_len) - mixed_at_reference(0, chunk_len));
+            c = c + prefix * slope;
+        }
+    }
+    return c;
 }
 
 double transfer_table::seconds(std::int64_t tokens) const {
@@ -79,7 +166,8 @@ double transfer_table::seconds(std::int64_t tokens) const {
 step_cost step_table::lookup(bool prefill, std::int64_t batch, double length) const {
     std::vector<std::int64_t> batches;
     for (const auto& [s, c] : m_points)
-        if (s.prefill == prefill && (batches.empty() || batches.back() != s.batch)) batches.push_back(s.batch);
+        if (s.prefill == prefill && plain_shape(s) && (batches.empty() || batches.back() != s.batch))
+            batches.push_back(s.batch);
     if (batches.empty())
         throw std::logic_error(std::string("step table: no ") + (prefill ? "prefill" : "decode") + " step simulated");
     if (batches.size() == 1) return in_row(prefill, batches.front(), length);

@@ -139,6 +139,12 @@ op_cost compute_cost(const workload_graph& g, const op_node& op) {
     switch (op.kind) {
         case op_kind::reshape:
             break;  // a view: nothing moves
+        case op_kind::concat:
+        case op_kind::split:
+            // Parts of one packed buffer are views of it; otherwise every element is copied.
+            if (!grad && attr_int(op, "packed", 0) == 1) break;
+            tensor_bytes(g, op, c);
+            break;
         case op_kind::embedding:
             if (!grad) {
                 const auto& table = g.tensor(op.inputs[0]);

@@ -23,6 +23,7 @@
 // also carry int_attrs["attention_core"] = 1, what selective recomputation re-runs. tp = 1 builds exactly the
 // unsplit graph.
 #include <cmath>
+#include <utility>
 
 #include "engine/workload/generators.h"
 #include "engine/workload/layers.h"
@@ -360,45 +361,146 @@ int cache_update(graph_builder& b, const std::string& name, int x, std::vector<s
                   op_attrs().i("axis", 2));
 }
 
+/// A Llama layer's attention for one group of sequences: `batch` sequences of `seq` new tokens over `cached` tokens
+/// each, from their projections split into heads (q [batch, heads, seq, d], k and v with kv_heads); returns the
+/// context [batch, seq, heads x d]. `n` names the group's ops.
+struct llama_attention {
+    std::int64_t heads = 1, kv_heads = 1, d = 1;
+    attention_config cfg;
+    bool in_place = true;
+
+    int operator()(graph_builder& b, const std::string& n, int q, int k, int v, std::int64_t cached, int cos,
+                   int sin) const {
+        const std::int64_t batch = b.shape(q)[0];
+        q = rotary(b, n + ".q", q, cos, sin);
+        k = rotary(b, n + ".k", k, cos, sin);
+        if (cached > 0) {
+            // The new keys and values join those cached by earlier steps: written into their slots of the
+            // cache (vLLM's reshape_and_cache), or the cache copied with them (Hugging Face's dynamic cache).
+            k = cache_update(b, n + ".k_cache", k, {batch, kv_heads, cached, d}, in_place);
+            v = cache_update(b, n + ".v_cache", v, {batch, kv_heads, cached, d}, in_place);
+        }
+        return merge_heads(b, n + ".context", attention(b, n + ".self_attn", q, k, v, cfg));
+    }
+
+    /// Attention over the new keys and values (already written into their cache slots when in place) joined to
+    /// `cached` cached ones: [batch, heads, seq, d].
+    int core(graph_builder& b, const std::string& n, int q, int k, int v, std::int64_t cached) const {
+        if (cached > 0) {
+            // vLLM's paged cache: a view of the cache with the new entries in their slots; Hugging Face's dynamic
+            // cache: the cache copied with them.
+            const std::int64_t batch = b.shape(k)[0];
+            k = join_cache(b, n + ".k_cache", k, {batch, kv_heads, cached, d});
+            v = join_cache(b, n + ".v_cache", v, {batch, kv_heads, cached, d});
+        }
+        return attention(b, n + ".self_attn", q, k, v, cfg);
+    }
+
+private:
+    int join_cache(graph_builder& b, const std::string& name, int x, std::vector<std::int64_t> cached) const {
+        if (!in_place) return b.add1("concat", name + "_append", {b.state(name, cached), x}, op_attrs().i("axis", 2));
+        cached[2] += b.shape(x)[2];
+        return b.add1("cache_append", name + "_append", {b.state(name, cached), x}, op_attrs().i("axis", 2));
+    }
+};
+
+/// A mixed step's two groups of sequences (chunked prefill: Sarathi-Serve, vLLM): the prefill chunks (`batch`
+/// sequences of `seq` tokens over `cached` each) and `decodes` sequences of one token over `decode_cache`. Their
+/// tokens are packed into one row that every layer runs on at once (projections, rotary, the cache write, the MLP),
+/// so each weight is read once for both; only attention takes each group's part, as vLLM's kernels index the packed
+/// batch.
+struct llama_groups {
+    std::int64_t batch = 1, seq = 1, cached = 0;
+    std::int64_t decodes = 0, decode_cache = 0;
+
+    bool mixed() const { return decodes > 0; }
+    std::int64_t chunk_tokens() const { return batch * seq; }
+    std::int64_t tokens() const { return chunk_tokens() + decodes; }
+
+    /// The attention of both groups from the packed projections split into heads ([1, heads, tokens, d]).
+    int attention(graph_builder& b, const std::string& n, const llama_attention& a, int q, int k, int v, int cos,
+                  int sin) const {
+        q = rotary(b, n + ".q", q, cos, sin);
+        k = rotary(b, n + ".k", k, cos, sin);
+        if (a.in_place) {
+            // Every new key and value written into its cache slot by one kernel (vLLM's reshape_and_cache).
+            k = b.add1("copy", n + ".k_cache_write", {k});
+            v = b.add1("copy", n + ".v_cache_write", {v});
+        }
+        const auto [qc, qd] = unpack(b, n + ".q", q);
+        const auto [kc, kd] = unpack(b, n + ".k", k);
+        const auto [vc, vd] = unpack(b, n + ".v", v);
+        const int chunk_ctx = a.core(b, n + ".chunk", qc, kc, vc, cached);
+        const int decode_ctx = a.core(b, n + ".decode", qd, kd, vd, decode_cache);
+        const std::int64_t heads = b.shape(chunk_ctx)[1], d = b.shape(chunk_ctx)[3];
+        const int rows = b.add1(
+            "concat", n + ".context.pack",
+            {b.add1("reshape", n + ".context.chunks", {chunk_ctx},
+                    op_attrs().is("shape", {1, heads, chunk_tokens(), d})),
+             b.add1("reshape", n + ".context.decodes", {decode_ctx}, op_attrs().is("shape", {1, heads, decodes, d}))},
+            op_attrs().i("axis", 2).i("packed", 1));
+        return merge_heads(b, n + ".context", rows);
+    }
+
+private:
+    /// A packed [1, heads, tokens, d] tensor as the groups' views: [batch, heads, seq, d] and [decodes, heads, 1, d].
+    std::pair<int, int> unpack(graph_builder& b, const std::string& n, int x) const {
+        const std::int64_t heads = b.shape(x)[1], d = b.shape(x)[3];
+        const auto parts = b.add("split", n + ".unpack", {x},
+                                 op_attrs().i("axis", 2).is("sizes", {chunk_tokens(), decodes}).i("packed", 1), 2);
+        return {b.add1("reshape", n + ".chunks", {parts[0]}, op_attrs().is("shape", {batch, heads, seq, d})),
+                b.add1("reshape", n + ".decodes", {parts[1]}, op_attrs().is("shape", {decodes, heads, 1, d}))};
+    }
+};
+
 workload_graph build_llama(const workload_params& p) {
     const std::int64_t batch = p.positive("batch"), seq = p.positive("seq"),
                        layers = p.repeats("layers", k_min_ops_per_layer);
     const std::int64_t hidden = p.positive("hidden"), heads = p.positive("heads"), kv_heads = p.positive("kv_heads");
     const std::int64_t ffn = p.positive("ffn"), vocab = p.positive("vocab"), cache = p.positive("kv_cache", 0);
-    const bool in_place = p.choice("kv_cache_update", {"in_place", "copy"}) == "in_place";
+    llama_groups groups{batch, seq, cache, p.positive("decode_batch", 0), p.positive("decode_kv_cache", 0)};
     if (hidden % heads || heads % kv_heads)
         fail("generator llama: hidden (" + std::to_string(hidden) + ") must be a multiple of heads (" +
                  std::to_string(heads) + "), and heads of kv_heads (" + std::to_string(kv_heads) + ")",
              p.find("heads")->where);
     const tp_config tp = tp_config::read(p, "llama", seq, {{"heads", heads}, {"kv_heads", kv_heads}, {"ffn", ffn}});
+    if (groups.mixed() && groups.decode_cache < 1)
+        fail(
+            "generator llama: decode_batch needs decode_kv_cache of at least 1 (a decoding sequence has its prompt "
+            "cached)",
+            p.find("decode_batch")->where);
+    if (groups.mixed() && tp.sp)
+        fail("generator llama: decode_batch (a mixed step) needs sequence_parallel off", p.find("decode_batch")->where);
     const std::int64_t d = hidden / heads;
-    const std::int64_t heads_tp = heads / tp.tp, kv_tp = kv_heads / tp.tp;
-    attention_config cfg;
-    cfg.fused = attention_mode(p) == "fused";
-    cfg.causal = true;
+    llama_attention attend;
+    attend.heads = heads / tp.tp;
+    attend.kv_heads = kv_heads / tp.tp;
+    attend.d = d;
+    attend.cfg.fused = attention_mode(p) == "fused";
+    attend.cfg.causal = true;
+    attend.in_place = p.choice("kv_cache_update", {"in_place", "copy"}) == "in_place";
     graph_builder b("llama", p.precision());
     op_tagger layer(b, "layer");
-    const int ids = b.input("input_ids", {batch, seq}, dtype::int64);
-    // Rotary tables for positions cache .. cache + seq - 1, shared by every layer.
-    const int cos = b.constant("rope.cos", {seq, d}), sin = b.constant("rope.sin", {seq, d});
+    // Positions cache .. cache + seq - 1, or in a mixed step one row per packed token.
+    const std::int64_t rows = groups.mixed() ? groups.tokens() : seq;
+    const int ids = groups.mixed() ? b.input("input_ids", {1, rows}, dtype::int64)
+                                   : b.input("input_ids", {batch, seq}, dtype::int64);
+    // Rotary tables, shared by every layer.
+    const int cos = b.constant("rope.cos", {rows, d}), sin = b.constant("rope.sin", {rows, d});
     int x = b.add1("embedding", "embed_tokens", {b.weight("embed_tokens.weight", {tp.vocab(vocab), hidden}), ids});
     x = exit_tp(b, tp, "embed_tokens", x);
     layer.tag(-1);
     for (std::int64_t l = 0; l < layers; ++l) {
         const std::string n = "layers." + std::to_string(l);
         const int h = enter_tp(b, tp, n + ".self_attn", rms_norm(b, n + ".input_layernorm", x));
-        int q = split_heads(b, n + ".q", linear(b, n + ".self_attn.q_proj", h, heads_tp * d, false), heads_tp);
-        int k = split_heads(b, n + ".k", linear(b, n + ".self_attn.k_proj", h, kv_tp * d, false), kv_tp);
-        int v = split_heads(b, n + ".v", linear(b, n + ".self_attn.v_proj", h, kv_tp * d, false), kv_tp);
-        q = rotary(b, n + ".q", q, cos, sin);
-        k = rotary(b, n + ".k", k, cos, sin);
-        if (cache > 0) {
-            // The new keys and values join those cached by earlier steps: written into their slots of the
-            // cache (vLLM's reshape_and_cache), or the cache copied with them (Hugging Face's dynamic cache).
-            k = cache_update(b, n + ".k_cache", k, {batch, kv_tp, cache, d}, in_place);
-            v = cache_update(b, n + ".v_cache", v, {batch, kv_tp, cache, d}, in_place);
-        }
-        const int ctx = merge_heads(b, n + ".context", attention(b, n + ".self_attn", q, k, v, cfg));
+        const int q =
+            split_heads(b, n + ".q", linear(b, n + ".self_attn.q_proj", h, attend.heads * d, false), attend.heads);
+        const int k = split_heads(b, n + ".k", linear(b, n + ".self_attn.k_proj", h, attend.kv_heads * d, false),
+                                  attend.kv_heads);
+        const int v = split_heads(b, n + ".v", linear(b, n + ".self_attn.v_proj", h, attend.kv_heads * d, false),
+                                  attend.kv_heads);
+        const int ctx =
+            groups.mixed() ? groups.attention(b, n, attend, q, k, v, cos, sin) : attend(b, n, q, k, v, cache, cos, sin);
         x = b.add1("add", n + ".attn_residual", {x, row_linear(b, tp, n + ".self_attn.o_proj", ctx, hidden, false)});
         const int h2 = enter_tp(b, tp, n + ".mlp", rms_norm(b, n + ".post_attention_layernorm", x));
         const int gate = b.add1("silu", n + ".mlp.act", {linear(b, n + ".mlp.gate_proj", h2, ffn / tp.tp, false)});
@@ -504,6 +606,10 @@ generator_info llama_generator() {
         {"batch", "1", "sequences per step"},
         {"seq", "2048", "new tokens per sequence in this step"},
         {"kv_cache", "0", "tokens already in the KV cache (their keys and values are read, not recomputed)"},
+        {"decode_batch", "0",
+         "sequences decoding one token each in the same step as the batch's prefill chunks (a mixed step, as "
+         "chunked prefill runs them): every layer but attention runs on all the step's tokens at once"},
+        {"decode_kv_cache", "0", "tokens already in the KV cache of each decoding sequence (with decode_batch)"},
         {"kv_cache_update", "in_place",
          "in_place: the new keys and values are written into the cache's slots (vLLM's paged cache); copy: the "
          "cache is copied with them every step (Hugging Face's dynamic cache, torch.cat)"},

@@ -353,6 +353,11 @@ void add_gather_ops(std::vector<op_type_info>& c) {
 
 /// Views and data movement.
 void add_view_ops(std::vector<op_type_info>& c) {
+    // A serving step packs every sequence's new tokens into one buffer (vLLM's flattened batch): the layers run
+    // on all of them at once and each attention kernel indexes its sequences' part, so nothing is copied.
+    const attr_spec k_packed_attr = a_int("packed", "0",
+                                          "1: the parts lie side by side in one buffer (a step's tokens packed, as "
+                                          "vLLM lays them out) and the kernels index them, so no bytes move");
     c.push_back({"reshape",
                  op_kind::reshape,
                  1,
@@ -409,8 +414,8 @@ void add_view_ops(std::vector<op_type_info>& c) {
                  -1,
                  0,
                  0,
-                 {required(a_int("axis", "", "axis joined along"))},
-                 "joins tensors along an axis: reads and writes every element"});
+                 {required(a_int("axis", "", "axis joined along")), k_packed_attr},
+                 "joins tensors along an axis: reads and writes every element (none when packed)"});
     c.push_back({"split",
                  op_kind::split,
                  1,
@@ -418,8 +423,8 @@ void add_view_ops(std::vector<op_type_info>& c) {
                  0,
                  0,
                  {a_int("axis", "0", "axis split along"),
-                  a_ints("sizes", "", "size of each part; equal parts (one per output) when absent")},
-                 "splits a tensor into parts: reads and writes every element"});
+                  a_ints("sizes", "", "size of each part; equal parts (one per output) when absent"), k_packed_attr},
+                 "splits a tensor into parts: reads and writes every element (none when packed)"});
     c.push_back({"slice",
                  op_kind::slice,
                  1,

@@ -1,6 +1,6 @@
 // The server's batching worked by hand on a three-request trace: continuous batching with KV-block admission and
-// a preemption, and static batching of the same requests. Step costs are a small hand-made table (its rule is
-// step_table_test's), so every time below is a sum of those costs.
+// a preemption, chunked prefill, and static batching of the same requests. Step costs are a small hand-made table (its
+// rule is step_table_test's), so every time below is a sum of those costs.
 #include <gtest/gtest.h>
 
 #include "engine/serve/batcher.h"
@@ -19,6 +19,18 @@ step_table hand_table() {
     t.add({true, 2, 8}, {0.030, 3});
     t.add({false, 1, 4}, {0.002, 0.2});
     t.add({false, 2, 4}, {0.003, 0.3});
+    return t;
+}
+
+// Chunked prefill's steps: 2 ms + 1 ms a token, with no decodes or one beside the chunk (at 4 cached tokens);
+// a decode of one sequence 2 ms at any context.
+step_table chunked_table() {
+    step_table t;
+    t.add({true, 1, 1, 0, 0, 0}, {0.003, 3});
+    t.add({true, 1, 6, 0, 0, 0}, {0.008, 8});
+    t.add({true, 1, 1, 0, 1, 4}, {0.004, 4});
+    t.add({true, 1, 5, 0, 1, 4}, {0.008, 8});
+    t.add({false, 1, 4}, {0.002, 0.2});
     return t;
 }
 
@@ -70,6 +82,69 @@ TEST(batcher, continuous_batching_admits_by_blocks_and_preempts_the_newest) {
         EXPECT_NEAR(run.outcomes[i].finish_s, finish[i], 1e-12) << "request " << i;
         EXPECT_EQ(run.outcomes[i].preemptions, preempted[i]) << "request " << i;
     }
+}
+
+TEST(batcher, chunked_prefill_runs_decodes_beside_prompt_chunks_within_the_token_budget) {
+    // 6 tokens a step. Mixed steps cost 2 ms + 1 ms a token at any decode count (rows of 0 and 1 decodes); decodes
+    // alone 2 ms for one sequence, 3 ms for two. r0 at 0 (prompt 8, output 3), r1 at 5 ms (prompt 4, output 2),
+    // r2 at 17 ms (prompt 3, output 2).
+    step_table t = chunked_table();
+    t.add({false, 2, 4}, {0.003, 0.3});
+    server_config c = config(true);
+    c.chunk = 6;
+    c.kv_blocks = 20;
+    const std::vector<request> reqs = {{0, 0.0, 8, 3}, {1, 0.005, 4, 2}, {2, 0.017, 3, 2}};
+    const serve_run run = run_server(reqs, c, t);
+    // 0      r0 admitted (2 blocks); its first 6 prompt tokens: 8 ms.
+    // 8 ms   r0's last 2 (over its 6), then r1 admitted (1 block) and its 4: one chunk of 6 tokens, 8 ms; both
+    //        prompts are done, so both first tokens come at its end.
+    // 16 ms  r0 and r1 decode (a block more each: 5 in use), nothing waits: a decode of 2 over 6 on average, 3 ms.
+    // 19 ms  r1's 2nd token is its last (2 blocks back). r0 decodes over 9 and r2 (arrived at 17, 1 block) takes 3
+    //        of the 5 tokens left: 4 tokens, 1 decode: halfway along that row, 6 ms.
+    // 25 ms  r0's 3rd token is its last, r2's first. r2 decodes alone over 3: 2 ms.
+    ASSERT_EQ(run.steps.size(), 5u);
+    const double ends[] = {0.008, 0.016, 0.019, 0.025, 0.027};
+    const bool prefill[] = {true, true, false, true, false};
+    const std::int64_t batch[] = {1, 2, 2, 2, 1}, tokens[] = {6, 6, 2, 4, 1}, decodes[] = {0, 0, 0, 1, 0};
+    const std::int64_t blocks[] = {2, 3, 5, 4, 1};
+    const double context[] = {0, 0, 6, 9, 3};
+    for (std::size_t i = 0; i < 5; ++i) {
+        EXPECT_NEAR(run.steps[i].end_s, ends[i], 1e-12) << "step " << i;
+        EXPECT_EQ(run.steps[i].prefill, prefill[i]) << "step " << i;
+        EXPECT_EQ(run.steps[i].batch, batch[i]) << "step " << i;
+        EXPECT_EQ(run.steps[i].tokens, tokens[i]) << "step " << i;
+        EXPECT_EQ(run.steps[i].decodes, decodes[i]) << "step " << i;
+        EXPECT_EQ(run.steps[i].kv_blocks, blocks[i]) << "step " << i;
+        EXPECT_DOUBLE_EQ(run.steps[i].context, context[i]) << "step " << i;
+    }
+    const double first[] = {0.016, 0.016, 0.025}, finish[] = {0.025, 0.019, 0.027};
+    for (std::size_t i = 0; i < 3; ++i) {
+        EXPECT_NEAR(run.outcomes[i].first_token_s, first[i], 1e-12) << "request " << i;
+        EXPECT_NEAR(run.outcomes[i].finish_s, finish[i], 1e-12) << "request " << i;
+    }
+}
+
+TEST(batcher, chunked_prefill_preempts_the_newest_for_the_decodes_blocks) {
+    // Blocks of 4 tokens, 3 of them; 8 tokens a step. r0 and r1 at 0, each prompt 4 and output 4.
+    server_config c = config(true);
+    c.chunk = 8;
+    c.kv_blocks = 3;
+    const std::vector<request> reqs = {{0, 0.0, 4, 4}, {1, 0.0, 4, 4}};
+    const serve_run run = run_server(reqs, c, chunked_table());
+    // 0      both admitted (a block each, 1 free), one chunk of their 8 tokens: the row continued, 10 ms.
+    // 10 ms  both first tokens. Both decodes need a 2nd block (2 > 1 free): r1, the newest, is preempted (its block
+    //        back, 2 free) and r0 takes one (1 free). r1 needs 2 blocks for its prompt and token (5): it waits.
+    //        r0 decodes alone over 4, 5, 6: 2 ms each; its 4th token at 16 ms is its last (2 blocks back, 3 free).
+    // 16 ms  r1 admitted (2 blocks), its 5 tokens: 7 ms; its 2nd token at 23 ms, then decodes over 5 and 6: 27 ms.
+    const double ends[] = {0.010, 0.012, 0.014, 0.016, 0.023, 0.025, 0.027};
+    ASSERT_EQ(run.steps.size(), 7u);
+    for (std::size_t i = 0; i < 7; ++i) EXPECT_NEAR(run.steps[i].end_s, ends[i], 1e-12) << "step " << i;
+    EXPECT_EQ(run.steps[4].tokens, 5);
+    EXPECT_NEAR(run.outcomes[0].finish_s, 0.016, 1e-12);
+    EXPECT_NEAR(run.outcomes[1].first_token_s, 0.010, 1e-12);
+    EXPECT_NEAR(run.outcomes[1].finish_s, 0.027, 1e-12);
+    EXPECT_EQ(run.outcomes[0].preemptions, 0);
+    EXPECT_EQ(run.outcomes[1].preemptions, 1);
 }
 
 TEST(batcher, static_batching_waits_for_the_batch_and_pads_it) {

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -77,6 +78,43 @@ TEST(serve_cli, steps_between_the_grid_are_close_to_simulating_them) {
     for (int s : {256, 512}) t.add({true, 1, s}, {prefill(s), 0});
     for (int b : {3, 12}) EXPECT_NEAR(t.decode(b, 512).seconds, decode(b), 0.01 * decode(b)) << "decode batch " << b;
     EXPECT_NEAR(t.prefill(1, 384).seconds, prefill(384), 0.05 * prefill(384));
+}
+
+TEST(serve_cli, mixed_steps_between_the_grid_are_close_to_simulating_them) {
+    // Chunked prefill's rule (step_table::mixed) over the grid a run would simulate (step_grid: at most 4
+    // sequences, 256 tokens a step, prompts of up to 600 tokens, contexts 512 to 1024), against simulating each step.
+    // On all 32 layers the same points were -0.13% to +3.8% off (the most where the chunk has a long prefix).
+    auto step = [](std::int64_t decodes, std::int64_t context, std::int64_t chunk, std::int64_t prefix) {
+        return run_summary(k_model + " --set workload.seq=" + std::to_string(chunk) + " --set workload.kv_cache=" +
+                           std::to_string(prefix) + " --set workload.decode_batch=" + std::to_string(decodes) +
+                           " --set workload.decode_kv_cache=" + std::to_string(context))["sim_time_s"]
+            .get<double>();
+    };
+    tessel::serve::grid_bounds g;
+    g.max_batch = 4;
+    g.chunk = 256;
+    g.prompt_min = 200;
+    g.prompt_max = 600;
+    g.context_min = 512;
+    g.context_max = 1024;
+    g.kv_tokens = 1 << 20;
+    tessel::serve::step_table t;
+    for (const auto& s : tessel::serve::step_grid(g)) {
+        ASSERT_TRUE(s.batch == 1 || !s.prefill) << "a chunk is one sequence's";
+        const double x =
+            s.prefill
+                ? step(s.decodes, s.decode_context, s.length, s.prefix)
+                : run_summary(k_model + " --set workload.seq=1 --set workload.kv_cache=" + std::to_string(s.length) +
+                              " --set workload.batch=" + std::to_string(s.batch))["sim_time_s"]
+                      .get<double>();
+        t.add(s, {x, 0});
+    }
+    for (const auto& [d, c, p, k] : std::vector<std::array<std::int64_t, 4>>{
+             {1, 600, 60, 0}, {1, 600, 180, 400}, {3, 700, 200, 300}, {2, 1024, 254, 0}, {3, 900, 100, 550}}) {
+        const double direct = step(d, c, p, k);
+        EXPECT_NEAR(t.mixed(d, static_cast<double>(c), p, static_cast<double>(k)).seconds, direct, 0.05 * direct)
+            << d << " decodes over " << c << ", a chunk of " << p << " over " << k;
+    }
 }
 
 TEST(serve_cli, load_queues_requests_and_a_rerun_reuses_the_steps) {

@@ -1,6 +1,8 @@
 // The step grid and its interpolation rule (engine/serve/step_table.h), by hand.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "engine/serve/step_table.h"
 
 using namespace tessel::serve;
@@ -45,6 +47,57 @@ TEST(step_table, steps_between_the_grid_are_linear_in_length_then_in_batch) {
     EXPECT_DOUBLE_EQ(t.decode(2, 150).seconds, 1.5 + 3.5 / 3);
     EXPECT_DOUBLE_EQ(t.decode(2, 150).joules, 15 + 35.0 / 3);
     EXPECT_DOUBLE_EQ(t.decode(1, 300).seconds, 3);  // past the row's end, its line continues
+}
+
+TEST(step_table, the_chunked_grid_has_mixed_steps_instead_of_whole_prefills) {
+    grid_bounds b;
+    b.max_batch = 4;
+    b.chunk = 64;
+    b.prompt_min = 100;
+    b.prompt_max = 300;
+    b.context_min = 100;
+    b.context_max = 400;
+    b.kv_tokens = 100000;
+    const auto g = step_grid(b);
+    auto has = [&](const step_shape& s) { return std::find(g.begin(), g.end(), s) != g.end(); };
+    // Decode counts 0, 1, 2, 3 (the most that leave a token for a prompt), each at T + 1 tokens and at 16, 32, 64
+    // tokens in all, the decodes over the shortest context.
+    for (const std::int64_t d : {0, 1, 2, 3}) {
+        EXPECT_TRUE(has({true, 1, 1, 0, d, d > 0 ? 100 : 0})) << d;
+        for (const std::int64_t t : {16, 32, 64}) EXPECT_TRUE(has({true, 1, t - d, 0, d, d > 0 ? 100 : 0})) << d;
+    }
+    EXPECT_FALSE(has({true, 1, 64, 0, 4, 100})) << "4 decodes fill the batch";
+    // The chunks alone over the longest prefix (a 300-token prompt's last chunk starts at most 299 in).
+    for (const std::int64_t t : {1, 16, 32, 64}) EXPECT_TRUE(has({true, 1, t, 299, 0, 0})) << t;
+    // No whole prefill of a prompt, and the decode steps as without chunks.
+    EXPECT_FALSE(has({true, 1, 100, 0, 0, 0}));
+    EXPECT_TRUE(has({false, 4, 100}));
+    EXPECT_TRUE(has({false, 4, 400}));
+    EXPECT_EQ(g.size(), 4u * 4 + 4 + 3 * 2);
+}
+
+TEST(step_table, a_mixed_step_by_the_rule_by_hand) {
+    step_table t;
+    // At the reference contexts (the decodes over 100, no prefix): 2 ms + 0.1 ms a token without decodes, 3 ms +
+    // 0.1 ms a token with 2 decodes.
+    t.add({true, 1, 10, 0, 0, 0}, {0.003, 3});
+    t.add({true, 1, 50, 0, 0, 0}, {0.007, 7});
+    t.add({true, 1, 8, 0, 2, 100}, {0.004, 4});
+    t.add({true, 1, 48, 0, 2, 100}, {0.008, 8});
+    // The decodes of 2 over 100 and 300 cached tokens: 1 ms more at 300.
+    t.add({false, 2, 100}, {0.002, 2});
+    t.add({false, 2, 300}, {0.003, 3});
+    // The chunk over the longest prefix, 400: 2 ms more at 10 tokens, 4 ms more at 50.
+    t.add({true, 1, 10, 400, 0, 0}, {0.005, 5});
+    t.add({true, 1, 50, 400, 0, 0}, {0.011, 11});
+    EXPECT_DOUBLE_EQ(t.mixed(0, 0, 50, 0).seconds, 0.007);    // on the grid
+    EXPECT_DOUBLE_EQ(t.mixed(2, 100, 28, 0).seconds, 0.006);  // 30 tokens with 2 decodes: halfway along its row
+    // 1 decode: halfway between the rows at 30 tokens (5 ms and 6 ms); the decode steps' only row (batch 2)
+    // stands for every batch: context 200 adds half of its 1 ms.
+    EXPECT_NEAR(t.mixed(1, 200, 29, 0).seconds, 0.0055 + 0.0005, 1e-15);
+    // A chunk of 30 over a prefix of 100: a quarter of the way to 400, where it adds 3 ms at 30 tokens.
+    EXPECT_NEAR(t.mixed(0, 0, 30, 100).seconds, 0.005 + 0.00075, 1e-15);
+    EXPECT_NEAR(t.mixed(0, 0, 30, 100).joules, 5 + 0.75, 1e-12);
 }
 
 TEST(transfer_table, is_exact_at_its_points_and_linear_between_and_beyond) {

@@ -163,6 +163,37 @@ TEST(generators, llama_decode_appends_the_kv_cache_in_place_or_copies_it) {
     EXPECT_EQ(slices, 2 * 32);
 }
 
+TEST(generators, llama_mixed_step_packs_the_chunk_and_the_decodes_tokens) {
+    // Chunked prefill's step: a chunk of 100 tokens over 50 cached, beside 3 sequences decoding over 200 each. Every
+    // matrix runs once on all 103 tokens; attention per group: the chunk's 100 queries over 150 keys, each decode's
+    // one query over 201.
+    const auto g =
+        gen("llama2-7b", {{"seq", "100"}, {"kv_cache", "50"}, {"decode_batch", "3"}, {"decode_kv_cache", "200"}});
+    const double h = 4096, f = 11008, v = 32000, token = 32 * 128 * 2.0;  // a token's keys (or values), bf16
+    const double weights = 32 * (4 * h * h + 3 * h * f) + h * v;
+    const double chunk = 32 * 32 * 2 * 100 * 150.0 * 128, decodes = 32 * 32 * 2 * 3 * 201.0 * 128;
+    EXPECT_DOUBLE_EQ(g.total().macs, 103 * weights + chunk + decodes);
+    // Splitting and joining the packed tokens moves nothing; every new key and value is written once, by one kernel
+    // per layer for the whole step.
+    EXPECT_DOUBLE_EQ(bytes_of(g, ".unpack"), 0);
+    EXPECT_DOUBLE_EQ(bytes_of(g, ".pack"), 0);
+    EXPECT_DOUBLE_EQ(bytes_of(g, "_cache_write"), 2 * 32 * 2 * 103 * token);
+    // The caches are state: the chunk's 150 tokens and each decode's 201, keys and values in every layer.
+    double cache = 0;
+    for (const auto& t : g.tensors())
+        if (t.role == tensor_role::state) cache += static_cast<double>(t.elements());
+    EXPECT_DOUBLE_EQ(cache, 2 * 32 * (150 + 3 * 201) * h);
+    // The same step without the decodes is the plain prefill over a cached prefix.
+    const auto alone = gen("llama2-7b", {{"seq", "100"}, {"kv_cache", "50"}});
+    EXPECT_DOUBLE_EQ(alone.total().macs, 100 * weights + chunk);
+    try {
+        gen("llama2-7b", {{"decode_batch", "3"}});
+        ADD_FAILURE() << "decodes need their cached tokens";
+    } catch (const tessel::input_error& e) {
+        EXPECT_NE(e.message().find("decode_kv_cache"), std::string::npos) << e.message();
+    }
+}
+
 TEST(generators, gemm_mlp_and_stencil_by_hand) {
     const auto gemm = gen("gemm");  // workloads/gemm.yaml
     EXPECT_DOUBLE_EQ(gemm.total().macs, 512.0 * 512 * 512);
