@@ -7,6 +7,7 @@
 #include "apps/tessel/paths.h"
 #include "apps/tessel/validators.h"
 #include "engine/plan/advisor.h"
+#include "engine/serve/serve_search.h"
 #include "engine/sweep/spec.h"
 #include "models/core/error.h"
 
@@ -16,8 +17,9 @@ namespace cmd_plan {
 plan_options g_opt;
 std::string g_scale, g_timeout;
 std::string g_dp, g_tp, g_pp, g_mb, g_il, g_zero, g_recompute;
-bool g_no_progress = false;
+bool g_no_progress = false, g_serve = false;
 int g_max_plans = 256;
+std::string g_users = "1,4,16,64";
 
 std::vector<std::string> split_commas(const std::string& s) {
     std::vector<std::string> out;
@@ -56,6 +58,10 @@ CLI::App* setup(CLI::App& app) {
     c->add_option("--top", g_opt.top, "rows of the ranked table per system size (default 20)")->check(k_positive_count);
     c->add_option("--max-plans", g_max_plans, "refuse to simulate more plans than this (default 256)")
         ->check(k_positive_count);
+    c->add_flag("--serve", g_serve,
+                "search serving plans instead (docs/serving.md): each tp x pp of a decoder with a KV cache served "
+                "as closed loops of --users users, judged by serve.slo_ttft and serve.slo_tpot");
+    c->add_option("--users", g_users, "with --serve: closed-loop users (and batch caps) per plan (default 1,4,16,64)");
     c->add_flag("-n,--dry-run", g_opt.dry_run, "list the plans and their memory per chip; simulate nothing");
     c->add_flag("--json", g_opt.json, "print plan.json (every plan, the best, the reasons) instead of the tables");
     c->add_option("-j,--jobs", g_opt.sweep.jobs, "plans simulated at once (default: one per core)")
@@ -70,7 +76,37 @@ CLI::App* setup(CLI::App& app) {
     return c;
 }
 
+/// tessel plan --serve: the serving plans of a system (engine/serve/serve_search.h).
+int run_serve_search() {
+    for (const auto& [given, name] : std::vector<std::pair<bool, const char*>>{{!g_scale.empty(), "--scale"},
+                                                                               {!g_dp.empty(), "--dp"},
+                                                                               {!g_mb.empty(), "--microbatch"},
+                                                                               {!g_il.empty(), "--interleave"},
+                                                                               {!g_zero.empty(), "--zero"},
+                                                                               {!g_recompute.empty(), "--recompute"}})
+        if (given)
+            throw input_error(std::string(name) +
+                              " is a training plan's; tessel plan --serve searches tp and pp (--tp, --pp), the "
+                              "replicas filling the system");
+    serve::serve_search_options o;
+    o.base.platform = g_opt.platform;
+    o.base.workload = g_opt.workload;
+    o.base.sets = g_opt.sets;
+    o.base.out_dir = g_opt.out_dir;
+    o.base.json = g_opt.json;
+    o.base.sweep = g_opt.sweep;
+    if (!g_tp.empty()) o.tp = parse_int_list("--tp", g_tp);
+    if (!g_pp.empty()) o.pp = parse_int_list("--pp", g_pp);
+    for (const int n : parse_int_list("--users", g_users)) o.users.push_back(n);
+    o.dry_run = g_opt.dry_run;
+    return serve::run_serve_search(o, std::cout, std::cerr);
+}
+
 int run() {
+    if (const auto t = timeout_option(g_timeout)) g_opt.sweep.timeout_s = *t;
+    g_opt.sweep.progress_bar = !g_no_progress;
+    g_opt.sweep.resolve_platform = find_platform;
+    if (g_serve) return run_serve_search();
     if (!g_scale.empty()) {
         const auto eq = g_scale.find('=');
         if (eq == std::string::npos || eq == 0 || eq + 1 == g_scale.size())
@@ -85,10 +121,7 @@ int run() {
     if (!g_il.empty()) g_opt.limits.interleave = parse_int_list("--interleave", g_il);
     if (!g_zero.empty()) g_opt.limits.zero = parse_int_list("--zero", g_zero);
     if (!g_recompute.empty()) g_opt.limits.recompute = split_commas(g_recompute);
-    if (const auto t = timeout_option(g_timeout)) g_opt.sweep.timeout_s = *t;
     g_opt.max_plans = static_cast<size_t>(g_max_plans);
-    g_opt.sweep.progress_bar = !g_no_progress;
-    g_opt.sweep.resolve_platform = find_platform;
     return run_plan(g_opt, std::cout, std::cerr);
 }
 

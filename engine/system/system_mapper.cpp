@@ -322,24 +322,24 @@ struct pipeline_ops {
 /// The working state of system_mapper::map while it builds the iteration's program: the plan and the chips, how
 /// collectives are lowered on them, the program with its record, and the pipeline lanes.
 struct iteration_builder {
-    iteration_builder(const platform& plat_, const platform::chip_group& cg_, const parallel_plan& plan_,
-                      const system_mapper::options& opt_, const std::vector<int>& torus_,
-                      const std::vector<std::uint32_t>& engines_, std::uint32_t mem_local_, collective_algorithm algo_,
-                      bool sym_, program& p_, system_record& planned_)
-        : plat(plat_),
-          cg(cg_),
-          plan(plan_),
-          opt(opt_),
-          torus(torus_),
-          engines(engines_),
-          mem_local(mem_local_),
-          algo(algo_),
-          sym(sym_),
-          sim_dp(sym_ ? 1 : plan_.dp),
-          sim_tp(sym_ ? 1 : plan_.tp),
-          p(p_),
-          planned(planned_),
-          link_to_engine(engines_.size(), -1.0) {}
+    iteration_builder(const platform& plat_in, const platform::chip_group& cg_in, const parallel_plan& plan_in,
+                      const system_mapper::options& opt_in, const std::vector<int>& torus_in,
+                      const std::vector<std::uint32_t>& engines_in, std::uint32_t mem_local_in,
+                      collective_algorithm algo_in, bool sym_in, program& p_in, system_record& planned_in)
+        : plat(plat_in),
+          cg(cg_in),
+          plan(plan_in),
+          opt(opt_in),
+          torus(torus_in),
+          engines(engines_in),
+          mem_local(mem_local_in),
+          algo(algo_in),
+          sym(sym_in),
+          sim_dp(sym_in ? 1 : plan_in.dp),
+          sim_tp(sym_in ? 1 : plan_in.tp),
+          p(p_in),
+          planned(planned_in),
+          link_to_engine(engines_in.size(), -1.0) {}
 
     const platform& plat;
     const platform::chip_group& cg;
@@ -389,15 +389,19 @@ struct iteration_builder {
 };
 
 // A group's algorithm: on a torus, rings along each dimension the group spans (a ring where it does not
-// line up); elsewhere the one asked for.
+// line up); elsewhere the one asked for. A kind that has no such algorithm takes the first it has (an all-to-all
+// sends to each peer directly, as NCCL's does).
 void iteration_builder::shape_call(collective_call& call, int stride, int members) const {
-    call.algorithm = algo;
-    call.bidirectional =
-        opt.bidirectional && algo != collective_algorithm::tree && algo != collective_algorithm::direct;
-    if (algo != collective_algorithm::torus) return;
     const auto fits = algorithms_for(call.kind);
-    if (std::find(fits.begin(), fits.end(), algo) != fits.end()) call.shape = group_torus(torus, stride, members);
-    if (call.shape.empty()) call.algorithm = collective_algorithm::ring;
+    auto has = [&](collective_algorithm a) { return std::find(fits.begin(), fits.end(), a) != fits.end(); };
+    call.algorithm = algo;
+    if (algo == collective_algorithm::torus) {
+        if (has(algo)) call.shape = group_torus(torus, stride, members);
+        if (call.shape.empty()) call.algorithm = collective_algorithm::ring;
+    }
+    if (!has(call.algorithm)) call.algorithm = fits.front();
+    call.bidirectional = opt.bidirectional && call.algorithm != collective_algorithm::tree &&
+                         call.algorithm != collective_algorithm::direct;
 }
 
 // A reduction over chips whose engines sit on one switch reduces in it (NVLink SHARP inside a node; a group

@@ -453,6 +453,85 @@ private:
     }
 };
 
+/// A mixture-of-experts MLP (Mixtral: Jiang et al. 2024, "Mixtral of Experts"): a router picks `top_k` of `experts`
+/// SwiGLU experts per token and the token's output is their outputs weighted by the router. Routing is taken as
+/// balanced (every expert equally loaded), and a step's tokens activate min(experts, tokens x top_k) experts, each
+/// on ceil(tokens x top_k / active) of them: at batch 1 a decode reads two experts' weights, not eight.
+/// Tensor parallelism splits each expert's width tp ways (vLLM's default; an all-reduce after). Expert parallelism
+/// gives each of the tp ranks experts / tp whole experts: a rank routes its ceil(tokens / tp) share of the tokens,
+/// sends each token's copies to the ranks of its experts (all-to-all dispatch), runs its experts on what it
+/// received, sends the outputs back (all-to-all combine), and the ranks gather every token again (all-gather)
+/// for the attention that follows.
+struct moe_config {
+    std::int64_t experts = 0, top_k = 2, ffn = 1;
+    bool expert_parallel = false;
+
+    bool on() const { return experts > 0; }
+
+    int operator()(graph_builder& b, const tp_config& tp, const std::string& n, int x) const {
+        const auto shape = b.shape(x);  // [batch, seq, hidden], every token on every rank
+        const std::int64_t hidden = shape[2], tokens = shape[0] * shape[1];
+        const bool ep = expert_parallel && tp.on();
+        const std::int64_t ranks = ep ? tp.tp : 1, local_experts = experts / ranks;
+        const std::int64_t width = ep ? ffn : ffn / tp.tp;       // of each expert on this rank
+        const std::int64_t mine = (tokens + ranks - 1) / ranks;  // tokens this rank routes
+        int h = b.add1("reshape", n + ".tokens", {x}, op_attrs().is("shape", {1, tokens, hidden}));
+        if (ep && mine < tokens)
+            h = b.add1("slice", n + ".share", {h}, op_attrs().is("starts", {0}).is("ends", {mine}).is("axes", {1}));
+        const int router = b.add1("softmax", n + ".router.softmax", {linear(b, n + ".gate", h, experts, false)},
+                                  op_attrs().i("axis", -1));
+        // Each token's top_k copies, in expert order (the permutation kernel), sent to their experts' ranks.
+        std::vector<int> copies(static_cast<std::size_t>(top_k), h);
+        int routed = b.add1("concat", n + ".permute", copies, op_attrs().i("axis", 1));
+        if (ep)
+            routed = b.add1("all_to_all", n + ".dispatch", {routed},
+                            op_attrs().i("ranks", tp.tp).i("axis", 1).s("group", "tp"));
+        // This rank's experts on what they received: the busiest rank's share when routing is balanced.
+        const std::int64_t received = mine * top_k;
+        const std::int64_t active = std::min(local_experts, received);
+        const std::int64_t per_expert = (received + active - 1) / active;
+        std::vector<int> outs;
+        for (std::int64_t e = 0; e < local_experts; ++e) {
+            const std::string en = n + ".experts." + std::to_string(e);
+            if (e >= active) {
+                // Its weights are held but no token reaches it in this step.
+                for (const char* w : {".w1.weight", ".w3.weight"}) b.weight(en + w, {hidden, width});
+                b.weight(en + ".w2.weight", {width, hidden});
+                continue;
+            }
+            const std::int64_t from = std::min(e * per_expert, received - per_expert);
+            const int xe = b.add1("slice", en + ".tokens", {routed},
+                                  op_attrs().is("starts", {from}).is("ends", {from + per_expert}).is("axes", {1}));
+            const int gate = b.add1("silu", en + ".act", {linear(b, en + ".w1", xe, width, false)});
+            const int up = linear(b, en + ".w3", xe, width, false);
+            outs.push_back(linear(b, en + ".w2", b.add1("mul", en + ".gate_up", {gate, up}), hidden, false));
+        }
+        int y = outs.size() == 1 ? outs.front() : b.add1("concat", n + ".unpermute", outs, op_attrs().i("axis", 1));
+        if (b.shape(y)[1] != received)
+            y = b.add1("slice", n + ".routed", {y},
+                       op_attrs().is("starts", {0}).is("ends", {received}).is("axes", {1}));
+        if (ep)
+            y = b.add1("all_to_all", n + ".combine", {y}, op_attrs().i("ranks", tp.tp).i("axis", 1).s("group", "tp"));
+        // Each token's outputs weighted by the router and summed.
+        const int weights = b.add1("reshape", n + ".router.weights",
+                                   {b.add1("slice", n + ".router.top_k", {router},
+                                           op_attrs().is("starts", {0}).is("ends", {top_k}).is("axes", {-1}))},
+                                   op_attrs().is("shape", {1, mine, top_k, 1}));
+        y = b.add1("reshape", n + ".by_token", {y}, op_attrs().is("shape", {1, mine, top_k, hidden}));
+        y = b.add1("reduce_sum", n + ".weighted_sum", {b.add1("mul", n + ".weighted", {y, weights})},
+                   op_attrs().is("axes", {2}).i("keepdims", 0));
+        if (ep) {
+            y = tp_collective(b, tp, "all_gather", n + ".all_gather", y);
+            if (mine * ranks > tokens)
+                y = b.add1("slice", n + ".all_tokens", {y},
+                           op_attrs().is("starts", {0}).is("ends", {tokens}).is("axes", {1}));
+        } else {
+            y = exit_tp(b, tp, n, y);
+        }
+        return b.add1("reshape", n + ".out", {y}, op_attrs().is("shape", shape));
+    }
+};
+
 workload_graph build_llama(const workload_params& p) {
     const std::int64_t batch = p.positive("batch"), seq = p.positive("seq"),
                        layers = p.repeats("layers", k_min_ops_per_layer);
@@ -471,6 +550,13 @@ workload_graph build_llama(const workload_params& p) {
             p.find("decode_batch")->where);
     if (groups.mixed() && tp.sp)
         fail("generator llama: decode_batch (a mixed step) needs sequence_parallel off", p.find("decode_batch")->where);
+    const moe_config moe{p.positive("experts", 0), p.positive("experts_per_token"), ffn, p.boolean("expert_parallel")};
+    if (moe.on() && (moe.top_k > moe.experts || (moe.expert_parallel && moe.experts % tp.tp)))
+        fail("generator llama: experts (" + std::to_string(moe.experts) + ") must be at least experts_per_token (" +
+                 std::to_string(moe.top_k) + ")" + (moe.expert_parallel ? " and a multiple of tp" : ""),
+             p.find("experts")->where);
+    if (moe.on() && tp.sp)
+        fail("generator llama: experts (a mixture of experts) needs sequence_parallel off", p.find("experts")->where);
     const std::int64_t d = hidden / heads;
     llama_attention attend;
     attend.heads = heads / tp.tp;
@@ -502,11 +588,16 @@ workload_graph build_llama(const workload_params& p) {
         const int ctx =
             groups.mixed() ? groups.attention(b, n, attend, q, k, v, cos, sin) : attend(b, n, q, k, v, cache, cos, sin);
         x = b.add1("add", n + ".attn_residual", {x, row_linear(b, tp, n + ".self_attn.o_proj", ctx, hidden, false)});
-        const int h2 = enter_tp(b, tp, n + ".mlp", rms_norm(b, n + ".post_attention_layernorm", x));
-        const int gate = b.add1("silu", n + ".mlp.act", {linear(b, n + ".mlp.gate_proj", h2, ffn / tp.tp, false)});
-        const int up = linear(b, n + ".mlp.up_proj", h2, ffn / tp.tp, false);
-        const int m =
-            row_linear(b, tp, n + ".mlp.down_proj", b.add1("mul", n + ".mlp.gate_up", {gate, up}), hidden, false);
+        int m = -1;
+        if (moe.on()) {
+            // Mixtral's block_sparse_moe in place of the MLP.
+            m = moe(b, tp, n + ".block_sparse_moe", rms_norm(b, n + ".post_attention_layernorm", x));
+        } else {
+            const int h2 = enter_tp(b, tp, n + ".mlp", rms_norm(b, n + ".post_attention_layernorm", x));
+            const int gate = b.add1("silu", n + ".mlp.act", {linear(b, n + ".mlp.gate_proj", h2, ffn / tp.tp, false)});
+            const int up = linear(b, n + ".mlp.up_proj", h2, ffn / tp.tp, false);
+            m = row_linear(b, tp, n + ".mlp.down_proj", b.add1("mul", n + ".mlp.gate_up", {gate, up}), hidden, false);
+        }
         x = b.add1("add", n + ".mlp_residual", {x, m});
         layer.tag(l);
     }
@@ -601,7 +692,8 @@ generator_info llama_generator() {
         "prefill (seq new tokens) or decode (1 new token over a KV cache)";
     g.params = {
         {"variant", "7b",
-         "Llama 2 7b (6.74B parameters), 13b or 70b, or Llama 3 3-8b or 3-70b; sets the sizes below unless given"},
+         "Llama 2 7b (6.74B parameters), 13b or 70b, Llama 3 3-8b or 3-70b, or Mixtral mixtral-8x7b; sets the "
+         "sizes below unless given"},
         {"mode", "prefill", "prefill: seq tokens, empty cache; decode: seq 1 and kv_cache 2048 unless given"},
         {"batch", "1", "sequences per step"},
         {"seq", "2048", "new tokens per sequence in this step"},
@@ -617,8 +709,15 @@ generator_info llama_generator() {
         {"hidden", "4096", "model width"},
         {"heads", "32", "query heads"},
         {"kv_heads", "32", "key/value heads (fewer than heads is grouped-query attention)"},
-        {"ffn", "11008", "width of the SwiGLU MLP"},
+        {"ffn", "11008", "width of the SwiGLU MLP (of each expert)"},
         {"vocab", "32000", "vocabulary size"},
+        {"experts", "0",
+         "a mixture of this many SwiGLU experts in place of the MLP (Mixtral); 0: the dense MLP. Routing is taken "
+         "as balanced"},
+        {"experts_per_token", "2", "experts each token is routed to (top-k)"},
+        {"expert_parallel", "false",
+         "with tp > 1: the tp ranks hold experts / tp whole experts each and exchange tokens by all-to-all; false: "
+         "every expert's width is split tp ways"},
         k_tp_param,
         k_sequence_parallel_param,
         {"attention", "decomposed", "decomposed (matmul, scale, mask, softmax, matmul) or fused (one attention op)"}};
@@ -632,6 +731,11 @@ generator_info llama_generator() {
                                     {"kv_heads", "8"}, {"ffn", "14336"},   {"vocab", "128256"}};
     g.presets["variant"]["3-70b"] = {{"layers", "80"},  {"hidden", "8192"}, {"heads", "64"},
                                      {"kv_heads", "8"}, {"ffn", "28672"},   {"vocab", "128256"}};
+    // Mixtral 8x7B (Jiang et al. 2024; Hugging Face config): Mistral-7B's attention with 8 KV heads, 8 experts of
+    // width 14,336, 2 per token; 46.7 B parameters.
+    g.presets["variant"]["mixtral-8x7b"] = {{"layers", "32"},  {"hidden", "4096"},        {"heads", "32"},
+                                            {"kv_heads", "8"}, {"ffn", "14336"},          {"vocab", "32000"},
+                                            {"experts", "8"},  {"experts_per_token", "2"}};
     g.presets["mode"]["decode"] = {{"seq", "1"}, {"kv_cache", "2048"}};
     g.build = build_llama;
     return g;

@@ -239,6 +239,71 @@ TEST(serve_cli, a_curve_trades_each_users_speed_for_the_chips_throughput) {
     EXPECT_NEAR(c["points"][0]["ttft_s"]["p50"].get<double>(), prefill, 1e-9 * prefill);
 }
 
+TEST(serve_cli, plan_serve_searches_the_plans_and_names_the_best_within_the_objectives) {
+    // Llama-3-8B (2 layers) on a DGX H100 as 8 replicas of 1 chip, 4 of 2, 2 of 4, each at 1 and 8 users.
+    const fs::path out = temp("search");
+    const std::string common =
+        " -w llama3-8b --set workload.layers=2 --tp 1,2,4 --users 1,8"
+        " --set serve.prompt_tokens=64 --set serve.output_tokens=8 --json --no-progress -o " +
+        out.string();
+    const std::string args = "plan --serve -p systems/dgx_h100" + common;
+    auto search = [&](const std::string& more) {
+        const auto r = run_tessel(args + more);
+        EXPECT_EQ(r.code, 0) << r.out;
+        return nlohmann::json::parse(slurp(out / "plan_serve.json"));
+    };
+    // An objective half way between the plans' slowest and fastest TPOT p99 splits them.
+    const nlohmann::json all = search("");
+    double lo = 1e9, hi = 0;
+    for (const auto& p : all["plans"])
+        for (const auto& x : p["points"]) {
+            lo = std::min(lo, x["tpot_s"]["p99"].get<double>());
+            hi = std::max(hi, x["tpot_s"]["p99"].get<double>());
+        }
+    ASSERT_LT(lo, hi);
+    const nlohmann::json s = search(" --set serve.slo_tpot=" + std::to_string((lo + hi) / 2 * 1e3) + "ms");
+    ASSERT_EQ(s["plans"].size(), 3u);
+    ASSERT_EQ(s["chips"], 8);
+    double best = 0;
+    int met = 0, missed = 0;
+    for (const auto& p : s["plans"]) {
+        ASSERT_EQ(p["points"].size(), 2u) << p;
+        EXPECT_EQ(p["tp"].get<int>() * p["dp"].get<int>(), 8);
+        // Each point is the plan's own tessel serve --curve.
+        const nlohmann::json curve =
+            nlohmann::json::parse(slurp(out / ("tp" + std::to_string(p["tp"].get<int>()) + "_pp1") / "curve.json"));
+        for (std::size_t i = 0; i < 2; ++i) {
+            const auto& x = p["points"][i];
+            EXPECT_EQ(x["output_tokens_per_s_per_chip"], curve["points"][i]["output_tokens_per_s_per_chip"]);
+            const bool meets = x["slo_attainment"].get<double>() >= 0.9;
+            EXPECT_EQ(x["meets_slos"].get<bool>(), meets);
+            (meets ? met : missed)++;
+            if (meets) best = std::max(best, x["output_tokens_per_s_per_chip"].get<double>());
+            // On the front exactly when no point of any plan is better on both rates.
+            bool beaten = false;
+            for (const auto& q : s["plans"])
+                for (const auto& y : q["points"])
+                    beaten |= y["tokens_per_s_per_user"] > x["tokens_per_s_per_user"] &&
+                              y["output_tokens_per_s_per_chip"] > x["output_tokens_per_s_per_chip"];
+            EXPECT_EQ(x["pareto"].get<bool>(), !beaten);
+        }
+    }
+    EXPECT_GT(met, 0);
+    EXPECT_GT(missed, 0);
+    EXPECT_DOUBLE_EQ(s["best"]["output_tokens_per_s_per_chip"].get<double>(), best);
+    // The plan is the search's: fixing it, or a training plan's knob, is refused; so is one chip.
+    for (const auto& [more, message] :
+         std::vector<std::pair<std::string, std::string>>{{" --set parallel.tp=2", "searches the plans itself"},
+                                                          {" --dp 2", "--dp is a training plan's"},
+                                                          {"", "is one chip"}}) {
+        std::string command = more.empty() ? "plan --serve -p gpu/h100_sxm" : args;
+        command += more.empty() ? common : more;
+        const auto r = run_tessel(command);
+        EXPECT_EQ(r.code, 2) << more << "\n" << r.out;
+        EXPECT_NE(r.out.find(message), std::string::npos) << more << "\n" << r.out;
+    }
+}
+
 TEST(serve_cli, bad_input_is_one_clear_error) {
     const fs::path out = temp("bad");
     auto expect = [&](const std::string& args, const std::string& message) {

@@ -194,6 +194,48 @@ TEST(generators, llama_mixed_step_packs_the_chunk_and_the_decodes_tokens) {
     }
 }
 
+TEST(generators, mixtral_routes_each_token_to_two_of_eight_experts) {
+    // Mixtral 8x7B: per layer the attention (q and o 4096 x 4096, k and v 4096 x 1024), a router of 8 and 8 SwiGLU
+    // experts of 3 x 4096 x 14,336, two RMSNorm scales; the embedding and the untied head. Published: 46.7 B.
+    const auto g = gen("mixtral-8x7b");  // workloads/mixtral-8x7b.yaml
+    const double h = 4096, f = 14336, v = 32000;
+    const double attn = 2 * h * h + 2 * h * 1024, expert = 3 * h * f;
+    EXPECT_DOUBLE_EQ(g.parameter_count(), 32 * (attn + 8 * h + 8 * expert + 2 * h) + 2 * v * h + h);
+    EXPECT_NEAR(g.parameter_count() / 1e9, 46.7, 0.01);
+    // One token decoding over 2048 cached: the attention, the router and two experts' matrices (every expert's
+    // weights are held; only two are read), the LM head.
+    const auto d = gen("mixtral-8x7b", {{"mode", "decode"}});
+    EXPECT_DOUBLE_EQ(d.parameter_count(), g.parameter_count());
+    EXPECT_DOUBLE_EQ(d.total().macs, 32 * (attn + 8 * h + 2 * expert + 32 * 2 * 2049.0 * 128) + h * v);
+    // 8 tokens decoding on 8 ranks with expert parallelism: each rank routes 1 token, sends its 2 copies (2 x 4096
+    // x 2 bytes) to their experts' ranks, runs its one expert on the 2 it receives, sends them back, and gathers
+    // the 8 tokens again.
+    const auto ep = gen("mixtral-8x7b", {{"mode", "decode"}, {"batch", "8"}, {"tp", "8"}, {"expert_parallel", "true"}});
+    int dispatch = 0, combine = 0, gather = 0, experts = 0;
+    for (const auto& op : ep.ops()) {
+        if (op.name.find(".dispatch") != std::string::npos) {
+            ++dispatch;
+            EXPECT_EQ(op.type, "all_to_all");
+            EXPECT_EQ(ep.tensor(op.inputs[0]).bytes(), 2u * 4096 * 2);
+        }
+        combine += op.name.find(".combine") != std::string::npos;
+        gather += op.type == "all_gather";
+        experts += op.name.find(".experts.0.w2") != std::string::npos;
+    }
+    EXPECT_EQ(dispatch, 32);
+    EXPECT_EQ(combine, 32);
+    EXPECT_EQ(gather, 32);
+    EXPECT_EQ(experts, 32);
+    EXPECT_DOUBLE_EQ(ep.parameter_count(), 32 * (attn / 8 + 8 * h + expert + 2 * h) + 2 * v / 8 * h + h);
+    // Without expert parallelism the 8 ranks split every expert's width: the 8 tokens' 16 copies reach all 8
+    // experts, 2 each, and one all-reduce sums the partial outputs.
+    const auto tp = gen("mixtral-8x7b", {{"mode", "decode"}, {"batch", "8"}, {"tp", "8"}});
+    int reduces = 0;
+    for (const auto& op : tp.ops()) reduces += op.name.find("block_sparse_moe.all_reduce") != std::string::npos;
+    EXPECT_EQ(reduces, 32);
+    EXPECT_DOUBLE_EQ(tp.parameter_count(), ep.parameter_count());
+}
+
 TEST(generators, gemm_mlp_and_stencil_by_hand) {
     const auto gemm = gen("gemm");  // workloads/gemm.yaml
     EXPECT_DOUBLE_EQ(gemm.total().macs, 512.0 * 512 * 512);
