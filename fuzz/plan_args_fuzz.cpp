@@ -10,7 +10,7 @@
 
 TESSEL_FUZZ_SC_MAIN
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {  // NOLINT: libFuzzer names it
     using namespace tessel;
     fuzz::init_once();
     plan_options o;
@@ -19,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         o.sets.push_back(line);
         for (bool power : {false, true}) {
             try {
-                (void)parse_system(line, power);
+                (void)sweep::parse_system(line, power);
             } catch (const input_error&) {
             }
         }

@@ -42,12 +42,37 @@ def rounds_to(value, text):
 OWN = re.compile(r"<!--\s*prose figures of its own:(.*?)-->", re.S)
 
 
+COLUMN = re.compile(r"\S+(?: \S+)*")
+BARE = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)(?![\w./])")
+
+
+def column_figures(line, header, quoted):
+    """A console table's unit-less cells: a line of column names, one naming a unit ("tokens/s per chip"), gives
+    that unit to the bare numbers below it in its columns. Returns the header in force after `line`: its columns
+    as (start, end, unit), or [] once a line is neither a header nor a row of it."""
+    names = [(m.start(), m.end(), m.group()) for m in COLUMN.finditer(line)]  # 2+ spaces part columns
+    if names and not any(BARE.search(n) for _, _, n in names):
+        columns = []
+        for a, b, n in names:
+            unit = next((u for u in UNITS if re.search(r"(?<![\w/])" + re.escape(u) + r"(?![\w/])", n)), None)
+            columns.append((a, b, unit))
+        return columns if any(u for _, _, u in columns) else []
+    if not header or not line.strip() or len(line) - len(line.lstrip()) != header[0][0]:
+        return []  # a row is indented as its header; anything else ends the table
+    for m in BARE.finditer(line):
+        for a, b, unit in header:
+            if unit and m.start() < b and m.end() > a:
+                quoted.setdefault(unit, set()).add(float(m.group(1).replace(",", "")))
+    return header
+
+
 def split_doc(lines):
     """The figures quoted from runs (console blocks, table rows) by unit, the prose lines, and the figures the doc
     lists as its own."""
     quoted, prose = {}, []
     own = {(text, unit) for c in OWN.findall("\n".join(lines)) for text, _, unit in figures(c)}
     fence = None
+    header = []
     for number, line in enumerate(lines, 1):
         if "<!--" in line:
             continue
@@ -57,6 +82,8 @@ def split_doc(lines):
         if (fence or "").startswith("console") or (fence is None and line.lstrip().startswith("|")):
             for _, value, unit in figures(line):
                 quoted.setdefault(unit, set()).add(value)
+            if (fence or "").startswith("console"):
+                header = column_figures(line, header, quoted)
         elif fence is None:
             prose.append((number, line))
     return quoted, prose, own

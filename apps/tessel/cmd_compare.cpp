@@ -6,6 +6,7 @@
 #include "apps/tessel/paths.h"
 #include "apps/tessel/validators.h"
 #include "engine/plan/compare.h"
+#include "engine/serve/serve_compare.h"
 #include "engine/sweep/spec.h"
 #include "models/core/error.h"
 #include "models/core/units.h"
@@ -15,14 +16,18 @@ namespace cmd_compare {
 
 compare_options g_opt;
 std::string g_timeout, g_power;
-bool g_no_progress = false;
+bool g_no_progress = false, g_serve = false;
 int g_max_plans = 256;
+std::string g_users = "1,4,16,64";
+CLI::App* g_app = nullptr;
 
 CLI::App* setup(CLI::App& app) {
-    auto* c = app.add_subcommand("compare",
-                                 "one training workload across systems, each at its best parallel plan "
-                                 "(docs/accelerator-war.md)");
-    c->add_option("-w,--workload", g_opt.workload, "training workload: gpt2, bert, llama or a generator file")
+    auto* c = g_app = app.add_subcommand("compare",
+                                         "one training workload across systems, each at its best parallel plan "
+                                         "(docs/accelerator-war.md)");
+    c->add_option("-w,--workload", g_opt.workload,
+                  "training workload: gpt2, bert, llama or a generator file; with --serve a decoder with a KV cache "
+                  "(llama3-70b)")
         ->required();
     c->add_option("--system", g_opt.systems,
                   "PLATFORM[:PARAM=VALUE,...], e.g. platforms/systems/dgx_h100.yaml:nodes=1 (repeatable)")
@@ -36,7 +41,13 @@ CLI::App* setup(CLI::App& app) {
         "--power", g_power,
         "equal power: size each system to this TDP budget (e.g. 20kW); each --system then names the parameter "
         "to size without a value (platforms/systems/dgx_h100.yaml:nodes)");
-    c->add_option("-o,--out", g_opt.out_dir, "results folder (default: out/compare/WORKLOAD); re-running resumes");
+    c->add_option("-o,--out", g_opt.out_dir,
+                  "results folder (default: out/compare/WORKLOAD, with --serve out/compare/WORKLOAD-serve); "
+                  "re-running resumes");
+    c->add_flag("--serve", g_serve,
+                "compare serving instead (docs/serving.md): each system's tp x pp plans served as closed loops of "
+                "--users users, judged by serve.slo_ttft and serve.slo_tpot; the Pareto front over every system");
+    c->add_option("--users", g_users, "with --serve: closed-loop users (and batch caps) per plan (default 1,4,16,64)");
     c->add_flag("--json", g_opt.json, "print compare.json instead of the table");
     c->add_option("--rank", g_opt.plan.rank,
                   "pick each system's best plan by time (default), energy or edp (tessel plan --rank)")
@@ -55,6 +66,27 @@ CLI::App* setup(CLI::App& app) {
     return c;
 }
 
+/// tessel compare --serve (engine/serve/serve_compare.h): the search's sweep settings, the systems and sets as given.
+int run_serve_compare(CLI::App& c) {
+    for (const char* training : {"--samples", "--rank", "--max-plans"})
+        if (c.count(training) > 0)
+            throw input_error(std::string(training) +
+                              " is a training comparison's; tessel compare --serve ranks "
+                              "each system's serving plans by tokens/s per chip within the "
+                              "objectives");
+    if (c.count("--users") > 0 && !g_serve) throw input_error("--users is for tessel compare --serve");
+    serve::serve_compare_options o;
+    o.systems = g_opt.systems;
+    o.workload = g_opt.workload;
+    o.sets = g_opt.sets;
+    o.power_watts = g_opt.power_watts;
+    o.out_dir = g_opt.out_dir;
+    o.json = g_opt.json;
+    o.sweep = g_opt.plan.sweep;
+    for (const int n : parse_int_list("--users", g_users)) o.users.push_back(n);
+    return serve::run_serve_compare(o, std::cout, std::cerr);
+}
+
 int run() {
     if (const auto t = timeout_option(g_timeout)) g_opt.plan.sweep.timeout_s = *t;
     if (!g_power.empty()) {
@@ -71,6 +103,7 @@ int run() {
     g_opt.plan.max_plans = static_cast<size_t>(g_max_plans);
     g_opt.plan.sweep.progress_bar = !g_no_progress;
     g_opt.plan.sweep.resolve_platform = find_platform;
+    if (g_serve || g_app->count("--users") > 0) return run_serve_compare(*g_app);
     return run_compare(g_opt, std::cout, std::cerr);
 }
 

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "engine/plan/advisor.h"
+#include "engine/sweep/system_spec.h"
 
 namespace tessel {
 
@@ -33,16 +34,6 @@ struct compare_options {
     bool json = false;
     plan_options plan;  // search limits, sweep backend and jobs, shared by every system
 };
-
-/// One --system as given: "platforms/systems/dgx_h100.yaml:nodes=2", or with --power "dgx_h100.yaml:nodes".
-struct system_spec {
-    std::string platform, label;
-    std::vector<std::string> sets;  // its size parameters, "nodes=2"
-    std::string power_param;        // with --power: the parameter sized to the budget (named without a value)
-    double tdp = 0;                 // with --power: the declared TDP at the size chosen
-};
-/// Reads PLATFORM[:PARAM=VALUE,...] (with `power`, one PARAM without a value); input_error quoting it otherwise.
-system_spec parse_system(const std::string& text, bool power);
 
 /// Returns 0 when every system has a result (a system that cannot train is a result), 128 + signal when
 /// interrupted. Bad input (an unknown option, a malformed system) throws input_error.

@@ -27,9 +27,6 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
 
-// DistServe (Zhong et al., OSDI 2024) sizes a system for 90% of requests meeting both latency objectives.
-constexpr double k_attainment = 0.9;
-
 /// The chips of the system `o.base.platform` names, loaded with the user's platform parameters.
 std::int64_t system_chips(const serve_search_options& o, const std::string& platform_file) {
     sim_context sim;
@@ -75,14 +72,6 @@ std::vector<candidate> candidates(const serve_search_options& o, std::int64_t ch
 bool meets(const json& point, const serve_options& so) {
     if (so.slo_ttft_s <= 0 && so.slo_tpot_s <= 0) return true;
     return point["slo_attainment"].get<double>() >= k_attainment;
-}
-
-std::string objectives(const serve_options& so) {
-    if (so.slo_ttft_s <= 0 && so.slo_tpot_s <= 0) return "none (serve.slo_ttft, serve.slo_tpot)";
-    std::string s;
-    if (so.slo_ttft_s > 0) s += "TTFT " + format_time(so.slo_ttft_s);
-    if (so.slo_tpot_s > 0) s += std::string(s.empty() ? "" : ", ") + "TPOT " + format_time(so.slo_tpot_s);
-    return s + " for " + format_number(100 * k_attainment) + "% of requests";
 }
 
 /// Marks each point `pareto` when no other point has more tokens/s per user and more tokens/s per chip.
@@ -136,6 +125,14 @@ void print_search(std::ostream& out, const serve_search_options& o, std::int64_t
 }
 
 }  // namespace
+
+std::string objectives(const serve_options& so) {
+    if (so.slo_ttft_s <= 0 && so.slo_tpot_s <= 0) return "none (serve.slo_ttft, serve.slo_tpot)";
+    std::string s;
+    if (so.slo_ttft_s > 0) s += "TTFT " + format_time(so.slo_ttft_s);
+    if (so.slo_tpot_s > 0) s += std::string(s.empty() ? "" : ", ") + "TPOT " + format_time(so.slo_tpot_s);
+    return s + " for " + format_number(100 * k_attainment) + "% of requests";
+}
 
 int run_serve_search(const serve_search_options& o, std::ostream& out, std::ostream& err) {
     if (o.users.empty()) throw input_error("tessel plan --serve: no numbers of users to serve at (--users)");

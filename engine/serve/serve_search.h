@@ -8,11 +8,19 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <string>
 #include <vector>
 
 #include "engine/serve/serve.h"
+#include "engine/serve/serve_options.h"
 
 namespace tessel::serve {
+
+// DistServe (Zhong et al., OSDI 2024) sizes a system for 90% of requests meeting both latency objectives.
+constexpr double k_attainment = 0.9;
+
+/// "TTFT 200 ms, TPOT 25 ms for 90% of requests", or "none (...)" when no objective is set.
+std::string objectives(const serve_options& so);
 
 struct serve_search_options {
     serve_cli base;                   // platform, workload, --set, output folder, how steps are simulated

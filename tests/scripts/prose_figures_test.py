@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """scripts/check_prose_figures.py: a prose figure that disagrees with its doc's own runs is found (porting.md once
-said "4.88 times" beside a console block printing 5.01x), a rounded quote, a figure the doc lists as its own and a
+said "4.88 times" beside a console block printing 5.01x) or a console table's cell under a column naming the unit,
+a rounded quote, a figure the doc lists as its own and a
 figure far from every run are accepted; and every doc passes."""
 import glob
 import os
@@ -50,6 +51,28 @@ with tempfile.TemporaryDirectory() as tmp:
         f.write(DOC.replace("4.88 times", "5.01 times"))
     r = subprocess.run([sys.executable, script, doc], capture_output=True, text=True)
     check(r.returncode == 0 and not r.stdout, f"corrected, the doc passes: {r.returncode} {r.stdout}")
+
+# A console table's unit-less cells take the unit their column's name gives ("tokens/s per chip"), so a prose figure
+# quoting a cell is checked too; a line that is not a row of the table (not indented as its header) ends it.
+TABLE = """# a table
+
+```console
+$ tessel compare --serve -w llama3-70b
+  system      users  tokens/s per chip
+  a              16              152.8
+  b              16              96.67
+fastest: a, 12 users
+```
+
+A earns 152.8 tokens/s per chip and B 90 tokens/s; 13 tokens/s is far from every cell (12 is no cell).
+"""
+with tempfile.TemporaryDirectory() as tmp:
+    doc = os.path.join(tmp, "table.md")
+    with open(doc, "w") as f:
+        f.write(TABLE)
+    r = subprocess.run([sys.executable, script, doc], capture_output=True, text=True)
+    check(r.stdout.splitlines() == [f"{doc}:11: the prose says 90 tokens/s, but the doc's runs show 96.67"],
+          f"a column's cells are quoted figures of its unit, and only its rows': {r.stdout}")
 
 docs = sorted(os.path.relpath(p, root) for p in glob.glob(os.path.join(root, "docs", "**", "*.md"), recursive=True))
 docs = docs + ["README.md"]

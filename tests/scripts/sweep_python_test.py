@@ -179,6 +179,27 @@ class module(unittest.TestCase):
         self.assertIn(best["plan"], " ".join(row))
         self.assertIn("does not train: tessel plan: no parallel plan", out)
 
+        # tessel compare --serve's points and fronts: each system's front printed as compare_serve.json has it,
+        # and a system that cannot hold the model named with its reason.
+        serve_dir = os.path.join(self.dir, "compare_serve")
+        subprocess.run([sl.tessel(), "compare", "--serve", "-w", "llama3-8b", "--set", "workload.layers=2", "--set",
+                        "serve.prompt_tokens=64", "--set", "serve.output_tokens=8", "--users", "1,8", "--system",
+                        "platforms/systems/dgx_h100.yaml:parallel.tp=8", "--system", "platforms/systems/groqrack.yaml:nodes=1",
+                        "-o", serve_dir, "--no-progress"], check=True, cwd=sl.REPO, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        serve_png = os.path.join(self.dir, "serve_front")
+        out = plot("plot_serve_compare.py", os.path.join(serve_dir, "compare_serve.json"), "--out", serve_png)
+        check(serve_png)
+        with open(os.path.join(serve_dir, "compare_serve.json")) as f:
+            dgx = json.load(f)["systems"][0]
+        rows = [l.split() for l in out.splitlines() if l.startswith("dgx_h100 parallel.tp=8 ")]
+        self.assertEqual(len(rows), 2)  # 1 and 8 users: one plan's points, both on its front
+        for row, point in zip(rows, dgx["points"]):
+            self.assertEqual(int(row[5]), point["concurrency"])
+            self.assertAlmostEqual(float(row[6]), point["tokens_per_s_per_user"], delta=point["tokens_per_s_per_user"] * 1e-3)
+        self.assertIn("groqrack nodes=1", out)
+        self.assertIn("does not serve: does not fit", out)
+
         roof = os.path.join(self.dir, "roofline")
         out = plot("plot_roofline.py", self.out, "--color", "workload.batch", "--out", roof)
         check(roof)
