@@ -10,9 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/run/session.h"
 #include "engine/serve/serve_options.h"
 #include "engine/serve/serve_search.h"
-#include "engine/sweep/spec.h"
 #include "engine/sweep/system_spec.h"
 #include "models/core/error.h"
 #include "models/core/output_file.h"

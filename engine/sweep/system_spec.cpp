@@ -162,6 +162,7 @@ std::vector<system_spec> resolve_systems(const std::vector<std::string>& texts, 
                                          const platform_resolver& resolve) {
     const bool power = power_watts > 0;
     std::vector<system_spec> specs;
+    specs.reserve(texts.size());
     for (const auto& s : texts) specs.push_back(parse_system(s, power));
     for (size_t i = 0; i < specs.size(); ++i)
         for (size_t j = 0; j < i; ++j)

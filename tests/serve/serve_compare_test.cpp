@@ -119,8 +119,9 @@ TEST(serve_compare, a_training_comparisons_knobs_are_refused) {
              {" --set parallel.tp=2", "searches the plans itself"},
              {" --system platforms/systems/dgx_h100.yaml", "is given twice"},
              {" --system platforms/systems/dgx_h100.yaml:gpus=4", "'gpus' is not a parameter"}}) {
-        const auto r = run_tessel("compare --serve" + k_model + " --system platforms/systems/dgx_h100.yaml" + args +
-                                  " -o " + out.string());
+        std::string command = "compare --serve" + k_model + " --system platforms/systems/dgx_h100.yaml";
+        command += args + " -o " + out.string();
+        const auto r = run_tessel(command);
         EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
         EXPECT_NE(r.out.find(message), std::string::npos) << args << "\n" << r.out;
     }
