@@ -13,6 +13,14 @@ namespace {
 
 std::int64_t blocks_for(std::int64_t tokens, std::int64_t block) { return (tokens + block - 1) / block; }
 
+/// SplitMix64's finaliser (Steele et al. 2014): a well-mixed 64-bit hash of `x`.
+std::uint64_t mix(std::uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
 /// A request on a replica.
 struct live {
     int id = 0;
@@ -37,6 +45,7 @@ struct replica_state {
     // The step in flight, applied at busy_until.
     std::vector<live> admitted;  // its prefills
     bool prefill = false;
+    std::size_t record = 0;  // its index in the run's steps
     // static batching: the batch's longest prompt and the tokens generated so far by the batch
     std::int64_t batch_prompt = 0, batch_step = 0, batch_blocks = 0;
 };
@@ -122,6 +131,37 @@ private:
         r.busy = true;
         r.busy_until = s.end_s;
         r.prefill = prefill;
+        r.record = m_run.steps.size() - 1;
+    }
+
+    bool speculative() const { return m_cfg.speculate > 0; }
+
+    /// The tokens a decoding sequence's step writes to its cache: one, or with speculative decoding the draft's
+    /// and one more, no more than its output still needs.
+    std::int64_t step_tokens(const live& l) const {
+        return speculative() ? std::min(m_cfg.speculate + 1, req(l.id).output_tokens - l.generated) : 1;
+    }
+
+    /// A prefill of `k` sequences padded to `length` tokens (with speculative decoding, the draft's too).
+    step_cost prefill_cost(std::int64_t k, double length) const {
+        step_cost c = m_steps.prefill(k, length);
+        if (speculative()) {
+            const step_cost d = m_cfg.draft->prefill(k, length);
+            c = {c.seconds + d.seconds, c.joules + d.joules};
+        }
+        return c;
+    }
+
+    /// A decode step of `b` sequences over `context` cached tokens (mean); with speculative decoding the draft's
+    /// decode steps, one per draft token, then the verify step.
+    step_cost decode_cost(std::int64_t b, double context) const {
+        if (!speculative()) return m_steps.decode(b, context);
+        step_cost c = m_steps.verify(b, m_cfg.speculate + 1, context);
+        for (std::int64_t j = 0; j < m_cfg.speculate; ++j) {
+            const step_cost d = m_cfg.draft->decode(b, context + static_cast<double>(j));
+            c = {c.seconds + d.seconds, c.joules + d.joules};
+        }
+        return c;
     }
 
     /// The replicas that take new requests (disaggregated: the prefill ones).
@@ -203,7 +243,7 @@ private:
         if (!r.admitted.empty()) {
             const auto k = static_cast<std::int64_t>(r.admitted.size());
             record(rep, t, true, k, k * longest, static_cast<double>(longest),
-                   m_steps.prefill(k, static_cast<double>(longest)));
+                   prefill_cost(k, static_cast<double>(longest)));
             return;
         }
         start_decode(rep, t);
@@ -218,7 +258,7 @@ private:
         auto extra = [&] {
             std::int64_t e = 0;
             for (const live& l : r.running)
-                if (decodes(l)) e += blocks_for(l.cached + 1, m_cfg.block_tokens) - l.blocks;
+                if (decodes(l)) e += blocks_for(l.cached + step_tokens(l), m_cfg.block_tokens) - l.blocks;
             return e;
         };
         while (extra() > r.free_blocks) {
@@ -239,7 +279,7 @@ private:
         for (live& l : r.running) {
             l.decoding = decodes(l);
             if (!l.decoding) continue;
-            const std::int64_t more = blocks_for(l.cached + 1, m_cfg.block_tokens) - l.blocks;
+            const std::int64_t more = blocks_for(l.cached + step_tokens(l), m_cfg.block_tokens) - l.blocks;
             r.free_blocks -= more;
             l.blocks += more;
             context += static_cast<double>(l.cached);
@@ -253,7 +293,7 @@ private:
         if (m_replicas[static_cast<std::size_t>(rep)].running.empty()) return;
         std::int64_t b = 0;
         const double context = grow_decodes(rep, b);
-        record(rep, t, false, b, b, context, m_steps.decode(b, context));
+        record(rep, t, false, b, speculative() ? b * (m_cfg.speculate + 1) : b, context, decode_cost(b, context));
     }
 
     /// A chunked-prefill step: the decodes, then prompt chunks up to the token budget (batcher.h).
@@ -390,8 +430,18 @@ private:
         }
         std::vector<live> still;
         for (live& l : r.running) {
-            ++l.cached;
-            emit(l, t);
+            // The kept tokens: one, or the accepted drafts and the model's own (their keys and values stay).
+            const std::int64_t kept =
+                speculative()
+                    ? std::min(1 + accepted_drafts(m_cfg.seed, l.id, l.generated, m_cfg.speculate, m_cfg.acceptance),
+                               step_tokens(l))
+                    : 1;
+            l.cached += kept;
+            m_run.steps[r.record].emitted += kept;
+            for (std::int64_t i = 0; i < kept; ++i) emit(l, t);
+            const std::int64_t keep = blocks_for(l.cached, m_cfg.block_tokens);
+            r.free_blocks += l.blocks - keep;  // a rejected draft's blocks
+            l.blocks = keep;
             if (l.generated >= req(l.id).output_tokens)
                 r.free_blocks += l.blocks;
             else
@@ -425,7 +475,23 @@ private:
 
 }  // namespace
 
+std::int64_t accepted_drafts(std::uint64_t seed, int id, std::int64_t generated, std::int64_t k, double acceptance) {
+    std::int64_t a = 0;
+    const std::uint64_t base =
+        mix(mix(seed) ^ (static_cast<std::uint64_t>(id) << 32) ^ static_cast<std::uint64_t>(generated));
+    while (a < k) {
+        const double u = static_cast<double>(mix(base + static_cast<std::uint64_t>(a)) >> 11) * 0x1.0p-53;
+        if (u >= acceptance) break;
+        ++a;
+    }
+    return a;
+}
+
 serve_run run_server(const std::vector<request>& requests, const server_config& cfg, const step_table& steps) {
+    if (cfg.speculate > 0 && (!cfg.continuous || cfg.chunk > 0 || cfg.prefill_replicas > 0 || !cfg.draft))
+        throw input_error(
+            "speculative decoding runs with continuous batching (without chunked prefill or "
+            "disaggregation) and a draft model's steps");
     if (cfg.chunk > 0 && (!cfg.continuous || cfg.prefill_replicas > 0))
         throw input_error("chunked prefill runs with continuous batching on replicas that prefill and decode");
     if (cfg.prefill_replicas > 0 && (cfg.prefill_replicas >= cfg.replicas || !cfg.transfers || !cfg.continuous))

@@ -19,6 +19,14 @@
 //   their full length), prefills them padded to the longest prompt, and decodes the whole batch until its
 //   longest output is done; a request's last token ends it, but its slot stays in the batch.
 //
+// speculative decoding (speculate > 0, continuous only; Leviathan et al. 2023, vLLM): a decode step is the draft
+//   model's `speculate` decode steps (each sequence one draft token a step) and then one verify step of the model
+//   over speculate + 1 tokens a sequence; each sequence keeps the draft tokens up to the first the model rejects
+//   (each accepted with chance `acceptance`, independently: the draw is a hash of the seed, the request and its
+//   tokens so far, so a run is deterministic and a sequence's draws do not depend on its batch) and one token of
+//   the model's own, at most what its output still needs. Its KV cache holds blocks for all the step's tokens
+//   while the step runs and keeps those of the tokens kept. A prefill also runs the draft's prefill.
+//
 // Replicas (parallel.dp) serve independently; requests go to them in turn as they arrive.
 //
 // Disaggregated (prefill_replicas > 0; Splitwise, DistServe): requests go in turn to the first prefill_replicas
@@ -49,7 +57,15 @@ struct server_config {
     double idle_watts = 0;                      // what the replica's chips draw between steps
     int prefill_replicas = 0;                   // > 0: disaggregated, the first ones prefill, the rest decode
     const transfer_table* transfers = nullptr;  // disaggregated: KV transfer time by tokens
+    std::int64_t speculate = 0;                 // > 0: speculative decoding's draft tokens a step
+    double acceptance = 0;                      // chance the model accepts each draft token
+    std::uint64_t seed = 0;                     // of the acceptance draws
+    const step_table* draft = nullptr;          // speculative decoding: the draft model's steps
 };
+
+/// Speculative decoding's draws: how many of `k` draft tokens the model accepts for request `id` after `generated`
+/// output tokens (the first rejection ends them), each accepted with chance `acceptance`. Deterministic.
+std::int64_t accepted_drafts(std::uint64_t seed, int id, std::int64_t generated, std::int64_t k, double acceptance);
 
 struct serve_run {
     std::vector<outcome> outcomes;           // by request id

@@ -58,7 +58,10 @@ bool simulate_kv_transfers(const kv_transfer_plan& p, sweep::sweep_options sw, s
 
     std::map<std::string, sweep::row> rows;
     const sweep::results_store store(sw.out_dir, false);
-    for (const auto& [key, row] : store.latest()) rows[row["params"].value("program", "")] = row;
+    for (const std::string& key : store.written_order()) {  // the newest run of each program last
+        const sweep::row& row = store.latest().at(key);
+        rows[row["params"].value("program", "")] = row;
+    }
     for (std::size_t i = 0; i < p.lengths.size(); ++i) {
         const std::string what = "the KV transfer of a " + std::to_string(p.lengths[i]) + "-token cache";
         const auto it = rows.find(programs[i]);

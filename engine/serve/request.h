@@ -29,9 +29,11 @@ struct step_record {
     double start_s = 0, end_s = 0;
     bool prefill = false;
     std::int64_t batch = 0;      // sequences in the step
-    std::int64_t tokens = 0;     // prefill: padded batch x longest prompt; decode: one per sequence; mixed: both
+    std::int64_t tokens = 0;     // prefill: padded batch x longest prompt; decode: one per sequence (speculative:
+                                 // its verified tokens); mixed: both
     double context = 0;          // decode: mean tokens in the KV cache per sequence; prefill: the padded length
     std::int64_t decodes = 0;    // mixed (chunked prefill): sequences decoding beside the prompts' chunks
+    std::int64_t emitted = 0;    // speculative decode: output tokens the step gave (one to speculate + 1 each)
     std::int64_t kv_blocks = 0;  // blocks in use after the step
     double energy_j = 0;
     int replica = 0;

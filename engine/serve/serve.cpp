@@ -72,6 +72,13 @@ split_sets split_user_sets(const std::vector<std::string>& sets) {
     return out;
 }
 
+/// The draft model's steps take the platform, its plan and the serving kernels, not the model's workload.* settings.
+split_sets draft_steps_sets(const split_sets& sets) {
+    split_sets d = sets;
+    d.workload = {{"attention", "fused"}};
+    return d;
+}
+
 /// Where the model runs: one replica's chips and its memory per chip.
 struct target {
     bool system = false;
@@ -240,7 +247,10 @@ step_table read_steps(const std::string& out_dir, const std::vector<step_shape>&
                       double& idle_watts) {
     std::map<std::string, sweep::row> rows;
     const sweep::results_store store(out_dir, false);
-    for (const auto& [key, row] : store.latest()) {
+    // In the order written, so that a step whose settings changed (another model in the same folder, which the
+    // sweep re-ran under a new key) is read from its newest run.
+    for (const std::string& key : store.written_order()) {
+        const sweep::row& row = store.latest().at(key);
         const auto& p = row["params"];
         rows[step_key(p.value("workload.batch", ""), p.value("workload.seq", ""), p.value("workload.kv_cache", ""),
                       p.value("workload.decode_batch", "0"), p.value("workload.decode_kv_cache", "0"))] = row;
@@ -273,6 +283,31 @@ step_table read_steps(const std::string& out_dir, const std::vector<step_shape>&
         if (!s.prefill && idle_watts == 0) idle_watts = x.static_watts / x.seconds / t.dp;
     }
     return table;
+}
+
+/// A set of step shapes to simulate: a model's (or the draft's) runs in OUT/NAME, their spec OUT/NAME.yaml.
+struct step_runs {
+    std::string platform_file, workload;
+    split_sets sets;
+    std::vector<step_shape> shapes;
+    std::string out_dir, name;
+};
+
+/// Simulates `runs` as a sweep (resumable: finished runs are kept) and reads them into `table`. Returns 0, or the
+/// sweep's status when interrupted.
+int simulate_steps(const sweep::sweep_options& base, const step_runs& runs, const target& t, std::ostream& err,
+                   step_table& table, double& idle_watts) {
+    const std::string spec = runs.out_dir + "/" + (runs.name == "steps" ? "serve_steps" : runs.name) + ".yaml";
+    write_file_atomic(spec, steps_yaml(runs.platform_file, runs.workload, runs.sets, runs.shapes, t), "serve sweep",
+                      true);
+    sweep::sweep_options sw = base;
+    sw.spec_file = spec;
+    sw.out_dir = runs.out_dir + "/" + runs.name;
+    std::ostringstream sweep_out;
+    const int status = sweep::run_sweep(sw, sweep_out, err);
+    if (status >= 128) return status;
+    table = read_steps(sw.out_dir, runs.shapes, t, idle_watts);
+    return 0;
 }
 
 void write_requests_csv(const std::string& path, const std::vector<request>& reqs, const serve_run& run) {
@@ -359,13 +394,15 @@ std::string dist_line(const char* name, const distribution& d) {
 }
 
 void print_report(std::ostream& out, const serve_cli& o, const serve_options& so, const serve_metrics& m,
-                  std::int64_t replicas, std::int64_t shapes, const std::string& out_dir, const json& transfers) {
+                  std::int64_t replicas, std::int64_t shapes, const std::string& out_dir, const json& transfers,
+                  const json& speculation) {
     out << "tessel serve: " << o.workload << " on " << o.platform << " (" << m.chips << " chip"
         << (m.chips == 1 ? "" : "s") << (replicas > 1 ? ", " + std::to_string(replicas) + " replicas" : "") << ")\n";
     out << "  requests:   " << m.requests << " (" << so.arrival()
-        << (so.arrival() == "poisson"  ? " at " + format_number(so.rate) + "/s"
-            : so.arrival() == "closed" ? ", " + std::to_string(so.concurrency) + " users"
-                                       : " " + so.trace)
+        << (so.arrival() == "poisson" ? " at " + format_number(so.rate) + "/s"
+            : so.arrival() == "closed"
+                ? ", " + std::to_string(so.concurrency) + (so.concurrency == 1 ? " user" : " users")
+                : " " + so.trace)
         << "), " << so.scheduler << " batching, max batch " << so.max_batch
         << (so.scheduler == "chunked" ? ", " + std::to_string(so.chunk) + " tokens a step" : "") << "\n";
     out << "  " << dist_line("TTFT        ", m.ttft) << "\n";
@@ -390,6 +427,12 @@ void print_report(std::ostream& out, const serve_cli& o, const serve_options& so
             << format_time(transfers["mean_s"].get<double>()) << " on the links after "
             << format_time(transfers["mean_wait_s"].get<double>()) << " waiting for them; "
             << decimal_size(transfers["bytes_per_chip"].get<double>()) << " per chip in all\n";
+    if (!speculation.is_null())
+        out << "  speculation " << so.speculate << " draft tokens a step from " << so.draft << ", acceptance "
+            << format_number(so.acceptance) << ": "
+            << format_number(speculation["tokens_per_sequence_step"].get<double>(), 3)
+            << " tokens a sequence per step ("
+            << format_number(speculation["expected_tokens_per_sequence_step"].get<double>(), 3) << " expected)\n";
     if (so.slo_ttft_s > 0 || so.slo_tpot_s > 0)
         out << "  SLOs        " << format_number(100 * m.slo_attainment, 3) << "% of requests met them; goodput "
             << format_number(m.goodput_requests_per_s) << " requests/s\n";
@@ -420,6 +463,7 @@ void check_size(const std::vector<request>& reqs, const std::vector<std::int64_t
 struct sized_model {
     target tg;
     footprint fp;
+    footprint draft;         // speculative decoding's draft model, on the same chips (zero: none)
     double budget = 0;       // bytes per chip for weights and KV cache
     double block_bytes = 0;  // one KV block on one chip
     std::int64_t kv_blocks = 0;
@@ -431,6 +475,19 @@ sized_model size_model(const serve_cli& o, const std::string& platform_file, con
     m.tg = load_target(o, platform_file, sets);
     m.fp = model_footprint(*make_workload_source(workload), sets, m.tg);
     m.budget = so.memory_utilization * static_cast<double>(m.tg.capacity);
+    if (so.speculate > 0) {
+        split_sets draft_sets = draft_steps_sets(sets);
+        try {
+            m.draft = model_footprint(*make_workload_source(sweep::absolute_if_file(so.draft)), draft_sets, m.tg);
+        } catch (const input_error& e) {
+            throw input_error("serve.draft: " + e.message());
+        }
+        // The draft's weights sit beside the model's, its cache beside the model's cache, block for block.
+        m.budget -= m.draft.weight_bytes;
+        if (m.budget <= 0)
+            throw input_error("does not fit: the draft model's weights need " + format_bytes(m.draft.weight_bytes) +
+                              " per chip, more than the share of memory serving has");
+    }
     if (m.fp.weight_bytes >= m.budget) {
         // Split over n chips, each holds about 1/n of the weights (the replicated norms aside).
         const double all = m.fp.weight_bytes * static_cast<double>(m.tg.chips());
@@ -442,7 +499,7 @@ sized_model size_model(const serve_cli& o, const std::string& platform_file, con
                           (m.tg.system ? " (parallel.tp x parallel.pp), and room for the KV cache beside"
                                        : ": serve it on a system (platforms/systems) with parallel.tp"));
     }
-    m.block_bytes = m.fp.kv_bytes_per_token * static_cast<double>(so.block_tokens);
+    m.block_bytes = (m.fp.kv_bytes_per_token + m.draft.kv_bytes_per_token) * static_cast<double>(so.block_tokens);
     m.kv_blocks = static_cast<std::int64_t>((m.budget - m.fp.weight_bytes) / m.block_bytes);
     return m;
 }
@@ -475,13 +532,14 @@ grid_bounds bounds_for(const std::vector<request>& reqs, const serve_options& so
     // A preempted request is prefilled again over its prompt and output so far.
     if (so.scheduler != "static" && gb.kv_tokens < gb.max_batch * longest) gb.reprefill_max = longest;
     if (so.scheduler == "chunked") gb.chunk = so.chunk;
+    gb.speculate = so.speculate;
     return gb;
 }
 
 /// One serving run over the simulated steps.
 serve_run serve_requests(const std::vector<request>& reqs, const serve_options& so, const sized_model& m,
                          std::int64_t max_batch, const step_table& table, double idle_watts,
-                         const transfer_table* transfers) {
+                         const transfer_table* transfers, const step_table* draft) {
     server_config cfg;
     cfg.continuous = so.scheduler != "static";
     cfg.chunk = so.scheduler == "chunked" ? so.chunk : 0;
@@ -494,6 +552,10 @@ serve_run serve_requests(const std::vector<request>& reqs, const serve_options& 
     cfg.idle_watts = idle_watts;
     cfg.prefill_replicas = static_cast<int>(so.prefill_replicas);
     cfg.transfers = transfers;
+    cfg.speculate = so.speculate;
+    cfg.acceptance = so.acceptance;
+    cfg.seed = so.seed;
+    cfg.draft = draft;
     return run_server(reqs, cfg, table);
 }
 
@@ -501,7 +563,7 @@ serve_run serve_requests(const std::vector<request>& reqs, const serve_options& 
 /// points no other beats on both tokens/s per user and tokens/s per chip.
 json serve_curve(const std::vector<std::int64_t>& curve, const serve_options& base, const sized_model& m,
                  std::int64_t grid_max_batch, const step_table& table, double idle_watts,
-                 const transfer_table* transfers) {
+                 const transfer_table* transfers, const step_table* draft) {
     json points = json::array();
     for (const std::int64_t c : curve) {
         serve_options so = base;
@@ -510,7 +572,7 @@ json serve_curve(const std::vector<std::int64_t>& curve, const serve_options& ba
         so.requests = std::max(base.requests, 4 * c);  // every user sends several requests
         const std::int64_t batch = std::min(c, grid_max_batch);
         const auto reqs = make_requests(so);
-        const serve_run run = serve_requests(reqs, so, m, batch, table, idle_watts, transfers);
+        const serve_run run = serve_requests(reqs, so, m, batch, table, idle_watts, transfers, draft);
         const serve_metrics x = measure(reqs, run, so, m.tg.chips() * m.tg.dp, m.block_bytes, m.kv_blocks);
         json p = x.to_json();
         p["concurrency"] = c;
@@ -546,6 +608,25 @@ kv_transfer_plan transfer_plan(const std::string& platform_file, const split_set
     p.lengths.assign(lengths.begin(), lengths.end());
     p.dir = out_dir + "/kv_transfers";
     return p;
+}
+
+/// Speculative decoding's yield: output tokens a sequence got per decode step, against the expectation for
+/// independent acceptances with no output cut short, (1 - a^(k+1)) / (1 - a) (Leviathan et al. 2023, eq. 1).
+json speculation_summary(const serve_run& run, const serve_options& so) {
+    double emitted = 0, slots = 0;
+    for (const step_record& s : run.steps)
+        if (!s.prefill) {
+            emitted += static_cast<double>(s.emitted);
+            slots += static_cast<double>(s.batch);
+        }
+    const double a = so.acceptance;
+    const auto k = static_cast<double>(so.speculate);
+    const double expected = a >= 1 ? k + 1 : (1 - std::pow(a, k + 1)) / (1 - a);
+    return {{"draft", so.draft},
+            {"speculate", so.speculate},
+            {"acceptance", a},
+            {"tokens_per_sequence_step", slots > 0 ? emitted / slots : 0.0},
+            {"expected_tokens_per_sequence_step", expected}};
 }
 
 /// What the KV transfers of a disaggregated run took: their count, mean time on the links and waiting for them,
@@ -617,17 +698,25 @@ int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
                                                         fs::path(o.workload).stem().string()
                                                   : o.out_dir;
     fs::create_directories(out_dir);
-    const std::string steps_dir = out_dir + "/steps";
-    const std::string spec = out_dir + "/serve_steps.yaml";
-    write_file_atomic(spec, steps_yaml(platform_file, workload, sets, shapes, m.tg), "serve sweep", true);
-    sweep::sweep_options sw = o.sweep;
-    sw.spec_file = spec;
-    sw.out_dir = steps_dir;
-    std::ostringstream sweep_out;
-    const int status = sweep::run_sweep(sw, sweep_out, err);
-    if (status >= 128) return status;
-    double idle_watts = 0;
-    const step_table table = read_steps(steps_dir, shapes, m.tg, idle_watts);
+    double idle_watts = 0, draft_idle_watts = 0;
+    step_table table, draft;
+    if (const int status = simulate_steps(o.sweep, {platform_file, workload, sets, shapes, out_dir, "steps"}, m.tg, err,
+                                          table, idle_watts))
+        return status;
+    if (so.speculate > 0) {
+        // The draft's steps: its prefills, and its decodes over the contexts its draft tokens reach.
+        grid_bounds dg = gb;
+        dg.speculate = 0;
+        dg.context_max += so.speculate;
+        dg.kv_tokens += gb.max_batch * so.speculate;
+        const std::vector<step_shape> draft_shapes = step_grid(dg);
+        if (const int status = simulate_steps(o.sweep,
+                                              {platform_file, sweep::absolute_if_file(so.draft), draft_steps_sets(sets),
+                                               draft_shapes, out_dir, "draft_steps"},
+                                              m.tg, err, draft, draft_idle_watts))
+            return status;
+    }
+    const step_table* draft_or_null = so.speculate > 0 ? &draft : nullptr;
     transfer_table transfers;
     if (so.prefill_replicas > 0) {
         int kv_status = 0;
@@ -643,7 +732,7 @@ int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
                     {"sets", o.sets},
                     {"chips", m.tg.chips() * replicas},
                     {"replicas", replicas}};
-        doc["points"] = serve_curve(o.curve, so, m, gb.max_batch, table, idle_watts, transfers_or_null);
+        doc["points"] = serve_curve(o.curve, so, m, gb.max_batch, table, idle_watts, transfers_or_null, draft_or_null);
         write_file_atomic(out_dir + "/curve.json", doc.dump(2) + "\n", "serving curve", true);
         if (o.json)
             out << doc.dump(2) << "\n";
@@ -652,7 +741,8 @@ int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
         return 0;
     }
 
-    const serve_run run = serve_requests(reqs, so, m, gb.max_batch, table, idle_watts, transfers_or_null);
+    const serve_run run =
+        serve_requests(reqs, so, m, gb.max_batch, table, idle_watts, transfers_or_null, draft_or_null);
     const serve_metrics x = measure(reqs, run, so, m.tg.chips() * replicas, m.block_bytes, m.kv_blocks);
     json doc = x.to_json();
     doc["platform"] = o.platform;
@@ -669,6 +759,10 @@ int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
     doc["kv_blocks"] = m.kv_blocks;
     doc["simulated_shapes"] = shapes.size();
     if (transfers_or_null) doc["kv_transfers"] = transfer_summary(run, transfers, m.fp.kv_bytes_per_token);
+    if (so.speculate > 0) {
+        doc["speculation"] = speculation_summary(run, so);
+        doc["draft_weight_bytes_per_chip"] = m.draft.weight_bytes;
+    }
     write_file_atomic(out_dir + "/summary.json", doc.dump(2) + "\n", "serving summary", true);
     write_requests_csv(out_dir + "/requests.csv", reqs, run);
     write_steps_csv(out_dir + "/steps.csv", run, m.block_bytes);
@@ -677,7 +771,7 @@ int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
         out << doc.dump(2) << "\n";
     else
         print_report(out, o, so, x, replicas, static_cast<std::int64_t>(shapes.size()), out_dir,
-                     doc.value("kv_transfers", json()));
+                     doc.value("kv_transfers", json()), doc.value("speculation", json()));
     if (!whole_trace)
         err << "tessel serve: trace.json holds the first " << k_trace_steps << " of " << run.steps.size()
             << " steps (steps.csv has them all)\n";

@@ -41,6 +41,14 @@ const std::vector<serve_setting>& serve_settings() {
          "disaggregated serving (Splitwise, DistServe): this many of a system's replicas only prefill and send "
          "each prompt's KV cache over the system's links to the other replicas, which only decode (0: every "
          "replica does both)"},
+        {"speculate", "0",
+         "speculative decoding (Leviathan et al. 2023; vLLM): the draft model proposes this many tokens per "
+         "sequence a step, one decode step of the draft each, and the model verifies them in one step over the "
+         "cache; each sequence keeps the accepted ones and one more (0: off)"},
+        {"draft", "", "speculative decoding: the draft model (a workload: -w's names or a file, e.g. llama3.2-1b)"},
+        {"acceptance", "0.7",
+         "speculative decoding: the chance that the model accepts each draft token, independently (an assumption "
+         "to vary: it depends on the draft, the model and the text)"},
         {"slo_ttft", "0", "time-to-first-token objective, e.g. 500ms (0: none); goodput counts requests meeting it"},
         {"slo_tpot", "0", "time-per-output-token objective, e.g. 50ms (0: none)"},
     };
@@ -122,6 +130,9 @@ serve_options parse_serve_options(const std::map<std::string, std::string>& sets
         {"block_tokens", [&](auto& k, auto& v) { o.block_tokens = whole(k, v, 1); }},
         {"memory_utilization", [&](auto& k, auto& v) { o.memory_utilization = real(k, v, 0.01, 1); }},
         {"prefill_replicas", [&](auto& k, auto& v) { o.prefill_replicas = whole(k, v, 0); }},
+        {"speculate", [&](auto& k, auto& v) { o.speculate = whole(k, v, 0); }},
+        {"draft", [&](auto&, auto& v) { o.draft = v; }},
+        {"acceptance", [&](auto& k, auto& v) { o.acceptance = real(k, v, 0, 1); }},
         {"slo_ttft", [&](auto& k, auto& v) { o.slo_ttft_s = seconds(k, v); }},
         {"slo_tpot", [&](auto& k, auto& v) { o.slo_tpot_s = seconds(k, v); }},
     };
@@ -145,6 +156,18 @@ serve_options parse_serve_options(const std::map<std::string, std::string>& sets
         throw input_error(
             "serve.prefill_replicas: disaggregated serving schedules each pool continuously; leave "
             "serve.scheduler at continuous");
+    if (o.speculate > 0 && o.draft.empty())
+        throw input_error("serve.speculate: speculative decoding needs a draft model (serve.draft=llama3.2-1b)");
+    if (o.speculate > 64)
+        throw input_error("serve.speculate: " + std::to_string(o.speculate) +
+                          " draft tokens a step is more than speculative decoding uses (at most 64)");
+    if (o.speculate > 0 && (o.scheduler != "continuous" || o.prefill_replicas > 0))
+        throw input_error(
+            "serve.speculate: speculative decoding runs with the continuous scheduler on replicas that prefill and "
+            "decode (not with serve.scheduler=" +
+            o.scheduler + (o.prefill_replicas > 0 ? " or serve.prefill_replicas" : "") + ")");
+    if (o.speculate == 0 && !o.draft.empty())
+        throw input_error("serve.draft: a draft model is used only with serve.speculate=K (draft tokens a step)");
     return o;
 }
 

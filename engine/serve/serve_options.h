@@ -35,6 +35,10 @@ struct serve_options {
     std::int64_t block_tokens = 0;        // KV-cache block (PagedAttention page)
     double memory_utilization = 0;        // share of chip memory for weights + KV cache
     std::int64_t prefill_replicas = 0;    // > 0: that many replicas only prefill, the rest only decode
+    // Speculative decoding (speculate 0: off).
+    std::int64_t speculate = 0;  // draft tokens per sequence a step
+    std::string draft;           // the draft model (a workload)
+    double acceptance = 0;       // chance each draft token is accepted
     // Service-level objectives (0: none).
     double slo_ttft_s = 0, slo_tpot_s = 0;
 

@@ -60,13 +60,18 @@ std::vector<step_shape> step_grid(const grid_bounds& g) {
             }
         if (!any && k * g.prompt_min <= g.max_prefill_tokens) shapes.insert({true, k, g.prompt_min});
     }
-    // Decode: the shortest and longest context a batch of that size can hold in the KV cache.
+    // Decode: the shortest and longest context a batch of that size can hold in the KV cache; speculative
+    // decoding's verify steps (speculate + 1 tokens a sequence over its cache) at the same contexts.
     if (g.context_max > 0)
         for (const std::int64_t b : batch_grid(g.max_batch)) {
             const std::int64_t hi = std::min(g.context_max, g.kv_tokens / b);
             if (hi < g.context_min) break;
             shapes.insert({false, b, g.context_min});
             shapes.insert({false, b, hi});
+            if (g.speculate > 0) {
+                shapes.insert({true, b, g.speculate + 1, g.context_min});
+                shapes.insert({true, b, g.speculate + 1, hi});
+            }
         }
     return {shapes.begin(), shapes.end()};
 }
@@ -96,16 +101,27 @@ step_cost operator*(double k, const step_cost& a) { return {k * a.seconds, k * a
 /// A plain step (no prefix, no decodes beside it).
 bool plain_shape(const step_shape& s) { return s.prefix == 0 && !s.mixed(); }
 
-}  // namespace
-
-step_cost step_table::in_row(bool prefill, std::int64_t batch, double length) const {
-    std::vector<std::pair<double, step_cost>> row;
-    for (auto it = m_points.lower_bound({prefill, batch, 0});
-         it != m_points.end() && it->first.prefill == prefill && it->first.batch == batch; ++it)
-        if (plain_shape(it->first)) row.emplace_back(static_cast<double>(it->first.length), it->second);
-    if (row.empty()) throw std::logic_error("step table: no step of batch " + std::to_string(batch) + " simulated");
-    return along_row(row, length);
+/// The cost at (`batch`, `x`) over the points `in` selects, each placed at `x_of` of its shape: piecewise linear
+/// in x within a batch size (the first or last segment continued beyond), then linear between the two nearest
+/// batch sizes simulated (the first or last two continued beyond).
+template <class Select, class Place>
+step_cost across_batches(const std::map<step_shape, step_cost>& points, Select in, Place x_of, std::int64_t batch,
+                         double x, const char* what) {
+    std::map<std::int64_t, std::vector<std::pair<double, step_cost>>> rows;
+    for (const auto& [s, c] : points)
+        if (in(s)) rows[s.batch].emplace_back(static_cast<double>(x_of(s)), c);
+    if (rows.empty()) throw std::logic_error(std::string("step table: no ") + what + " step simulated");
+    for (auto& [b, row] : rows)
+        std::sort(row.begin(), row.end(), [](const auto& p, const auto& q) { return p.first < q.first; });
+    if (rows.size() == 1) return along_row(rows.begin()->second, x);
+    auto hi = std::next(rows.begin());
+    while (std::next(hi) != rows.end() && hi->first < batch) ++hi;
+    const auto lo = std::prev(hi);
+    return lerp(static_cast<double>(lo->first), along_row(lo->second, x), static_cast<double>(hi->first),
+                along_row(hi->second, x), static_cast<double>(batch));
 }
+
+}  // namespace
 
 step_cost step_table::mixed_at_reference(std::int64_t decodes, double tokens) const {
     // Rows by decode count (0: the plain prefills of one sequence), each by the step's tokens.
@@ -164,18 +180,15 @@ double transfer_table::seconds(std::int64_t tokens) const {
 }
 
 step_cost step_table::lookup(bool prefill, std::int64_t batch, double length) const {
-    std::vector<std::int64_t> batches;
-    for (const auto& [s, c] : m_points)
-        if (s.prefill == prefill && plain_shape(s) && (batches.empty() || batches.back() != s.batch))
-            batches.push_back(s.batch);
-    if (batches.empty())
-        throw std::logic_error(std::string("step table: no ") + (prefill ? "prefill" : "decode") + " step simulated");
-    if (batches.size() == 1) return in_row(prefill, batches.front(), length);
-    std::size_t i = 1;
-    while (i + 1 < batches.size() && batches[i] < batch) ++i;
-    const std::int64_t b0 = batches[i - 1], b1 = batches[i];
-    return lerp(static_cast<double>(b0), in_row(prefill, b0, length), static_cast<double>(b1),
-                in_row(prefill, b1, length), static_cast<double>(batch));
+    return across_batches(
+        m_points, [&](const step_shape& s) { return s.prefill == prefill && plain_shape(s); },
+        [](const step_shape& s) { return s.length; }, batch, length, prefill ? "prefill" : "decode");
+}
+
+step_cost step_table::verify(std::int64_t batch, std::int64_t tokens, double context) const {
+    return across_batches(
+        m_points, [&](const step_shape& s) { return s.prefill && s.length == tokens && s.prefix > 0 && !s.mixed(); },
+        [](const step_shape& s) { return s.prefix; }, batch, context, "verify");
 }
 
 }  // namespace tessel::serve

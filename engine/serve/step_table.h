@@ -49,7 +49,8 @@ struct grid_bounds {
     std::int64_t reprefill_max = 0;                 // longest prompt + output re-prefilled after a preemption (0: none)
     std::int64_t context_min = 0, context_max = 0;  // decode: tokens cached before a step (max 0: no decode)
     std::int64_t kv_tokens = 0;                     // KV-cache capacity in tokens: a decode batch never holds more
-    std::int64_t chunk = 0;  // chunked prefill: tokens per step (> 0: mixed steps instead of whole prefills)
+    std::int64_t chunk = 0;      // chunked prefill: tokens per step (> 0: mixed steps instead of whole prefills)
+    std::int64_t speculate = 0;  // speculative decoding: draft tokens per sequence a step (> 0: verify steps too)
 };
 
 /// 1, 2, 4, ... below `n`, then `n`.
@@ -68,6 +69,10 @@ public:
     /// A step's cost by the rule above; a shape on the grid is its simulated cost exactly.
     step_cost prefill(std::int64_t batch, double length) const { return lookup(true, batch, length); }
     step_cost decode(std::int64_t batch, double context) const { return lookup(false, batch, context); }
+    /// Speculative decoding's verify step: `batch` sequences of `tokens` (the draft's and one more) over `context`
+    /// cached tokens each (mean); by the decode rule, the verify steps simulated at each batch size taking the
+    /// decode steps' place.
+    step_cost verify(std::int64_t batch, std::int64_t tokens, double context) const;
 
     /// A chunked-prefill step: `chunk` prompt tokens (one sequence's chunk, or several sequences' chunks taken as
     /// one) over `prefix` cached tokens (token-weighted mean), beside `decodes` sequences decoding over `context`
@@ -85,7 +90,6 @@ public:
 
 private:
     step_cost lookup(bool prefill, std::int64_t batch, double length) const;
-    step_cost in_row(bool prefill, std::int64_t batch, double length) const;
     /// The mixed steps at the reference contexts: decode count `decodes`, `tokens` in all.
     step_cost mixed_at_reference(std::int64_t decodes, double tokens) const;
     std::map<step_shape, step_cost> m_points;

@@ -42,6 +42,8 @@ public:
 
     /// The latest row of each point key: read at open, then appended.
     const std::map<std::string, row>& latest() const { return m_latest; }
+    /// Their keys in the order their rows were written, the newest last.
+    const std::vector<std::string>& written_order() const { return m_order; }
     /// Lines read at open; a torn last line dropped (0 or 1); complete lines that were not a row.
     size_t lines() const { return m_lines; }
     size_t torn() const { return m_torn; }

@@ -692,7 +692,8 @@ generator_info llama_generator() {
         "prefill (seq new tokens) or decode (1 new token over a KV cache)";
     g.params = {
         {"variant", "7b",
-         "Llama 2 7b (6.74B parameters), 13b or 70b, Llama 3 3-8b or 3-70b, or Mixtral mixtral-8x7b; sets the "
+         "Llama 2 7b (6.74B parameters), 13b or 70b, Llama 3 3-8b or 3-70b, Llama 3.2 3.2-1b, or Mixtral mixtral-8x7b; "
+         "sets the "
          "sizes below unless given"},
         {"mode", "prefill", "prefill: seq tokens, empty cache; decode: seq 1 and kv_cache 2048 unless given"},
         {"batch", "1", "sequences per step"},
@@ -731,6 +732,12 @@ generator_info llama_generator() {
                                     {"kv_heads", "8"}, {"ffn", "14336"},   {"vocab", "128256"}};
     g.presets["variant"]["3-70b"] = {{"layers", "80"},  {"hidden", "8192"}, {"heads", "64"},
                                      {"kv_heads", "8"}, {"ffn", "28672"},   {"vocab", "128256"}};
+    // Llama 3.2 1B (Hugging Face config meta-llama/Llama-3.2-1B): a draft model for Llama 3's larger ones (the same
+    // 128,256-token vocabulary). The model ties its LM head to its embedding; this generator keeps both, so it
+    // counts 0.26 B parameters (525 MB in 16-bit) more than the 1.24 B the model has; the LM head is read every
+    // step either way.
+    g.presets["variant"]["3.2-1b"] = {{"layers", "16"},  {"hidden", "2048"}, {"heads", "32"},
+                                      {"kv_heads", "8"}, {"ffn", "8192"},    {"vocab", "128256"}};
     // Mixtral 8x7B (Jiang et al. 2024; Hugging Face config): Mistral-7B's attention with 8 KV heads, 8 experts of
     // width 14,336, 2 per token; 46.7 B parameters.
     g.presets["variant"]["mixtral-8x7b"] = {{"layers", "32"},  {"hidden", "4096"},        {"heads", "32"},

@@ -3,6 +3,8 @@
 // rule is step_table_test's), so every time below is a sum of those costs.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "engine/serve/batcher.h"
 #include "models/core/error.h"
 
@@ -255,4 +257,80 @@ TEST(batcher, disaggregated_prefill_sends_each_cache_to_the_decode_replica) {
     // Every replica prefilling leaves none to decode.
     c.prefill_replicas = 2;
     EXPECT_THROW(run_server(reqs, c, hand_table()), tessel::input_error);
+}
+
+namespace {
+
+// Speculative decoding, 2 draft tokens a step. The model: a prefill of 8 tokens 20 ms, a verify of 3 tokens a
+// sequence 5 ms at any context. The draft: a prefill of 8 tokens 4 ms, a decode 1 ms at any context.
+step_table speculative_table() {
+    step_table t;
+    t.add({true, 1, 8}, {0.020, 2});
+    t.add({true, 1, 3, 8}, {0.005, 0.5});
+    t.add({true, 1, 3, 16}, {0.005, 0.5});
+    t.add({false, 1, 8}, {0.002, 0.2});
+    return t;
+}
+
+step_table draft_table() {
+    step_table t;
+    t.add({true, 1, 8}, {0.004, 0.4});
+    t.add({false, 1, 8}, {0.001, 0.1});
+    t.add({false, 1, 16}, {0.001, 0.1});
+    return t;
+}
+
+server_config speculative_config(const step_table& draft, double acceptance) {
+    server_config c = config(true);
+    c.speculate = 2;
+    c.acceptance = acceptance;
+    c.draft = &draft;
+    return c;
+}
+
+}  // namespace
+
+TEST(batcher, speculative_decoding_keeps_the_accepted_drafts_and_one_more) {
+    // One request: prompt 8, output 6; every draft token accepted.
+    // 0      prefill, the model's and the draft's: 20 + 4 = 24 ms; the first token (8 cached, 2 blocks).
+    // 24 ms  a step writes 3 tokens (the last one and 2 drafts): 11 tokens, 3 blocks; 2 draft decodes and a
+    //        verify: 1 + 1 + 5 = 7 ms. All accepted: 2 drafts and the model's own token, 3 (4 in all; 11 cached).
+    // 31 ms  2 tokens still needed, so the step writes 2: 13 tokens, 4 blocks; 7 ms; both kept (6 = done).
+    // 38 ms  its last token: TPOT (38 - 24) / 5 = 2.8 ms.
+    const step_table draft = draft_table();
+    const std::vector<request> one = {{0, 0.0, 8, 6}};
+    const serve_run run = run_server(one, speculative_config(draft, 1.0), speculative_table());
+    ASSERT_EQ(run.steps.size(), 3u);
+    const double ends[] = {0.024, 0.031, 0.038};
+    const std::int64_t emitted[] = {0, 3, 2}, blocks[] = {2, 3, 4};
+    for (std::size_t i = 0; i < 3; ++i) {
+        EXPECT_NEAR(run.steps[i].end_s, ends[i], 1e-12) << "step " << i;
+        EXPECT_EQ(run.steps[i].emitted, emitted[i]) << "step " << i;
+        EXPECT_EQ(run.steps[i].kv_blocks, blocks[i]) << "step " << i;
+    }
+    EXPECT_NEAR(run.steps[1].energy_j, 0.1 + 0.1 + 0.5, 1e-12);
+    EXPECT_NEAR(run.outcomes[0].first_token_s, 0.024, 1e-12);
+    EXPECT_NEAR(run.outcomes[0].finish_s, 0.038, 1e-12);
+    // Nothing accepted: each step keeps only the model's own token, 5 steps of 7 ms after the prefill.
+    const serve_run none = run_server(one, speculative_config(draft, 0.0), speculative_table());
+    ASSERT_EQ(none.steps.size(), 6u);
+    EXPECT_NEAR(none.outcomes[0].finish_s, 0.024 + 5 * 0.007, 1e-12);
+    // Speculation needs continuous batching without chunked prefill.
+    server_config chunked = speculative_config(draft, 0.5);
+    chunked.chunk = 16;
+    EXPECT_THROW(run_server(one, chunked, speculative_table()), tessel::input_error);
+}
+
+TEST(batcher, draft_acceptances_are_independent_draws_at_the_stated_rate) {
+    // With independent acceptances at rate a, the tokens a step keeps (accepted drafts + 1) average
+    // (1 - a^(k+1)) / (1 - a): 2.3056 for a = 0.6, k = 4.
+    double kept = 0;
+    const int n = 200000;
+    for (int i = 0; i < n; ++i) kept += 1.0 + static_cast<double>(accepted_drafts(7, i % 1000, i / 1000, 4, 0.6));
+    EXPECT_NEAR(kept / n, (1 - std::pow(0.6, 5)) / 0.4, 0.01);
+    EXPECT_EQ(accepted_drafts(7, 3, 10, 4, 0.6), accepted_drafts(7, 3, 10, 4, 0.6));  // deterministic
+    for (int i = 0; i < 100; ++i) {
+        EXPECT_EQ(accepted_drafts(1, i, 0, 4, 0.0), 0);
+        EXPECT_EQ(accepted_drafts(1, i, 0, 4, 1.0), 4);
+    }
 }

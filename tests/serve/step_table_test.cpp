@@ -34,6 +34,38 @@ TEST(step_table, the_grid_holds_what_fits_the_cache_and_the_prefill_budget) {
     EXPECT_NE(std::find(g2.begin(), g2.end(), step_shape{false, 8, 562}), g2.end());
 }
 
+TEST(step_table, speculative_verify_steps_take_the_decode_steps_place_and_rule) {
+    grid_bounds b;
+    b.max_batch = 2;
+    b.prompt_min = b.prompt_max = 512;
+    b.max_prefill_tokens = 512;
+    b.context_min = 512;
+    b.context_max = 638;
+    b.kv_tokens = 4000;
+    b.speculate = 3;
+    // Beside each decode shape, a verify of 4 tokens a sequence (3 drafts and one more) over the same context.
+    const auto g = step_grid(b);
+    for (const std::int64_t batch : {1, 2})
+        for (const std::int64_t context : {512, 638}) {
+            EXPECT_NE(std::find(g.begin(), g.end(), step_shape{false, batch, context}), g.end());
+            EXPECT_NE(std::find(g.begin(), g.end(), step_shape{true, batch, 4, context}), g.end());
+        }
+    // The rule: linear in the context within a batch size, then linear between batch sizes; the decode and
+    // prefill steps beside them are not taken for verify steps.
+    step_table t;
+    t.add({true, 1, 4, 100}, {1, 10});
+    t.add({true, 1, 4, 200}, {2, 20});
+    t.add({true, 4, 4, 100}, {4, 40});
+    t.add({true, 4, 4, 200}, {6, 60});
+    t.add({false, 1, 100}, {100, 100});
+    t.add({true, 1, 4}, {100, 100});
+    EXPECT_DOUBLE_EQ(t.verify(1, 4, 150).seconds, 1.5);
+    EXPECT_DOUBLE_EQ(t.verify(4, 4, 150).seconds, 5.0);
+    EXPECT_DOUBLE_EQ(t.verify(2, 4, 150).seconds, 1.5 + (5.0 - 1.5) / 3);  // a third of the way from 1 to 4
+    EXPECT_DOUBLE_EQ(t.verify(1, 4, 250).joules, 25);                      // the last segment continued
+    EXPECT_DOUBLE_EQ(t.decode(1, 100).seconds, 100);
+}
+
 TEST(step_table, steps_between_the_grid_are_linear_in_length_then_in_batch) {
     step_table t;
     t.add({false, 1, 100}, {1, 10});

@@ -194,6 +194,16 @@ TEST(generators, llama_mixed_step_packs_the_chunk_and_the_decodes_tokens) {
     }
 }
 
+TEST(generators, llama_3_2_1b_is_the_published_model_with_its_head_untied) {
+    // Llama 3.2 1B: 16 layers of attention (q and o 2048 x 2048, k and v 2048 x 512: 8 KV heads of 64), a SwiGLU
+    // MLP of 3 x 2048 x 8192 and two RMSNorm scales; the embedding, and the head the real model ties to it (1.24 B
+    // published; this generator keeps both, 128,256 x 2048 more).
+    const auto g = gen("llama3.2-1b");  // workloads/llama3.2-1b.yaml
+    const double h = 2048, f = 8192, v = 128256;
+    EXPECT_DOUBLE_EQ(g.parameter_count(), 16 * (2 * h * h + 2 * h * 512 + 3 * h * f + 2 * h) + 2 * v * h + h);
+    EXPECT_NEAR((g.parameter_count() - v * h) / 1e9, 1.24, 0.005);
+}
+
 TEST(generators, mixtral_routes_each_token_to_two_of_eight_experts) {
     // Mixtral 8x7B: per layer the attention (q and o 4096 x 4096, k and v 4096 x 1024), a router of 8 and 8 SwiGLU
     // experts of 3 x 4096 x 14,336, two RMSNorm scales; the embedding and the untied head. Published: 46.7 B.
