@@ -173,27 +173,9 @@ void print_comparison(std::ostream& out, const compare_options& o, const json& s
         }
         table.push_back(line);
     }
-    std::vector<size_t> w(table.front().size(), 0);
-    for (const auto& l : table)  // a failed system's row counts for the columns it shares, not its last cell
-        for (size_t c = 0; c < l.size() && c < w.size(); ++c)
-            if (l.size() == w.size() || c + 1 < l.size()) w[c] = std::max(w[c], l[c].size());
     out << "tessel compare: " << o.workload << " on " << n_systems << " systems";
     if (power) out << ", each as large as its TDP allows within " << format_power(o.power_watts);
-    out << "\n";
-    for (const auto& l : table) {
-        std::string text;
-        for (size_t c = 0; c < l.size(); ++c) {
-            const size_t plan_column = power ? 3 : 2;  // the only left-aligned column after the system's name
-            const bool right = c > 0 && c != plan_column;
-            const bool last = c + 1 == l.size();
-            // A failed system's row shares the leading columns, then says why in one cell.
-            const size_t width = l.size() == w.size() || !last ? w[c] : l[c].size();
-            const std::string pad(width > l[c].size() ? width - l[c].size() : 0, ' ');
-            text += "  ";
-            text += right ? pad + l[c] : l[c] + (last ? "" : pad);
-        }
-        out << text << "\n";
-    }
+    out << "\n" << sweep::systems_table(table, power ? 3 : 2);
     if (fastest) {
         const double best = (*fastest)["best"]["samples_per_s"].get<double>();
         out << "fastest: " << (*fastest)["system"].get<std::string>() << " ("

@@ -122,21 +122,7 @@ void print_serving_table(std::ostream& out, const json& systems, bool power) {
         }
         table.push_back(line);
     }
-    const size_t columns = table.front().size(), plan_column = power ? 3 : 2;
-    std::vector<size_t> w(columns, 0);
-    for (const auto& l : table)  // a failed row's last cell (its reason) does not widen the column it starts in
-        for (size_t c = 0; c < l.size(); ++c)
-            if (l.size() == columns || c + 1 < l.size()) w[c] = std::max(w[c], l[c].size());
-    for (const auto& l : table) {
-        std::string text;
-        for (size_t c = 0; c < l.size(); ++c) {
-            const bool last = c + 1 == l.size(), right = c > 0 && c != plan_column;
-            const size_t width = l.size() == columns || !last ? w[c] : l[c].size();
-            const std::string pad(width - std::min(width, l[c].size()), ' ');
-            text += "  " + (right ? pad + l[c] : l[c] + (last ? "" : pad));
-        }
-        out << text << "\n";
-    }
+    out << sweep::systems_table(table, power ? 3 : 2);
 }
 
 /// The system whose met point is largest by `metric`, with that point.

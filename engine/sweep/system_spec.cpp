@@ -1,5 +1,6 @@
 #include "engine/sweep/system_spec.h"
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <memory>
@@ -156,6 +157,25 @@ std::string folder_name(const std::string& label) {
     for (char c : label)
         f += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_') ? c : '_';
     return f;
+}
+
+std::string systems_table(const std::vector<std::vector<std::string>>& rows, std::size_t plan_column) {
+    const std::size_t columns = rows.empty() ? 0 : rows.front().size();
+    std::vector<std::size_t> w(columns, 0);
+    for (const auto& l : rows)
+        for (std::size_t c = 0; c < l.size() && c < columns; ++c)
+            if (l.size() == columns || c + 1 < l.size()) w[c] = std::max(w[c], l[c].size());
+    std::string text;
+    for (const auto& l : rows) {
+        for (std::size_t c = 0; c < l.size(); ++c) {
+            const bool last = c + 1 == l.size(), right = c > 0 && c != plan_column;
+            const std::size_t width = (l.size() == columns || !last) && c < columns ? w[c] : l[c].size();
+            const std::string pad(width - std::min(width, l[c].size()), ' ');
+            text += "  " + (right ? pad + l[c] : l[c] + (last ? "" : pad));
+        }
+        text += "\n";
+    }
+    return text;
 }
 
 std::vector<system_spec> resolve_systems(const std::vector<std::string>& texts, double power_watts,

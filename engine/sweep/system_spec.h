@@ -3,6 +3,7 @@
 // parameter to size it by ("dgx_h100.yaml:nodes" with --power 20kW): the largest value whose declared TDP fits.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,11 @@ system_spec parse_system(const std::string& text, bool power);
 /// is sized to that budget (its `sets` and `tdp` say to what).
 std::vector<system_spec> resolve_systems(const std::vector<std::string>& texts, double power_watts,
                                          const platform_resolver& resolve);
+
+/// A comparison's table, one row a system after the header: columns right-aligned but the system's name and its
+/// plan (`plan_column`); a failed system's row shares the leading columns, then says why in one last cell, which
+/// does not widen the column it starts in. Two spaces before each cell.
+std::string systems_table(const std::vector<std::vector<std::string>>& rows, std::size_t plan_column);
 
 /// The label as a folder name: anything but letters, digits, '.', '-' and '_' becomes '_'.
 std::string folder_name(const std::string& label);
