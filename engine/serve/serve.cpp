@@ -18,6 +18,7 @@
 #include "engine/serve/arrivals.h"
 #include "engine/serve/batcher.h"
 #include "engine/serve/kv_transfer.h"
+#include "engine/serve/pareto.h"
 #include "engine/serve/serve_metrics.h"
 #include "engine/serve/step_table.h"
 #include "engine/sweep/generated_spec.h"
@@ -579,13 +580,9 @@ json serve_curve(const std::vector<std::int64_t>& curve, const serve_options& ba
         p["max_batch"] = batch;
         points.push_back(p);
     }
-    for (auto& p : points) {
-        bool beaten = false;
-        for (const auto& q : points)
-            beaten |= q["tokens_per_s_per_user"].get<double>() > p["tokens_per_s_per_user"].get<double>() &&
-                      q["output_tokens_per_s_per_chip"].get<double>() > p["output_tokens_per_s_per_chip"].get<double>();
-        p["pareto"] = !beaten;
-    }
+    std::vector<json*> all;
+    for (auto& p : points) all.push_back(&p);
+    mark_pareto(all, "pareto");
     return points;
 }
 

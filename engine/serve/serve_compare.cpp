@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/run/session.h"
+#include "engine/serve/pareto.h"
 #include "engine/serve/serve_options.h"
 #include "engine/serve/serve_search.h"
 #include "engine/sweep/system_spec.h"
@@ -60,19 +61,12 @@ std::string serve_failure(const std::string& why) {
     return "does not serve (below)";
 }
 
-/// Marks `front` on every system's points: no point of any system has both more tokens/s per user and more
-/// tokens/s per chip.
+/// Marks `front` on every system's points, over all of them.
 void mark_systems_front(json& systems) {
     std::vector<json*> all;
     for (auto& s : systems)
         for (auto& x : s["points"]) all.push_back(&x);
-    for (json* a : all) {
-        bool beaten = false;
-        for (const json* b : all)
-            beaten |= number(*b, "tokens_per_s_per_user") > number(*a, "tokens_per_s_per_user") &&
-                      number(*b, "output_tokens_per_s_per_chip") > number(*a, "output_tokens_per_s_per_chip");
-        (*a)["front"] = !beaten;
-    }
+    mark_pareto(all, "front");
 }
 
 /// A system's entry of compare_serve.json from its plan_serve.json: its best point, every point with its plan,

@@ -13,6 +13,7 @@
 #include "engine/mappers/mapper.h"
 #include "engine/netlist/platform.h"
 #include "engine/run/session.h"
+#include "engine/serve/pareto.h"
 #include "engine/serve/serve_options.h"
 #include "engine/sweep/spec.h"
 #include "engine/system/system_mapper.h"
@@ -74,19 +75,12 @@ bool meets(const json& point, const serve_options& so) {
     return point["slo_attainment"].get<double>() >= k_attainment;
 }
 
-/// Marks each point `pareto` when no other point has more tokens/s per user and more tokens/s per chip.
+/// Marks each point `pareto` over every plan's points.
 void mark_front(json& plans) {
     std::vector<json*> all;
     for (auto& p : plans)
         for (auto& x : p["points"]) all.push_back(&x);
-    for (json* a : all) {
-        bool beaten = false;
-        for (const json* b : all)
-            beaten |=
-                (*b)["tokens_per_s_per_user"].get<double>() > (*a)["tokens_per_s_per_user"].get<double>() &&
-                (*b)["output_tokens_per_s_per_chip"].get<double>() > (*a)["output_tokens_per_s_per_chip"].get<double>();
-        (*a)["pareto"] = !beaten;
-    }
+    mark_pareto(all, "pareto");
 }
 
 void print_search(std::ostream& out, const serve_search_options& o, std::int64_t chips, const serve_options& so,
