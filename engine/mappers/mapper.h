@@ -65,6 +65,11 @@ public:
     /// lifetimes). A caller that checks memory with a fuller model of its own turns it off: the system mapper's
     /// plan knows what one pass's graph cannot (ZeRO shards, microbatches in flight, recomputation block by block).
     void check_device_memory(bool on) { m_check_device_memory = on; }
+    /// Whether each graph map() gets is one piece of a chip's longer program: the system mapper cuts a stage's
+    /// passes at every collective, and a chip runs its pieces (and in training its forward, backward and
+    /// optimizer passes) one after another. Nothing of one piece then stays on chip while the others run, so a
+    /// mapper that keeps a whole graph's weights on chip between runs (the RDU's steady state) loads them.
+    void maps_pieces(bool on) { m_maps_pieces = on; }
     /// Bytes of the memory that holds a model's weights and KV cache on one chip of `plat` (after configure), for
     /// `tessel serve`'s KV-cache budget; 0 when the mapper does not know one.
     virtual std::uint64_t memory_capacity(const platform& /*plat*/) const { return 0; }
@@ -74,6 +79,7 @@ public:
 
 protected:
     bool m_check_device_memory = true;
+    bool m_maps_pieces = false;
 
 private:
     std::string m_name;

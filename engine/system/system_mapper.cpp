@@ -73,6 +73,7 @@ void system_mapper::configure(const platform& plat, param_context& ctx) {
     m_plan = read_parallel_plan(plat.parallel_spec(), ctx);
     m_chip_mapper = create_mapper(*cg->chips.front(), ctx, m_chip_group + ".mapper");
     m_chip_mapper->check_device_memory(false);  // the plan's memory model decides (require_fit in map())
+    m_chip_mapper->maps_pieces(true);           // pieces cut at collectives, passes one after another
     const collective_algorithm algo = parse_collective_algorithm(m_opt.algorithm);
     m_torus.clear();
     if (algo == collective_algorithm::torus) {

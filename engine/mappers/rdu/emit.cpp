@@ -549,40 +549,41 @@ void emit_program(const workload_graph& g, const chip& c, const rdu_plan& plan, 
 namespace tessel {
 
 mapping rdu_mapper::map(const workload_graph& g, const platform& plat) const {
-    if (m_opt.chunk_above > 1)
+    const options opt = effective_options();
+    if (opt.chunk_above > 1)
         throw input_error("mapper.chunk_above must be at most 1 (a share of the chip's PMU capacity)");
-    const rdu::chip c = rdu::discover(plat, m_opt);
+    const rdu::chip c = rdu::discover(plat, opt);
     std::vector<int> roots;
-    rdu_plan plan = rdu::make_plan(g, c, m_opt, plat.title(), &roots);
-    plan.preloaded = m_opt.steady_state && plan.sections.size() == 1;
+    rdu_plan plan = rdu::make_plan(g, c, opt, plat.title(), &roots);
+    plan.preloaded = opt.steady_state && plan.sections.size() == 1;
     // The coarse form first when it may be the one (cheap), then the fine one when that stays small enough to
     // simulate transfer by transfer: at least the coarse form's steps, and its transfers in the mesh's packets.
-    options form = m_opt;
-    if (m_opt.representation == "fine") form.transfer_grain = byte_size{};
+    options form = opt;
+    if (opt.representation == "fine") form.transfer_grain = byte_size{};
     auto planned = std::make_shared<rdu_record>();
     mapping out;
     rdu::emit_program(g, c, plan, roots, form, *planned, out);
-    if (m_opt.representation != "fine") {
+    if (opt.representation != "fine") {
         double fine_cost = static_cast<double>(out.prog.size());
         const double packet = static_cast<double>(std::max<std::uint64_t>(1, c.packet_bytes));
         for (const step& st : out.prog.steps)
             if (st.kind == step_kind::transfer) fine_cost += std::ceil(static_cast<double>(st.bytes) / packet);
-        if (m_opt.representation == "auto" && fine_cost <= m_opt.coarse_above) {
+        if (opt.representation == "auto" && fine_cost <= opt.coarse_above) {
             form.transfer_grain = byte_size{};
             planned = std::make_shared<rdu_record>();
             out = mapping{};
             rdu::emit_program(g, c, plan, roots, form, *planned, out);
         } else {
-            out.prog.packet_bytes = m_opt.coarse_packet.bytes();
+            out.prog.packet_bytes = opt.coarse_packet.bytes();
             const clock_domain& clk = plat.comp(c.pcu_ids.front()).clock();
-            out.prog.quantum = std::max(out.prog.quantum, m_opt.coarse_quantum.to_ticks(clk));
+            out.prog.quantum = std::max(out.prog.quantum, opt.coarse_quantum.to_ticks(clk));
             out.notes.push_back(
                 "coarse form: transfers of at least " +
-                format_bytes(static_cast<double>(m_opt.transfer_grain.bytes())) + ", packets of at least " +
-                format_bytes(static_cast<double>(m_opt.coarse_packet.bytes())) + ", a quantum of " +
-                format_number(m_opt.coarse_quantum.to_cycles(clk), 4) + " cycles (the fine form would have at least " +
+                format_bytes(static_cast<double>(opt.transfer_grain.bytes())) + ", packets of at least " +
+                format_bytes(static_cast<double>(opt.coarse_packet.bytes())) + ", a quantum of " +
+                format_number(opt.coarse_quantum.to_cycles(clk), 4) + " cycles (the fine form would have at least " +
                 format_number(fine_cost, 4) + " steps and packets" +
-                (m_opt.representation == "auto" ? ", above mapper.coarse_above; mapper.representation=fine forces it)"
+                (opt.representation == "auto" ? ", above mapper.coarse_above; mapper.representation=fine forces it)"
                                                 : ")"));
         }
     }
@@ -604,7 +605,7 @@ mapping rdu_mapper::map(const workload_graph& g, const platform& plat) const {
             "loads them)");
     for (const auto& n : plan.notes) out.notes.push_back(n);
     nlohmann::json secs = nlohmann::json::array();
-    int chosen = static_cast<int>(m_opt.floorplan_section);
+    int chosen = static_cast<int>(opt.floorplan_section);
     if (chosen >= S)
         throw input_error("mapper.floorplan_section=" + std::to_string(chosen) + ": the run has " + std::to_string(S) +
                           " sections (0.." + std::to_string(S - 1) + ")");
@@ -659,7 +660,7 @@ mapping rdu_mapper::map(const workload_graph& g, const platform& plat) const {
     out.details["sections"] = secs;
     out.details["floorplan_section"] = chosen;
     out.details["preloaded"] = plan.preloaded;
-    if (S > 1 || m_opt.floorplan_section >= 0)
+    if (S > 1 || opt.floorplan_section >= 0)
         out.notes.push_back("--floorplan outlines section " + std::to_string(chosen) + " (mapper.floorplan_section)");
     out.samples = toolkit::batch_samples(g);
     planned->plan = std::move(plan);

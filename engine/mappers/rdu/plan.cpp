@@ -785,12 +785,19 @@ rdu_plan make_plan(const workload_graph& g, const chip& c, const rdu_mapper::opt
 namespace tessel {
 
 rdu_plan rdu_mapper::plan(const workload_graph& g, const platform& plat, rdu_search* search) const {
-    if (m_opt.chunk_above > 1)
+    const options opt = effective_options();
+    if (opt.chunk_above > 1)
         throw input_error("mapper.chunk_above must be at most 1 (a share of the chip's PMU capacity)");
-    const rdu::chip c = rdu::discover(plat, m_opt);
-    rdu_plan out = rdu::make_plan(g, c, m_opt, plat.title(), nullptr, search);
-    out.preloaded = m_opt.steady_state && out.sections.size() == 1;
+    const rdu::chip c = rdu::discover(plat, opt);
+    rdu_plan out = rdu::make_plan(g, c, opt, plat.title(), nullptr, search);
+    out.preloaded = opt.steady_state && out.sections.size() == 1;
     return out;
+}
+
+rdu_mapper::options rdu_mapper::effective_options() const {
+    options o = m_opt;
+    if (m_maps_pieces) o.steady_state = false;  // a piece of a longer program: its weights do not stay on chip
+    return o;
 }
 
 }  // namespace tessel

@@ -134,6 +134,8 @@ public:
     using record = rdu_record;
 
 private:
+    /// The options as this mapping uses them: no steady state for a piece of a longer program (maps_pieces).
+    options effective_options() const;
     options m_opt;
 };
 
