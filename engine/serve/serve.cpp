@@ -142,6 +142,7 @@ target load_target(const serve_cli& o, const std::string& platform_file, split_s
 struct footprint {
     double weight_bytes = 0;        // per chip
     double kv_bytes_per_token = 0;  // per chip, per sequence
+    std::int64_t layers = 0;        // the model's repeated layers (0: the workload has no layers parameter)
 };
 
 footprint model_footprint(const workload_source& src, const split_sets& sets, const target& t) {
@@ -176,10 +177,40 @@ footprint model_footprint(const workload_source& src, const split_sets& sets, co
         }
     }
     if (!kv) throw input_error(no_cache);
+    if (const auto it = g.parameters.find("layers"); it != g.parameters.end()) f.layers = std::stoll(it->second);
     // A pipeline stage holds 1/pp of the layers (the embedding and head are left to the stages that hold them).
     f.weight_bytes /= t.pp;
     f.kv_bytes_per_token /= t.pp;
     return f;
+}
+
+/// Steps simulated with fewer layers (serve.simulated_layers): every shape runs with `low` layers and with `high`,
+/// one more a pipeline stage, and a step of the model's `layers` takes t(low) + (layers - low) / (high - low) x
+/// (t(high) - t(low)): the layers are alike, so each adds the same time (the first and last stage's embedding and
+/// head, and the pipeline's fill, are in both runs). tests/serve/serve_cli_test.cpp holds it to whole runs.
+struct layer_sample {
+    std::int64_t layers = 0;         // the model's
+    std::int64_t low = 0, high = 0;  // the two runs' layers; 0: the model is simulated whole
+    bool active() const { return low > 0; }
+    /// Layer-differences from the low run to the model.
+    double reach() const { return static_cast<double>(layers - low) / static_cast<double>(high - low); }
+    /// The workload.layers value of a run (`high_run`: the larger), "" when the model is simulated whole.
+    std::string value(bool high_run) const { return active() ? std::to_string(high_run ? high : low) : ""; }
+};
+
+layer_sample sample_layers(const serve_options& so, const footprint& fp, int pp, const std::string& workload) {
+    layer_sample ls;
+    ls.layers = fp.layers;
+    if (so.simulated_layers == 0) return ls;
+    if (fp.layers == 0)
+        throw input_error("serve.simulated_layers: workload '" + workload +
+                          "' has no layers parameter, so its steps are simulated whole (serve.simulated_layers=0)");
+    // Fewer than the model has, and a layer more to measure: else the model itself is the sample.
+    if (pp * (so.simulated_layers + 1) < fp.layers) {
+        ls.low = pp * so.simulated_layers;
+        ls.high = ls.low + pp;
+    }
+    return ls;
 }
 
 /// The sweep of step shapes: one zipped axis group over batch, seq and kv_cache.
@@ -192,7 +223,7 @@ std::int64_t step_microbatch(std::int64_t batch, int pp) {
 }
 
 std::string steps_yaml(const std::string& platform_file, const std::string& workload, const split_sets& sets,
-                       const std::vector<step_shape>& shapes, const target& t) {
+                       const std::vector<step_shape>& shapes, const target& t, const layer_sample& sample) {
     sweep::generated_spec g;
     g.comment =
         "written by tessel serve: the batch-step shapes it simulates (prefill: seq tokens, kv_cache 0; "
@@ -202,19 +233,24 @@ std::string steps_yaml(const std::string& platform_file, const std::string& work
     g.workload = workload;
     g.platform_sets = sets.platform;
     g.workload_sets = sets.workload;
+    if (sample.active()) g.workload_sets.erase("layers");  // an axis below
     // On a system every replica runs the step (the batch is the replicas' together, split by the mapper).
-    std::vector<std::string> batch, seq, kv, mb, decodes, decode_kv;
+    std::vector<std::string> batch, seq, kv, mb, decodes, decode_kv, layers;
     bool mixed = false;
-    for (const step_shape& s : shapes) {
-        batch.push_back(std::to_string(s.batch * t.dp));
-        seq.push_back(std::to_string(s.prefill ? s.length : 1));
-        kv.push_back(std::to_string(s.prefill ? s.prefix : s.length));
-        mb.push_back(std::to_string(step_microbatch(s.batch, t.pp)));
-        decodes.push_back(std::to_string(s.decodes));
-        decode_kv.push_back(std::to_string(s.decode_context));
-        mixed |= s.mixed();
-    }
+    for (const step_shape& s : shapes)
+        for (const bool high : {false, true}) {
+            if (high && !sample.active()) break;
+            batch.push_back(std::to_string(s.batch * t.dp));
+            seq.push_back(std::to_string(s.prefill ? s.length : 1));
+            kv.push_back(std::to_string(s.prefill ? s.prefix : s.length));
+            mb.push_back(std::to_string(step_microbatch(s.batch, t.pp)));
+            decodes.push_back(std::to_string(s.decodes));
+            decode_kv.push_back(std::to_string(s.decode_context));
+            layers.push_back(sample.value(high));
+            mixed |= s.mixed();
+        }
     g.axes = {{"workload.batch", batch}, {"workload.seq", seq}, {"workload.kv_cache", kv}};
+    if (sample.active()) g.axes.emplace_back("workload.layers", layers);
     // Chunked prefill's mixed steps: the decodes beside a chunk, in each replica's graph.
     if (mixed) {
         g.axes.emplace_back("workload.decode_batch", decodes);
@@ -238,14 +274,14 @@ std::string shape_label(const step_shape& s) {
 
 /// A step's key in the sweep's results: its workload parameters.
 std::string step_key(const std::string& batch, const std::string& seq, const std::string& kv,
-                     const std::string& decodes, const std::string& decode_kv) {
-    return batch + "/" + seq + "/" + kv + "/" + decodes + "/" + decode_kv;
+                     const std::string& decodes, const std::string& decode_kv, const std::string& layers) {
+    return batch + "/" + seq + "/" + kv + "/" + decodes + "/" + decode_kv + "/" + layers;
 }
 
 /// The simulated steps, from the sweep's results; a step that failed is an input_error naming it. Also returns
 /// the static (idle) power of a replica, from the smallest decode step.
 step_table read_steps(const std::string& out_dir, const std::vector<step_shape>& shapes, const target& t,
-                      double& idle_watts) {
+                      const layer_sample& sample, double& idle_watts) {
     std::map<std::string, sweep::row> rows;
     const sweep::results_store store(out_dir, false);
     // In the order written, so that a step whose settings changed (another model in the same folder, which the
@@ -254,19 +290,19 @@ step_table read_steps(const std::string& out_dir, const std::vector<step_shape>&
         const sweep::row& row = store.latest().at(key);
         const auto& p = row["params"];
         rows[step_key(p.value("workload.batch", ""), p.value("workload.seq", ""), p.value("workload.kv_cache", ""),
-                      p.value("workload.decode_batch", "0"), p.value("workload.decode_kv_cache", "0"))] = row;
+                      p.value("workload.decode_batch", "0"), p.value("workload.decode_kv_cache", "0"),
+                      p.value("workload.layers", ""))] = row;
     }
-    step_table table;
-    idle_watts = 0;
-    for (const step_shape& s : shapes) {
+    struct step_result {
+        double seconds, joules, static_watts;
+    };
+    // One run of shape `s` (with sample.value(high) layers).
+    auto result = [&](const step_shape& s, bool high) {
         const std::string key = step_key(std::to_string(s.batch * t.dp), std::to_string(s.prefill ? s.length : 1),
                                          std::to_string(s.prefill ? s.prefix : s.length), std::to_string(s.decodes),
-                                         std::to_string(s.decode_context));
+                                         std::to_string(s.decode_context), sample.value(high));
         const auto it = rows.find(key);
         if (it == rows.end()) throw input_error("tessel serve: the " + shape_label(s) + " step has no result");
-        struct step_result {
-            double seconds, joules, static_watts;
-        };
         step_result x{};
         try {
             x = sweep::read_point_summary(out_dir, it->second, [](const nlohmann::json& sum) {
@@ -276,9 +312,27 @@ step_table read_steps(const std::string& out_dir, const std::vector<step_shape>&
             });
         } catch (const input_error& e) {
             throw input_error("tessel serve: the " + shape_label(s) + " step " + e.message() +
-                              " (a smaller serve.max_batch or serve.max_prefill_tokens needs smaller steps)");
+                              " (a smaller serve.max_batch or serve.max_prefill_tokens needs smaller steps" +
+                              (sample.active() ? "" : ", serve.simulated_layers=2 fewer layers") + ")");
         }
         if (!(x.seconds > 0)) throw input_error("tessel serve: the " + shape_label(s) + " step took no time");
+        return x;
+    };
+    step_table table;
+    idle_watts = 0;
+    for (const step_shape& s : shapes) {
+        step_result x = result(s, false);
+        if (sample.active()) {
+            const step_result hi = result(s, true);
+            if (hi.seconds < x.seconds)
+                throw input_error("tessel serve: the " + shape_label(s) + " step took less time with " +
+                                  std::to_string(sample.high) + " layers than with " + std::to_string(sample.low) +
+                                  ", so its layers cannot be counted from the difference; simulate it whole "
+                                  "(serve.simulated_layers=0)");
+            x = {x.seconds + sample.reach() * (hi.seconds - x.seconds),
+                 x.joules + sample.reach() * (hi.joules - x.joules),
+                 x.static_watts + sample.reach() * (hi.static_watts - x.static_watts)};
+        }
         // Energy and static power per replica (a system run's are all replicas').
         table.add(s, {x.seconds, x.joules / t.dp});
         if (!s.prefill && idle_watts == 0) idle_watts = x.static_watts / x.seconds / t.dp;
@@ -292,6 +346,7 @@ struct step_runs {
     split_sets sets;
     std::vector<step_shape> shapes;
     std::string out_dir, name;
+    layer_sample sample;
 };
 
 /// Simulates `runs` as a sweep (resumable: finished runs are kept) and reads them into `table`. Returns 0, or the
@@ -299,7 +354,7 @@ struct step_runs {
 int simulate_steps(const sweep::sweep_options& base, const step_runs& runs, const target& t, std::ostream& err,
                    step_table& table, double& idle_watts) {
     const std::string spec = runs.out_dir + "/" + (runs.name == "steps" ? "serve_steps" : runs.name) + ".yaml";
-    write_file_atomic(spec, steps_yaml(runs.platform_file, runs.workload, runs.sets, runs.shapes, t), "serve sweep",
+    write_file_atomic(spec, steps_yaml(runs.platform_file, runs.workload, runs.sets, runs.shapes, t, runs.sample), "serve sweep",
                       true);
     sweep::sweep_options sw = base;
     sw.spec_file = spec;
@@ -307,7 +362,7 @@ int simulate_steps(const sweep::sweep_options& base, const step_runs& runs, cons
     std::ostringstream sweep_out;
     const int status = sweep::run_sweep(sw, sweep_out, err);
     if (status >= 128) return status;
-    table = read_steps(sw.out_dir, runs.shapes, t, idle_watts);
+    table = read_steps(sw.out_dir, runs.shapes, t, runs.sample, idle_watts);
     return 0;
 }
 
@@ -396,7 +451,7 @@ std::string dist_line(const char* name, const distribution& d) {
 
 void print_report(std::ostream& out, const serve_cli& o, const serve_options& so, const serve_metrics& m,
                   std::int64_t replicas, std::int64_t shapes, const std::string& out_dir, const json& transfers,
-                  const json& speculation) {
+                  const json& speculation, const layer_sample& sample) {
     out << "tessel serve: " << o.workload << " on " << o.platform << " (" << m.chips << " chip"
         << (m.chips == 1 ? "" : "s") << (replicas > 1 ? ", " + std::to_string(replicas) + " replicas" : "") << ")\n";
     out << "  requests:   " << m.requests << " (" << so.arrival()
@@ -420,7 +475,11 @@ void print_report(std::ostream& out, const serve_cli& o, const serve_options& so
     out << "  steps       " << m.prefill_steps << " prefill"
         << (m.mixed_steps > 0 ? " (" + std::to_string(m.mixed_steps) + " with decodes beside)" : "") << ", "
         << m.decode_steps << " decode (mean batch " << format_number(m.mean_decode_batch, 3) << "), from " << shapes
-        << " simulated shapes\n";
+        << " simulated shapes"
+        << (sample.active() ? " (each with " + std::to_string(sample.low) + " and " + std::to_string(sample.high) +
+                                  " of its " + std::to_string(sample.layers) + " layers)"
+                            : "")
+        << "\n";
     if (!transfers.is_null())
         out << "  KV sent     " << transfers["count"].get<std::int64_t>() << " caches from " << so.prefill_replicas
             << " prefill to " << replicas - so.prefill_replicas << " decode replica"
@@ -697,8 +756,10 @@ int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
     fs::create_directories(out_dir);
     double idle_watts = 0, draft_idle_watts = 0;
     step_table table, draft;
-    if (const int status = simulate_steps(o.sweep, {platform_file, workload, sets, shapes, out_dir, "steps"}, m.tg, err,
-                                          table, idle_watts))
+    const layer_sample sample = sample_layers(so, m.fp, m.tg.pp, o.workload);
+    if (const int status =
+            simulate_steps(o.sweep, {platform_file, workload, sets, shapes, out_dir, "steps", sample}, m.tg, err,
+                           table, idle_watts))
         return status;
     if (so.speculate > 0) {
         // The draft's steps: its prefills, and its decodes over the contexts its draft tokens reach.
@@ -709,7 +770,8 @@ int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
         const std::vector<step_shape> draft_shapes = step_grid(dg);
         if (const int status = simulate_steps(o.sweep,
                                               {platform_file, sweep::absolute_if_file(so.draft), draft_steps_sets(sets),
-                                               draft_shapes, out_dir, "draft_steps"},
+                                               draft_shapes, out_dir, "draft_steps",
+                                               sample_layers(so, m.draft, m.tg.pp, so.draft)},
                                               m.tg, err, draft, draft_idle_watts))
             return status;
     }
@@ -755,6 +817,8 @@ int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
     doc["kv_bytes_per_token_per_chip"] = m.fp.kv_bytes_per_token;
     doc["kv_blocks"] = m.kv_blocks;
     doc["simulated_shapes"] = shapes.size();
+    if (sample.active())
+        doc["simulated_layers"] = {{"low", sample.low}, {"high", sample.high}, {"model", sample.layers}};
     if (transfers_or_null) doc["kv_transfers"] = transfer_summary(run, transfers, m.fp.kv_bytes_per_token);
     if (so.speculate > 0) {
         doc["speculation"] = speculation_summary(run, so);
@@ -768,7 +832,7 @@ int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
         out << doc.dump(2) << "\n";
     else
         print_report(out, o, so, x, replicas, static_cast<std::int64_t>(shapes.size()), out_dir,
-                     doc.value("kv_transfers", json()), doc.value("speculation", json()));
+                     doc.value("kv_transfers", json()), doc.value("speculation", json()), sample);
     if (!whole_trace)
         err << "tessel serve: trace.json holds the first " << k_trace_steps << " of " << run.steps.size()
             << " steps (steps.csv has them all)\n";

@@ -49,6 +49,10 @@ const std::vector<serve_setting>& serve_settings() {
         {"acceptance", "0.7",
          "speculative decoding: the chance that the model accepts each draft token, independently (an assumption "
          "to vary: it depends on the draft, the model and the text)"},
+        {"simulated_layers", "0",
+         "layers a pipeline stage is simulated with (0: the model's own): each step is simulated with N and N+1 "
+         "layers a stage, and each further layer adds their difference (the layers are alike); for steps too large "
+         "to simulate whole"},
         {"slo_ttft", "0", "time-to-first-token objective, e.g. 500ms (0: none); goodput counts requests meeting it"},
         {"slo_tpot", "0", "time-per-output-token objective, e.g. 50ms (0: none)"},
     };
@@ -133,6 +137,7 @@ serve_options parse_serve_options(const std::map<std::string, std::string>& sets
         {"speculate", [&](auto& k, auto& v) { o.speculate = whole(k, v, 0); }},
         {"draft", [&](auto&, auto& v) { o.draft = v; }},
         {"acceptance", [&](auto& k, auto& v) { o.acceptance = real(k, v, 0, 1); }},
+        {"simulated_layers", [&](auto& k, auto& v) { o.simulated_layers = whole(k, v, 0); }},
         {"slo_ttft", [&](auto& k, auto& v) { o.slo_ttft_s = seconds(k, v); }},
         {"slo_tpot", [&](auto& k, auto& v) { o.slo_tpot_s = seconds(k, v); }},
     };

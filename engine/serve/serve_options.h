@@ -39,6 +39,8 @@ struct serve_options {
     std::int64_t speculate = 0;  // draft tokens per sequence a step
     std::string draft;           // the draft model (a workload)
     double acceptance = 0;       // chance each draft token is accepted
+    // Layers a pipeline stage is simulated with (0: all); the rest added at one layer's time.
+    std::int64_t simulated_layers = 0;
     // Service-level objectives (0: none).
     double slo_ttft_s = 0, slo_tpot_s = 0;
 
