@@ -68,8 +68,13 @@ public:
     /// Whether each graph map() gets is one piece of a chip's longer program: the system mapper cuts a stage's
     /// passes at every collective, and a chip runs its pieces (and in training its forward, backward and
     /// optimizer passes) one after another. Nothing of one piece then stays on chip while the others run, so a
-    /// mapper that keeps a whole graph's weights on chip between runs (the RDU's steady state) loads them.
-    void maps_pieces(bool on) { m_maps_pieces = on; }
+    /// mapper that keeps a whole graph's weights on chip between runs (the RDU's steady state) loads them, and one
+    /// that keeps weights in on-chip memory when they fit (the IPU's tiles) decides by `chip_bytes`, the weights
+    /// and state the whole chip program holds, not by the piece's.
+    void maps_pieces(double chip_bytes) {
+        m_maps_pieces = true;
+        m_piece_chip_bytes = chip_bytes;
+    }
     /// Bytes of the memory that holds a model's weights and KV cache on one chip of `plat` (after configure), for
     /// `tessel serve`'s KV-cache budget; 0 when the mapper does not know one.
     virtual std::uint64_t memory_capacity(const platform& /*plat*/) const { return 0; }
@@ -80,6 +85,7 @@ public:
 protected:
     bool m_check_device_memory = true;
     bool m_maps_pieces = false;
+    double m_piece_chip_bytes = 0;
 
 private:
     std::string m_name;

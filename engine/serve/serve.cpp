@@ -189,8 +189,9 @@ footprint model_footprint(const workload_source& src, const split_sets& sets, co
 /// (t(high) - t(low)): the layers are alike, so each adds the same time (the first and last stage's embedding and
 /// head, and the pipeline's fill, are in both runs). tests/serve/serve_cli_test.cpp holds it to whole runs.
 struct layer_sample {
-    std::int64_t layers = 0;         // the model's
-    std::int64_t low = 0, high = 0;  // the two runs' layers; 0: the model is simulated whole
+    std::int64_t layers = 0;             // the model's
+    std::int64_t low = 0, high = 0;      // the two runs' layers; 0: the model is simulated whole
+    std::int64_t chip_weight_bytes = 0;  // the model's weights on one chip
     bool active() const { return low > 0; }
     /// Layer-differences from the low run to the model.
     double reach() const { return static_cast<double>(layers - low) / static_cast<double>(high - low); }
@@ -209,6 +210,7 @@ layer_sample sample_layers(const serve_options& so, const footprint& fp, int pp,
     if (pp * (so.simulated_layers + 1) < fp.layers) {
         ls.low = pp * so.simulated_layers;
         ls.high = ls.low + pp;
+        ls.chip_weight_bytes = static_cast<std::int64_t>(std::ceil(fp.weight_bytes));
     }
     return ls;
 }
@@ -233,7 +235,11 @@ std::string steps_yaml(const std::string& platform_file, const std::string& work
     g.workload = workload;
     g.platform_sets = sets.platform;
     g.workload_sets = sets.workload;
-    if (sample.active()) g.workload_sets.erase("layers");  // an axis below
+    if (sample.active()) {
+        g.workload_sets.erase("layers");  // an axis below
+        // What the chips keep on chip is decided by the whole model's weights, not the sample's.
+        if (t.system) g.platform_sets.emplace_back("mapper.holds", std::to_string(sample.chip_weight_bytes) + "B");
+    }
     // On a system every replica runs the step (the batch is the replicas' together, split by the mapper).
     std::vector<std::string> batch, seq, kv, mb, decodes, decode_kv, layers;
     bool mixed = false;
@@ -354,8 +360,8 @@ struct step_runs {
 int simulate_steps(const sweep::sweep_options& base, const step_runs& runs, const target& t, std::ostream& err,
                    step_table& table, double& idle_watts) {
     const std::string spec = runs.out_dir + "/" + (runs.name == "steps" ? "serve_steps" : runs.name) + ".yaml";
-    write_file_atomic(spec, steps_yaml(runs.platform_file, runs.workload, runs.sets, runs.shapes, t, runs.sample), "serve sweep",
-                      true);
+    write_file_atomic(spec, steps_yaml(runs.platform_file, runs.workload, runs.sets, runs.shapes, t, runs.sample),
+                      "serve sweep", true);
     sweep::sweep_options sw = base;
     sw.spec_file = spec;
     sw.out_dir = runs.out_dir + "/" + runs.name;
@@ -757,9 +763,8 @@ int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
     double idle_watts = 0, draft_idle_watts = 0;
     step_table table, draft;
     const layer_sample sample = sample_layers(so, m.fp, m.tg.pp, o.workload);
-    if (const int status =
-            simulate_steps(o.sweep, {platform_file, workload, sets, shapes, out_dir, "steps", sample}, m.tg, err,
-                           table, idle_watts))
+    if (const int status = simulate_steps(o.sweep, {platform_file, workload, sets, shapes, out_dir, "steps", sample},
+                                          m.tg, err, table, idle_watts))
         return status;
     if (so.speculate > 0) {
         // The draft's steps: its prefills, and its decodes over the contexts its draft tokens reach.
@@ -768,11 +773,11 @@ int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
         dg.context_max += so.speculate;
         dg.kv_tokens += gb.max_batch * so.speculate;
         const std::vector<step_shape> draft_shapes = step_grid(dg);
-        if (const int status = simulate_steps(o.sweep,
-                                              {platform_file, sweep::absolute_if_file(so.draft), draft_steps_sets(sets),
-                                               draft_shapes, out_dir, "draft_steps",
-                                               sample_layers(so, m.draft, m.tg.pp, so.draft)},
-                                              m.tg, err, draft, draft_idle_watts))
+        if (const int status =
+                simulate_steps(o.sweep,
+                               {platform_file, sweep::absolute_if_file(so.draft), draft_steps_sets(sets), draft_shapes,
+                                out_dir, "draft_steps", sample_layers(so, m.draft, m.tg.pp, so.draft)},
+                               m.tg, err, draft, draft_idle_watts))
             return status;
     }
     const step_table* draft_or_null = so.speculate > 0 ? &draft : nullptr;

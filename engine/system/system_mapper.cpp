@@ -47,6 +47,10 @@ void system_mapper::options::declare(param_decl& d) {
       "where the weights live: resident (on every chip, by the plan) or streamed (in the `store`, streamed through "
       "each chip layer by layer, gradients reduced in the `in_network` engines on the way back: a Cerebras cluster; "
       "data parallel only)");
+    d(holds, "holds", "0B",
+      "at least this many bytes of weights and state per chip, for what the chip's mapper keeps in on-chip memory "
+      "(the IPU's tiles): tessel serve sets the whole model's when it simulates fewer layers (serve.simulated_layers)",
+      bound::none);
     d(store, "store", "memoryx", "weights: streamed: the component holding the weights and optimizer state (MemoryX)");
     d(fabric, "fabric", "swarmx",
       "weights: streamed: the network between the chips and the store (SwarmX); its port c is chip c's I/O");
@@ -73,7 +77,7 @@ void system_mapper::configure(const platform& plat, param_context& ctx) {
     m_plan = read_parallel_plan(plat.parallel_spec(), ctx);
     m_chip_mapper = create_mapper(*cg->chips.front(), ctx, m_chip_group + ".mapper");
     m_chip_mapper->check_device_memory(false);  // the plan's memory model decides (require_fit in map())
-    m_chip_mapper->maps_pieces(true);           // pieces cut at collectives, passes one after another
+    m_chip_mapper->maps_pieces(0);              // pieces cut at collectives, passes one after another
     const collective_algorithm algo = parse_collective_algorithm(m_opt.algorithm);
     m_torus.clear();
     if (algo == collective_algorithm::torus) {
@@ -768,6 +772,11 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
 
     const int m = static_cast<int>(part.microbatches);
     const collective_algorithm algo = parse_collective_algorithm(m_opt.algorithm);
+    // Each piece is mapped knowing what the whole chip program holds (the most any stage does).
+    double held = static_cast<double>(m_opt.holds.bytes());
+    for (const stage_memory& sm : mem.stages)
+        held = std::max(held, sm.weights + sm.gradients + sm.optimizer_state + sm.state);
+    m_chip_mapper->maps_pieces(held);
     std::vector<chunk_passes> passes = cut_chunks(part, *m_chip_mapper, chip0);
 
     mapping out;

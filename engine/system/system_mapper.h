@@ -72,6 +72,7 @@ public:
         std::string in_network;          // switch_reducer group, one engine per chip: groups on one switch reduce there
         byte_size in_network_slice;      // an in-network collective streams through the switch in slices this big
         std::string weights;             // resident (on the chips) or streamed (weight_streaming.h)
+        byte_size holds;                 // at least these bytes per chip for the chip mapper's on-chip decisions
         std::string store;               // streamed: the component holding weights and optimizer state
         std::string fabric;              // streamed: the network whose port c is chip c's I/O
         void declare(param_decl& d);

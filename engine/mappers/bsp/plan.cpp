@@ -317,6 +317,20 @@ mapping bsp_mapper::map_as(const workload_graph& g, const platform& plat, const 
         planner p(g, plat, opt, streamed(order.size()), steps);
         return recorded(p.run());
     }
+    if (opt.weights == "auto" && m_maps_pieces) {
+        // A piece of a chip program (a system's stage cut at its collectives): its weights stay on the tiles only
+        // if the whole program's weights and state do, else they come from streaming memory as the program's would.
+        planner probe(g, plat, opt, {}, steps);
+        if (m_piece_chip_bytes > probe.usable_total()) {
+            steps.clear();
+            planner p(g, plat, opt, streamed(order.size()), steps);
+            mapping m = recorded(p.run());
+            m.notes.insert(m.notes.begin(), "streamed: the chip's " + format_bytes(m_piece_chip_bytes) +
+                                                " of weights and state exceed its tiles' " +
+                                                format_bytes(probe.usable_total()));
+            return m;
+        }
+    }
     std::string first_miss;
     try {
         planner p(g, plat, opt, {}, steps);
