@@ -32,8 +32,10 @@ struct mapping_record {
 struct mapping {
     program prog;
     std::vector<std::string> notes;  // decisions a user should see (tiling, spills, fallbacks), one line each
-    nlohmann::json details;          // per-op placement and plan, written into the run summary
-    double samples = 1;              // items (images, sequences) one run of the program processes
+    // Per-op placement and plan, written into the run summary. Null, built from value_t: json's default
+    // constructor is declared noexcept but calls one that may throw, which would make mapping's noexcept too.
+    nlohmann::json details = nlohmann::json(nlohmann::json::value_t::null);
+    double samples = 1;  // items (images, sequences) one run of the program processes
     /// Where ops were placed on 2D grids of units, for floorplans: (group or component name, region).
     std::vector<std::pair<std::string, floorplan_region>> regions;
     /// Component id ranges [first, end) that stood idle because a representative ran their share (a symmetric

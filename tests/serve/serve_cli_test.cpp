@@ -186,7 +186,10 @@ TEST(serve_cli, steps_simulated_with_fewer_layers_add_the_rest_at_one_layers_tim
                                 " --set serve.output_tokens=4 --no-progress -o ";
         const fs::path whole = temp("whole" + std::to_string(i)), sampled = temp("sampled" + std::to_string(i++));
         const auto w = run_tessel(run + whole.string());
-        const auto f = run_tessel(run + sampled.string() + " --set serve.simulated_layers=" + layers);
+        std::string sampled_run = run + sampled.string();
+        sampled_run += " --set serve.simulated_layers=";
+        sampled_run += layers;
+        const auto f = run_tessel(sampled_run);
         ASSERT_EQ(w.code, 0) << w.out;
         ASSERT_EQ(f.code, 0) << f.out;
         EXPECT_NE(f.out.find("(each with " + line + ")"), std::string::npos) << f.out;

@@ -191,17 +191,17 @@ planner::plan planner::choose(const op_node& op, const gemm_shape& s, double hav
     auto consider = [&](const plan& p) {
         if (p.valid && p.mem <= room && (!best.valid || better(p, best))) best = p;
     };
-    const int T = static_cast<int>(m_T);
+    const int n_tiles = static_cast<int>(m_T);
     if (!m_opt.matmul_split.empty()) {
         int pm = 0, pn = 0, pk = 0;
         char x1 = 0, x2 = 0;
         std::istringstream is(m_opt.matmul_split);
         if (!(is >> pm >> x1 >> pn >> x2 >> pk) || x1 != 'x' || x2 != 'x' || pm < 1 || pn < 1 || pk < 1)
             throw input_error("mapper.matmul_split '" + m_opt.matmul_split + "': expected PMxPNxPK, e.g. 2x2x1");
-        if (pm * pn * pk > T || pm > s.M || pn > s.N || pk > s.K)
+        if (pm * pn * pk > n_tiles || pm > s.M || pn > s.N || pk > s.K)
             throw input_error("mapper.matmul_split " + m_opt.matmul_split + " does not fit op '" + op.name + "' (" +
                               std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K) + " on " +
-                              std::to_string(T) + " tiles)");
+                              std::to_string(n_tiles) + " tiles)");
         for (int serial = 1; serial <= s.N && !best.valid; serial *= 2) consider(evaluate(s, 1, pm, pn, pk, serial));
         if (!best.valid) no_fit(op, evaluate(s, 1, pm, pn, pk, 1).mem, have);
         return best;
@@ -214,17 +214,19 @@ planner::plan planner::choose(const op_node& op, const gemm_shape& s, double hav
     const double peak = m_tm->peak_macs_per_cycle(s.type) * m_tm->clock().hz;
     auto whole_items = [&](const toolkit::matmul_split& x) { return x.batch >= s.batch; };
     toolkit::split_space space;
-    space.batch = toolkit::fixed(toolkit::smooth_factors(s.batch, T));
+    space.batch = toolkit::fixed(toolkit::smooth_factors(s.batch, n_tiles));
     space.m = [&](const toolkit::matmul_split& x) {
-        return whole_items(x) ? toolkit::smooth_factors(s.M, T / x.batch) : std::vector<int>{1};
+        return whole_items(x) ? toolkit::smooth_factors(s.M, n_tiles / x.batch) : std::vector<int>{1};
     };
     space.k = [&](const toolkit::matmul_split& x) {
         if (!whole_items(x) && s.b_batched && s.tb && x.n > 1) return std::vector<int>{};
-        return s.attention ? std::vector<int>{1} : toolkit::smooth_factors(s.K, T / (x.batch * x.m * x.n));
+        return s.attention ? std::vector<int>{1} : toolkit::smooth_factors(s.K, n_tiles / (x.batch * x.m * x.n));
     };
     for (int serial = 1; !best.valid; serial *= 2) {
         const std::int64_t n_slice = (s.N + serial - 1) / serial;
-        space.n = [&](const toolkit::matmul_split& x) { return toolkit::smooth_factors(n_slice, T / (x.batch * x.m)); };
+        space.n = [&](const toolkit::matmul_split& x) {
+            return toolkit::smooth_factors(n_slice, n_tiles / (x.batch * x.m));
+        };
         const std::function<std::optional<plan>(const toolkit::matmul_split&, const plan*)> cost =
             [&](const toolkit::matmul_split& x, const plan* b) -> std::optional<plan> {
             if (!whole_items(x) && s.b_batched && !s.tb && x.k > 1) return std::nullopt;
@@ -275,6 +277,7 @@ std::vector<int> streaming_order(const workload_graph& g) {
         return a.t < b.t;
     });
     std::vector<int> out;
+    out.reserve(c.size());
     for (const auto& x : c) out.push_back(x.t);
     return out;
 }

@@ -30,12 +30,16 @@ public:
         if (!name.empty()) {
             for (size_t i = 0; i < ts.size(); ++i)
                 if (ts[i].name == name) {
-                    if (!m_tier[i].room_for(bytes))
-                        throw input_error("workload '" + m_g.name + "': " + what + " need " + format_bytes(bytes) +
-                                          " but '" + name + "' has " +
-                                          format_bytes(static_cast<double>(ts[i].capacity - m_tier[i].high_water())) +
-                                          " free; memories behind the AGCUs: " + names);
-                    return i;
+                    if (m_tier[i].room_for(bytes)) return i;
+                    // Built piece by piece: a concatenation inside the loop would allocate temporaries.
+                    const double free = static_cast<double>(ts[i].capacity - m_tier[i].high_water());
+                    std::string msg = "workload '";
+                    for (const std::string& part :
+                         {m_g.name, std::string("': "), what, std::string(" need "), format_bytes(bytes),
+                          std::string(" but '"), name, std::string("' has "), format_bytes(free),
+                          std::string(" free; memories behind the AGCUs: "), names})
+                        msg += part;
+                    throw input_error(msg);
                 }
             throw input_error("rdu mapper: no memory '" + name + "' behind the AGCUs; they reach " + names);
         }
@@ -366,7 +370,7 @@ private:
         program& prog = m_out.prog;
         const rdu_placed& p = w.sec.stages[i];
         const rdu_stage& s = m_plan.stages[static_cast<size_t>(p.stage)];
-        const int T = p.tiles;
+        const int n_tiles = p.tiles;
         live& me = w.lives[i];
         // Inputs streamed from memory for this tile.
         std::vector<std::uint32_t> deps = me.pending[static_cast<size_t>(t)];
@@ -379,9 +383,10 @@ private:
             const int depth = static_cast<int>(p.buffer_tiles[k]);
             const std::vector<std::uint32_t> room{t >= depth ? created(me.done[static_cast<size_t>(t - depth)], s.name)
                                                              : w.rec.loaded};
-            const int m = lanes(in.bytes / T, p.pmus.size());
+            const int m = lanes(in.bytes / n_tiles, p.pmus.size());
             for (int b = 0; b < m; ++b) {
-                const double lo = (t + static_cast<double>(b) / m) / T, hi = (t + static_cast<double>(b + 1) / m) / T;
+                const double lo = (t + static_cast<double>(b) / m) / n_tiles,
+                             hi = (t + static_cast<double>(b + 1) / m) / n_tiles;
                 const std::uint64_t n = slice(in.bytes, lo, hi);
                 if (n == 0) continue;
                 const int u = p.pmus[lane_unit(b, m, p.pmus.size())];
@@ -402,7 +407,7 @@ private:
         program& prog = m_out.prog;
         const rdu_placed& p = w.sec.stages[i];
         const rdu_stage& s = m_plan.stages[static_cast<size_t>(p.stage)];
-        const int T = p.tiles;
+        const int n_tiles = p.tiles;
         live& me = w.lives[i];
         std::vector<std::uint32_t> src_step;  // per source unit: the step its output of this tile waits for
         if (s.computes) {
@@ -416,7 +421,7 @@ private:
                     const auto& out = me.sent[static_cast<size_t>(t - depth)][me.lane_of[static_cast<size_t>(q)]];
                     cd.insert(cd.end(), out.begin(), out.end());
                 }
-                const work wk = share(s, *m_c.pcu, T, t, n, q);
+                const work wk = share(s, *m_c.pcu, n_tiles, t, n, q);
                 const std::uint32_t c =
                     prog.add_compute(op, pcu(p.pcus[static_cast<size_t>(q)]), prog.add_work(wk), cd);
                 me.compute[static_cast<size_t>(t)][static_cast<size_t>(q)] = c;
@@ -437,14 +442,14 @@ private:
         program& prog = m_out.prog;
         const rdu_placed& p = w.sec.stages[i];
         const rdu_stage& s = m_plan.stages[static_cast<size_t>(p.stage)];
-        const int T = p.tiles;
+        const int n_tiles = p.tiles;
         live& me = w.lives[i];
-        const size_t U = src_step.size();
+        const size_t n_units = src_step.size();
         const int lanes_out = me.out_lanes;
         std::vector<std::uint32_t> lane_step(
             static_cast<size_t>(lanes_out));  // per output lane: its units' computes done
         for (int a = 0; a < lanes_out; ++a) {
-            const size_t u0 = lane_unit(a, lanes_out, U), u1 = lane_unit(a + 1, lanes_out, U);
+            const size_t u0 = lane_unit(a, lanes_out, n_units), u1 = lane_unit(a + 1, lanes_out, n_units);
             lane_step[static_cast<size_t>(a)] =
                 (u1 - u0 == 1 || !s.computes)
                     ? src_step[u0]
@@ -462,10 +467,10 @@ private:
             for (size_t a = 0; a < static_cast<size_t>(lanes_out); ++a) {
                 // This lane's part of tile t, as a fraction of the whole tensor; it leaves from the lane's first
                 // unit.
-                const size_t u0 = lane_unit(static_cast<int>(a), lanes_out, U),
-                             u1 = lane_unit(static_cast<int>(a) + 1, lanes_out, U);
-                const double lo = (t + (s.chunk + static_cast<double>(u0) / U) / s.chunks) / T;
-                const double hi = (t + (s.chunk + static_cast<double>(u1) / U) / s.chunks) / T;
+                const size_t u0 = lane_unit(static_cast<int>(a), lanes_out, n_units),
+                             u1 = lane_unit(static_cast<int>(a) + 1, lanes_out, n_units);
+                const double lo = (t + (s.chunk + static_cast<double>(u0) / n_units) / s.chunks) / n_tiles;
+                const double hi = (t + (s.chunk + static_cast<double>(u1) / n_units) / s.chunks) / n_tiles;
                 std::vector<std::uint32_t>& sent = me.sent[static_cast<size_t>(t)][a];
                 if (w.consumers.count(r))
                     for (const auto& [ci, k] : w.consumers[r])
@@ -578,46 +583,45 @@ mapping rdu_mapper::map(const workload_graph& g, const platform& plat) const {
             const clock_domain& clk = plat.comp(c.pcu_ids.front()).clock();
             out.prog.quantum = std::max(out.prog.quantum, opt.coarse_quantum.to_ticks(clk));
             out.notes.push_back(
-                "coarse form: transfers of at least " +
-                format_bytes(static_cast<double>(opt.transfer_grain.bytes())) + ", packets of at least " +
-                format_bytes(static_cast<double>(opt.coarse_packet.bytes())) + ", a quantum of " +
-                format_number(opt.coarse_quantum.to_cycles(clk), 4) + " cycles (the fine form would have at least " +
-                format_number(fine_cost, 4) + " steps and packets" +
+                "coarse form: transfers of at least " + format_bytes(static_cast<double>(opt.transfer_grain.bytes())) +
+                ", packets of at least " + format_bytes(static_cast<double>(opt.coarse_packet.bytes())) +
+                ", a quantum of " + format_number(opt.coarse_quantum.to_cycles(clk), 4) +
+                " cycles (the fine form would have at least " + format_number(fine_cost, 4) + " steps and packets" +
                 (opt.representation == "auto" ? ", above mapper.coarse_above; mapper.representation=fine forces it)"
-                                                : ")"));
+                                              : ")"));
         }
     }
 
     // Notes and details: the plan, section by section.
-    const int S = static_cast<int>(plan.sections.size());
+    const int n_sections = static_cast<int>(plan.sections.size());
     int stages_on_pcus = 0;
     for (const auto& st : plan.stages) stages_on_pcus += st.computes ? 1 : 0;
     out.notes.insert(out.notes.begin(),
                      std::to_string(plan.stages.size()) + " pipeline stages (" + std::to_string(stages_on_pcus) +
                          " on PCUs, " + std::to_string(plan.stages.size() - static_cast<size_t>(stages_on_pcus)) +
-                         " on PMUs only) in " + std::to_string(S) + " section" + (S == 1 ? "" : "s") + " on " +
-                         std::to_string(plan.pcu_count) + " PCUs and " + std::to_string(plan.pmu_count) + " PMUs of " +
-                         format_bytes(static_cast<double>(plan.pmu_capacity)) +
-                         (S > 1 ? "; reconfigured between sections" : ""));
+                         " on PMUs only) in " + std::to_string(n_sections) + " section" + (n_sections == 1 ? "" : "s") +
+                         " on " + std::to_string(plan.pcu_count) + " PCUs and " + std::to_string(plan.pmu_count) +
+                         " PMUs of " + format_bytes(static_cast<double>(plan.pmu_capacity)) +
+                         (n_sections > 1 ? "; reconfigured between sections" : ""));
     if (plan.preloaded)
-        out.notes.push_back(
+        out.notes.emplace_back(
             "one section: configuration and weights stay on chip between runs (steady state; mapper.steady_state=false "
             "loads them)");
     for (const auto& n : plan.notes) out.notes.push_back(n);
     nlohmann::json secs = nlohmann::json::array();
     int chosen = static_cast<int>(opt.floorplan_section);
-    if (chosen >= S)
-        throw input_error("mapper.floorplan_section=" + std::to_string(chosen) + ": the run has " + std::to_string(S) +
-                          " sections (0.." + std::to_string(S - 1) + ")");
+    if (chosen >= n_sections)
+        throw input_error("mapper.floorplan_section=" + std::to_string(chosen) + ": the run has " +
+                          std::to_string(n_sections) + " sections (0.." + std::to_string(n_sections - 1) + ")");
     if (chosen < 0) {
         chosen = 0;
-        for (int s = 1; s < S; ++s)
+        for (int s = 1; s < n_sections; ++s)
             if (plan.sections[static_cast<size_t>(s)].predicted_seconds >
                 plan.sections[static_cast<size_t>(chosen)].predicted_seconds)
                 chosen = s;
     }
-    planned->units.resize(static_cast<size_t>(S));
-    for (int s = 0; s < S; ++s) {
+    planned->units.resize(static_cast<size_t>(n_sections));
+    for (int s = 0; s < n_sections; ++s) {
         const rdu_section& sec = plan.sections[static_cast<size_t>(s)];
         nlohmann::json js;
         js["section"] = s;
@@ -660,7 +664,7 @@ mapping rdu_mapper::map(const workload_graph& g, const platform& plat) const {
     out.details["sections"] = secs;
     out.details["floorplan_section"] = chosen;
     out.details["preloaded"] = plan.preloaded;
-    if (S > 1 || opt.floorplan_section >= 0)
+    if (n_sections > 1 || opt.floorplan_section >= 0)
         out.notes.push_back("--floorplan outlines section " + std::to_string(chosen) + " (mapper.floorplan_section)");
     out.samples = toolkit::batch_samples(g);
     planned->plan = std::move(plan);

@@ -19,32 +19,34 @@ std::int64_t column_width(const rdu_stage& s, const compute_model& pcu) {
     return std::max<std::int64_t>(1, static_cast<std::int64_t>(static_cast<double>(pcu.lanes()) * std::max(1.0, rate)));
 }
 
-std::pair<std::int64_t, std::int64_t> tile_rows(std::int64_t R, int T, int t) { return {R * t / T, R * (t + 1) / T}; }
+std::pair<std::int64_t, std::int64_t> tile_rows(std::int64_t total_rows, int n_tiles, int t) {
+    return {total_rows * t / n_tiles, total_rows * (t + 1) / n_tiles};
+}
 
 span gemm_span(const rdu_stage& s, const compute_model& pcu, std::int64_t rows, int n, int p) {
-    const std::int64_t N = s.whole.n;
+    const std::int64_t n_cols = s.whole.n;
     const std::int64_t cw = column_width(s, pcu);
-    const std::int64_t ncb = (N + cw - 1) / cw;
-    if (n <= ncb) return {std::min(N, ncb * p / n * cw), std::min(N, ncb * (p + 1) / n * cw), 0, rows};
+    const std::int64_t ncb = (n_cols + cw - 1) / cw;
+    if (n <= ncb) return {std::min(n_cols, ncb * p / n * cw), std::min(n_cols, ncb * (p + 1) / n * cw), 0, rows};
     // Every column block gets n / ncb PCUs (the first n % ncb one more), which split the rows.
     const std::int64_t base = n / ncb, extra = n % ncb;
     const std::int64_t wide = extra * (base + 1);  // PCUs of the first `extra` blocks
     const std::int64_t blk = p < wide ? p / (base + 1) : extra + (p - wide) / base;
     const std::int64_t first = p < wide ? blk * (base + 1) : wide + (blk - extra) * base;
     const std::int64_t g = base + (blk < extra ? 1 : 0), r = p - first;
-    return {std::min(N, blk * cw), std::min(N, (blk + 1) * cw), rows * r / g, rows * (r + 1) / g};
+    return {std::min(n_cols, blk * cw), std::min(n_cols, (blk + 1) * cw), rows * r / g, rows * (r + 1) / g};
 }
 
-work share(const rdu_stage& s, const compute_model& pcu, int T, int t, int n, int p) {
+work share(const rdu_stage& s, const compute_model& pcu, int n_tiles, int t, int n, int p) {
     work w = s.whole;
-    const auto [r0, r1] = tile_rows(s.rows, T, t);
+    const auto [r0, r1] = tile_rows(s.rows, n_tiles, t);
     const std::int64_t rows = r1 - r0;
     if (s.whole.is_matmul()) {
-        const std::int64_t b = std::max<std::int64_t>(1, s.whole.batch), m = s.whole.m, N = s.whole.n;
+        const std::int64_t b = std::max<std::int64_t>(1, s.whole.batch), m = s.whole.m, n_cols = s.whole.n;
         const span sp = gemm_span(s, pcu, rows, n, p);
         const std::int64_t qr = sp.q1 - sp.q0, cols = sp.c1 - sp.c0;
         const double f = (static_cast<double>(qr) * static_cast<double>(cols)) /
-                         (static_cast<double>(s.rows) * static_cast<double>(N));
+                         (static_cast<double>(s.rows) * static_cast<double>(n_cols));
         w.macs *= f;
         w.vector_ops *= f;
         w.bytes_in *= f;
@@ -72,8 +74,8 @@ work share(const rdu_stage& s, const compute_model& pcu, int T, int t, int n, in
     return w;
 }
 
-int max_parallel(const rdu_stage& s, const compute_model& pcu, int T) {
-    const std::int64_t rows_min = std::max<std::int64_t>(1, s.rows / T);
+int max_parallel(const rdu_stage& s, const compute_model& pcu, int n_tiles) {
+    const std::int64_t rows_min = std::max<std::int64_t>(1, s.rows / n_tiles);
     if (s.whole.is_matmul()) {
         const std::int64_t cw = column_width(s, pcu);
         const std::int64_t ncb = (s.whole.n + cw - 1) / cw;
@@ -81,23 +83,23 @@ int max_parallel(const rdu_stage& s, const compute_model& pcu, int T) {
     }
     const double elems =
         (s.whole.bytes_out > 0 ? s.whole.bytes_out / (dtype_bits(s.whole.type) / 8.0) : static_cast<double>(s.rows)) /
-        T;
+        n_tiles;
     return static_cast<int>(
         std::clamp(std::ceil(elems / static_cast<double>(pcu.lanes())), 1.0, static_cast<double>(1 << 20)));
 }
 
-double tile_seconds(const rdu_stage& s, const compute_model& pcu, int T, int n) {
+double tile_seconds(const rdu_stage& s, const compute_model& pcu, int n_tiles, int n) {
     // The first share of the longest tile is at least as large as any (splits round down before it).
     int longest = 0;
     std::int64_t most = -1;
-    for (int t = 0; t < std::min(T, 2); ++t) {
-        const auto [r0, r1] = tile_rows(s.rows, T, t);
+    for (int t = 0; t < std::min(n_tiles, 2); ++t) {
+        const auto [r0, r1] = tile_rows(s.rows, n_tiles, t);
         if (r1 - r0 > most) most = r1 - r0, longest = t;
     }
     // Matrix-product shares differ in whole column blocks (the last one narrower) and rows: time each
     // distinct shape once. Element-wise shares are all equal.
-    if (!s.whole.is_matmul()) return pcu.cycles(share(s, pcu, T, longest, n, 0)) / pcu.clock().hz;
-    const auto [r0, r1] = tile_rows(s.rows, T, longest);
+    if (!s.whole.is_matmul()) return pcu.cycles(share(s, pcu, n_tiles, longest, n, 0)) / pcu.clock().hz;
+    const auto [r0, r1] = tile_rows(s.rows, n_tiles, longest);
     std::vector<std::pair<std::int64_t, std::int64_t>> shapes;  // a few at most
     double worst = 0;
     for (int p = 0; p < n; ++p) {
@@ -105,7 +107,7 @@ double tile_seconds(const rdu_stage& s, const compute_model& pcu, int T, int n) 
         const std::pair<std::int64_t, std::int64_t> shape{sp.c1 - sp.c0, sp.q1 - sp.q0};
         if (std::find(shapes.begin(), shapes.end(), shape) != shapes.end()) continue;
         shapes.push_back(shape);
-        worst = std::max(worst, pcu.cycles(share(s, pcu, T, longest, n, p)));
+        worst = std::max(worst, pcu.cycles(share(s, pcu, n_tiles, longest, n, p)));
     }
     return worst / pcu.clock().hz;
 }
@@ -459,19 +461,19 @@ private:
     // A section is a contiguous run of stages (in topological order) that fits the chip. Packing each section
     // as full as it fits is not monotone in capacity: a bigger section can take in stages of a later level
     // (ones that need a whole operand made in the section), whose PCUs idle while the earlier levels run. So
-    // the cuts are chosen by a dynamic programme: rest[i] is the least predicted time of stages [i, N) over
+    // the cuts are chosen by a dynamic programme: rest[i] is the least predicted time of stages [i, n_stages) over
     // every first section [i, j) that fits. Whatever fits with less PMU capacity also fits with more, so more
     // capacity only adds choices and the predicted time never grows with it. A section whose lower bound
     // (its weights over the memory's bandwidth, then the longer of its work over every PCU at peak and one
     // tile through every stage at its fastest) cannot beat the best found is not costed.
     void partition() {
-        const int N = static_cast<int>(m_plan.stages.size());
+        const int n_stages = static_cast<int>(m_plan.stages.size());
         const bool single = m_o.mode == "single";
-        m_plan.section_of.assign(static_cast<size_t>(N), -1);
+        m_plan.section_of.assign(static_cast<size_t>(n_stages), -1);
         index_readers();
-        std::vector<double> weights(static_cast<size_t>(N) + 1, 0.0), ideal(static_cast<size_t>(N) + 1, 0.0),
-            fill(ideal);
-        for (int k = 0; k < N; ++k) {
+        std::vector<double> weights(static_cast<size_t>(n_stages) + 1, 0.0),
+            ideal(static_cast<size_t>(n_stages) + 1, 0.0), fill(ideal);
+        for (int k = 0; k < n_stages; ++k) {
             const rdu_stage& s = m_plan.stages[static_cast<size_t>(k)];
             weights[static_cast<size_t>(k) + 1] = weights[static_cast<size_t>(k)] + s.weight_bytes;
             ideal[static_cast<size_t>(k) + 1] =
@@ -479,23 +481,23 @@ private:
             fill[static_cast<size_t>(k) + 1] = fill[static_cast<size_t>(k)] + shortest_tile(k);
         }
         const double inf = std::numeric_limits<double>::infinity();
-        std::vector<double> rest(static_cast<size_t>(N) + 1, inf);
-        std::vector<int> next(static_cast<size_t>(N) + 1, -1);
-        rest[static_cast<size_t>(N)] = 0;
+        std::vector<double> rest(static_cast<size_t>(n_stages) + 1, inf);
+        std::vector<int> next(static_cast<size_t>(n_stages) + 1, -1);
+        rest[static_cast<size_t>(n_stages)] = 0;
         stages_alike();
         const bool recall = !m_search || m_search->recall;
         std::unordered_map<std::pair<section_key, bool>, double, key_hash> costs;
-        for (int i = single ? 0 : N - 1; i >= 0; --i) {
+        for (int i = single ? 0 : n_stages - 1; i >= 0; --i) {
             open_section os;
             section_key key(i);
-            for (int j = i; j < N; ++j) {
+            for (int j = i; j < n_stages; ++j) {
                 std::string why;
                 if (!try_add(os, j, &why)) {
                     const rdu_stage& s = m_plan.stages[static_cast<size_t>(j)];
                     if (single && j > i)
                         throw input_error("workload '" + m_g.name + "' does not fit on '" + m_plat +
                                           "' as one section (mapper.mode=single): at op '" + s.name + "' " + why +
-                                          "; the graph has " + std::to_string(N) + " stages and " +
+                                          "; the graph has " + std::to_string(n_stages) + " stages and " +
                                           format_bytes(weights.back()) + " of weights to hold on chip against " +
                                           std::to_string(m_plan.pcu_count) + " PCUs and " +
                                           format_bytes(chip_capacity()) +
@@ -508,7 +510,7 @@ private:
                 }
                 key.add(*this, j);
                 const size_t e = static_cast<size_t>(j) + 1, b = static_cast<size_t>(i);
-                if (single && static_cast<int>(e) < N) continue;
+                if (single && static_cast<int>(e) < n_stages) continue;
                 const double bound = (preloaded(i, j + 1) ? 0.0 : (weights[e] - weights[b]) / m_c.memory_bw) +
                                      std::max((ideal[e] - ideal[b]) / m_plan.pcu_count, fill[e] - fill[b]);
                 if (bound >= rest[b]) break;  // the bound only grows with the section
@@ -533,7 +535,7 @@ private:
                 }
             }
         }
-        for (int i = 0; i < N; i = next[static_cast<size_t>(i)]) {
+        for (int i = 0; i < n_stages; i = next[static_cast<size_t>(i)]) {
             const int j = next[static_cast<size_t>(i)];
             open_section os;
             for (int k = i; k < j; ++k) try_add(os, k, nullptr);
@@ -587,8 +589,8 @@ private:
     /// one AGCU's bandwidth and all its bytes over the memory's; streaming also takes at least the pipeline's
     /// own estimate. The builder's result is measured, not this estimate.
     double section_cost(const rdu_section& sec, int i, int j) const {
-        const size_t A = static_cast<size_t>(m_c.agcu_units);
-        std::vector<double> cfg(A, 0.0), load(A, 0.0), io(A, 0.0);
+        const size_t n_agcu = static_cast<size_t>(m_c.agcu_units);
+        std::vector<double> cfg(n_agcu, 0.0), load(n_agcu, 0.0), io(n_agcu, 0.0);
         auto spread = [](std::vector<double>& to, const std::vector<int>& units, const std::vector<int>& agcu_of,
                          double bytes) {
             for (int u : units)
@@ -651,12 +653,12 @@ private:
     /// Gives a section's PCUs and PMUs to its stages and places them; fills in its predicted streaming time.
     void allocate(rdu_section& sec) {
         const auto& pcu = (*m_c.pcu);
-        const int P = m_plan.pcu_count, M = m_plan.pmu_count;
+        const int n_pcus = m_plan.pcu_count, n_pmus = m_plan.pmu_count;
         // Units in proportion to work within a level. The levels of a section run one after another (a level
         // waits for an operand the one before completes), so the section takes the sum over levels of each
         // level's slowest stage.
         std::vector<int> n(sec.stages.size(), 0), pm(sec.stages.size(), 0), cap(sec.stages.size(), 0);
-        int free_p = P, free_m = M;
+        int free_p = n_pcus, free_m = n_pmus;
         std::vector<std::vector<double>*> times(sec.stages.size());
         for (size_t i = 0; i < sec.stages.size(); ++i)
             if (m_plan.stages[static_cast<size_t>(sec.stages[i].stage)].computes) times[i] = &tile_times(sec.stages[i]);
