@@ -29,9 +29,9 @@ std::vector<int> microbatch_choices(std::int64_t n) {
     return v;
 }
 
-/// Partitions are the expensive part (building and cutting the graphs); they depend on the plan only through
+/// Partitions are the expensive part (building the graph and cutting it); they depend on the plan only through
 /// what one rank runs, so plans differing in dp or zero share one, and its plan and microbatch count are set
-/// before each memory estimate.
+/// before each memory estimate. Only the memory model reads them: the chunks' graphs are not made.
 class partition_cache {
 public:
     partition_cache(std::shared_ptr<const workload_source> source, workload_overrides overrides)
@@ -42,7 +42,10 @@ public:
             std::make_tuple(p.tp, p.pp, p.interleave, p.microbatch, p.recompute, p.sequence_parallel, p.schedule);
         auto it = m_cache.find(key);
         if (it == m_cache.end())
-            it = m_cache.emplace(key, std::make_unique<partition_result>(partition(*m_source, m_overrides, p))).first;
+            it = m_cache
+                     .emplace(key, std::make_unique<partition_result>(
+                                       partition(*m_source, m_overrides, p, partition_detail::memory)))
+                     .first;
         partition_result& r = *it->second;
         r.plan = p;
         r.microbatches = microbatches(p, batch);

@@ -109,8 +109,9 @@ void list_collectives(const workload_graph& g, const std::string& when_default, 
 
 class partitioner {
 public:
-    partitioner(const workload_graph& g, const parallel_plan& plan, std::int64_t layers, std::int64_t seq)
-        : m_g(g), m_plan(plan), m_layers(layers), m_seq(seq) {}
+    partitioner(const workload_graph& g, const parallel_plan& plan, std::int64_t layers, std::int64_t seq,
+                partition_detail detail)
+        : m_g(g), m_plan(plan), m_layers(layers), m_seq(seq), m_detail(detail) {}
 
     std::vector<chunk_partition> run() {
         const int chunks = m_plan.chunks();
@@ -127,6 +128,7 @@ private:
     const workload_graph& m_g;
     parallel_plan m_plan;
     std::int64_t m_layers, m_seq;
+    partition_detail m_detail;
     std::vector<int> m_chunk;
     std::vector<int> m_weight_grad_only;  // memo: -1 unknown
 
@@ -253,7 +255,7 @@ private:
         chunk_work w;
         collect_chunk_ops(c, p, w);
         choose_recomputed(w);
-        build_chunk_graphs(c, p, w);
+        if (m_detail == partition_detail::graphs) build_chunk_graphs(c, p, w);
         list_boundaries(c, p, w);
         count_weights(p, w);
         count_activations(p, w);
@@ -535,7 +537,7 @@ partition_result partition(const std::string& spec, const std::map<std::string, 
 }
 
 partition_result partition(const workload_source& source, const workload_overrides& overrides,
-                           const parallel_plan& plan) {
+                           const parallel_plan& plan, partition_detail detail) {
     const plan_target target = plan_target_of(source, overrides, plan.chips());
     validate_plan(plan, target);
     // One rank's microbatch: the batch of one microbatch and, for a splittable generator, the tp split.
@@ -555,7 +557,8 @@ partition_result partition(const workload_source& source, const workload_overrid
     r.training = is_training_step(g);
     if (!r.training)
         r.notes.emplace_back("workload.training is none: the chunks have forward graphs only (inference pipeline)");
-    r.chunks = partitioner(g, plan, target.layers, param_int(g, "seq", target.seq)).run();
+    r.detail = detail;
+    r.chunks = partitioner(g, plan, target.layers, param_int(g, "seq", target.seq), detail).run();
     if (target.splittable && plan.tp > 1) {
         const std::int64_t vocab = param_int(g, "vocab");
         if (vocab % plan.tp)

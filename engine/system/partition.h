@@ -84,8 +84,14 @@ struct chunk_partition {
     std::vector<std::string> weights;  // names of the weights the chunk reads
 };
 
+/// How much of a partition to make: every chunk's graphs (to simulate), or only what the memory model reads
+/// (memory.h: weights, gradients, optimizer state, activations, state and kept tensors), for a plan search that
+/// sizes every plan before it simulates any. The chunk graphs are most of a partition's time and memory.
+enum class partition_detail { graphs, memory };
+
 struct partition_result {
     parallel_plan plan;
+    partition_detail detail = partition_detail::graphs;  // memory: the chunks' graphs and collectives are empty
     std::string workload;
     std::int64_t layers = 0;        // layers cut into chunks (0: the workload has no layer tags)
     std::int64_t batch = 0;         // global batch per iteration
@@ -102,7 +108,7 @@ partition_result partition(const std::string& spec, const std::map<std::string, 
                            const parallel_plan& plan);
 /// The same from a source already made: the per-microbatch graph is built from it, with no reload.
 partition_result partition(const workload_source& source, const workload_overrides& overrides,
-                           const parallel_plan& plan);
+                           const parallel_plan& plan, partition_detail detail = partition_detail::graphs);
 
 /// The ops `ops` of `g` (with their costs) and the tensors they touch, as a graph of their own: a tensor produced
 /// outside becomes an input (weights, state and constants keep their role), one produced inside and read outside

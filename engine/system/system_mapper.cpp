@@ -772,10 +772,11 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
 
     const int m = static_cast<int>(part.microbatches);
     const collective_algorithm algo = parse_collective_algorithm(m_opt.algorithm);
-    // Each piece is mapped knowing what the whole chip program holds (the most any stage does).
+    // Each piece is mapped knowing what the whole chip program reads in every step (the most any stage does):
+    // its weights and state (a KV cache). Gradients and optimizer state are the update's alone, and an IPU keeps
+    // them in streaming memory when the tiles are full (Graphcore's remote buffers), so they do not count.
     double held = static_cast<double>(m_opt.holds.bytes());
-    for (const stage_memory& sm : mem.stages)
-        held = std::max(held, sm.weights + sm.gradients + sm.optimizer_state + sm.state);
+    for (const stage_memory& sm : mem.stages) held = std::max(held, sm.weights + sm.state);
     m_chip_mapper->maps_pieces(held);
     std::vector<chunk_passes> passes = cut_chunks(part, *m_chip_mapper, chip0);
 

@@ -326,12 +326,16 @@ mapping bsp_mapper::map_as(const workload_graph& g, const platform& plat, const 
         planner probe(g, plat, opt, {}, steps);
         if (m_piece_chip_bytes > probe.usable_total()) {
             steps.clear();
-            planner p(g, plat, opt, streamed(order.size()), steps);
-            mapping m = recorded(p.run());
-            m.notes.insert(m.notes.begin(), "streamed: the chip's " + format_bytes(m_piece_chip_bytes) +
-                                                " of weights and state exceed its tiles' " +
-                                                format_bytes(probe.usable_total()));
-            return m;
+            try {
+                planner p(g, plat, opt, streamed(order.size()), steps);
+                mapping m = recorded(p.run());
+                m.notes.insert(m.notes.begin(), "streamed: the chip's " + format_bytes(m_piece_chip_bytes) +
+                                                    " of weights and state exceed its tiles' " +
+                                                    format_bytes(probe.usable_total()));
+                return m;
+            } catch (const does_not_fit& e) {
+                throw input_error("workload does not fit: " + e.message);
+            }
         }
     }
     std::string first_miss;
