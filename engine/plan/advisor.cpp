@@ -517,8 +517,8 @@ system_size plan_size(const plan_options& o, const std::string& platform_file, c
     }
     s.space = enumerate_plans(workload, sets.workload, s.chips, s.capacity, l);
     s.limits = l;
-    auto excludes = [](const std::vector<int>& list, int v) {
-        return !list.empty() && std::find(list.begin(), list.end(), v) == list.end();
+    auto excludes = [](const std::vector<int>& list, int value) {
+        return !list.empty() && std::find(list.begin(), list.end(), value) == list.end();
     };
     if (excludes(l.tp, 1) || excludes(l.pp, 1) || excludes(l.dp, static_cast<int>(s.chips))) {
         s.dp_only_reason = "is outside the search (--dp, --tp or --pp leave it out)";

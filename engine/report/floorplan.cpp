@@ -297,8 +297,8 @@ void write_png(const floorplan& fp, const std::string& path) {
             auto c = colour(sc(fp.value[static_cast<size_t>(uy * fp.width + ux)]));
             // Region borders in white.
             for (const auto& r : fp.regions) {
-                const bool inside = ux >= r.x0 && ux < r.x1 && uy >= r.y0 && uy < r.y1;
-                const bool edge = inside && (ux == r.x0 || ux == r.x1 - 1 || uy == r.y0 || uy == r.y1 - 1) &&
+                const bool in_region = ux >= r.x0 && ux < r.x1 && uy >= r.y0 && uy < r.y1;
+                const bool edge = in_region && (ux == r.x0 || ux == r.x1 - 1 || uy == r.y0 || uy == r.y1 - 1) &&
                                   (r.x1 - r.x0 > 2 && r.y1 - r.y0 > 2);
                 if (edge) c = {255, 255, 255};
             }

@@ -475,13 +475,13 @@ void run_summary::print(std::ostream& os, size_t top) const {
             os << "\n";
         }
         // top energy layer.N.fc1 (x24) 23%, layer.N.fc2 (x24) 18%, head 9%: dynamic energy, share of the run's joules
-        const auto top = top_energy_ops(energy, 3);
-        if (!top.empty()) {
+        const auto top_ops = top_energy_ops(energy, 3);
+        if (!top_ops.empty()) {
             os << "top energy ";
-            for (size_t k = 0; k < top.size(); ++k)
-                os << (k ? ", " : "") << top[k].family
-                   << (top[k].ops > 1 ? " (x" + std::to_string(top[k].ops) + ")" : "") << " "
-                   << format_number(100 * top[k].joules / total, 3) << "%";
+            for (size_t k = 0; k < top_ops.size(); ++k)
+                os << (k ? ", " : "") << top_ops[k].family
+                   << (top_ops[k].ops > 1 ? " (x" + std::to_string(top_ops[k].ops) + ")" : "") << " "
+                   << format_number(100 * top_ops[k].joules / total, 3) << "%";
             os << "\n";
         }
     }

@@ -66,7 +66,7 @@ struct run_summary {
         };
         std::vector<chip_group_energy> by_chip_group;
         double dynamic() const;
-        double total(double sim_seconds) const { return dynamic() + static_watts * sim_seconds; }
+        double total(double seconds) const { return dynamic() + static_watts * seconds; }
     } energy;
     double tdp_watts = 0;    // the platform's thermal design power (0: not declared)
     std::int64_t chips = 0;  // chips of a system (0: a single-chip platform)

@@ -149,9 +149,9 @@ run_summary session::run() {
                 if (kernel_device* k = m_platform->comp(id).kernels()) k->keep_records(false);
             };
             for (const std::uint32_t id : m_platform->top_level()) stop_recording(id);
-            for (const auto& g : m_platform->chip_groups())
-                for (const std::uint32_t first : g.first)
-                    for (std::uint32_t id = first; id < first + g.components; ++id) stop_recording(id);
+            for (const auto& group : m_platform->chip_groups())
+                for (const std::uint32_t first : group.first)
+                    for (std::uint32_t id = first; id < first + group.components; ++id) stop_recording(id);
         }
         flops = g.total().flops;
         // What the graph's import had to guess goes first in the notes: an op of a type tessel does not model runs

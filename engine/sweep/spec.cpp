@@ -556,26 +556,26 @@ source_location located_expr::at(size_t offset) const {
     return l;
 }
 
-source_location spec::where_of(const std::string& name, const std::string& value) const {
+source_location spec::where_of(const std::string& key, const std::string& value) const {
     for (const auto& a : axes)
-        if (a.name == name)
+        if (a.name == key)
             for (size_t i = 0; i < a.values.size(); ++i)
                 if (a.values[i] == value) return a.value_where[i];
     for (size_t i = 0; i < sets.size(); ++i)
-        if (sets[i].name == name) return set_where[i];
-    return where_of(name);
+        if (sets[i].name == key) return set_where[i];
+    return where_of(key);
 }
 
-source_location spec::where_of(const std::string& name) const {
-    if (name == "platform" && platform_where.known()) return platform_where;
-    if (name == "workload" && workload_where.known()) return workload_where;
-    if (name == "program" && program_where.known()) return program_where;
+source_location spec::where_of(const std::string& key) const {
+    if (key == "platform" && platform_where.known()) return platform_where;
+    if (key == "workload" && workload_where.known()) return workload_where;
+    if (key == "program" && program_where.known()) return program_where;
     for (const auto& a : axes)
-        if (a.name == name) return a.where;
+        if (a.name == key) return a.where;
     for (const auto& d : derived)
-        if (d.name == name) return d.where;
+        if (d.name == key) return d.where;
     for (size_t i = 0; i < sets.size(); ++i)
-        if (sets[i].name == name) return set_key_where[i];
+        if (sets[i].name == key) return set_key_where[i];
     return axes_where;
 }
 

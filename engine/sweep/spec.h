@@ -84,10 +84,10 @@ struct spec {
     slurm_options slurm;
     source_location axes_where;
 
-    /// Where a point's `name = value` comes from: the axis value's item, the derived parameter, the fixed set.
-    source_location where_of(const std::string& name, const std::string& value) const;
-    /// Where `name` is declared (its key).
-    source_location where_of(const std::string& name) const;
+    /// Where a point's `key = value` comes from: the axis value's item, the derived parameter, the fixed set.
+    source_location where_of(const std::string& key, const std::string& value) const;
+    /// Where `key` is declared.
+    source_location where_of(const std::string& key) const;
 };
 
 /// Metrics collected when the spec names none.

@@ -115,17 +115,17 @@ void emit_streamed_microbatches(program& p, const program& pass, const platform:
                                 std::int64_t m, std::vector<streamed_item>& items) {
     const std::vector<gradient_flow>& flows = pio.flows;
     program::append_memo memo;
-    using deps_t = std::vector<std::uint32_t>;
-    std::vector<deps_t> tail(static_cast<size_t>(sim_dp));
+    using dep_list = std::vector<std::uint32_t>;
+    std::vector<dep_list> tail(static_cast<size_t>(sim_dp));
     const endpoint store{setup.store, 0, 0};
     const std::uint32_t op_item = p.intern_op("pipeline.item");
     for (std::int64_t k = 0; k < m; ++k) {
         const bool last = k + 1 == m;
-        std::vector<deps_t> contributions(flows.size());
-        deps_t ends;
+        std::vector<dep_list> contributions(flows.size());
+        dep_list ends;
         for (int d = 0; d < sim_dp; ++d) {
             const std::uint32_t off = p.append(pass, on_chip(cg, d), tail[static_cast<size_t>(d)], &memo);
-            deps_t sinks;
+            dep_list sinks;
             for (std::uint32_t s : sinks_of(pass)) sinks.push_back(off + s);
             const std::uint32_t end = p.add_delay(op_item, 0, sinks);
             tail[static_cast<size_t>(d)] = {end};
@@ -133,7 +133,7 @@ void emit_streamed_microbatches(program& p, const program& pass, const platform:
             items.push_back({static_cast<int>(d), off, end, p.intern_op("F+B mb " + std::to_string(k))});
             // Each gradient, once it has left the chip, goes into the chip's reduction engine on the fabric.
             for (size_t f = 0; f < flows.size(); ++f) {
-                deps_t after;
+                dep_list after;
                 for (std::uint32_t s : flows[f].stores) after.push_back(off + s);
                 contributions[f].push_back(p.add_transfer(p.intern_op(flows[f].op), endpoint{setup.fabric, d, 0},
                                                           endpoint{setup.engines[static_cast<size_t>(d)], 0, 0},

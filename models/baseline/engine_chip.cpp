@@ -92,18 +92,18 @@ double engine_chip::host_peak() const {
 double engine_chip::host_link_peak() const { return m_common->host.link.bytes_per_second(clock()); }
 
 void engine_chip::run_on_host(txn& t, const work& w, const kernel_desc& d) {
-    double in = 0, out = 0;
-    for (const auto& o : d.operands) (o.write ? out : in) += o.bytes;
+    double in_bytes = 0, out_bytes = 0;
+    for (const auto& o : d.operands) (o.write ? out_bytes : in_bytes) += o.bytes;
     if (d.operands.empty()) {
-        in = w.bytes_in + w.bytes_weight;
-        out = w.bytes_out;
+        in_bytes = w.bytes_in + w.bytes_weight;
+        out_bytes = w.bytes_out;
     }
     // The results land in device memory as any op's do (the SRAM keeps what it can).
     m_dram.clear();
     for (const auto& o : d.operands)
         if (o.write) m_sram.write(o.address, o.bytes, m_dram);
     const double link = host_link_peak(), flops = w.flops() + d.special_ops;
-    const double link_s = (in + out) / link, host_s = flops / host_peak();
+    const double link_s = (in_bytes + out_bytes) / link, host_s = flops / host_peak();
     const tick start = std::max(t.head, m_busy.free_at);
     const tick end = start + seconds_to_ticks(m_common->host.latency.q.value + link_s + host_s);
     m_busy.free_at = end;
@@ -115,7 +115,7 @@ void engine_chip::run_on_host(txn& t, const work& w, const kernel_desc& d) {
     m_flops += w.flops();
     m_host_flops += flops;
     m_host_busy += host_s;
-    m_link_bytes += in + out;
+    m_link_bytes += in_bytes + out_bytes;
     m_link_busy += link_s;
     if (!keeps_records()) return;
     kernel_record r;
@@ -123,7 +123,7 @@ void engine_chip::run_on_host(txn& t, const work& w, const kernel_desc& d) {
     r.op = t.op;
     r.start = start;
     r.end = end;
-    r.plan = "on the host CPU: " + format_bytes(in) + " over the host link, " + format_bytes(out) + " back";
+    r.plan = "on the host CPU: " + format_bytes(in_bytes) + " over the host link, " + format_bytes(out_bytes) + " back";
     r.compute_s = host_s;
     r.dram_s = link_s;
     r.overhead_s = m_common->host.latency.q.value;
@@ -170,10 +170,10 @@ void engine_chip::transport(txn& t) {
         for (const auto& o : d->operands)
             if (o.write) m_sram.write(o.address, o.bytes, m_dram);
     } else {
-        const double in = w.bytes_in + w.bytes_weight;
-        if (in > 0) m_dram.push_back({0, in, false});
+        const double in_bytes = w.bytes_in + w.bytes_weight;
+        if (in_bytes > 0) m_dram.push_back({0, in_bytes, false});
         if (w.bytes_out > 0) m_dram.push_back({0, w.bytes_out, true});
-        operand_bytes = in;
+        operand_bytes = in_bytes;
     }
     const dram_stream_result dr =
         stream_to_memory(*m_to_hbm.operator->(), m_payload, m_dram, t0, hbm_peak() * m_common->op.hbm_efficiency,

@@ -631,8 +631,8 @@ void gpu::transport(txn& t) {
             if (o.write) m_l2.write(o.address, o.bytes, m_dram);
     } else {
         // No descriptor: operands come from DRAM and results go back to it.
-        const double in = w.bytes_in + w.bytes_weight + pl.reread_bytes;
-        if (in > 0) m_dram.push_back({0, in, false});
+        const double in_bytes = w.bytes_in + w.bytes_weight + pl.reread_bytes;
+        if (in_bytes > 0) m_dram.push_back({0, in_bytes, false});
         if (w.bytes_out > 0) m_dram.push_back({0, w.bytes_out, true});
         operand_bytes = w.bytes_in + w.bytes_weight;
     }

@@ -186,10 +186,10 @@ void tpu::transport(txn& t) {
         for (const auto& o : d->operands)
             if (o.write) m_cmem.write(o.address, o.bytes, m_dram);
     } else {
-        const double in = w.bytes_in + w.bytes_weight;
-        if (in > 0) m_dram.push_back({0, in, false});
+        const double in_bytes = w.bytes_in + w.bytes_weight;
+        if (in_bytes > 0) m_dram.push_back({0, in_bytes, false});
         if (w.bytes_out > 0) m_dram.push_back({0, w.bytes_out, true});
-        operand_bytes = in;
+        operand_bytes = in_bytes;
     }
     const dram_stream_result dr = stream_to_memory(*m_to_hbm.operator->(), m_payload, m_dram, t0,
                                                    m_hbm->peak_bytes_per_second() * tm.p.op.hbm_efficiency,

@@ -60,8 +60,9 @@ double pe::timing::cycles(const work& w) const {
     const bool scalesim_count = systolic && p.scalesim && w.is_matmul() && w.macs > 0;
     double c = scalesim_count ? 0.0 : p.issue_overhead.to_cycles(clk);
     if (w.macs > 0) {
-        const double peak = peak_macs_per_cycle(w.type);
-        if (peak <= 0) throw input_error("processing element cannot compute in " + std::string(dtype_name(w.type)));
+        const double macs_per_cycle = peak_macs_per_cycle(w.type);
+        if (macs_per_cycle <= 0)
+            throw input_error("processing element cannot compute in " + std::string(dtype_name(w.type)));
         if (systolic && w.is_matmul()) {
             // Map (M x K) . (K x N) onto the R x C array as SCALE-Sim v2 does (Samajdar et al., ISPASS 2020;
             // compute/systolic_compute_{os,ws,is}.py): two spatial dimensions fold over rows and columns, the third
@@ -89,9 +90,9 @@ double pe::timing::cycles(const work& w) const {
             const double busy = batch * folds * (fill + temporal);
             // SCALE-Sim reports the last busy cycle's index (its cycles count from 0); never below the MACs at
             // one per cell per cycle (a 1 x 1 array would otherwise beat its own peak by a cycle).
-            c += scalesim_count ? std::max(busy - 1, std::ceil(w.macs / peak)) : busy;
+            c += scalesim_count ? std::max(busy - 1, std::ceil(w.macs / macs_per_cycle)) : busy;
         } else {
-            c += std::ceil(w.macs / peak);
+            c += std::ceil(w.macs / macs_per_cycle);
         }
     }
     if (w.vector_ops > 0) c += std::ceil(w.vector_ops / static_cast<double>(p.vector_lanes));
@@ -108,8 +109,8 @@ double pe::timing::peak_flops(const std::array<double, dtype_count>& macs_by_typ
 double pe::timing::ideal_seconds(const work& w) const {
     double s = 0;
     if (w.macs > 0) {
-        const double peak = peak_macs_per_cycle(w.type);
-        if (peak > 0) s += w.macs / (peak * clk.hz);
+        const double macs_per_cycle = peak_macs_per_cycle(w.type);
+        if (macs_per_cycle > 0) s += w.macs / (macs_per_cycle * clk.hz);
     }
     if (w.vector_ops > 0) s += w.vector_ops / (static_cast<double>(p.vector_lanes) * clk.hz);
     return s;

@@ -42,7 +42,7 @@ private:
 
 /// A parse or evaluation error; `offset` is the 0-based character position in the expression text.
 struct expr_error : std::runtime_error {
-    expr_error(const std::string& what, size_t offset) : std::runtime_error(what), offset(offset) {}
+    expr_error(const std::string& what, size_t at) : std::runtime_error(what), offset(at) {}
     size_t offset;
 };
 

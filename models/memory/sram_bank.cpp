@@ -63,11 +63,11 @@ void sram_bank::timing::make_split(split& sp, std::size_t slot, std::uint64_t ph
         const std::uint64_t first_bank = first % nb, last_bank = last % nb;
         const std::uint64_t head_bytes = (first + 1) * il - phase, tail_bytes = phase + bytes - last * il;
         const std::uint64_t whole = last - first - 1;  // stripes first+1 .. last-1
-        const std::uint64_t rounds = whole / nb, extra = whole % nb;
+        const std::uint64_t per_bank = whole / nb, extra = whole % nb;
         // k counts banks from the one after the first stripe's; it gets a whole stripe more while k < extra.
         std::uint64_t bank = first_bank + 1 == nb ? 0 : first_bank + 1;
         for (std::uint64_t k = 0; k < nb; ++k) {
-            std::uint64_t b = (rounds + (k < extra ? 1 : 0)) * il;
+            std::uint64_t b = (per_bank + (k < extra ? 1 : 0)) * il;
             if (bank == first_bank) b += head_bytes;
             if (bank == last_bank) b += tail_bytes;
             if (b > 0) add(bank, b);

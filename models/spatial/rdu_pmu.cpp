@@ -42,9 +42,10 @@ rdu_pmu::rdu_pmu(sc_core::sc_module_name n, const component_args& a)
     m_addr_ticks = clock().cycles(1.0 / static_cast<double>(m_p.addresses_per_cycle));
     m_track = trace_track("");
     stats().formula("busy", [this](double) { return ticks_to_seconds(m_banks->busy_total(m_state)); });
-    stats().formula("bandwidth", [this](double s) { return s > 0 ? (m_read_bytes + m_write_bytes) / s : 0.0; });
+    stats().formula("bandwidth",
+                    [this](double seconds) { return seconds > 0 ? (m_read_bytes + m_write_bytes) / seconds : 0.0; });
     stats().formula("address_utilisation",
-                    [this](double s) { return s > 0 ? ticks_to_seconds(m_agen.busy) / s : 0.0; });
+                    [this](double seconds) { return seconds > 0 ? ticks_to_seconds(m_agen.busy) / seconds : 0.0; });
 }
 
 double rdu_pmu::peak_bytes_per_second() const {

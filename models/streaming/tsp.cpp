@@ -212,15 +212,16 @@ void tsp::conflict(const std::string& what) const {
     throw input_error("static schedule conflict on " + path() + ": " + what);
 }
 
-void tsp::check_streams(std::uint64_t step, const instruction& in, std::int64_t start) {
+void tsp::check_streams(std::uint64_t step, const instruction& ins, std::int64_t start) {
     // Blocks this instruction puts on stream registers: its output, and external feeds it reads (weights).
     std::vector<occupancy> mine;
-    if (in.out.valid())
-        mine.push_back({static_cast<std::uint32_t>(step), in.out, start + m_tm->out_offset(in.kind), m_tm->busy(in)});
-    for (size_t k = 0; k < in.in.size(); ++k)
-        if (in.in[k].valid() && in.producer[k] == ~0u)
-            mine.push_back({static_cast<std::uint32_t>(step), in.in[k],
-                            start - m_tm->distance(in.in[k].from, in.in[k].to), m_tm->busy(in)});
+    if (ins.out.valid())
+        mine.push_back(
+            {static_cast<std::uint32_t>(step), ins.out, start + m_tm->out_offset(ins.kind), m_tm->busy(ins)});
+    for (size_t k = 0; k < ins.in.size(); ++k)
+        if (ins.in[k].valid() && ins.producer[k] == ~0u)
+            mine.push_back({static_cast<std::uint32_t>(step), ins.in[k],
+                            start - m_tm->distance(ins.in[k].from, ins.in[k].to), m_tm->busy(ins)});
     for (const occupancy& o : mine) {
         const stream_use& u = o.use;
         if (u.stream < 0 || u.stream + u.count > m_p.streams)
@@ -277,92 +278,92 @@ void tsp::transport(txn& t) {
         throw input_error(
             path() + ": step " + std::to_string(t.step) +
             " carries no instruction (programs for a tsp come from its mapper, impl: tsp, or from one it emitted)");
-    const instruction& in = *carried;
+    const instruction& ins = *carried;
     ran& record = m_ran[t.step];
     record = {carried, 0, 0};
-    if (in.unit >= m_tm->units)
-        conflict(who(t.step) + " names slice " + std::to_string(in.unit) + "; the chip has " +
+    if (ins.unit >= m_tm->units)
+        conflict(who(t.step) + " names slice " + std::to_string(ins.unit) + "; the chip has " +
                  std::to_string(m_tm->units));
-    if (m_tm->kind[in.unit] != m_tm->expected(in.kind))
-        conflict(who(t.step) + " is a " + op_kind_name(in.kind) + " but runs on " + m_tm->unit_name(in.unit));
+    if (m_tm->kind[ins.unit] != m_tm->expected(ins.kind))
+        conflict(who(t.step) + " is a " + op_kind_name(ins.kind) + " but runs on " + m_tm->unit_name(ins.unit));
     // The schedule's cycle 0 is the program's start or, for a schedule placed after its inputs, its anchor's
     // clock edge (t.origin): its cycles are offset by whole cycles on the chip's own count.
     const std::int64_t offset = std::llround(clock().to_cycles(t.origin - m_origin));
-    const std::int64_t start = offset + in.cycle;
+    const std::int64_t start = offset + ins.cycle;
     const tick expected = m_origin + clock().cycles(static_cast<double>(start));
     // The origin and the offsets into it round to whole ticks separately: within half a cycle is the same edge.
     const tick half = clock().cycles(0.5);
     if (t.head + half < expected || t.head > expected + half) {
         const double at = clock().to_cycles(t.head - t.origin);
-        conflict(who(t.step) + " is scheduled at cycle " + std::to_string(in.cycle) +
+        conflict(who(t.step) + " is scheduled at cycle " + std::to_string(ins.cycle) +
                  " but could not start before cycle " + format_number(at, 12) +
                  " (a program step it depends on finished late)");
     }
-    if (in.kind == op_kind::vxm) {
-        const std::int64_t need = (in.ops + m_p.vxm.chain - 1) / m_p.vxm.chain;
-        if (in.spacing < need)
-            conflict(who(t.step) + " streams a vector every " + std::to_string(in.spacing) + " cycle(s) but its " +
-                     std::to_string(in.ops) + " operations per element need " + std::to_string(need) + " with " +
+    if (ins.kind == op_kind::vxm) {
+        const std::int64_t need = (ins.ops + m_p.vxm.chain - 1) / m_p.vxm.chain;
+        if (ins.spacing < need)
+            conflict(who(t.step) + " streams a vector every " + std::to_string(ins.spacing) + " cycle(s) but its " +
+                     std::to_string(ins.ops) + " operations per element need " + std::to_string(need) + " with " +
                      std::to_string(m_p.vxm.chain) + " chained ALUs");
     }
-    const std::int64_t busy = m_tm->busy(in);
-    const int port = timing::port(in.kind);
-    if (m_free[in.unit][static_cast<size_t>(port)] > start)
-        conflict(m_tm->unit_name(in.unit) + (port ? " (second port)" : "") + " at cycle " + std::to_string(start) +
-                 ": " + who(t.step) + " is scheduled there but " + who(m_holder[in.unit][static_cast<size_t>(port)]) +
-                 " holds it until cycle " + std::to_string(m_free[in.unit][static_cast<size_t>(port)]));
-    if (in.after != ~0u) {
-        const auto e = m_ran.find(in.after);
-        if (e == m_ran.end() || in.after == t.step)  // this step's own record is not finished
-            conflict(who(t.step) + " at cycle " + std::to_string(start) + " needs " + who(in.after) +
+    const std::int64_t busy = m_tm->busy(ins);
+    const int port = timing::port(ins.kind);
+    if (m_free[ins.unit][static_cast<size_t>(port)] > start)
+        conflict(m_tm->unit_name(ins.unit) + (port ? " (second port)" : "") + " at cycle " + std::to_string(start) +
+                 ": " + who(t.step) + " is scheduled there but " + who(m_holder[ins.unit][static_cast<size_t>(port)]) +
+                 " holds it until cycle " + std::to_string(m_free[ins.unit][static_cast<size_t>(port)]));
+    if (ins.after != ~0u) {
+        const auto e = m_ran.find(ins.after);
+        if (e == m_ran.end() || ins.after == t.step)  // this step's own record is not finished
+            conflict(who(t.step) + " at cycle " + std::to_string(start) + " needs " + who(ins.after) +
                      " finished, but that has not run");
         if (e->second.ended > start)
-            conflict(who(t.step) + " starts at cycle " + std::to_string(start) + " but needs " + who(in.after) +
+            conflict(who(t.step) + " starts at cycle " + std::to_string(start) + " but needs " + who(ins.after) +
                      ", which runs until cycle " + std::to_string(e->second.ended));
     }
     // Operands must be on the input streams exactly when the instruction starts.
-    for (size_t k = 0; k < in.in.size(); ++k) {
-        const stream_use& u = in.in[k];
-        if (!u.valid() || in.producer[k] == ~0u) continue;
-        const auto ps = m_ran.find(in.producer[k]);
-        if (ps == m_ran.end() || in.producer[k] == t.step)
+    for (size_t k = 0; k < ins.in.size(); ++k) {
+        const stream_use& u = ins.in[k];
+        if (!u.valid() || ins.producer[k] == ~0u) continue;
+        const auto ps = m_ran.find(ins.producer[k]);
+        if (ps == m_ran.end() || ins.producer[k] == t.step)
             conflict(who(t.step) + " reads stream " + std::to_string(u.stream) + " at cycle " + std::to_string(start) +
-                     " from " + who(in.producer[k]) + ", which has not run");
+                     " from " + who(ins.producer[k]) + ", which has not run");
         const instruction& producer = *ps->second.in;
         const stream_use& pu = producer.out;
         const std::int32_t lo = std::min(pu.from, pu.to), hi = std::max(pu.from, pu.to);
         const std::int64_t arrive =
             ps->second.started + m_tm->out_offset(producer.kind) + m_tm->distance(pu.from, u.to);
-        if (pu.stream != u.stream || pu.east != u.east || u.to < lo || u.to > hi || producer.spacing != in.spacing)
+        if (pu.stream != u.stream || pu.east != u.east || u.to < lo || u.to > hi || producer.spacing != ins.spacing)
             conflict(who(t.step) + " reads stream " + std::to_string(u.stream) + (u.east ? " east" : " west") + " at " +
-                     m_tm->unit_name(in.unit) + " but " + who(in.producer[k]) + " writes stream " +
+                     m_tm->unit_name(ins.unit) + " but " + who(ins.producer[k]) + " writes stream " +
                      std::to_string(pu.stream) + (pu.east ? " east" : " west") + " from position " +
                      std::to_string(pu.from) + " to " + std::to_string(pu.to));
         if (arrive != start)
             conflict(who(t.step) + " expects its operands on stream " + std::to_string(u.stream) +
-                     (u.east ? " east" : " west") + " at " + m_tm->unit_name(in.unit) + " at cycle " +
-                     std::to_string(start) + ", but " + who(in.producer[k]) + " delivers them there at cycle " +
+                     (u.east ? " east" : " west") + " at " + m_tm->unit_name(ins.unit) + " at cycle " +
+                     std::to_string(start) + ", but " + who(ins.producer[k]) + " delivers them there at cycle " +
                      std::to_string(arrive));
     }
-    check_streams(t.step, in, start);
-    m_free[in.unit][static_cast<size_t>(port)] = start + busy;
-    m_holder[in.unit][static_cast<size_t>(port)] = t.step;
+    check_streams(t.step, ins, start);
+    m_free[ins.unit][static_cast<size_t>(port)] = start + busy;
+    m_holder[ins.unit][static_cast<size_t>(port)] = t.step;
     record.started = start;
     record.ended = start + busy;
     const std::int64_t end = start + busy + m_tm->skew;
     m_last_cycle = std::max(m_last_cycle, end);
     t.tail = m_origin + clock().cycles(static_cast<double>(end));
     const tick busy_end = m_origin + clock().cycles(static_cast<double>(start + busy));
-    m_busy[in.unit] += ticks_to_seconds(busy_end - expected);
+    m_busy[ins.unit] += ticks_to_seconds(busy_end - expected);
     m_instructions += 1;
     if (t.w) {
         m_macs += t.w->macs;
         m_macs_by_type[static_cast<size_t>(t.w->type)] += t.w->macs;
         m_vector_ops += t.w->vector_ops;
         m_mem_bytes += t.w->bytes_in + t.w->bytes_out;
-        if (in.kind == op_kind::mxm_matmul && t.w->macs > 0)
+        if (ins.kind == op_kind::mxm_matmul && t.w->macs > 0)
             m_ideal_mxm += t.w->macs / (m_p.mxm.macs_per_cycle_of(t.w->type) * clock().hz);
-        if (in.kind == op_kind::vxm && t.w->vector_ops > 0) {
+        if (ins.kind == op_kind::vxm && t.w->vector_ops > 0) {
             const double per_vector = static_cast<double>(m_p.superlanes * m_p.lanes) / (dtype_bits(t.w->type) / 8.0);
             m_ideal_vxm += t.w->vector_ops / (per_vector * static_cast<double>(m_p.vxm.chain) * clock().hz);
         }
@@ -375,7 +376,7 @@ void tsp::transport(txn& t) {
         sram_j = (t.w->bytes_in + t.w->bytes_out) * m_p.mem_energy.read.joules();
     }
     const double active_j = m_p.energy.busy_joules(ticks_to_seconds(busy_end - expected));
-    switch (m_tm->kind[in.unit]) {
+    switch (m_tm->kind[ins.unit]) {
         case slice_kind::mxm:
         case slice_kind::vxm:
             compute_j += active_j;
@@ -388,8 +389,8 @@ void tsp::transport(txn& t) {
     }
     spend(t, energy_part::compute, compute_j, expected, busy_end);
     spend(t, energy_part::sram, sram_j, expected, busy_end);
-    if (sim().trace.enabled() && m_tracks[in.unit] == -2) m_tracks[in.unit] = trace_track(m_tm->unit_name(in.unit));
-    sim().trace.slice(m_tracks[in.unit], expected, busy_end, t.op, t.step);
+    if (sim().trace.enabled() && m_tracks[ins.unit] == -2) m_tracks[ins.unit] = trace_track(m_tm->unit_name(ins.unit));
+    sim().trace.slice(m_tracks[ins.unit], expected, busy_end, t.op, t.step);
 }
 
 std::vector<double> tsp::unit_busy() const {

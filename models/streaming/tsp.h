@@ -165,7 +165,7 @@ private:
     };
     [[noreturn]] void conflict(const std::string& what) const;
     std::string who(std::uint64_t step) const;
-    void check_streams(std::uint64_t step, const instruction& in, std::int64_t start);
+    void check_streams(std::uint64_t step, const instruction& ins, std::int64_t start);
 
     params m_p;
     std::unique_ptr<timing> m_tm;

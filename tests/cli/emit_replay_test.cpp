@@ -58,7 +58,9 @@ INSTANTIATE_TEST_SUITE_P(
                       replay_case{"dgx_a100", "gpt2", "dgx_a100_dp8",
                                   "--set workload.training=adam --set workload.batch=16 --set workload.layers=2 "
                                   "--set parallel.dp=8"}),
-    [](const auto& info) { return std::string(info.param.name ? info.param.name : info.param.platform); });
+    [](const auto& case_info) {
+        return std::string(case_info.param.name ? case_info.param.name : case_info.param.platform);
+    });
 
 TEST(emit_replay_errors, a_bad_line_names_its_file_and_line) {
     const fs::path dir = fs::temp_directory_path() / "tessel_emit_bad";
