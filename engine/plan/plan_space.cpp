@@ -31,21 +31,26 @@ std::vector<int> microbatch_choices(std::int64_t n) {
 
 /// Partitions are the expensive part (building the graph and cutting it); they depend on the plan only through
 /// what one rank runs, so plans differing in dp or zero share one, and its plan and microbatch count are set
-/// before each memory estimate. Only the memory model reads them: the chunks' graphs are not made.
+/// before each memory estimate. Only the memory model reads them: the chunks' graphs are not made. A rank's graph
+/// depends only on tp, the microbatch and sequence parallelism, so it is built once for every pp, interleave and
+/// recomputation; the plans come tp by tp, so only the current tp's graphs are kept.
 class partition_cache {
 public:
-    partition_cache(std::shared_ptr<const workload_source> source, workload_overrides overrides)
-        : m_source(std::move(source)), m_overrides(std::move(overrides)) {}
+    partition_cache(std::shared_ptr<const workload_source> source, workload_overrides overrides,
+                    const plan_target& target)
+        : m_source(std::move(source)), m_overrides(std::move(overrides)), m_target(target) {}
 
     partition_result& get(const parallel_plan& p, std::int64_t batch) {
         const auto key =
             std::make_tuple(p.tp, p.pp, p.interleave, p.microbatch, p.recompute, p.sequence_parallel, p.schedule);
         auto it = m_cache.find(key);
-        if (it == m_cache.end())
+        if (it == m_cache.end()) {
+            validate_plan(p, m_target);
             it = m_cache
-                     .emplace(key, std::make_unique<partition_result>(
-                                       partition(*m_source, m_overrides, p, partition_detail::memory)))
+                     .emplace(key, std::make_unique<partition_result>(partition(rank_graph(p), m_source->spec(),
+                                                                                m_target, p, partition_detail::memory)))
                      .first;
+        }
         partition_result& r = *it->second;
         r.plan = p;
         r.microbatches = microbatches(p, batch);
@@ -53,9 +58,22 @@ public:
     }
 
 private:
+    const workload_graph& rank_graph(const parallel_plan& p) {
+        if (p.tp != m_graphs_tp) m_graphs.clear();
+        m_graphs_tp = p.tp;
+        const auto key = std::make_pair(p.microbatch, p.sequence_parallel);
+        auto it = m_graphs.find(key);
+        if (it == m_graphs.end())
+            it = m_graphs.emplace(key, m_source->build(rank_overrides(m_target, m_overrides, p))).first;
+        return it->second;
+    }
+
     std::shared_ptr<const workload_source> m_source;  // read once for the whole search
     workload_overrides m_overrides;
+    const plan_target& m_target;  // the search's: every plan has its chips
     std::map<std::tuple<int, int, int, int, std::string, bool, std::string>, std::unique_ptr<partition_result>> m_cache;
+    int m_graphs_tp = 0;
+    std::map<std::pair<int, bool>, workload_graph> m_graphs;  // the current tp's rank graphs
 };
 
 std::string largest_items(const stage_memory& s) {
@@ -75,7 +93,7 @@ plan_space enumerate_plans(const std::string& spec, const std::map<std::string, 
     out.target = plan_target_of(*source, typed, chips);
     out.capacity = capacity_bytes;
     const plan_target& t = out.target;
-    partition_cache parts(source, typed);
+    partition_cache parts(source, typed, t);
 
     auto restricted = [](const std::vector<int>& user, std::vector<int> all) {
         if (user.empty()) return all;

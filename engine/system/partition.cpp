@@ -536,21 +536,30 @@ partition_result partition(const std::string& spec, const std::map<std::string, 
     return partition(*make_workload_source(spec), parse_workload_overrides(overrides), plan);
 }
 
-partition_result partition(const workload_source& source, const workload_overrides& overrides,
-                           const parallel_plan& plan, partition_detail detail) {
-    const plan_target target = plan_target_of(source, overrides, plan.chips());
-    validate_plan(plan, target);
+workload_overrides rank_overrides(const plan_target& target, const workload_overrides& overrides,
+                                  const parallel_plan& plan) {
     // One rank's microbatch: the batch of one microbatch and, for a splittable generator, the tp split.
-    auto ov = overrides;
+    workload_overrides ov = overrides;
     ov.batch = plan.microbatch;
     if (target.splittable) {
         ov.tp = plan.tp;
         ov.sequence_parallel = plan.sequence_parallel;
     }
-    const workload_graph g = source.build(ov);
+    return ov;
+}
+
+partition_result partition(const workload_source& source, const workload_overrides& overrides,
+                           const parallel_plan& plan, partition_detail detail) {
+    const plan_target target = plan_target_of(source, overrides, plan.chips());
+    validate_plan(plan, target);
+    return partition(source.build(rank_overrides(target, overrides, plan)), source.spec(), target, plan, detail);
+}
+
+partition_result partition(const workload_graph& g, const std::string& workload, const plan_target& target,
+                           const parallel_plan& plan, partition_detail detail) {
     partition_result r;
     r.plan = plan;
-    r.workload = source.spec();
+    r.workload = workload;
     r.layers = target.layers;
     r.batch = target.batch;
     r.microbatches = microbatches(plan, target.batch);

@@ -109,6 +109,14 @@ partition_result partition(const std::string& spec, const std::map<std::string, 
 /// The same from a source already made: the per-microbatch graph is built from it, with no reload.
 partition_result partition(const workload_source& source, const workload_overrides& overrides,
                            const parallel_plan& plan, partition_detail detail = partition_detail::graphs);
+/// What one rank of `plan` builds of the workload: the overrides with one microbatch's batch and, for a
+/// splittable generator, the tp split.
+workload_overrides rank_overrides(const plan_target& target, const workload_overrides& overrides,
+                                  const parallel_plan& plan);
+/// The same cut of a rank's graph already built (`g`: the source built with rank_overrides), for a search that
+/// cuts one graph by many plans. `plan` must be valid for `target` (validate_plan).
+partition_result partition(const workload_graph& g, const std::string& workload, const plan_target& target,
+                           const parallel_plan& plan, partition_detail detail);
 
 /// The ops `ops` of `g` (with their costs) and the tensors they touch, as a graph of their own: a tensor produced
 /// outside becomes an input (weights, state and constants keep their role), one produced inside and read outside
