@@ -41,8 +41,13 @@ fi
 scripts/configure.sh "$san" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g1 -O1" -DCMAKE_CXX_COMPILER=clang++ \
   -DTESSEL_FUZZ=ON -DTESSEL_WERROR=OFF -DTESSEL_SLOW_TESTS=OFF -DTESSEL_DOC_TESTS=OFF
 cmake --build "$san" -j"$jobs"
+# The points of the searches these tests start (tessel plan, compare, serve and sweep run each point as a `tessel
+# run` of its own) run the normal build (TESSEL_POINT_BIN), whose output the normal pass has checked: the searches
+# themselves, and every run a test starts directly, run under the sanitizers. Under them a point costs 10-20x its
+# normal time (the HBM model's per-block loop at -O1), and the points were most of this pass: serve_cli_test took
+# 391 s with sanitized points and 139 s without, plan_cli_test 159 s and 36 s (2026-12-06, this machine).
 ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=0:abort_on_error=1 \
-UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 TESSEL_POINT_BIN="$PWD/build/bin/tessel" \
   ctest --test-dir "$san" --output-on-failure -j"$jobs" -LE 'scripts|slow|docs'
 
 # Fuzzing, bounded (docs/reliability.md): each libFuzzer harness, from the sanitizer build above, replays the

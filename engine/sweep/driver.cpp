@@ -151,7 +151,7 @@ int run_sweep(const sweep_options& o, std::ostream& out, std::ostream& err) {
         write_durable(out_dir + "/spec.yaml", ss.str());  // the spec these results came from
     }
     run_settings rs;
-    rs.tessel = o.tessel.empty() ? self_exe() : o.tessel;
+    rs.tessel = o.tessel.empty() ? point_exe() : o.tessel;
     rs.timeout_s = s.timeout_s;
     rs.metrics = s.metrics;
     rs.backend = o.backend;

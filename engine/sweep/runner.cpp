@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -111,6 +112,15 @@ std::string self_exe() {
     const fs::path p = fs::read_symlink("/proc/self/exe", ec);
     if (ec) throw std::runtime_error("cannot find the tessel executable (/proc/self/exe): " + ec.message());
     return p.string();
+}
+
+std::string point_exe() {
+    const char* given = std::getenv("TESSEL_POINT_BIN");
+    if (given == nullptr || *given == 0) return self_exe();
+    std::error_code ec;
+    if (!fs::is_regular_file(given, ec) || ::access(given, X_OK) != 0)
+        throw input_error(std::string("TESSEL_POINT_BIN='") + given + "' is not an executable file");
+    return given;
 }
 
 std::string build_id(const std::string& binary) {

@@ -83,6 +83,11 @@ std::string shell_quote(const std::string& s);
 /// The absolute path of the running executable.
 std::string self_exe();
 
+/// The binary a sweep's points run (a plan's, a comparison's and a serving grid's too): `$TESSEL_POINT_BIN` when
+/// set, else this executable. The sanitizer pass of scripts/test.sh runs the searches under the sanitizers and
+/// their points, which the normal pass checks, with the normal build. input_error if it is not an executable file.
+std::string point_exe();
+
 /// A digest of the binary's bytes (16 hex digits; empty when it cannot be read): rows made by another build of
 /// tessel, whose model may differ, are told apart by it when a sweep resumes.
 std::string build_id(const std::string& binary);

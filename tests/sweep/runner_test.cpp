@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "engine/sweep/runner.h"
+#include "models/core/error.h"
 
 using namespace tessel;
 using namespace tessel::sweep;
@@ -179,4 +180,28 @@ TEST(sweep_runner, a_point_whose_log_cannot_be_written_keeps_its_reason) {
     EXPECT_EQ(rows.at("k0")["error"],
               capture(bin() + " run -q -p mesh4x4 -w gemm --set workload.m=0 2>&1 | tr -d '\\n'"));
     EXPECT_NE(rows.at("k0")["error"].get<std::string>().find("tessel: error: "), std::string::npos);
+}
+
+TEST(sweep_runner, points_run_the_binary_TESSEL_POINT_BIN_names_or_this_one) {
+    const char* before = std::getenv("TESSEL_POINT_BIN");
+    const std::string saved = before ? before : "";
+    unsetenv("TESSEL_POINT_BIN");
+    EXPECT_EQ(point_exe(), self_exe());
+    setenv("TESSEL_POINT_BIN", bin().c_str(), 1);
+    EXPECT_EQ(point_exe(), bin());
+    const fs::path not_exe = scratch("point_bin") / "tessel";
+    std::ofstream(not_exe) << "#!/bin/sh\n";  // a file, not executable
+    setenv("TESSEL_POINT_BIN", not_exe.c_str(), 1);
+    try {
+        point_exe();
+        ADD_FAILURE() << "a file that is not executable was taken";
+    } catch (const input_error& e) {
+        EXPECT_EQ(e.message(), "TESSEL_POINT_BIN='" + not_exe.string() + "' is not an executable file");
+    }
+    setenv("TESSEL_POINT_BIN", (scratch("point_bin") / "missing").c_str(), 1);
+    EXPECT_THROW(point_exe(), input_error);
+    if (before)
+        setenv("TESSEL_POINT_BIN", saved.c_str(), 1);
+    else
+        unsetenv("TESSEL_POINT_BIN");
 }
