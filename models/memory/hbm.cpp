@@ -134,7 +134,14 @@ hbm::location hbm::map(std::uint64_t address, int forced_channel) const {
     return locate(static_cast<std::uint32_t>(block % channels), block / channels);
 }
 
-hbm::location hbm::locate(std::uint32_t channel, std::uint64_t block) const {
+// locate, after_refresh, access_pc and access_range run once per 256-byte block a transfer touches: the
+// sustained-rate probe alone reads 64 MiB in every process that runs a chip with HBM. Under the sanitizer build
+// (clang, -O1) they ran 15x slower than optimised, mostly UBSan's dynamic-type check on every member access
+// (`this` here is always the hbm whose transport called them) and calls to std::max and operator[] left out of
+// line. They are flattened (every call inside inlined) and skip that one check; AddressSanitizer and the rest of
+// UBSan still check them. A 2-layer Llama-3-8B step on the H100 under the sanitizers: 3.5 -> 1.6 CPU-s.
+[[gnu::flatten]] __attribute__((no_sanitize("vptr"))) hbm::location hbm::locate(std::uint32_t channel,
+                                                                                std::uint64_t block) const {
     location loc{};
     loc.channel = channel;
     loc.pc = static_cast<std::uint32_t>(block % static_cast<std::uint64_t>(m_p.pseudo_channels));
@@ -152,7 +159,8 @@ hbm::location hbm::locate(std::uint32_t channel, std::uint64_t block) const {
     return loc;
 }
 
-tick hbm::after_refresh(std::uint32_t channel, tick t, std::uint64_t* epoch) const {
+[[gnu::flatten]] __attribute__((no_sanitize("vptr"))) tick hbm::after_refresh(std::uint32_t channel, tick t,
+                                                                              std::uint64_t* epoch) const {
     if (m_refi == 0) {
         *epoch = 0;
         return t;
@@ -174,7 +182,9 @@ tick hbm::after_refresh(std::uint32_t channel, tick t, std::uint64_t* epoch) con
     return t;
 }
 
-std::pair<tick, tick> hbm::access_pc(const location& loc, std::uint64_t bytes, tick at, tick tail) {
+[[gnu::flatten]] __attribute__((no_sanitize("vptr"))) std::pair<tick, tick> hbm::access_pc(const location& loc,
+                                                                                           std::uint64_t bytes, tick at,
+                                                                                           tick tail) {
     pc_state& pc = m_pcs[loc.channel * static_cast<size_t>(m_p.pseudo_channels) + loc.pc];
     bank_state& bank = pc.banks[loc.bank];
     // The controller issues a request's commands as it nears the head of the queue: no earlier than the data
@@ -249,8 +259,8 @@ std::pair<tick, tick> hbm::access_pc(const location& loc, std::uint64_t bytes, t
     return {data_start, data_end};
 }
 
-std::pair<tick, tick> hbm::access_range(std::uint64_t address, std::uint64_t bytes, int unit, tick at, tick tail,
-                                        const txn* traced) {
+[[gnu::flatten]] __attribute__((no_sanitize("vptr"))) std::pair<tick, tick> hbm::access_range(
+    std::uint64_t address, std::uint64_t bytes, int unit, tick at, tick tail, const txn* traced) {
     const std::uint64_t il = m_p.interleave.bytes();
     std::uint64_t addr = address, left = bytes;
     tick first = max_tick, last = 0;
