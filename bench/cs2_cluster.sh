@@ -5,6 +5,8 @@
 #   bench/cs2_cluster.sh 64      # 64 CS-2s (Condor Galaxy 1's size); prints wall seconds and peak memory
 # Repeats: REPS=3 bench/cs2_cluster.sh 16 prints each run and the median wall time.
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
 here="$(cd "$(dirname "$0")/.." && pwd)"
 tessel="${TESSEL:-$here/build/bin/tessel}"
 n="${1:-16}"
@@ -20,4 +22,4 @@ for ((r = 0; r < ${REPS:-1}; ++r)); do
   echo "systems=$n: $(grep '^simulated' "$out/log" | cut -c12-) in ${wall} s wall, peak ${rss} KB"
   walls+=("$wall")
 done
-printf '%s\n' "${walls[@]}" | sort -g | awk '{ a[NR] = $1 } END { printf "median wall %s s over %d runs\n", a[int((NR + 1) / 2)], NR }'
+print_median_wall "${walls[@]}"

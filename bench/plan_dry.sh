@@ -6,6 +6,8 @@
 #   bench/plan_dry.sh smoke    # a 4-layer GPT-2 on 8 H100s (CTest runs it to keep the benchmark working)
 # Repeats: REPS=3 bench/plan_dry.sh gpt13b prints each run and the median wall time.
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
 here="$(cd "$(dirname "$0")/.." && pwd)"
 tessel="${TESSEL:-$here/build/bin/tessel}"
 case "${1:-gpt13b}" in
@@ -29,4 +31,4 @@ for ((r = 0; r < ${REPS:-1}; ++r)); do
   echo "${1:-gpt13b}: $plans plans sized in ${wall} s wall, peak ${rss} KB"
   walls+=("$wall")
 done
-printf '%s\n' "${walls[@]}" | sort -g | awk '{ a[NR] = $1 } END { printf "median wall %s s over %d runs\n", a[int((NR + 1) / 2)], NR }'
+print_median_wall "${walls[@]}"

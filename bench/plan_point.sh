@@ -8,6 +8,8 @@
 #   bench/plan_point.sh smoke    # a small TPU point (CTest runs it to keep the benchmark working)
 # Repeats: REPS=3 bench/plan_point.sh tpu7b prints each run and the median wall time.
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
 here="$(cd "$(dirname "$0")/.." && pwd)"
 tessel="${TESSEL:-$here/build/bin/tessel}"
 gpt7b="-w gpt2 --set workload.training=adam --set workload.hidden=4096 --set workload.heads=32 --set workload.layers=32
@@ -41,4 +43,4 @@ for ((r = 0; r < ${REPS:-1}; ++r)); do
        "$(awk -v s="$steps" -v w="$wall" 'BEGIN { printf "%.0f steps/s", s / (w > 0 ? w : 0.01) }')"
   walls+=("$wall")
 done
-printf '%s\n' "${walls[@]}" | sort -g | awk '{ a[NR] = $1 } END { printf "median wall %s s over %d runs\n", a[int((NR + 1) / 2)], NR }'
+print_median_wall "${walls[@]}"

@@ -6,6 +6,8 @@
 #   bench/serve_trace.sh smoke    # 2 layers, 200 requests (CTest runs it to keep the benchmark working)
 # Each run starts from an empty folder (the shapes are simulated again). Repeats: REPS=3 prints the median wall.
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
 here="$(cd "$(dirname "$0")/.." && pwd)"
 tessel="${TESSEL:-$here/build/bin/tessel}"
 case "${1:-dgx70b}" in
@@ -28,4 +30,4 @@ for ((r = 0; r < ${REPS:-1}; ++r)); do
   echo "${1:-dgx70b}: ${served} requests over ${shapes} simulated step shapes in ${wall} s wall, peak ${rss} KB"
   walls+=("$wall")
 done
-printf '%s\n' "${walls[@]}" | sort -g | awk '{ a[NR] = $1 } END { printf "median wall %s s over %d runs\n", a[int((NR + 1) / 2)], NR }'
+print_median_wall "${walls[@]}"

@@ -6,6 +6,8 @@
 #   bench/system_gpt.sh smoke    # a small instance (CTest runs it to keep the benchmark working)
 # Repeats: REPS=3 bench/system_gpt.sh 175b prints each run and the median wall time.
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
 here="$(cd "$(dirname "$0")/.." && pwd)"
 tessel="${TESSEL:-$here/build/bin/tessel}"
 case "${1:-175b}" in
@@ -29,4 +31,4 @@ for ((r = 0; r < ${REPS:-1}; ++r)); do
        "$(awk -v s="$steps" -v p="$packets" -v w="$wall" 'BEGIN { printf "%.0f steps/s, %.0f packets/s", s / w, p / w }')"
   walls+=("$wall")
 done
-printf '%s\n' "${walls[@]}" | sort -g | awk '{ a[NR] = $1 } END { printf "median wall %s s over %d runs\n", a[int((NR + 1) / 2)], NR }'
+print_median_wall "${walls[@]}"
