@@ -23,6 +23,7 @@
 #include "engine/serve/step_table.h"
 #include "engine/sweep/generated_spec.h"
 #include "engine/sweep/results.h"
+#include "engine/system/memory.h"
 #include "engine/system/system_mapper.h"
 #include "engine/workload/source.h"
 #include "models/core/error.h"
@@ -145,11 +146,17 @@ struct footprint {
     std::int64_t layers = 0;        // the model's repeated layers (0: the workload has no layers parameter)
 };
 
-footprint model_footprint(const workload_source& src, const split_sets& sets, const target& t) {
+/// A one-token decode step of one sequence: what the model holds, read from the graph of its smallest step.
+workload_overrides footprint_overrides(const split_sets& sets) {
     workload_overrides ov = parse_workload_overrides(sets.workload);
     ov.batch = 1;
     ov.seq = 1;
     ov.kv_cache = 64;  // any length: the cache's bytes per token are what is read
+    return ov;
+}
+
+footprint model_footprint(const workload_source& src, const split_sets& sets, const target& t) {
+    workload_overrides ov = footprint_overrides(sets);
     ov.tp = t.tp;
     const std::string no_cache = "tessel serve: workload '" + src.spec() +
                                  "' has no KV cache; serving needs a decoder that caches keys and values (the llama "
@@ -535,6 +542,29 @@ struct sized_model {
     std::int64_t kv_blocks = 0;
 };
 
+/// What a model that does not fit needs: the smallest replica that holds its weights (tp x pp by the plan rules,
+/// each stage's layers and the embedding and head where they lie), or why no split of it does.
+std::string least_replica(const std::string& workload, const split_sets& sets, double budget, bool system) {
+    const auto src = make_workload_source(workload);
+    workload_overrides ov = footprint_overrides(sets);
+    // A mixture of experts builds only the experts a step's tokens reach (balanced routing): a step of one token
+    // per expert reaches them all, so every expert's weights are placed.
+    const workload_graph g = src->build(ov);
+    if (const auto it = g.parameters.find("experts"); it != g.parameters.end())
+        ov.batch = std::max<std::int64_t>(1, std::stoll(it->second));
+    const holding_plan h = smallest_holding_plan(*src, ov, budget);
+    const parallel_plan& p = h.plan;
+    const std::string plan = "parallel.tp=" + std::to_string(p.tp) + " x parallel.pp=" + std::to_string(p.pp);
+    const std::string chips = std::to_string(p.chips()) + (p.chips() == 1 ? " chip" : " chips");
+    if (!h.found)
+        return "no split of this model holds them: at the most the plan rules allow (" + plan + ", " + chips +
+               ") a chip still needs " + format_bytes(h.stage_weights) +
+               " of weights; a narrower workload.precision or a chip with more memory";
+    return "the smallest replica that holds them is " + plan + " (" + chips + ", at most " +
+           format_bytes(h.stage_weights) + " of weights a chip)" +
+           (system ? ", with room for the KV cache beside" : ": serve it on a system (platforms/systems)");
+}
+
 sized_model size_model(const serve_cli& o, const std::string& platform_file, const std::string& workload,
                        split_sets& sets, const serve_options& so) {
     sized_model m;
@@ -554,17 +584,11 @@ sized_model size_model(const serve_cli& o, const std::string& platform_file, con
             throw input_error("does not fit: the draft model's weights need " + format_bytes(m.draft.weight_bytes) +
                               " per chip, more than the share of memory serving has");
     }
-    if (m.fp.weight_bytes >= m.budget) {
-        // Split over n chips, each holds about 1/n of the weights (the replicated norms aside).
-        const double all = m.fp.weight_bytes * static_cast<double>(m.tg.chips());
-        const auto least = static_cast<std::int64_t>(std::floor(all / m.budget)) + 1;
+    if (m.fp.weight_bytes >= m.budget)
         throw input_error("does not fit: the weights need " + format_bytes(m.fp.weight_bytes) + " per chip, but " +
                           format_number(100 * so.memory_utilization, 3) + "% of a chip's " +
-                          format_bytes(static_cast<double>(m.tg.capacity)) + " is " + format_bytes(m.budget) +
-                          "; it needs at least " + std::to_string(least) + " chips per replica" +
-                          (m.tg.system ? " (parallel.tp x parallel.pp), and room for the KV cache beside"
-                                       : ": serve it on a system (platforms/systems) with parallel.tp"));
-    }
+                          format_bytes(static_cast<double>(m.tg.capacity)) + " is " + format_bytes(m.budget) + "; " +
+                          least_replica(workload, sets, m.budget, m.tg.system));
     m.block_bytes = (m.fp.kv_bytes_per_token + m.draft.kv_bytes_per_token) * static_cast<double>(so.block_tokens);
     m.kv_blocks = static_cast<std::int64_t>((m.budget - m.fp.weight_bytes) / m.block_bytes);
     return m;

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "engine/system/parallel_plan.h"
 #include "engine/system/pipeline_schedule.h"
 #include "models/core/error.h"
 #include "models/core/units.h"
@@ -26,6 +27,7 @@ memory_report memory_per_chip(const partition_result& p, double capacity_bytes) 
     const parallel_plan& plan = p.plan;
     memory_report r;
     r.capacity = capacity_bytes;
+    r.training = p.training;
     const double dp = plan.dp;
     const int m = static_cast<int>(std::max<std::int64_t>(1, p.microbatches));
     for (int s = 0; s < plan.pp; ++s) {
@@ -102,6 +104,9 @@ void require_fit(const memory_report& r, const parallel_plan& plan) {
             msg += (i ? ", " : "") + s.largest[i].what + " " + format_bytes(s.largest[i].bytes);
     }
     if (msg.empty()) return;
+    if (!r.training)
+        fail("parallel plan " + plan.str() + " does not fit in memory: " + msg +
+             " (try more tp or pp, a smaller workload.batch, or a narrower workload.precision)");
     // What to try first: recomputation if there is none, then smaller blocks of it, then the rest.
     std::string recompute = "recompute=full or selective, ";
     if (plan.recompute != "none")
@@ -111,6 +116,45 @@ void require_fit(const memory_report& r, const parallel_plan& plan) {
                                                     : "";
     fail("parallel plan " + plan.str() + " does not fit in memory: " + msg + " (try " + recompute +
          "zero=1..3, a smaller microbatch, or more tp or pp)");
+}
+
+holding_plan smallest_holding_plan(const workload_source& source, const workload_overrides& overrides, double budget) {
+    plan_target target = plan_target_of(source, overrides, 1);
+    std::vector<parallel_plan> plans;
+    // tp beyond the heads (or 1 for a model with none) is refused by the plan rules below; 4,096 bounds the loop.
+    for (int tp = 1; tp <= std::max<std::int64_t>(1, target.heads) && tp <= 4096; tp *= 2)
+        for (int pp = 1; pp <= std::max<std::int64_t>(1, target.layers); ++pp) {
+            parallel_plan p;
+            p.tp = tp;
+            p.pp = pp;
+            p.microbatch = static_cast<int>(target.batch);  // one replica: the whole batch at once
+            target.chips = p.chips();
+            if (plan_violations(p, target).empty()) plans.push_back(p);
+        }
+    std::stable_sort(plans.begin(), plans.end(), [](const parallel_plan& a, const parallel_plan& b) {
+        return a.chips() != b.chips() ? a.chips() < b.chips() : a.pp < b.pp;
+    });
+    holding_plan best;
+    int graph_tp = 0;
+    workload_graph graph;  // the current tp's rank graph, cut by every pp
+    for (const parallel_plan& p : plans) {
+        target.chips = p.chips();
+        if (p.tp != graph_tp) {
+            graph = source.build(rank_overrides(target, overrides, p));
+            graph_tp = p.tp;
+        }
+        const memory_report r =
+            memory_per_chip(partition(graph, source.spec(), target, p, partition_detail::memory), budget);
+        double heaviest = 0;
+        for (const auto& s : r.stages) heaviest = std::max(heaviest, s.weights);
+        best.plan = p;
+        best.stage_weights = heaviest;
+        if (heaviest <= budget) {
+            best.found = true;
+            break;
+        }
+    }
+    return best;
 }
 
 }  // namespace tessel

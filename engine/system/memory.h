@@ -42,7 +42,8 @@ struct stage_memory {
 };
 
 struct memory_report {
-    double capacity = 0;  // bytes per chip
+    double capacity = 0;    // bytes per chip
+    bool training = false;  // else inference: no gradients or optimizer state, and nothing to recompute
     std::vector<stage_memory> stages;
     bool fits() const;
     /// The stage needing the most memory.
@@ -55,5 +56,16 @@ memory_report memory_per_chip(const partition_result& p, double capacity_bytes);
 /// Throws an input_error when a stage does not fit: "does not fit: stage 3 (32 chips: ...) needs 93.1 GiB but a chip
 /// has 80 GiB; largest: optimizer state 45 GiB, ...".
 void require_fit(const memory_report& r, const parallel_plan& plan);
+
+/// The replica that holds a model's weights with the fewest chips: a valid plan of tp x pp (tp a power of two,
+/// pp dividing the layers; dp = 1) whose every stage's weights fit in `budget` bytes per chip, fewer pipeline
+/// stages first among equal chip counts. Where no plan holds them, `plan` is the most split one the model allows
+/// (the most chips) and `stage_weights` what its heaviest stage still needs: what a "does not fit" can name.
+struct holding_plan {
+    bool found = false;
+    parallel_plan plan;
+    double stage_weights = 0;  // the heaviest stage's weights on one chip under `plan`
+};
+holding_plan smallest_holding_plan(const workload_source& source, const workload_overrides& overrides, double budget);
 
 }  // namespace tessel

@@ -8,8 +8,8 @@
 using namespace tessel::test;
 
 TEST(docs_slow, every_doc_without_a_test_of_its_own_prints_what_it_quotes) {
-    // Today every ```console slow block is in a doc with a test of its own (energy, systems, plan, accelerator
-    // war), so this runs none; it is the guard for the next doc that quotes a slow run without one.
+    // Today every ```console slow block is in a doc with a test of its own (energy, systems, plan, serving,
+    // accelerator war), so this runs none; it is the guard for the next doc that quotes a slow run without one.
     check_docs_without_their_own_test(true);
 }
 

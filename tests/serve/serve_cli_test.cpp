@@ -405,7 +405,21 @@ TEST(serve_cli, bad_input_is_one_clear_error) {
     expect(k_model + " --set workload.batch=3", "--set workload.batch: tessel serve sets it per batch step");
     expect(" -p gpu/h100_sxm -w gpt2", "has no KV cache");
     expect(" -p tsp/groqchip1 -w llama3-8b", "does not say how much memory a chip has");
-    expect(" -p gpu/h100_sxm -w llama2-70b", "does not fit: the weights need");
+    // The smallest replica that holds the weights: each stage's layers, with the embedding and head where they lie
+    // (hand-computed in tests/system/partition_test.cpp: a tp 8 layer of Llama-2-70B is 213.9 MB in fp16).
+    expect(" -p gpu/h100_sxm -w llama2-70b",
+           "does not fit: the weights need 138 GB per chip, but 90% of a chip's 80 GB is 72 GB; the smallest replica "
+           "that holds them is parallel.tp=2 x parallel.pp=1 (2 chips, at most 68.98 GB of weights a chip): serve it "
+           "on a system");
+    // Every expert of a mixture is placed, though a lone token's step reaches two of Mixtral's eight.
+    expect(" -p gpu/h100_sxm -w mixtral-8x7b",
+           "the smallest replica that holds them is parallel.tp=2 x parallel.pp=1 (2 chips, at most 46.7 GB");
+    expect(" -p systems/groqrack -w llama2-70b --set parallel.tp=8",
+           "no split of this model holds them: at the most the plan rules allow (parallel.tp=8 x parallel.pp=80, 640 "
+           "chips) a chip still needs 279.5 MB of weights; a narrower workload.precision");
+    expect(" -p systems/groqrack -w llama2-70b --set parallel.tp=8 --set workload.precision=int8",
+           "the smallest replica that holds them is parallel.tp=8 x parallel.pp=80 (640 chips, at most 139.7 MB of "
+           "weights a chip), with room for the KV cache beside");
     expect(" -p gpu/h100_sxm -w llama3-8b --set serve.prompt_tokens=2000000", "does not fit: a request of");
     expect(k_model + " --set serve.speculate=4", "needs a draft model (serve.draft=");
     expect(k_model + " --set serve.draft=llama3.2-1b", "used only with serve.speculate");

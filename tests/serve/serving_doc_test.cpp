@@ -8,7 +8,7 @@
 
 using namespace tessel::test;
 
-TEST(serving_doc, quoted_runs_print_what_the_doc_shows) { EXPECT_EQ(check_quoted_runs("docs/serving.md", false), 18u); }
+TEST(serving_doc, quoted_runs_print_what_the_doc_shows) { EXPECT_EQ(check_quoted_runs("docs/serving.md", false), 20u); }
 
 TEST(serving_doc, the_settings_table_is_the_declared_settings) {
     std::ifstream in("docs/serving.md");

@@ -6,6 +6,7 @@
 #include "engine/system/partition.h"
 #include "engine/system/pipeline_schedule.h"
 #include "engine/workload/op_types.h"
+#include "engine/workload/source.h"
 
 using namespace tessel;
 
@@ -334,4 +335,50 @@ TEST(partition, invalid_plan_and_inference) {
     EXPECT_TRUE(r.chunks[0].backward.ops().empty());
     EXPECT_DOUBLE_EQ(r.chunks[0].send_forward_bytes, 8192);
     EXPECT_DOUBLE_EQ(memory_per_chip(r, 0).stages[0].activations, 0);
+}
+
+// Llama-2-70B's shapes (hidden 8192, 64 heads of 128, 8 key/value heads, ffn 28672, vocabulary 32000, fp16) with 4
+// layers. A layer at tp t holds (2 x 8192 x 8192 + 2 x 8192 x 1024 + 3 x 8192 x 28672) / t = 855,638,016 / t
+// parameters plus its two norms (2 x 8192, on every rank); the embedding and the head 32000 x 8192 / t each, on the
+// first and last stage, the final norm (8192) on the last. 2 bytes a parameter.
+TEST(partition, smallest_replica_that_holds_the_weights) {
+    workload_overrides ov;
+    ov.layers = 4;
+    ov.batch = 1;
+    ov.seq = 1;
+    ov.kv_cache = 64;
+    const auto src = make_workload_source("llama2-70b");
+    const double layer8 = 2 * (855638016.0 / 8 + 16384), table8 = 2 * (32000.0 * 8192 / 8);
+    // 1 GB a chip: nothing on 1, 2 or 4 chips holds it; of the 8-chip plans, tp 8 pp 1 (fewer stages first) holds
+    // all 4 layers, the embedding, the head and the final norm: 986,857,472 B.
+    holding_plan h = smallest_holding_plan(*src, ov, 1e9);
+    EXPECT_TRUE(h.found);
+    EXPECT_EQ(h.plan.tp, 8);
+    EXPECT_EQ(h.plan.pp, 1);
+    EXPECT_DOUBLE_EQ(h.stage_weights, 4 * layer8 + 2 * table8 + 2 * 8192);
+    EXPECT_DOUBLE_EQ(h.stage_weights, 986857472);
+    // 100 MB: tp stops at the 8 key/value heads and pp at the 4 layers; the last stage of tp 8 x pp 4 still needs a
+    // layer, the head and the final norm (the first, a layer and the embedding: 16 KB less).
+    h = smallest_holding_plan(*src, ov, 1e8);
+    EXPECT_FALSE(h.found);
+    EXPECT_EQ(h.plan.tp, 8);
+    EXPECT_EQ(h.plan.pp, 4);
+    EXPECT_DOUBLE_EQ(h.stage_weights, layer8 + table8 + 2 * 8192);
+}
+
+// An inference step that does not fit is told what helps inference (no recomputation or ZeRO to suggest).
+TEST(partition, inference_does_not_fit_names_what_helps) {
+    auto inf = small_gpt();
+    inf["training"] = "none";
+    const partition_result r = partition("gpt2", inf, plan(1, 1, 2, 2));
+    try {
+        require_fit(memory_per_chip(r, 1000), r.plan);
+        ADD_FAILURE() << "expected does not fit";
+    } catch (const input_error& e) {
+        const std::string w = e.what();
+        EXPECT_NE(w.find("(try more tp or pp, a smaller workload.batch, or a narrower workload.precision)"),
+                  std::string::npos)
+            << w;
+        EXPECT_EQ(w.find("zero="), std::string::npos) << w;
+    }
 }
