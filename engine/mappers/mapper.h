@@ -80,6 +80,9 @@ public:
     /// Bytes of the memory that holds a model's weights and KV cache on one chip of `plat` (after configure), for
     /// `tessel serve`'s KV-cache budget; 0 when the mapper does not know one.
     virtual std::uint64_t memory_capacity(const platform& /*plat*/) const { return 0; }
+    /// Whether every step streams the weights in from a store off the chip instead of holding them (a Cerebras
+    /// wafer's weight streaming): memory then does not bound the model, and there is no KV-cache budget to size.
+    virtual bool streams_weights() const { return false; }
     /// The name the mapper is registered under (its explainer's name too); set by create_mapper.
     const std::string& name() const { return m_name; }
     void set_name(std::string n) { m_name = std::move(n); }

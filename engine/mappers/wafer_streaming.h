@@ -27,6 +27,7 @@ public:
     };
     explicit wafer_streaming_mapper(options o) : m_opt(std::move(o)) {}
     mapping map(const workload_graph& g, const platform& plat) const override;
+    bool streams_weights() const override { return true; }
 
 private:
     options m_opt;

@@ -106,8 +106,9 @@ target load_target(const serve_cli& o, const std::string& platform_file, split_s
     if (const auto* sm = dynamic_cast<const system_mapper*>(m.get())) {
         if (sm->streams_weights())
             throw input_error("tessel serve: '" + o.platform +
-                              "' streams its weights from a store (mapper.weights: streamed); serving needs them "
-                              "resident on the chips (--set mapper.weights=resident)");
+                              "' streams its weights in every step (mapper.weights: streamed, or its chips' mapper "
+                              "streams them, as a Cerebras cluster trains); serving needs the weights resident in "
+                              "the chips' memory, beside the KV cache");
         t.tp = sm->plan().tp;
         t.pp = sm->plan().pp;
         t.dp = sm->plan().dp;

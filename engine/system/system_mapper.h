@@ -85,7 +85,10 @@ public:
     /// whether weights stream from a store (then only data parallelism applies and chip memory does not bound it).
     const platform::chip_group& chips(const platform& plat) const { return *plat.find_chip_group(m_chip_group); }
     std::uint64_t chip_capacity(const platform& plat) const { return chip_memory(plat, chips(plat)).second; }
-    bool streams_weights() const { return m_opt.weights == "streamed"; }
+    /// From the system's store (mapper.weights: streamed), or into each chip by its own mapper.
+    bool streams_weights() const override {
+        return m_opt.weights == "streamed" || (m_chip_mapper && m_chip_mapper->streams_weights());
+    }
     /// Each chip's largest memory (what bounds a plan).
     std::uint64_t memory_capacity(const platform& plat) const override { return chip_capacity(plat); }
     /// The parallel plan read by configure().

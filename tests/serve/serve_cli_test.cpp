@@ -405,6 +405,11 @@ TEST(serve_cli, bad_input_is_one_clear_error) {
     expect(k_model + " --set workload.batch=3", "--set workload.batch: tessel serve sets it per batch step");
     expect(" -p gpu/h100_sxm -w gpt2", "has no KV cache");
     expect(" -p tsp/groqchip1 -w llama3-8b", "does not say how much memory a chip has");
+    // A CS-2 cluster streams its weights from MemoryX, and with them resident in the system's sense its wafers'
+    // own mapper still streams them: no KV-cache budget to size (it was MemoryX's 2.4 PB).
+    for (const std::string weights : {"", " --set mapper.weights=resident"})
+        expect(" -p systems/cs2_cluster -w llama3-8b" + weights,
+               "streams its weights in every step (mapper.weights: streamed, or its chips' mapper streams them");
     // The smallest replica that holds the weights: each stage's layers, with the embedding and head where they lie
     // (hand-computed in tests/system/partition_test.cpp: a tp 8 layer of Llama-2-70B is 213.9 MB in fp16).
     expect(" -p gpu/h100_sxm -w llama2-70b",
