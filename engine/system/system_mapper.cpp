@@ -1,6 +1,8 @@
 #include "engine/system/system_mapper.h"
 
 #include <algorithm>
+#include <array>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -240,18 +242,24 @@ std::vector<int> group_torus(std::vector<int> dims, int stride, int members) {
     return shape;
 }
 
+/// Shown each segment of a pass once mapped, with the number of its ops.
+using segment_counter = std::function<void(const program&, double)>;
+
 /// Cuts `graph`, a chunk's pass named `what`, at its collective ops and maps each segment between them on chip 0
-/// (`chip0`) with the chip's own mapper.
+/// (`chip0`) with the chip's own mapper, showing each mapped segment to `mapped`.
 cut_pass cut_at_collectives(const workload_graph& graph, const std::string& what, const mapper& chip_mapper,
-                            const platform& chip0) {
+                            const platform& chip0, const segment_counter& mapped) {
     cut_pass out;
     std::vector<int> ops;
+    double seg_ops = 0;
     auto close = [&] {
         program prog;
         if (!ops.empty()) {
             mapping mp = chip_mapper.map(subgraph(graph, ops, what), chip0);
             prog = std::move(mp.prog);
+            mapped(prog, seg_ops);
         }
+        seg_ops = 0;
         out.sinks.push_back(sinks_of(prog));
         out.segments.push_back(std::move(prog));
         out.memos.emplace_back();
@@ -261,6 +269,7 @@ cut_pass cut_at_collectives(const workload_graph& graph, const std::string& what
         const op_node& op = graph.op(i);
         out.flops += op.cost.flops;
         if (op.kind != op_kind::collective) {
+            seg_ops += 1;
             ops.push_back(i);
             continue;
         }
@@ -283,14 +292,71 @@ struct chunk_passes {
     cut_pass fwd, bwd, opt;
 };
 
-/// Each chunk's passes, mapped once on chip 0 and re-bound to the chip that runs them.
-std::vector<chunk_passes> cut_chunks(const partition_result& part, const mapper& chip_mapper, const platform& chip0) {
+/// The iteration's steps, counted while its passes are mapped: a segment's steps recur once per item that runs
+/// its pass, on every simulated tp rank, so their sum is a lower bound on the program's size. A plan over the
+/// budget is refused by the first segments that prove it, before the rest are mapped or anything is built (a 13B
+/// GPT on an IPU-POD64 was refused only after mapping all its passes: 43 s and 5.2 GB).
+class steps_tally {
+public:
+    /// `uses[c]`: how often chunk c's forward and backward passes run (items of the simulated lanes, times the
+    /// simulated tp ranks); `ops`: the ops those runs run, which scale the part mapped to an estimate of all.
+    steps_tally(std::string program_name, std::vector<std::array<double, 2>> uses, double ops)
+        : m_name(std::move(program_name)), m_uses(std::move(uses)), m_ops(ops) {}
+
+    /// Counts pass `dir` (0 forward, 1 backward) of chunk `chunk`: each of its segments once mapped.
+    segment_counter counter(int chunk, int dir) {
+        const double uses = m_uses[static_cast<size_t>(chunk)][static_cast<size_t>(dir)];
+        return [this, uses](const program& seg, double ops) { count(seg, ops, uses); };
+    }
+
+private:
+    void count(const program& seg, double ops, double uses) {
+        m_least += static_cast<double>(seg.size()) * uses;
+        m_ops_mapped += ops * uses;
+        if (m_least <= limits().steps) return;
+        std::string estimate;
+        if (m_ops > m_ops_mapped)
+            estimate = " (about " + format_number(m_least * m_ops / m_ops_mapped) +
+                       " for the whole iteration, scaled by the ops of its passes from the " +
+                       fmt_percent(m_ops_mapped / m_ops) + " mapped when the budget was passed)";
+        throw input_error("program '" + m_name + "' " + over_limit("steps", m_least, "steps or more") + estimate +
+                          "; a smaller workload or a coarser mapping needs fewer");
+    }
+
+    std::string m_name;
+    std::vector<std::array<double, 2>> m_uses;
+    double m_ops, m_ops_mapped = 0, m_least = 0;
+};
+
+/// The tally of program `name`'s steps: each chunk's passes run by the `schedules` of every stage's `sim_dp`
+/// simulated replicas, on `sim_tp` simulated tp ranks each.
+steps_tally tally_of(const std::string& name, const partition_result& part,
+                     const std::vector<std::vector<schedule_item>>& schedules, int sim_dp, int sim_tp) {
+    std::vector<std::array<double, 2>> uses(part.chunks.size(), {0, 0});
+    for (const auto& stage_items : schedules)
+        for (const schedule_item& it : stage_items)
+            uses[static_cast<size_t>(it.chunk)][it.pass == pass_dir::forward ? 0 : 1] +=
+                static_cast<double>(sim_dp) * sim_tp;
+    double ops = 0;
+    for (const chunk_partition& ch : part.chunks)
+        for (size_t dir = 0; dir < 2; ++dir)
+            for (const op_node& op : (dir == 0 ? ch.forward : ch.backward).ops())
+                if (op.kind != op_kind::collective) ops += uses[static_cast<size_t>(ch.index)][dir];
+    return steps_tally(name, std::move(uses), ops);
+}
+
+/// Each chunk's passes, mapped once on chip 0 and re-bound to the chip that runs them; `tally` counts the steps
+/// of their runs as they are mapped (the optimizer runs once and is not counted).
+std::vector<chunk_passes> cut_chunks(const partition_result& part, const mapper& chip_mapper, const platform& chip0,
+                                     steps_tally& tally) {
     std::vector<chunk_passes> passes;
     for (const chunk_partition& ch : part.chunks) {
         const std::string name = "chunk" + std::to_string(ch.index);
-        passes.push_back({cut_at_collectives(ch.forward, name + ".forward", chip_mapper, chip0),
-                          cut_at_collectives(ch.backward, name + ".backward", chip_mapper, chip0),
-                          cut_at_collectives(ch.optimizer, name + ".optimizer", chip_mapper, chip0)});
+        chunk_passes cp;
+        cp.fwd = cut_at_collectives(ch.forward, name + ".forward", chip_mapper, chip0, tally.counter(ch.index, 0));
+        cp.bwd = cut_at_collectives(ch.backward, name + ".backward", chip_mapper, chip0, tally.counter(ch.index, 1));
+        cp.opt = cut_at_collectives(ch.optimizer, name + ".optimizer", chip_mapper, chip0, [](const program&, double) {});
+        passes.push_back(std::move(cp));
     }
     return passes;
 }
@@ -376,9 +442,8 @@ struct iteration_builder {
     void pass_collective(const cut_pass::collective& cc, int stage, int replica, std::vector<deps_t>& at);
     std::uint32_t join(std::uint32_t op, const deps_t& d);
 
-    void run_pipeline(const partition_result& part, std::vector<chunk_passes>& passes, int m);
-    void check_steps_budget(const std::vector<std::vector<schedule_item>>& schedules,
-                            const std::vector<chunk_passes>& passes) const;
+    void run_pipeline(const partition_result& part, std::vector<chunk_passes>& passes,
+                      const std::vector<std::vector<schedule_item>>& schedules);
     bool emit_item(lane& l, const schedule_item& it, const partition_result& part, std::vector<chunk_passes>& passes,
                    item_ends& ended, const pipeline_ops& ops);
     void receive(const lane& l, const chunk_partition& sender, bool fwd, const std::vector<std::uint32_t>& sent,
@@ -497,11 +562,10 @@ std::uint32_t iteration_builder::join(std::uint32_t op, const deps_t& d) {
 }
 
 // Pipeline: every lane (stage, replica) runs its schedule; items are emitted once what they receive exists.
-void iteration_builder::run_pipeline(const partition_result& part, std::vector<chunk_passes>& passes, int m) {
-    const auto schedules = part.training ? pipeline_schedule(plan, m) : forward_schedule(plan, m);
+void iteration_builder::run_pipeline(const partition_result& part, std::vector<chunk_passes>& passes,
+                                     const std::vector<std::vector<schedule_item>>& schedules) {
     for (int s = 0; s < plan.pp; ++s)
         for (int d = 0; d < sim_dp; ++d) lanes.push_back({s, d, 0, std::vector<deps_t>(static_cast<size_t>(sim_tp))});
-    check_steps_budget(schedules, passes);
     item_ends ended;
     pipeline_ops ops;
     ops.send_forward = p.intern_op("pipeline.send_forward");
@@ -522,22 +586,6 @@ void iteration_builder::run_pipeline(const partition_result& part, std::vector<c
         }
         if (!progress) throw std::logic_error("system mapper: the pipeline schedules wait on each other");
     }
-}
-
-// Every item runs its pass's segments on each simulated tp rank, so their steps are a lower bound on the
-// program's size: a plan far over the steps budget is refused now instead of after building the budget's worth.
-void iteration_builder::check_steps_budget(const std::vector<std::vector<schedule_item>>& schedules,
-                                           const std::vector<chunk_passes>& passes) const {
-    double least = 0;
-    for (const lane& l : lanes)
-        for (const schedule_item& it : schedules[static_cast<size_t>(l.stage)]) {
-            const chunk_passes& cp = passes[static_cast<size_t>(it.chunk)];
-            for (const program& seg : (it.pass == pass_dir::forward ? cp.fwd : cp.bwd).segments)
-                least += static_cast<double>(seg.size()) * sim_tp;
-        }
-    if (least > limits().steps)
-        throw input_error("program '" + p.name + "' " + over_limit("steps", least, "steps or more") +
-                          "; a smaller workload or a coarser mapping needs fewer");
 }
 
 // Emits lane `l`'s next item `it`: what it receives from the chunk before it (after it, going backward), its pass
@@ -778,13 +826,15 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
     double held = static_cast<double>(m_opt.holds.bytes());
     for (const stage_memory& sm : mem.stages) held = std::max(held, sm.weights + sm.state);
     m_chip_mapper->maps_pieces(held);
-    std::vector<chunk_passes> passes = cut_chunks(part, *m_chip_mapper, chip0);
+    const auto schedules = part.training ? pipeline_schedule(plan, m) : forward_schedule(plan, m);
+    steps_tally tally = tally_of(g.name, part, schedules, symmetric() ? 1 : plan.dp, symmetric() ? 1 : plan.tp);
+    std::vector<chunk_passes> passes = cut_chunks(part, *m_chip_mapper, chip0, tally);
 
     mapping out;
     out.record = planned;
     out.prog.name = g.name;
     iteration_builder b(plat, cg, plan, m_opt, m_torus, m_engines, mem_local, algo, symmetric(), out.prog, *planned);
-    b.run_pipeline(part, passes, m);
+    b.run_pipeline(part, passes, schedules);
     b.reduce_and_step(part, passes);
     b.describe(out, part, mem, passes, capacity, m_chip_group);
     return out;

@@ -9,6 +9,7 @@
 #include "tests/support/cli.h"
 
 using tessel::test::run_tessel;
+using tessel::test::run_tessel_measured;
 using tessel::test::write_temp;
 
 namespace {
@@ -84,10 +85,10 @@ TEST(budgets, a_limit_can_be_raised_deliberately) {
 }
 
 TEST(budgets, a_system_plan_over_the_steps_budget_is_refused_before_its_program_is_built) {
-    // The system mapper counts the steps of the passes every pipeline item runs before building anything (a
-    // GroqRack plan used to take 15 s to reach the 2e7 budget). That count is a lower bound: the plan below runs
-    // in 629 steps, and refused at a budget of 100 it must name more than 100 steps and no more than 629 -- and
-    // not 101, which is what refusing while building (at the 101st step) would say.
+    // The system mapper tallies the steps each mapped pass will cost in every pipeline item that runs it before
+    // the program is built (a GroqRack plan used to take 15 s to reach the 2e7 budget). That tally is a lower
+    // bound: the plan below runs in 629 steps, and refused at a budget of 100 it must name more than 100 steps and
+    // no more than 629 -- and not 101, which is what refusing while building (at the 101st step) would say.
     const std::string plan =
         "-p platforms/systems/dgx_a100.yaml --set nodes=1 -w gpt2 --set workload.layers=2 "
         "--set workload.batch=8 --set workload.training=adam --set parallel.dp=2 --set parallel.tp=2 "
@@ -106,6 +107,25 @@ TEST(budgets, a_system_plan_over_the_steps_budget_is_refused_before_its_program_
     EXPECT_LE(needs, 629);
     EXPECT_NE(refused.out.find(" steps or more, over the limit of 100 (--limit steps=N raises it)"), std::string::npos)
         << refused.out;
+}
+
+TEST(budgets, a_system_plan_far_over_the_steps_budget_is_refused_while_its_first_passes_are_mapped) {
+    // A 13B GPT trained on an IPU-POD64 at tp 8, pp 8 needs about 6e10 steps. The budget used to be checked once
+    // every chunk was mapped: 43 s and 5.2 GB of memory before the refusal. The tally now follows the mapped
+    // segments and stops at the first that passes the limit (0.3 s, 69 MB when measured); the bounds below leave
+    // room for the sanitizer build, and sit far below what checking at the end costs.
+    const auto cost = run_tessel_measured(
+        "run -q -p platforms/systems/ipu_pod64.yaml -w gpt2 --set workload.hidden=5120 --set workload.heads=40 "
+        "--set workload.layers=40 --set workload.seq=2048 --set workload.context=2048 --set workload.batch=256 "
+        "--set workload.training=adam --set parallel.tp=8 --set parallel.pp=8");
+    EXPECT_EQ(cost.result.code, 2) << cost.result.out;
+    EXPECT_NE(cost.result.out.find("program 'gpt2' needs "), std::string::npos) << cost.result.out;
+    EXPECT_NE(cost.result.out.find(" steps or more, over the limit of 2e+07 (--limit steps=N raises it) (about "),
+              std::string::npos)
+        << cost.result.out;
+    EXPECT_NE(cost.result.out.find(" for the whole iteration"), std::string::npos) << cost.result.out;
+    EXPECT_LT(cost.peak_rss_mb, 1024) << cost.result.out;
+    EXPECT_LT(cost.wall_s, 15) << cost.result.out;
 }
 
 TEST(budgets, internal_errors_became_input_errors) {
