@@ -12,6 +12,18 @@ using tessel::test::run_tessel;
 using tessel::test::run_tessel_measured;
 using tessel::test::write_temp;
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool under_sanitizers = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool under_sanitizers = true;
+#else
+constexpr bool under_sanitizers = false;
+#endif
+#else
+constexpr bool under_sanitizers = false;
+#endif
+
 namespace {
 
 TEST(budgets, crash_a_transfer_to_a_pe_is_refused_where_it_is_written) {
@@ -112,8 +124,9 @@ TEST(budgets, a_system_plan_over_the_steps_budget_is_refused_before_its_program_
 TEST(budgets, a_system_plan_far_over_the_steps_budget_is_refused_while_its_first_passes_are_mapped) {
     // A 13B GPT trained on an IPU-POD64 at tp 8, pp 8 needs about 6e10 steps. The budget used to be checked once
     // every chunk was mapped: 43 s and 5.2 GB of memory before the refusal. The tally now follows the mapped
-    // segments and stops at the first that passes the limit (0.3 s, 69 MB when measured); the bounds below leave
-    // room for the sanitizer build, and sit far below what checking at the end costs.
+    // segments and stops at the first that passes the limit (0.3 s, 69 MB when measured). The bounds are the
+    // promise of docs/reliability.md (2 s, 500 MB), widened under the sanitizers (3 to 5 times slower, a 256 MB
+    // quarantine): still far below what checking at the end cost.
     const auto cost = run_tessel_measured(
         "run -q -p platforms/systems/ipu_pod64.yaml -w gpt2 --set workload.hidden=5120 --set workload.heads=40 "
         "--set workload.layers=40 --set workload.seq=2048 --set workload.context=2048 --set workload.batch=256 "
@@ -124,8 +137,8 @@ TEST(budgets, a_system_plan_far_over_the_steps_budget_is_refused_while_its_first
               std::string::npos)
         << cost.result.out;
     EXPECT_NE(cost.result.out.find(" for the whole iteration"), std::string::npos) << cost.result.out;
-    EXPECT_LT(cost.peak_rss_mb, 1024) << cost.result.out;
-    EXPECT_LT(cost.wall_s, 15) << cost.result.out;
+    EXPECT_LT(cost.peak_rss_mb, under_sanitizers ? 1024 : 500) << cost.result.out;
+    EXPECT_LT(cost.wall_s, under_sanitizers ? 10 : 2) << cost.result.out;
 }
 
 TEST(budgets, internal_errors_became_input_errors) {
