@@ -83,6 +83,10 @@ public:
     /// Whether every step streams the weights in from a store off the chip instead of holding them (a Cerebras
     /// wafer's weight streaming): memory then does not bound the model, and there is no KV-cache budget to size.
     virtual bool streams_weights() const { return false; }
+    /// A copy of this mapper that maps in a coarser form (fewer program steps for the same work, within the
+    /// tolerance its docs state), or null when it has none or is coarse already, or its form was fixed by the
+    /// user. The system mapper takes it when the fine form of an iteration would be over the steps budget.
+    virtual std::unique_ptr<mapper> coarser() const { return nullptr; }
     /// The name the mapper is registered under (its explainer's name too); set by create_mapper.
     const std::string& name() const { return m_name; }
     void set_name(std::string n) { m_name = std::move(n); }

@@ -292,6 +292,12 @@ struct chunk_passes {
     cut_pass fwd, bwd, opt;
 };
 
+/// A plan's passes, as mapped so far, prove its program over the steps budget: `message` says by how much.
+struct over_steps_budget {
+    std::string message;
+    double estimate = 0;  // steps of the whole iteration, scaled from the part mapped
+};
+
 /// The iteration's steps, counted while its passes are mapped: a segment's steps recur once per item that runs
 /// its pass, on every simulated tp rank, so their sum is a lower bound on the program's size. A plan over the
 /// budget is refused by the first segments that prove it, before the rest are mapped or anything is built (a 13B
@@ -314,13 +320,17 @@ private:
         m_least += static_cast<double>(seg.size()) * uses;
         m_ops_mapped += ops * uses;
         if (m_least <= limits().steps) return;
+        over_steps_budget over;
+        over.estimate = m_least;
         std::string estimate;
-        if (m_ops > m_ops_mapped)
-            estimate = " (about " + format_number(m_least * m_ops / m_ops_mapped) +
+        if (m_ops > m_ops_mapped) {
+            over.estimate = m_least * m_ops / m_ops_mapped;
+            estimate = " (about " + format_number(over.estimate) +
                        " for the whole iteration, scaled by the ops of its passes from the " +
                        fmt_percent(m_ops_mapped / m_ops) + " mapped when the budget was passed)";
-        throw input_error("program '" + m_name + "' " + over_limit("steps", m_least, "steps or more") + estimate +
-                          "; a smaller workload or a coarser mapping needs fewer");
+        }
+        over.message = "program '" + m_name + "' " + over_limit("steps", m_least, "steps or more") + estimate;
+        throw over;
     }
 
     std::string m_name;
@@ -827,8 +837,31 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
     for (const stage_memory& sm : mem.stages) held = std::max(held, sm.weights + sm.state);
     m_chip_mapper->maps_pieces(held);
     const auto schedules = part.training ? pipeline_schedule(plan, m) : forward_schedule(plan, m);
-    steps_tally tally = tally_of(g.name, part, schedules, symmetric() ? 1 : plan.dp, symmetric() ? 1 : plan.tp);
-    std::vector<chunk_passes> passes = cut_chunks(part, *m_chip_mapper, chip0, tally);
+    // The chip mapper's own form first; when the fine form proves over the steps budget, its coarse form (one
+    // step per superstep or section) if it has one, from the start.
+    auto map_passes = [&](const mapper& chip_mapper) {
+        steps_tally tally = tally_of(g.name, part, schedules, symmetric() ? 1 : plan.dp, symmetric() ? 1 : plan.tp);
+        return cut_chunks(part, chip_mapper, chip0, tally);
+    };
+    const std::string fewer = "; a smaller workload or a coarser mapping needs fewer";
+    std::vector<chunk_passes> passes;
+    std::string coarse_note;
+    try {
+        passes = map_passes(*m_chip_mapper);
+    } catch (const over_steps_budget& fine) {
+        const std::unique_ptr<mapper> coarse = m_chip_mapper->coarser();
+        if (!coarse) throw input_error(fine.message + fewer);
+        try {
+            passes = map_passes(*coarse);
+        } catch (const over_steps_budget& still) {
+            throw input_error(still.message + " in the chip mapper's coarse form (the fine form: about " +
+                              format_number(fine.estimate) + ")" + fewer);
+        }
+        coarse_note = "coarse chip programs: the fine form would need about " + format_number(fine.estimate) +
+                      " steps, over the steps budget of " + format_number(limits().steps) +
+                      " (--limit steps=N raises it; " + m_chip_group +
+                      ".mapper.representation=fine forces the fine form)";
+    }
 
     mapping out;
     out.record = planned;
@@ -837,6 +870,16 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
     b.run_pipeline(part, passes, schedules);
     b.reduce_and_step(part, passes);
     b.describe(out, part, mem, passes, capacity, m_chip_group);
+    if (!coarse_note.empty()) {
+        // The chip's coarse form applies whole: its packets and quantum, which joining its pieces leaves behind.
+        for (const chunk_passes& cp : passes)
+            for (const cut_pass* pass : {&cp.fwd, &cp.bwd, &cp.opt})
+                for (const program& seg : pass->segments) {
+                    out.prog.packet_bytes = std::max(out.prog.packet_bytes, seg.packet_bytes);
+                    out.prog.quantum = std::max(out.prog.quantum, seg.quantum);
+                }
+        out.notes.insert(out.notes.begin(), coarse_note);
+    }
     return out;
 }
 

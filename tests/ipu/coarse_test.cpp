@@ -18,7 +18,7 @@ using namespace tessel;
 namespace {
 
 test::bench_copies& b() {
-    static test::bench_copies x("platforms/ipu/gc200.yaml", "gc200", 6);
+    static test::bench_copies x("platforms/ipu/gc200.yaml", "gc200", 8);
     return x;
 }
 
@@ -29,12 +29,11 @@ struct outcome {
     std::vector<resource_usage> usage;
 };
 
-outcome run(test::bench& bench, const std::string& representation, const std::string& workload,
+outcome run(test::bench& bench, const std::string& options, const std::string& workload,
             const std::map<std::string, std::string>& sets) {
     param_context ctx;
     bsp_mapper::options o;
-    param_decl d(yaml_node::load_string("{representation: " + representation + "}", "mapper"), &ctx, "mapper",
-                 "mapper 'bsp'");
+    param_decl d(yaml_node::load_string("{" + options + "}", "mapper"), &ctx, "mapper", "mapper 'bsp'");
     o.declare(d);
     d.finish();
     bsp_mapper mp(o);
@@ -56,24 +55,40 @@ double usage_work(const outcome& o, const std::string& suffix) {
     return 0;
 }
 
-void compare(int pair, const std::string& workload, const std::map<std::string, std::string>& sets) {
-    SCOPED_TRACE(workload);
-    const outcome fine = run(b()[static_cast<size_t>(2 * pair)], "fine", workload, sets);
-    const outcome coarse = run(b()[static_cast<size_t>(2 * pair + 1)], "coarse", workload, sets);
+/// Streaming runs: the coarse form's superstep waits for all its loads, where the fine form lets each tile start
+/// once its own have arrived, so its stream-bound phases are slower and the phases after them start differently;
+/// whole runs are a few percent slower, never faster.
+struct streaming_tolerance {
+    bool on = false;
+    double run = 0.03;  // whole run, relative
+};
+
+void compare(int pair, const std::string& workload, const std::map<std::string, std::string>& sets,
+             const std::string& options = "", streaming_tolerance streaming = {}) {
+    SCOPED_TRACE(workload + " " + options);
+    const std::string more = options.empty() ? "" : ", " + options;
+    const outcome fine = run(b()[static_cast<size_t>(2 * pair)], "representation: fine" + more, workload, sets);
+    const outcome coarse = run(b()[static_cast<size_t>(2 * pair + 1)], "representation: coarse" + more, workload, sets);
     EXPECT_GT(fine.m.prog.size(), 100 * coarse.m.prog.size());
     const auto& fs = fine.s.details["supersteps"];
     const auto& cs = coarse.s.details["supersteps"];
     ASSERT_EQ(fs.size(), cs.size());
+    double fx_sum = 0, cx_sum = 0;
     for (size_t i = 0; i < fs.size(); ++i) {
         SCOPED_TRACE(fs[i]["name"].get<std::string>());
         EXPECT_EQ(fs[i]["name"], cs[i]["name"]);
         EXPECT_DOUBLE_EQ(fs[i]["exchange_bytes"].get<double>(), cs[i]["exchange_bytes"].get<double>());
+        EXPECT_DOUBLE_EQ(fs[i]["streamed_bytes"].get<double>(), cs[i]["streamed_bytes"].get<double>());
         const double fx = fs[i]["exchange_s"], cx = cs[i]["exchange_s"];
         // The coarse phase is the compiled exchange's bound: never slower than the fine form, which serves a phase's
         // messages in the order they were emitted and can leave a receiver idle while its sender serves others
         // (up to a third of a short phase).
-        EXPECT_LE(cx, fx + 2e-9);
-        EXPECT_GE(cx, 0.65 * fx - 2e-9);
+        fx_sum += fx;
+        cx_sum += cx;
+        if (!streaming.on) {
+            EXPECT_LE(cx, fx + 2e-9);
+            EXPECT_GE(cx, 0.65 * fx - 2e-9);
+        }
         const double fc = fs[i]["compute_s"], cc = cs[i]["compute_s"];
         if (std::fabs(cx - fx) < 1e-12) {
             EXPECT_NEAR(cc, fc, 1e-12) << "same data-in times, same compute";
@@ -81,7 +96,15 @@ void compare(int pair, const std::string& workload, const std::map<std::string, 
         EXPECT_DOUBLE_EQ(fs[i]["sync_s"].get<double>(), cs[i]["sync_s"].get<double>());
     }
     const double tf = ticks_to_seconds(fine.r.duration()), tc = ticks_to_seconds(coarse.r.duration());
-    EXPECT_NEAR(tc, tf, 0.03 * tf);
+    if (streaming.on) {
+        // Phase by phase the two forms differ (short phases after a streamed one by half either way); the
+        // exchange phases together stay close.
+        EXPECT_NEAR(cx_sum, fx_sum, 0.1 * fx_sum);
+        EXPECT_GE(tc, tf);
+        EXPECT_LE(tc, (1 + streaming.run) * tf);
+    } else {
+        EXPECT_NEAR(tc, tf, 0.03 * tf);
+    }
     for (const char* r : {"exchange.tiles", "tiles.compute", "tiles.sram"})
         EXPECT_NEAR(usage_work(coarse, r), usage_work(fine, r), 1e-9 * usage_work(fine, r)) << r;
 }
@@ -97,3 +120,13 @@ TEST(ipu_coarse, a_transformer_layer_runs_within_a_few_percent_in_both_forms) {
 }
 
 TEST(ipu_coarse, a_convolutional_network_runs_within_a_few_percent_in_both_forms) { compare(2, "resnet18", {}); }
+
+TEST(ipu_coarse, streamed_weights_move_in_merged_transfers_and_large_packets_within_a_few_percent) {
+    // Every weight and optimizer state tensor from streaming memory: the coarse form merges a superstep's loads
+    // (and write-backs) into a few transfers over enough tiles to outrun the gateway, in packets of 64 KiB (what
+    // the system mapper asks for when it coarsens a run for the steps budget) instead of the gateway's 4 KiB.
+    // Measured (2026-12-06): coarse 5.4% slower than fine with a transfer per piece and 4 KiB packets, 5.2% merged,
+    // 5.0% merged in 64 KiB packets (8.5% in 256 KiB ones).
+    compare(3, "gpt2", {{"layers", "1"}, {"seq", "32"}, {"vocab", "8192"}, {"training", "adam"}},
+            "weights: streaming, coarse_packet: 64KiB", {true, 0.06});
+}

@@ -106,7 +106,7 @@ void planner::stage(std::uint32_t op, int t, const layout& home) {
         const auto bytes = static_cast<std::uint64_t>(std::ceil(pr.area() * total));
         if (bytes == 0) continue;
         endpoint src = m_mem_ep;
-        src.address = p.address + static_cast<std::uint64_t>(pr.y0 * total);
+        src.address = p.address + offset_in(r, pr);
         p.ready[i] = transfer(op, src, home.tile[i], bytes, {});
         m_cur.streamed_bytes += static_cast<double>(bytes);
     }

@@ -38,6 +38,7 @@ public:
         std::string matmul_split;
         std::string representation;
         double coarse_above = 0;
+        byte_size coarse_packet;
         void declare(param_decl& d);
     };
 
@@ -56,6 +57,8 @@ public:
 
     explicit bsp_mapper(options o) : m_opt(std::move(o)) {}
     mapping map(const workload_graph& g, const platform& plat) const override;
+    /// The coarse form where the form is auto (the user did not fix it).
+    std::unique_ptr<mapper> coarser() const override;
 
 private:
     mapping map_as(const workload_graph& g, const platform& plat, const options& opt) const;

@@ -56,6 +56,11 @@ std::uint32_t planner::transfer(std::uint32_t op, endpoint from, std::uint32_t t
         if (m_coarse_op == ~0u) m_coarse_op = op;
         return ~0u;
     }
+    if (m_merge_streams && from.comp == m_mem_ep.comp && deps.empty()) {
+        // From streaming memory: merged with the superstep's other loads (end()), which its step waits for.
+        m_loads.push_back({op, to_tile, from.address, bytes});
+        return ~0u;
+    }
     if (deps.empty()) deps = m_after;
     const std::uint32_t s = m_out.prog.add_transfer(op, from, tile_ep(to_tile), bytes, deps);
     if (m_coarse) return s;  // from streaming memory: the superstep's step waits for it (end())
@@ -99,7 +104,7 @@ void planner::write_back(std::uint32_t op, std::uint32_t tile, int t, const rect
     const double total = tbytes(r);
     const auto bytes = static_cast<std::uint64_t>(std::ceil(q.area() * total));
     if (bytes == 0) return;
-    m_writes.push_back({op, tile, p.address + static_cast<std::uint64_t>(q.y0 * total), bytes});
+    m_writes.push_back({op, tile, p.address + offset_in(r, q), bytes});
 }
 
 void planner::end_coarse() {
@@ -136,9 +141,48 @@ void planner::end_coarse() {
     m_cur.compute = id;
 }
 
+std::uint32_t planner::stream_fanout() const {
+    if (m_tile_bps <= 0) return m_T;
+    return static_cast<std::uint32_t>(std::clamp(std::ceil(2 * m_stream_bps / m_tile_bps), 1.0, static_cast<double>(m_T)));
+}
+
+void planner::emit_merged(const std::vector<pending_write>& moves, bool load, const std::vector<std::uint32_t>& deps) {
+    double total = 0;
+    for (const pending_write& w : moves) total += static_cast<double>(w.bytes);
+    const double groups = std::min<double>(stream_fanout(), static_cast<double>(moves.size()));
+    size_t i = 0;
+    double done = 0;
+    for (double g = 1; g <= groups && i < moves.size(); ++g) {
+        const pending_write& first = moves[i];
+        std::uint64_t bytes = 0;
+        // Consecutive moves up to this group's share of the bytes (the last group takes the rest).
+        do {
+            bytes += moves[i].bytes;
+            done += static_cast<double>(moves[i].bytes);
+            ++i;
+        } while (i < moves.size() && (g == groups || done < total * g / groups));
+        endpoint mem = m_mem_ep;
+        mem.address = first.address;
+        if (load)
+            m_out.prog.add_transfer(first.op, mem, tile_ep(first.tile), bytes, deps);
+        else
+            m_out.prog.add_transfer(first.op, tile_ep(first.tile, first.address), mem, bytes, deps);
+    }
+}
+
 void planner::end(std::uint32_t op, std::uint32_t tiles_used) {
-    if (m_coarse) end_coarse();
+    if (m_coarse) {
+        emit_merged(m_loads, true, m_after);  // the superstep's step waits for every step since m_cur.first
+        m_loads.clear();
+        end_coarse();
+    }
     // Write-backs to streaming memory leave once their tile's compute is done.
+    if (m_merge_streams && !m_writes.empty()) {
+        m_fine_steps += static_cast<double>(m_writes.size());
+        for (const pending_write& w : m_writes) m_cur.streamed_bytes += static_cast<double>(w.bytes);
+        emit_merged(m_writes, false, m_ss->tiles.empty() ? m_after : std::vector<std::uint32_t>{m_cur.compute});
+        m_writes.clear();
+    }
     for (const pending_write& w : m_writes) {
         // (A superstep that only writes has no compute step: its writes wait for the superstep before.)
         const std::uint32_t after = m_coarse ? (m_ss->tiles.empty() ? ~0u : m_cur.compute) : m_tile_compute[w.tile];
@@ -191,7 +235,7 @@ void planner::fetch(std::uint32_t op, int t, const rect& q, std::uint32_t dst) {
         const auto bytes = static_cast<std::uint64_t>(std::ceil(q.area() * total));
         if (bytes == 0) return;
         endpoint src = m_mem_ep;
-        src.address = p.address + static_cast<std::uint64_t>(q.y0 * total);
+        src.address = p.address + offset_in(r, q);
         transfer(op, src, dst, bytes, {});
         m_cur.streamed_bytes += static_cast<double>(bytes);
         return;
@@ -360,20 +404,27 @@ void planner::map_update(int o) {
     const int weight = op.inputs.front();
     auto rewritten = [&](size_t i) { return op.inputs[i == 0 ? 0 : i + 1]; };  // output i's input
     // Row bands of the weight over as many tiles as its size asks for; resident state not yet placed goes there.
-    const std::int64_t R = view_rows(weight);
+    // A flat weight (one row: a bias, or a ZeRO shard of the flattened parameters) is one band, on one tile, unless
+    // it does not fit there in row slices: then column bands (`by_rows` false).
+    const auto incoming_bytes = [&] {  // what must come onto the tiles: streamed weight and state, anything not there
+        double b = 0;
+        for (size_t i = 0; i < op.own_inputs(); ++i) {
+            const int t = op.inputs[i];
+            if (!is_constant(t) && m_place[static_cast<size_t>(root(t))].w != where::tiles) b += tbytes(t);
+        }
+        return b;
+    };
+    const bool by_rows = view_rows(weight) > 1 || incoming_bytes() <= m_usable - base_max();
+    const std::int64_t R = by_rows ? view_rows(weight) : view_cols(weight);
     const std::uint32_t n =
         std::min<std::uint32_t>(spread_tiles(weight), static_cast<std::uint32_t>(std::max<std::int64_t>(1, R)));
-    const layout full = spread(weight, n, true);
+    const layout full = spread(weight, n, by_rows);
     for (size_t i = 0; i < op.own_inputs(); ++i) {
         const int r = root(op.inputs[i]);
         if (persistent(r) && m_place[static_cast<size_t>(r)].w == where::nowhere) home(op_x, r, full);
     }
-    // What must come onto the tiles (streamed weight and state; anything not held there), against their free room.
-    double incoming = 0;
-    for (size_t i = 0; i < op.own_inputs(); ++i) {
-        const int t = op.inputs[i];
-        if (!is_constant(t) && m_place[static_cast<size_t>(root(t))].w != where::tiles) incoming += tbytes(t);
-    }
+    // What must come onto the tiles, against their free room.
+    const double incoming = incoming_bytes();
     const double have = base_max(), room = m_usable - have;
     const double per_tile = incoming / static_cast<double>(full.pieces());
     std::int64_t S = 1;
@@ -384,13 +435,14 @@ void planner::map_update(int o) {
     }
     for (std::int64_t sl = 0; sl < S; ++sl) {
         begin(S > 1 ? op.name + " (slice " + std::to_string(sl + 1) + ")" : op.name);
-        // This slice's rows, in bands on the tiles of the full layout.
+        // This slice's rows (or columns), in bands on the tiles of the full layout.
         const std::int64_t r0 = R * sl / S, r1 = R * (sl + 1) / S;
         const int bands = static_cast<int>(std::min<std::int64_t>(static_cast<std::int64_t>(full.pieces()), r1 - r0));
         layout L;
-        L.rows.clear();
+        std::vector<double>& band_edges = by_rows ? L.rows : L.cols;
+        band_edges.clear();
         for (int k = 0; k <= bands; ++k)
-            L.rows.push_back(static_cast<double>(r0 + (r1 - r0) * k / bands) / static_cast<double>(R));
+            band_edges.push_back(static_cast<double>(r0 + (r1 - r0) * k / bands) / static_cast<double>(R));
         L.tile.resize(static_cast<size_t>(bands));
         for (int k = 0; k < bands; ++k)
             L.tile[static_cast<size_t>(k)] = full.tile[static_cast<size_t>(k) % full.tile.size()];
@@ -410,7 +462,7 @@ void planner::map_update(int o) {
     nlohmann::json d;
     d["op"] = op.name;
     d["kind"] = op_kind_name(op.kind);
-    d["update"] = "in place, " + std::to_string(S) + " slice(s) of rows";
+    d["update"] = "in place, " + std::to_string(S) + " slice(s) of " + (by_rows ? "rows" : "columns");
     m_ops.push_back(d);
 }
 

@@ -31,6 +31,11 @@ void bsp_mapper::options::declare(param_decl& d) {
         "have more than coarse_above messages and compute steps (estimated from the graph)");
     d(coarse_above, "coarse_above", "2e6",
       "auto representation: the estimated fine step count above which a run is coarse", bound::positive);
+    d(coarse_packet, "coarse_packet", "0B",
+      "coarse form: the fewest bytes of a packet on any network (0: the networks' own); when set, a superstep's "
+      "transfers from and to streaming memory are merged into a few over enough tiles to outrun the stream; the "
+      "system mapper uses "
+      "64KiB when it coarsens a run for the steps budget");
 }
 
 TESSEL_REGISTER_MAPPER(make_mapper<bsp_mapper>(

@@ -142,6 +142,9 @@ private:
 
     // Coarse form (bsp_superstep.h): the superstep being built as totals per tile instead of steps.
     bool m_coarse = false;
+    // The coarsest form (coarse with coarse_packet, what the system mapper asks for over the steps budget): a
+    // superstep's loads from and write-backs to streaming memory merged into stream_fanout() transfers each.
+    bool m_merge_streams = false;
     std::shared_ptr<bsp_superstep> m_ss;
     std::vector<std::int32_t> m_share_of;  // per tile: its first entry in m_ss->tiles, -1 when it has none yet
     struct sent {
@@ -185,6 +188,13 @@ private:
     std::int64_t view_cols(int t) const {
         const auto& s = tinfo(t).shape;
         return s.empty() ? 1 : std::max<std::int64_t>(1, s.back());
+    }
+
+    /// Where region `q` of tensor `t` starts in its storage (row-major: a row band's first byte; a column band's
+    /// of a one-row tensor).
+    std::uint64_t offset_in(int t, const rect& q) const {
+        const double first = view_rows(t) == 1 ? q.x0 : q.y0;
+        return static_cast<std::uint64_t>(first * tbytes(t));
     }
 
     /// Bytes of `t` in each piece of `lay`, added to (sign +1) or removed from (-1) the tiles' memory.
@@ -310,6 +320,14 @@ private:
         std::uint64_t address, bytes;
     };
     std::vector<pending_write> m_writes;
+    /// Merged streams: the superstep's loads from streaming memory, emitted merged by end().
+    std::vector<pending_write> m_loads;
+    /// Merged streams: `moves` (loads when `load`, else write-backs waiting on `deps`) as at most stream_fanout()
+    /// transfers, each a run of consecutive moves of near-equal bytes, to or from its first move's tile.
+    void emit_merged(const std::vector<pending_write>& moves, bool load, const std::vector<std::uint32_t>& deps);
+    /// How many tiles' exchange ports outrun the streaming memory's rate twice: merged transfers spread over that
+    /// many tiles are bound by the stream, as the fine form's one transfer per piece is.
+    std::uint32_t stream_fanout() const;
     std::vector<std::uint32_t> m_tile_compute;  // per tile: its compute step in the current superstep (fine form)
 
     // ---- reductions (reduce.cpp) ---------------------------------------------------------------------------------

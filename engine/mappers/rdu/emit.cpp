@@ -553,6 +553,13 @@ void emit_program(const workload_graph& g, const chip& c, const rdu_plan& plan, 
 
 namespace tessel {
 
+std::unique_ptr<mapper> rdu_mapper::coarser() const {
+    if (m_opt.representation != "auto") return nullptr;
+    auto c = std::make_unique<rdu_mapper>(*this);
+    c->m_opt.representation = "coarse";
+    return c;
+}
+
 mapping rdu_mapper::map(const workload_graph& g, const platform& plat) const {
     const options opt = effective_options();
     if (opt.chunk_above > 1)

@@ -127,6 +127,8 @@ public:
     ~rdu_mapper() override;
 
     mapping map(const workload_graph& g, const platform& plat) const override;
+    /// The coarse form where the form is auto (the user did not fix it).
+    std::unique_ptr<mapper> coarser() const override;
 
     /// Partitions and places `g` without building a program (what map() does first).
     rdu_plan plan(const workload_graph& g, const platform& plat, rdu_search* search = nullptr) const;
