@@ -365,7 +365,8 @@ std::vector<chunk_passes> cut_chunks(const partition_result& part, const mapper&
         chunk_passes cp;
         cp.fwd = cut_at_collectives(ch.forward, name + ".forward", chip_mapper, chip0, tally.counter(ch.index, 0));
         cp.bwd = cut_at_collectives(ch.backward, name + ".backward", chip_mapper, chip0, tally.counter(ch.index, 1));
-        cp.opt = cut_at_collectives(ch.optimizer, name + ".optimizer", chip_mapper, chip0, [](const program&, double) {});
+        cp.opt =
+            cut_at_collectives(ch.optimizer, name + ".optimizer", chip_mapper, chip0, [](const program&, double) {});
         passes.push_back(std::move(cp));
     }
     return passes;

@@ -159,8 +159,7 @@ TEST(budgets, a_system_plan_over_the_steps_budget_in_the_chips_fine_form_runs_in
                               "ipu.mapper.representation=fine forces the fine form)"),
               std::string::npos)
         << coarse.out;
-    EXPECT_TESSEL_ERROR("run -q " + plan + " --set ipu.mapper.representation=fine",
-                        "program 'gpt2' needs ");
+    EXPECT_TESSEL_ERROR("run -q " + plan + " --set ipu.mapper.representation=fine", "program 'gpt2' needs ");
     EXPECT_TESSEL_ERROR("run -q " + plan + " --set ipu.mapper.representation=fine",
                         " steps or more, over the limit of 1e+06 (--limit steps=N raises it)");
 }

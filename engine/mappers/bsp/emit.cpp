@@ -143,7 +143,8 @@ void planner::end_coarse() {
 
 std::uint32_t planner::stream_fanout() const {
     if (m_tile_bps <= 0) return m_T;
-    return static_cast<std::uint32_t>(std::clamp(std::ceil(2 * m_stream_bps / m_tile_bps), 1.0, static_cast<double>(m_T)));
+    return static_cast<std::uint32_t>(
+        std::clamp(std::ceil(2 * m_stream_bps / m_tile_bps), 1.0, static_cast<double>(m_T)));
 }
 
 void planner::emit_merged(const std::vector<pending_write>& moves, bool load, const std::vector<std::uint32_t>& deps) {

@@ -90,7 +90,8 @@ mapping planner::run() {
     if (m_coarse && m_opt.coarse_packet.bytes() > 0) {
         m_out.prog.packet_bytes = m_opt.coarse_packet.bytes();
         m_out.notes.push_back("coarse form: packets of at least " +
-                              format_bytes(static_cast<double>(m_opt.coarse_packet.bytes())) + " (mapper.coarse_packet)");
+                              format_bytes(static_cast<double>(m_opt.coarse_packet.bytes())) +
+                              " (mapper.coarse_packet)");
     }
     return std::move(m_out);
 }
