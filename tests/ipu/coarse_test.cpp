@@ -63,12 +63,12 @@ struct streaming_tolerance {
     double run = 0.03;  // whole run, relative
 };
 
-void compare(int pair, const std::string& workload, const std::map<std::string, std::string>& sets,
+void compare(size_t pair, const std::string& workload, const std::map<std::string, std::string>& sets,
              const std::string& options = "", streaming_tolerance streaming = {}) {
     SCOPED_TRACE(workload + " " + options);
     const std::string more = options.empty() ? "" : ", " + options;
-    const outcome fine = run(b()[static_cast<size_t>(2 * pair)], "representation: fine" + more, workload, sets);
-    const outcome coarse = run(b()[static_cast<size_t>(2 * pair + 1)], "representation: coarse" + more, workload, sets);
+    const outcome fine = run(b()[2 * pair], "representation: fine" + more, workload, sets);
+    const outcome coarse = run(b()[2 * pair + 1], "representation: coarse" + more, workload, sets);
     EXPECT_GT(fine.m.prog.size(), 100 * coarse.m.prog.size());
     const auto& fs = fine.s.details["supersteps"];
     const auto& cs = coarse.s.details["supersteps"];
