@@ -34,8 +34,7 @@ void bsp_mapper::options::declare(param_decl& d) {
     d(coarse_packet, "coarse_packet", "0B",
       "coarse form: the fewest bytes of a packet on any network (0: the networks' own); when set, a superstep's "
       "transfers from and to streaming memory are merged into a few over enough tiles to outrun the stream; the "
-      "system mapper uses "
-      "64KiB when it coarsens a run for the steps budget");
+      "system mapper uses 64KiB when it coarsens a run for the steps budget");
 }
 
 TESSEL_REGISTER_MAPPER(make_mapper<bsp_mapper>(
