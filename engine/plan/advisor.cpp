@@ -50,6 +50,7 @@ struct plan_result {
     double joules = 0, watts = 0;              // energy of one iteration, average power (docs/energy.md)
     double compute = 0, comm = 0, bubble = 0;  // mean fractions per simulated chip
     double run_memory = 0;                     // the run's own worst stage (equals the estimate)
+    double spilled = 0;  // activations a chip kept off chip for the backward pass, per chip and iteration
     std::string dir;
     bool ok() const { return status == "ok"; }
 };
@@ -232,6 +233,7 @@ void read_result(plan_result& r, const sweep::row& row, const std::string& out_d
             r.compute = mean_of(par.value("per_chip", json::array()), "compute_fraction");
             r.comm = mean_of(par.value("per_chip", json::array()), "exposed_communication_fraction");
             r.bubble = mean_of(par.value("per_chip", json::array()), "idle_fraction");
+            r.spilled = par.value("spilled_activation_bytes", 0.0);
             if (par.contains("memory") && par["memory"].contains("stages"))
                 for (const auto& st : par["memory"]["stages"])
                     r.run_memory = std::max(r.run_memory, st.value("total_bytes", 0.0));
@@ -360,7 +362,8 @@ void print_size(std::ostream& out, const plan_options& o, const size_report& r) 
         << plan_counts(s.space, "simulated");
     if (s.retried > 0)
         out << " (" << s.retried
-            << " of them added at a smaller micro-batch: the chip mapper found the larger one does not fit)";
+            << " of them added at a smaller micro-batch: the chip mapper found the larger one too big for the "
+               "chip's on-chip memory)";
     out << "\n";
     if (r.results.empty()) {
         out << "  no plan fits" << (s.space.first_violation.empty() ? "" : " (" + s.space.first_violation + ")")
@@ -572,10 +575,21 @@ std::map<std::string, sweep::row> read_plan_rows(const std::string& out_dir) {
     return rows;
 }
 
+/// Whether the chip mapper found plan `row` too big for the chip's on-chip memory: it failed with "does not fit"
+/// (every chip mapper's capacity error says so: BSP, TSP, RDU, wafer, the system's own check), or it ran only by
+/// keeping activations off chip (an IPU's streaming memory), which a smaller micro-batch may not need.
+bool too_big_for_the_chip(const sweep::row& row, const std::string& out_dir) {
+    if (row.value("status", "") == "failed") return row.value("error", "").find("does not fit") != std::string::npos;
+    plan_result r;
+    read_result(r, row, out_dir);
+    return r.ok() && r.spilled > 0;
+}
+
 /// Adds, for each single-stage plan a chip mapper found too big, the next smaller micro-batch that the rules
 /// allow; returns how many plans were added.
 size_t add_smaller_microbatches(const plan_options& o, const std::string& workload, const split_sets& sets,
-                                const std::map<std::string, sweep::row>& rows, std::vector<system_size>& sizes) {
+                                const std::map<std::string, sweep::row>& rows, std::vector<system_size>& sizes,
+                                const std::string& out_dir) {
     auto id_of = [&o](const system_size& s, const parallel_plan& p) { return plan_id(o, s, p); };
     size_t added = 0;
     for (auto& s : sizes) {
@@ -583,12 +597,9 @@ size_t add_smaller_microbatches(const plan_options& o, const std::string& worklo
         for (const auto& c : s.space.candidates) {
             const parallel_plan& p = c.plan;
             if (p.pp != 1 || p.microbatch <= 1) continue;
-            // Every chip mapper's capacity error says "does not fit" (BSP, TSP, RDU, wafer, the system's
-            // own check); other failures are not retried.
+            // Other failures are not retried.
             const auto it = rows.find(id_of(s, p));
-            if (it == rows.end() || it->second.value("status", "") != "failed" ||
-                it->second.value("error", "").find("does not fit") == std::string::npos)
-                continue;
+            if (it == rows.end() || !too_big_for_the_chip(it->second, out_dir)) continue;
             // The next smaller micro-batch the rules allow, with its estimate: the same search restricted to it.
             for (int mb = p.microbatch / 2; mb >= 1; mb /= 2) {
                 parallel_plan q = p;
@@ -729,10 +740,10 @@ int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
         err << sweep_out.str();
         rows = read_plan_rows(out_dir);
         if (status >= 128 || !limits.microbatch.empty()) break;  // a micro-batch the user fixed stays
-        const size_t added = add_smaller_microbatches(o, workload, sets, rows, sizes);
+        const size_t added = add_smaller_microbatches(o, workload, sets, rows, sizes, out_dir);
         if (added == 0) break;
         err << "tessel plan: " << added << " plan" << (added == 1 ? "" : "s")
-            << " did not fit the chip mapper; simulating " << (added == 1 ? "it" : "them")
+            << " did not fit the chip's on-chip memory; simulating " << (added == 1 ? "it" : "them")
             << " again at a smaller micro-batch\n";
         write_file_atomic(spec_file, sweep_yaml(o, platform_file, workload, sets, sizes), "plan sweep", true);
     }

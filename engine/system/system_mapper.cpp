@@ -209,6 +209,7 @@ struct cut_pass {
     std::vector<program::append_memo> memos;        // per segment: its copies share works and payloads
     std::vector<collective> collectives;
     double flops = 0;
+    double spilled_bytes = 0;  // activations its segments keep in off-chip memory for the backward pass
 };
 
 double tensor_bytes(const workload_graph& g, int t) { return static_cast<double>(g.tensor(t).bytes()); }
@@ -256,6 +257,7 @@ cut_pass cut_at_collectives(const workload_graph& graph, const std::string& what
         program prog;
         if (!ops.empty()) {
             mapping mp = chip_mapper.map(subgraph(graph, ops, what), chip0);
+            out.spilled_bytes += mp.details.value("spilled_activation_bytes", 0.0);
             prog = std::move(mp.prog);
             mapped(prog, seg_ops);
         }
@@ -777,7 +779,18 @@ void iteration_builder::describe(mapping& out, const partition_result& part, con
     for (const chunk_passes& cp : passes) hw_flops += (cp.fwd.flops + cp.bwd.flops) * m + cp.opt.flops;
     par["hardware_flops"] = hw_flops * dp * tp;
     par["chip_group"] = chip_group;
+    // Activations a chip could not keep on chip for the backward pass (the IPU's, in streaming memory).
+    double spilled = 0;
+    for (const chunk_passes& cp : passes) spilled += (cp.fwd.spilled_bytes + cp.bwd.spilled_bytes) * m;
+    par["spilled_activation_bytes"] = spilled;
     out.details["parallel"] = par;
+    if (spilled > 0)
+        out.notes.push_back(
+            "activations off chip: a chip's on-chip memory cannot hold those the backward pass "
+            "reads at microbatch " +
+            std::to_string(plan.microbatch) + ", so " + format_bytes(spilled) +
+            " per chip and iteration go to its streaming memory and back (a smaller microbatch "
+            "may keep them on chip)");
     out.notes.push_back(
         "parallel plan " + plan.str() + " on " + std::to_string(n_chips) + " chips: " + std::to_string(m) +
         " microbatches of " + std::to_string(plan.microbatch) + " per pipeline, " + plan.schedule +

@@ -1,7 +1,7 @@
 // The BSP mapper on a tiny IPU (4 tiles), checked against supersteps computed by hand: one matrix product split
 // 2 x 2 over the tiles (exchange, compute, sync), the planner's choice of a K split for a matrix-vector product,
-// a model too large for the tiles (the error says by how much and which tensor), and the fallback to streaming
-// memory when the platform has some.
+// a model too large for the tiles (the error says by how much and which tensor), and the fallbacks to streaming
+// memory when the platform has some (weights, then activations the backward pass reads).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -63,6 +63,7 @@ struct benches {
     test::bench streaming2{"platform: tiny_stream2" + stream_yaml.substr(stream_yaml.find('\n')), "tiny_stream2"};
     test::bench streaming3{"platform: tiny_stream3" + stream_yaml.substr(stream_yaml.find('\n')), "tiny_stream3"};
     test::bench streaming4{"platform: tiny_stream4" + stream_yaml.substr(stream_yaml.find('\n')), "tiny_stream4"};
+    test::bench streaming5{"platform: tiny_stream5" + stream_yaml.substr(stream_yaml.find('\n')), "tiny_stream5"};
     // One per reduction run, for the same reason.
     test::bench red[3] = {test::bench{"platform: red0" + tiny_yaml.substr(tiny_yaml.find('\n')), "red0"},
                           test::bench{"platform: red1" + tiny_yaml.substr(tiny_yaml.find('\n')), "red1"},
@@ -345,4 +346,49 @@ TEST(bsp_mapper, an_optimizer_program_reads_its_weight_gradients_back_from_strea
     const auto o = run(bb.streaming3, mp, g);
     EXPECT_DOUBLE_EQ(o.m.details["streamed_bytes"].get<double>(), 480.0 * 1024);
     EXPECT_GE(o.r.duration(), seconds_to_ticks(480.0 * 1024 / 8e9));
+}
+
+TEST(bsp_mapper, activations_the_tiles_cannot_hold_wait_for_the_backward_pass_in_streaming_memory) {
+    benches& bb = b();
+    // Training h = x . w0 (x[128, 8], w0[8, 128]), five relus, y = a5 . w (w[128, 8]); fp16. The backward pass reads
+    // x (h's weight gradient), h and a1..a4 (each relu's gradient reads its input), a5 (y's weight gradient) and y
+    // (the loss gradient): six [128, 128] tensors of 32 KiB and two of 2 KiB, 196 KiB, more than the 4 tiles hold
+    // for tensors (48 KiB each). On the tiles it does not fit; with activations in streaming memory each leaves the
+    // tiles after its last forward reader, in a superstep of its own: x after h, h after a1, ..., a5 and y after y.
+    std::string text =
+        "workload: saved\nparameters: {precision: fp16, training: sgd}\ntensors:\n"
+        "  x: {shape: [128, 8], role: input}\n  w0: {shape: [8, 128], role: weight}\n"
+        "  w: {shape: [128, 8], role: weight}\nops:\n  - {name: h, op: matmul, inputs: [x, w0]}\n";
+    std::string in = "h";
+    for (int i = 1; i <= 5; ++i) {
+        text += "  - {name: a" + std::to_string(i) + ", op: relu, inputs: [" + in + "]}\n";
+        in = "a" + std::to_string(i);
+    }
+    text += "  - {name: y, op: matmul, inputs: [a5, w]}\n";
+    const std::string path = workload_file("saved", text);
+    try {
+        (void)make_mapper("{activations: tiles}").map(load_workload(path, {}), *bb.streaming5.plat);
+        ADD_FAILURE() << "196 KiB of saved activations fit 192 KiB of tiles";
+    } catch (const input_error& e) {
+        EXPECT_EQ(std::string(e.what()).rfind("workload does not fit", 0), 0u) << e.what();
+    }
+    const auto o = run(bb.streaming5, make_mapper("{}"), path);
+    const double saved = 6 * 32.0 * 1024 + 2 * 2.0 * 1024;
+    EXPECT_DOUBLE_EQ(o.m.details["spilled_activations"].get<double>(), 8);
+    EXPECT_DOUBLE_EQ(o.m.details["spilled_activation_bytes"].get<double>(), saved);
+    std::vector<std::string> spills;
+    double written = 0;
+    for (const auto& st : o.s.details["supersteps"]) {
+        const std::string name = st["name"].get<std::string>();
+        if (name.find(" (activations to streaming memory)") == std::string::npos) continue;
+        spills.push_back(name.substr(0, name.find(' ')));
+        written += st["streamed_bytes"].get<double>();
+    }
+    EXPECT_EQ(spills, (std::vector<std::string>{"h", "a1", "a2", "a3", "a4", "a5", "y"}));
+    EXPECT_DOUBLE_EQ(written, saved);
+    bool said = false;
+    for (const auto& n : o.m.notes) said = said || n.find("activations in streaming memory: 8 tensors, 196 KiB") == 0;
+    EXPECT_TRUE(said) << o.m.notes.front();
+    // Written and read back over the 8 GB/s link, at least once each.
+    EXPECT_GE(o.r.duration(), seconds_to_ticks(2 * saved / 8e9));
 }

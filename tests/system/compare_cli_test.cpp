@@ -93,11 +93,13 @@ TEST(compare_cli, each_row_is_the_systems_best_plan_and_a_system_that_cannot_tra
 TEST(compare_cli, a_system_whose_every_plan_fails_in_its_chip_mapper_says_why) {
     // ResNet-50 at 32 images per IPU (the micro-batch fixed, so the search does not try smaller ones): the plan's
     // estimate fits (weights stream from the IPU's DRAM), but the BSP mapper finds the activations too large for
-    // the tiles. The row gives the chip mapper's reason, not only where the plans are.
+    // the tiles, where they must stay (activations=tiles; by default they would go to streaming memory). The row
+    // gives the chip mapper's reason, not only where the plans are.
     const fs::path out = temp("ipu");
     const auto r = run_tessel(
         "compare -w resnet50 --set workload.training=sgd --set workload.batch=256"
-        " --system platforms/systems/ipu_pod16.yaml:machines=2,parallel.microbatch=32 -o " +
+        " --system platforms/systems/ipu_pod16.yaml:machines=2,parallel.microbatch=32,ipu.mapper.activations=tiles"
+        " -o " +
         out.string() + " --no-progress");
     ASSERT_EQ(r.code, 0) << r.out;
     const nlohmann::json doc = nlohmann::json::parse(slurp(out / "compare.json"));

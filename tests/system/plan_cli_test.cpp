@@ -127,8 +127,9 @@ TEST(plan_cli, scale_gives_a_pareto_front_over_system_sizes) {
 
 TEST(plan_cli, a_plan_its_chip_mapper_cannot_fit_is_simulated_again_at_half_the_micro_batch) {
     // ResNet-50 on 8 IPUs at 32 images each: the estimate fits (weights stream from the IPU's DRAM), but the BSP
-    // mapper finds 32 images' activations (and 16's) too large for the tiles. The search halves the micro-batch
-    // until a plan fits (8: 4 accumulated per iteration), and ranks it with the failures shown.
+    // mapper finds 32 images' activations (and 16's) too large for the tiles: they run only with the activations
+    // the backward pass reads in streaming memory, gigabytes over the gateway. The search halves the micro-batch
+    // until a plan keeps them on the tiles (8: 4 accumulated per iteration), and ranks it first, far ahead.
     const fs::path out = temp("retry");
     const auto r = run_tessel(
         "plan -p platforms/systems/ipu_pod16.yaml --set machines=2 -w resnet50 --set workload.training=sgd"
@@ -145,14 +146,14 @@ TEST(plan_cli, a_plan_its_chip_mapper_cannot_fit_is_simulated_again_at_half_the_
     const nlohmann::json& best = size["plans"][0];
     EXPECT_EQ(best["status"], "ok");
     EXPECT_EQ(best["microbatch"].get<int>(), 8);
-    int failed = 0;
+    int off_chip = 0;
     for (const auto& p : size["plans"])
-        if (p["status"] == "failed") {
-            ++failed;
-            EXPECT_GT(p["microbatch"].get<int>(), 8) << p.dump();
-            EXPECT_NE(p["error"].get<std::string>().find("does not fit"), std::string::npos) << p.dump();
+        if (p["microbatch"].get<int>() > 8) {
+            ++off_chip;
+            EXPECT_EQ(p["status"], "ok") << p.dump();
+            EXPECT_GT(p["iteration_s"].get<double>(), 5 * best["iteration_s"].get<double>()) << p.dump();
         }
-    EXPECT_EQ(failed, 4);
+    EXPECT_EQ(off_chip, 4);
     // A re-run resumes: nothing is simulated again and the ranking is the same.
     const auto again = run_tessel(
         "plan -p platforms/systems/ipu_pod16.yaml --set machines=2 -w resnet50 --set workload.training=sgd"

@@ -42,7 +42,7 @@ std::uint64_t planner::stream_alloc(int t) {
     if (m_stream.overflowed())
         throw input_error("workload '" + m_g.name + "' needs " +
                           format_bytes(static_cast<double>(m_stream.high_water())) +
-                          " of streaming memory for its weights and state, more than the " +
+                          " of streaming memory for the tensors it keeps there, more than the " +
                           format_bytes(static_cast<double>(m_stream.capacity())) + " of '" + m_stream_name + "' on '" +
                           m_plat.title() + "'");
     return a;
@@ -72,10 +72,12 @@ void planner::place_sources() {
             m_place[i].w = where::streamed;
             m_place[i].address = stream_alloc(t);
         } else if (ti.role != tensor_role::constant) {
-            // Inputs start on the tiles (host I/O is left out).
+            // Inputs start on the tiles (host I/O is left out); with activations in streaming memory, one that only
+            // the backward pass reads (saved by an earlier pass or piece of the program) goes there first.
             m_place[i].w = where::tiles;
             m_place[i].lay = spread(t, spread_tiles(t), false);
             account(t, m_place[i].lay, +1);
+            if (m_spill && m_forward_left[i] == 0 && m_liveness.reads_left(t) > 0) m_saved_inputs.push_back(t);
         }
     }
     const double total = m_usable * m_T;
@@ -178,6 +180,51 @@ void planner::write_out(int o) {
     end(op_w, static_cast<std::uint32_t>(tiles.size()));
 }
 
+void planner::spill_saved(int o) {
+    const op_node& op = m_g.op(o);
+    if (op.phase == op_phase::forward)
+        for (int t : op.inputs) {
+            size_t& left = m_forward_left[static_cast<size_t>(root(t))];
+            if (left > 0) --left;
+        }
+    if (!m_spill || op.phase != op_phase::forward) return;
+    std::vector<int> out;
+    auto saved = [&](int t) {
+        const int r = root(t);
+        const placement& p = m_place[static_cast<size_t>(r)];
+        if (is_constant(r) || persistent(r) || p.w != where::tiles || p.staged || m_liveness.reads_left(r) == 0 ||
+            m_forward_left[static_cast<size_t>(r)] > 0 || std::find(out.begin(), out.end(), r) != out.end())
+            return;
+        out.push_back(r);
+    };
+    for (int t : op.inputs) saved(t);
+    for (int t : op.outputs) saved(t);
+    spill(out, op.name);
+}
+
+void planner::spill(const std::vector<int>& out, const std::string& op_name) {
+    if (out.empty()) return;
+    begin(op_name + " (activations to streaming memory)");
+    const std::uint32_t op_w = m_out.prog.intern_op(op_name);
+    std::vector<std::uint32_t> tiles;
+    for (int t : out) {
+        placement& p = m_place[static_cast<size_t>(t)];
+        p.address = stream_alloc(t);
+        for (size_t i = 0; i < p.lay.pieces(); ++i) {
+            write_back(op_w, p.lay.tile[i], t, p.lay.piece(i));
+            tiles.push_back(p.lay.tile[i]);
+        }
+        account(t, p.lay, -1);
+        p.w = where::streamed;
+        p.lay = layout{};
+        m_spilled_bytes += tbytes(t);
+        ++m_spilled;
+    }
+    std::sort(tiles.begin(), tiles.end());
+    tiles.erase(std::unique(tiles.begin(), tiles.end()), tiles.end());
+    end(op_w, static_cast<std::uint32_t>(tiles.size()));
+}
+
 void planner::alias(int o) {
     const op_node& op = m_g.op(o);
     int src = -1;
@@ -187,7 +234,11 @@ void planner::alias(int o) {
             break;
         }
     if (src >= 0)
-        for (int t : op.outputs) m_liveness.share(t, src);
+        for (int t : op.outputs) {
+            m_liveness.share(t, src);
+            m_forward_left[static_cast<size_t>(root(src))] += m_forward_left[static_cast<size_t>(t)];
+            m_forward_left[static_cast<size_t>(t)] = 0;
+        }
 }
 
 double planner::base_max() const {

@@ -17,8 +17,11 @@
 // An optimizer step rewrites its weight and state in place as soon as its gradient is complete; streamed state
 // comes in and goes back in serial slices of rows that fit the tiles. The program is fine (a step per message and
 // per tile's compute) or coarse (one step per superstep, models/bsp/bsp_superstep.h), `representation`.
+// Activations the backward pass reads stay on the tiles unless the run does not fit there (or with activations:
+// streaming): then each goes to streaming memory once its last forward reader has run and the backward ops read it
+// back from there, as Poplar's off-chip tensor locations do.
 // Left out: host I/O (inputs start on the tiles, outputs stay there), halo exchange of convolutions, pipelining
-// over several IPUs, recomputation, streaming activations to streaming memory.
+// over several IPUs, recomputation.
 #pragma once
 
 #include "engine/mappers/mapper.h"
@@ -33,6 +36,7 @@ public:
         std::string streaming_memory;
         double code_reserve = 0.25;
         std::string weights;
+        std::string activations;
         std::string partials;
         byte_size min_piece;
         std::string matmul_split;
@@ -61,7 +65,12 @@ public:
     std::unique_ptr<mapper> coarser() const override;
 
 private:
+    /// In the representation `opt` asks for, with activations on the tiles or (auto: when they do not fit there)
+    /// in streaming memory.
     mapping map_as(const workload_graph& g, const platform& plat, const options& opt) const;
+    /// With activations where `opt.activations` says (tiles or streaming): weights on the tiles, or the fewest in
+    /// streaming memory that make the rest fit.
+    mapping map_placed(const workload_graph& g, const platform& plat, const options& opt) const;
     options m_opt;
 };
 

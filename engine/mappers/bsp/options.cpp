@@ -18,6 +18,11 @@ void bsp_mapper::options::declare(param_decl& d) {
         "auto: weights and state stay on the tiles when they fit, else the fewest that make the rest fit come from "
         "streaming memory (sparsely read tables first, then the largest; reported); "
         "resident: they must fit; streaming: always from streaming memory");
+    d.choice(activations, "activations", "auto", {"auto", "tiles", "streaming"},
+             "auto: activations stay on the tiles, unless the run does not fit there: then as streaming; tiles: "
+             "they must fit; streaming: an activation the backward pass reads goes to streaming memory after its "
+             "last forward reader, and the backward ops read it from there (Poplar's off-chip tensor locations; "
+             "reported)");
     d.choice(partials, "partials", "fp32", {"fp32", "fp16"},
              "type of matrix-product partial sums (Poplar's default: fp32)");
     d(min_piece, "min_piece", "256B",

@@ -28,6 +28,11 @@ planner::planner(const workload_graph& g, const platform& plat, const bsp_mapper
     m_tile_compute.assign(m_T, ~0u);
     m_last_sent.resize(m_T);
     m_partials = o.partials == "fp16" ? dtype::fp16 : dtype::fp32;
+    m_spill = o.activations == "streaming" && m_has_stream;
+    m_forward_left.assign(nt, 0);
+    for (const op_node& op : g.ops())
+        if (op.phase == op_phase::forward)
+            for (int t : op.inputs) ++m_forward_left[static_cast<size_t>(m_liveness.root(t))];
     if (m_streaming && !m_has_stream)
         throw input_error("platform '" + plat.title() +
                           "' has no streaming memory to hold them (a multi-chip system, a "
@@ -67,6 +72,7 @@ static std::vector<int> update_early(const workload_graph& g) {
 
 mapping planner::run() {
     place_sources();
+    spill(m_saved_inputs, "inputs");
     for (int o : update_early(m_g)) {
         const op_node& op = m_g.op(o);
         if (is_view(op))
@@ -84,9 +90,14 @@ mapping planner::run() {
             map_rows(o);
         release(o);
         write_out(o);
+        spill_saved(o);
     }
     finish();
     m_out.details["fine_form_steps"] = m_fine_steps;
+    if (m_spill) {
+        m_out.details["spilled_activations"] = static_cast<double>(m_spilled);
+        m_out.details["spilled_activation_bytes"] = m_spilled_bytes;
+    }
     if (m_coarse && m_opt.coarse_packet.bytes() > 0) {
         m_out.prog.packet_bytes = m_opt.coarse_packet.bytes();
         m_out.notes.push_back("coarse form: packets of at least " +
@@ -318,9 +329,48 @@ mapping bsp_mapper::map(const workload_graph& g, const platform& plat) const {
 }
 
 mapping bsp_mapper::map_as(const workload_graph& g, const platform& plat, const options& opt) const {
-    using namespace bsp;  // the planner's types (a using-directive here, not at file scope: unity builds)
     if (opt.code_reserve < 0 || opt.code_reserve >= 1)
         throw input_error("mapper.code_reserve must be at least 0 and below 1");
+    if (opt.activations == "tiles") return map_placed(g, plat, opt);
+    options spill = opt;
+    spill.activations = "streaming";
+    std::string tiles_miss;
+    if (opt.activations == "auto") {
+        options tiles = opt;
+        tiles.activations = "tiles";
+        try {
+            return map_placed(g, plat, tiles);
+        } catch (const input_error& e) {
+            // Only a run the tiles cannot hold tries streaming memory, and only where there is some.
+            std::vector<superstep> unused;
+            if (e.message().rfind("workload does not fit", 0) != 0 ||
+                !bsp::planner(g, plat, opt, {}, unused).has_streaming_memory())
+                throw;
+            tiles_miss = e.message();
+        }
+    }
+    mapping m;
+    try {
+        m = map_placed(g, plat, spill);
+    } catch (const input_error& e) {
+        if (tiles_miss.empty()) throw;
+        const std::string prefix = "workload does not fit: ";
+        const std::string& why = e.message();
+        throw input_error(tiles_miss + "; with its activations in streaming memory too: " +
+                          (why.rfind(prefix, 0) == 0 ? why.substr(prefix.size()) : why));
+    }
+    const double spilled = m.details.value("spilled_activation_bytes", 0.0);
+    m.notes.insert(m.notes.begin(),
+                   "activations in streaming memory: " + format_number(m.details.value("spilled_activations", 0.0), 6) +
+                       " tensors, " + format_bytes(spilled) +
+                       ", written there after their last forward reader and read back by the backward pass" +
+                       (tiles_miss.empty() ? std::string(" (mapper.activations=streaming)")
+                                           : " (on the tiles: " + tiles_miss.substr(tiles_miss.find(": ") + 2) + ")"));
+    return m;
+}
+
+mapping bsp_mapper::map_placed(const workload_graph& g, const platform& plat, const options& opt) const {
+    using namespace bsp;  // the planner's types (a using-directive here, not at file scope: unity builds)
     const std::vector<int> order = streaming_order(g);
     auto streamed = [&](size_t k) {  // the first k of `order` in streaming memory
         std::vector<bool> s(g.tensors().size(), false);

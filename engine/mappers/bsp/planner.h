@@ -100,6 +100,8 @@ public:
 
     /// Bytes all tiles hold for tensors (after the code reserve).
     double usable_total() const { return m_usable * m_T; }
+    /// Whether the platform has streaming memory (weights, state and activations can go there).
+    bool has_streaming_memory() const { return m_has_stream; }
 
     /// Maps the graph: every op a superstep (two for a K split).
     mapping run();
@@ -129,8 +131,13 @@ private:
 
     std::vector<placement> m_place;
     toolkit::tensor_liveness m_liveness;  // each tensor's storage (views resolved) and the reads left of it
-    std::vector<double> m_mem;            // bytes of live tensors per tile
-    double m_unplaced = 0;                // resident weights not yet given a home, spread evenly for the fit check
+    bool m_spill = false;                 // activations the backward pass reads go to streaming memory
+    std::vector<size_t> m_forward_left;   // per storage (as m_liveness): reads by forward ops still to come
+    std::vector<int> m_saved_inputs;      // inputs only the backward pass reads (streamed out first)
+    double m_spilled_bytes = 0;           // activations written to streaming memory
+    std::uint32_t m_spilled = 0;
+    std::vector<double> m_mem;  // bytes of live tensors per tile
+    double m_unplaced = 0;      // resident weights not yet given a home, spread evenly for the fit check
     std::uint32_t m_offset = 0;
 
     // The superstep being built.
@@ -252,6 +259,12 @@ private:
     /// superstep of their own, instead of holding tile memory to the end of the program. Other results (an
     /// inference's output) stay on the tiles, as host I/O is left out.
     void write_out(int o);
+    /// With activations in streaming memory: writes there every activation op `o` read or wrote that only the
+    /// backward pass reads from now on (its forward reads done), and frees its tiles.
+    void spill_saved(int o);
+    /// Writes tensors `out` (on the tiles) to streaming memory in a superstep of their own, charged to op
+    /// `op_name`, and frees their tiles.
+    void spill(const std::vector<int>& out, const std::string& op_name);
 
     void alias(int o);
 
