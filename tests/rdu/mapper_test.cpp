@@ -85,7 +85,7 @@ void check_plan(const rdu_plan& plan, const workload_graph& g) {
     }
     for (size_t i = 0; i < placed.size(); ++i)
         EXPECT_EQ(placed[i], 1) << plan.stages[i].name << " placed " << placed[i] << " times";
-    // Chunks split columns: their MACs add up to the op's.
+    // Chunks split columns or batch items: their MACs add up to the op's.
     double macs = 0;
     for (const auto& st : plan.stages) macs += st.whole.macs;
     EXPECT_NEAR(macs, g.total().macs, 1e-9 * g.total().macs);
@@ -150,6 +150,46 @@ TEST(rdu_mapper, plasticine_gpt2_chunks_the_tied_lm_head) {
         if (st.name.rfind("lm_head#", 0) == 0) ++chunks;
     // 50257 x 768 x 2 B = 77.2 MB over half of 16 MiB (8.39 MB): at least 10 chunks.
     EXPECT_GE(chunks, 10);
+}
+
+TEST(rdu_mapper, plasticine_attention_too_big_for_the_chip_splits_its_batch_items_and_its_tiles) {
+    // GPT-2 (12 heads of 64) at seq 1024, batch 8, one layer, on Plasticine's 16 MiB of PMUs.
+    loaded& c = chip("plasticine");
+    auto mp = make_mapper(*c.plat);
+    auto& rdu = dynamic_cast<rdu_mapper&>(*mp);
+    {
+        // Fused attention: its keys and values, needed whole, are 8 x 12 x 1024 x 64 x 2 B = 12 MiB each, and an
+        // attention op has no columns to split. It splits its 96 batch items (sequences x heads): with the
+        // query's buffers (12 MiB x 2 tiles deep / 16 tiles = 1.5 MiB), ceil(25.5 MiB / 8 MiB) = 4 chunks of 24.
+        const workload_graph g =
+            load_workload("gpt2", {{"layers", "1"}, {"seq", "1024"}, {"batch", "8"}, {"attention", "fused"}});
+        const rdu_plan plan = rdu.plan(g, *c.plat);
+        check_plan(plan, g);
+        int chunks = 0;
+        for (const auto& st : plan.stages)
+            if (st.name.rfind("h.0.attn.attention#", 0) == 0) {
+                ++chunks;
+                EXPECT_TRUE(st.by_batch) << st.name;
+                EXPECT_EQ(st.whole.batch, 24) << st.name;
+            }
+        EXPECT_EQ(chunks, 4);
+        check_program(plan, rdu.map(g, *c.plat), g);
+    }
+    {
+        // Decomposed: the scores are 8 x 12 x 1024 x 1024 x 2 B = 192 MiB. Streamed in 16 tiles, two deep, a
+        // reader's buffers would take 24 MiB, more than the chip; in 64 tiles 6 MiB, within half of it (32: 12 MiB).
+        const workload_graph g = load_workload("gpt2", {{"layers", "1"}, {"seq", "1024"}, {"batch", "8"}});
+        const rdu_plan plan = rdu.plan(g, *c.plat);
+        check_plan(plan, g);
+        int softmax = 0;
+        for (const auto& st : plan.stages)
+            if (st.name == "h.0.attn.softmax") {
+                ++softmax;
+                EXPECT_EQ(st.own_tiles, 64);
+            }
+        EXPECT_EQ(softmax, 1);
+        check_program(plan, rdu.map(g, *c.plat), g);
+    }
 }
 
 TEST(rdu_mapper, sn10_bert_large_in_sections) {

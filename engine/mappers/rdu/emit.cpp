@@ -125,6 +125,13 @@ private:
         return static_cast<size_t>(b) * units / static_cast<size_t>(n);
     }
 
+    /// Where a point of tile t of n (at `within` of the tile, 0..1) of stage s lies in its whole output, as a
+    /// fraction: a column chunk has a slice of every tile's columns, a batch chunk whole tiles of its own items.
+    static double whole_fraction(const rdu_stage& s, int t, int n, double within) {
+        if (s.by_batch) return (s.chunk + (t + within) / n) / s.chunks;
+        return (t + (s.chunk + within) / s.chunks) / n;
+    }
+
     static std::uint64_t slice(double total, double lo, double hi) {
         return static_cast<std::uint64_t>(std::floor(total * hi + 1e-9) - std::floor(total * lo + 1e-9));
     }
@@ -390,10 +397,15 @@ private:
                 const std::uint64_t n = slice(in.bytes, lo, hi);
                 if (n == 0) continue;
                 const int u = p.pmus[lane_unit(b, m, p.pmus.size())];
-                deps.push_back(prog.add_transfer(op,
-                                                 agcu(m_c.pmu_agcu[static_cast<size_t>(u)],
-                                                      m_addr[static_cast<size_t>(in.tensor)] + slice(in.bytes, 0, lo)),
-                                                 pmu(u), n, room));
+                // A batch chunk reads its own items: its share of the tensor starts at the chunk's first item.
+                const std::uint64_t first = s.by_batch ? slice(static_cast<double>(m_g.tensor(in.tensor).bytes()), 0,
+                                                               static_cast<double>(s.chunk) / s.chunks)
+                                                       : 0;
+                deps.push_back(
+                    prog.add_transfer(op,
+                                      agcu(m_c.pmu_agcu[static_cast<size_t>(u)],
+                                           m_addr[static_cast<size_t>(in.tensor)] + first + slice(in.bytes, 0, lo)),
+                                      pmu(u), n, room));
             }
         }
         if (t == 0) deps.insert(deps.end(), me.whole_in.begin(), me.whole_in.end());
@@ -469,8 +481,8 @@ private:
                 // unit.
                 const size_t u0 = lane_unit(static_cast<int>(a), lanes_out, n_units),
                              u1 = lane_unit(static_cast<int>(a) + 1, lanes_out, n_units);
-                const double lo = (t + (s.chunk + static_cast<double>(u0) / n_units) / s.chunks) / n_tiles;
-                const double hi = (t + (s.chunk + static_cast<double>(u1) / n_units) / s.chunks) / n_tiles;
+                const double lo = whole_fraction(s, t, n_tiles, static_cast<double>(u0) / n_units);
+                const double hi = whole_fraction(s, t, n_tiles, static_cast<double>(u1) / n_units);
                 std::vector<std::uint32_t>& sent = me.sent[static_cast<size_t>(t)][a];
                 if (w.consumers.count(r))
                     for (const auto& [ci, k] : w.consumers[r])
@@ -492,10 +504,19 @@ private:
 
     /// Sends lane slice `ls` into the buffer of input k of placed stage ci, adding each transfer to `sent` and
     /// `outgoing`.
-    void send_to_consumer(section_build& w, size_t ci, size_t k, const lane_slice& ls, std::vector<std::uint32_t>& sent,
+    void send_to_consumer(section_build& w, size_t ci, size_t k, lane_slice ls, std::vector<std::uint32_t>& sent,
                           std::vector<std::uint32_t>& outgoing) {
         const rdu_placed& cp = w.sec.stages[ci];
         const rdu_stage& cs = m_plan.stages[static_cast<size_t>(cp.stage)];
+        if (cs.by_batch) {
+            // A batch chunk takes only its own items, and holds them from its first.
+            const double c0 = static_cast<double>(cs.chunk) / cs.chunks,
+                         c1 = static_cast<double>(cs.chunk + 1) / cs.chunks;
+            const double lo = std::max(ls.lo, c0), hi = std::min(ls.hi, c1);
+            if (hi <= lo) return;
+            ls.lo = (lo - c0) / (c1 - c0);
+            ls.hi = (hi - c0) / (c1 - c0);
+        }
         live& cl = w.lives[ci];
         const bool whole = cp.buffer_tiles[k] == 0;
         const int tc = whole ? 0 : static_cast<int>(std::floor(ls.lo * cp.tiles + 1e-9));

@@ -229,14 +229,47 @@ private:
                 s.inputs.push_back(in);
             }
             for (int t : op.outputs) s.outputs.push_back(root(t));
-            // Chunks: a matrix product too big for `chunk_above` of the chip splits its columns.
-            double resident = s.weight_bytes;
+            // Finer tiles for a stage whose input buffers would not fit the chip at `tiles` (a streamed tensor
+            // of gigabytes, attention's scores at a long sequence): the fewest that bring them within
+            // `chunk_above` of it, as far as its rows allow.
+            double streamed = 0;
             for (const auto& in : s.inputs)
-                if (in.whole) resident += in.bytes;
+                if (!in.whole) streamed += in.bytes;
+            const double depth = static_cast<double>(m_o.buffer_depth);
+            if (streamed * depth / s.own_tiles > cap) {
+                const double most = static_cast<double>(s.rows) / static_cast<double>(m_o.min_tile_rows);
+                const int before = s.own_tiles;
+                while (streamed * depth / s.own_tiles > m_o.chunk_above * cap && 2.0 * s.own_tiles <= most)
+                    s.own_tiles *= 2;
+                m_plan.notes.push_back(op.name + ": " + format_bytes(streamed) + " streamed in " +
+                                       std::to_string(s.own_tiles) + " tiles, not " + std::to_string(before) +
+                                       ", so that its input buffers fit on chip");
+            }
+            // Chunks: a matrix product too big for `chunk_above` of the chip splits its columns.
+            double resident = s.weight_bytes, buffers = 0;
+            for (const auto& in : s.inputs)
+                (in.whole ? resident : buffers) += in.whole ? in.bytes : in.bytes * m_o.buffer_depth / s.own_tiles;
             int chunks = 1;
-            if (gemm && resident > m_o.chunk_above * cap) {
-                chunks = static_cast<int>(std::ceil(resident / (m_o.chunk_above * cap)));
-                if (op.kind == op_kind::attention || chunks > s.whole.n)
+            const bool col_split = gemm && resident > m_o.chunk_above * cap;
+            if (col_split) chunks = static_cast<int>(std::ceil(resident / (m_o.chunk_above * cap)));
+            const bool col_fails = col_split && (op.kind == op_kind::attention || chunks > s.whole.n);
+            // A batched product without weights that column chunks cannot fit (its streamed operand's buffers
+            // alone overflow the chip, or its columns are too few) splits its batch items: all of it shrinks.
+            const std::int64_t items = std::max<std::int64_t>(1, s.whole.batch);
+            if (gemm && items > 1 && s.weight_bytes == 0 && (col_fails || resident / chunks + buffers > cap)) {
+                s.by_batch = true;
+                chunks = static_cast<int>(std::ceil((resident + buffers) / (m_o.chunk_above * cap)));
+                if (chunks > items)
+                    throw input_error("op '" + op.name + "' needs " + format_bytes((resident + buffers) / items) +
+                                      " on chip for one of its " + std::to_string(items) +
+                                      " batch items (operands and input buffers); '" + m_plat + "' has " +
+                                      format_bytes(cap) + " of PMU capacity");
+                m_plan.notes.push_back(op.name + ": " + format_bytes(resident + buffers) +
+                                       " of operands and input buffers, more than the " + format_bytes(cap) +
+                                       " on chip: split into " + std::to_string(chunks) + " chunks of its " +
+                                       std::to_string(items) + " batch items");
+            } else if (col_split) {
+                if (col_fails)
                     throw input_error("op '" + op.name + "' needs " + format_bytes(resident) +
                                       " on chip (weights and operands it needs whole); '" + m_plat + "' has " +
                                       format_bytes(cap) +
@@ -250,7 +283,22 @@ private:
                 rdu_stage sc = s;
                 sc.chunk = c;
                 sc.chunks = chunks;
-                if (chunks > 1) {
+                if (s.by_batch) {
+                    const std::int64_t b0 = items * c / chunks, b1 = items * (c + 1) / chunks;
+                    const double f = static_cast<double>(b1 - b0) / static_cast<double>(items);
+                    sc.name = op.name + "#" + std::to_string(c);
+                    sc.whole.batch = b1 - b0;
+                    sc.whole.macs *= f;
+                    sc.whole.vector_ops *= f;
+                    sc.whole.bytes_in *= f;
+                    sc.whole.bytes_weight *= f;
+                    sc.whole.bytes_out *= f;
+                    for (auto& in : sc.inputs) in.bytes *= f;
+                    sc.rows = std::max<std::int64_t>(1, sc.whole.batch) * sc.whole.m;
+                    sc.own_tiles = std::max(
+                        1, std::min(s.own_tiles,
+                                    pow2_floor(static_cast<double>(sc.rows) / static_cast<double>(m_o.min_tile_rows))));
+                } else if (chunks > 1) {
                     const std::int64_t n0 = s.whole.n * c / chunks, n1 = s.whole.n * (c + 1) / chunks;
                     const double f = static_cast<double>(n1 - n0) / static_cast<double>(s.whole.n);
                     sc.name = op.name + "#" + std::to_string(c);
@@ -372,6 +420,7 @@ private:
             const work& w = s.whole;
             std::vector<double> v{s.computes ? 1.0 : 0.0,
                                   static_cast<double>(s.chunks),
+                                  s.by_batch ? 1.0 : 0.0,
                                   static_cast<double>(s.rows),
                                   static_cast<double>(s.own_tiles),
                                   s.weight_bytes,

@@ -4,7 +4,9 @@
 //    stages on PCUs (with PMUs for their weights and input buffers); ops that only move data (transpose,
 //    concat, split, slice, gather, embedding) are stages on PMUs alone (the PMU's address generators do them).
 //    A matrix product whose weights and whole operands need more than `chunk_above` of all PMU capacity is
-//    split into column chunks (each reads all of its input and computes a slice of the output columns).
+//    split into column chunks (each reads all of its input and computes a slice of the output columns). A batched
+//    product without weights (attention's, per sequence and head) that would not fit the chip even so splits
+//    its batch items instead: every operand, its input buffers and its output shrink with the chunk.
 // 2. Sections. Sections are contiguous runs of stages in topological order that fit the chip: every compute
 //    stage needs a PCU and at least as many PMUs as PCUs (each PCU streams operands from its own PMU); every
 //    stage needs PMUs for its resident bytes (weights, operands needed whole, and input buffers of
@@ -41,6 +43,7 @@ namespace tessel {
 struct rdu_stage {
     int op = -1;  // graph op index
     int chunk = 0, chunks = 1;
+    bool by_batch = false;  // the chunks split the batch items (leading rows), not the columns
     bool computes = true;   // false: a PMU-only stage (data movement)
     work whole;             // the stage's work over all tiles (GEMM view with its chunk of the columns)
     std::int64_t rows = 1;  // streamed rows
