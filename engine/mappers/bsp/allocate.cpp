@@ -160,10 +160,15 @@ void planner::write_out(int o) {
         if (root(t) == t && tinfo(t).role == tensor_role::output && tinfo(t).grad_of >= 0 &&
             m_place[static_cast<size_t>(t)].w == where::tiles && m_liveness.reads_left(t) == 0)
             out.push_back(t);
-    if (out.empty()) return;
-    begin(op.name + " (to streaming memory)");
-    const std::uint32_t op_w = m_out.prog.intern_op(op.name);
+    move_out(out, op.name, " (to streaming memory)");
+}
+
+double planner::move_out(const std::vector<int>& out, const std::string& op_name, const std::string& what) {
+    if (out.empty()) return 0;
+    begin(op_name + what);
+    const std::uint32_t op_w = m_out.prog.intern_op(op_name);
     std::vector<std::uint32_t> tiles;
+    double bytes = 0;
     for (int t : out) {
         placement& p = m_place[static_cast<size_t>(t)];
         p.address = stream_alloc(t);
@@ -174,10 +179,12 @@ void planner::write_out(int o) {
         account(t, p.lay, -1);
         p.w = where::streamed;
         p.lay = layout{};
+        bytes += tbytes(t);
     }
     std::sort(tiles.begin(), tiles.end());
     tiles.erase(std::unique(tiles.begin(), tiles.end()), tiles.end());
     end(op_w, static_cast<std::uint32_t>(tiles.size()));
+    return bytes;
 }
 
 void planner::spill_saved(int o) {
@@ -203,26 +210,8 @@ void planner::spill_saved(int o) {
 }
 
 void planner::spill(const std::vector<int>& out, const std::string& op_name) {
-    if (out.empty()) return;
-    begin(op_name + " (activations to streaming memory)");
-    const std::uint32_t op_w = m_out.prog.intern_op(op_name);
-    std::vector<std::uint32_t> tiles;
-    for (int t : out) {
-        placement& p = m_place[static_cast<size_t>(t)];
-        p.address = stream_alloc(t);
-        for (size_t i = 0; i < p.lay.pieces(); ++i) {
-            write_back(op_w, p.lay.tile[i], t, p.lay.piece(i));
-            tiles.push_back(p.lay.tile[i]);
-        }
-        account(t, p.lay, -1);
-        p.w = where::streamed;
-        p.lay = layout{};
-        m_spilled_bytes += tbytes(t);
-        ++m_spilled;
-    }
-    std::sort(tiles.begin(), tiles.end());
-    tiles.erase(std::unique(tiles.begin(), tiles.end()), tiles.end());
-    end(op_w, static_cast<std::uint32_t>(tiles.size()));
+    m_spilled_bytes += move_out(out, op_name, " (activations to streaming memory)");
+    m_spilled += static_cast<std::uint32_t>(out.size());
 }
 
 void planner::alias(int o) {

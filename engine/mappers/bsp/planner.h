@@ -262,9 +262,11 @@ private:
     /// With activations in streaming memory: writes there every activation op `o` read or wrote that only the
     /// backward pass reads from now on (its forward reads done), and frees its tiles.
     void spill_saved(int o);
-    /// Writes tensors `out` (on the tiles) to streaming memory in a superstep of their own, charged to op
-    /// `op_name`, and frees their tiles.
+    /// Activations `out` (on the tiles) to streaming memory: move_out, counted for the report.
     void spill(const std::vector<int>& out, const std::string& op_name);
+    /// Writes tensors `out` (on the tiles) to streaming memory in a superstep of their own (named op_name + what),
+    /// charged to op `op_name`, and frees their tiles; returns their bytes.
+    double move_out(const std::vector<int>& out, const std::string& op_name, const std::string& what);
 
     void alias(int o);
 

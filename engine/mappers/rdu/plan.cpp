@@ -279,6 +279,13 @@ private:
                                        format_number(100 * m_o.chunk_above, 3) + "% of the " + format_bytes(cap) +
                                        " on chip: split into " + std::to_string(chunks) + " column chunks");
             }
+            // A chunk's share f of the work, of its weights and of what it writes.
+            auto shrink = [](work& w, double f) {
+                w.macs *= f;
+                w.vector_ops *= f;
+                w.bytes_weight *= f;
+                w.bytes_out *= f;
+            };
             for (int c = 0; c < chunks; ++c) {
                 rdu_stage sc = s;
                 sc.chunk = c;
@@ -288,11 +295,8 @@ private:
                     const double f = static_cast<double>(b1 - b0) / static_cast<double>(items);
                     sc.name = op.name + "#" + std::to_string(c);
                     sc.whole.batch = b1 - b0;
-                    sc.whole.macs *= f;
-                    sc.whole.vector_ops *= f;
+                    shrink(sc.whole, f);
                     sc.whole.bytes_in *= f;
-                    sc.whole.bytes_weight *= f;
-                    sc.whole.bytes_out *= f;
                     for (auto& in : sc.inputs) in.bytes *= f;
                     sc.rows = std::max<std::int64_t>(1, sc.whole.batch) * sc.whole.m;
                     sc.own_tiles = std::max(
@@ -303,10 +307,7 @@ private:
                     const double f = static_cast<double>(n1 - n0) / static_cast<double>(s.whole.n);
                     sc.name = op.name + "#" + std::to_string(c);
                     sc.whole.n = n1 - n0;
-                    sc.whole.macs *= f;
-                    sc.whole.vector_ops *= f;
-                    sc.whole.bytes_weight *= f;
-                    sc.whole.bytes_out *= f;
+                    shrink(sc.whole, f);
                     sc.weight_bytes *= f;
                     for (auto& in : sc.inputs)
                         if (in.whole) in.bytes *= f;
