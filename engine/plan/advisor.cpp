@@ -576,10 +576,15 @@ std::map<std::string, sweep::row> read_plan_rows(const std::string& out_dir) {
 }
 
 /// Whether the chip mapper found plan `row` too big for the chip's on-chip memory: it failed with "does not fit"
-/// (every chip mapper's capacity error says so: BSP, TSP, RDU, wafer, the system's own check), or it ran only by
+/// (every chip mapper's capacity error says so: BSP, TSP, RDU, wafer, the system's own check, or the RDU's "a limit
+/// of tessel's mapper" for one op it cannot place), or it ran only by
 /// keeping activations off chip (an IPU's streaming memory), which a smaller micro-batch may not need.
 bool too_big_for_the_chip(const sweep::row& row, const std::string& out_dir) {
-    if (row.value("status", "") == "failed") return row.value("error", "").find("does not fit") != std::string::npos;
+    if (row.value("status", "") == "failed") {
+        const std::string e = row.value("error", "");
+        // (Or a chip mapper that could not place one op: a smaller micro-batch shrinks it too.)
+        return e.find("does not fit") != std::string::npos || e.find("a limit of tessel's") != std::string::npos;
+    }
     plan_result r;
     read_result(r, row, out_dir);
     return r.ok() && r.spilled > 0;

@@ -25,25 +25,36 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
+bool simulator_limit(const std::string& error);
+
 /// Why a system has no row: every plan it simulated failed. The reason the most plans failed for (the first
-/// such plan's error, "tessel: error: " dropped), so a row says what to change, not only where to look.
+/// such plan's error, "tessel: error: " dropped), so a row says what to change, not only where to look. Refusals
+/// on the simulator's budgets count as one reason (each states its own step count).
 std::string no_plan_finished(const json& plans, const std::string& dir) {
-    std::map<std::string, std::pair<int, std::string>> why;  // error -> (plans, first plan)
+    struct reason {
+        int plans = 0;
+        std::string first_plan, error;
+    };
+    std::map<std::string, reason> why;  // error (or "budgets") -> its plans
     for (const json& p : plans) {
         std::string e = p.value("error", std::string());
         if (e.empty()) continue;
         const std::string prefix = "tessel: error: ";
         if (e.compare(0, prefix.size(), prefix) == 0) e = e.substr(prefix.size());
-        auto& w = why[e];
-        if (w.first++ == 0) w.second = p.value("plan", std::string());
+        reason& w = why[simulator_limit(e) ? std::string("budgets") : e];
+        if (w.plans++ == 0) {
+            w.first_plan = p.value("plan", std::string());
+            w.error = e;
+        }
     }
     const std::string where = " (every plan: " + dir + "/plan.json)";
     if (why.empty()) return "no plan finished" + where;
     auto most = why.begin();
     for (auto it = why.begin(); it != why.end(); ++it)
-        if (it->second.first > most->second.first) most = it;
-    return "no plan finished; " + std::to_string(most->second.first) + " of " + std::to_string(plans.size()) + " (" +
-           most->second.second + (most->second.first > 1 ? ", ..." : "") + "): " + most->first + where;
+        if (it->second.plans > most->second.plans) most = it;
+    const reason& m = most->second;
+    return "no plan finished; " + std::to_string(m.plans) + " of " + std::to_string(plans.size()) + " (" +
+           m.first_plan + (m.plans > 1 ? ", ..." : "") + "): " + m.error + where;
 }
 
 struct row {
@@ -58,6 +69,9 @@ struct row {
 /// A plan the simulator refused for its own budgets (models/core/limits.h: "over the limit of"), not one the
 /// hardware cannot run.
 bool simulator_limit(const std::string& error) { return error.find("over the limit of") != std::string::npos; }
+
+/// A plan a chip mapper could not place although the chip's memory holds it (a limit of tessel's mapper).
+bool mapper_limit(const std::string& error) { return error.find("a limit of tessel's") != std::string::npos; }
 
 /// Why the best plan wins, from plan.json's reasons: its lead over the runner-up (else the first reason after the
 /// best plan's own line).
@@ -102,6 +116,7 @@ std::string simulator_limited(const json& size) {
 /// A failed system's row: what kind of failure, in a few words (the whole reason follows the table).
 std::string short_failure(const std::string& error) {
     if (simulator_limit(error)) return "not simulated: over the simulator's budgets (below)";
+    if (mapper_limit(error)) return "not simulated: a limit of its chip mapper (below)";
     if (error.find("fits on") != std::string::npos || error.find("does not fit") != std::string::npos)
         return "does not train: does not fit in memory (below)";
     return "does not train (below)";

@@ -553,9 +553,12 @@ private:
                                           format_bytes(chip_capacity()) +
                                           " of PMU capacity (use mapper.mode=sections to run it in sections)");
                     if (j == i)
-                        throw input_error("op '" + s.name + "' does not fit on '" + m_plat + "' even alone: " + why +
-                                          " (PMU capacity " + format_bytes(static_cast<double>(m_c.pmu_capacity)) +
-                                          " each)");
+                        throw input_error("op '" + s.name + "' is more than one section of '" + m_plat +
+                                          "' can hold: " + why + " (PMU capacity " +
+                                          format_bytes(static_cast<double>(m_c.pmu_capacity)) +
+                                          " each); the rdu mapper splits only matrix products (by columns or batch "
+                                          "items) and streams in row tiles, so this is a limit of tessel's mapper, "
+                                          "not of the chip, whose off-chip memory holds it");
                     break;
                 }
                 key.add(*this, j);
