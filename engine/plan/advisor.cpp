@@ -416,9 +416,8 @@ void print_size(std::ostream& out, const plan_options& o, const size_report& r) 
             << " per chip (" << pct(used / s.capacity) << ")\n";
     }
     // Plans the simulator's own budgets refused (models/core/limits.h) are a limit of tessel, not the hardware's.
-    const auto limited = std::count_if(r.results.begin(), r.results.end(), [](const plan_result& x) {
-        return x.error.find("over the limit of") != std::string::npos;
-    });
+    const auto limited = std::count_if(r.results.begin(), r.results.end(),
+                                       [](const plan_result& x) { return simulator_limit(x.error); });
     if (limited > 0)
         out << "  not simulated: " << limited << " of " << r.results.size()
             << " plans need more than the simulator's budgets (--limit raises them; a limit of tessel, not the "
@@ -583,7 +582,7 @@ bool too_big_for_the_chip(const sweep::row& row, const std::string& out_dir) {
     if (row.value("status", "") == "failed") {
         const std::string e = row.value("error", "");
         // (Or a chip mapper that could not place one op: a smaller micro-batch shrinks it too.)
-        return e.find("does not fit") != std::string::npos || e.find("a limit of tessel's") != std::string::npos;
+        return e.find("does not fit") != std::string::npos || mapper_limit(e);
     }
     plan_result r;
     read_result(r, row, out_dir);

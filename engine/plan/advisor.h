@@ -58,4 +58,12 @@ std::vector<int> parse_int_list(const std::string& key, const std::string& text)
 /// interrupted (finished plans are kept). Bad input throws input_error.
 int run_plan(const plan_options& o, std::ostream& out, std::ostream& err);
 
+/// Whether a plan's error is the simulator refusing it on its own budgets (models/core/limits.h: "over the limit of"):
+/// a limit of tessel, not the hardware's verdict.
+inline bool simulator_limit(const std::string& error) { return error.find("over the limit of") != std::string::npos; }
+
+/// Whether a chip mapper could not place one op although the chip's memory holds it ("a limit of tessel's mapper",
+/// the RDU's): not the hardware's verdict either, but a smaller micro-batch may get past it.
+inline bool mapper_limit(const std::string& error) { return error.find("a limit of tessel's") != std::string::npos; }
+
 }  // namespace tessel

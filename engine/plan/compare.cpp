@@ -25,8 +25,6 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
-bool simulator_limit(const std::string& error);
-
 /// Why a system has no row: every plan it simulated failed. The reason the most plans failed for (the first
 /// such plan's error, "tessel: error: " dropped), so a row says what to change, not only where to look. Refusals
 /// on the simulator's budgets count as one reason (each states its own step count).
@@ -65,13 +63,6 @@ struct row {
     json size;  // the system's size entry of plan.json (capacity, every plan, why the best wins), or null
     std::string error;
 };
-
-/// A plan the simulator refused for its own budgets (models/core/limits.h: "over the limit of"), not one the
-/// hardware cannot run.
-bool simulator_limit(const std::string& error) { return error.find("over the limit of") != std::string::npos; }
-
-/// A plan a chip mapper could not place although the chip's memory holds it (a limit of tessel's mapper).
-bool mapper_limit(const std::string& error) { return error.find("a limit of tessel's") != std::string::npos; }
 
 /// Why the best plan wins, from plan.json's reasons: its lead over the runner-up (else the first reason after the
 /// best plan's own line).

@@ -5,6 +5,8 @@
 // Also: what does not fit says so, with numbers. Mapping only: nothing is simulated here.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -268,6 +270,23 @@ TEST(rdu_mapper, what_does_not_fit_says_by_how_much) {
         EXPECT_NE(msg.find("does not fit on 'plasticine' as one section"), std::string::npos) << msg;
         EXPECT_NE(msg.find("mapper.mode=sections"), std::string::npos) << msg;
         EXPECT_NE(msg.find("16 MiB"), std::string::npos) << msg;
+    }
+    // A column sum of x[16384, 512] fp16 (16 MiB) has one output row, so its input streams in one tile: two
+    // tiles' buffers are 32 MiB, more than all of Plasticine's 16 MiB. The mapper cannot split it; it says so as
+    // its own limit (tessel compare then rows it "not simulated"), not as the chip's.
+    {
+        const auto path = std::filesystem::temp_directory_path() / "tessel_rdu_colsum.yaml";
+        std::ofstream(path) << "workload: colsum\nparameters: {precision: fp16}\ntensors:\n"
+                               "  x: {shape: [16384, 512], role: input}\n"
+                               "ops:\n  - {name: s, op: reduce_sum, inputs: [x], axes: [0], keepdims: false}\n";
+        try {
+            dynamic_cast<rdu_mapper&>(*make_mapper(*c.plat)).plan(load_workload(path.string(), {}), *c.plat);
+            FAIL() << "a 16 MiB input in one tile, two deep, does not fit 16 MiB";
+        } catch (const input_error& e) {
+            const std::string msg = e.what();
+            EXPECT_NE(msg.find("op 's' is more than one section of 'plasticine' can hold"), std::string::npos) << msg;
+            EXPECT_NE(msg.find("a limit of tessel's mapper, not of the chip"), std::string::npos) << msg;
+        }
     }
     auto bad_tier = make_mapper(*c.plat, {{"weights_tier", "hbm"}});
     try {
