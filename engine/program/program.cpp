@@ -63,9 +63,9 @@ std::uint32_t program::add_work(const work& w) {
 
 std::uint32_t program::push(step st, const std::vector<std::uint32_t>& after) {
     if (static_cast<double>(steps.size()) >= limits().steps)
-        throw input_error("program '" + name + "' " +
-                          over_limit("steps", static_cast<double>(steps.size()) + 1, "steps or more") +
-                          "; a smaller workload or a coarser mapping needs fewer");
+        throw steps_limit_error(
+            "program '" + name + "' " + over_limit("steps", static_cast<double>(steps.size()) + 1, "steps or more"),
+            static_cast<double>(steps.size()) + 1);
     st.dep_begin = static_cast<std::uint32_t>(deps.size());
     st.dep_count = static_cast<std::uint32_t>(after.size());
     deps.insert(deps.end(), after.begin(), after.end());

@@ -68,6 +68,18 @@ struct placement {
     grid_placement data;       // which PEs, bytes on each, and what
 };
 
+/// A program grew past the steps limit while it was built (limits().steps): a system mapper that meets it while
+/// mapping a chip's piece may map the piece again in a coarser form. `what` says by how much; `fewer` is the
+/// advice appended to it.
+class steps_limit_error : public input_error {
+public:
+    steps_limit_error(const std::string& what, double count)
+        : input_error(what + fewer), what_alone(what), steps(count) {}
+    static constexpr const char* fewer = "; a smaller workload or a coarser mapping needs fewer";
+    std::string what_alone;
+    double steps;
+};
+
 class program {
 public:
     std::string name;

@@ -19,6 +19,7 @@
 #include "models/bsp/bsp_superstep.h"
 #include "models/core/grid_span.h"
 #include "models/core/pe_grid.h"
+#include "models/core/unit_gang.h"
 #include "models/streaming/tsp.h"
 
 namespace tessel {
@@ -346,6 +347,8 @@ void write_emitted_program(const program& p, const platform& plat, const emit_he
                "in1(6)"
                " producer0 producer1 after name\n"
                "  # span x0 y0 x1 y1\n"
+               "  # gang members offsets... (each other member's component id minus the step unit's, in the platform's "
+               "order)\n"
                "  # superstep tiles works (tile work recv_bytes send_bytes sender_bytes recv_packets send_packets "
                "sender_packets)..."
                " (the works' 11 columns)...\n  payloads: |\n";
@@ -367,6 +370,10 @@ void write_emitted_program(const program& p, const platform& plat, const emit_he
                     << index_or_dash(in->after) << ' ' << in->name << "\n";
             } else if (const auto* sp = payload_as<grid_span>(pl.get())) {
                 out << "span " << sp->rect.x0 << ' ' << sp->rect.y0 << ' ' << sp->rect.x1 << ' ' << sp->rect.y1 << "\n";
+            } else if (const auto* g = payload_as<unit_gang>(pl.get())) {
+                out << "gang " << g->size();
+                for (std::int32_t o : g->others) out << ' ' << o;
+                out << "\n";
             } else if (const auto* ss = payload_as<bsp_superstep>(pl.get())) {
                 out << "superstep " << ss->tiles.size() << ' ' << ss->works.size();
                 for (const auto& t : ss->tiles)
@@ -477,6 +484,21 @@ std::shared_ptr<grid_span> read_span_payload(table_reader& r) {
     return std::make_shared<grid_span>(s);
 }
 
+std::shared_ptr<unit_gang> read_gang_payload(table_reader& r) {
+    const std::int64_t n = r.ranged("gang members", 1, 1 << 20);
+    std::vector<std::int32_t> others;
+    for (std::int64_t i = 1; i < n; ++i) {
+        const int o = r.coord("gang member");
+        if (o == 0) r.fail("a gang member at distance 0 is the step's own unit");
+        others.push_back(o);
+    }
+    if (!r.at_end()) r.fail("more values than the gang's " + std::to_string(n) + " members");
+    std::vector<std::int32_t> sorted = others;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) r.fail("a gang names a member twice");
+    return std::make_shared<unit_gang>(std::move(others));
+}
+
 std::shared_ptr<bsp_superstep> read_superstep_payload(table_reader& r) {
     auto ss = std::make_shared<bsp_superstep>();
     const std::uint64_t tiles = r.u64("tile count"), works_n = r.u64("work count");
@@ -497,7 +519,7 @@ std::shared_ptr<bsp_superstep> read_superstep_payload(table_reader& r) {
     return ss;
 }
 
-/// `emitted.payloads`: one kernel, instruction, span or superstep a line.
+/// `emitted.payloads`: one kernel, instruction, span, gang or superstep a line.
 void read_payloads(const yaml_node& node, program& prog, emitted_tables* tables) {
     table_reader r(node, "emitted.payloads", tables);
     while (r.next_line()) {
@@ -508,10 +530,12 @@ void read_payloads(const yaml_node& node, program& prog, emitted_tables* tables)
             prog.payloads.push_back(read_instruction_payload(r));
         else if (kind == "span")
             prog.payloads.push_back(read_span_payload(r));
+        else if (kind == "gang")
+            prog.payloads.push_back(read_gang_payload(r));
         else if (kind == "superstep")
             prog.payloads.push_back(read_superstep_payload(r));
         else
-            r.fail("unknown payload kind '" + std::string(kind) + "' (kernel, instruction, span or superstep)");
+            r.fail("unknown payload kind '" + std::string(kind) + "' (kernel, instruction, span, gang or superstep)");
     }
 }
 
@@ -563,9 +587,18 @@ void check_compute_payload(table_reader& r, const platform& plat, const program&
         const grid_rect pe = g->rect_of(st.at.unit);
         if (pe.empty() || !sp->rect.contains(pe))
             r.fail("unit " + std::to_string(st.at.unit) + " is not a PE of its span " + rect_text(sp->rect));
+    } else if (const auto* gang = payload_as<unit_gang>(prog.payloads[st.payload].get())) {
+        const auto& all = plat.sim().components();
+        for (std::int32_t off : gang->others) {
+            const std::int64_t id = static_cast<std::int64_t>(st.at.comp) + off;
+            if (id < 0 || id >= static_cast<std::int64_t>(all.size()) || !all[static_cast<size_t>(id)] ||
+                all[static_cast<size_t>(id)]->kind_name() != plat.comp(st.at.comp).kind_name())
+                r.fail("gang " + std::to_string(st.payload) + ": the member " + std::to_string(off) +
+                       " components from " + plat.comp(st.at.comp).path() + " is not a unit of its kind");
+        }
     } else if (!payload_as<kernel_desc>(prog.payloads[st.payload].get())) {
         // A kernel's operands may serve many steps (a system's chips run the same kernels); an instruction or a
-        // superstep belongs to one.
+        // superstep belongs to one; a span or a gang of units may serve many.
         if (payload_used[st.payload]) r.fail("payload " + std::to_string(st.payload) + " is used by two steps");
         payload_used[st.payload] = true;
     }

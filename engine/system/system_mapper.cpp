@@ -297,7 +297,8 @@ struct chunk_passes {
 /// A plan's passes, as mapped so far, prove its program over the steps budget: `message` says by how much.
 struct over_steps_budget {
     std::string message;
-    double estimate = 0;  // steps of the whole iteration, scaled from the part mapped
+    double estimate = 0;    // steps of the whole iteration, scaled from the part mapped
+    bool at_least = false;  // estimate is only a lower bound (one piece's program passed the limit)
 };
 
 /// The iteration's steps, counted while its passes are mapped: a segment's steps recur once per item that runs
@@ -853,11 +854,16 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
     const auto schedules = part.training ? pipeline_schedule(plan, m) : forward_schedule(plan, m);
     // The chip mapper's own form first; when the fine form proves over the steps budget, its coarse form (one
     // step per superstep or section) if it has one, from the start.
+    // A piece whose own program passes the limit while it is built proves the plan over it as well.
     auto map_passes = [&](const mapper& chip_mapper) {
         steps_tally tally = tally_of(g.name, part, schedules, symmetric() ? 1 : plan.dp, symmetric() ? 1 : plan.tp);
-        return cut_chunks(part, chip_mapper, chip0, tally);
+        try {
+            return cut_chunks(part, chip_mapper, chip0, tally);
+        } catch (const steps_limit_error& e) {
+            throw over_steps_budget{e.what_alone, e.steps, true};
+        }
     };
-    const std::string fewer = "; a smaller workload or a coarser mapping needs fewer";
+    const std::string fewer = steps_limit_error::fewer;
     std::vector<chunk_passes> passes;
     std::string coarse_note;
     try {
@@ -868,13 +874,13 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
         try {
             passes = map_passes(*coarse);
         } catch (const over_steps_budget& still) {
-            throw input_error(still.message + " in the chip mapper's coarse form (the fine form: about " +
-                              format_number(fine.estimate) + ")" + fewer);
+            throw input_error(still.message + " in the chip mapper's coarse form (the fine form: " +
+                              (fine.at_least ? "more than " : "about ") + format_number(fine.estimate) + ")" + fewer);
         }
-        coarse_note = "coarse chip programs: the fine form would need about " + format_number(fine.estimate) +
-                      " steps, over the steps budget of " + format_number(limits().steps) +
-                      " (--limit steps=N raises it; " + m_chip_group +
-                      ".mapper.representation=fine forces the fine form)";
+        coarse_note =
+            std::string("coarse chip programs: the fine form would need ") + (fine.at_least ? "more than " : "about ") +
+            format_number(fine.estimate) + " steps, over the steps budget of " + format_number(limits().steps) +
+            " (--limit steps=N raises it; " + m_chip_group + ".mapper.representation=fine forces the fine form)";
     }
 
     mapping out;

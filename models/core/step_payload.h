@@ -1,7 +1,7 @@
 // What a step carries beyond its `work` for a device that needs more than a count of operations: a GPU or TPU
 // kernel's operand addresses (kernel_device.h), a TSP instruction's cycle, slice and stream registers (tsp.h),
 // the rectangle of a wafer's PEs a step runs on in lockstep (grid_span.h), a whole IPU superstep in coarse form
-// (bsp_superstep.h).
+// (bsp_superstep.h), the units of their own that run a step in lockstep (unit_gang.h).
 // The payload travels with the step in the program and reaches the device in the step's transaction
 // (txn::payload), so a mapped program is self-contained: it can be saved, replayed and joined with others
 // without setting anything on the platform beforehand.
@@ -13,7 +13,7 @@
 namespace tessel {
 
 struct step_payload {
-    enum class type : std::uint8_t { kernel, tsp_instruction, grid_span, bsp_superstep };
+    enum class type : std::uint8_t { kernel, tsp_instruction, grid_span, bsp_superstep, unit_gang };
     explicit step_payload(type t) : payload_type(t) {}
     virtual ~step_payload() = default;
     /// A copy whose references to other steps are moved by `offset` (programs appended to one another), or

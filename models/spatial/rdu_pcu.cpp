@@ -5,6 +5,7 @@
 
 #include "models/core/registry.h"
 #include "models/core/sim_context.h"
+#include "models/core/unit_gang.h"
 
 namespace tessel {
 
@@ -157,23 +158,23 @@ rdu_pcu::rdu_pcu(sc_core::sc_module_name n, const component_args& a)
 void rdu_pcu::transport(txn& t) {
     switch (t.kind) {
         case txn_kind::compute: {
-            const work& w = *t.w;
+            // One unit, or a gang of PCUs in lockstep (the mapper's gang form), each an equal share of the work.
+            std::vector<rdu_pcu*> members{this};
+            work w = *t.w;
+            if (t.payload) {
+                const auto* gang = payload_as<unit_gang>(t.payload);
+                if (!gang) throw input_error(path() + ": a compute step carries a payload that is not a gang of PCUs");
+                for (std::int32_t off : gang->others) members.push_back(&gang_member(off));
+                const double k = static_cast<double>(members.size());
+                for (double* x : {&w.macs, &w.vector_ops, &w.bytes_in, &w.bytes_weight, &w.bytes_out}) *x /= k;
+            }
             const timing::estimate e = m_timing.evaluate(w);
             const tick dur = m_timing.clk.cycles(e.cycles);
-            const tick start = m_pipe.reserve(t.head, dur);
+            tick start = t.head;
+            for (const rdu_pcu* u : members) start = std::max(start, u->m_pipe.free_at);
+            for (rdu_pcu* u : members) u->compute(t, w, e.systolic, start, dur);
             t.head = start;
             t.tail = start + dur;
-            m_macs += w.macs;
-            m_macs_by_type[static_cast<size_t>(w.type)] += w.macs;
-            m_vector_ops += w.vector_ops;
-            m_steps += 1;
-            if (e.systolic) m_systolic_steps += 1;
-            m_ideal += m_timing.ideal_seconds(w);
-            spend(
-                t, energy_part::compute,
-                m_p.energy.joules(w.type, w.macs, w.vector_ops, name()) + m_p.energy.busy_joules(ticks_to_seconds(dur)),
-                start, start + dur);
-            sim().trace.slice(m_track, start, start + dur, t.op, t.step);
             return;
         }
         case txn_kind::write: {
@@ -196,6 +197,32 @@ void rdu_pcu::transport(txn& t) {
             throw input_error("pattern compute unit " + path() + " takes compute steps and transfers, not " +
                               (t.kind == txn_kind::route ? "route" : "sync") + " requests");
     }
+}
+
+rdu_pcu& rdu_pcu::gang_member(std::int32_t offset) const {
+    const auto& all = sim().components();
+    const std::int64_t at = static_cast<std::int64_t>(id()) + offset;
+    auto* u = at >= 0 && at < static_cast<std::int64_t>(all.size())
+                  ? dynamic_cast<rdu_pcu*>(all[static_cast<size_t>(at)])
+                  : nullptr;
+    if (!u)
+        throw input_error(path() + ": a gang member " + std::to_string(offset) +
+                          " components away is not a pattern compute unit");
+    return *u;
+}
+
+void rdu_pcu::compute(const txn& t, const work& w, bool systolic, tick start, tick dur) {
+    m_pipe.reserve(start, dur);
+    m_macs += w.macs;
+    m_macs_by_type[static_cast<size_t>(w.type)] += w.macs;
+    m_vector_ops += w.vector_ops;
+    m_steps += 1;
+    if (systolic) m_systolic_steps += 1;
+    m_ideal += m_timing.ideal_seconds(w);
+    spend(t, energy_part::compute,
+          m_p.energy.joules(w.type, w.macs, w.vector_ops, name()) + m_p.energy.busy_joules(ticks_to_seconds(dur)),
+          start, start + dur);
+    sim().trace.slice(m_track, start, start + dur, t.op, t.step);
 }
 
 void rdu_pcu::usage(std::vector<resource_usage>& out) const {

@@ -15,9 +15,11 @@
 //   Element-wise work: `lanes x stages` operations per cycle (a chain of operations down the stages).
 //   A step takes max(compute, input bytes / input bandwidth, output bytes / output bandwidth) plus the fill.
 // With `matmul_mode: best` each matrix-product step uses whichever configuration is faster (the compiler
-// configures each PCU for its op). Configuration writes (reconfiguration) occupy the unit for their bytes at
-// the input bandwidth; reads of its results cost nothing here (their time is in the step that produced them).
-// Leaves out: control (counters, tokens), scalar network, register-file pressure, transcendental tail stage.
+// configures each PCU for its op). A step may name a gang of PCUs (unit_gang.h): it then runs on all of them in
+// lockstep, each an equal share of its work, from when the last is free. Configuration writes (reconfiguration) occupy
+// the unit for their bytes at the input bandwidth; reads of its results cost nothing here (their time is in the step
+// that produced them). Leaves out: control (counters, tokens), scalar network, register-file pressure, transcendental
+// tail stage.
 #pragma once
 
 #include <array>
@@ -95,6 +97,11 @@ public:
     std::uint64_t config_bytes() const override { return m_p.config_bytes.bytes(); }
 
 private:
+    /// The gang member `offset` component ids from this one (input_error when it is not a PCU).
+    rdu_pcu& gang_member(std::int32_t offset) const;
+    /// Runs `w` (this unit's share) from `start` for `dur`, counting it in the statistics, energy and trace.
+    void compute(const txn& t, const work& w, bool systolic, tick start, tick dur);
+
     params m_p;
     timing m_timing;
     reservation m_pipe;

@@ -164,6 +164,25 @@ TEST(budgets, a_system_plan_over_the_steps_budget_in_the_chips_fine_form_runs_in
                         " steps or more, over the limit of 1e+06 (--limit steps=N raises it)");
 }
 
+TEST(budgets, an_rdu_system_whose_chip_programs_pass_the_steps_limit_runs_them_in_gangs) {
+    // Two SN40L sockets training a small GPT layer: a chip's piece passes a limit of 6e4 steps while it is built,
+    // so the system mapper maps it again in the RDU's coarse form in gangs (52,881 steps in all, 3% slower than
+    // the 589,659 of the fine form) and says the fine form needs more than the limit.
+    const std::string plan =
+        "-p platforms/systems/sn40l_node.yaml --set sockets=2 -w gpt2 --set workload.layers=1 --set workload.seq=256 "
+        "--set workload.vocab=1024 --set workload.hidden=512 --set workload.heads=8 --set workload.batch=4 "
+        "--set workload.training=adam --set parallel.dp=2 --limit steps=6e4";
+    const auto coarse = run_tessel("run " + plan);
+    EXPECT_EQ(coarse.code, 0) << coarse.out;
+    EXPECT_NE(coarse.out.find("coarse chip programs: the fine form would need more than 6e+04 steps, over the steps "
+                              "budget of 6e+04 (--limit steps=N raises it; rdu.mapper.representation=fine forces "
+                              "the fine form)"),
+              std::string::npos)
+        << coarse.out;
+    EXPECT_TESSEL_ERROR("run -q " + plan + " --set rdu.mapper.representation=fine",
+                        " steps or more, over the limit of 6e+04 (--limit steps=N raises it)");
+}
+
 TEST(budgets, internal_errors_became_input_errors) {
     // A workload generator asked for 10^8 layers used to end in bad_alloc; the graph budget stops it, up front
     // at the parameter for generators, and as the graph grows for everything else.

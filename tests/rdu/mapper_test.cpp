@@ -194,6 +194,64 @@ TEST(rdu_mapper, plasticine_attention_too_big_for_the_chip_splits_its_batch_item
     }
 }
 
+TEST(rdu_mapper, plasticine_streams_reductions_and_weight_updates_it_cannot_hold_whole) {
+    // GPT-2 (one layer) at seq 1024, batch 2, trained with SGD on Plasticine's 16 MiB of PMUs.
+    loaded& c = chip("plasticine");
+    auto mp = make_mapper(*c.plat);
+    auto& rdu = dynamic_cast<rdu_mapper&>(*mp);
+    const workload_graph g =
+        load_workload("gpt2", {{"layers", "1"}, {"seq", "1024"}, {"batch", "2"}, {"training", "sgd"}});
+    const rdu_plan plan = rdu.plan(g, *c.plat);
+    check_plan(plan, g);
+    std::map<std::string, const rdu_stage*> by_name;
+    for (const auto& st : plan.stages) by_name[st.name] = &st;
+    // A bias gradient sums 2,048 tokens into one row: 2,048 x 3,072 x 2 B = 12 MiB for the MLP's, 9 MiB for the
+    // attention's, two tiles deep in one tile 24 and 18 MiB, more than the chip. Tiled by its input's rows, in 4
+    // tiles (6 and 4.5 MiB, within half the chip; 2 tiles: 12 and 9 MiB, not).
+    for (const char* name : {"h.0.mlp.c_fc.grad.dbias.sum_batch", "h.0.attn.c_attn.grad.dbias.sum_batch"}) {
+        ASSERT_TRUE(by_name.count(name)) << name;
+        EXPECT_EQ(by_name[name]->rows, 2048) << name;
+        EXPECT_EQ(by_name[name]->own_tiles, 4) << name;
+    }
+    // The embedding's gradient and its SGD update read the 50,257 x 768 x 2 B = 77 MB table: held as weights it
+    // could never fit; streamed like any input, in row tiles.
+    for (const char* name : {"wte.grad", "wte.weight.sgd"}) {
+        ASSERT_TRUE(by_name.count(name)) << name;
+        const rdu_stage& st = *by_name[name];
+        EXPECT_TRUE(st.weight_tensors.empty()) << name;
+        EXPECT_EQ(st.weight_bytes, 0.0) << name;
+        bool streamed = false;
+        for (const auto& in : st.inputs)
+            streamed =
+                streamed || (!in.whole && g.tensor(in.tensor).name == "wte.weight" && in.bytes == 50257.0 * 768 * 2);
+        EXPECT_TRUE(streamed) << name;
+    }
+    check_program(plan, rdu.map(g, *c.plat), g);
+    // At batch 4 the scores' gradient splits its batch items too. A batch chunk's tiles cover its own items, not
+    // the rows of its producer's tiles: what flows between them is held whole, a level later (streamed tile by
+    // tile it waited on tiles not yet scheduled, an internal error).
+    const workload_graph g4 =
+        load_workload("gpt2", {{"layers", "1"}, {"seq", "1024"}, {"batch", "4"}, {"training", "sgd"}});
+    const rdu_plan plan4 = rdu.plan(g4, *c.plat);
+    check_plan(plan4, g4);
+    int flows = 0;  // producer -> batch chunk (or back) within a section
+    for (const auto& sec : plan4.sections)
+        for (const rdu_placed& to : sec.stages)
+            for (const rdu_placed& from : sec.stages) {
+                const rdu_stage &a = plan4.stages[static_cast<size_t>(from.stage)],
+                                &b = plan4.stages[static_cast<size_t>(to.stage)];
+                if (!a.by_batch && !b.by_batch) continue;
+                bool feeds = false;
+                for (const auto& in : b.inputs)
+                    for (int r : a.outputs) feeds = feeds || in.tensor == r;
+                if (!feeds) continue;
+                ++flows;
+                EXPECT_GT(to.level, from.level) << a.name << " -> " << b.name;
+            }
+    EXPECT_GT(flows, 0);
+    check_program(plan4, rdu.map(g4, *c.plat), g4);
+}
+
 TEST(rdu_mapper, sn10_bert_large_in_sections) {
     // 670 MB of weights against 320 MB on chip.
     map_and_check("sn10", "bert-large", {}, 3);
@@ -271,17 +329,30 @@ TEST(rdu_mapper, what_does_not_fit_says_by_how_much) {
         EXPECT_NE(msg.find("mapper.mode=sections"), std::string::npos) << msg;
         EXPECT_NE(msg.find("16 MiB"), std::string::npos) << msg;
     }
-    // A column sum of x[16384, 512] fp16 (16 MiB) has one output row, so its input streams in one tile: two
-    // tiles' buffers are 32 MiB, more than all of Plasticine's 16 MiB. The mapper cannot split it; it says so as
-    // its own limit (tessel compare then rows it "not simulated"), not as the chip's.
+    // A column sum of x[16384, 512] fp16 (16 MiB) has one output row: it streams in tiles of its input's rows,
+    // the fewest that keep two tiles' buffers within half the chip (4 tiles, 8 MiB). Adding y[1, 8388608] (16 MiB,
+    // needed whole by every row) to x[2, 8388608] is beyond the mapper: y alone fills the chip, and x's two rows
+    // cannot be tiled finer. It says so as its own limit (tessel compare then rows it "not simulated"), not as the
+    // chip's.
     {
         const auto path = std::filesystem::temp_directory_path() / "tessel_rdu_colsum.yaml";
         std::ofstream(path) << "workload: colsum\nparameters: {precision: fp16}\ntensors:\n"
                                "  x: {shape: [16384, 512], role: input}\n"
                                "ops:\n  - {name: s, op: reduce_sum, inputs: [x], axes: [0], keepdims: false}\n";
+        const rdu_plan plan =
+            dynamic_cast<rdu_mapper&>(*make_mapper(*c.plat)).plan(load_workload(path.string(), {}), *c.plat);
+        ASSERT_EQ(plan.stages.size(), 1u);
+        EXPECT_EQ(plan.stages[0].rows, 16384);
+        EXPECT_EQ(plan.stages[0].own_tiles, 4);
+    }
+    {
+        const auto path = std::filesystem::temp_directory_path() / "tessel_rdu_broadcast.yaml";
+        std::ofstream(path) << "workload: broadcast\nparameters: {precision: fp16}\ntensors:\n"
+                               "  x: {shape: [2, 8388608], role: input}\n  y: {shape: [1, 8388608], role: input}\n"
+                               "ops:\n  - {name: s, op: add, inputs: [x, y]}\n";
         try {
             dynamic_cast<rdu_mapper&>(*make_mapper(*c.plat)).plan(load_workload(path.string(), {}), *c.plat);
-            FAIL() << "a 16 MiB input in one tile, two deep, does not fit 16 MiB";
+            FAIL() << "16 MiB needed whole and two rows of 16 MiB do not fit 16 MiB";
         } catch (const input_error& e) {
             const std::string msg = e.what();
             EXPECT_NE(msg.find("op 's' is more than one section of 'plasticine' can hold"), std::string::npos) << msg;

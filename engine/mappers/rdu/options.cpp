@@ -50,6 +50,11 @@ void rdu_mapper::options::declare(param_decl& d) {
       bound::positive);
     d(coarse_quantum, "coarse_quantum", "64cycles",
       "coarse form: how far ahead of queued requests a packet may be served (the run's quantum, docs/performance.md)");
+    d(gangs, "gangs", "0",
+      "coarse form: most lanes a stage's tile is cut into: its slices move in at most this many transfers and its "
+      "PCUs compute it in as many gangs of adjacent units, one step each, in lockstep (0: a step per PCU) "
+      "(docs/platforms/rdu.md, \"Representations\"); a system whose fine form is over the steps budget uses 8",
+      bound::non_negative);
 }
 
 rdu_mapper::rdu_mapper(options o) : m_opt(std::move(o)) {}

@@ -229,6 +229,20 @@ private:
                 s.inputs.push_back(in);
             }
             for (int t : op.outputs) s.outputs.push_back(root(t));
+            // An element-wise op on weights too big to hold (an optimizer's update of an embedding) streams them
+            // in row tiles like its other inputs instead.
+            if (!gemm && s.computes && s.weight_bytes > m_o.chunk_above * cap) {
+                for (int w : s.weight_tensors) {
+                    rdu_stage::input in;
+                    in.tensor = w;
+                    in.bytes = static_cast<double>(m_g.tensor(w).bytes());
+                    s.inputs.push_back(in);
+                }
+                m_plan.notes.push_back(op.name + ": " + format_bytes(s.weight_bytes) +
+                                       " of weights, more than it can hold on chip: streamed in row tiles");
+                s.weight_tensors.clear();
+                s.weight_bytes = 0;
+            }
             // Finer tiles for a stage whose input buffers would not fit the chip at `tiles` (a streamed tensor
             // of gigabytes, attention's scores at a long sequence): the fewest that bring them within
             // `chunk_above` of it, as far as its rows allow.
@@ -236,6 +250,24 @@ private:
             for (const auto& in : s.inputs)
                 if (!in.whole) streamed += in.bytes;
             const double depth = static_cast<double>(m_o.buffer_depth);
+            if (streamed * depth / s.own_tiles > cap && !gemm && s.computes) {
+                // A reduction (a bias gradient's sum over the batch) has fewer rows than what it reads: its tiles
+                // follow the rows of its largest streamed input, each adding into the output it holds.
+                std::int64_t in_rows = s.rows;
+                for (const auto& in : s.inputs)
+                    if (!in.whole) {
+                        const auto& sh = m_g.tensor(in.tensor).shape;
+                        const double last =
+                            sh.empty() ? 1.0 : static_cast<double>(std::max<std::int64_t>(1, sh.back()));
+                        in_rows = std::max(in_rows, static_cast<std::int64_t>(
+                                                        static_cast<double>(m_g.tensor(in.tensor).elements()) / last));
+                    }
+                if (in_rows > s.rows) {
+                    m_plan.notes.push_back(op.name + ": a reduction of " + std::to_string(in_rows) + " rows into " +
+                                           std::to_string(s.rows) + ", streamed in tiles of its input's rows");
+                    s.rows = in_rows;
+                }
+            }
             if (streamed * depth / s.own_tiles > cap) {
                 const double most = static_cast<double>(s.rows) / static_cast<double>(m_o.min_tile_rows);
                 const int before = s.own_tiles;
@@ -253,6 +285,20 @@ private:
             const bool col_split = gemm && resident > m_o.chunk_above * cap;
             if (col_split) chunks = static_cast<int>(std::ceil(resident / (m_o.chunk_above * cap)));
             const bool col_fails = col_split && (op.kind == op_kind::attention || chunks > s.whole.n);
+            // Every column chunk streams all of the first operand: when its buffers and a chunk's share of the
+            // rest overflow the chip (a weight gradient over many tokens), finer tiles shrink the buffers.
+            if (col_split && !col_fails && resident / chunks + buffers > cap) {
+                const double most = static_cast<double>(s.rows) / static_cast<double>(m_o.min_tile_rows);
+                const int before = s.own_tiles;
+                while (resident / chunks + buffers > cap && 2.0 * s.own_tiles <= most) {
+                    s.own_tiles *= 2;
+                    buffers /= 2;
+                }
+                if (s.own_tiles != before)
+                    m_plan.notes.push_back(op.name + ": each of its column chunks streams its first operand in " +
+                                           std::to_string(s.own_tiles) + " tiles, not " + std::to_string(before) +
+                                           ", so that its buffers fit on chip beside the chunk");
+            }
             // A batched product without weights that column chunks cannot fit (its streamed operand's buffers
             // alone overflow the chip, or its columns are too few) splits its batch items: all of it shrinks.
             const std::int64_t items = std::max<std::int64_t>(1, s.whole.batch);
@@ -338,12 +384,13 @@ private:
         struct src {
             bool on_chip;
             int level, depth, tiles;
+            bool by_batch;  // made by a batch chunk
         };
         std::vector<src> srcs;
         for (const auto& in : s.inputs) {
             const auto& prods = m_producers[static_cast<size_t>(in.tensor)];
             size_t here = 0;
-            src sr{false, 0, 0, 1 << 20};
+            src sr{false, 0, 0, 1 << 20, false};
             for (int pr : prods) {
                 const auto it = os.index.find(pr);
                 if (it == os.index.end()) continue;
@@ -352,6 +399,7 @@ private:
                 sr.level = std::max(sr.level, pp.level);
                 sr.depth = std::max(sr.depth, pp.depth);
                 sr.tiles = std::min(sr.tiles, pp.tiles);
+                sr.by_batch = sr.by_batch || m_plan.stages[static_cast<size_t>(pr)].by_batch;
             }
             if (here > 0 && here < prods.size()) {
                 // Part of this tensor is made here, part before: it is complete only in memory after this section.
@@ -362,8 +410,12 @@ private:
             sr.on_chip = here > 0;
             srcs.push_back(sr);
         }
+        // A batch chunk's tiles cover its own items, not the rows its producer's or consumer's tiles do: data
+        // between the two is held whole (the next level) rather than streamed tile by tile.
         for (size_t i = 0; i < srcs.size(); ++i)
-            if (srcs[i].on_chip) p.level = std::max(p.level, srcs[i].level + (s.inputs[i].whole ? 1 : 0));
+            if (srcs[i].on_chip)
+                p.level =
+                    std::max(p.level, srcs[i].level + (s.inputs[i].whole || s.by_batch || srcs[i].by_batch ? 1 : 0));
         for (size_t i = 0; i < srcs.size(); ++i)
             if (srcs[i].on_chip && !s.inputs[i].whole && srcs[i].level == p.level) {
                 p.tiles = std::min(p.tiles, srcs[i].tiles);

@@ -6,7 +6,8 @@
 //    A matrix product whose weights and whole operands need more than `chunk_above` of all PMU capacity is
 //    split into column chunks (each reads all of its input and computes a slice of the output columns). A batched
 //    product without weights (attention's, per sequence and head) that would not fit the chip even so splits
-//    its batch items instead: every operand, its input buffers and its output shrink with the chunk.
+//    its batch items instead: every operand, its input buffers and its output shrink with the chunk. An
+//    element-wise op on more weights than it can hold (an embedding's update) streams them like any input.
 // 2. Sections. Sections are contiguous runs of stages in topological order that fit the chip: every compute
 //    stage needs a PCU and at least as many PMUs as PCUs (each PCU streams operands from its own PMU); every
 //    stage needs PMUs for its resident bytes (weights, operands needed whole, and input buffers of
@@ -20,10 +21,12 @@
 //    direction), stage after stage in topological order, so producers sit next to consumers; PCU k and PMU k
 //    are neighbours in the checkerboard.
 // 5. Streaming. Each tensor streams in tiles of its rows (a power of two per op, at most `tiles`, at least
-//    `min_tile_rows` rows each; a consumer is never finer than its producer). A stage computes tile t once its
+//    `min_tile_rows` rows each; finer where the input buffers would not fit, a reduction in its input's rows
+//    then; a consumer is never finer than its producer). A stage computes tile t once its
 //    inputs' tile t is in its PMUs, then pushes its output tile into its consumers' PMUs over the switch mesh
 //    (or stores it through the nearest AGCU when a later section or the graph output needs it); a push waits
-//    for room in the consumer's buffers, a PCU for room in its output buffer.
+//    for room in the consumer's buffers, a PCU for room in its output buffer. The coarse form merges a
+//    tile's slices over adjacent units; in gangs (`gangs`) a run of adjacent PCUs computes it in one step.
 // 6. Sections run one after another: configure every unit used (its configuration bytes loaded from off-chip
 //    memory through the AGCUs), load the weights (and operands needed whole) into the PMUs, stream the tiles,
 //    store what later sections need. With `steady_state` and a graph that fits in one section, the
@@ -124,13 +127,14 @@ public:
         byte_size transfer_grain;
         byte_size coarse_packet;
         duration coarse_quantum;
+        std::int64_t gangs = 0;  // coarse form: most lanes per stage and tile, each a gang of PCUs (0: no limit)
         void declare(param_decl& d);
     };
     explicit rdu_mapper(options o);
     ~rdu_mapper() override;
 
     mapping map(const workload_graph& g, const platform& plat) const override;
-    /// The coarse form where the form is auto (the user did not fix it).
+    /// The coarse form where the form is auto (the user did not fix it), in gangs of PCUs (mapper.gangs).
     std::unique_ptr<mapper> coarser() const override;
 
     /// Partitions and places `g` without building a program (what map() does first).
@@ -150,7 +154,9 @@ private:
 struct rdu_record : mapping_record {
     struct stage_rec {
         std::vector<std::uint32_t> computes;  // every compute step of the stage
+        std::vector<std::uint32_t> widths;    // PCUs each of them runs on (a gang; empty: one each)
         int pcus = 0, pmus = 0;
+        std::uint32_t width(size_t k) const { return widths.empty() ? 1 : widths[k]; }
     };
     struct section_rec {
         std::uint32_t start = 0, configured = 0, loaded = 0, end = 0;

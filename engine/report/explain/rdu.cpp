@@ -29,8 +29,9 @@ void explain_rdu(const mapping& m, const platform&, const executor::result& r, r
             const auto& st = rec.stages[i];
             if (st.computes.empty()) continue;
             double busy = 0;
-            for (std::uint32_t c : st.computes) {
-                busy += ticks_to_seconds(r.step_end[c] - r.step_start[c]);
+            for (size_t k = 0; k < st.computes.size(); ++k) {
+                const std::uint32_t c = st.computes[k];
+                busy += st.width(k) * ticks_to_seconds(r.step_end[c] - r.step_start[c]);
                 clast = std::max(clast, at(c));
             }
             busy /= std::max(1, st.pcus);
@@ -69,7 +70,8 @@ void explain_rdu(const mapping& m, const platform&, const executor::result& r, r
             const rdu_placed& p = sec.stages[i];
             const auto& st = rec.stages[i];
             double busy = 0;
-            for (std::uint32_t c : st.computes) busy += ticks_to_seconds(r.step_end[c] - r.step_start[c]);
+            for (size_t k = 0; k < st.computes.size(); ++k)
+                busy += st.width(k) * ticks_to_seconds(r.step_end[st.computes[k]] - r.step_start[st.computes[k]]);
             nlohmann::json jo;
             jo["op"] = plan.stages[static_cast<size_t>(p.stage)].name;
             jo["pcus"] = st.pcus;
