@@ -35,7 +35,10 @@ INSTANTIATE_TEST_SUITE_P(
                       replay_case{"tpu_v4", "resnet50"},     // kernels (TPU)
                       replay_case{"groqchip1", "resnet50"},  // tsp: instruction payloads, strict
                       replay_case{"sn40l", "resnet50"},      // rdu
-                      replay_case{"gc200", "mlp"},           // bsp, fine form (ResNet-50: emit_replay_slow_test)
+                      // rdu in gangs: gang payloads naming each stage's PCUs
+                      replay_case{"sn40l", "mlp", "sn40l_gangs",
+                                  "--set mapper.representation=coarse --set mapper.gangs=64"},
+                      replay_case{"gc200", "mlp"},  // bsp, fine form (ResNet-50: emit_replay_slow_test)
                       replay_case{"gc200", "resnet50", "gc200_coarse"},  // bsp, coarse form: superstep payloads
                       replay_case{"mesh4x4", "mlp"},                     // mesh
                       // wafer_pipeline: spans and placements on 750 x 994 PEs
@@ -181,6 +184,33 @@ TEST(emit_replay_errors, a_bad_span_or_placement_names_its_line) {
                          ") of wafer16.pe, which already holds 0 B of its 48 KiB (1 KiB short)"),
               std::string::npos)
         << r.out;
+    fs::remove_all(dir);
+}
+
+TEST(emit_replay_errors, a_bad_gang_names_its_line) {
+    const fs::path dir = fs::temp_directory_path() / "tessel_emit_bad_gang";
+    fs::create_directories(dir);
+    const fs::path prog = dir / "program.yaml";
+    ASSERT_EQ(run_tessel("run -p sn40l -w mlp -q --set mapper.representation=coarse --set mapper.gangs=64 "
+                         "--emit-program " +
+                         prog.string())
+                  .code,
+              0);
+    const std::string good = slurp(prog);
+    const auto [gang_at, gang_line] = find_line(good, "    gang ");
+    ASSERT_NE(gang_at, std::string::npos);
+    // A member named twice, and one 100,000 components away, where there is none.
+    for (const auto& [line, why] : std::vector<std::pair<std::string, std::string>>{
+             {"    gang 3 26 26", "a gang names a member twice"},
+             {"    gang 2 -100000", "components from sn40l.pcu[0,0] is not a unit of its kind"}}) {
+        std::string text = good;
+        replace_line(text, gang_at, line);
+        std::ofstream(prog) << text;
+        const auto r = run_tessel("run -g " + prog.string());
+        EXPECT_EQ(r.code, 2) << r.out;
+        EXPECT_NE(r.out.find(why), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find(prog.string() + ":"), std::string::npos) << r.out;
+    }
     fs::remove_all(dir);
 }
 

@@ -165,7 +165,7 @@ TEST(rdu_representation, gangs_of_pcus_train_a_bert_large_layer_as_the_coarse_fo
     EXPECT_GT(static_cast<double>(coarse_computes), 4.0 * static_cast<double>(computes));
     EXPECT_GT(static_cast<double>(coarse.m.prog.size()), 2.5 * static_cast<double>(gangs.m.prog.size()));
     const double tc = ticks_to_seconds(coarse.r.duration()), tg = ticks_to_seconds(gangs.r.duration());
-    EXPECT_NEAR(tg, tc, 0.01 * tc);  // 2.049 against 2.054 ms
+    EXPECT_NEAR(tg, tc, 0.01 * tc);  // 2.058 against 2.054 ms
     bool noted = false;
     for (const auto& n : gangs.m.notes) noted = noted || n.find("mapper.gangs") != std::string::npos;
     EXPECT_TRUE(noted);

@@ -637,8 +637,8 @@ std::unique_ptr<mapper> rdu_mapper::coarser() const {
     if (m_opt.representation != "auto") return nullptr;
     auto c = std::make_unique<rdu_mapper>(*this);
     c->m_opt.representation = "coarse";
-    // Lanes of at most 64 units: 3.7% slower than the plain coarse form on a 13B GPT layer (hidden 5120, tp 8,
-    // batch 16) on the SN40L, in a fifth of its steps; 32 lanes cost 5.9%, 8 cost 25% (docs/platforms/rdu.md).
+    // Lanes of at most 64 units: 3.8% slower than the plain coarse form on a 13B GPT layer (hidden 5120, tp 8,
+    // batch 16) on the SN40L, in a fifth of its steps; 32 lanes cost 6.0%, 8 cost 25% (docs/platforms/rdu.md).
     if (c->m_opt.gangs == 0) c->m_opt.gangs = 64;
     return c;
 }
