@@ -170,7 +170,10 @@ std::uint32_t program::append(const program& other, const std::function<std::uin
         for (const auto& p : other.payloads) {
             auto moved = p ? p->shifted(offset) : nullptr;
             moved_any = moved_any || moved;
-            payloads.push_back(moved ? std::move(moved) : p);
+            if (moved)
+                payloads.push_back(std::move(moved));
+            else
+                payloads.push_back(p);
         }
         if (memo) memo->payloads = moved_any ? ~0u : payload_offset;
     }

@@ -97,8 +97,8 @@ rdu_pcu::timing::estimate rdu_pcu::timing::evaluate(const work& w) const {
             have = true;
         }
         if (m_systolic) {
-            const double R = lanes, C = stages * r;
-            const shape s = matmul(w, R, C, 2 * R + C - 2, 0.0);
+            const double rows = lanes, cols = stages * r;  // the array: K along its rows, N along its columns
+            const shape s = matmul(w, rows, cols, 2 * rows + cols - 2, 0.0);
             const estimate e = finish(std::max(s.cycles, floor_macs) + vec, s.in, s.out, true);
             if (!have || e.cycles < best.cycles) best = e;
         }

@@ -62,8 +62,8 @@ double usage_work(const outcome& o, const std::string& prefix) {
 void compare(int pair, const std::string& workload, const std::map<std::string, std::string>& sets, double fewer_steps,
              double faster, double slower) {
     SCOPED_TRACE(workload);
-    const outcome fine = run(b()[static_cast<size_t>(2 * pair)], "{representation: fine}", workload, sets);
-    const outcome coarse = run(b()[static_cast<size_t>(2 * pair + 1)], "{representation: coarse}", workload, sets);
+    const outcome fine = run(b()[2 * static_cast<size_t>(pair)], "{representation: fine}", workload, sets);
+    const outcome coarse = run(b()[2 * static_cast<size_t>(pair) + 1], "{representation: coarse}", workload, sets);
     EXPECT_GT(static_cast<double>(fine.m.prog.size()), fewer_steps * static_cast<double>(coarse.m.prog.size()));
     EXPECT_GT(fine.r.packets, 2 * coarse.r.packets);
     EXPECT_EQ(fine.m.prog.packet_bytes, 0u);
