@@ -159,20 +159,22 @@ void rdu_pcu::transport(txn& t) {
     switch (t.kind) {
         case txn_kind::compute: {
             // One unit, or a gang of PCUs in lockstep (the mapper's gang form), each an equal share of the work.
-            std::vector<rdu_pcu*> members{this};
+            const unit_gang* gang = payload_as<unit_gang>(t.payload);
+            if (t.payload && !gang)
+                throw input_error(path() + ": a compute step carries a payload that is not a gang of PCUs");
             work w = *t.w;
-            if (t.payload) {
-                const auto* gang = payload_as<unit_gang>(t.payload);
-                if (!gang) throw input_error(path() + ": a compute step carries a payload that is not a gang of PCUs");
-                for (std::int32_t off : gang->others) members.push_back(&gang_member(off));
-                const double k = static_cast<double>(members.size());
+            if (gang) {
+                const double k = static_cast<double>(gang->size());
                 for (double* x : {&w.macs, &w.vector_ops, &w.bytes_in, &w.bytes_weight, &w.bytes_out}) *x /= k;
             }
             const timing::estimate e = m_timing.evaluate(w);
             const tick dur = m_timing.clk.cycles(e.cycles);
-            tick start = t.head;
-            for (const rdu_pcu* u : members) start = std::max(start, u->m_pipe.free_at);
-            for (rdu_pcu* u : members) u->compute(t, w, e.systolic, start, dur);
+            tick start = std::max(t.head, m_pipe.free_at);
+            if (gang)
+                for (std::int32_t off : gang->others) start = std::max(start, gang_member(off).m_pipe.free_at);
+            compute(t, w, e.systolic, start, dur);
+            if (gang)
+                for (std::int32_t off : gang->others) gang_member(off).compute(t, w, e.systolic, start, dur);
             t.head = start;
             t.tail = start + dur;
             return;

@@ -53,7 +53,7 @@ void rdu_mapper::options::declare(param_decl& d) {
     d(gangs, "gangs", "0",
       "coarse form: most lanes a stage's tile is cut into: its slices move in at most this many transfers and its "
       "PCUs compute it in as many gangs of adjacent units, one step each, in lockstep (0: a step per PCU) "
-      "(docs/platforms/rdu.md, \"Representations\"); a system whose fine form is over the steps budget uses 8",
+      "(docs/platforms/rdu.md, \"Representations\"); a system whose fine form is over the steps budget uses 64",
       bound::non_negative);
 }
 

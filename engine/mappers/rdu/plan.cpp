@@ -168,6 +168,13 @@ private:
 
     int root(int t) const { return m_root[static_cast<size_t>(t)]; }
 
+    /// Rows of tensor t as a stage streams it: its elements over its last dimension.
+    std::int64_t rows_of(int t) const {
+        const tensor_info& ti = m_g.tensor(t);
+        const double last = ti.shape.empty() ? 1.0 : static_cast<double>(std::max<std::int64_t>(1, ti.shape.back()));
+        return static_cast<std::int64_t>(std::max(1.0, static_cast<double>(ti.elements()) / last));
+    }
+
     void build_stages() {
         m_producers.assign(m_g.tensors().size(), {});
         const double cap = chip_capacity();
@@ -186,9 +193,7 @@ private:
             if (gemm) {
                 s.rows = std::max<std::int64_t>(1, s.whole.batch) * s.whole.m;
             } else if (first_out >= 0) {
-                const auto& sh = m_g.tensor(first_out).shape;
-                const double last = sh.empty() ? 1.0 : static_cast<double>(std::max<std::int64_t>(1, sh.back()));
-                s.rows = static_cast<std::int64_t>(std::max(1.0, out_elems / last));
+                s.rows = rows_of(first_out);
             }
             s.own_tiles = pow2_floor(std::min(static_cast<double>(m_o.tiles),
                                               static_cast<double>(s.rows) / static_cast<double>(m_o.min_tile_rows)));
@@ -252,16 +257,12 @@ private:
             const double depth = static_cast<double>(m_o.buffer_depth);
             if (streamed * depth / s.own_tiles > cap && !gemm && s.computes) {
                 // A reduction (a bias gradient's sum over the batch) has fewer rows than what it reads: its tiles
-                // follow the rows of its largest streamed input, each adding into the output it holds.
+                // follow the rows of its largest streamed input. Its output still leaves in equal parts with each
+                // tile, as every stage's does, where the chip would write it once at the end: for a reduction's
+                // small output, a difference of a few KiB moved early.
                 std::int64_t in_rows = s.rows;
                 for (const auto& in : s.inputs)
-                    if (!in.whole) {
-                        const auto& sh = m_g.tensor(in.tensor).shape;
-                        const double last =
-                            sh.empty() ? 1.0 : static_cast<double>(std::max<std::int64_t>(1, sh.back()));
-                        in_rows = std::max(in_rows, static_cast<std::int64_t>(
-                                                        static_cast<double>(m_g.tensor(in.tensor).elements()) / last));
-                    }
+                    if (!in.whole) in_rows = std::max(in_rows, rows_of(in.tensor));
                 if (in_rows > s.rows) {
                     m_plan.notes.push_back(op.name + ": a reduction of " + std::to_string(in_rows) + " rows into " +
                                            std::to_string(s.rows) + ", streamed in tiles of its input's rows");

@@ -127,7 +127,7 @@ public:
         byte_size transfer_grain;
         byte_size coarse_packet;
         duration coarse_quantum;
-        std::int64_t gangs = 0;  // coarse form: most lanes per stage and tile, each a gang of PCUs (0: no limit)
+        std::int64_t gangs = 0;  // coarse form: most lanes per stage and tile, each a gang of PCUs (0: none)
         void declare(param_decl& d);
     };
     explicit rdu_mapper(options o);
