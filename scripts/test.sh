@@ -3,7 +3,7 @@
 # the change touched), builds and runs every test, then builds the tests with AddressSanitizer + UBSan (clang) and
 # runs them again, then fuzzes each input reader briefly. Exit status is non-zero if anything fails.
 #   scripts/test.sh           every test but the long ones (label `long`: docs/accelerator-war.md's comparisons and
-#                             docs/systems.md's CS-2 cluster run, about 220 CPU-minutes on a 2-core machine; CI
+#                             docs/systems.md's CS-2 cluster run, about 240 CPU-minutes on a 2-core machine; CI
 #                             runs this)
 #   scripts/test.sh --long    the long ones too: before changing those docs or a model they quote
 set -euo pipefail
