@@ -131,6 +131,10 @@ void program::use_payload(std::uint32_t s, std::uint32_t index) {
 
 std::uint32_t program::append(const program& other, const std::function<std::uint32_t(std::uint32_t)>& comp_of,
                               const std::vector<std::uint32_t>& after, append_memo* memo) {
+    const double joined_steps = static_cast<double>(steps.size() + other.steps.size());
+    if (joined_steps > limits().steps)
+        throw steps_limit_error("program '" + name + "' " + over_limit("steps", joined_steps, "steps or more"),
+                                joined_steps);
     if (traffic.enabled() && other.traffic.enabled())
         throw input_error("programs '" + name + "' and '" + other.name +
                           "' both have synthetic traffic and cannot be joined");

@@ -853,26 +853,38 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
     m_chip_mapper->maps_pieces(held);
     const auto schedules = part.training ? pipeline_schedule(plan, m) : forward_schedule(plan, m);
     // The chip mapper's own form first; when the fine form proves over the steps budget, its coarse form (one
-    // step per superstep or section) if it has one, from the start.
-    // A piece whose own program passes the limit while it is built proves the plan over it as well.
-    auto map_passes = [&](const mapper& chip_mapper) {
+    // step per superstep or section) if it has one, from the start. The proof is the tally of the passes' steps
+    // as they are mapped, or any program passing the limit while it is built: one piece, or the iteration as its
+    // pieces, collectives and pipeline sends are joined.
+    std::vector<chunk_passes> passes;
+    auto build = [&](const mapper& chip_mapper) {
         steps_tally tally = tally_of(g.name, part, schedules, symmetric() ? 1 : plan.dp, symmetric() ? 1 : plan.tp);
         try {
-            return cut_chunks(part, chip_mapper, chip0, tally);
+            passes = cut_chunks(part, chip_mapper, chip0, tally);
+            auto record = std::make_shared<system_record>(*planned);
+            mapping out;
+            out.record = record;
+            out.prog.name = g.name;
+            iteration_builder b(plat, cg, plan, m_opt, m_torus, m_engines, mem_local, algo, symmetric(), out.prog,
+                                *record);
+            b.run_pipeline(part, passes, schedules);
+            b.reduce_and_step(part, passes);
+            b.describe(out, part, mem, passes, capacity, m_chip_group);
+            return out;
         } catch (const steps_limit_error& e) {
             throw over_steps_budget{e.what_alone, e.steps, true};
         }
     };
     const std::string fewer = steps_limit_error::fewer;
-    std::vector<chunk_passes> passes;
+    mapping out;
     std::string coarse_note;
     try {
-        passes = map_passes(*m_chip_mapper);
+        out = build(*m_chip_mapper);
     } catch (const over_steps_budget& fine) {
         const std::unique_ptr<mapper> coarse = m_chip_mapper->coarser();
         if (!coarse) throw input_error(fine.message + fewer);
         try {
-            passes = map_passes(*coarse);
+            out = build(*coarse);
         } catch (const over_steps_budget& still) {
             throw input_error(still.message + " in the chip mapper's coarse form (the fine form: " +
                               (fine.at_least ? "more than " : "about ") + format_number(fine.estimate) + ")" + fewer);
@@ -883,13 +895,6 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
             " (--limit steps=N raises it; " + m_chip_group + ".mapper.representation=fine forces the fine form)";
     }
 
-    mapping out;
-    out.record = planned;
-    out.prog.name = g.name;
-    iteration_builder b(plat, cg, plan, m_opt, m_torus, m_engines, mem_local, algo, symmetric(), out.prog, *planned);
-    b.run_pipeline(part, passes, schedules);
-    b.reduce_and_step(part, passes);
-    b.describe(out, part, mem, passes, capacity, m_chip_group);
     if (!coarse_note.empty()) {
         // The chip's coarse form applies whole: its packets and quantum, which joining its pieces leaves behind.
         for (const chunk_passes& cp : passes)

@@ -7,6 +7,7 @@
 #include "engine/workload/load.h"
 #include "engine/workload/training.h"
 #include "models/core/error.h"
+#include "models/core/limits.h"
 #include "models/core/text.h"
 
 namespace tessel {
@@ -232,6 +233,16 @@ mapping map_weight_streaming(const workload_graph& g, const platform& plat, cons
 
     const int dp = plan.dp, sim_dp = setup.symmetric ? 1 : dp;
     const std::int64_t m = microbatches(plan, target.batch);
+    // Every microbatch on every simulated chip is a copy of the pass: what they add up to is known before any is
+    // copied.
+    const double copies = static_cast<double>(m) * sim_dp;
+    const double steps = static_cast<double>(pass.steps.size()) * copies;
+    if (steps > limits().steps)
+        throw input_error("program '" + g.name + "' " + over_limit("steps", steps, "steps or more") + " (" +
+                          std::to_string(m) + " microbatches x " + std::to_string(sim_dp) +
+                          (sim_dp == 1 ? " simulated chip" : " simulated chips") + ", each a pass of " +
+                          format_number(static_cast<double>(pass.steps.size())) +
+                          " steps); the wafer's weight-streaming program has no coarser form");
     mapping out;
     out.prog.name = g.name;
     emit_streamed_microbatches(out.prog, pass, cg, setup, pio, sim_dp, m, items);

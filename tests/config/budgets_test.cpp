@@ -181,6 +181,26 @@ TEST(budgets, an_rdu_system_whose_chip_programs_pass_the_steps_limit_runs_them_i
         << coarse.out;
     EXPECT_TESSEL_ERROR("run -q " + plan + " --set rdu.mapper.representation=fine",
                         " steps or more, over the limit of 6e+04 (--limit steps=N raises it)");
+    // Under 5e4 the passes' own steps still fit in gangs, but the iteration they join into (with its collectives
+    // and pipeline sends) does not: refused as it is joined, where it used to run its 52,881 steps.
+    std::string tight = plan;
+    tight.replace(tight.find("steps=6e4"), 9, "steps=5e4");
+    EXPECT_TESSEL_ERROR("run -q " + tight,
+                        "program 'gpt2' needs 5.288e+04 steps or more, over the limit of 5e+04 (--limit steps=N raises "
+                        "it) in the chip mapper's coarse form (the fine form: more than 5e+04)");
+}
+
+TEST(budgets, a_weight_streaming_iteration_is_refused_by_its_pass_times_its_copies_before_they_are_copied) {
+    // A CS-2 cluster runs 4 microbatches of one sequence, each a copy of the wafer's pass (1.112e5 steps): 4.447e5
+    // in all, known once the pass is mapped. (A 7B GPT on four CS-2s, 128 microbatches of a 1.3e7-step pass, was
+    // refused only when the copies passed 2e7: "2.6e+07 or more" after 38 s and 2.9 GB; now 1.664e9, in 16 s.)
+    EXPECT_TESSEL_ERROR(
+        "run -q -p platforms/systems/cs2_cluster.yaml --set systems=2 --set parallel.dp=2 --set parallel.microbatch=1 "
+        "-w gpt2 --set workload.training=adam --set workload.layers=1 --set workload.hidden=256 --set workload.heads=4 "
+        "--set workload.seq=128 --set workload.vocab=1024 --set workload.batch=8 --limit steps=3e5",
+        "program 'gpt2' needs 4.447e+05 steps or more, over the limit of 3e+05 (--limit steps=N raises it) (4 "
+        "microbatches x 1 simulated chip, each a pass of 1.112e+05 steps); the wafer's weight-streaming program has no "
+        "coarser form");
 }
 
 TEST(budgets, internal_errors_became_input_errors) {

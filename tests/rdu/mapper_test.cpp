@@ -331,9 +331,9 @@ TEST(rdu_mapper, what_does_not_fit_says_by_how_much) {
     }
     // A column sum of x[16384, 512] fp16 (16 MiB) has one output row: it streams in tiles of its input's rows,
     // the fewest that keep two tiles' buffers within half the chip (4 tiles, 8 MiB). Adding y[1, 8388608] (16 MiB,
-    // needed whole by every row) to x[2, 8388608] is beyond the mapper: y alone fills the chip, and x's two rows
-    // cannot be tiled finer. It says so as its own limit (tessel compare then rows it "not simulated"), not as the
-    // chip's.
+    // needed whole by every row) to x[2, 8388608] is beyond the mapper: x streams in rows of the PCU's lanes, but
+    // the mapper holds a broadcast operand whole and y alone fills the chip. It says so as its own limit (tessel
+    // compare then rows it "not simulated"), not as the chip's.
     {
         const auto path = std::filesystem::temp_directory_path() / "tessel_rdu_colsum.yaml";
         std::ofstream(path) << "workload: colsum\nparameters: {precision: fp16}\ntensors:\n"
@@ -344,6 +344,27 @@ TEST(rdu_mapper, what_does_not_fit_says_by_how_much) {
         ASSERT_EQ(plan.stages.size(), 1u);
         EXPECT_EQ(plan.stages[0].rows, 16384);
         EXPECT_EQ(plan.stages[0].own_tiles, 4);
+    }
+    // An Adam update of a flat shard (ZeRO 1 flattens the parameters): w, g, m and v of 5,242,880 fp16 elements,
+    // 10 MiB each, one row. Held as weights w is more than half the chip, so all four stream: 40 MiB, two tiles
+    // deep 80 MiB. One row cannot be tiled (the mapper gave up); in rows of the PCU's 16 lanes (327,680 of them)
+    // it takes the default 16 tiles, 5 MiB of buffers.
+    {
+        const auto path = std::filesystem::temp_directory_path() / "tessel_rdu_flat_adam.yaml";
+        std::ofstream(path) << "workload: flat_adam\nparameters: {precision: fp16}\ntensors:\n"
+                               "  w: {shape: [5242880], role: weight}\n  g: {shape: [5242880], role: input}\n"
+                               "  m: {shape: [5242880], role: state}\n  v: {shape: [5242880], role: state}\n"
+                               "ops:\n  - {name: u, op: adam, inputs: [w, g, m, v], outputs: [w2, m2, v2]}\n";
+        const workload_graph flat = load_workload(path.string(), {});
+        const auto mp = make_mapper(*c.plat);
+        auto& rdu = dynamic_cast<rdu_mapper&>(*mp);
+        const rdu_plan plan = rdu.plan(flat, *c.plat);
+        ASSERT_EQ(plan.stages.size(), 1u);
+        EXPECT_EQ(plan.stages[0].rows, 5242880 / 16);
+        EXPECT_EQ(plan.stages[0].own_tiles, 16);
+        EXPECT_EQ(plan.stages[0].inputs.size(), 4u);
+        check_plan(plan, flat);
+        check_program(plan, rdu.map(flat, *c.plat), flat);
     }
     {
         const auto path = std::filesystem::temp_directory_path() / "tessel_rdu_broadcast.yaml";

@@ -175,6 +175,27 @@ private:
         return static_cast<std::int64_t>(std::max(1.0, static_cast<double>(ti.elements()) / last));
     }
 
+    /// An element-wise op or an optimizer update works on each element alone, so its rows are only a view. A
+    /// tensor of too few rows for the tiles its `buffers` need (a ZeRO shard of flattened parameters is one row)
+    /// streams in rows of the PCU's lanes instead; a stage that reads other shapes (a broadcast) keeps its rows.
+    void flat_rows(rdu_stage& s, const op_node& op, double buffers) {
+        if ((op.kind != op_kind::elementwise && op.kind != op_kind::optimizer) || op.outputs.empty()) return;
+        const std::int64_t elems = m_g.tensor(op.outputs.front()).elements();
+        for (const auto& in : s.inputs)
+            if (!in.whole && m_g.tensor(in.tensor).elements() != elems) return;
+        const double tiles = std::ceil(buffers / (m_o.chunk_above * chip_capacity()));
+        if (static_cast<double>(s.rows) >= tiles * static_cast<double>(m_o.min_tile_rows)) return;
+        const std::int64_t lanes = std::max<std::int64_t>(1, m_c.pcu->lanes());
+        const std::int64_t rows = (elems + lanes - 1) / lanes;
+        if (rows <= s.rows) return;
+        m_plan.notes.push_back(op.name + ": " + std::to_string(s.rows) + " row" + (s.rows == 1 ? "" : "s") + " of " +
+                               std::to_string(elems / s.rows) + " elements, streamed in rows of the PCU's " +
+                               std::to_string(lanes) + " lanes");
+        s.rows = rows;
+        s.own_tiles = std::max(s.own_tiles, pow2_floor(std::min(static_cast<double>(m_o.tiles),
+                                                                static_cast<double>(rows) / m_o.min_tile_rows)));
+    }
+
     void build_stages() {
         m_producers.assign(m_g.tensors().size(), {});
         const double cap = chip_capacity();
@@ -269,6 +290,7 @@ private:
                     s.rows = in_rows;
                 }
             }
+            if (streamed * depth / s.own_tiles > cap) flat_rows(s, op, streamed * depth);
             if (streamed * depth / s.own_tiles > cap) {
                 const double most = static_cast<double>(s.rows) / static_cast<double>(m_o.min_tile_rows);
                 const int before = s.own_tiles;
