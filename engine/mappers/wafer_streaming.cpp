@@ -113,15 +113,26 @@ streaming_microbatching choose_streaming_microbatches(const workload_graph& g, c
         c.per_pe = peak.bytes / static_cast<double>(c.mb) / (static_cast<double>(lines_max) * c.cols);
         if (c.per_pe <= f.usable) return c;
         if (mrows <= len_max || c.mb >= max_microbatches) {
+            // At one row per column the wafer is full. Short of that, the cap on micro-batches stands in the way
+            // only if the fewest micro-batches that reach one row per column would fit: then it is this mapper's
+            // limit (a system's plan search tries a smaller parallel.microbatch), not the wafer's.
+            const std::int64_t mb_row = (rows + len_max - 1) / len_max, rows_row = (rows + mb_row - 1) / mb_row;
+            const double per_pe_row = peak.bytes / static_cast<double>(mb_row) /
+                                      (static_cast<double>(lines_max) * std::min<std::int64_t>(len_max, rows_row));
+            const bool full = mrows <= len_max || per_pe_row > f.usable;
             const std::string where =
                 mrows <= len_max
                     ? "even one row per column of PEs"
                     : "with mapper.max_microbatches = " + std::to_string(max_microbatches) + " micro-batches";
-            throw input_error(who + ": the activations of '" + g.name + "' need " + format_bytes(peak.bytes) +
-                              " at their peak (at op '" + an.ops[peak.at].name + "'), " + format_bytes(c.per_pe) +
-                              " per PE over " + std::to_string(lines_max) + " x " + std::to_string(c.cols) + " PEs " +
-                              where + "; a PE has " + format_bytes(f.usable) + " for data (" +
-                              format_bytes(c.per_pe - f.usable) + " short)");
+            throw input_error(who + ": '" + g.name + "' does not fit: its activations need " +
+                              format_bytes(peak.bytes) + " at their peak (at op '" + an.ops[peak.at].name + "'), " +
+                              format_bytes(c.per_pe) + " per PE over " + std::to_string(lines_max) + " x " +
+                              std::to_string(c.cols) + " PEs " + where + "; a PE has " + format_bytes(f.usable) +
+                              " for data (" + format_bytes(c.per_pe - f.usable) + " short)" +
+                              (full ? ""
+                                    : "; " + std::to_string(mb_row) +
+                                          " micro-batches would fit, a limit of tessel's mapper (raise the chip's "
+                                          "mapper.max_microbatches, or give the pass fewer sequences)"));
         }
     }
 }

@@ -10,8 +10,9 @@
 // Memory: the activations alive at any point (produced and still needed) must fit in the rectangle's SRAM;
 // when they do not, the batch is cut into micro-batches that each stream all the weights again (slower, and
 // the notes say so); when even one row per column does not fit, the mapper stops with an error that says by
-// how much. Leaves out: gradient streaming back to MemoryX (training), SwarmX across several systems, overlap
-// of one op's weight stream with the previous op's compute.
+// how much, and when only `max_microbatches` stands in the way, that this is the mapper's limit. Leaves out:
+// gradient streaming back to MemoryX (training), SwarmX across several systems, overlap of one op's weight
+// stream with the previous op's compute.
 #pragma once
 
 #include "engine/mappers/wafer_common.h"

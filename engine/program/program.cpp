@@ -131,7 +131,8 @@ void program::use_payload(std::uint32_t s, std::uint32_t index) {
 
 std::uint32_t program::append(const program& other, const std::function<std::uint32_t(std::uint32_t)>& comp_of,
                               const std::vector<std::uint32_t>& after, append_memo* memo) {
-    const double joined_steps = static_cast<double>(steps.size() + other.steps.size());
+    const bool anchored = other.strict_schedule && after.size() > 1 && !other.steps.empty();  // one delay more
+    const double joined_steps = static_cast<double>(steps.size() + other.steps.size() + (anchored ? 1 : 0));
     if (joined_steps > limits().steps)
         throw steps_limit_error("program '" + name + "' " + over_limit("steps", joined_steps, "steps or more"),
                                 joined_steps);

@@ -859,6 +859,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
     std::vector<chunk_passes> passes;
     auto build = [&](const mapper& chip_mapper) {
         steps_tally tally = tally_of(g.name, part, schedules, symmetric() ? 1 : plan.dp, symmetric() ? 1 : plan.tp);
+        passes.clear();  // a failed finer attempt's pieces
         try {
             passes = cut_chunks(part, chip_mapper, chip0, tally);
             auto record = std::make_shared<system_record>(*planned);

@@ -242,7 +242,7 @@ mapping map_weight_streaming(const workload_graph& g, const platform& plat, cons
                           std::to_string(m) + " microbatches x " + std::to_string(sim_dp) +
                           (sim_dp == 1 ? " simulated chip" : " simulated chips") + ", each a pass of " +
                           format_number(static_cast<double>(pass.steps.size())) +
-                          " steps); the wafer's weight-streaming program has no coarser form");
+                          " steps); a weight-streaming iteration is not mapped again in a coarser form");
     mapping out;
     out.prog.name = g.name;
     emit_streamed_microbatches(out.prog, pass, cg, setup, pio, sim_dp, m, items);

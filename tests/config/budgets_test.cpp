@@ -199,8 +199,8 @@ TEST(budgets, a_weight_streaming_iteration_is_refused_by_its_pass_times_its_copi
         "-w gpt2 --set workload.training=adam --set workload.layers=1 --set workload.hidden=256 --set workload.heads=4 "
         "--set workload.seq=128 --set workload.vocab=1024 --set workload.batch=8 --limit steps=3e5",
         "program 'gpt2' needs 4.447e+05 steps or more, over the limit of 3e+05 (--limit steps=N raises it) (4 "
-        "microbatches x 1 simulated chip, each a pass of 1.112e+05 steps); the wafer's weight-streaming program has no "
-        "coarser form");
+        "microbatches x 1 simulated chip, each a pass of 1.112e+05 steps); a weight-streaming iteration is not mapped "
+        "again in a coarser form");
 }
 
 TEST(budgets, internal_errors_became_input_errors) {

@@ -177,13 +177,15 @@ private:
 
     /// An element-wise op or an optimizer update works on each element alone, so its rows are only a view. A
     /// tensor of too few rows for the tiles its `buffers` need (a ZeRO shard of flattened parameters is one row)
-    /// streams in rows of the PCU's lanes instead; a stage that reads other shapes (a broadcast) keeps its rows.
+    /// streams in rows of the PCU's lanes instead; a stage that streams an input of another size keeps its rows
+    /// (an operand it holds whole, a broadcast, does not count).
     void flat_rows(rdu_stage& s, const op_node& op, double buffers) {
         if ((op.kind != op_kind::elementwise && op.kind != op_kind::optimizer) || op.outputs.empty()) return;
         const std::int64_t elems = m_g.tensor(op.outputs.front()).elements();
         for (const auto& in : s.inputs)
             if (!in.whole && m_g.tensor(in.tensor).elements() != elems) return;
-        const double tiles = std::ceil(buffers / (m_o.chunk_above * chip_capacity()));
+        // Tiles double until the buffers fit: the power of two at or above what they need.
+        const double tiles = pow2_floor(2 * std::ceil(buffers / (m_o.chunk_above * chip_capacity())) - 1);
         if (static_cast<double>(s.rows) >= tiles * static_cast<double>(m_o.min_tile_rows)) return;
         const std::int64_t lanes = std::max<std::int64_t>(1, m_c.pcu->lanes());
         const std::int64_t rows = (elems + lanes - 1) / lanes;

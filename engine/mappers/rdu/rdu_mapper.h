@@ -22,7 +22,8 @@
 //    are neighbours in the checkerboard.
 // 5. Streaming. Each tensor streams in tiles of its rows (a power of two per op, at most `tiles`, at least
 //    `min_tile_rows` rows each; finer where the input buffers would not fit, a reduction in its input's rows
-//    then; a consumer is never finer than its producer). A stage computes tile t once its
+//    then, an element-wise op on a flat tensor in rows of the PCU's lanes; a consumer is never finer than its
+//    producer). A stage computes tile t once its
 //    inputs' tile t is in its PMUs, then pushes its output tile into its consumers' PMUs over the switch mesh
 //    (or stores it through the nearest AGCU when a later section or the graph output needs it); a push waits
 //    for room in the consumer's buffers, a PCU for room in its output buffer. The coarse form merges a
