@@ -114,25 +114,32 @@ streaming_microbatching choose_streaming_microbatches(const workload_graph& g, c
         if (c.per_pe <= f.usable) return c;
         if (mrows <= len_max || c.mb >= max_microbatches) {
             // At one row per column the wafer is full. Short of that, the cap on micro-batches stands in the way
-            // only if the fewest micro-batches that reach one row per column would fit: then it is this mapper's
-            // limit (a system's plan search tries a smaller parallel.microbatch), not the wafer's.
-            const std::int64_t mb_row = (rows + len_max - 1) / len_max, rows_row = (rows + mb_row - 1) / mb_row;
-            const double per_pe_row = peak.bytes / static_cast<double>(mb_row) /
-                                      (static_cast<double>(lines_max) * std::min<std::int64_t>(len_max, rows_row));
-            const bool full = mrows <= len_max || per_pe_row > f.usable;
+            // only if more micro-batches, up to one row per column, would fit: then it is this mapper's limit (a
+            // system's plan search tries a smaller parallel.microbatch), not the wafer's.
+            std::int64_t fits = 0;  // the fewest micro-batches that would fit; 0: none
+            for (std::int64_t mb = c.mb + 1; mrows > len_max && fits == 0; ++mb) {
+                const std::int64_t r = (rows + mb - 1) / mb;
+                const double per_pe =
+                    peak.bytes / static_cast<double>(mb) /
+                    (static_cast<double>(lines_max) * static_cast<double>(std::min<std::int64_t>(len_max, r)));
+                if (per_pe <= f.usable) fits = mb;
+                if (r <= len_max) break;
+            }
+            const bool full = fits == 0;
             const std::string where =
                 mrows <= len_max
                     ? "even one row per column of PEs"
                     : "with mapper.max_microbatches = " + std::to_string(max_microbatches) + " micro-batches";
-            throw input_error(who + ": '" + g.name + "' does not fit: its activations need " +
+            std::string why = who + ": '" + g.name + "' does not fit: its activations need " +
                               format_bytes(peak.bytes) + " at their peak (at op '" + an.ops[peak.at].name + "'), " +
                               format_bytes(c.per_pe) + " per PE over " + std::to_string(lines_max) + " x " +
                               std::to_string(c.cols) + " PEs " + where + "; a PE has " + format_bytes(f.usable) +
-                              " for data (" + format_bytes(c.per_pe - f.usable) + " short)" +
-                              (full ? ""
-                                    : "; " + std::to_string(mb_row) +
-                                          " micro-batches would fit, a limit of tessel's mapper (raise the chip's "
-                                          "mapper.max_microbatches, or give the pass fewer sequences)"));
+                              " for data (" + format_bytes(c.per_pe - f.usable) + " short)";
+            if (!full)
+                why += "; " + std::to_string(fits) +
+                       " micro-batches would fit, a limit of tessel's mapper (raise the chip's "
+                       "mapper.max_microbatches, or give the pass fewer sequences)";
+            throw input_error(why);
         }
     }
 }

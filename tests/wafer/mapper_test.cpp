@@ -174,6 +174,20 @@ TEST(wafer_mapper, shrinking_sram_forces_streaming_and_is_slower_never_faster) {
         const std::string msg = err.message();
         EXPECT_NE(msg.find("128 B per PE"), std::string::npos) << msg;
         EXPECT_NE(msg.find("64 B short"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("does not fit"), std::string::npos) << msg;
+        EXPECT_EQ(msg.find("a limit of tessel's mapper"), std::string::npos) << msg;  // the wafer's own limit
+    }
+    // 4224 B with at most one micro-batch: the two that fit are the mapper's cap away, which it says (a system's
+    // plan search then tries fewer sequences per microbatch).
+    try {
+        mapper_for(get("w16_4224B"), {{"impl", "wafer_streaming"}, {"max_microbatches", "1"}})
+            ->map(g, *get("w16_4224B").plat);
+        FAIL() << "mapped activations that need two micro-batches in one";
+    } catch (const input_error& err) {
+        const std::string msg = err.message();
+        EXPECT_NE(msg.find("does not fit"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("with mapper.max_microbatches = 1 micro-batches"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("2 micro-batches would fit, a limit of tessel's mapper"), std::string::npos) << msg;
     }
 }
 
