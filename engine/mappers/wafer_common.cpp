@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "engine/mappers/toolkit/parts.h"
+#include "engine/mappers/toolkit/rows.h"
 #include "engine/workload/op_types.h"
 #include "models/core/grid_span.h"
 
@@ -115,13 +116,8 @@ fabric fabric::find(const platform& plat, const common_options& o, const std::st
     return f;
 }
 
-namespace {
-
-std::int64_t last_dim(const tensor_info& t) { return t.shape.empty() ? 1 : std::max<std::int64_t>(1, t.shape.back()); }
-
-std::int64_t rows_of(const tensor_info& t) { return std::max<std::int64_t>(1, t.elements() / last_dim(t)); }
-
-}  // namespace
+using toolkit::last_dim;
+using toolkit::rows_of;
 
 analysis analyse(const workload_graph& g, const compute_model& pe) {
     analysis a;

@@ -70,8 +70,7 @@ struct placement {
 
 /// A program grew past the steps limit while it was built (limits().steps), a step at a time or by appending
 /// another: a system mapper that meets it while mapping a chip's pieces or joining them into the iteration may map
-/// them again in a coarser form. `what` says by how much; `fewer` is the
-/// advice appended to it.
+/// them again in a coarser form. `what` says by how much; `fewer` is the advice appended to it.
 class steps_limit_error : public input_error {
 public:
     steps_limit_error(const std::string& what, double count)

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "engine/mappers/rdu/internal.h"
+#include "engine/mappers/toolkit/rows.h"
 #include "engine/workload/op_types.h"
 
 namespace tessel::rdu {
@@ -169,11 +170,7 @@ private:
     int root(int t) const { return m_root[static_cast<size_t>(t)]; }
 
     /// Rows of tensor t as a stage streams it: its elements over its last dimension.
-    std::int64_t rows_of(int t) const {
-        const tensor_info& ti = m_g.tensor(t);
-        const double last = ti.shape.empty() ? 1.0 : static_cast<double>(std::max<std::int64_t>(1, ti.shape.back()));
-        return static_cast<std::int64_t>(std::max(1.0, static_cast<double>(ti.elements()) / last));
-    }
+    std::int64_t rows_of(int t) const { return toolkit::rows_of(m_g.tensor(t)); }
 
     /// An element-wise op or an optimizer update works on each element alone, so its rows are only a view. A
     /// tensor of too few rows for the tiles its `buffers` need (a ZeRO shard of flattened parameters is one row)
