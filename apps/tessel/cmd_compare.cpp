@@ -54,6 +54,10 @@ CLI::App* setup(CLI::App& app) {
         ->check(CLI::IsMember({"time", "energy", "edp"}));
     c->add_option("--max-plans", g_max_plans, "per system, refuse to simulate more plans than this (default 256)")
         ->check(k_positive_count);
+    c->add_option("--simulate-top", g_opt.plan.simulate_top,
+                  "per system, estimate every plan from a window of its microbatches and simulate only the N best "
+                  "estimates whole (tessel plan --simulate-top)")
+        ->check(k_positive_count);
     c->add_option("-j,--jobs", g_opt.plan.sweep.jobs, "plans simulated at once (default: one per core)")
         ->check(k_positive_count);
     c->add_option("-b,--backend", g_opt.plan.sweep.backend,
@@ -68,7 +72,7 @@ CLI::App* setup(CLI::App& app) {
 
 /// tessel compare --serve (engine/serve/serve_compare.h): the search's sweep settings, the systems and sets as given.
 int run_serve_compare(CLI::App& c) {
-    for (const char* training : {"--samples", "--rank", "--max-plans"})
+    for (const char* training : {"--samples", "--rank", "--max-plans", "--simulate-top"})
         if (c.count(training) > 0)
             throw input_error(std::string(training) +
                               " is a training comparison's; tessel compare --serve ranks "

@@ -56,6 +56,10 @@ CLI::App* setup(CLI::App& app) {
                   "edp (energy x time); energy adds energy and power columns")
         ->check(CLI::IsMember({"time", "energy", "edp"}));
     c->add_option("--top", g_opt.top, "rows of the ranked table per system size (default 20)")->check(k_positive_count);
+    c->add_option("--simulate-top", g_opt.simulate_top,
+                  "estimate every plan from a window of its microbatches, then simulate only the N best estimates "
+                  "whole (default: simulate every plan whole)")
+        ->check(k_positive_count);
     c->add_option("--max-plans", g_max_plans, "refuse to simulate more plans than this (default 256)")
         ->check(k_positive_count);
     c->add_flag("--serve", g_serve,

@@ -36,6 +36,9 @@ struct mapping {
     // constructor is declared noexcept but calls one that may throw, which would make mapping's noexcept too.
     nlohmann::json details = nlohmann::json(nlohmann::json::value_t::null);
     double samples = 1;  // items (images, sequences) one run of the program processes
+    /// The share of the workload's work the program runs: 1, or a system window's share of the microbatches
+    /// (mapper.window), which scales the workload's FLOPs to what the run simulated.
+    double simulated_share = 1;
     /// Where ops were placed on 2D grids of units, for floorplans: (group or component name, region).
     std::vector<std::pair<std::string, floorplan_region>> regions;
     /// Component id ranges [first, end) that stood idle because a representative ran their share (a symmetric

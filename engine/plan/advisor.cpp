@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <set>
 #include <sstream>
 
 #include "engine/mappers/mapper.h"
@@ -52,7 +54,12 @@ struct plan_result {
     double run_memory = 0;                     // the run's own worst stage (equals the estimate)
     double spilled = 0;  // activations a chip kept off chip for the backward pass, per chip and iteration
     std::string dir;
+    // With --simulate-top: the plan's estimate (0: none), its MFU and its rank among the size's estimates.
+    double estimate_s = 0, estimate_mfu = 0, estimate_samples_per_s = 0;
+    int estimate_rank = 0;
     bool ok() const { return status == "ok"; }
+    /// Estimated, not simulated whole (outside the best --simulate-top estimates).
+    bool estimated_only() const { return status == "estimated"; }
 };
 
 /// The plan as the tables name it: parallel_plan::str() and the memory keys the search varies.
@@ -178,15 +185,21 @@ json plan_json(const parallel_plan& p) {
             {"zero", p.zero}};
 }
 
-/// The sweep that simulates every candidate: one zipped axis group over the plan keys (and the scale parameter).
+/// Which candidates a sweep simulates (all of them, or the best estimates).
+using plan_filter = std::function<bool(const system_size&, const plan_candidate&)>;
+
+/// The sweep that simulates the candidates `keep` takes: one zipped axis group over the plan keys (and the scale
+/// parameter); `window` > 0 simulates that window of each plan's microbatches (mapper.window) for an estimate.
 std::string sweep_yaml(const plan_options& o, const std::string& platform_file, const std::string& workload,
-                       const split_sets& sets, const std::vector<system_size>& sizes) {
+                       const split_sets& sets, const std::vector<system_size>& sizes, const plan_filter& keep,
+                       int window) {
     std::vector<std::string> names;
     if (!o.scale_param.empty()) names.push_back(o.scale_param);
     for (const auto& k : k_searched) names.push_back("parallel." + k);
     std::map<std::string, std::vector<std::string>> values;
     for (const auto& s : sizes)
         for (const auto& c : s.space.candidates) {
+            if (!keep(s, c)) continue;
             const parallel_plan& p = c.plan;
             if (!o.scale_param.empty()) values[o.scale_param].push_back(s.value);
             values["parallel.dp"].push_back(std::to_string(p.dp));
@@ -199,12 +212,15 @@ std::string sweep_yaml(const plan_options& o, const std::string& platform_file, 
             values["parallel.zero"].push_back(std::to_string(p.zero));
         }
     sweep::generated_spec g;
-    g.comment =
-        "written by tessel plan: every candidate plan is a point (re-run with tessel sweep, or tessel plan again)";
-    g.name = "plan";
+    g.comment = window > 0 ? "written by tessel plan --simulate-top: every candidate plan is a point, simulated for a "
+                             "window of its microbatches (its estimate)"
+                           : "written by tessel plan: every candidate plan is a point (re-run with tessel sweep, or "
+                             "tessel plan again)";
+    g.name = window > 0 ? "plan-estimates" : "plan";
     g.platform = platform_file;
     g.workload = workload;
     g.platform_sets = sets.platform;
+    if (window > 0) g.platform_sets.emplace_back("mapper.window", std::to_string(window));
     g.workload_sets = sets.workload;
     for (const auto& n : names) g.axes.emplace_back(n, values[n]);
     return g.yaml();
@@ -244,6 +260,30 @@ void read_result(plan_result& r, const sweep::row& row, const std::string& out_d
     }
 }
 
+/// A plan's estimate from its window's run: the extrapolated iteration (the whole one when the window held every
+/// microbatch) and the MFU over it.
+void read_estimate(plan_result& r, const sweep::row& row, const std::string& out_dir) {
+    r.status = row.value("status", "failed");
+    r.error = row.value("error", "");
+    if (!r.ok()) return;
+    r.status = "estimated";
+    try {
+        sweep::read_point_summary(out_dir, row, [&r](const json& s) {
+            const json& par = s.contains("parallel") ? s["parallel"] : json::object();
+            const json& est = par.contains("estimate") ? par["estimate"] : json::object();
+            r.estimate_s = est.value("iteration_s", s.value("sim_time_s", 0.0));
+            r.estimate_mfu = est.value("model_flops_utilisation", par.value("model_flops_utilisation", 0.0));
+            // The window's samples scaled to the iteration's, over the estimated iteration.
+            const double window_samples = s.value("throughput_per_s", 0.0) * s.value("sim_time_s", 0.0);
+            const double share = est.value("microbatches_simulated", 1.0) / est.value("microbatches", 1.0);
+            if (r.estimate_s > 0) r.estimate_samples_per_s = window_samples / share / r.estimate_s;
+        });
+    } catch (const input_error& e) {
+        r.status = "failed";
+        r.error = e.message();
+    }
+}
+
 /// "1.31x faster than X: 2.1 ms less exposed communication (5% vs 12%), for 0.4 ms more bubble (...)": what the
 /// winner saves, largest first, then what it pays; the parts of the iteration that differ by under 1% are left out.
 std::string wins_by(const plan_result& a, const plan_result& b) {
@@ -271,8 +311,9 @@ std::string wins_by(const plan_result& a, const plan_result& b) {
 
 struct size_report {
     const system_size* size = nullptr;
-    std::vector<plan_result> results;                // ranked: ok by iteration time, then the rest
-    std::vector<std::string> why;                    // the best plan's case, in sentences
+    std::string estimates;             // with --simulate-top: how far the estimates were from the whole simulations
+    std::vector<plan_result> results;  // ranked: ok by iteration time, then the rest
+    std::vector<std::string> why;      // the best plan's case, in sentences
     std::vector<std::pair<int, std::string>> by_dp;  // dp, "x samples/s (plan)" or why none
     int dp_pays_to = 0;                              // the data-parallel degree with the highest throughput
 };
@@ -287,10 +328,13 @@ double rank_key(const plan_result& x, const std::string& rank) {
 size_report rank_size(const system_size& s, std::vector<plan_result> results, const std::string& rank) {
     size_report r;
     r.size = &s;
+    // Simulated plans by the rank's key, then plans only estimated by their estimate, then the rest.
+    auto order = [](const plan_result& x) { return x.ok() ? 0 : x.estimated_only() ? 1 : 2; };
     std::stable_sort(results.begin(), results.end(), [&](const plan_result& a, const plan_result& b) {
-        if (a.ok() != b.ok()) return a.ok();
+        if (order(a) != order(b)) return order(a) < order(b);
         if (a.ok() && rank_key(a, rank) != rank_key(b, rank)) return rank_key(a, rank) < rank_key(b, rank);
         if (a.ok() && a.iteration_s != b.iteration_s) return a.iteration_s < b.iteration_s;
+        if (a.estimated_only()) return a.estimate_s < b.estimate_s;
         return false;
     });
     r.results = std::move(results);
@@ -330,22 +374,59 @@ size_report rank_size(const system_size& s, std::vector<plan_result> results, co
         else if (!s.dp_only_reason.empty())
             r.why.push_back("plain data parallelism (dp=" + std::to_string(s.chips) + ") " + s.dp_only_reason);
     }
-    // Best throughput at each data-parallel degree.
+    // Best throughput at each data-parallel degree (by its estimate where no plan of that degree was simulated).
     std::map<int, const plan_result*> best_at;
     for (const auto& x : r.results)
-        if (x.ok() && !best_at.count(x.cand->plan.dp)) best_at[x.cand->plan.dp] = &x;
+        if ((x.ok() || x.estimated_only()) && !best_at.count(x.cand->plan.dp)) best_at[x.cand->plan.dp] = &x;
+    auto throughput = [](const plan_result* x) { return x->ok() ? x->samples_per_s : x->estimate_samples_per_s; };
     std::map<int, const plan_candidate*> missing;
     for (const auto& c : s.space.rejected)
         if (!best_at.count(c.plan.dp) && !missing.count(c.plan.dp)) missing[c.plan.dp] = &c;
     double top = 0;
     for (const auto& [dp, x] : best_at)
-        if (x->samples_per_s > top) top = x->samples_per_s, r.dp_pays_to = dp;
+        if (throughput(x) > top) top = throughput(x), r.dp_pays_to = dp;
     std::map<int, std::string> lines;
     for (const auto& [dp, x] : best_at)
-        lines[dp] = format_number(x->samples_per_s, 4) + " samples/s (" + label(x->cand->plan) + ")";
+        lines[dp] = format_number(throughput(x), 4) + " samples/s" + (x->ok() ? "" : " estimated") + " (" +
+                    label(x->cand->plan) + ")";
     for (const auto& [dp, c] : missing) lines[dp] = "does not fit (" + c->rejected + ")";
     for (const auto& [dp, l] : lines) r.by_dp.emplace_back(dp, l);
     return r;
+}
+
+/// How far a plan's estimate is from its whole simulation (a rounding error's 1e-16 is none).
+double estimate_error(const plan_result& x) {
+    const double err = x.estimate_s / x.iteration_s - 1;
+    return std::abs(err) < 1e-9 ? 0.0 : err;
+}
+
+/// Numbers each estimated plan by its estimate (1: the fastest estimate).
+void rank_estimates(std::vector<plan_result>& results) {
+    std::vector<plan_result*> by;
+    for (auto& x : results)
+        if (x.estimate_s > 0) by.push_back(&x);
+    std::stable_sort(by.begin(), by.end(), [](auto* a, auto* b) { return a->estimate_s < b->estimate_s; });
+    for (size_t k = 0; k < by.size(); ++k) by[k]->estimate_rank = static_cast<int>(k + 1);
+}
+
+/// How far the estimates of the plans simulated whole were from their simulations, and where the estimates ranked
+/// the simulated best (`results` ranked, best first).
+std::string estimate_accuracy(const std::vector<plan_result>& results) {
+    double sum = 0, worst = 0;
+    const plan_result* worst_plan = nullptr;
+    int n = 0;
+    for (const auto& x : results) {
+        if (!x.ok() || x.estimate_s <= 0) continue;
+        const double err = estimate_error(x);
+        sum += std::abs(err);
+        ++n;
+        if (!worst_plan || std::abs(err) > std::abs(worst)) worst = err, worst_plan = &x;
+    }
+    if (n == 0) return "";
+    const plan_result& best = results.front();
+    return "estimates: " + std::to_string(n) + " of the best estimates simulated whole, off by " + pct(sum / n) +
+           " on average, at most " + (worst >= 0 ? "+" : "") + pct(worst) + " (" + label(worst_plan->cand->plan) +
+           "); the simulated best was the estimate's #" + std::to_string(best.estimate_rank);
 }
 
 /// "21 plans simulated, 4 do not fit" ("1 plan simulated, 1 does not fit").
@@ -358,8 +439,14 @@ std::string plan_counts(const plan_space& space, const std::string& done) {
 void print_size(std::ostream& out, const plan_options& o, const size_report& r) {
     const system_size& s = *r.size;
     out << (o.scale_param.empty() ? "" : o.scale_param + "=" + s.value + ": ") << s.chips << " chips"
-        << (s.capacity > 0 ? ", " + format_bytes(s.capacity) + " per chip" : ", weights streamed") << "; "
-        << plan_counts(s.space, "simulated");
+        << (s.capacity > 0 ? ", " + format_bytes(s.capacity) + " per chip" : ", weights streamed") << "; ";
+    if (o.simulate_top > 0) {
+        const auto whole = std::count_if(r.results.begin(), r.results.end(),
+                                         [](const plan_result& x) { return x.estimate_s > 0 && !x.estimated_only(); });
+        out << plan_counts(s.space, "estimated") << "; the best " << whole << " simulated whole";
+    } else {
+        out << plan_counts(s.space, "simulated");
+    }
     if (s.retried > 0)
         out << " (" << s.retried
             << " of them added at a smaller micro-batch: the chip mapper found the larger one too big for the "
@@ -381,14 +468,26 @@ void print_size(std::ostream& out, const plan_options& o, const size_report& r) 
                             format_number(x.samples_per_s, 4), pct(x.mfu),
                             s.streamed ? "streamed" : format_bytes(x.cand->memory_bytes), pct(x.compute), pct(x.comm),
                             pct(x.bubble)});
+        else if (x.estimated_only())
+            rows.push_back({"-", label(x.cand->plan), "not simulated whole", "", "",
+                            s.streamed ? "streamed" : format_bytes(x.cand->memory_bytes), "", "", ""});
         else
             rows.push_back({"-", label(x.cand->plan), x.status + ": " + x.error, "", "",
                             format_bytes(x.cand->memory_bytes), "", "", ""});
+        if (o.simulate_top > 0) {  // the estimate, and against a whole simulation its error
+            std::string e = x.estimate_s > 0 ? format_time(x.estimate_s) : "";
+            if (x.ok() && x.estimate_s > 0) {
+                const double err = estimate_error(x);
+                e += std::string(" (") + (err >= 0 ? "+" : "") + pct(err) + ")";
+            }
+            rows.back().push_back(e);
+        }
         if (o.rank != "time") {  // ranked by energy: its columns beside the time's
             rows.back().push_back(x.ok() ? format_energy(x.joules) : "");
             rows.back().push_back(x.ok() ? format_power(x.watts) : "");
         }
     }
+    if (o.simulate_top > 0) rows.front().push_back("estimate");
     if (o.rank != "time") {
         rows.front().push_back("energy");
         rows.front().push_back("power");
@@ -410,6 +509,7 @@ void print_size(std::ostream& out, const plan_options& o, const size_report& r) 
     if (r.results.size() > static_cast<size_t>(o.top))
         out << "  ... and " << r.results.size() - o.top << " more in plan.json\n";
     for (const auto& w2 : r.why) out << "  " << w2 << "\n";
+    if (!r.estimates.empty()) out << "  " << r.estimates << "\n";
     if (r.results.front().ok() && s.capacity > 0) {
         const double used = r.results.front().cand->memory_bytes;
         out << "  memory: the best plan fills " << format_bytes(used) << " of the " << format_bytes(s.capacity)
@@ -458,8 +558,14 @@ json size_json(const plan_options& o, const size_report& r) {
             p["energy_j"] = x.joules;
             p["average_power_w"] = x.watts;
             p["samples_per_j"] = x.joules > 0 ? x.samples_per_s * x.iteration_s / x.joules : 0.0;
-        } else {
+        } else if (!x.estimated_only()) {
             p["error"] = x.error;
+        }
+        if (x.estimate_s > 0) {
+            p["estimate_s"] = x.estimate_s;
+            p["estimate_rank"] = x.estimate_rank;
+            p["estimate_model_flops_utilisation"] = x.estimate_mfu;
+            if (x.ok()) p["estimate_error"] = estimate_error(x);
         }
         p["dir"] = x.dir;
         plans.push_back(p);
@@ -480,6 +586,7 @@ json size_json(const plan_options& o, const size_report& r) {
     for (const auto& [dp, l] : r.by_dp) dps.push_back({{"dp", dp}, {"best", l}});
     j["by_dp"] = dps;
     j["data_parallel_pays_up_to"] = r.dp_pays_to;
+    if (!r.estimates.empty()) j["estimates"] = r.estimates;
     return j;
 }
 
@@ -578,11 +685,14 @@ std::map<std::string, sweep::row> read_plan_rows(const std::string& out_dir) {
 /// (every chip mapper's capacity error says so: BSP, TSP, RDU, wafer, the system's own check, or the RDU's "a limit
 /// of tessel's mapper" for one op it cannot place), or it ran only by
 /// keeping activations off chip (an IPU's streaming memory), which a smaller micro-batch may not need.
-bool too_big_for_the_chip(const sweep::row& row, const std::string& out_dir) {
+bool too_big_for_the_chip(const sweep::row& row, const std::string& out_dir, bool streamed_window) {
     if (row.value("status", "") == "failed") {
         const std::string e = row.value("error", "");
-        // (Or a chip mapper that could not place one op: a smaller micro-batch shrinks it too.)
-        return e.find("does not fit") != std::string::npos || mapper_limit(e);
+        // (Or a chip mapper that could not place one op: a smaller micro-batch shrinks it too. A window of a
+        // streamed iteration is one pass, whose program grows with its micro-batch (the wafer cuts its activations
+        // into more pieces): one over the steps budget may be under it at a smaller micro-batch.)
+        return e.find("does not fit") != std::string::npos || mapper_limit(e) ||
+               (streamed_window && simulator_limit(e));
     }
     plan_result r;
     read_result(r, row, out_dir);
@@ -593,7 +703,7 @@ bool too_big_for_the_chip(const sweep::row& row, const std::string& out_dir) {
 /// allow; returns how many plans were added.
 size_t add_smaller_microbatches(const plan_options& o, const std::string& workload, const split_sets& sets,
                                 const std::map<std::string, sweep::row>& rows, std::vector<system_size>& sizes,
-                                const std::string& out_dir) {
+                                const std::string& out_dir, bool window) {
     auto id_of = [&o](const system_size& s, const parallel_plan& p) { return plan_id(o, s, p); };
     size_t added = 0;
     for (auto& s : sizes) {
@@ -603,7 +713,7 @@ size_t add_smaller_microbatches(const plan_options& o, const std::string& worklo
             if (p.pp != 1 || p.microbatch <= 1) continue;
             // Other failures are not retried.
             const auto it = rows.find(id_of(s, p));
-            if (it == rows.end() || !too_big_for_the_chip(it->second, out_dir)) continue;
+            if (it == rows.end() || !too_big_for_the_chip(it->second, out_dir, s.streamed && window)) continue;
             // The next smaller micro-batch the rules allow, with its estimate: the same search restricted to it.
             for (int mb = p.microbatch / 2; mb >= 1; mb /= 2) {
                 parallel_plan q = p;
@@ -695,6 +805,9 @@ int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
     if (o.platform.empty()) throw input_error("tessel plan: no platform given (-p platforms/systems/NAME.yaml)");
     if (o.workload.empty()) throw input_error("tessel plan: no workload given (-w gpt2, bert, llama or a file)");
     if (!o.scale_param.empty() && o.scale_values.empty()) throw input_error("--scale " + o.scale_param + ": no values");
+    if (o.simulate_top > 0 && o.rank != "time")
+        throw input_error("--simulate-top ranks the plans by their estimated iteration time; --rank " + o.rank +
+                          " needs every plan simulated whole (leave --simulate-top out)");
     plan_limits limits = o.limits;
     const split_sets sets = split_user_sets(o, limits);
     const std::string platform_file = o.sweep.resolve_platform ? o.sweep.resolve_platform(o.platform) : o.platform;
@@ -723,45 +836,94 @@ int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
                                                         fs::path(o.workload).stem().string()
                                                   : o.out_dir;
     fs::create_directories(out_dir);
-    const std::string spec_file = out_dir + "/plan_sweep.yaml";
-    write_file_atomic(spec_file, sweep_yaml(o, platform_file, workload, sets, sizes), "plan sweep", true);
+    const plan_filter every = [](const system_size&, const plan_candidate&) { return true; };
+    auto id_of = [&o](const system_size& s, const parallel_plan& p) { return plan_id(o, s, p); };
+
+    // Simulates the plans `keep` takes as a sweep in `dir` (resumable) and returns its rows by plan. With one stage,
+    // the search keeps the largest micro-batch its memory estimate fits. A chip mapper may still find it does not
+    // fit (the estimate counts a chip's largest memory; an IPU's activations live in its tiles' SRAM): such a plan
+    // is simulated again at the next smaller micro-batch (gradient accumulation), round after round, until one fits
+    // or one sequence per micro-batch does not either (`retry`).
+    int status = 0;
+    auto simulate = [&](const std::string& dir, const plan_filter& keep, int window, bool retry) {
+        fs::create_directories(dir);
+        const std::string spec_file = dir + "/plan_sweep.yaml";
+        write_file_atomic(spec_file, sweep_yaml(o, platform_file, workload, sets, sizes, keep, window), "plan sweep",
+                          true);
+        std::map<std::string, sweep::row> rows;
+        while (!o.dry_run) {
+            sweep::sweep_options so = o.sweep;
+            so.spec_file = spec_file;
+            so.out_dir = dir;
+            std::ostringstream sweep_out;
+            status = sweep::run_sweep(so, sweep_out, err);
+            err << sweep_out.str();
+            rows = read_plan_rows(dir);
+            if (!retry || status >= 128 || !limits.microbatch.empty()) break;  // a micro-batch the user fixed stays
+            const size_t added = add_smaller_microbatches(o, workload, sets, rows, sizes, dir, window > 0);
+            if (added == 0) break;
+            err << "tessel plan: " << added << " plan" << (added == 1 ? "" : "s")
+                << " did not fit the chip's on-chip memory"
+                << (window > 0 ? " (or, a streamed pass, the steps budget)" : "") << "; simulating "
+                << (added == 1 ? "it" : "them") << " again at a smaller micro-batch\n";
+            write_file_atomic(spec_file, sweep_yaml(o, platform_file, workload, sets, sizes, keep, window),
+                              "plan sweep", true);
+        }
+        if (o.dry_run) rows = read_plan_rows(dir);
+        return rows;
+    };
+
+    // Estimates first (--simulate-top): every plan for a window of its microbatches, then the best whole.
+    std::map<std::string, sweep::row> estimates;
+    std::set<std::string> chosen;  // plans (by id) simulated whole
+    const std::string estimates_dir = out_dir + "/estimates";
+    if (o.simulate_top > 0 && !o.dry_run) {
+        estimates = simulate(estimates_dir, every, 1, true);
+        for (const auto& s : sizes) {
+            std::vector<std::pair<double, std::string>> ranked;
+            for (const auto& c : s.space.candidates) {
+                const auto it = estimates.find(id_of(s, c.plan));
+                if (it == estimates.end()) continue;
+                plan_result e;
+                read_estimate(e, it->second, estimates_dir);
+                if (e.estimated_only()) ranked.emplace_back(e.estimate_s, id_of(s, c.plan));
+            }
+            std::stable_sort(ranked.begin(), ranked.end(),
+                             [](const auto& a, const auto& b) { return a.first < b.first; });
+            for (size_t k = 0; k < ranked.size() && k < static_cast<size_t>(o.simulate_top); ++k)
+                chosen.insert(ranked[k].second);
+        }
+    }
+    const plan_filter whole = o.simulate_top > 0 ? plan_filter([&](const system_size& s, const plan_candidate& c) {
+        return chosen.count(id_of(s, c.plan)) > 0;
+    })
+                                                 : every;
+    std::map<std::string, sweep::row> rows;
+    if (status < 128 && (o.simulate_top == 0 || !chosen.empty()))
+        rows = simulate(out_dir, whole, 0, o.simulate_top == 0);
 
     std::vector<size_report> reports;
-    int status = 0;
-    // Results by plan (and scale value), from the sweep's record.
-    std::map<std::string, sweep::row> rows;
-    auto id_of = [&o](const system_size& s, const parallel_plan& p) { return plan_id(o, s, p); };
-    // With one stage, the search keeps the largest micro-batch its memory estimate fits. A chip mapper may still
-    // find it does not fit (the estimate counts a chip's largest memory; an IPU's activations live in its tiles'
-    // SRAM): such a plan is simulated again at the next smaller micro-batch (gradient accumulation), round after
-    // round, until one fits or one sequence per micro-batch does not either.
-    while (!o.dry_run) {
-        sweep::sweep_options so = o.sweep;
-        so.spec_file = spec_file;
-        so.out_dir = out_dir;
-        std::ostringstream sweep_out;
-        status = sweep::run_sweep(so, sweep_out, err);
-        err << sweep_out.str();
-        rows = read_plan_rows(out_dir);
-        if (status >= 128 || !limits.microbatch.empty()) break;  // a micro-batch the user fixed stays
-        const size_t added = add_smaller_microbatches(o, workload, sets, rows, sizes, out_dir);
-        if (added == 0) break;
-        err << "tessel plan: " << added << " plan" << (added == 1 ? "" : "s")
-            << " did not fit the chip's on-chip memory; simulating " << (added == 1 ? "it" : "them")
-            << " again at a smaller micro-batch\n";
-        write_file_atomic(spec_file, sweep_yaml(o, platform_file, workload, sets, sizes), "plan sweep", true);
-    }
-    if (o.dry_run) rows = read_plan_rows(out_dir);
     for (const auto& s : sizes) {
         std::vector<plan_result> results;
         for (const auto& c : s.space.candidates) {
             plan_result r;
             r.cand = &c;
-            const auto it = rows.find(id_of(s, c.plan));
+            const std::string id = id_of(s, c.plan);
+            if (o.simulate_top > 0) {
+                const auto e = estimates.find(id);
+                if (e != estimates.end()) read_estimate(r, e->second, estimates_dir);
+                if (!chosen.count(id)) {
+                    results.push_back(std::move(r));
+                    continue;
+                }
+            }
+            const auto it = rows.find(id);
             if (it != rows.end()) read_result(r, it->second, out_dir);
             results.push_back(std::move(r));
         }
+        if (o.simulate_top > 0) rank_estimates(results);
         reports.push_back(rank_size(s, std::move(results), o.rank));
+        if (o.simulate_top > 0) reports.back().estimates = estimate_accuracy(reports.back().results);
     }
 
     json doc = {{"platform", o.platform}, {"workload", o.workload}, {"sets", o.sets}, {"out_dir", out_dir}};

@@ -9,9 +9,14 @@
 // the Pareto front of throughput against chips. Everything it prints is also in plan.json in the output folder (and on
 // stdout with --json).
 //
+// With `simulate_top` N it first estimates every plan: each is simulated for a window of its microbatches (the
+// first pp of them, with the pipeline's fill and drain, the gradient reduction and the optimizer step) and its
+// iteration extrapolated by the busiest stage's time per microbatch (engine/system/system_mapper.h, `window`), in
+// its own sweep (estimates/ in the output folder, resumable). The N best estimates are then simulated whole; the
+// report ranks those, lists the others by their estimate, and says how far estimate and simulation differ.
+//
 // What it does not do: search the schedule (1F1B, or interleaved 1F1B with 2 chunks; GPipe only when asked),
-// sequence parallelism or the collective algorithm (set them with --set and they apply to every plan), or prune by
-// an analytic estimate: every plan kept is simulated.
+// sequence parallelism or the collective algorithm (set them with --set and they apply to every plan).
 #pragma once
 
 #include <iosfwd>
@@ -31,13 +36,16 @@ struct plan_options {
         sets;  // --set PATH=VALUE: platform, workload and parallel.* (a fixed value restricts that dimension)
     std::string scale_param;  // a system parameter to vary ("nodes"), or empty
     std::vector<std::string> scale_values;
-    plan_limits limits;          // from --dp/--tp/... lists (parallel.* sets are folded in)
-    std::string out_dir;         // empty: out/plans/PLATFORM-WORKLOAD
-    int top = 20;                // rows of the ranked table per system size
-    size_t max_plans = 256;      // refuse to simulate more than this many (narrow the search instead)
-    bool dry_run = false;        // enumerate and check memory, simulate nothing
-    bool json = false;           // plan.json on stdout instead of the tables
-    std::string rank = "time";   // time (iteration time), energy (joules per iteration) or edp (their product)
+    plan_limits limits;         // from --dp/--tp/... lists (parallel.* sets are folded in)
+    std::string out_dir;        // empty: out/plans/PLATFORM-WORKLOAD
+    int top = 20;               // rows of the ranked table per system size
+    size_t max_plans = 256;     // refuse to simulate more than this many (narrow the search instead)
+    bool dry_run = false;       // enumerate and check memory, simulate nothing
+    bool json = false;          // plan.json on stdout instead of the tables
+    std::string rank = "time";  // time (iteration time), energy (joules per iteration) or edp (their product)
+    /// 0: simulate every plan whole. N: estimate every plan from a window of its microbatches (the system mapper's
+    /// `window`: one pipeline's worth simulated, the rest extrapolated), then simulate the N best estimates whole.
+    int simulate_top = 0;
     sweep::sweep_options sweep;  // backend, jobs, timeout, Slurm settings, progress bar, tessel binary
 };
 

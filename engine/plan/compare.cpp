@@ -137,6 +137,15 @@ json system_entry(const compare_options& o, const row& r, bool power, const std:
         s["best"] = b;
     } else {
         s["error"] = r.error;
+        // With --simulate-top, the best estimate stands where no plan was simulated whole (each one simulated
+        // whole went over a budget its window did not): an estimate, marked as one, not a result.
+        const json* est = nullptr;
+        for (const auto& p : r.size.value("plans", json::array()))
+            if (p.value("estimate_s", 0.0) > 0 && (!est || p["estimate_s"] < (*est)["estimate_s"])) est = &p;
+        if (est)
+            s["best_estimate"] = {{"plan", (*est)["plan"]},
+                                  {"iteration_s", (*est)["estimate_s"]},
+                                  {"model_flops_utilisation", (*est)["estimate_model_flops_utilisation"]}};
     }
     if (!r.size.is_null()) {
         const std::string limited = simulator_limited(r.size);
@@ -173,6 +182,11 @@ void print_comparison(std::ostream& out, const compare_options& o, const json& s
             line.push_back(format_power(b["average_power_w"].get<double>()));
             line.push_back(format_number(b["samples_per_j"].get<double>(), 4));
             if (o.samples > 0) line.push_back(format_number(b["days"].get<double>(), 3));
+        } else if (s.contains("best_estimate")) {
+            const json& e = s["best_estimate"];
+            line.push_back(e["plan"].get<std::string>());
+            line.push_back("estimated " + format_time(e["iteration_s"].get<double>()) +
+                           ", not simulated whole (below)");
         } else {
             line.emplace_back("-");
             line.push_back(short_failure(s["error"].get<std::string>()));

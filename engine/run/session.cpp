@@ -153,7 +153,7 @@ run_summary session::run() {
                 for (const std::uint32_t first : group.first)
                     for (std::uint32_t id = first; id < first + group.components; ++id) stop_recording(id);
         }
-        flops = g.total().flops;
+        flops = g.total().flops * m_mapping.simulated_share;
         // What the graph's import had to guess goes first in the notes: an op of a type tessel does not model runs
         // as the bytes of its tensors alone, and every platform would "run" it, so say which and how many.
         std::map<std::string, int> unknown_types;

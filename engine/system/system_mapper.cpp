@@ -56,6 +56,11 @@ void system_mapper::options::declare(param_decl& d) {
     d(store, "store", "memoryx", "weights: streamed: the component holding the weights and optimizer state (MemoryX)");
     d(fabric, "fabric", "swarmx",
       "weights: streamed: the network between the chips and the store (SwarmX); its port c is chip c's I/O");
+    d(window, "window", "0",
+      "simulate only this many microbatches per pipeline (at least pp, a multiple of pp) and extrapolate the "
+      "iteration from the busiest stage's time per microbatch (summary: parallel.estimate); 0 simulates every "
+      "microbatch",
+      bound::non_negative);
 }
 
 TESSEL_REGISTER_MAPPER(make_mapper<system_mapper>(
@@ -469,7 +474,8 @@ struct iteration_builder {
     void sync_group(collective_call& call, bool over_dp, int stage);
 
     void describe(mapping& out, const partition_result& part, const memory_report& mem,
-                  const std::vector<chunk_passes>& passes, std::uint64_t capacity, const std::string& chip_group) const;
+                  const std::vector<chunk_passes>& passes, std::uint64_t capacity, const std::string& chip_group,
+                  int simulated_microbatches) const;
 };
 
 // A group's algorithm: on a torus, rings along each dimension the group spans (a ring where it does not
@@ -744,11 +750,13 @@ nlohmann::json memory_details(const memory_report& mem, std::uint64_t capacity) 
 // What the run reports beside the iteration time.
 void iteration_builder::describe(mapping& out, const partition_result& part, const memory_report& mem,
                                  const std::vector<chunk_passes>& passes, std::uint64_t capacity,
-                                 const std::string& chip_group) const {
+                                 const std::string& chip_group, int simulated_microbatches) const {
     const int dp = plan.dp, tp = plan.tp, pp = plan.pp;
-    const int m = static_cast<int>(part.microbatches);
+    const int m = static_cast<int>(part.microbatches), m_run = simulated_microbatches;
     const std::int64_t n_chips = static_cast<std::int64_t>(cg.chips.size());
-    out.samples = static_cast<double>(part.batch);
+    // A window's samples: what the simulated microbatches carry, so its throughput is the window's.
+    out.simulated_share = static_cast<double>(m_run) / m;
+    out.samples = static_cast<double>(part.batch) * out.simulated_share;
     nlohmann::json par;
     par["plan"] = plan.str();
     par["dp"] = dp;
@@ -756,6 +764,7 @@ void iteration_builder::describe(mapping& out, const partition_result& part, con
     par["pp"] = pp;
     par["microbatch"] = plan.microbatch;
     par["microbatches"] = m;
+    par["microbatches_simulated"] = m_run;
     par["interleave"] = plan.interleave;
     par["schedule"] = plan.schedule;
     par["recompute"] = plan.recompute;
@@ -777,7 +786,7 @@ void iteration_builder::describe(mapping& out, const partition_result& part, con
     // Every chunk runs on the dp x tp ranks of its stage: forward, backward (with recompute) per microbatch, and
     // the optimizer once.
     double hw_flops = 0;
-    for (const chunk_passes& cp : passes) hw_flops += (cp.fwd.flops + cp.bwd.flops) * m + cp.opt.flops;
+    for (const chunk_passes& cp : passes) hw_flops += (cp.fwd.flops + cp.bwd.flops) * m_run + cp.opt.flops;
     par["hardware_flops"] = hw_flops * dp * tp;
     par["chip_group"] = chip_group;
     // Activations a chip could not keep on chip for the backward pass (the IPU's, in streaming memory).
@@ -796,6 +805,9 @@ void iteration_builder::describe(mapping& out, const partition_result& part, con
         "parallel plan " + plan.str() + " on " + std::to_string(n_chips) + " chips: " + std::to_string(m) +
         " microbatches of " + std::to_string(plan.microbatch) + " per pipeline, " + plan.schedule +
         " schedule (ideal bubble " + fmt_percent(bubble_fraction(plan.schedule, pp, plan.interleave, m)) + ")" +
+        (m_run < m ? "; a window of the first " + std::to_string(m_run) +
+                         " simulated, the iteration extrapolated (mapper.window)"
+                   : std::string()) +
         (sym ? "; one representative chip per stage simulated" : "; every chip simulated") +
         (opt.symmetric && !sym ? " (the " + opt.algorithm + " algorithm has a root: ranks play different roles)" : ""));
     for (const auto& n : part.notes) out.notes.push_back(n);
@@ -824,6 +836,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
         ws.engines = m_engines;
         ws.store = m_store;
         ws.symmetric = symmetric();
+        ws.window = m_opt.window;
         std::vector<streamed_item> items;
         mapping out = map_weight_streaming(g, plat, plan, *m_chip_mapper, ws, items);
         for (const streamed_item& it : items) planned->items.push_back({it.chip, it.first, it.last, it.op});
@@ -851,14 +864,27 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
     double held = static_cast<double>(m_opt.holds.bytes());
     for (const stage_memory& sm : mem.stages) held = std::max(held, sm.weights + sm.state);
     m_chip_mapper->maps_pieces(held);
-    const auto schedules = part.training ? pipeline_schedule(plan, m) : forward_schedule(plan, m);
+    // A window simulates the first microbatches only: at least a pipeline's worth (its fill and drain), in whole
+    // rounds of pp (the interleaved schedule's unit).
+    int m_run = m;
+    if (m_opt.window > 0) {
+        const std::int64_t rounds = (std::max<std::int64_t>(m_opt.window, plan.pp) + plan.pp - 1) / plan.pp;
+        m_run = static_cast<int>(std::min<std::int64_t>(m, rounds * plan.pp));
+    }
+    auto schedule_of = [&](int microbatches) {
+        return part.training ? pipeline_schedule(plan, microbatches) : forward_schedule(plan, microbatches);
+    };
+    const auto schedules = schedule_of(m_run);
+    // The chip programs' form is chosen by the whole iteration's steps, so a window is mapped as the whole
+    // iteration would be; only a refusal is by the window's own.
+    const auto whole_schedules = m_run < m ? schedule_of(m) : schedules;
     // The chip mapper's own form first; when the fine form proves over the steps budget, its coarse form (one
     // step per superstep or section) if it has one, from the start. The proof is the tally of the passes' steps
     // as they are mapped, or any program passing the limit while it is built: one piece, or the iteration as its
     // pieces, collectives and pipeline sends are joined.
     std::vector<chunk_passes> passes;
-    auto build = [&](const mapper& chip_mapper) {
-        steps_tally tally = tally_of(g.name, part, schedules, symmetric() ? 1 : plan.dp, symmetric() ? 1 : plan.tp);
+    auto build = [&](const mapper& chip_mapper, const std::vector<std::vector<schedule_item>>& counted) {
+        steps_tally tally = tally_of(g.name, part, counted, symmetric() ? 1 : plan.dp, symmetric() ? 1 : plan.tp);
         passes.clear();  // a failed finer attempt's pieces
         try {
             passes = cut_chunks(part, chip_mapper, chip0, tally);
@@ -870,7 +896,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
                                 *record);
             b.run_pipeline(part, passes, schedules);
             b.reduce_and_step(part, passes);
-            b.describe(out, part, mem, passes, capacity, m_chip_group);
+            b.describe(out, part, mem, passes, capacity, m_chip_group, m_run);
             return out;
         } catch (const steps_limit_error& e) {
             throw over_steps_budget{e.what_alone, e.steps, true};
@@ -880,12 +906,20 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
     mapping out;
     std::string coarse_note;
     try {
-        out = build(*m_chip_mapper);
+        out = build(*m_chip_mapper, whole_schedules);
     } catch (const over_steps_budget& fine) {
         const std::unique_ptr<mapper> coarse = m_chip_mapper->coarser();
-        if (!coarse) throw input_error(fine.message + fewer);
+        if (!coarse) {
+            if (m_run == m) throw input_error(fine.message + fewer);
+            try {  // the whole iteration is over the budget, its window may not be
+                out = build(*m_chip_mapper, schedules);
+            } catch (const over_steps_budget& window) {
+                throw input_error(window.message + fewer);
+            }
+            return out;
+        }
         try {
-            out = build(*coarse);
+            out = build(*coarse, schedules);
         } catch (const over_steps_budget& still) {
             throw input_error(still.message + " in the chip mapper's coarse form (the fine form: " +
                               (fine.at_least ? "more than " : "about ") + format_number(fine.estimate) + ")" + fewer);

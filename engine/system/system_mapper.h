@@ -21,6 +21,14 @@
 // `weights: streamed` trains as a Cerebras cluster does instead: weights in a store, streamed through each chip,
 // data parallel only (engine/system/weight_streaming.h).
 //
+// A window (`window: N`): only the first max(N, pp) microbatches of each pipeline are simulated (rounded up to a
+// multiple of pp, at most the iteration's); the rest repeat the same passes, so the iteration is extrapolated by a
+// stated rule: each microbatch beyond the window adds the busiest stage's time per microbatch (its pipeline items'
+// mean, or a pipeline send's, whichever is longer), after the window's own fill, drain, gradient reduction and
+// optimizer step, which are simulated for real. The run's own times and statistics are the window's; the
+// explainer reports the extrapolated iteration as `parallel.estimate` (what `tessel plan --simulate-top` ranks
+// by). tests/system/window_test.cpp compares it with the whole iteration on every chip style.
+//
 // Left out: overlapping the gradient reduction with the backward pass (overlap_grad_reduce = true is refused;
 // every reduction starts after its stage's last backward pass), SC21's scatter/gather of pipeline sends, the
 // optimizer's own collectives beyond ZeRO's gradient reduce-scatter and weight all-gather, ZeRO-3 (refused), and
@@ -75,6 +83,7 @@ public:
         byte_size holds;                 // at least these bytes per chip for the chip mapper's on-chip decisions
         std::string store;               // streamed: the component holding weights and optimizer state
         std::string fabric;              // streamed: the network whose port c is chip c's I/O
+        std::int64_t window = 0;         // microbatches per pipeline to simulate (at least pp), 0: every one
         void declare(param_decl& d);
     };
     explicit system_mapper(const options& o) : m_opt(o) {}

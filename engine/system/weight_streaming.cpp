@@ -1,5 +1,6 @@
 #include "engine/system/weight_streaming.h"
 
+#include <algorithm>
 #include <map>
 
 #include "engine/system/chip_program.h"
@@ -159,7 +160,8 @@ void emit_streamed_microbatches(program& p, const program& pass, const platform:
 /// The mapping's samples, its `parallel` details and its note.
 void describe_weight_streaming(mapping& out, const platform& plat, const parallel_plan& plan,
                                const weight_streaming_setup& setup, const streamed_training_split& sp,
-                               const streamed_pass_io& pio, std::int64_t batch, int sim_dp, std::int64_t m) {
+                               const streamed_pass_io& pio, std::int64_t batch, int sim_dp, std::int64_t m,
+                               std::int64_t m_run) {
     const platform::chip_group& cg = *setup.chips;
     const std::int64_t n_chips = static_cast<std::int64_t>(cg.chips.size());
     const int dp = plan.dp;
@@ -169,7 +171,8 @@ void describe_weight_streaming(mapping& out, const platform& plat, const paralle
         gradient_bytes += static_cast<double>(f.bytes);
         update_bytes += f.update_bytes;
     }
-    out.samples = static_cast<double>(batch);
+    out.simulated_share = static_cast<double>(m_run) / static_cast<double>(m);  // a window's share
+    out.samples = static_cast<double>(batch) * out.simulated_share;
     nlohmann::json par;
     par["plan"] = plan.str();
     par["dp"] = dp;
@@ -177,6 +180,7 @@ void describe_weight_streaming(mapping& out, const platform& plat, const paralle
     par["pp"] = 1;
     par["microbatch"] = plan.microbatch;
     par["microbatches"] = m;
+    par["microbatches_simulated"] = m_run;
     par["interleave"] = 1;
     par["schedule"] = plan.schedule;
     par["recompute"] = plan.recompute;
@@ -195,7 +199,7 @@ void describe_weight_streaming(mapping& out, const platform& plat, const paralle
                      {"stages", nlohmann::json::array()}};
     par["streamed"] = {
         {"in_bytes_per_pass", streamed_in}, {"out_bytes_per_pass", gradient_bytes}, {"update_bytes", update_bytes}};
-    par["hardware_flops"] = sp.pass_flops * static_cast<double>(m) * dp;
+    par["hardware_flops"] = sp.pass_flops * static_cast<double>(m_run) * dp;
     par["chip_group"] = cg.name;
     out.details["parallel"] = par;
     out.notes.push_back("weight streaming, data parallel over " + std::to_string(dp) + " of " +
@@ -204,7 +208,10 @@ void describe_weight_streaming(mapping& out, const platform& plat, const paralle
                         " in (weights and inputs) and " + format_bytes(gradient_bytes) + " of gradients out; " +
                         st.path() + " holds " + format_bytes(sp.weight_bytes + sp.state_bytes) +
                         " of weights and optimizer state and updates them (" + format_bytes(update_bytes) + " read)" +
-                        (setup.symmetric ? "; one representative chip simulated" : "; every chip simulated"));
+                        (setup.symmetric ? "; one representative chip simulated" : "; every chip simulated") +
+                        (m_run < m ? "; a window of the first " + std::to_string(m_run) +
+                                         " microbatches simulated, the iteration extrapolated (mapper.window)"
+                                   : std::string()));
 }
 
 }  // namespace
@@ -233,24 +240,25 @@ mapping map_weight_streaming(const workload_graph& g, const platform& plat, cons
 
     const int dp = plan.dp, sim_dp = setup.symmetric ? 1 : dp;
     const std::int64_t m = microbatches(plan, target.batch);
+    const std::int64_t m_run = setup.window > 0 ? std::min(m, setup.window) : m;
     // Every microbatch on every simulated chip is a copy of the pass: what they add up to is known before any is
     // copied.
-    const double copies = static_cast<double>(m) * sim_dp;
+    const double copies = static_cast<double>(m_run) * sim_dp;
     const double steps = static_cast<double>(pass.steps.size()) * copies;
     if (steps > limits().steps)
         throw input_error("program '" + g.name + "' " + over_limit("steps", steps, "steps or more") + " (" +
-                          std::to_string(m) + " microbatches x " + std::to_string(sim_dp) +
+                          std::to_string(m_run) + " microbatches x " + std::to_string(sim_dp) +
                           (sim_dp == 1 ? " simulated chip" : " simulated chips") + ", each a pass of " +
                           format_number(static_cast<double>(pass.steps.size())) +
                           " steps); a weight-streaming iteration is not mapped again in a coarser form");
     mapping out;
     out.prog.name = g.name;
-    emit_streamed_microbatches(out.prog, pass, cg, setup, pio, sim_dp, m, items);
+    emit_streamed_microbatches(out.prog, pass, cg, setup, pio, sim_dp, m_run, items);
     for (int d = sim_dp; d < dp; ++d) {
         const std::uint32_t first = cg.first[static_cast<size_t>(d)];
         out.represented.emplace_back(first, first + cg.components);
     }
-    describe_weight_streaming(out, plat, plan, setup, sp, pio, target.batch, sim_dp, m);
+    describe_weight_streaming(out, plat, plan, setup, sp, pio, target.batch, sim_dp, m, m_run);
     return out;
 }
 

@@ -38,6 +38,7 @@ struct weight_streaming_setup {
     std::vector<std::uint32_t> engines;  // one reduction engine per chip (switch_reducer)
     std::uint32_t store = 0;             // where the weights and optimizer state live (MemoryX)
     bool symmetric = true;
+    std::int64_t window = 0;  // microbatches to simulate (the system mapper's `window`), 0: every one
 };
 
 /// One pass the trace's pipeline track shows: steps [first, last] of the program on chip `chip`.

@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "tests/support/cli.h"
 #include "tests/support/files.h"
@@ -163,6 +164,48 @@ TEST(plan_cli, a_plan_its_chip_mapper_cannot_fit_is_simulated_again_at_half_the_
     const nlohmann::json doc2 = nlohmann::json::parse(slurp(out / "plan.json"));
     EXPECT_EQ(doc2["sizes"][0]["plans"][0]["plan"], best["plan"]);
     EXPECT_EQ(doc2["sizes"][0]["plans"][0]["iteration_s"].get<double>(), best["iteration_s"].get<double>());
+}
+
+TEST(plan_cli, simulate_top_estimates_every_plan_and_simulates_the_best_estimates_whole) {
+    // The 20 plans of the first test, each estimated from a window of its microbatches (one per pipeline stage),
+    // the 3 best estimates simulated whole: the best of those is the best of simulating all 20 whole.
+    const fs::path whole_dir = temp("whole"), est_dir = temp("estimated");
+    const auto whole = run_tessel("plan " + k_system + k_sets + " -o " + whole_dir.string() + " --no-progress -j 2");
+    ASSERT_EQ(whole.code, 0) << whole.out;
+    const auto r =
+        run_tessel("plan " + k_system + k_sets + " -o " + est_dir.string() + " --no-progress -j 2 --simulate-top 3");
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("20 plans estimated, 4 do not fit; the best 3 simulated whole"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("estimates: 3 of the best estimates simulated whole"), std::string::npos) << r.out;
+    EXPECT_TRUE(fs::exists(est_dir / "estimates" / "results.jsonl")) << "the estimates are a sweep of their own";
+    const nlohmann::json all = nlohmann::json::parse(slurp(whole_dir / "plan.json"))["sizes"][0]["plans"];
+    const nlohmann::json plans = nlohmann::json::parse(slurp(est_dir / "plan.json"))["sizes"][0]["plans"];
+    ASSERT_EQ(plans.size(), 20u);
+    std::map<std::string, double> simulated;  // every plan simulated whole, by label
+    for (const auto& p : all) simulated[p["plan"].get<std::string>()] = p["iteration_s"].get<double>();
+    int whole_runs = 0;
+    for (size_t k = 0; k < plans.size(); ++k) {
+        const auto& p = plans[k];
+        ASSERT_GT(p["estimate_s"].get<double>(), 0) << p.dump();
+        const double truth = simulated.at(p["plan"].get<std::string>());
+        // Every estimate within 2% of the plan simulated whole (the largest here is a 2-stage interleaved plan).
+        EXPECT_NEAR(p["estimate_s"].get<double>(), truth, 0.02 * truth) << p["plan"];
+        if (p["status"] == "ok") {
+            ++whole_runs;
+            EXPECT_EQ(p["rank"].get<int>(), whole_runs);
+            EXPECT_LE(p["estimate_rank"].get<int>(), 3) << "the best estimates are the ones simulated whole";
+            EXPECT_EQ(p["iteration_s"].get<double>(), truth) << "simulated whole, as the full search does";
+            EXPECT_NEAR(p["estimate_error"].get<double>(), p["estimate_s"].get<double>() / truth - 1, 1e-9);
+        } else {
+            EXPECT_EQ(p["status"], "estimated") << p.dump();
+            EXPECT_FALSE(p.contains("iteration_s"));
+            EXPECT_GT(p["estimate_rank"].get<int>(), 3);
+        }
+    }
+    EXPECT_EQ(whole_runs, 3);
+    EXPECT_EQ(plans[0]["plan"], all[0]["plan"]) << "the simulated best is the full search's best";
+    EXPECT_TESSEL_ERROR("plan " + k_system + k_sets + " --simulate-top 3 --rank energy -n",
+                        "--simulate-top ranks the plans by their estimated iteration time");
 }
 
 TEST(plan_cli, bad_input_is_one_clear_error) {

@@ -76,6 +76,21 @@ void report_collectives(const system_record& planned, const mapping& m, const ex
                       format_rate(top["bus_bandwidth"].get<double>(), "B/s"));
 }
 
+/// When a pipeline item ran on its chip: from its first step there to its last step's end (its pass and the pass's
+/// collectives; with every chip simulated, the other tp ranks' steps of the item are interleaved).
+std::pair<tick, tick> item_span(const system_record::pipeline_item& it, const platform::chip_group& cg,
+                                const program& p, const executor::result& r) {
+    const std::uint32_t lo = cg.first[static_cast<size_t>(it.chip)], hi = lo + cg.components;
+    auto on_chip = [&](const endpoint& e) { return e.comp >= lo && e.comp < hi; };
+    tick start = r.step_end[it.last];
+    for (std::uint32_t s = it.first; s <= it.last; ++s) {
+        const step& st = p.steps[s];
+        if (st.kind != step_kind::delay && (on_chip(st.at) || (st.kind == step_kind::transfer && on_chip(st.to))))
+            start = std::min(start, r.step_start[s]);
+    }
+    return {start, r.step_end[it.last]};
+}
+
 /// Adds a "pipeline" track to each simulated chip's trace process: one slice per pipeline item.
 void trace_pipeline(const system_record& planned, const mapping& m, const platform& plat, const executor::result& r) {
     tracer& tr = plat.sim().trace;
@@ -89,18 +104,89 @@ void trace_pipeline(const system_record& planned, const mapping& m, const platfo
             at->second = tr.track(chip, chip + ".pipeline");
         }
         if (at->second < 0) continue;
-        // The item runs from its first step on this chip to its last step's end (its pass and the pass's
-        // collectives; with every chip simulated, the other tp ranks' steps of the item are interleaved).
-        const std::uint32_t lo = cg.first[static_cast<size_t>(it.chip)], hi = lo + cg.components;
-        auto on_chip = [&](const endpoint& e) { return e.comp >= lo && e.comp < hi; };
-        tick start = r.step_end[it.last], end = r.step_end[it.last];
-        for (std::uint32_t s = it.first; s <= it.last; ++s) {
-            const step& st = m.prog.steps[s];
-            if (st.kind != step_kind::delay && (on_chip(st.at) || (st.kind == step_kind::transfer && on_chip(st.to))))
-                start = std::min(start, r.step_start[s]);
-        }
+        const auto [start, end] = item_span(it, cg, m.prog, r);
         tr.slice(at->second, start, end, it.op, it.last);
     }
+}
+
+/// A window's iteration (mapper.window): the simulated microbatches' time, and each further microbatch adds one
+/// cycle of the pipeline's steady state, the longer of
+///  (a) the busiest stage's time per microbatch: the mean over the window of its pipeline items (its slowest
+///      simulated chip's), and
+///  (b) a microbatch's round trip shared by the stages: every stage's time per microbatch plus every pipeline send
+///      of one microbatch, over pp (in 1F1B a stage starts a microbatch's backward pass only after it has been
+///      through every later stage and back, while the stage runs pp - 1 others; with sends of microsecond
+///      latency between stages of tens of microseconds this, not (a), sets the pace), and
+///  (c) the longest pipeline send (a boundary whose link is slower than the stages).
+/// The window's fill, drain, gradient reduction and optimizer step are simulated; what the rule leaves out is any
+/// change in a pass's time from one microbatch to the next (caches warmed by the one before).
+void estimate_iteration(const system_record& planned, const mapping& m, const platform::chip_group& cg,
+                        const executor::result& r, run_summary& s) {
+    nlohmann::json& par = s.details["parallel"];
+    const std::int64_t all = par.value("microbatches", std::int64_t{0});
+    const std::int64_t run = par.value("microbatches_simulated", all);
+    if (run <= 0 || run >= all) return;
+    const std::int64_t per_stage = std::int64_t{par.value("dp", 1)} * par.value("tp", 1);
+    const int pp = par.value("pp", 1);
+    const double window_mbs = static_cast<double>(run);
+    std::map<int, double> busy;  // per simulated chip: its items' time
+    for (const system_record::pipeline_item& it : planned.items) {
+        const auto [start, end] = item_span(it, cg, m.prog, r);
+        busy[it.chip] += ticks_to_seconds(end - start);
+    }
+    std::map<std::int64_t, double> stage_busy;  // per stage: its slowest simulated chip's time per microbatch
+    std::map<std::int64_t, int> lanes;          // per stage: its simulated chips (each sends its own share)
+    for (const auto& [chip, t] : busy) {
+        double& b = stage_busy[chip / per_stage];
+        b = std::max(b, t / window_mbs);
+        ++lanes[chip / per_stage];
+    }
+    double per_mb = 0, round_trip = 0;
+    std::string pace;
+    for (const auto& [stage, b] : stage_busy) {
+        round_trip += b;
+        if (b > per_mb) {
+            per_mb = b;
+            pace = "stage " + std::to_string(stage) + "'s pipeline items";
+        }
+    }
+    std::vector<char> is_send(m.prog.op_names.size(), 0);
+    for (size_t o = 0; o < m.prog.op_names.size(); ++o)
+        is_send[o] = m.prog.op_names[o] == "pipeline.send_forward" || m.prog.op_names[o] == "pipeline.send_backward";
+    const int lanes_per_stage = lanes.empty() ? 1 : lanes.begin()->second;
+    double longest_send = 0;
+    for (std::uint32_t i = 0; i < m.prog.size(); ++i) {
+        const step& st = m.prog.steps[i];
+        if (st.kind != step_kind::transfer || st.op >= is_send.size() || !is_send[st.op]) continue;
+        const double t = ticks_to_seconds(r.step_end[i] - r.step_start[i]);
+        round_trip += t / window_mbs / lanes_per_stage;
+        longest_send = std::max(longest_send, t);
+    }
+    round_trip /= pp;
+    if (round_trip > per_mb) {
+        per_mb = round_trip;
+        pace = "a microbatch's round trip through the stages and their sends, over " + std::to_string(pp);
+    }
+    if (longest_send > per_mb) {
+        per_mb = longest_send;
+        pace = "a pipeline send";
+    }
+    const double window = ticks_to_seconds(r.duration());
+    const double iteration = window + static_cast<double>(all - run) * per_mb;
+    // The whole iteration's model FLOPs over its estimated time (the window's MFU is over the window's FLOPs).
+    const double share = window_mbs / static_cast<double>(all);
+    par["estimate"] = {
+        {"iteration_s", iteration},
+        {"window_s", window},
+        {"per_microbatch_s", per_mb},
+        {"microbatches", all},
+        {"microbatches_simulated", run},
+        {"paced_by", pace},
+        {"model_flops_utilisation", par.value("model_flops_utilisation", 0.0) * window / iteration / share}};
+    s.notes.push_back("estimate: the first " + std::to_string(run) + " of " + std::to_string(all) +
+                      " microbatches per pipeline simulated, " + format_time(window) + "; each further one adds " +
+                      format_time(per_mb) + " (" + pace + "): about " + format_time(iteration) +
+                      " per iteration (mapper.window=0 simulates it whole)");
 }
 
 void explain_system(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) {
@@ -204,6 +290,7 @@ void explain_system(const mapping& m, const platform& plat, const executor::resu
         peak_per_chip > 0 ? par["hardware_flops"].get<double>() / secs / (peak_per_chip * chips_total) : 0;
     par["model_tflops_per_chip"] = s.flops / secs / chips_total / 1e12;
     par["hardware_tflops_per_chip"] = par["hardware_flops"].get<double>() / secs / chips_total / 1e12;
+    estimate_iteration(*planned, m, cg, r, s);
     if (n > 0) {
         const double c = sum_compute / n / T, x = sum_comm / n / T;
         const double rest = 1 - c - x < 1e-9 ? 0 : 1 - c - x;  // not a rounding error's 5e-15%
