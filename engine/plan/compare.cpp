@@ -140,7 +140,8 @@ json system_entry(const compare_options& o, const row& r, bool power, const std:
         // With --simulate-top, the best estimate stands where no plan was simulated whole (each one simulated
         // whole went over a budget its window did not): an estimate, marked as one, not a result.
         const json* est = nullptr;
-        for (const auto& p : r.size.value("plans", json::array()))
+        const json plans = r.size.is_object() ? r.size.value("plans", json::array()) : json::array();
+        for (const auto& p : plans)
             if (p.value("estimate_s", 0.0) > 0 && (!est || p["estimate_s"] < (*est)["estimate_s"])) est = &p;
         if (est)
             s["best_estimate"] = {{"plan", (*est)["plan"]},

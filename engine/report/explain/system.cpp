@@ -42,6 +42,7 @@ void report_collectives(const system_record& planned, const mapping& m, const ex
         e.total += ticks_to_seconds(end - start);
     }
     std::vector<const entry*> order;
+    order.reserve(by.size());
     for (const auto& [key, e] : by) order.push_back(&e);
     std::stable_sort(order.begin(), order.end(), [](const entry* a, const entry* b) { return a->total > b->total; });
     nlohmann::json list = nlohmann::json::array();
@@ -194,7 +195,7 @@ void explain_system(const mapping& m, const platform& plat, const executor::resu
     if (!planned) return;
     const platform::chip_group& cg = *plat.find_chip_group(planned->chip_group);
     const program& p = m.prog;
-    const double T = static_cast<double>(r.duration());
+    const double length = static_cast<double>(r.duration());
     // Per chip: time computing, time moving data while not computing, and the rest (bubble, waiting).
     struct split {
         double compute = 0, comm = 0;
@@ -264,9 +265,9 @@ void explain_system(const mapping& m, const platform& plat, const executor::resu
         sum_comm += exposed;
         ++n;
         per_chip.push_back({{"chip", cg.chips[c]->name()},
-                            {"compute_fraction", sp.compute / T},
-                            {"exposed_communication_fraction", exposed / T},
-                            {"idle_fraction", std::max(0.0, 1 - (sp.compute + exposed) / T)}});
+                            {"compute_fraction", sp.compute / length},
+                            {"exposed_communication_fraction", exposed / length},
+                            {"idle_fraction", std::max(0.0, 1 - (sp.compute + exposed) / length)}});
     }
     nlohmann::json& par = s.details["parallel"];
     par["per_chip"] = per_chip;
@@ -292,7 +293,7 @@ void explain_system(const mapping& m, const platform& plat, const executor::resu
     par["hardware_tflops_per_chip"] = par["hardware_flops"].get<double>() / secs / chips_total / 1e12;
     estimate_iteration(*planned, m, cg, r, s);
     if (n > 0) {
-        const double c = sum_compute / n / T, x = sum_comm / n / T;
+        const double c = sum_compute / n / length, x = sum_comm / n / length;
         const double rest = 1 - c - x < 1e-9 ? 0 : 1 - c - x;  // not a rounding error's 5e-15%
         s.notes.push_back("per simulated chip (mean of " + std::to_string(n) + "): compute " + fmt_percent(c) +
                           ", exposed communication " + fmt_percent(x) + ", bubble and waiting " + fmt_percent(rest) +
