@@ -112,6 +112,31 @@ TEST(compare_cli, a_system_whose_every_plan_fails_in_its_chip_mapper_says_why) {
     EXPECT_EQ(error.find("tessel: error:"), std::string::npos) << error;
 }
 
+TEST(compare_cli, simulate_top_compares_the_best_of_each_systems_best_estimates) {
+    // Each system's plans estimated from a window of their microbatches, its 2 best estimates simulated whole: the
+    // row is the best of those, here the best of every plan simulated whole (the first test's).
+    const fs::path out = temp("estimated");
+    const auto r = run_tessel("compare" + k_gpt + " --system platforms/systems/dgx_a100.yaml:nodes=1 -o " +
+                              out.string() + " --no-progress --simulate-top 2");
+    ASSERT_EQ(r.code, 0) << r.out;
+    const nlohmann::json doc = nlohmann::json::parse(slurp(out / "compare.json"));
+    const fs::path alone = temp("alone_whole");
+    const auto p = run_tessel("plan -p platforms/systems/dgx_a100.yaml --set nodes=1" + k_gpt + " -o " +
+                              alone.string() + " --no-progress");
+    ASSERT_EQ(p.code, 0) << p.out;
+    const nlohmann::json whole = nlohmann::json::parse(slurp(alone / "plan.json"));
+    const nlohmann::json& best = whole["sizes"][0]["plans"][0];
+    ASSERT_TRUE(doc["systems"][0].contains("best")) << doc.dump();
+    EXPECT_EQ(doc["systems"][0]["best"]["plan"], best["plan"]);
+    EXPECT_EQ(doc["systems"][0]["best"]["iteration_s"].get<double>(), best["iteration_s"].get<double>());
+    const nlohmann::json plans =
+        nlohmann::json::parse(slurp(doc["systems"][0]["plan_json"].get<std::string>()))["sizes"][0]["plans"];
+    EXPECT_EQ(std::count_if(plans.begin(), plans.end(), [](const auto& x) { return x["status"] == "ok"; }), 2);
+    EXPECT_TESSEL_ERROR(
+        "compare" + k_gpt + " --system platforms/systems/dgx_a100.yaml:nodes=1 --serve --simulate-top 2",
+        "--simulate-top is a training comparison's");
+}
+
 TEST(compare_cli, bad_input_is_one_clear_error) {
     EXPECT_TESSEL_ERROR("compare" + k_gpt + " --system platforms/systems/dgx_a100.yaml:nodes",
                         "expected PARAM=VALUE after ':'");
