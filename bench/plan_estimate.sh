@@ -12,16 +12,9 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 here="$(cd "$(dirname "$0")/.." && pwd)"
 tessel="${TESSEL:-$here/build/bin/tessel}"
+args="$(plan_search_args "${1:-gpt13b}" "$here")"
 case "${1:-gpt13b}" in
-  gpt13b)  args="-p $here/platforms/systems/dgx_h100.yaml --set nodes=4 -w gpt2 --set workload.training=adam
-                 --set workload.hidden=5120 --set workload.heads=40 --set workload.layers=40 --set workload.seq=2048
-                 --set workload.context=2048 --set workload.batch=256" ;;
-  gpt175b) args="-p $here/platforms/systems/dgx_a100.yaml --set nodes=64 -w gpt2 --set workload.training=adam
-                 --set workload.precision=fp16 --set workload.hidden=12288 --set workload.heads=96
-                 --set workload.layers=96 --set workload.seq=2048 --set workload.context=2048
-                 --set workload.vocab=51200 --set workload.batch=512" ;;
-  smoke)   args="-p $here/platforms/systems/dgx_h100.yaml --set nodes=1 -w gpt2 --set workload.training=adam
-                 --set workload.layers=4 --set workload.batch=16" ;;
+  gpt13b|gpt175b|smoke) ;;
   *) echo "usage: $0 gpt13b|gpt175b|smoke" >&2; exit 2 ;;
 esac
 mode="--simulate-top 10"
