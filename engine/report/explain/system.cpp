@@ -114,10 +114,12 @@ void trace_pipeline(const system_record& planned, const mapping& m, const platfo
 /// cycle of the pipeline's steady state, the longer of
 ///  (a) the busiest stage's time per microbatch: the mean over the window of its pipeline items (its slowest
 ///      simulated chip's), and
-///  (b) a microbatch's round trip shared by the stages: every stage's time per microbatch plus every pipeline send
-///      of one microbatch, over pp (in 1F1B a stage starts a microbatch's backward pass only after it has been
-///      through every later stage and back, while the stage runs pp - 1 others; with sends of microsecond
-///      latency between stages of tens of microseconds this, not (a), sets the pace), and
+///  (b) a microbatch's round trip shared by the microbatches in flight: every stage's time per microbatch plus
+///      every pipeline send of one microbatch, over the microbatches the first stage holds (in 1F1B a stage starts a
+///      microbatch's backward pass only after it has been through every later stage and back, while the first
+///      stage runs pp - 1 others; the interleaved schedule's warm-up holds (2 (pp - 1) + (interleave - 1) pp) /
+///      interleave + 1. With sends of microsecond latency between stages of tens of microseconds this, not (a),
+///      sets the pace), and
 ///  (c) the longest pipeline send (a boundary whose link is slower than the stages).
 /// The window's fill, drain, gradient reduction and optimizer step are simulated; what the rule leaves out is any
 /// change in a pass's time from one microbatch to the next (caches warmed by the one before).
@@ -128,7 +130,10 @@ void estimate_iteration(const system_record& planned, const mapping& m, const pl
     const std::int64_t run = par.value("microbatches_simulated", all);
     if (run <= 0 || run >= all) return;
     const std::int64_t per_stage = std::int64_t{par.value("dp", 1)} * par.value("tp", 1);
-    const int pp = par.value("pp", 1);
+    const int pp = par.value("pp", 1), interleave = par.value("interleave", 1);
+    const double in_flight = par.value("schedule", std::string()) == "interleaved_1f1b"
+                                 ? (2.0 * (pp - 1) + (interleave - 1.0) * pp) / interleave + 1
+                                 : pp;
     const double window_mbs = static_cast<double>(run);
     std::map<int, double> busy;  // per simulated chip: its items' time
     for (const system_record::pipeline_item& it : planned.items) {
@@ -163,10 +168,11 @@ void estimate_iteration(const system_record& planned, const mapping& m, const pl
         round_trip += t / window_mbs / lanes_per_stage;
         longest_send = std::max(longest_send, t);
     }
-    round_trip /= pp;
+    round_trip /= in_flight;
     if (round_trip > per_mb) {
         per_mb = round_trip;
-        pace = "a microbatch's round trip through the stages and their sends, over " + std::to_string(pp);
+        pace = "a microbatch's round trip through the stages and their sends, over the " + format_number(in_flight, 3) +
+               " in flight";
     }
     if (longest_send > per_mb) {
         per_mb = longest_send;
