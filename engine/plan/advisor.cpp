@@ -450,7 +450,8 @@ void print_size(std::ostream& out, const plan_options& o, const size_report& r) 
     if (s.retried > 0)
         out << " (" << s.retried
             << " of them added at a smaller micro-batch: the chip mapper found the larger one too big for the "
-               "chip's on-chip memory)";
+               "chip's on-chip memory"
+            << (s.streamed && o.simulate_top > 0 ? ", or its streamed pass's window for the steps budget" : "") << ")";
     out << "\n";
     if (r.results.empty()) {
         out << "  no plan fits" << (s.space.first_violation.empty() ? "" : " (" + s.space.first_violation + ")")
@@ -473,7 +474,7 @@ void print_size(std::ostream& out, const plan_options& o, const size_report& r) 
                             s.streamed ? "streamed" : format_bytes(x.cand->memory_bytes), "", "", ""});
         else
             rows.push_back({"-", label(x.cand->plan), x.status + ": " + x.error, "", "",
-                            format_bytes(x.cand->memory_bytes), "", "", ""});
+                            s.streamed ? "streamed" : format_bytes(x.cand->memory_bytes), "", "", ""});
         if (o.simulate_top > 0) {  // the estimate, and against a whole simulation its error
             std::string e = x.estimate_s > 0 ? format_time(x.estimate_s) : "";
             if (x.ok() && x.estimate_s > 0) {
