@@ -58,6 +58,10 @@ CLI::App* setup(CLI::App& app) {
                   "per system, estimate every plan from a window of its microbatches and simulate only the N best "
                   "estimates whole (tessel plan --simulate-top)")
         ->check(k_positive_count);
+    c->add_option("--estimate-layers", g_opt.plan.estimate_layers,
+                  "with --simulate-top: estimate from runs of K and K+1 layers per pipeline chunk (tessel plan "
+                  "--estimate-layers)")
+        ->check(CLI::NonNegativeNumber);
     c->add_option("-j,--jobs", g_opt.plan.sweep.jobs, "plans simulated at once (default: one per core)")
         ->check(k_positive_count);
     c->add_option("-b,--backend", g_opt.plan.sweep.backend,

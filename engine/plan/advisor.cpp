@@ -188,6 +188,29 @@ json plan_json(const parallel_plan& p) {
 /// Which candidates a sweep simulates (all of them, or the best estimates).
 using plan_filter = std::function<bool(const system_size&, const plan_candidate&)>;
 
+/// The layers of a plan's estimate runs (--estimate-layers K): K and K + 1 per pipeline chunk (pp x interleave
+/// chunks), where the model has more than K + 1 a chunk; else one run of the model's layers. The model's time is
+/// the first run's plus (layers - K chunks) / chunks times the difference: each layer adds the same time (the
+/// embedding, the head, the pipeline's fill and drain are in both runs), as tessel serve counts its layers.
+std::vector<std::int64_t> estimate_runs(const plan_options& o, const system_size& s, const parallel_plan& p) {
+    const std::int64_t layers = s.space.target.layers, chunks = std::int64_t{p.pp} * p.interleave;
+    if (o.estimate_layers <= 0 || chunks * (o.estimate_layers + 1) >= layers) return {layers};
+    return {chunks * o.estimate_layers, chunks * (o.estimate_layers + 1)};
+}
+
+/// The parameters an estimate run of `run_layers` layers adds to its plan's (in the sweep's axes order): the
+/// layers, the model they sample (mapper.layers_of: the chip programs' form chosen as for it) and what a chip of
+/// the model holds (mapper.holds: the chip mapper's on-chip decisions made as for it). Empty without
+/// --estimate-layers.
+std::vector<std::pair<std::string, std::string>> estimate_params(const plan_options& o, const system_size& s,
+                                                                 const plan_candidate& c, std::int64_t run_layers) {
+    if (o.estimate_layers <= 0) return {};
+    const bool sample = run_layers != s.space.target.layers;
+    return {{"workload.layers", std::to_string(run_layers)},
+            {"mapper.layers_of", std::to_string(sample ? s.space.target.layers : 0)},
+            {"mapper.holds", std::to_string(sample ? static_cast<std::int64_t>(std::ceil(c.held_bytes)) : 0) + "B"}};
+}
+
 /// The sweep that simulates the candidates `keep` takes: one zipped axis group over the plan keys (and the scale
 /// parameter); `window` > 0 simulates that window of each plan's microbatches (mapper.window) for an estimate.
 std::string sweep_yaml(const plan_options& o, const std::string& platform_file, const std::string& workload,
@@ -196,20 +219,27 @@ std::string sweep_yaml(const plan_options& o, const std::string& platform_file, 
     std::vector<std::string> names;
     if (!o.scale_param.empty()) names.push_back(o.scale_param);
     for (const auto& k : k_searched) names.push_back("parallel." + k);
+    const bool samples = window > 0 && o.estimate_layers > 0;
+    if (samples)
+        for (const char* k : {"workload.layers", "mapper.layers_of", "mapper.holds"}) names.emplace_back(k);
     std::map<std::string, std::vector<std::string>> values;
     for (const auto& s : sizes)
         for (const auto& c : s.space.candidates) {
             if (!keep(s, c)) continue;
             const parallel_plan& p = c.plan;
-            if (!o.scale_param.empty()) values[o.scale_param].push_back(s.value);
-            values["parallel.dp"].push_back(std::to_string(p.dp));
-            values["parallel.tp"].push_back(std::to_string(p.tp));
-            values["parallel.pp"].push_back(std::to_string(p.pp));
-            values["parallel.microbatch"].push_back(std::to_string(p.microbatch));
-            values["parallel.interleave"].push_back(std::to_string(p.interleave));
-            values["parallel.schedule"].push_back(p.schedule);
-            values["parallel.recompute"].push_back(p.recompute);
-            values["parallel.zero"].push_back(std::to_string(p.zero));
+            for (const std::int64_t run_layers : samples ? estimate_runs(o, s, p) : std::vector<std::int64_t>{0}) {
+                if (!o.scale_param.empty()) values[o.scale_param].push_back(s.value);
+                values["parallel.dp"].push_back(std::to_string(p.dp));
+                values["parallel.tp"].push_back(std::to_string(p.tp));
+                values["parallel.pp"].push_back(std::to_string(p.pp));
+                values["parallel.microbatch"].push_back(std::to_string(p.microbatch));
+                values["parallel.interleave"].push_back(std::to_string(p.interleave));
+                values["parallel.schedule"].push_back(p.schedule);
+                values["parallel.recompute"].push_back(p.recompute);
+                values["parallel.zero"].push_back(std::to_string(p.zero));
+                if (samples)
+                    for (const auto& [k, v] : estimate_params(o, s, c, run_layers)) values[k].push_back(v);
+            }
         }
     sweep::generated_spec g;
     g.comment = window > 0 ? "written by tessel plan --simulate-top: every candidate plan is a point, simulated for a "
@@ -222,6 +252,7 @@ std::string sweep_yaml(const plan_options& o, const std::string& platform_file, 
     g.platform_sets = sets.platform;
     if (window > 0) g.platform_sets.emplace_back("mapper.window", std::to_string(window));
     g.workload_sets = sets.workload;
+    if (samples) g.workload_sets.erase("layers");  // an axis
     for (const auto& n : names) g.axes.emplace_back(n, values[n]);
     return g.yaml();
 }
@@ -261,23 +292,52 @@ void read_result(plan_result& r, const sweep::row& row, const std::string& out_d
 }
 
 /// A plan's estimate from its window's run: the extrapolated iteration (the whole one when the window held every
-/// microbatch) and the MFU over it.
-void read_estimate(plan_result& r, const sweep::row& row, const std::string& out_dir) {
+/// microbatch) and the MFU over it. With a layer sample (`higher`: the run with a layer more per chunk), the model's
+/// iteration is the first run's plus `reach` times the difference (estimate_runs).
+void read_estimate(plan_result& r, const sweep::row& row, const sweep::row* higher, double reach,
+                   const std::string& out_dir) {
+    struct run {
+        double seconds = 0, flop_seconds = 0, samples = 0;  // flop_seconds: MFU x time, the model's FLOPs / peak
+    };
+    auto read = [&](const sweep::row& x) {
+        return sweep::read_point_summary(out_dir, x, [](const json& s) {
+            const json& par = s.contains("parallel") ? s["parallel"] : json::object();
+            const json& est = par.contains("estimate") ? par["estimate"] : json::object();
+            run e;
+            e.seconds = est.value("iteration_s", s.value("sim_time_s", 0.0));
+            e.flop_seconds =
+                e.seconds * est.value("model_flops_utilisation", par.value("model_flops_utilisation", 0.0));
+            // The window's samples scaled to the iteration's.
+            const double share = est.value("microbatches_simulated", 1.0) / est.value("microbatches", 1.0);
+            e.samples = s.value("throughput_per_s", 0.0) * s.value("sim_time_s", 0.0) / share;
+            return e;
+        });
+    };
     r.status = row.value("status", "failed");
     r.error = row.value("error", "");
+    if (r.ok() && higher) {
+        r.status = higher->value("status", "failed");
+        r.error = higher->value("error", "");
+    }
     if (!r.ok()) return;
     r.status = "estimated";
     try {
-        sweep::read_point_summary(out_dir, row, [&r](const json& s) {
-            const json& par = s.contains("parallel") ? s["parallel"] : json::object();
-            const json& est = par.contains("estimate") ? par["estimate"] : json::object();
-            r.estimate_s = est.value("iteration_s", s.value("sim_time_s", 0.0));
-            r.estimate_mfu = est.value("model_flops_utilisation", par.value("model_flops_utilisation", 0.0));
-            // The window's samples scaled to the iteration's, over the estimated iteration.
-            const double window_samples = s.value("throughput_per_s", 0.0) * s.value("sim_time_s", 0.0);
-            const double share = est.value("microbatches_simulated", 1.0) / est.value("microbatches", 1.0);
-            if (r.estimate_s > 0) r.estimate_samples_per_s = window_samples / share / r.estimate_s;
-        });
+        run e = read(row);
+        if (higher) {
+            const run hi = read(*higher);
+            if (hi.seconds < e.seconds)
+                throw input_error("its estimate took less time with a layer more per pipeline chunk (" +
+                                  format_time(hi.seconds) + " against " + format_time(e.seconds) +
+                                  "), so its layers cannot be counted from the difference (--estimate-layers 0 "
+                                  "estimates it with every layer)");
+            e.seconds += reach * (hi.seconds - e.seconds);
+            e.flop_seconds += reach * (hi.flop_seconds - e.flop_seconds);
+        }
+        r.estimate_s = e.seconds;
+        if (e.seconds > 0) {
+            r.estimate_mfu = e.flop_seconds / e.seconds;
+            r.estimate_samples_per_s = e.samples / e.seconds;
+        }
     } catch (const input_error& e) {
         r.status = "failed";
         r.error = e.message();
@@ -670,6 +730,13 @@ std::string plan_id(const plan_options& o, const system_size& s, const parallel_
     return id;
 }
 
+/// The id of a plan's estimate run of `run_layers` layers: its plan's and estimate_params'.
+std::string estimate_id(const plan_options& o, const system_size& s, const plan_candidate& c, std::int64_t run_layers) {
+    std::string id = plan_id(o, s, c.plan);
+    for (const auto& [k, v] : estimate_params(o, s, c, run_layers)) id += k + "=" + v + " ";
+    return id;
+}
+
 /// Results by plan (and scale value), from the sweep's record.
 std::map<std::string, sweep::row> read_plan_rows(const std::string& out_dir) {
     std::map<std::string, sweep::row> rows;
@@ -712,9 +779,13 @@ size_t add_smaller_microbatches(const plan_options& o, const std::string& worklo
         for (const auto& c : s.space.candidates) {
             const parallel_plan& p = c.plan;
             if (p.pp != 1 || p.microbatch <= 1) continue;
-            // Other failures are not retried.
-            const auto it = rows.find(id_of(s, p));
-            if (it == rows.end() || !too_big_for_the_chip(it->second, out_dir, s.streamed && window)) continue;
+            // Other failures are not retried. (An estimate may be two runs, of a layer sample.)
+            bool too_big = false;
+            for (const std::int64_t run_layers : window ? estimate_runs(o, s, p) : std::vector<std::int64_t>{0}) {
+                const auto it = rows.find(window ? estimate_id(o, s, c, run_layers) : id_of(s, p));
+                too_big |= it != rows.end() && too_big_for_the_chip(it->second, out_dir, s.streamed && window);
+            }
+            if (!too_big) continue;
             // The next smaller micro-batch the rules allow, with its estimate: the same search restricted to it.
             for (int mb = p.microbatch / 2; mb >= 1; mb /= 2) {
                 parallel_plan q = p;
@@ -809,6 +880,8 @@ int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
     if (o.simulate_top > 0 && o.rank != "time")
         throw input_error("--simulate-top ranks the plans by their estimated iteration time; --rank " + o.rank +
                           " needs every plan simulated whole (leave --simulate-top out)");
+    if (o.estimate_layers > 0 && o.simulate_top == 0)
+        throw input_error("--estimate-layers says how --simulate-top estimates each plan; add --simulate-top N");
     plan_limits limits = o.limits;
     const split_sets sets = split_user_sets(o, limits);
     const std::string platform_file = o.sweep.resolve_platform ? o.sweep.resolve_platform(o.platform) : o.platform;
@@ -827,6 +900,12 @@ int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
         throw input_error("tessel plan: no parallel plan of '" + o.workload + "' fits on '" + o.platform + "'" +
                           (why.empty() ? "" : ": " + why));
     }
+    if (o.estimate_layers > 0)
+        for (const auto& s : sizes)
+            if (s.space.target.layers == 0)
+                throw input_error("--estimate-layers: workload '" + o.workload +
+                                  "' has no layers parameter, so its plans are estimated with the whole model "
+                                  "(leave --estimate-layers out)");
     if (total > o.max_plans)
         throw input_error(
             "tessel plan: " + std::to_string(total) + " plans fit, more than --max-plans " +
@@ -878,15 +957,29 @@ int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
     std::map<std::string, sweep::row> estimates;
     std::set<std::string> chosen;  // plans (by id) simulated whole
     const std::string estimates_dir = out_dir + "/estimates";
+    // Plan c's estimate from its runs' rows, if it has them.
+    auto estimate_of = [&](plan_result& r, const system_size& s, const plan_candidate& c) {
+        const std::vector<std::int64_t> runs = estimate_runs(o, s, c.plan);
+        const auto low = estimates.find(estimate_id(o, s, c, runs.front()));
+        if (low == estimates.end()) return false;
+        if (runs.size() == 1) {
+            read_estimate(r, low->second, nullptr, 0, estimates_dir);
+            return true;
+        }
+        const auto high = estimates.find(estimate_id(o, s, c, runs.back()));
+        if (high == estimates.end()) return false;
+        const double reach =
+            static_cast<double>(s.space.target.layers - runs.front()) / static_cast<double>(runs.back() - runs.front());
+        read_estimate(r, low->second, &high->second, reach, estimates_dir);
+        return true;
+    };
     if (o.simulate_top > 0 && !o.dry_run) {
         estimates = simulate(estimates_dir, every, 1, true);
         for (const auto& s : sizes) {
             std::vector<std::pair<double, std::string>> ranked;
             for (const auto& c : s.space.candidates) {
-                const auto it = estimates.find(id_of(s, c.plan));
-                if (it == estimates.end()) continue;
                 plan_result e;
-                read_estimate(e, it->second, estimates_dir);
+                if (!estimate_of(e, s, c)) continue;
                 if (e.estimated_only()) ranked.emplace_back(e.estimate_s, id_of(s, c.plan));
             }
             std::stable_sort(ranked.begin(), ranked.end(),
@@ -911,8 +1004,7 @@ int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
             r.cand = &c;
             const std::string id = id_of(s, c.plan);
             if (o.simulate_top > 0) {
-                const auto e = estimates.find(id);
-                if (e != estimates.end()) read_estimate(r, e->second, estimates_dir);
+                estimate_of(r, s, c);
                 if (!chosen.count(id)) {
                     results.push_back(std::move(r));
                     continue;

@@ -46,6 +46,10 @@ struct plan_options {
     /// 0: simulate every plan whole. N: estimate every plan from a window of its microbatches (the system mapper's
     /// `window`: one pipeline's worth simulated, the rest extrapolated), then simulate the N best estimates whole.
     int simulate_top = 0;
+    /// With simulate_top: 0 estimates each plan with every layer; K runs it with K layers per pipeline chunk and
+    /// with K + 1 and counts the model's other layers by their difference (the layers are alike), where the
+    /// model has more than K + 1 a chunk.
+    int estimate_layers = 0;
     sweep::sweep_options sweep;  // backend, jobs, timeout, Slurm settings, progress bar, tessel binary
 };
 

@@ -184,7 +184,9 @@ plan_space enumerate_plans(const std::string& spec, const std::map<std::string, 
                                 continue;
                             }
                             const stage_memory& w = mem->worst();
-                            plan_candidate c{q, w.total, largest_items(w), ""};
+                            plan_candidate c{q, w.total, largest_items(w), "", 0};
+                            for (const stage_memory& sm : mem->stages)
+                                c.held_bytes = std::max(c.held_bytes, sm.weights + sm.state);
                             if (capacity_bytes <= 0) {  // nothing bounds memory (weights streamed): no estimate to show
                                 c.memory_bytes = 0;
                                 c.memory_largest.clear();

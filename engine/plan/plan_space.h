@@ -39,6 +39,7 @@ struct plan_candidate {
     double memory_bytes = 0;     // worst stage's total
     std::string memory_largest;  // its largest items, "optimizer state 4.0 GB, weights 670 MB"
     std::string rejected;        // empty: simulate it; otherwise why not (memory, or a rule)
+    double held_bytes = 0;       // the most weights and state a chip holds (what the chip mapper keeps on chip)
 };
 
 struct plan_space {

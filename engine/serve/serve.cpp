@@ -245,8 +245,11 @@ std::string steps_yaml(const std::string& platform_file, const std::string& work
     g.workload_sets = sets.workload;
     if (sample.active()) {
         g.workload_sets.erase("layers");  // an axis below
-        // What the chips keep on chip is decided by the whole model's weights, not the sample's.
-        if (t.system) g.platform_sets.emplace_back("mapper.holds", std::to_string(sample.chip_weight_bytes) + "B");
+        // What the chips keep on chip, and their programs' form, are decided by the whole model, not the sample.
+        if (t.system) {
+            g.platform_sets.emplace_back("mapper.holds", std::to_string(sample.chip_weight_bytes) + "B");
+            g.platform_sets.emplace_back("mapper.layers_of", std::to_string(sample.layers));
+        }
     }
     // On a system every replica runs the step (the batch is the replicas' together, split by the mapper).
     std::vector<std::string> batch, seq, kv, mb, decodes, decode_kv, layers;

@@ -61,6 +61,11 @@ void system_mapper::options::declare(param_decl& d) {
       "iteration from the busiest stage's time per microbatch (summary: parallel.estimate); 0 simulates every "
       "microbatch",
       bound::non_negative);
+    d(layers_of, "layers_of", "0",
+      "the workload is a sample of fewer layers from a model of this many (tessel plan --estimate-layers, tessel "
+      "serve's serve.simulated_layers): the chip programs' form (fine or coarse) is chosen as for that model; 0: "
+      "the workload is the model",
+      bound::non_negative);
 }
 
 TESSEL_REGISTER_MAPPER(make_mapper<system_mapper>(
@@ -248,8 +253,9 @@ std::vector<int> group_torus(std::vector<int> dims, int stride, int members) {
     return shape;
 }
 
-/// Shown each segment of a pass once mapped, with the number of its ops.
-using segment_counter = std::function<void(const program&, double)>;
+/// Shown each segment of a pass once mapped, with the number of its ops and its fine form's cost (the chip
+/// mapper's details["fine_form_cost"]; its steps where the mapper has one form).
+using segment_counter = std::function<void(const program&, double, double)>;
 
 /// Cuts `graph`, a chunk's pass named `what`, at its collective ops and maps each segment between them on chip 0
 /// (`chip0`) with the chip's own mapper, showing each mapped segment to `mapped`.
@@ -264,7 +270,7 @@ cut_pass cut_at_collectives(const workload_graph& graph, const std::string& what
             mapping mp = chip_mapper.map(subgraph(graph, ops, what), chip0);
             out.spilled_bytes += mp.details.value("spilled_activation_bytes", 0.0);
             prog = std::move(mp.prog);
-            mapped(prog, seg_ops);
+            mapped(prog, seg_ops, mp.details.value("fine_form_cost", static_cast<double>(prog.size())));
         }
         seg_ops = 0;
         out.sinks.push_back(sinks_of(prog));
@@ -304,6 +310,9 @@ struct over_steps_budget {
     std::string message;
     double estimate = 0;    // steps of the whole iteration, scaled from the part mapped
     bool at_least = false;  // estimate is only a lower bound (one piece's program passed the limit)
+    // Not over the budget: the fine form's steps and packets, `estimate` of them so far, passed the chip mapper's
+    // own coarse_above, the rule by which its auto form goes coarse on one chip.
+    bool above_coarse = false;
 };
 
 /// The iteration's steps, counted while its passes are mapped: a segment's steps recur once per item that runs
@@ -314,19 +323,28 @@ class steps_tally {
 public:
     /// `uses[c]`: how often chunk c's forward and backward passes run (items of the simulated lanes, times the
     /// simulated tp ranks); `ops`: the ops those runs run, which scale the part mapped to an estimate of all.
-    steps_tally(std::string program_name, std::vector<std::array<double, 2>> uses, double ops)
-        : m_name(std::move(program_name)), m_uses(std::move(uses)), m_ops(ops) {}
+    /// `coarse_above`: the chip mapper's (mapper::coarse_above), applied to the fine form's cost of every run.
+    steps_tally(std::string program_name, std::vector<std::array<double, 2>> uses, double ops, double coarse_above)
+        : m_name(std::move(program_name)), m_uses(std::move(uses)), m_ops(ops), m_coarse_above(coarse_above) {}
 
     /// Counts pass `dir` (0 forward, 1 backward) of chunk `chunk`: each of its segments once mapped.
     segment_counter counter(int chunk, int dir) {
         const double uses = m_uses[static_cast<size_t>(chunk)][static_cast<size_t>(dir)];
-        return [this, uses](const program& seg, double ops) { count(seg, ops, uses); };
+        return [this, uses](const program& seg, double ops, double fine_cost) { count(seg, ops, fine_cost, uses); };
     }
 
 private:
-    void count(const program& seg, double ops, double uses) {
+    void count(const program& seg, double ops, double fine_cost, double uses) {
         m_least += static_cast<double>(seg.size()) * uses;
         m_ops_mapped += ops * uses;
+        m_fine_cost += fine_cost * uses;
+        if (m_fine_cost > m_coarse_above) {
+            over_steps_budget above;
+            above.estimate = m_fine_cost;
+            above.at_least = true;
+            above.above_coarse = true;
+            throw above;
+        }
         if (m_least <= limits().steps) return;
         over_steps_budget over;
         over.estimate = m_least;
@@ -344,23 +362,24 @@ private:
     std::string m_name;
     std::vector<std::array<double, 2>> m_uses;
     double m_ops, m_ops_mapped = 0, m_least = 0;
+    double m_coarse_above, m_fine_cost = 0;
 };
 
 /// The tally of program `name`'s steps: each chunk's passes run by the `schedules` of every stage's `sim_dp`
-/// simulated replicas, on `sim_tp` simulated tp ranks each.
+/// simulated replicas (times a layer sample's scale to its model), on `sim_tp` simulated tp ranks each.
 steps_tally tally_of(const std::string& name, const partition_result& part,
-                     const std::vector<std::vector<schedule_item>>& schedules, int sim_dp, int sim_tp) {
+                     const std::vector<std::vector<schedule_item>>& schedules, double sim_dp, int sim_tp,
+                     double coarse_above) {
     std::vector<std::array<double, 2>> uses(part.chunks.size(), {0, 0});
     for (const auto& stage_items : schedules)
         for (const schedule_item& it : stage_items)
-            uses[static_cast<size_t>(it.chunk)][it.pass == pass_dir::forward ? 0 : 1] +=
-                static_cast<double>(sim_dp) * sim_tp;
+            uses[static_cast<size_t>(it.chunk)][it.pass == pass_dir::forward ? 0 : 1] += sim_dp * sim_tp;
     double ops = 0;
     for (const chunk_partition& ch : part.chunks)
         for (size_t dir = 0; dir < 2; ++dir)
             for (const op_node& op : (dir == 0 ? ch.forward : ch.backward).ops())
                 if (op.kind != op_kind::collective) ops += uses[static_cast<size_t>(ch.index)][dir];
-    return steps_tally(name, std::move(uses), ops);
+    return steps_tally(name, std::move(uses), ops, coarse_above);
 }
 
 /// Each chunk's passes, mapped once on chip 0 and re-bound to the chip that runs them; `tally` counts the steps
@@ -373,8 +392,8 @@ std::vector<chunk_passes> cut_chunks(const partition_result& part, const mapper&
         chunk_passes cp;
         cp.fwd = cut_at_collectives(ch.forward, name + ".forward", chip_mapper, chip0, tally.counter(ch.index, 0));
         cp.bwd = cut_at_collectives(ch.backward, name + ".backward", chip_mapper, chip0, tally.counter(ch.index, 1));
-        cp.opt =
-            cut_at_collectives(ch.optimizer, name + ".optimizer", chip_mapper, chip0, [](const program&, double) {});
+        cp.opt = cut_at_collectives(ch.optimizer, name + ".optimizer", chip_mapper, chip0,
+                                    [](const program&, double, double) {});
         passes.push_back(std::move(cp));
     }
     return passes;
@@ -878,13 +897,20 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
     // The chip programs' form is chosen by the whole iteration's steps, so a window is mapped as the whole
     // iteration would be; only a refusal is by the window's own.
     const auto whole_schedules = m_run < m ? schedule_of(m) : schedules;
-    // The chip mapper's own form first; when the fine form proves over the steps budget, its coarse form (one
-    // step per superstep or section) if it has one, from the start. The proof is the tally of the passes' steps
-    // as they are mapped, or any program passing the limit while it is built: one piece, or the iteration as its
-    // pieces, collectives and pipeline sends are joined.
+    // The chip mapper's own form first; its coarse form (one step per superstep or section), if it has one, from
+    // the start when the fine form proves over the steps budget, or over the cost at which the chip mapper's auto
+    // form goes coarse on one chip (its pieces are each far below it: an SN40L's 13B pass in fine pieces moved
+    // 1.3e8 packets of 4 KiB). The proof is the tally of the passes' steps (and fine costs) as they are mapped,
+    // or any program passing the limit while it is built: one piece, or the iteration as its pieces, collectives
+    // and pipeline sends are joined.
     std::vector<chunk_passes> passes;
-    auto build = [&](const mapper& chip_mapper, const std::vector<std::vector<schedule_item>>& counted) {
-        steps_tally tally = tally_of(g.name, part, counted, symmetric() ? 1 : plan.dp, symmetric() ? 1 : plan.tp);
+    // A layer sample's form is chosen as for its model: its passes counted as the model's (layers_of).
+    const double model_scale = m_opt.layers_of > 0 && part.layers > 0
+                                   ? static_cast<double>(m_opt.layers_of) / static_cast<double>(part.layers)
+                                   : 1.0;
+    auto build = [&](const mapper& chip_mapper, const std::vector<std::vector<schedule_item>>& counted, double scale) {
+        steps_tally tally = tally_of(g.name, part, counted, scale * (symmetric() ? 1 : plan.dp),
+                                     symmetric() ? 1 : plan.tp, chip_mapper.coarse_above());
         passes.clear();  // a failed finer attempt's pieces
         try {
             passes = cut_chunks(part, chip_mapper, chip0, tally);
@@ -906,28 +932,33 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
     mapping out;
     std::string coarse_note;
     try {
-        out = build(*m_chip_mapper, whole_schedules);
+        out = build(*m_chip_mapper, whole_schedules, model_scale);
     } catch (const over_steps_budget& fine) {
         const std::unique_ptr<mapper> coarse = m_chip_mapper->coarser();
-        if (!coarse) {
-            if (m_run == m) throw input_error(fine.message + fewer);
-            try {  // the whole iteration is over the budget, its window may not be
-                out = build(*m_chip_mapper, schedules);
+        if (!coarse) {  // over the budget: a mapper with no coarse form has no coarse_above
+            if (m_run == m && model_scale == 1.0) throw input_error(fine.message + fewer);
+            try {  // the whole iteration (or model) is over the budget, its window (or sample) may not be
+                out = build(*m_chip_mapper, schedules, 1.0);
             } catch (const over_steps_budget& window) {
                 throw input_error(window.message + fewer);
             }
             return out;
         }
         try {
-            out = build(*coarse, schedules);
+            out = build(*coarse, schedules, 1.0);
         } catch (const over_steps_budget& still) {
             throw input_error(still.message + " in the chip mapper's coarse form (the fine form: " +
-                              (fine.at_least ? "more than " : "about ") + format_number(fine.estimate) + ")" + fewer);
+                              (fine.at_least ? "more than " : "about ") + format_number(fine.estimate) +
+                              (fine.above_coarse ? " steps and packets" : "") + ")" + fewer);
         }
+        const std::string fix = m_chip_group + ".mapper.representation=fine forces the fine form)";
         coarse_note =
             std::string("coarse chip programs: the fine form would need ") + (fine.at_least ? "more than " : "about ") +
-            format_number(fine.estimate) + " steps, over the steps budget of " + format_number(limits().steps) +
-            " (--limit steps=N raises it; " + m_chip_group + ".mapper.representation=fine forces the fine form)";
+            format_number(fine.estimate) +
+            (fine.above_coarse ? " steps and packets, above the chip's " + m_chip_group + ".mapper.coarse_above of " +
+                                     format_number(m_chip_mapper->coarse_above()) + " (" + fix
+                               : " steps, over the steps budget of " + format_number(limits().steps) +
+                                     " (--limit steps=N raises it; " + fix);
     }
 
     if (!coarse_note.empty()) {

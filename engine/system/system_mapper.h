@@ -29,6 +29,11 @@
 // explainer reports the extrapolated iteration as `parallel.estimate` (what `tessel plan --simulate-top` ranks
 // by). tests/system/window_test.cpp compares it with the whole iteration on every chip style.
 //
+// A layer sample (`layers_of: L`, with `holds`): the workload has fewer layers than the model of L layers it stands
+// for (tessel plan's --estimate-layers and tessel serve's serve.simulated_layers run it with k and k + 1 layers a
+// chunk and take the difference as a layer's time). The chip programs' form is chosen as for the model: each
+// pass's fine-form cost and steps scaled by L over the workload's layers, so both samples map as the model would.
+//
 // Left out: overlapping the gradient reduction with the backward pass (overlap_grad_reduce = true is refused;
 // every reduction starts after its stage's last backward pass), SC21's scatter/gather of pipeline sends, the
 // optimizer's own collectives beyond ZeRO's gradient reduce-scatter and weight all-gather, ZeRO-3 (refused), and
@@ -84,6 +89,7 @@ public:
         std::string store;               // streamed: the component holding weights and optimizer state
         std::string fabric;              // streamed: the network whose port c is chip c's I/O
         std::int64_t window = 0;         // microbatches per pipeline to simulate (at least pp), 0: every one
+        std::int64_t layers_of = 0;      // a layer sample of a model of this many layers: forms chosen as for it
         void declare(param_decl& d);
     };
     explicit system_mapper(const options& o) : m_opt(o) {}

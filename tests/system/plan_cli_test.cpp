@@ -208,6 +208,52 @@ TEST(plan_cli, simulate_top_estimates_every_plan_and_simulates_the_best_estimate
                         "--simulate-top ranks the plans by their estimated iteration time");
 }
 
+TEST(plan_cli, estimate_layers_counts_the_layers_of_plans_with_more_than_two_a_chunk) {
+    // The same 20 plans estimated from 1 and 2 layers per pipeline chunk where a chunk has more than 2 (the 4-layer
+    // model's single-stage plans); the others are estimated with every layer, as without --estimate-layers.
+    const fs::path whole_dir = temp("whole_l"), est_dir = temp("estimated_l");
+    const auto whole = run_tessel("plan " + k_system + k_sets + " -o " + whole_dir.string() + " --no-progress -j 2");
+    ASSERT_EQ(whole.code, 0) << whole.out;
+    const auto r = run_tessel("plan " + k_system + k_sets + " -o " + est_dir.string() +
+                              " --no-progress -j 2 --simulate-top 3 --estimate-layers 1");
+    ASSERT_EQ(r.code, 0) << r.out;
+    const nlohmann::json all = nlohmann::json::parse(slurp(whole_dir / "plan.json"))["sizes"][0]["plans"];
+    std::map<std::string, double> simulated;
+    for (const auto& p : all) simulated[p["plan"].get<std::string>()] = p["iteration_s"].get<double>();
+    const nlohmann::json plans = nlohmann::json::parse(slurp(est_dir / "plan.json"))["sizes"][0]["plans"];
+    ASSERT_EQ(plans.size(), 20u);
+    for (const auto& p : plans) {
+        const double truth = simulated.at(p["plan"].get<std::string>());
+        EXPECT_NEAR(p["estimate_s"].get<double>(), truth, 0.02 * truth) << p["plan"];
+    }
+    EXPECT_EQ(plans[0]["plan"], all[0]["plan"]) << "the simulated best is the full search's best";
+    // The single-stage plans ran as two samples of 1 and 2 layers for a model of 4; the others once, whole.
+    int samples = 0, whole_runs = 0;
+    std::ifstream rows(est_dir / "estimates" / "results.jsonl");
+    for (std::string line; std::getline(rows, line);) {
+        const nlohmann::json row = nlohmann::json::parse(line);
+        const auto& params = row["params"];
+        const std::string layers = params["workload.layers"], pp = params["parallel.pp"];
+        if (layers == "4") {
+            ++whole_runs;
+            EXPECT_EQ(params["mapper.layers_of"], "0");
+        } else {
+            ++samples;
+            EXPECT_EQ(pp, "1") << "only a chunk of more than 2 layers is sampled";
+            EXPECT_TRUE(layers == "1" || layers == "2") << layers;
+            EXPECT_EQ(params["mapper.layers_of"], "4");
+        }
+    }
+    EXPECT_GT(samples, 0);
+    EXPECT_GT(whole_runs, 0);
+    EXPECT_EQ(samples % 2, 0) << "two samples a plan";
+    EXPECT_TESSEL_ERROR("plan " + k_system + k_sets + " --estimate-layers 1 -n", "add --simulate-top N");
+    EXPECT_TESSEL_ERROR(
+        "plan -p platforms/systems/ipu_pod16.yaml -w resnet50 --set workload.training=sgd "
+        "--set workload.batch=256 --simulate-top 2 --estimate-layers 1 -n",
+        "has no layers parameter");
+}
+
 TEST(plan_cli, bad_input_is_one_clear_error) {
     EXPECT_TESSEL_ERROR("plan -p platforms/gpu/a100_sxm.yaml -w gpt2 --set workload.training=adam",
                         "tessel plan needs a system");

@@ -8,5 +8,6 @@ TEST(plan_doc, every_quoted_run_prints_what_the_doc_shows) {
     std::filesystem::remove_all("out/plans/small");
     std::filesystem::remove_all("out/plans/small_energy");
     std::filesystem::remove_all("out/plans/small_estimated");
-    EXPECT_GE(tessel::test::check_quoted_runs("docs/plan.md", false), 3u);
+    std::filesystem::remove_all("out/plans/small_layers");
+    EXPECT_GE(tessel::test::check_quoted_runs("docs/plan.md", false), 4u);
 }

@@ -93,7 +93,7 @@ mapping planner::run() {
         spill_saved(o);
     }
     finish();
-    m_out.details["fine_form_steps"] = m_fine_steps;
+    m_out.details["fine_form_cost"] = m_fine_steps;
     if (m_spill) {
         m_out.details["spilled_activations"] = static_cast<double>(m_spilled);
         m_out.details["spilled_activation_bytes"] = m_spilled_bytes;
@@ -316,7 +316,7 @@ mapping bsp_mapper::map(const workload_graph& g, const platform& plat) const {
     if (m_opt.representation != "auto") return map_as(g, plat, m_opt);
     // Auto: the coarse form first (cheap), then the fine one when it stays small enough to simulate message by message.
     mapping m = map_as(g, plat, m_opt);
-    const double fine_steps = m.details.value("fine_form_steps", 0.0);
+    const double fine_steps = m.details.value("fine_form_cost", 0.0);
     if (fine_steps <= m_opt.coarse_above) {
         options fine = m_opt;
         fine.representation = "fine";

@@ -643,6 +643,10 @@ std::unique_ptr<mapper> rdu_mapper::coarser() const {
     return c;
 }
 
+double rdu_mapper::coarse_above() const {
+    return m_opt.representation == "auto" ? m_opt.coarse_above : std::numeric_limits<double>::infinity();
+}
+
 mapping rdu_mapper::map(const workload_graph& g, const platform& plat) const {
     const options opt = effective_options();
     if (opt.chunk_above > 1)
@@ -672,7 +676,9 @@ mapping rdu_mapper::map(const workload_graph& g, const platform& plat) const {
             planned = std::make_shared<rdu_record>();
             out = mapping{};
             rdu::emit_program(g, c, plan, roots, form, *planned, out);
+            out.details["fine_form_cost"] = fine_cost;
         } else {
+            out.details["fine_form_cost"] = fine_cost;
             out.prog.packet_bytes = opt.coarse_packet.bytes();
             const clock_domain& clk = plat.comp(c.pcu_ids.front()).clock();
             out.prog.quantum = std::max(out.prog.quantum, opt.coarse_quantum.to_ticks(clk));

@@ -137,6 +137,7 @@ public:
     mapping map(const workload_graph& g, const platform& plat) const override;
     /// The coarse form where the form is auto (the user did not fix it), in gangs of PCUs (mapper.gangs).
     std::unique_ptr<mapper> coarser() const override;
+    double coarse_above() const override;
 
     /// Partitions and places `g` without building a program (what map() does first).
     rdu_plan plan(const workload_graph& g, const platform& plat, rdu_search* search = nullptr) const;
