@@ -935,6 +935,7 @@ int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
             sweep::sweep_options so = o.sweep;
             so.spec_file = spec_file;
             so.out_dir = dir;
+            so.computed_params = {"mapper.holds"};  // a value per plan, each from the plan's own sizing
             std::ostringstream sweep_out;
             status = sweep::run_sweep(so, sweep_out, err);
             err << sweep_out.str();

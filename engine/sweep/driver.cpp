@@ -117,7 +117,7 @@ int run_sweep(const sweep_options& o, std::ostream& out, std::ostream& err) {
         throw input_error("--backend: expected local or slurm, got '" + o.backend + "'");
 
     const expansion ex = expand(s);
-    validate_points(s, ex.points, o.resolve_platform);
+    validate_points(s, ex.points, o.resolve_platform, o.computed_params);
 
     const std::string out_dir = o.out_dir.empty() ? "out/sweeps/" + s.name : o.out_dir;
     std::string describe = "sweep " + s.name + ": " + plural(ex.points.size(), "point") + " (" +

@@ -4,6 +4,7 @@
 
 #include <iosfwd>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct sweep_options {
     double poll_s = 2;
     std::string tessel;  // the binary points run; empty: this executable
     platform_resolver resolve_platform;
+    // Parameters whose values the caller computed (tessel plan's mapper.holds, one per plan): a new value of one
+    // does not load a point's platform again to validate it (an SN40L node of 32 sockets takes seconds a load).
+    std::set<std::string> computed_params;
 };
 
 /// Returns the exit status: 0 when every point has a row (failed points included: they are results too),

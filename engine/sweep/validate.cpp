@@ -53,7 +53,8 @@ std::string resolved(const spec& s, const point& p, const std::string& what, con
 
 }  // namespace
 
-validation validate_points(const spec& s, const std::vector<point>& points, const platform_resolver& resolve_platform) {
+validation validate_points(const spec& s, const std::vector<point>& points, const platform_resolver& resolve_platform,
+                           const std::set<std::string>& computed) {
     validation v;
     static int serial = 0;  // module names must be unique within the process
     // Platforms: one load per point that brings a (path, value) pair not loaded before on that platform.
@@ -68,7 +69,8 @@ validation validate_points(const spec& s, const std::vector<point>& points, cons
             p.program.empty() ? "" : resolved(s, p, "program", p.program, resolve_platform);
         auto& seen = covered[plat_file];
         bool fresh = loaded.insert({plat_file, program_file}).second;
-        for (const auto& q : sets) fresh |= seen.insert({q.name, q.value}).second;
+        for (const auto& q : sets)
+            fresh |= seen.insert({q.name, computed.count(q.name) ? std::string() : q.value}).second;
         if (!fresh) continue;
 
         sim_context sim;

@@ -5,6 +5,7 @@
 // always as part of a real point, so combinations the filter removed are never judged.
 #pragma once
 
+#include <set>
 #include <vector>
 
 #include "engine/sweep/runner.h"
@@ -17,7 +18,9 @@ struct validation {
     size_t workload_loads = 0;
 };
 
-/// Throws input_error located in the spec (the axis, value, derived parameter or fixed set at fault).
-validation validate_points(const spec& s, const std::vector<point>& points, const platform_resolver& resolve_platform);
+/// Throws input_error located in the spec (the axis, value, derived parameter or fixed set at fault). A new value of
+/// a parameter in `computed` (values the caller computed, not a user's) loads nothing again once one value has.
+validation validate_points(const spec& s, const std::vector<point>& points, const platform_resolver& resolve_platform,
+                           const std::set<std::string>& computed = {});
 
 }  // namespace tessel::sweep

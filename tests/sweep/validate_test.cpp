@@ -43,6 +43,20 @@ axes:
     EXPECT_EQ(v.workload_loads, 3u);
 }
 
+TEST(sweep_validate, values_the_caller_computed_load_once) {
+    // tessel plan's mapper.holds is a value per plan, computed by its sizing: its first value is loaded, the others
+    // load nothing more. The link bandwidth's three values still load three times.
+    const std::string text = R"Y(platform: mesh4x4
+workload: mlp
+axes:
+  noc.link_bandwidth: [16B/cycle, 32B/cycle, 64B/cycle]
+  mapper.resident_fraction: [0.25, 0.5]
+)Y";
+    const spec s = parse_spec(text, "sw.yaml");
+    EXPECT_EQ(validate_points(s, expand(s).points, bundled).platform_loads, 4u);
+    EXPECT_EQ(validate_points(s, expand(s).points, bundled, {"mapper.resident_fraction"}).platform_loads, 3u);
+}
+
 TEST(sweep_validate, unknown_paths_point_at_their_key) {
     EXPECT_EQ(
         error_of("platform: mesh4x4\nworkload: mlp\naxes:\n  noc.link_bandwith: [16B/cycle]\n"),

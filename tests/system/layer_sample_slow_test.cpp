@@ -3,26 +3,21 @@
 // hidden-128 GPT whose layer is a few microseconds: its sections' fill and drain are a larger share), the
 // weight-streaming cluster exactly 0 (its wafer runs one layer's weights after another).
 #include "tests/system/layer_sample_check.h"
+#include "tests/system/tiny_gpt.h"
 
 using tessel::test::check_layer_sample;
 
-namespace {
-
-const std::string k_tiny =
-    "-w gpt2 --set workload.hidden=128 --set workload.heads=2 --set workload.seq=64 --set workload.vocab=512 "
-    "--set workload.training=adam ";
-
-}  // namespace
+using tessel::test::k_tiny_gpt;
 
 TEST(layer_sample_slow, an_ipu_pod_counts_its_layers_within_one_percent) {
     check_layer_sample(
-        "-p platforms/systems/ipu_pod16.yaml " + k_tiny +
+        "-p platforms/systems/ipu_pod16.yaml " + k_tiny_gpt +
             "--set workload.batch=32 --set parallel.dp=8 --set parallel.pp=2 --set parallel.microbatch=1",
         8, 2, 1, 0.01);
 }
 
 TEST(layer_sample_slow, an_sn40l_node_counts_its_layers_within_two_percent) {
-    check_layer_sample("-p platforms/systems/sn40l_node.yaml --set sockets=4 " + k_tiny +
+    check_layer_sample("-p platforms/systems/sn40l_node.yaml --set sockets=4 " + k_tiny_gpt +
                            "--set workload.precision=bf16 --set workload.batch=16 --set parallel.dp=2 "
                            "--set parallel.pp=2 --set parallel.microbatch=1",
                        8, 2, 1, 0.02);
@@ -30,6 +25,6 @@ TEST(layer_sample_slow, an_sn40l_node_counts_its_layers_within_two_percent) {
 
 TEST(layer_sample_slow, a_weight_streaming_cluster_counts_its_layers_exactly) {
     check_layer_sample("-p platforms/systems/cs2_cluster.yaml --set cs2.width=60 --set cs2.height=64 --set systems=2 " +
-                           k_tiny + "--set workload.batch=32 --set parallel.dp=2 --set parallel.microbatch=16",
+                           k_tiny_gpt + "--set workload.batch=32 --set parallel.dp=2 --set parallel.microbatch=16",
                        4, 1, 1, 1e-9);
 }
