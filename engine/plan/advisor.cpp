@@ -484,9 +484,16 @@ std::string estimate_accuracy(const std::vector<plan_result>& results) {
     }
     if (n == 0) return "";
     const plan_result& best = results.front();
+    // An estimate this far off (a layer sample whose data fits a faster memory than the model's does) says the
+    // ranking of the plans only estimated cannot be trusted either.
+    const double trusted = 0.05;
     return "estimates: " + std::to_string(n) + " of the best estimates simulated whole, off by " + pct(sum / n) +
            " on average, at most " + (worst >= 0 ? "+" : "") + pct(worst) + " (" + label(worst_plan->cand->plan) +
-           "); the simulated best was the estimate's #" + std::to_string(best.estimate_rank);
+           "); the simulated best was the estimate's #" + std::to_string(best.estimate_rank) +
+           (std::abs(worst) > trusted ? "; more than " + pct(trusted) +
+                                            " off: the plans only estimated may rank wrongly (simulate more whole, "
+                                            "--simulate-top, or estimate with every layer, --estimate-layers 0)"
+                                      : "");
 }
 
 /// "21 plans simulated, 4 do not fit" ("1 plan simulated, 1 does not fit").
@@ -722,7 +729,7 @@ std::string why_none_fits(const std::vector<system_size>& sizes) {
 /// A plan's key among the sweep's results: its parameters as the sweep records them.
 std::string plan_id(const plan_options& o, const system_size& s, const parallel_plan& p) {
     std::string id;
-    if (!o.scale_param.empty()) id += o.scale_param + "=" + s.value + " ";
+    if (!o.scale_param.empty()) id.append(o.scale_param).append("=").append(s.value).append(" ");
     id += "parallel.dp=" + std::to_string(p.dp) + " parallel.tp=" + std::to_string(p.tp) +
           " parallel.pp=" + std::to_string(p.pp) + " parallel.microbatch=" + std::to_string(p.microbatch) +
           " parallel.interleave=" + std::to_string(p.interleave) + " parallel.schedule=" + p.schedule +
@@ -733,7 +740,7 @@ std::string plan_id(const plan_options& o, const system_size& s, const parallel_
 /// The id of a plan's estimate run of `run_layers` layers: its plan's and estimate_params'.
 std::string estimate_id(const plan_options& o, const system_size& s, const plan_candidate& c, std::int64_t run_layers) {
     std::string id = plan_id(o, s, c.plan);
-    for (const auto& [k, v] : estimate_params(o, s, c, run_layers)) id += k + "=" + v + " ";
+    for (const auto& [k, v] : estimate_params(o, s, c, run_layers)) id.append(k).append("=").append(v).append(" ");
     return id;
 }
 

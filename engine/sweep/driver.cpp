@@ -47,10 +47,10 @@ void print_table(std::ostream& out, const spec& s, const std::vector<point>& poi
         for (size_t c = 0; c < r.size(); ++c) {
             std::string cell = r[c];
             if (c == 0)
-                cell = std::string(w[c] - cell.size(), ' ') + cell;
+                cell.insert(0, w[c] - cell.size(), ' ');
             else if (c + 1 < r.size())
                 cell += std::string(w[c] - cell.size(), ' ');
-            l += (c ? "  " : "") + cell;
+            l.append(c ? "  " : "").append(cell);
         }
         out << l << "\n";
     };
