@@ -16,6 +16,7 @@
 #include "engine/run/session.h"
 #include "engine/sweep/generated_spec.h"
 #include "engine/sweep/results.h"
+#include "engine/system/layer_sample.h"
 #include "engine/system/system_mapper.h"
 #include "models/core/error.h"
 #include "models/core/output_file.h"
@@ -188,14 +189,17 @@ json plan_json(const parallel_plan& p) {
 /// Which candidates a sweep simulates (all of them, or the best estimates).
 using plan_filter = std::function<bool(const system_size&, const plan_candidate&)>;
 
-/// The layers of a plan's estimate runs (--estimate-layers K): K and K + 1 per pipeline chunk (pp x interleave
-/// chunks), where the model has more than K + 1 a chunk; else one run of the model's layers. The model's time is
-/// the first run's plus (layers - K chunks) / chunks times the difference: each layer adds the same time (the
-/// embedding, the head, the pipeline's fill and drain are in both runs), as tessel serve counts its layers.
+/// The layers of a plan's estimate runs (--estimate-layers K): a layer sample of K and K + 1 per pipeline chunk
+/// (pp x interleave chunks, engine/system/layer_sample.h), or one run of the model's layers where it has no more
+/// than K + 1 a chunk.
+layer_sample estimate_sample(const plan_options& o, const system_size& s, const parallel_plan& p) {
+    return sample_layers(s.space.target.layers, std::int64_t{p.pp} * p.interleave, o.estimate_layers);
+}
+
 std::vector<std::int64_t> estimate_runs(const plan_options& o, const system_size& s, const parallel_plan& p) {
-    const std::int64_t layers = s.space.target.layers, chunks = std::int64_t{p.pp} * p.interleave;
-    if (o.estimate_layers <= 0 || chunks * (o.estimate_layers + 1) >= layers) return {layers};
-    return {chunks * o.estimate_layers, chunks * (o.estimate_layers + 1)};
+    const layer_sample ls = estimate_sample(o, s, p);
+    if (!ls.active()) return {s.space.target.layers};
+    return {ls.low, ls.high};
 }
 
 /// The parameters an estimate run of `run_layers` layers adds to its plan's (in the sweep's axes order): the
@@ -293,8 +297,8 @@ void read_result(plan_result& r, const sweep::row& row, const std::string& out_d
 
 /// A plan's estimate from its window's run: the extrapolated iteration (the whole one when the window held every
 /// microbatch) and the MFU over it. With a layer sample (`higher`: the run with a layer more per chunk), the model's
-/// iteration is the first run's plus `reach` times the difference (estimate_runs).
-void read_estimate(plan_result& r, const sweep::row& row, const sweep::row* higher, double reach,
+/// iteration is `sample`.model() of the two runs (engine/system/layer_sample.h).
+void read_estimate(plan_result& r, const sweep::row& row, const sweep::row* higher, const layer_sample& sample,
                    const std::string& out_dir) {
     struct run {
         double seconds = 0, flop_seconds = 0, samples = 0;  // flop_seconds: MFU x time, the model's FLOPs / peak
@@ -330,8 +334,8 @@ void read_estimate(plan_result& r, const sweep::row& row, const sweep::row* high
                                   format_time(hi.seconds) + " against " + format_time(e.seconds) +
                                   "), so its layers cannot be counted from the difference (--estimate-layers 0 "
                                   "estimates it with every layer)");
-            e.seconds += reach * (hi.seconds - e.seconds);
-            e.flop_seconds += reach * (hi.flop_seconds - e.flop_seconds);
+            e.seconds = sample.model(e.seconds, hi.seconds);
+            e.flop_seconds = sample.model(e.flop_seconds, hi.flop_seconds);
         }
         r.estimate_s = e.seconds;
         if (e.seconds > 0) {
@@ -970,15 +974,14 @@ int run_plan(const plan_options& o, std::ostream& out, std::ostream& err) {
         const std::vector<std::int64_t> runs = estimate_runs(o, s, c.plan);
         const auto low = estimates.find(estimate_id(o, s, c, runs.front()));
         if (low == estimates.end()) return false;
-        if (runs.size() == 1) {
-            read_estimate(r, low->second, nullptr, 0, estimates_dir);
+        const layer_sample sample = estimate_sample(o, s, c.plan);
+        if (!sample.active()) {
+            read_estimate(r, low->second, nullptr, sample, estimates_dir);
             return true;
         }
         const auto high = estimates.find(estimate_id(o, s, c, runs.back()));
         if (high == estimates.end()) return false;
-        const double reach =
-            static_cast<double>(s.space.target.layers - runs.front()) / static_cast<double>(runs.back() - runs.front());
-        read_estimate(r, low->second, &high->second, reach, estimates_dir);
+        read_estimate(r, low->second, &high->second, sample, estimates_dir);
         return true;
     };
     if (o.simulate_top > 0 && !o.dry_run) {

@@ -23,6 +23,7 @@
 #include "engine/serve/step_table.h"
 #include "engine/sweep/generated_spec.h"
 #include "engine/sweep/results.h"
+#include "engine/system/layer_sample.h"
 #include "engine/system/memory.h"
 #include "engine/system/system_mapper.h"
 #include "engine/workload/source.h"
@@ -192,34 +193,21 @@ footprint model_footprint(const workload_source& src, const split_sets& sets, co
     return f;
 }
 
-/// Steps simulated with fewer layers (serve.simulated_layers): every shape runs with `low` layers and with `high`,
-/// one more a pipeline stage, and a step of the model's `layers` takes t(low) + (layers - low) / (high - low) x
-/// (t(high) - t(low)): the layers are alike, so each adds the same time (the first and last stage's embedding and
-/// head, and the pipeline's fill, are in both runs). tests/serve/serve_cli_test.cpp holds it to whole runs.
-struct layer_sample {
-    std::int64_t layers = 0;             // the model's
-    std::int64_t low = 0, high = 0;      // the two runs' layers; 0: the model is simulated whole
+/// Steps simulated with fewer layers (serve.simulated_layers): every shape runs with a layer sample's `low` and
+/// `high` layers, one more a pipeline stage (engine/system/layer_sample.h). tests/serve/serve_cli_test.cpp holds
+/// it to whole runs.
+struct step_layer_sample : layer_sample {
     std::int64_t chip_weight_bytes = 0;  // the model's weights on one chip
-    bool active() const { return low > 0; }
-    /// Layer-differences from the low run to the model.
-    double reach() const { return static_cast<double>(layers - low) / static_cast<double>(high - low); }
-    /// The workload.layers value of a run (`high_run`: the larger), "" when the model is simulated whole.
-    std::string value(bool high_run) const { return active() ? std::to_string(high_run ? high : low) : ""; }
 };
 
-layer_sample sample_layers(const serve_options& so, const footprint& fp, int pp, const std::string& workload) {
-    layer_sample ls;
-    ls.layers = fp.layers;
-    if (so.simulated_layers == 0) return ls;
-    if (fp.layers == 0)
+step_layer_sample serve_layer_sample(const serve_options& so, const footprint& fp, int pp,
+                                     const std::string& workload) {
+    if (so.simulated_layers > 0 && fp.layers == 0)
         throw input_error("serve.simulated_layers: workload '" + workload +
                           "' has no layers parameter, so its steps are simulated whole (serve.simulated_layers=0)");
-    // Fewer than the model has, and a layer more to measure: else the model itself is the sample.
-    if (pp * (so.simulated_layers + 1) < fp.layers) {
-        ls.low = pp * so.simulated_layers;
-        ls.high = ls.low + pp;
-        ls.chip_weight_bytes = static_cast<std::int64_t>(std::ceil(fp.weight_bytes));
-    }
+    step_layer_sample ls;
+    static_cast<layer_sample&>(ls) = sample_layers(fp.layers, pp, so.simulated_layers);
+    if (ls.active()) ls.chip_weight_bytes = static_cast<std::int64_t>(std::ceil(fp.weight_bytes));
     return ls;
 }
 
@@ -233,7 +221,7 @@ std::int64_t step_microbatch(std::int64_t batch, int pp) {
 }
 
 std::string steps_yaml(const std::string& platform_file, const std::string& workload, const split_sets& sets,
-                       const std::vector<step_shape>& shapes, const target& t, const layer_sample& sample) {
+                       const std::vector<step_shape>& shapes, const target& t, const step_layer_sample& sample) {
     sweep::generated_spec g;
     g.comment =
         "written by tessel serve: the batch-step shapes it simulates (prefill: seq tokens, kv_cache 0; "
@@ -298,7 +286,7 @@ std::string step_key(const std::string& batch, const std::string& seq, const std
 /// The simulated steps, from the sweep's results; a step that failed is an input_error naming it. Also returns
 /// the static (idle) power of a replica, from the smallest decode step.
 step_table read_steps(const std::string& out_dir, const std::vector<step_shape>& shapes, const target& t,
-                      const layer_sample& sample, double& idle_watts) {
+                      const step_layer_sample& sample, double& idle_watts) {
     std::map<std::string, sweep::row> rows;
     const sweep::results_store store(out_dir, false);
     // In the order written, so that a step whose settings changed (another model in the same folder, which the
@@ -346,9 +334,8 @@ step_table read_steps(const std::string& out_dir, const std::vector<step_shape>&
                                   std::to_string(sample.high) + " layers than with " + std::to_string(sample.low) +
                                   ", so its layers cannot be counted from the difference; simulate it whole "
                                   "(serve.simulated_layers=0)");
-            x = {x.seconds + sample.reach() * (hi.seconds - x.seconds),
-                 x.joules + sample.reach() * (hi.joules - x.joules),
-                 x.static_watts + sample.reach() * (hi.static_watts - x.static_watts)};
+            x = {sample.model(x.seconds, hi.seconds), sample.model(x.joules, hi.joules),
+                 sample.model(x.static_watts, hi.static_watts)};
         }
         // Energy and static power per replica (a system run's are all replicas').
         table.add(s, {x.seconds, x.joules / t.dp});
@@ -363,7 +350,7 @@ struct step_runs {
     split_sets sets;
     std::vector<step_shape> shapes;
     std::string out_dir, name;
-    layer_sample sample;
+    step_layer_sample sample;
 };
 
 /// Simulates `runs` as a sweep (resumable: finished runs are kept) and reads them into `table`. Returns 0, or the
@@ -468,7 +455,7 @@ std::string dist_line(const char* name, const distribution& d) {
 
 void print_report(std::ostream& out, const serve_cli& o, const serve_options& so, const serve_metrics& m,
                   std::int64_t replicas, std::int64_t shapes, const std::string& out_dir, const json& transfers,
-                  const json& speculation, const layer_sample& sample) {
+                  const json& speculation, const step_layer_sample& sample) {
     out << "tessel serve: " << o.workload << " on " << o.platform << " (" << m.chips << " chip"
         << (m.chips == 1 ? "" : "s") << (replicas > 1 ? ", " + std::to_string(replicas) + " replicas" : "") << ")\n";
     out << "  requests:   " << m.requests << " (" << so.arrival()
@@ -790,7 +777,7 @@ int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
     fs::create_directories(out_dir);
     double idle_watts = 0, draft_idle_watts = 0;
     step_table table, draft;
-    const layer_sample sample = sample_layers(so, m.fp, m.tg.pp, o.workload);
+    const step_layer_sample sample = serve_layer_sample(so, m.fp, m.tg.pp, o.workload);
     if (const int status = simulate_steps(o.sweep, {platform_file, workload, sets, shapes, out_dir, "steps", sample},
                                           m.tg, err, table, idle_watts))
         return status;
@@ -804,7 +791,7 @@ int run_serve(const serve_cli& o, std::ostream& out, std::ostream& err) {
         if (const int status =
                 simulate_steps(o.sweep,
                                {platform_file, sweep::absolute_if_file(so.draft), draft_steps_sets(sets), draft_shapes,
-                                out_dir, "draft_steps", sample_layers(so, m.draft, m.tg.pp, so.draft)},
+                                out_dir, "draft_steps", serve_layer_sample(so, m.draft, m.tg.pp, so.draft)},
                                m.tg, err, draft, draft_idle_watts))
             return status;
     }
