@@ -61,7 +61,7 @@ CLI::App* setup(CLI::App& app) {
     c->add_option("--estimate-layers", g_opt.plan.estimate_layers,
                   "with --simulate-top: estimate from runs of K and K+1 layers per pipeline chunk (tessel plan "
                   "--estimate-layers)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(k_nonnegative_count);
     c->add_option("-j,--jobs", g_opt.plan.sweep.jobs, "plans simulated at once (default: one per core)")
         ->check(k_positive_count);
     c->add_option("-b,--backend", g_opt.plan.sweep.backend,
@@ -76,7 +76,7 @@ CLI::App* setup(CLI::App& app) {
 
 /// tessel compare --serve (engine/serve/serve_compare.h): the search's sweep settings, the systems and sets as given.
 int run_serve_compare(CLI::App& c) {
-    for (const char* training : {"--samples", "--rank", "--max-plans", "--simulate-top"})
+    for (const char* training : {"--samples", "--rank", "--max-plans", "--simulate-top", "--estimate-layers"})
         if (c.count(training) > 0)
             throw input_error(std::string(training) +
                               " is a training comparison's; tessel compare --serve ranks "
@@ -112,6 +112,9 @@ int run() {
     g_opt.plan.sweep.progress_bar = !g_no_progress;
     g_opt.plan.sweep.resolve_platform = find_platform;
     if (g_serve || g_app->count("--users") > 0) return run_serve_compare(*g_app);
+    // A usage error, not one system's: refused before any system runs.
+    if (g_opt.plan.estimate_layers > 0 && g_opt.plan.simulate_top == 0)
+        throw input_error("--estimate-layers says how --simulate-top estimates each plan; add --simulate-top N");
     return run_compare(g_opt, std::cout, std::cerr);
 }
 

@@ -63,7 +63,7 @@ CLI::App* setup(CLI::App& app) {
     c->add_option("--estimate-layers", g_opt.estimate_layers,
                   "with --simulate-top: estimate each plan from runs of K and K+1 layers per pipeline chunk, the "
                   "other layers counted by their difference (default 0: every layer)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(k_nonnegative_count);
     c->add_option("--max-plans", g_max_plans, "refuse to simulate more plans than this (default 256)")
         ->check(k_positive_count);
     c->add_flag("--serve", g_serve,

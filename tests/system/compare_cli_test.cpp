@@ -135,6 +135,8 @@ TEST(compare_cli, simulate_top_compares_the_best_of_each_systems_best_estimates)
     EXPECT_TESSEL_ERROR(
         "compare" + k_gpt + " --system platforms/systems/dgx_a100.yaml:nodes=1 --serve --simulate-top 2",
         "--simulate-top is a training comparison's");
+    EXPECT_TESSEL_ERROR("compare" + k_gpt + " --system platforms/systems/dgx_a100.yaml:nodes=1 --estimate-layers 1",
+                        "add --simulate-top N");
 }
 
 TEST(compare_cli, bad_input_is_one_clear_error) {

@@ -248,6 +248,8 @@ TEST(plan_cli, estimate_layers_counts_the_layers_of_plans_with_more_than_two_a_c
     EXPECT_GT(whole_runs, 0);
     EXPECT_EQ(samples % 2, 0) << "two samples a plan";
     EXPECT_TESSEL_ERROR("plan " + k_system + k_sets + " --estimate-layers 1 -n", "add --simulate-top N");
+    EXPECT_TESSEL_ERROR("plan " + k_system + k_sets + " --simulate-top 2 --estimate-layers -1 -n",
+                        "expected a whole number from 0 to 1000000, got '-1'");
     EXPECT_TESSEL_ERROR(
         "plan -p platforms/systems/ipu_pod16.yaml -w resnet50 --set workload.training=sgd "
         "--set workload.batch=256 --simulate-top 2 --estimate-layers 1 -n",
