@@ -15,14 +15,21 @@
 #include <string>
 
 #include "models/core/error.h"
+#include "models/core/limits.h"
 #include "models/core/sim_context.h"
 
 namespace tessel::fuzz {
 
-/// SystemC's kernel, once per process (1 fs resolution, warnings and errors as exceptions).
+/// The ops budget the harnesses run under: a tenth of the default. A graph at the default 5e5 ops takes about 6 s
+/// to build in a release build and several times that under the sanitizers, past libFuzzer's -timeout, so a
+/// mutation that lands just under the limit read as a hang. The code paths are the same at a tenth.
+constexpr double k_fuzz_ops_limit = 5e4;
+
+/// SystemC's kernel, once per process (1 fs resolution, warnings and errors as exceptions), and the budgets.
 inline void init_once() {
     static const bool done = [] {
         setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
+        limits().ops = k_fuzz_ops_limit;
         sim_context::init_systemc();
         return true;
     }();

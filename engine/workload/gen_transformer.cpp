@@ -550,7 +550,9 @@ workload_graph build_llama(const workload_params& p) {
             p.find("decode_batch")->where);
     if (groups.mixed() && tp.sp)
         fail("generator llama: decode_batch (a mixed step) needs sequence_parallel off", p.find("decode_batch")->where);
-    const moe_config moe{p.positive("experts", 0), p.positive("experts_per_token"), ffn, p.boolean("expert_parallel")};
+    // Every expert of every layer holds three weight tensors, whether or not a token reaches it.
+    const moe_config moe{p.repeats("experts", 3.0 * static_cast<double>(layers), 0), p.positive("experts_per_token"),
+                         ffn, p.boolean("expert_parallel")};
     if (moe.on() && (moe.top_k > moe.experts || (moe.expert_parallel && moe.experts % tp.tp)))
         fail("generator llama: experts (" + std::to_string(moe.experts) + ") must be at least experts_per_token (" +
                  std::to_string(moe.top_k) + ")" + (moe.expert_parallel ? " and a multiple of tp" : ""),

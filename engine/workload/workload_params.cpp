@@ -137,8 +137,8 @@ std::int64_t workload_params::positive(const std::string& name, std::int64_t min
     return v;
 }
 
-std::int64_t workload_params::repeats(const std::string& name, double ops_each) const {
-    const std::int64_t v = positive(name);
+std::int64_t workload_params::repeats(const std::string& name, double ops_each, std::int64_t min) const {
+    const std::int64_t v = positive(name, min);
     if (static_cast<double>(v) * ops_each > limits().ops)
         bad(*find(name), over_limit("ops", static_cast<double>(v) * ops_each, "ops or more") + "; use fewer");
     return v;

@@ -47,10 +47,10 @@ public:
     std::int64_t integer(const std::string& name) const;
     /// A whole number of at least `min`.
     std::int64_t positive(const std::string& name, std::int64_t min = 1) const;
-    /// A positive count that repeats part of the graph (layers, iterations), each repeat adding at least
-    /// `ops_each` ops: refused up front, at the parameter, when the graph would be over the ops limit, so a
-    /// huge value fails at once instead of after half a million ops have been built.
-    std::int64_t repeats(const std::string& name, double ops_each) const;
+    /// A count of at least `min` that repeats part of the graph (layers, iterations, experts), each repeat adding
+    /// at least `ops_each` ops or tensors: refused up front, at the parameter, when the graph would be over the ops
+    /// limit, so a huge value fails at once, naming itself, instead of after half a million ops have been built.
+    std::int64_t repeats(const std::string& name, double ops_each, std::int64_t min = 1) const;
     bool boolean(const std::string& name) const;
     dtype precision() const;
     /// One of `choices`, else an input_error listing them.
