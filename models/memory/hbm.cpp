@@ -99,6 +99,10 @@ hbm::hbm(sc_core::sc_module_name n, const component_args& a)
                               ") must not exceed row_bytes (" +
                               format_bytes(static_cast<double>(m_p.row_bytes.bytes())) + ")",
                           a.where);
+    m_by_pcs = divisor(static_cast<std::uint64_t>(m_p.pseudo_channels));
+    m_by_row_blocks = divisor(m_p.row_bytes.bytes() / m_p.interleave.bytes());
+    m_by_banks = divisor(static_cast<std::uint64_t>(m_p.bank_groups * m_p.banks_per_group));
+    m_by_groups = divisor(static_cast<std::uint64_t>(m_p.bank_groups));
     const size_t pcs = static_cast<size_t>(m_p.channels * m_p.pseudo_channels);
     m_pcs.resize(pcs);
     for (auto& pc : m_pcs) pc.banks.resize(static_cast<size_t>(m_p.bank_groups * m_p.banks_per_group));
@@ -120,6 +124,12 @@ hbm::hbm(sc_core::sc_module_name n, const component_args& a)
         const double all = m_hits + m_misses + m_empty;
         return all > 0 ? m_hits / all : 0.0;
     });
+}
+
+hbm::divisor::divisor(std::uint64_t v) : d(v), shift(-1) {
+    if (v == 0 || (v & (v - 1)) != 0) return;
+    shift = 0;
+    while ((std::uint64_t{1} << shift) != v) ++shift;
 }
 
 int hbm::unit_for_address(std::uint64_t address) const {
@@ -144,18 +154,15 @@ hbm::location hbm::map(std::uint64_t address, int forced_channel) const {
                                                                                 std::uint64_t block) const {
     location loc{};
     loc.channel = channel;
-    loc.pc = static_cast<std::uint32_t>(block % static_cast<std::uint64_t>(m_p.pseudo_channels));
-    block /= static_cast<std::uint64_t>(m_p.pseudo_channels);
-    const std::uint64_t blocks_per_row = m_p.row_bytes.bytes() / m_p.interleave.bytes();
-    block /= blocks_per_row;
-    const std::uint64_t banks = static_cast<std::uint64_t>(m_p.bank_groups * m_p.banks_per_group);
+    loc.pc = static_cast<std::uint32_t>(m_by_pcs.mod(block));
+    block = m_by_row_blocks.div(m_by_pcs.div(block));
     // Consecutive rows go to different bank groups first, so streaming activations overlap.
-    std::uint64_t b = block % banks;
-    if (m_xor_hash) b ^= (block / banks) % banks;
-    const std::uint64_t bg = b % static_cast<std::uint64_t>(m_p.bank_groups),
-                        within = b / static_cast<std::uint64_t>(m_p.bank_groups);
+    const std::uint64_t row = m_by_banks.div(block);
+    std::uint64_t b = m_by_banks.mod(block);
+    if (m_xor_hash) b ^= m_by_banks.mod(row);
+    const std::uint64_t bg = m_by_groups.mod(b), within = m_by_groups.div(b);
     loc.bank = static_cast<std::uint32_t>(bg * static_cast<std::uint64_t>(m_p.banks_per_group) + within);
-    loc.row = block / banks;
+    loc.row = row;
     return loc;
 }
 

@@ -99,7 +99,20 @@ private:
                                        const txn* traced);
     void transport_stream(txn& t);
 
+    /// A divisor fixed at construction, taken as a shift and a mask when it is a power of two (every shipped
+    /// geometry): locate() runs once per interleave block of every transfer, and its divisions were a sixth of
+    /// an IPU-POD's run through its streaming memory.
+    struct divisor {
+        std::uint64_t d = 1;
+        int shift = 0;  // log2(d), or -1 when d is not a power of two
+        divisor() = default;
+        explicit divisor(std::uint64_t v);
+        std::uint64_t div(std::uint64_t x) const { return shift >= 0 ? x >> shift : x / d; }
+        std::uint64_t mod(std::uint64_t x) const { return shift >= 0 ? x & (d - 1) : x % d; }
+    };
+
     params m_p;
+    divisor m_by_pcs, m_by_row_blocks, m_by_banks, m_by_groups;  // pseudo-channels, blocks per row, banks, groups
     std::vector<pc_state> m_pcs;
     std::vector<int> m_tracks;
     double m_pc_bps = 0;
