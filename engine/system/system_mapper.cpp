@@ -602,9 +602,11 @@ std::uint32_t iteration_builder::join(std::uint32_t op, const deps_t& d) {
     return p.add_delay(op, 0, d);
 }
 
-// Room for every copy of the passes' steps and dependencies (the collectives, sends and joins between them add a
-// few percent), made once: grown by doubling, the iteration program, most of a run's memory, was copied and its
-// pages faulted in again at each doubling, a fifth of an IPU-POD run's wall time (2026-12-07).
+// Room for every copy of the passes' steps and dependencies, made once. Grown by doubling from empty, the iteration
+// program (most of a run's memory) was copied and its pages faulted in again at every doubling: a fifth of an
+// IPU-POD run's wall time (2026-12-07). The copies are a lower bound of the program (the collectives, sends and joins
+// between them come on top), so reserving the power of two at or above them ends, as doubling did, at the least power
+// of two that holds the program, and with no copy at all where the two are the same.
 void iteration_builder::reserve(const partition_result& part, const std::vector<chunk_passes>& passes,
                                 const std::vector<std::vector<schedule_item>>& schedules) {
     const auto copies = static_cast<std::size_t>(sim_dp) * static_cast<std::size_t>(sim_tp);
@@ -612,7 +614,7 @@ void iteration_builder::reserve(const partition_result& part, const std::vector<
     auto add = [&](const cut_pass& cp) {
         for (const program& seg : cp.segments) {
             steps += seg.steps.size() * copies;
-            deps += (seg.deps.size() + 1) * copies;  // + its starts' dependencies, about one
+            deps += seg.deps.size() * copies;
         }
     };
     for (int s = 0; s < plan.pp; ++s)
@@ -621,9 +623,13 @@ void iteration_builder::reserve(const partition_result& part, const std::vector<
             add(it.pass == pass_dir::forward ? cp.fwd : cp.bwd);
         }
     for (const chunk_partition& ch : part.chunks) add(passes[static_cast<size_t>(ch.index)].opt);
-    // A tenth more for what lies between the passes, so that it does not double the program at its end.
-    p.steps.reserve(steps + steps / 10);
-    p.deps.reserve(deps + deps / 10);
+    auto power_of_two_from = [](std::size_t n) {
+        std::size_t c = 1;
+        while (c < n) c <<= 1;
+        return c;
+    };
+    p.steps.reserve(power_of_two_from(steps));
+    p.deps.reserve(power_of_two_from(deps));
 }
 
 // Pipeline: every lane (stage, replica) runs its schedule; items are emitted once what they receive exists.
