@@ -11,15 +11,9 @@
 
 namespace tessel {
 
-tick seconds_to_ticks(double seconds) {
-    if (!(seconds >= 0)) return 0;
-    const double fs = seconds * ticks_per_second;
-    if (fs >= 1.8e19)
-        throw input_error("simulated time " + format_time(seconds) +
-                          " exceeds what tessel can represent (about 5.1 hours at femtosecond resolution)");
-    // Round up, but take a value within 1e-9 (relative) of a whole count as that count: 3 cycles of 1 ns
-    // are 3000000 fs, not 3000001 after floating-point noise.
-    return fs_to_ticks(fs);
+void time_unrepresentable(double seconds) {
+    throw input_error("simulated time " + format_time(seconds) +
+                      " exceeds what tessel can represent (about 5.1 hours at femtosecond resolution)");
 }
 
 void time_overflow(tick start, tick dur) {
@@ -31,11 +25,6 @@ void time_overflow(tick start, tick dur) {
 }
 
 double ticks_to_seconds(tick t) { return static_cast<double>(t) / ticks_per_second; }
-
-tick transfer_ticks(double bytes, double bytes_per_second) {
-    if (bytes <= 0) return 0;
-    return seconds_to_ticks(bytes / bytes_per_second);
-}
 
 const char* dimension_name(dimension d) {
     switch (d) {

@@ -16,8 +16,11 @@ using tick = std::uint64_t;
 constexpr double ticks_per_second = 1e15;
 constexpr tick max_tick = ~tick{0};
 
-/// Seconds to ticks, rounding up (values within 1e-9 relative of an integer count are taken as exact).
-tick seconds_to_ticks(double seconds);
+/// Seconds to ticks, rounding up (values within 1e-9 relative of an integer count are taken as exact). Inline
+/// (defined below): the exchange, tile and memory models call it once per message or block.
+inline tick seconds_to_ticks(double seconds);
+/// Throws the input_error for `seconds` of simulated time past the representable end.
+[[noreturn]] void time_unrepresentable(double seconds);
 /// Throws the input_error for a simulated time past the representable end (a reservation of `dur` from
 /// `start` that would wrap): a rate so small, or an amount so large, that the run cannot be simulated.
 [[noreturn]] void time_overflow(tick start, tick dur);
@@ -125,21 +128,31 @@ struct byte_size {
     std::uint64_t bytes() const { return static_cast<std::uint64_t>(q.value); }
 };
 
-/// Ticks to move `bytes` at `bytes_per_second`, rounded up.
-tick transfer_ticks(double bytes, double bytes_per_second);
-
-/// Femtoseconds to ticks, rounded up, exact for whole counts (the hot-path form of seconds_to_ticks:
-/// callers precompute femtoseconds per byte or per cycle once).
 /// Whole units (cycles, tiles, waves) that hold a / b: rounded up, with floating-point dust below 1e-12 of a unit
 /// ignored, so an exact multiple is not rounded up to one more.
 inline double ceil_div(double a, double b) { return std::ceil(a / b - 1e-12); }
 
+/// Femtoseconds to ticks, rounded up, exact for whole counts (the hot-path form of seconds_to_ticks:
+/// callers precompute femtoseconds per byte or per cycle once).
 inline tick fs_to_ticks(double fs) {
     if (!(fs > 0)) return 0;
     const tick below = static_cast<tick>(fs);
     const double frac = fs - static_cast<double>(below);
     const double tol = 1e-9 * (fs > 1.0 ? fs : 1.0);
     return frac <= tol ? below : below + 1;
+}
+
+inline tick seconds_to_ticks(double seconds) {
+    if (!(seconds >= 0)) return 0;
+    const double fs = seconds * ticks_per_second;
+    if (fs >= 1.8e19) time_unrepresentable(seconds);
+    return fs_to_ticks(fs);
+}
+
+/// Ticks to move `bytes` at `bytes_per_second`, rounded up.
+inline tick transfer_ticks(double bytes, double bytes_per_second) {
+    if (bytes <= 0) return 0;
+    return seconds_to_ticks(bytes / bytes_per_second);
 }
 
 }  // namespace tessel
