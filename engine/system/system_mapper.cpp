@@ -820,6 +820,7 @@ void iteration_builder::describe(mapping& out, const partition_result& part, con
     par["schedule"] = plan.schedule;
     par["recompute"] = plan.recompute;
     par["zero"] = plan.zero;
+    par["training"] = part.training;  // else an inference step: forward passes only
     par["chips"] = n_chips;
     par["simulated_chips"] = static_cast<std::int64_t>(pp) * sim_dp * sim_tp;
     for (int s = 0; s < pp; ++s)

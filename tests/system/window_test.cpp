@@ -65,3 +65,12 @@ TEST(window, a_window_as_large_as_the_iteration_is_the_iteration) {
     EXPECT_EQ(j["parallel"]["microbatches_simulated"].get<int>(), 16);
     EXPECT_FALSE(j["parallel"].contains("estimate"));
 }
+
+TEST(window, an_inference_step_is_estimated_as_a_step) {
+    // Without workload.training the step is forward passes only: its estimate is an inference step's.
+    const auto r = tessel::test::run_tessel(
+        "run -p platforms/systems/dgx_h100.yaml -w gpt2 --set workload.batch=32 --set parallel.dp=2 "
+        "--set parallel.pp=4 --set parallel.microbatch=1 --set mapper.window=1");
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("per inference step (mapper.window=0 simulates it whole)"), std::string::npos) << r.out;
+}

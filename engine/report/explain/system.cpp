@@ -193,7 +193,8 @@ void estimate_iteration(const system_record& planned, const mapping& m, const pl
     s.notes.push_back("estimate: the first " + std::to_string(run) + " of " + std::to_string(all) +
                       " microbatches per pipeline simulated, " + format_time(window) + "; each further one adds " +
                       format_time(per_mb) + " (" + pace + "): about " + format_time(iteration) +
-                      " per iteration (mapper.window=0 simulates it whole)");
+                      (par.value("training", true) ? " per iteration" : " per inference step") +
+                      " (mapper.window=0 simulates it whole)");
 }
 
 void explain_system(const mapping& m, const platform& plat, const executor::result& r, run_summary& s) {
