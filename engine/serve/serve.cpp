@@ -205,8 +205,7 @@ step_layer_sample serve_layer_sample(const serve_options& so, const footprint& f
     if (so.simulated_layers > 0 && fp.layers == 0)
         throw input_error("serve.simulated_layers: workload '" + workload +
                           "' has no layers parameter, so its steps are simulated whole (serve.simulated_layers=0)");
-    step_layer_sample ls;
-    static_cast<layer_sample&>(ls) = sample_layers(fp.layers, pp, so.simulated_layers);
+    step_layer_sample ls{sample_layers(fp.layers, pp, so.simulated_layers)};
     if (ls.active()) ls.chip_weight_bytes = static_cast<std::int64_t>(std::ceil(fp.weight_bytes));
     return ls;
 }

@@ -38,12 +38,15 @@ TEST(layer_sample_slow, a_plan_search_says_when_its_estimates_are_far_off) {
     // One SN40L plan of a tiny 8-layer GPT on one stage, estimated from 1 and 2 layers: the rule is 7.45% under the
     // whole run here (its sections are cut differently as layers are added, and a layer is microseconds), which
     // the report says, with what that means for the plans only estimated.
+    const std::filesystem::path out =
+        std::filesystem::temp_directory_path() / ("tessel_far_off_" + std::to_string(getpid()));
     const auto r = tessel::test::run_tessel(
         "plan -p platforms/systems/sn40l_node.yaml --set sockets=4 " + k_tiny_gpt +
         "--set workload.precision=bf16 --set workload.batch=16 --set workload.layers=8 --set parallel.dp=4 "
         "--set parallel.tp=1 --set parallel.pp=1 --set parallel.microbatch=4 --set parallel.zero=0 "
         "--set parallel.recompute=none --simulate-top 1 --estimate-layers 1 --no-progress -o " +
-        (std::filesystem::temp_directory_path() / ("tessel_far_off_" + std::to_string(getpid()))).string());
+        out.string());
+    std::filesystem::remove_all(out);
     ASSERT_EQ(r.code, 0) << r.out;
     EXPECT_NE(r.out.find("more than 5% off: the plans only estimated may rank wrongly"), std::string::npos) << r.out;
 }
