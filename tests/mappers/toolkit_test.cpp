@@ -22,8 +22,8 @@ TEST(toolkit_allocator, bump_blocks_are_aligned_and_count_against_the_capacity) 
     EXPECT_EQ(a.alloc(0), (1u << 20) + 12288);  // a zero-byte block takes no room: it shares the next address
     EXPECT_EQ(a.high_water(), 12288u);
     EXPECT_FALSE(a.overflowed());
-    EXPECT_TRUE(a.room_for(0));
-    EXPECT_FALSE(a.room_for(1));
+    EXPECT_TRUE(a.fits(0));
+    EXPECT_FALSE(a.fits(1));
     a.alloc(1);  // one more block: 16 KiB > 12 KiB
     EXPECT_TRUE(a.overflowed());
     EXPECT_EQ(a.high_water(), 16384u);
@@ -50,6 +50,19 @@ TEST(toolkit_allocator, best_fit_reuses_the_smallest_freed_range_and_coalesces_n
     EXPECT_EQ(a.peak(), 4096u);        // in use at most: 1024 + 512 + 2048 + 512
     EXPECT_EQ(a.alloc(0), 4096u);      // a one-byte block at the top
     EXPECT_EQ(a.high_water(), 4097u);
+}
+
+TEST(toolkit_allocator, a_freed_range_makes_room_in_a_full_memory) {
+    // Two 4 KiB blocks fill an 8 KiB memory; freeing the first makes room for one block of up to 4 KiB, no more.
+    address_allocator a({8192, 4096, 0, 0});
+    const auto x = a.alloc(4096);
+    a.alloc(1);
+    EXPECT_FALSE(a.fits(1));
+    a.free(x);
+    EXPECT_TRUE(a.fits(4096));
+    EXPECT_FALSE(a.fits(4097));  // two blocks: the freed range is one
+    EXPECT_EQ(a.alloc(4000), 0u);
+    EXPECT_FALSE(a.overflowed());
 }
 
 TEST(toolkit_rect, grid_blocks_and_tensor_regions_share_one_type) {

@@ -92,6 +92,10 @@ TEST(rdu_memory, models_that_do_not_fit_and_bad_options_fail_clearly) {
         {"-p platforms/rdu/sn10.yaml -w mlp --set workload.precision=fp32", "cannot compute in fp32"},
         {"-p platforms/rdu/plasticine.yaml -w llama2-7b --set workload.mode=decode --set ddr.capacity=4GiB",
          "weights, state and configurations need"},
+        // 1 GB of HBM for the 750 MB of weights leaves too little for the largest tensor stored between sections.
+        {"-p platforms/rdu/sn40l.yaml -w gpt2 --set workload.layers=2 --set workload.training=adam "
+         "--set hbm.capacity=1GB --set mapper.activations_tier=hbm",
+         "(stored between sections) needs"},
     };
     for (const auto& c : cases) {
         const result r = run_tessel("run " + c.args);

@@ -2,6 +2,7 @@
 // stored (see rdu_mapper.h, steps 5 and 6); off-chip memory laid out per tier.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -14,44 +15,44 @@ namespace tessel::rdu {
 
 namespace {
 
-/// DRAM layout: an allocator per tier behind the AGCUs (weights, configurations and stored tensors, laid out once).
+/// DRAM layout: an allocator per tier behind the AGCUs (weights, configurations and stored tensors).
 class dram_layout {
 public:
     dram_layout(const component& a, const workload_graph& g) : m_a(a), m_g(g) {
-        for (const auto& t : a.memory_tiers())
-            m_tier.emplace_back(toolkit::address_allocator::options{t.capacity, 4096, t.base, 0});
+        const auto& ts = a.memory_tiers();
+        for (const auto& t : ts) m_tier.emplace_back(toolkit::address_allocator::options{t.capacity, 4096, t.base, 0});
+        m_fastest_first.resize(ts.size());
+        for (size_t i = 0; i < ts.size(); ++i) m_fastest_first[i] = i;
+        std::stable_sort(m_fastest_first.begin(), m_fastest_first.end(),
+                         [&](size_t x, size_t y) { return ts[x].peak_bytes_per_second > ts[y].peak_bytes_per_second; });
     }
 
-    /// Picks the tier named `name`, or the fastest with room for `bytes` ("" = automatic).
-    size_t pick(const std::string& name, double bytes, const std::string& what) const {
+    /// Picks the tier named `name`, or the fastest with room for `bytes` now ("" = automatic); `what` names the
+    /// bytes in an error, as a plural subject unless `one`.
+    size_t pick(const std::string& name, double bytes, const std::string& what, bool one = false) const {
+        const std::string need = one ? " needs " : " need ";
         const auto& ts = m_a.memory_tiers();
-        std::string names;
-        for (const auto& t : ts)
-            names += (names.empty() ? "" : ", ") + t.name + " (" + format_bytes(static_cast<double>(t.capacity)) + ")";
+        const auto block = static_cast<std::uint64_t>(std::ceil(bytes));
         if (!name.empty()) {
             for (size_t i = 0; i < ts.size(); ++i)
                 if (ts[i].name == name) {
-                    if (m_tier[i].room_for(bytes)) return i;
-                    // Built piece by piece: a concatenation inside the loop would allocate temporaries.
+                    if (m_tier[i].fits(block)) return i;
                     const double free = static_cast<double>(ts[i].capacity - m_tier[i].high_water());
+                    // Built piece by piece: a concatenation inside the loop would allocate temporaries.
                     std::string msg = "workload '";
                     for (const std::string& part :
-                         {m_g.name, std::string("': "), what, std::string(" need "), format_bytes(bytes),
-                          std::string(" but '"), name, std::string("' has "), format_bytes(free),
-                          std::string(" free; memories behind the AGCUs: "), names})
+                         {m_g.name, std::string("': "), what, need, format_bytes(bytes), std::string(" but '"), name,
+                          std::string("' has "), format_bytes(free), std::string(" free; memories behind the AGCUs: "),
+                          names()})
                         msg += part;
                     throw input_error(msg);
                 }
-            throw input_error("rdu mapper: no memory '" + name + "' behind the AGCUs; they reach " + names);
+            throw input_error("rdu mapper: no memory '" + name + "' behind the AGCUs; they reach " + names());
         }
-        std::vector<size_t> order(ts.size());
-        for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-        std::stable_sort(order.begin(), order.end(),
-                         [&](size_t x, size_t y) { return ts[x].peak_bytes_per_second > ts[y].peak_bytes_per_second; });
-        for (size_t i : order)
-            if (m_tier[i].room_for(bytes)) return i;
-        throw input_error("workload '" + m_g.name + "': " + what + " need " + format_bytes(bytes) +
-                          ", more than any memory behind the AGCUs has free: " + names);
+        for (size_t i : m_fastest_first)
+            if (m_tier[i].fits(block)) return i;
+        throw input_error("workload '" + m_g.name + "': " + what + need + format_bytes(bytes) +
+                          ", more than any memory behind the AGCUs has free: " + names());
     }
 
     std::uint64_t alloc(size_t tier, double bytes) {
@@ -62,11 +63,23 @@ public:
                               format_bytes(static_cast<double>(t.capacity)) + " of '" + t.name + "'");
         return a;
     }
+    void free(size_t tier, std::uint64_t address) { m_tier[tier].free(address); }
+    bool fits(size_t tier, double bytes) const {
+        return m_tier[tier].fits(static_cast<std::uint64_t>(std::ceil(bytes)));
+    }
 
 private:
     const component& m_a;
     const workload_graph& m_g;
     std::vector<toolkit::address_allocator> m_tier;
+    std::vector<size_t> m_fastest_first;
+
+    std::string names() const {
+        std::string out;
+        for (const auto& t : m_a.memory_tiers())
+            out += (out.empty() ? "" : ", ") + t.name + " (" + format_bytes(static_cast<double>(t.capacity)) + ")";
+        return out;
+    }
 };
 
 class builder {
@@ -147,15 +160,21 @@ private:
         m_in_dram.assign(nt, false);
         m_last_section.assign(nt, -1);
         std::vector<int> made_in(nt, -1);
+        std::vector<int> first_touch(nt, std::numeric_limits<int>::max());  // the first section to read or write it
         for (size_t i = 0; i < m_plan.stages.size(); ++i) {
             const rdu_stage& s = m_plan.stages[i];
             const int sec = m_plan.section_of[i];
-            for (const auto& in : s.inputs)
-                m_last_section[static_cast<size_t>(in.tensor)] =
-                    std::max(m_last_section[static_cast<size_t>(in.tensor)], sec);
+            for (const auto& in : s.inputs) {
+                const auto t = static_cast<size_t>(in.tensor);
+                m_last_section[t] = std::max(m_last_section[t], sec);
+                first_touch[t] = std::min(first_touch[t], sec);
+            }
             for (int w : s.weight_tensors)
                 m_last_section[static_cast<size_t>(w)] = std::max(m_last_section[static_cast<size_t>(w)], sec);
-            for (int r : s.outputs) made_in[static_cast<size_t>(r)] = std::max(made_in[static_cast<size_t>(r)], sec);
+            for (int r : s.outputs) {
+                made_in[static_cast<size_t>(r)] = std::max(made_in[static_cast<size_t>(r)], sec);
+                first_touch[static_cast<size_t>(r)] = std::min(first_touch[static_cast<size_t>(r)], sec);
+            }
         }
         // What lives off chip: weights and state, graph inputs, and tensors a later section (or the user) reads.
         double wbytes = 0, abytes = 0;
@@ -189,17 +208,86 @@ private:
             m_config_addr.push_back(
                 m_mem.alloc(wt, static_cast<double>(sec.pcus) * static_cast<double>(m_c.pcu_config) +
                                     static_cast<double>(sec.pmus) * static_cast<double>(m_c.pmu_config)));
-        const size_t at = m_mem.pick(m_o.activations_tier, abytes, "graph inputs and tensors stored between sections");
-        for (int t : acts) {
-            m_addr[static_cast<size_t>(t)] = m_mem.alloc(at, static_cast<double>(m_g.tensor(t).bytes()));
-            m_in_dram[static_cast<size_t>(t)] = true;
-        }
+        const between b = place_between_sections(acts, made_in, first_touch, outputs, abytes);
         const auto& tiers = m_c.agcu->memory_tiers();
-        m_out.notes.push_back("off-chip memory: " + format_bytes(wbytes) + " of weights and state in " +
-                              tiers[wt].name + ", " + format_bytes(abytes) +
-                              " of inputs, outputs and tensors stored between sections in " + tiers[at].name);
+        std::string where, used;
+        for (size_t i = 0; i < tiers.size(); ++i) {
+            if (b.placed[i] <= 0) continue;
+            where += (where.empty() ? "" : " and ") + tiers[i].name;
+            used += (used.empty() ? "" : "+") + tiers[i].name;
+            if (b.tiers > 1) where += " (" + format_bytes(b.placed[i]) + ")";
+        }
+        if (used.empty()) used = where = tiers[b.first].name;
+        m_out.notes.push_back(
+            "off-chip memory: " + format_bytes(wbytes) + " of weights and state in " + tiers[wt].name + ", " +
+            format_bytes(abytes) + " of inputs, outputs and tensors stored between sections in " + where +
+            (b.shared ? ", reused over their lifetimes: at most " + format_bytes(b.peak) + " at once" : ""));
         m_out.details["weights_tier"] = tiers[wt].name;
-        m_out.details["activations_tier"] = tiers[at].name;
+        m_out.details["activations_tier"] = used;
+    }
+
+    /// Where the tensors stored between sections went: bytes per tier, the tiers used, the most live at once.
+    struct between {
+        std::vector<double> placed;
+        int tiers = 0;
+        size_t first = 0;     // the fastest tier (or mapper.activations_tier)
+        bool shared = false;  // whether blocks are reused over lifetimes (they did not fit at once in `first`)
+        double peak = 0;
+    };
+
+    /// Lays out `acts`, the tensors stored between sections. Where all of them fit at once in the fastest tier
+    /// (or mapper.activations_tier), each has a block of its own. Where they do not, they share memory as a
+    /// compiler's buffer reuse and spilling do: each holds a block only while live, from the first section that
+    /// touches it (graph inputs from the start) to the last (graph outputs to the end), in the fastest tier with
+    /// room when it is made. (Reuse moves addresses, and so which banks a block meets; it is left to where it is
+    /// needed so that what fits keeps the layout it had.)
+    between place_between_sections(const std::vector<int>& acts, const std::vector<int>& made_in,
+                                   const std::vector<int>& first_touch, const std::set<int>& outputs, double abytes) {
+        between b;
+        b.placed.assign(m_c.agcu->memory_tiers().size(), 0);
+        b.first = m_mem.pick(m_o.activations_tier, 0, "");
+        if (m_mem.fits(b.first, abytes)) {
+            for (int t : acts) {
+                m_addr[static_cast<size_t>(t)] = m_mem.alloc(b.first, static_cast<double>(m_g.tensor(t).bytes()));
+                m_in_dram[static_cast<size_t>(t)] = true;
+            }
+            b.placed[b.first] = b.peak = abytes;
+            b.tiers = abytes > 0 ? 1 : 0;
+            return b;
+        }
+        b.shared = true;
+        std::map<int, std::vector<int>> starts, ends;  // section (-1: before the first) -> tensors
+        for (int t : acts) {
+            const auto i = static_cast<size_t>(t);
+            starts[made_in[i] < 0 ? -1 : first_touch[i]].push_back(t);
+            if (!outputs.count(t)) ends[std::max(m_last_section[i], made_in[i])].push_back(t);
+        }
+        std::vector<size_t> tier_of(m_g.tensors().size(), 0);
+        double live_bytes = 0;
+        for (int sec = -1; sec < static_cast<int>(m_plan.sections.size()); ++sec) {
+            if (auto it = starts.find(sec); it != starts.end())
+                for (int t : it->second) {
+                    const auto bytes = static_cast<double>(m_g.tensor(t).bytes());
+                    const size_t tier =
+                        m_mem.pick(m_o.activations_tier, bytes,
+                                   "tensor '" + m_g.tensor(t).name + "' (stored between sections)", true);
+                    m_addr[static_cast<size_t>(t)] = m_mem.alloc(tier, bytes);
+                    m_in_dram[static_cast<size_t>(t)] = true;
+                    tier_of[static_cast<size_t>(t)] = tier;
+                    if (b.placed[tier] <= 0) ++b.tiers;
+                    b.placed[tier] += bytes;
+                    live_bytes += bytes;
+                    b.peak = std::max(b.peak, live_bytes);
+                }
+            if (auto it = ends.find(sec); it != ends.end())
+                for (int t : it->second) {
+                    const auto bytes = static_cast<double>(m_g.tensor(t).bytes());
+                    // An empty tensor holds no block of its own (it shares the address of the next), so it frees none.
+                    if (bytes > 0) m_mem.free(tier_of[static_cast<size_t>(t)], m_addr[static_cast<size_t>(t)]);
+                    live_bytes -= bytes;
+                }
+        }
+        return b;
     }
 
     /// Per placed stage while a section is built.

@@ -26,7 +26,9 @@ void rdu_mapper::options::declare(param_decl& d) {
     d(weights_tier, "weights_tier", "",
       "memory (behind the AGCUs) holding weights, state and configurations (default: the fastest with room)");
     d(activations_tier, "activations_tier", "",
-      "memory holding graph inputs and tensors stored between sections (default: the fastest with room)");
+      "memory holding graph inputs and tensors stored between sections (default: the fastest with room; where "
+      "they do not fit there at once, each holds memory only while live, in the fastest with room when it is "
+      "made)");
     d(steady_state, "steady_state", "true",
       "when the graph fits in one section, its configuration and weights stay on chip between runs and are not "
       "loaded (steady-state inference); false loads them in every run");

@@ -5,9 +5,20 @@
 
 namespace tessel::toolkit {
 
-std::uint64_t address_allocator::alloc(std::uint64_t bytes) {
+std::uint64_t address_allocator::block(std::uint64_t bytes) const {
     bytes = (bytes + m_o.align - 1) / m_o.align * m_o.align;
-    if (bytes == 0) bytes = m_o.min_block;
+    return bytes == 0 ? m_o.min_block : bytes;
+}
+
+bool address_allocator::fits(std::uint64_t bytes) const {
+    bytes = block(bytes);
+    for (const auto& [at, room] : m_free)
+        if (room >= bytes) return true;
+    return m_o.capacity == 0 || m_top + bytes <= m_o.capacity;
+}
+
+std::uint64_t address_allocator::alloc(std::uint64_t bytes) {
+    bytes = block(bytes);
     auto best = m_free.end();
     for (auto it = m_free.begin(); it != m_free.end(); ++it)
         if (it->second >= bytes && (best == m_free.end() || it->second < best->second)) best = it;

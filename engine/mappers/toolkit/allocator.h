@@ -33,12 +33,12 @@ public:
     std::uint64_t capacity() const { return m_o.capacity; }
     /// Whether the blocks reach past the capacity.
     bool overflowed() const { return m_o.capacity > 0 && m_top > m_o.capacity; }
-    /// Whether `bytes` more would still fit below the capacity (as a bump: ignores freed ranges).
-    bool room_for(double bytes) const {
-        return static_cast<double>(m_top) + bytes <= static_cast<double>(m_o.capacity);
-    }
+    /// Whether a block for `bytes` would fit now: in a freed range, or above the highest block within the capacity.
+    bool fits(std::uint64_t bytes) const;
 
 private:
+    std::uint64_t block(std::uint64_t bytes) const;  // a request's block: aligned, or min_block for zero bytes
+
     options m_o;
     std::uint64_t m_top = 0, m_used = 0, m_peak = 0;
     std::map<std::uint64_t, std::uint64_t> m_free;  // offset -> bytes

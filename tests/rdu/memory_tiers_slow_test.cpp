@@ -1,0 +1,53 @@
+// The RDU mapper's off-chip layout of the tensors stored between sections (docs/platforms/rdu.md, step 7): reuse
+// over their lifetimes where they do not fit at once, spilling to the next memory what does not fit while live.
+// Four whole training steps of a 2-layer GPT-2 (about 17 s): a slow test, left out of the sanitizer pass, whose
+// allocator is tested there by tests/mappers/toolkit_test.cpp.
+#include <gtest/gtest.h>
+
+#include "tests/support/cli.h"
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+nlohmann::json run_json(const std::string& args) {
+    const tessel::test::cli_result r = tessel::test::run_tessel("run --json " + args);
+    EXPECT_EQ(r.code, 0) << args << "\n" << r.out;
+    if (r.code != 0) return {};
+    return nlohmann::json::parse(r.out);
+}
+
+}  // namespace
+
+// Tensors stored between sections (a 2-layer GPT-2 training step on the SN40L: 749.9 MB of weights and state,
+// 1.251 GB stored between sections, at most 973.9 MB of it live at once) share HBM over their lifetimes once they
+// do not fit in it at once, and spill to DDR only what does not fit while live. With 1.9 GB of HBM all of them
+// still fit (750 MB + 974 MB), at the time of the unbounded HBM within the bank effects of moved addresses; with
+// 1.2 GB part spills, slower; with all of them in DDR (what the whole-program layout did at 1.9 GB), slower still.
+TEST(rdu_memory_tiers, tensors_between_sections_reuse_hbm_over_their_lifetimes_and_spill_the_rest) {
+    const std::string base =
+        "-p platforms/rdu/sn40l.yaml -w gpt2 --set workload.layers=2 "
+        "--set workload.training=adam ";
+    const auto roomy = run_json(base);
+    const auto fits_live = run_json(base + "--set hbm.capacity=1.9GB");
+    const auto spills = run_json(base + "--set hbm.capacity=1.2GB");
+    const auto in_ddr = run_json(base + "--set hbm.capacity=1.9GB --set mapper.activations_tier=ddr");
+    for (const auto* j : {&roomy, &fits_live, &spills, &in_ddr}) ASSERT_FALSE(j->is_null());
+    const auto note = [](const nlohmann::json& j) {
+        for (const auto& n : j["notes"])
+            if (n.get<std::string>().rfind("off-chip memory:", 0) == 0) return n.get<std::string>();
+        return std::string();
+    };
+    EXPECT_EQ(roomy["mapping"]["activations_tier"], "hbm");
+    EXPECT_EQ(note(roomy).find("reused"), std::string::npos) << "what fits at once keeps a block each";
+    EXPECT_EQ(fits_live["mapping"]["activations_tier"], "hbm");
+    EXPECT_NE(note(fits_live).find("reused over their lifetimes: at most 973.9 MB at once"), std::string::npos)
+        << note(fits_live);
+    EXPECT_EQ(spills["mapping"]["activations_tier"], "hbm+ddr");
+    EXPECT_NE(note(spills).find("in hbm ("), std::string::npos) << note(spills);
+    EXPECT_EQ(in_ddr["mapping"]["activations_tier"], "ddr");
+    const double t_roomy = roomy["sim_time_s"], t_live = fits_live["sim_time_s"];
+    EXPECT_NEAR(t_live, t_roomy, 0.01 * t_roomy);
+    EXPECT_GT(spills["sim_time_s"].get<double>(), 1.2 * t_live);
+    EXPECT_GT(in_ddr["sim_time_s"].get<double>(), spills["sim_time_s"].get<double>());
+}
