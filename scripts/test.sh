@@ -46,6 +46,8 @@ cmake --build "$san" -j"$jobs"
 # themselves, and every run a test starts directly, run under the sanitizers. Under them a point costs 10-20x its
 # normal time (the HBM model's per-block loop at -O1), and the points were most of this pass: serve_cli_test took
 # 391 s with sanitized points and 139 s without, plan_cli_test 159 s and 36 s (2026-12-06, this machine).
+# The pass took 820 s here (1,631 CPU-seconds, 2026-12-07); its two largest comparisons of whole runs (the IPU's
+# coarse form against its fine one, 147 s; serve's layer sample against whole steps, 70 s) are slow tests now.
 ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=0:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 TESSEL_POINT_BIN="$PWD/build/bin/tessel" \
   ctest --test-dir "$san" --output-on-failure -j"$jobs" -LE 'scripts|slow|docs'

@@ -194,8 +194,8 @@ footprint model_footprint(const workload_source& src, const split_sets& sets, co
 }
 
 /// Steps simulated with fewer layers (serve.simulated_layers): every shape runs with a layer sample's `low` and
-/// `high` layers, one more a pipeline stage (engine/system/layer_sample.h). tests/serve/serve_cli_test.cpp holds
-/// it to whole runs.
+/// `high` layers, one more a pipeline stage (engine/system/layer_sample.h).
+/// tests/serve/serve_layer_sample_slow_test.cpp holds it to whole runs.
 struct step_layer_sample : layer_sample {
     std::int64_t chip_weight_bytes = 0;  // the model's weights on one chip
 };

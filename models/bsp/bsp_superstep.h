@@ -5,7 +5,7 @@
 // bandwidth after the exchange latency, no sooner than its busiest sender can send them, and every send side its
 // bytes once per multicast; SRAM ports, compute, statistics, energy and trace slices as the fine form charges them.
 // What it loses: the order of messages inside a phase (a receiver may in the fine form wait on a sender that is
-// busy with others first, or start its compute on part of its data). tests/ipu/coarse_test.cpp measures the
+// busy with others first, or start its compute on part of its data). tests/ipu/coarse_slow_test.cpp measures the
 // difference on small cases.
 #pragma once
 

@@ -307,7 +307,8 @@ std::unique_ptr<mapper> bsp_mapper::coarser() const {
     auto c = std::make_unique<bsp_mapper>(*this);
     c->m_opt.representation = "coarse";
     // A run this large streams gigabytes through the gateway: packets of 64 KiB (2 us at its 31.5 GB/s) instead of
-    // its 4 KiB ones, checked against the fine form in tests/ipu/coarse_test.cpp (256 KiB ones cost 3% more there).
+    // its 4 KiB ones, checked against the fine form in tests/ipu/coarse_slow_test.cpp (256 KiB ones cost 3% more
+    // there).
     c->m_opt.coarse_packet.q.value = std::max(c->m_opt.coarse_packet.q.value, 64.0 * 1024);
     return c;
 }
