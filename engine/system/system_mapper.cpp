@@ -220,6 +220,8 @@ struct cut_pass {
     std::vector<collective> collectives;
     double flops = 0;
     double spilled_bytes = 0;  // activations its segments keep in off-chip memory for the backward pass
+    double slower_bytes = 0;   // tensors its segments store between sections past the fastest memory (the RDU's)
+    std::string slower;        // the memories they went to
 };
 
 double tensor_bytes(const workload_graph& g, int t) { return static_cast<double>(g.tensor(t).bytes()); }
@@ -269,6 +271,10 @@ cut_pass cut_at_collectives(const workload_graph& graph, const std::string& what
         if (!ops.empty()) {
             mapping mp = chip_mapper.map(subgraph(graph, ops, what), chip0);
             out.spilled_bytes += mp.details.value("spilled_activation_bytes", 0.0);
+            if (const double b = mp.details.value("slower_memory_bytes", 0.0); b > 0) {
+                out.slower_bytes += b;
+                out.slower = mp.details.value("slower_memory", std::string());
+            }
             prog = std::move(mp.prog);
             mapped(prog, seg_ops, mp.details.value("fine_form_cost", static_cast<double>(prog.size())));
         }
@@ -853,6 +859,19 @@ void iteration_builder::describe(mapping& out, const partition_result& part, con
             std::to_string(plan.microbatch) + ", so " + format_bytes(spilled) +
             " per chip and iteration go to its streaming memory and back (a smaller microbatch "
             "may keep them on chip)");
+    // Tensors a chip stored between its sections past its fastest memory (the RDU's HBM full while they lived).
+    double slower = 0;
+    std::string slower_name;
+    for (const chunk_passes& cp : passes)
+        for (const cut_pass* pass : {&cp.fwd, &cp.bwd, &cp.opt}) {
+            slower += pass->slower_bytes * (pass == &cp.opt ? 1 : m);
+            if (!pass->slower.empty()) slower_name = pass->slower;
+        }
+    out.details["parallel"]["slower_memory_bytes"] = slower;
+    if (slower > 0)
+        out.notes.push_back("tensors stored between sections in a slower memory: " + format_bytes(slower) +
+                            " per chip and iteration in " + slower_name +
+                            ", the fastest having no room while they lived (docs/platforms/rdu.md, step 7)");
     out.notes.push_back(
         "parallel plan " + plan.str() + " on " + std::to_string(n_chips) + " chips: " + std::to_string(m) +
         " microbatches of " + std::to_string(plan.microbatch) + " per pipeline, " + plan.schedule +

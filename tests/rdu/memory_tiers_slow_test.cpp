@@ -1,7 +1,7 @@
 // The RDU mapper's off-chip layout of the tensors stored between sections (docs/platforms/rdu.md, step 7): reuse
 // over their lifetimes where they do not fit at once, spilling to the next memory what does not fit while live.
-// Four whole training steps of a 2-layer GPT-2 (about 17 s): a slow test, left out of the sanitizer pass, whose
-// allocator is tested there by tests/mappers/toolkit_test.cpp.
+// Four whole training steps of a 2-layer GPT-2 and two of a 2-socket system (about 30 s): a slow test, left out of
+// the sanitizer pass, whose allocator is tested there by tests/mappers/toolkit_test.cpp.
 #include <gtest/gtest.h>
 
 #include "tests/support/cli.h"
@@ -50,4 +50,25 @@ TEST(rdu_memory_tiers, tensors_between_sections_reuse_hbm_over_their_lifetimes_a
     EXPECT_NEAR(t_live, t_roomy, 0.01 * t_roomy);
     EXPECT_GT(spills["sim_time_s"].get<double>(), 1.2 * t_live);
     EXPECT_GT(in_ddr["sim_time_s"].get<double>(), spills["sim_time_s"].get<double>());
+}
+
+// A system run says what its chips stored in a slower memory, per chip and iteration: two SN40L sockets, data
+// parallel, the same GPT-2 with HBM cut to 1.2 GB; none in the full HBM.
+TEST(rdu_memory_tiers, a_system_run_reports_what_its_chips_stored_in_a_slower_memory) {
+    const std::string base =
+        "-p platforms/systems/sn40l_node.yaml --set sockets=2 --set parallel.dp=2 -w gpt2 "
+        "--set workload.layers=2 --set workload.training=adam --set workload.batch=2 ";
+    const auto cut = run_json(base + "--set rdu.hbm.capacity=1.2GB");
+    const auto full = run_json(base);
+    ASSERT_FALSE(cut.is_null());
+    ASSERT_FALSE(full.is_null());
+    EXPECT_EQ(full["parallel"]["slower_memory_bytes"].get<double>(), 0.0);
+    const double slower = cut["parallel"]["slower_memory_bytes"];
+    EXPECT_GT(slower, 0.0);
+    bool noted = false;
+    for (const auto& n : cut["notes"])
+        noted = noted || n.get<std::string>().rfind("tensors stored between sections in a slower memory: ", 0) == 0;
+    EXPECT_TRUE(noted) << cut["notes"].dump();
+    for (const auto& n : full["notes"]) EXPECT_EQ(n.get<std::string>().find("slower memory"), std::string::npos) << n;
+    EXPECT_GT(cut["sim_time_s"].get<double>(), full["sim_time_s"].get<double>());
 }

@@ -224,6 +224,18 @@ private:
             (b.shared ? ", reused over their lifetimes: at most " + format_bytes(b.peak) + " at once" : ""));
         m_out.details["weights_tier"] = tiers[wt].name;
         m_out.details["activations_tier"] = used;
+        // What went past the first (the fastest) memory: a system run sums it over its pieces.
+        double slower = 0;
+        std::string slower_names;
+        for (size_t i = 0; i < tiers.size(); ++i)
+            if (i != b.first && b.placed[i] > 0) {
+                slower += b.placed[i];
+                slower_names += (slower_names.empty() ? "" : "+") + tiers[i].name;
+            }
+        if (slower > 0) {
+            m_out.details["slower_memory_bytes"] = slower;
+            m_out.details["slower_memory"] = slower_names;
+        }
     }
 
     /// Where the tensors stored between sections went: bytes per tier, the tiers used, the most live at once.
