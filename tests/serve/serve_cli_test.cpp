@@ -2,7 +2,6 @@
 // later tokens the decode runs' (interpolated between the simulated contexts, within the rule's error); the report
 // and summary.json carry every metric; a re-run re-uses the simulated steps; bad input is one clear error.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -21,11 +20,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path temp(const std::string& name) {
-    fs::path p = fs::temp_directory_path() / ("tessel_serve_" + std::to_string(getpid())) / name;
-    fs::remove_all(p);
-    return p;
-}
+fs::path temp(const std::string& name) { return fresh_temp("tessel_serve_", name); }
 
 // A 2-layer Llama-3-8B keeps every step short; fused attention is what serve runs unless told otherwise.
 const std::string k_model = " -p gpu/h100_sxm -w llama3-8b --set workload.layers=2 --set workload.attention=fused";

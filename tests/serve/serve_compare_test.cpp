@@ -3,7 +3,6 @@
 // over every system's points by its definition, a system that cannot hold the model is a row with the reason, equal
 // power sizes each system by its TDP, and the training comparison's knobs are refused.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -19,11 +18,7 @@ using json = nlohmann::json;
 
 namespace {
 
-fs::path temp(const std::string& name) {
-    fs::path p = fs::temp_directory_path() / ("tessel_serve_compare_" + std::to_string(getpid())) / name;
-    fs::remove_all(p);
-    return p;
-}
+fs::path temp(const std::string& name) { return fresh_temp("tessel_serve_compare_", name); }
 
 // A 2-layer Llama-3-8B with short requests keeps every step short.
 const std::string k_model =

@@ -2,7 +2,6 @@
 // and an SN40L node (engine/system/layer_sample.h). A slow test, left out of the sanitizer pass (70 s of it,
 // 2026-12-07): six whole serve runs; the sample's code runs there in tests/system/layer_sample_test.cpp.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -18,11 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path temp(const std::string& name) {
-    fs::path p = fs::temp_directory_path() / ("tessel_serve_sample_" + std::to_string(getpid())) / name;
-    fs::remove_all(p);
-    return p;
-}
+fs::path temp(const std::string& name) { return fresh_temp("tessel_serve_sample_", name); }
 
 }  // namespace
 

@@ -2,7 +2,6 @@
 // (same iteration time, exactly), a system that cannot train the workload is a row with the reason while the others
 // are still compared, and a malformed system is one clear error.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -22,11 +21,7 @@ const std::string k_gpt =
     " -w gpt2 --set workload.training=adam --set workload.batch=16 --set workload.layers=4"
     " --set workload.hidden=512 --set workload.heads=8 --set workload.seq=256";
 
-fs::path temp(const std::string& name) {
-    fs::path p = fs::temp_directory_path() / ("tessel_compare_" + std::to_string(getpid())) / name;
-    fs::remove_all(p);
-    return p;
-}
+fs::path temp(const std::string& name) { return fresh_temp("tessel_compare_", name); }
 
 }  // namespace
 
