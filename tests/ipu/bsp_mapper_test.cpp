@@ -64,6 +64,7 @@ struct benches {
     test::bench streaming3{"platform: tiny_stream3" + stream_yaml.substr(stream_yaml.find('\n')), "tiny_stream3"};
     test::bench streaming4{"platform: tiny_stream4" + stream_yaml.substr(stream_yaml.find('\n')), "tiny_stream4"};
     test::bench streaming5{"platform: tiny_stream5" + stream_yaml.substr(stream_yaml.find('\n')), "tiny_stream5"};
+    test::bench in_place{"platform: in_place" + tiny_yaml.substr(tiny_yaml.find('\n')), "in_place"};
     // One per reduction run, for the same reason.
     test::bench red[3] = {test::bench{"platform: red0" + tiny_yaml.substr(tiny_yaml.find('\n')), "red0"},
                           test::bench{"platform: red1" + tiny_yaml.substr(tiny_yaml.find('\n')), "red1"},
@@ -193,6 +194,34 @@ TEST(bsp_mapper, a_model_too_large_for_the_tiles_says_by_how_much_and_which_tens
     EXPECT_GE(o.m.details["streamed_bytes"].get<double>(), 256.0 * 1024);
     // Every weight byte crosses the 8 GB/s link: at least 32.8 us.
     EXPECT_GE(o.r.duration(), seconds_to_ticks(256.0 * 1024 / 8e9));
+}
+
+TEST(bsp_mapper, an_elementwise_op_that_reads_its_source_for_the_last_time_overwrites_it) {
+    benches& bb = b();
+    // x: 128 x 512 fp16 = 128 KiB, 32 KiB on each of the 4 tiles, which have 48 KiB each for tensors. relu(x) is x's
+    // last reader and runs on x's pieces, so its output overwrites x there: 32 KiB a tile, it fits, and so does
+    // relu(y) after it.
+    bsp_mapper mp = make_mapper("{}");
+    const auto o = run(bb.in_place, mp,
+                       workload_file("in_place",
+                                     "workload: in_place\ntensors:\n  x: {shape: [128, 512], role: input}\n"
+                                     "ops:\n  - {name: y, op: relu, inputs: [x]}\n"
+                                     "  - {name: z, op: relu, inputs: [y]}\n"));
+    EXPECT_GT(o.r.duration(), 0);
+    // Where x is read again later (z = y + x), y needs 32 KiB a tile of its own beside x's: 64 KiB, short by 16 KiB
+    // (and this IPU has no streaming memory to send anything to).
+    try {
+        run(bb.in_place, mp,
+            workload_file("not_in_place",
+                          "workload: not_in_place\ntensors:\n  x: {shape: [128, 512], role: input}\n"
+                          "ops:\n  - {name: y, op: relu, inputs: [x]}\n"
+                          "  - {name: z, op: add, inputs: [y, x]}\n"));
+        FAIL() << "expected an input_error";
+    } catch (const input_error& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("op 'y'"), std::string::npos) << m;
+        EXPECT_NE(m.find("short by 16 KiB"), std::string::npos) << m;
+    }
 }
 
 TEST(bsp_mapper, the_fallback_streams_only_what_does_not_fit) {

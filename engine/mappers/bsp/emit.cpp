@@ -340,28 +340,43 @@ void planner::map_rows(int o) {
     const bool rowwise = op.kind == op_kind::softmax || op.kind == op_kind::layernorm || op.kind == op_kind::reduce;
     const std::uint32_t op_x = op_id(op.name, "exchange"), op_c = op_id(op.name, "compute"),
                         op_s = op_id(op.name, "sync");
-    // Run where the first activation input lies when the shapes agree (and rows are whole for row-wise ops).
+    // Run where an activation input lies on the tiles when the shapes agree (and rows are whole for row-wise ops):
+    // the first such input, so that the op can run in place over it (a gradient sum whose first part went to
+    // streaming memory runs on its second).
     int src = -1;
-    for (int t : op.inputs)
-        if (!is_constant(t) && !persistent(t)) {
-            src = t;
-            break;
-        }
-    begin(op.name);
     layout L;
     bool reuse = false;
-    if (src >= 0) {
-        const placement& sp = m_place[static_cast<size_t>(root(src))];
-        reuse = sp.w == where::tiles && !sp.staged && tinfo(src).elements() == tinfo(out).elements() &&
-                (!rowwise || sp.lay.nc() == 1);
-        if (reuse) L = sp.lay;
+    for (int t : op.inputs) {
+        if (is_constant(t) || persistent(t)) continue;
+        const placement& sp = m_place[static_cast<size_t>(root(t))];
+        if (sp.w == where::tiles && !sp.staged && tinfo(t).elements() == tinfo(out).elements() &&
+            (!rowwise || sp.lay.nc() == 1)) {
+            src = t;
+            reuse = true;
+            L = sp.lay;
+            break;
+        }
     }
+    begin(op.name);
     if (!reuse) L = spread(out, spread_tiles(out), rowwise);
-    // Working set check: the pieces of every input and output on the busiest tile.
+    // Working set check: the pieces of the operands the op brings onto the busiest tile and of its outputs, next
+    // to what is live. A source it runs on in place (its layout reused) is already live; an output no larger than
+    // that source, read for the last time here, overwrites it (an in-place elementwise op, as Poplar runs them),
+    // so it needs no room of its own: a 257 MB gradient sum or a 335 MB attention scaling fits beside its input.
     {
+        const int on = reuse ? root(src) : -1;
+        const auto reads_here = std::count_if(op.inputs.begin(), op.inputs.end(), [&](int t) { return root(t) == on; });
+        bool overwrite = on >= 0 && !persistent(on) && m_liveness.reads_left(on) == static_cast<size_t>(reads_here);
         double per_tile = 0;
-        for (int t : op.inputs) per_tile += is_constant(t) ? 0.0 : tbytes(t) / static_cast<double>(L.pieces());
-        for (int t : op.outputs) per_tile += tbytes(t) / static_cast<double>(L.pieces());
+        for (int t : op.inputs)
+            if (!is_constant(t) && root(t) != on) per_tile += tbytes(t) / static_cast<double>(L.pieces());
+        for (int t : op.outputs) {
+            if (overwrite && tbytes(t) <= tbytes(on)) {
+                overwrite = false;  // one output takes the source's room
+                continue;
+            }
+            per_tile += tbytes(t) / static_cast<double>(L.pieces());
+        }
         const double have = base_max();
         if (have + per_tile > m_usable) no_fit(op, per_tile, have);
     }
