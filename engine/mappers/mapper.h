@@ -76,10 +76,13 @@ public:
     /// optimizer passes) one after another. Nothing of one piece then stays on chip while the others run, so a
     /// mapper that keeps a whole graph's weights on chip between runs (the RDU's steady state) loads them, and one
     /// that keeps weights in on-chip memory when they fit (the IPU's tiles) decides by `chip_bytes`, the weights
-    /// and state the whole chip program holds, not by the piece's.
-    void maps_pieces(double chip_bytes) {
+    /// and state the whole chip program holds, not by the piece's. `update_bytes` is what it keeps between its
+    /// pieces for the update (gradients and optimizer state, after ZeRO): a mapper whose memory holds all of it
+    /// beside what a piece stores (the RDU's HBM) leaves room for the share the piece does not hold itself.
+    void maps_pieces(double chip_bytes, double update_bytes = 0) {
         m_maps_pieces = true;
         m_piece_chip_bytes = chip_bytes;
+        m_piece_update_bytes = update_bytes;
     }
     /// Bytes of the memory that holds a model's weights and KV cache on one chip of `plat` (after configure), for
     /// `tessel serve`'s KV-cache budget; 0 when the mapper does not know one.
@@ -106,6 +109,7 @@ protected:
     bool m_check_device_memory = true;
     bool m_maps_pieces = false;
     double m_piece_chip_bytes = 0;
+    double m_piece_update_bytes = 0;
 
 private:
     std::string m_name;

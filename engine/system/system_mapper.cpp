@@ -206,6 +206,13 @@ std::string system_mapper::chip_memory_name(const platform& plat, int chip) cons
 
 namespace {
 
+/// `o` with the model's layer count set to `layers` (a layer sample's model).
+workload_overrides layers_overridden(workload_overrides o, std::int64_t layers) {
+    o.layers = layers;
+    o.other.erase("layers");
+    return o;
+}
+
 /// A pass of a chunk cut at its collective ops: segment k runs, then collective k (if any), then segment k+1.
 struct cut_pass {
     struct collective {
@@ -221,6 +228,7 @@ struct cut_pass {
     double flops = 0;
     double spilled_bytes = 0;  // activations its segments keep in off-chip memory for the backward pass
     double slower_bytes = 0;   // tensors its segments store between sections past the fastest memory (the RDU's)
+    double kept_bytes = 0;     // the most a segment left in that memory for the rest of the chip program
     std::string slower;        // the memories they went to
 };
 
@@ -271,6 +279,7 @@ cut_pass cut_at_collectives(const workload_graph& graph, const std::string& what
         if (!ops.empty()) {
             mapping mp = chip_mapper.map(subgraph(graph, ops, what), chip0);
             out.spilled_bytes += mp.details.value("spilled_activation_bytes", 0.0);
+            out.kept_bytes = std::max(out.kept_bytes, mp.details.value("reserved_bytes", 0.0));
             if (const double b = mp.details.value("slower_memory_bytes", 0.0); b > 0) {
                 out.slower_bytes += b;
                 out.slower = mp.details.value("slower_memory", std::string());
@@ -860,18 +869,25 @@ void iteration_builder::describe(mapping& out, const partition_result& part, con
             " per chip and iteration go to its streaming memory and back (a smaller microbatch "
             "may keep them on chip)");
     // Tensors a chip stored between its sections past its fastest memory (the RDU's HBM full while they lived).
-    double slower = 0;
+    double slower = 0, kept = 0;
     std::string slower_name;
     for (const chunk_passes& cp : passes)
         for (const cut_pass* pass : {&cp.fwd, &cp.bwd, &cp.opt}) {
             slower += pass->slower_bytes * (pass == &cp.opt ? 1 : m);
+            kept = std::max(kept, pass->kept_bytes);
             if (!pass->slower.empty()) slower_name = pass->slower;
         }
     out.details["parallel"]["slower_memory_bytes"] = slower;
+    out.details["parallel"]["kept_for_program_bytes"] = kept;
     if (slower > 0)
         out.notes.push_back("tensors stored between sections in a slower memory: " + format_bytes(slower) +
-                            " per chip and iteration in " + slower_name +
-                            ", the fastest having no room while they lived (docs/platforms/rdu.md, step 7)");
+                            " per chip and iteration in " + slower_name + ", the fastest having no room while they " +
+                            "lived" +
+                            (kept > 0 ? " beside up to " + format_bytes(kept) +
+                                            " kept for the rest of the chip program (its other passes' weights, the "
+                                            "gradients, the optimizer state)"
+                                      : "") +
+                            " (docs/platforms/rdu.md, step 7)");
     out.notes.push_back(
         "parallel plan " + plan.str() + " on " + std::to_string(n_chips) + " chips: " + std::to_string(m) +
         " microbatches of " + std::to_string(plan.microbatch) + " per pipeline, " + plan.schedule +
@@ -930,11 +946,22 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
     const int m = static_cast<int>(part.microbatches);
     const collective_algorithm algo = parse_collective_algorithm(m_opt.algorithm);
     // Each piece is mapped knowing what the whole chip program reads in every step (the most any stage does):
-    // its weights and state (a KV cache). Gradients and optimizer state are the update's alone, and an IPU keeps
-    // them in streaming memory when the tiles are full (Graphcore's remote buffers), so they do not count.
-    double held = static_cast<double>(m_opt.holds.bytes());
-    for (const stage_memory& sm : mem.stages) held = std::max(held, sm.weights + sm.state);
-    m_chip_mapper->maps_pieces(held);
+    // its weights and state (a KV cache); and what it keeps between pieces for the update (gradients, optimizer
+    // state), which a mapper with one memory for everything (the RDU's HBM) leaves room for, while an IPU keeps it
+    // in streaming memory when the tiles are full (Graphcore's remote buffers). A training layer sample's
+    // (layers_of) are its model's, sized here from the model's partition without its graphs.
+    const bool sample = m_opt.layers_of > 0 && part.training && part.layers > 0 && part.layers != m_opt.layers_of;
+    const memory_report program_mem =
+        sample ? memory_per_chip(partition(*g.origin, layers_overridden(g.overrides, m_opt.layers_of), plan,
+                                           partition_detail::memory),
+                                 static_cast<double>(capacity))
+               : mem;
+    double held = static_cast<double>(m_opt.holds.bytes()), update = 0;
+    for (const stage_memory& sm : program_mem.stages) {
+        held = std::max(held, sm.weights + sm.state);
+        update = std::max(update, sm.gradients + sm.optimizer_state);
+    }
+    m_chip_mapper->maps_pieces(held, update);
     // A window simulates the first microbatches only: at least a pipeline's worth (its fill and drain), in whole
     // rounds of pp (the interleaved schedule's unit).
     int m_run = m;

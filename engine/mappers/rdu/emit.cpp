@@ -20,7 +20,8 @@ class dram_layout {
 public:
     dram_layout(const component& a, const workload_graph& g) : m_a(a), m_g(g) {
         const auto& ts = a.memory_tiers();
-        for (const auto& t : ts) m_tier.emplace_back(toolkit::address_allocator::options{t.capacity, 4096, t.base, 0});
+        for (const auto& t : ts)
+            m_tier.emplace_back(toolkit::address_allocator::options{t.capacity, k_align, t.base, 0});
         m_fastest_first.resize(ts.size());
         for (size_t i = 0; i < ts.size(); ++i) m_fastest_first[i] = i;
         std::stable_sort(m_fastest_first.begin(), m_fastest_first.end(),
@@ -67,8 +68,14 @@ public:
     bool fits(size_t tier, double bytes) const {
         return m_tier[tier].fits(static_cast<std::uint64_t>(std::ceil(bytes)));
     }
+    /// Bytes free above everything allocated in `tier` so far, in whole blocks of the allocator's alignment.
+    double room(size_t tier) const {
+        const std::uint64_t free = m_a.memory_tiers()[tier].capacity - m_tier[tier].high_water();
+        return static_cast<double>(free / k_align * k_align);
+    }
 
 private:
+    static constexpr std::uint64_t k_align = 4096;
     const component& m_a;
     const workload_graph& m_g;
     std::vector<toolkit::address_allocator> m_tier;
@@ -177,7 +184,10 @@ private:
             }
         }
         // What lives off chip: weights and state, graph inputs, and tensors a later section (or the user) reads.
-        double wbytes = 0, abytes = 0;
+        // On a system's chip (a piece of a longer program) the weight gradients a pass makes or reads are laid out
+        // with the weights: accumulated over the microbatches, they live the whole iteration, not between sections.
+        const bool resident_grads = m_o.program_resident_bytes > 0;
+        double wbytes = 0, gbytes = 0, abytes = 0;
         std::vector<int> weights, acts;
         std::set<int> outputs;
         for (int t : m_g.graph_outputs()) outputs.insert(m_root[static_cast<size_t>(t)]);
@@ -190,6 +200,9 @@ private:
             if (ti.role == tensor_role::weight || ti.role == tensor_role::state) {
                 weights.push_back(static_cast<int>(t));
                 wbytes += static_cast<double>(ti.bytes());
+            } else if (resident_grads && ti.grad_of >= 0 && m_g.tensor(ti.grad_of).role == tensor_role::weight) {
+                weights.push_back(static_cast<int>(t));
+                gbytes += static_cast<double>(ti.bytes());
             } else if (made_in[t] < 0 || m_last_section[t] > made_in[t] || outputs.count(static_cast<int>(t))) {
                 acts.push_back(static_cast<int>(t));
                 abytes += static_cast<double>(ti.bytes());
@@ -199,7 +212,9 @@ private:
         for (const auto& sec : m_plan.sections)
             cfg += static_cast<double>(sec.pcus) * static_cast<double>(m_c.pcu_config) +
                    static_cast<double>(sec.pmus) * static_cast<double>(m_c.pmu_config);
-        const size_t wt = m_mem.pick(m_o.weights_tier, wbytes + cfg, "weights, state and configurations");
+        const size_t wt = m_mem.pick(
+            m_o.weights_tier, wbytes + gbytes + cfg,
+            gbytes > 0 ? "weights, state, gradients and configurations" : "weights, state and configurations");
         for (int t : weights) {
             m_addr[static_cast<size_t>(t)] = m_mem.alloc(wt, static_cast<double>(m_g.tensor(t).bytes()));
             m_in_dram[static_cast<size_t>(t)] = true;
@@ -208,7 +223,10 @@ private:
             m_config_addr.push_back(
                 m_mem.alloc(wt, static_cast<double>(sec.pcus) * static_cast<double>(m_c.pcu_config) +
                                     static_cast<double>(sec.pmus) * static_cast<double>(m_c.pmu_config)));
-        const between b = place_between_sections(acts, made_in, first_touch, outputs, abytes);
+        // Room for what the rest of the chip program keeps in the weights' memory meanwhile (a system's chip:
+        // its other pieces' weights, the gradients and the optimizer state), as much as that memory has free.
+        const double reserve = std::min(std::max(0.0, m_o.program_resident_bytes - wbytes - gbytes), m_mem.room(wt));
+        const between b = place_between_sections(acts, made_in, first_touch, outputs, abytes, wt, reserve);
         const auto& tiers = m_c.agcu->memory_tiers();
         std::string where, used;
         for (size_t i = 0; i < tiers.size(); ++i) {
@@ -219,9 +237,15 @@ private:
         }
         if (used.empty()) used = where = tiers[b.first].name;
         m_out.notes.push_back(
-            "off-chip memory: " + format_bytes(wbytes) + " of weights and state in " + tiers[wt].name + ", " +
-            format_bytes(abytes) + " of inputs, outputs and tensors stored between sections in " + where +
-            (b.shared ? ", reused over their lifetimes: at most " + format_bytes(b.peak) + " at once" : ""));
+            "off-chip memory: " + format_bytes(wbytes + gbytes) +
+            (gbytes > 0 ? " of weights, state and gradients in " : " of weights and state in ") + tiers[wt].name +
+            ", " + format_bytes(abytes) + " of inputs, outputs and tensors stored between sections in " + where +
+            (b.shared ? ", reused over their lifetimes: at most " + format_bytes(b.peak) + " at once" : "") +
+            (reserve > 0 ? "; " + format_bytes(reserve) + " of " + tiers[wt].name +
+                               " kept for what the rest of the chip program holds (weights, gradients, optimizer "
+                               "state)"
+                         : ""));
+        if (reserve > 0) m_out.details["reserved_bytes"] = reserve;
         m_out.details["weights_tier"] = tiers[wt].name;
         m_out.details["activations_tier"] = used;
         // What went past the first (the fastest) memory: a system run sums it over its pieces.
@@ -252,21 +276,25 @@ private:
     /// compiler's buffer reuse and spilling do: each holds a block only while live, from the first section that
     /// touches it (graph inputs from the start) to the last (graph outputs to the end), in the fastest tier with
     /// room when it is made. (Reuse moves addresses, and so which banks a block meets; it is left to where it is
-    /// needed so that what fits keeps the layout it had.)
+    /// needed so that what fits keeps the layout it had.) `reserve` bytes of tier `reserve_tier` are kept for the
+    /// rest of the chip program, after the tensors where they fit beside it (so their addresses stay), else first.
     between place_between_sections(const std::vector<int>& acts, const std::vector<int>& made_in,
-                                   const std::vector<int>& first_touch, const std::set<int>& outputs, double abytes) {
+                                   const std::vector<int>& first_touch, const std::set<int>& outputs, double abytes,
+                                   size_t reserve_tier, double reserve) {
         between b;
         b.placed.assign(m_c.agcu->memory_tiers().size(), 0);
         b.first = m_mem.pick(m_o.activations_tier, 0, "");
-        if (m_mem.fits(b.first, abytes)) {
+        if (m_mem.fits(b.first, abytes + (b.first == reserve_tier ? reserve : 0))) {
             for (int t : acts) {
                 m_addr[static_cast<size_t>(t)] = m_mem.alloc(b.first, static_cast<double>(m_g.tensor(t).bytes()));
                 m_in_dram[static_cast<size_t>(t)] = true;
             }
+            if (reserve > 0) m_mem.alloc(reserve_tier, reserve);
             b.placed[b.first] = b.peak = abytes;
             b.tiers = abytes > 0 ? 1 : 0;
             return b;
         }
+        if (reserve > 0) m_mem.alloc(reserve_tier, reserve);
         b.shared = true;
         std::map<int, std::vector<int>> starts, ends;  // section (-1: before the first) -> tensors
         for (int t : acts) {

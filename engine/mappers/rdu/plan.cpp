@@ -925,7 +925,10 @@ rdu_plan rdu_mapper::plan(const workload_graph& g, const platform& plat, rdu_sea
 
 rdu_mapper::options rdu_mapper::effective_options() const {
     options o = m_opt;
-    if (m_maps_pieces) o.steady_state = false;  // a piece of a longer program: its weights do not stay on chip
+    if (m_maps_pieces) {
+        o.steady_state = false;  // a piece of a longer program: its weights do not stay on chip
+        o.program_resident_bytes = m_piece_chip_bytes + m_piece_update_bytes;
+    }
     return o;
 }
 

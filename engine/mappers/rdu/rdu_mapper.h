@@ -129,6 +129,10 @@ public:
         byte_size coarse_packet;
         duration coarse_quantum;
         std::int64_t gangs = 0;  // coarse form: most lanes per stage and tile, each a gang of PCUs (0: none)
+        // Not a parameter: what the whole chip program keeps in memory beside a piece's own weights, state and
+        // gradients (maps_pieces: its weights and state, gradients and optimizer state), for which each piece
+        // leaves room in the memory that holds its weights.
+        double program_resident_bytes = 0;
         void declare(param_decl& d);
     };
     explicit rdu_mapper(options o);
