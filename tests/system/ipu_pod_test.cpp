@@ -19,7 +19,13 @@ TEST(ipu_pod, pods_build_and_route_over_both_torus_dimensions) {
         "  - {id: a, transfer: {from: \"ipu[0].streaming_memory\", to: \"ipu[5].streaming_memory\", bytes: 16MiB}}\n");
     for (const std::string pod : {"ipu_pod16", "ipu_pod64"})
         for (const std::string ipu : {"gc200", "bow"}) {
-            const auto r = run_tessel("run -p platforms/systems/" + pod + ".yaml --set ipu=" + ipu + " -g " + g);
+            std::string args = "run -p platforms/systems/";
+            args += pod;
+            args += ".yaml --set ipu=";
+            args += ipu;
+            args += " -g ";
+            args += g;
+            const auto r = run_tessel(args);
             ASSERT_EQ(r.code, 0) << pod << " " << ipu << "\n" << r.out;
             for (const char* link : {"link_ring[*]", "link_rack[*]"}) {
                 const size_t at = r.out.find(link);

@@ -271,12 +271,12 @@ void planner::map_gather(int o) {
     begin(op.name);
     if (m_place[static_cast<size_t>(root(table))].w == where::nowhere)
         home(op_x, table, spread(table, spread_tiles(table), true));
-    const layout L = spread(out, spread_tiles(out), true);
+    const layout lay = spread(out, spread_tiles(out), true);
     const placement& tp = m_place[static_cast<size_t>(root(table))];
     const double rows_bytes = op.cost.bytes_weight > 0 ? op.cost.bytes_weight : tbytes(out);
-    for (size_t p = 0; p < L.pieces(); ++p) {
-        const rect q = L.piece(p);
-        const std::uint32_t t = L.tile[p];
+    for (size_t p = 0; p < lay.pieces(); ++p) {
+        const rect q = lay.piece(p);
+        const std::uint32_t t = lay.tile[p];
         for (size_t x = 1; x < op.inputs.size(); ++x) fetch(op_x, op.inputs[x], q, t);
         // The looked-up rows come from the piece of the table that holds them (data dependent: spread evenly).
         const auto bytes = static_cast<std::uint64_t>(std::ceil(rows_bytes * q.area()));
@@ -297,28 +297,28 @@ void planner::map_gather(int o) {
             }
         }
     }
-    emit_rows(op, L, op_c);
+    emit_rows(op, lay, op_c);
     m_cur.predicted_compute = 0;
-    end(op_s, static_cast<std::uint32_t>(L.pieces()));
+    end(op_s, static_cast<std::uint32_t>(lay.pieces()));
     unstage();
-    place_output(op, pieces_of(L));
+    place_output(op, pieces_of(lay));
 }
 
-std::vector<std::pair<std::uint32_t, rect>> planner::pieces_of(const layout& L) {
+std::vector<std::pair<std::uint32_t, rect>> planner::pieces_of(const layout& lay) {
     std::vector<std::pair<std::uint32_t, rect>> v;
-    for (size_t p = 0; p < L.pieces(); ++p) v.emplace_back(L.tile[p], L.piece(p));
+    for (size_t p = 0; p < lay.pieces(); ++p) v.emplace_back(lay.tile[p], lay.piece(p));
     return v;
 }
 
-void planner::emit_rows(const op_node& op, const layout& L, std::uint32_t op_c) {
+void planner::emit_rows(const op_node& op, const layout& lay, std::uint32_t op_c) {
     const work whole = op.to_work();
     if (whole.macs > 0 || whole.vector_ops > 0) m_tm->check(whole, "the tiles of '" + m_plat.title() + "'");
     std::vector<double> share(m_T, 0.0);
     std::vector<std::uint32_t> order;
-    for (size_t p = 0; p < L.pieces(); ++p) {
-        const std::uint32_t t = L.tile[p];
+    for (size_t p = 0; p < lay.pieces(); ++p) {
+        const std::uint32_t t = lay.tile[p];
         if (share[t] == 0) order.push_back(t);
-        share[t] += L.piece(p).area();
+        share[t] += lay.piece(p).area();
     }
     start_compute();
     for (std::uint32_t t : order) {
@@ -344,7 +344,7 @@ void planner::map_rows(int o) {
     // the first such input, so that the op can run in place over it (a gradient sum whose first part went to
     // streaming memory runs on its second).
     int src = -1;
-    layout L;
+    layout lay;
     bool reuse = false;
     for (int t : op.inputs) {
         if (is_constant(t) || persistent(t)) continue;
@@ -353,12 +353,12 @@ void planner::map_rows(int o) {
             (!rowwise || sp.lay.nc() == 1)) {
             src = t;
             reuse = true;
-            L = sp.lay;
+            lay = sp.lay;
             break;
         }
     }
     begin(op.name);
-    if (!reuse) L = spread(out, spread_tiles(out), rowwise);
+    if (!reuse) lay = spread(out, spread_tiles(out), rowwise);
     // Working set check: the pieces of the operands the op brings onto the busiest tile and of its outputs, next
     // to what is live. A source it runs on in place (its layout reused) is already live; an output no larger than
     // that source, read for the last time here, overwrites it (an in-place elementwise op, as Poplar runs them),
@@ -369,13 +369,13 @@ void planner::map_rows(int o) {
         bool overwrite = on >= 0 && !persistent(on) && m_liveness.reads_left(on) == static_cast<size_t>(reads_here);
         double per_tile = 0;
         for (int t : op.inputs)
-            if (!is_constant(t) && root(t) != on) per_tile += tbytes(t) / static_cast<double>(L.pieces());
+            if (!is_constant(t) && root(t) != on) per_tile += tbytes(t) / static_cast<double>(lay.pieces());
         for (int t : op.outputs) {
             if (overwrite && tbytes(t) <= tbytes(on)) {
                 overwrite = false;  // one output takes the source's room
                 continue;
             }
-            per_tile += tbytes(t) / static_cast<double>(L.pieces());
+            per_tile += tbytes(t) / static_cast<double>(lay.pieces());
         }
         const double have = base_max();
         if (have + per_tile > m_usable) no_fit(op, per_tile, have);
@@ -391,7 +391,7 @@ void planner::map_rows(int o) {
             // A broadcast weight (a norm's scale) lives on one tile; one the size of the output (a KV cache
             // being appended to) gets the output's layout, so that every piece is where it is used.
             const bool small = !moves && tinfo(t).elements() < tinfo(out).elements();
-            home(op_x, r, small ? spread(r, 1, false) : L);
+            home(op_x, r, small ? spread(r, 1, false) : lay);
         }
     }
     // A broadcast operand (a bias, batchnorm's per-channel parameters) goes to every piece: its sends are
@@ -400,17 +400,17 @@ void planner::map_rows(int o) {
     for (int in : op.inputs) {
         if (is_constant(in)) continue;
         const bool broadcast = !moves && tinfo(in).elements() < tinfo(out).elements();
-        for (size_t c = 0; c < L.nc(); ++c)
-            for (size_t r = 0; r < L.nr(); ++r) {
-                const size_t p = broadcast ? r * L.nc() + c : c * L.nr() + r;
-                const rect q = L.piece(p);
-                fetch(op_x, in, broadcast ? rows_cols(0, 1, q.x0, q.x1) : q, L.tile[p]);
+        for (size_t c = 0; c < lay.nc(); ++c)
+            for (size_t r = 0; r < lay.nr(); ++r) {
+                const size_t p = broadcast ? r * lay.nc() + c : c * lay.nr() + r;
+                const rect q = lay.piece(p);
+                fetch(op_x, in, broadcast ? rows_cols(0, 1, q.x0, q.x1) : q, lay.tile[p]);
             }
     }
-    emit_rows(op, L, op_c);
-    end(op_s, static_cast<std::uint32_t>(L.pieces()));
+    emit_rows(op, lay, op_c);
+    end(op_s, static_cast<std::uint32_t>(lay.pieces()));
     unstage();
-    place_output(op, pieces_of(L));
+    place_output(op, pieces_of(lay));
 }
 
 void planner::map_update(int o) {
@@ -431,9 +431,9 @@ void planner::map_update(int o) {
         return b;
     };
     const bool by_rows = view_rows(weight) > 1 || incoming_bytes() <= m_usable - base_max();
-    const std::int64_t R = by_rows ? view_rows(weight) : view_cols(weight);
+    const std::int64_t n_rows = by_rows ? view_rows(weight) : view_cols(weight);
     const std::uint32_t n =
-        std::min<std::uint32_t>(spread_tiles(weight), static_cast<std::uint32_t>(std::max<std::int64_t>(1, R)));
+        std::min<std::uint32_t>(spread_tiles(weight), static_cast<std::uint32_t>(std::max<std::int64_t>(1, n_rows)));
     const layout full = spread(weight, n, by_rows);
     for (size_t i = 0; i < op.own_inputs(); ++i) {
         const int r = root(op.inputs[i]);
@@ -443,42 +443,45 @@ void planner::map_update(int o) {
     const double incoming = incoming_bytes();
     const double have = base_max(), room = m_usable - have;
     const double per_tile = incoming / static_cast<double>(full.pieces());
-    std::int64_t S = 1;
+    std::int64_t slices = 1;
     if (per_tile > 0) {
         if (room <= 0) no_fit(op, per_tile, have);
-        S = static_cast<std::int64_t>(std::ceil(per_tile / room));
-        if (S > R) no_fit(op, incoming / static_cast<double>(full.pieces() * static_cast<size_t>(R)), have);
+        slices = static_cast<std::int64_t>(std::ceil(per_tile / room));
+        if (slices > n_rows)
+            no_fit(op, incoming / static_cast<double>(full.pieces() * static_cast<size_t>(n_rows)), have);
     }
-    for (std::int64_t sl = 0; sl < S; ++sl) {
-        begin(S > 1 ? op.name + " (slice " + std::to_string(sl + 1) + ")" : op.name);
+    for (std::int64_t sl = 0; sl < slices; ++sl) {
+        begin(slices > 1 ? op.name + " (slice " + std::to_string(sl + 1) + ")" : op.name);
         // This slice's rows (or columns), in bands on the tiles of the full layout.
-        const std::int64_t r0 = R * sl / S, r1 = R * (sl + 1) / S;
+        const std::int64_t r0 = n_rows * sl / slices, r1 = n_rows * (sl + 1) / slices;
         const int bands = static_cast<int>(std::min<std::int64_t>(static_cast<std::int64_t>(full.pieces()), r1 - r0));
-        layout L;
-        std::vector<double>& band_edges = by_rows ? L.rows : L.cols;
+        layout lay;
+        std::vector<double>& band_edges = by_rows ? lay.rows : lay.cols;
         band_edges.clear();
-        for (int k = 0; k <= bands; ++k)
-            band_edges.push_back(static_cast<double>(r0 + (r1 - r0) * k / bands) / static_cast<double>(R));
-        L.tile.resize(static_cast<size_t>(bands));
+        for (int k = 0; k <= bands; ++k) {
+            const std::int64_t edge = r0 + (r1 - r0) * k / bands;  // whole rows (or columns)
+            band_edges.push_back(static_cast<double>(edge) / static_cast<double>(n_rows));
+        }
+        lay.tile.resize(static_cast<size_t>(bands));
         for (int k = 0; k < bands; ++k)
-            L.tile[static_cast<size_t>(k)] = full.tile[static_cast<size_t>(k) % full.tile.size()];
+            lay.tile[static_cast<size_t>(k)] = full.tile[static_cast<size_t>(k) % full.tile.size()];
         for (size_t i = 0; i < op.own_inputs(); ++i)
-            for (size_t p = 0; p < L.pieces(); ++p) fetch(op_x, op.inputs[i], L.piece(p), L.tile[p]);
-        emit_rows(op, L, op_c);
+            for (size_t p = 0; p < lay.pieces(); ++p) fetch(op_x, op.inputs[i], lay.piece(p), lay.tile[p]);
+        emit_rows(op, lay, op_c);
         for (size_t i = 0; i < op.outputs.size(); ++i) {
             const int t = rewritten(i);
             if (m_place[static_cast<size_t>(root(t))].w != where::streamed) continue;
-            for (size_t p = 0; p < L.pieces(); ++p) write_back(op_x, L.tile[p], t, L.piece(p));
+            for (size_t p = 0; p < lay.pieces(); ++p) write_back(op_x, lay.tile[p], t, lay.piece(p));
         }
         m_cur.update = true;
-        end(op_s, static_cast<std::uint32_t>(L.pieces()));
+        end(op_s, static_cast<std::uint32_t>(lay.pieces()));
     }
     // In place: the outputs are the rewritten tensors, which keep their homes (on the tiles or in streaming memory).
     for (size_t i = 0; i < op.outputs.size(); ++i) m_liveness.share(op.outputs[i], rewritten(i));
     nlohmann::json d;
     d["op"] = op.name;
     d["kind"] = op_kind_name(op.kind);
-    d["update"] = "in place, " + std::to_string(S) + " slice(s) of " + (by_rows ? "rows" : "columns");
+    d["update"] = "in place, " + std::to_string(slices) + " slice(s) of " + (by_rows ? "rows" : "columns");
     m_ops.push_back(d);
 }
 

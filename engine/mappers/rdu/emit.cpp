@@ -71,7 +71,7 @@ public:
     /// Bytes free above everything allocated in `tier` so far, in whole blocks of the allocator's alignment.
     double room(size_t tier) const {
         const std::uint64_t free = m_a.memory_tiers()[tier].capacity - m_tier[tier].high_water();
-        return static_cast<double>(free / k_align * k_align);
+        return static_cast<double>(free - (free % k_align));
     }
 
 private:
