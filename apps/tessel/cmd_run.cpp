@@ -3,6 +3,7 @@
 
 #include "apps/tessel/command.h"
 #include "apps/tessel/paths.h"
+#include "engine/plan/layer_estimate.h"
 #include "engine/program/program_yaml.h"
 #include "engine/run/session.h"
 #include "models/core/limits.h"
@@ -12,6 +13,7 @@ namespace cmd_run {
 
 session_options g_opt;
 bool g_json = false, g_quiet = false;
+int g_estimate_layers = 0;
 std::vector<std::string> g_limits;
 
 CLI::App* setup(CLI::App& app) {
@@ -40,12 +42,48 @@ CLI::App* setup(CLI::App& app) {
     c->add_option("--emit-program", g_opt.emit_program,
                   "write the program as it runs (program YAML; replay it with -g FILE)");
     c->add_flag("--stats-per-unit", g_opt.per_unit_stats, "include per-unit arrays (per link, per PE) in stats JSON");
+    c->add_flag("--no-stats{false}", g_opt.unit_stats,
+                "with -o: leave out stats.json and stats.csv (a large system's are tens of MB); summary.json and "
+                "resolved.yaml are written");
     c->add_option("--limit", g_limits,
                   "raise or lower a resource budget: NAME=VALUE (repeatable; modules, ops, steps, packets, "
                   "sim_seconds; docs/reliability.md)");
+    c->add_option("--estimate-layers", g_estimate_layers,
+                  "estimate a system's training iteration from two runs of K and K+1 layers per pipeline chunk, the "
+                  "model's other layers counted by their difference (docs/systems.md, \"A sample of layers\")")
+        ->check(CLI::PositiveNumber);
     c->add_flag("--json", g_json, "print the summary as JSON instead of a table");
     c->add_flag("-q,--quiet", g_quiet, "print nothing on success");
     return c;
+}
+
+/// --estimate-layers: the two samples' runs, then the estimate; what only a whole run makes is refused.
+int estimate() {
+    const std::vector<std::pair<bool, const char*>> whole_only = {
+        {!g_opt.program.empty(), "--program"},       {!g_opt.trace.empty(), "--trace"},
+        {!g_opt.vcd.empty(), "--vcd"},               {!g_opt.floorplan.empty(), "--floorplan"},
+        {!g_opt.emit_program.empty(), "--emit-program"}, {!g_opt.stats_json.empty(), "--stats"},
+        {!g_opt.stats_csv.empty(), "--csv"},         {!g_limits.empty(), "--limit"}};
+    for (const auto& [given, flag] : whole_only)
+        if (given)
+            throw input_error(std::string(flag) +
+                              " is of one whole run; --estimate-layers runs two samples of layers (at the default "
+                              "budgets) and writes their summaries only: run the model whole for it");
+    if (g_opt.workload.empty()) throw input_error("--estimate-layers needs a workload (-w) to take its layers from");
+    layer_estimate_request r;
+    r.platform = g_opt.platform;
+    r.platform_name = g_opt.platform_arg;
+    r.workload = g_opt.workload;
+    r.sets = g_opt.sets;
+    r.per_chunk = g_estimate_layers;
+    r.out_dir = g_opt.out_dir;
+    const nlohmann::json e = estimate_from_layers(r);
+    if (g_quiet) return 0;
+    if (g_json)
+        std::cout << e.dump(2) << "\n";
+    else
+        print_layer_estimate(e, std::cout);
+    return 0;
 }
 
 int run() {
@@ -57,7 +95,11 @@ int run() {
                                                       " names no platform (add 'platform: NAME' to it, or pass -p)");
     g_opt.platform_arg = g_opt.platform;
     g_opt.platform = find_platform(g_opt.platform);
-    session s(g_opt);
+    if (g_estimate_layers > 0) return estimate();
+    // Never destroyed: the process ends with the run, and tearing a large platform down costs as much as a tenth
+    // of its run (SystemC unregisters each of a 32-socket SN40L's 66,560 units, ports and exports one by one).
+    static session* const kept = new session(g_opt);
+    session& s = *kept;
     const run_summary sum = s.run();
     if (g_quiet) return 0;
     if (g_json)

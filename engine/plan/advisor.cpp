@@ -255,6 +255,7 @@ std::string sweep_yaml(const plan_options& o, const std::string& platform_file, 
     g.workload = workload;
     g.platform_sets = sets.platform;
     if (window > 0) g.platform_sets.emplace_back("mapper.window", std::to_string(window));
+    g.stats = window == 0;  // an estimate's units' statistics are of a window (and a sample) only
     g.workload_sets = sets.workload;
     if (samples) g.workload_sets.erase("layers");  // an axis
     for (const auto& n : names) g.axes.emplace_back(n, values[n]);

@@ -8,6 +8,7 @@
 #include "engine/program/program_emit.h"
 #include "engine/program/program_yaml.h"
 #include "engine/report/explain/explainer.h"
+#include "engine/system/system_mapper.h"
 #include "engine/workload/load.h"
 #include "models/baseline/kernel_device.h"
 #include "models/core/fingerprint.h"
@@ -143,7 +144,18 @@ run_summary session::run() {
         m_mapper = create_mapper(*m_platform, m_ctx);
         mapper* mp = m_mapper.get();
         reject_unused_overrides(m_ctx, "mapper options mapper.NAME; workload parameters workload.NAME");
+        nlohmann::json sample;
+        if (auto* sm = dynamic_cast<system_mapper*>(mp); sm && sm->sample_layers() > 0)
+            sample = take_layer_sample(g, *sm);
         m_mapping = mp->map(g, *m_platform);
+        if (!sample.is_null()) {
+            m_mapping.details["parallel"]["layer_sample"] = sample;  // summary: parallel.layer_sample
+            if (sample["layers"] != sample["model_layers"])
+                m_mapping.notes.push_back("a sample of layers: " + sample["per_chunk"].dump() +
+                                          " per pipeline chunk, " + sample["layers"].dump() + " of the model's " +
+                                          sample["model_layers"].dump() +
+                                          " (mapper.sample_layers; tessel run --estimate-layers counts the rest)");
+        }
         if (!explainer_reads_kernel_records(mp->name())) {
             auto stop_recording = [&](std::uint32_t id) {
                 if (kernel_device* k = m_platform->comp(id).kernels()) k->keep_records(false);
@@ -234,6 +246,25 @@ std::vector<std::string> session::trace_report() const {
 
 std::string session::resolved() const { return m_platform->resolved_yaml(m_ctx) + m_workload_resolved; }
 
+nlohmann::json session::take_layer_sample(workload_graph& g, system_mapper& sm) const {
+    const auto it = g.parameters.find("layers");
+    if (it == g.parameters.end())
+        throw input_error("mapper.sample_layers: workload '" + m_opt.workload +
+                          "' has no 'layers' parameter to sample (the transformer generators have: gpt2, bert, llama)");
+    if (m_ctx.find_override("mapper.layers_of"))
+        throw input_error("mapper.sample_layers sets mapper.layers_of itself (to the model's layers); leave it out");
+    const std::int64_t layers = std::stoll(it->second);
+    const std::int64_t chunks = std::int64_t{sm.plan().pp} * sm.plan().interleave;
+    const std::int64_t run = std::min(layers, sm.sample_layers() * chunks);
+    if (run < layers) {
+        std::map<std::string, std::string> sets = m_workload_sets;
+        sets["layers"] = std::to_string(run);
+        g = load_workload(m_opt.workload, sets);
+        sm.sample_of(layers);
+    }
+    return {{"model_layers", layers}, {"layers", run}, {"chunks", chunks}, {"per_chunk", run / chunks}};
+}
+
 void session::write_outputs(const run_summary& s) const {
     const std::string resolved_text = resolved();
     nlohmann::json j = s.to_json();
@@ -253,8 +284,10 @@ void session::write_outputs(const run_summary& s) const {
     if (!m_opt.out_dir.empty()) {
         const std::string d = m_opt.out_dir + "/";
         write_file(d + "summary.json", j.dump(2) + "\n");
-        write_file(d + "stats.json", stats_json());
-        write_file(d + "stats.csv", stats_csv());
+        if (m_opt.unit_stats) {
+            write_file(d + "stats.json", stats_json());
+            write_file(d + "stats.csv", stats_csv());
+        }
         write_file(d + "resolved.yaml", resolved_text);
     }
     if (!m_opt.stats_json.empty()) write_file(m_opt.stats_json, stats_json());

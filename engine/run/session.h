@@ -16,6 +16,8 @@
 
 namespace tessel {
 
+class system_mapper;
+
 struct session_options {
     std::string platform;               // platform YAML path
     std::string workload;               // workload spec (file or built-in name), or
@@ -28,6 +30,7 @@ struct session_options {
     std::string trace_from, trace_to;  // time window ("10us")
     std::string trace_merge;           // slices of one op on a unit closer than this become one ("100ns")
     bool per_unit_stats = false;
+    bool unit_stats = true;  // with out_dir: stats.json and stats.csv beside the summary
     std::string floorplan;            // .svg or .png of the busiest 2D grid(s) of compute units
     bool floorplan_relative = false;  // colours over the units' own range of busy fractions
     std::string emit_program;         // write the program as run (program YAML, replayable with -g)
@@ -56,6 +59,9 @@ public:
     std::vector<std::string> trace_report() const;
 
 private:
+    /// mapper.sample_layers: rebuilds `g` with that many layers per pipeline chunk of `sm`'s plan where its model
+    /// has more, tells the mapper the model it samples, and returns the sample's record (summary: layer_sample).
+    nlohmann::json take_layer_sample(workload_graph& g, system_mapper& sm) const;
     void write_outputs(const run_summary& s) const;
     void write_floorplans(double sim_seconds) const;
     /// The links of the mesh a replicated grid of units sits on, busy over `seconds` (none if it sits on none).

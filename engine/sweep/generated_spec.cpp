@@ -33,6 +33,7 @@ std::string generated_spec::yaml() const {
         for (size_t i = 0; i < values.size(); ++i) y << (i ? ", " : "") << yaml_quote(values[i]);
         y << "]\n";
     }
+    if (!stats) y << "stats: false\n";
     y << "zip:\n  - [";
     for (size_t i = 0; i < axes.size(); ++i) y << (i ? ", " : "") << yaml_quote(axes[i].first);
     y << "]\n";

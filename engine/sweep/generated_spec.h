@@ -16,6 +16,7 @@ struct generated_spec {
     std::vector<std::pair<std::string, std::string>> platform_sets;  // in order
     std::map<std::string, std::string> workload_sets;                // KEY without "workload."
     std::vector<std::pair<std::string, std::vector<std::string>>> axes;  // zipped: equal lengths
+    bool stats = true;  // false: the points write no stats.json and stats.csv (a sample's, an estimate's)
 
     /// The spec as YAML.
     std::string yaml() const;

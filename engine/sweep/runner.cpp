@@ -175,6 +175,7 @@ job make_job(const spec& s, const point& p, const std::string& out_dir, const st
         j.argv.insert(j.argv.end(), {"-g", resolve_input(s, "program", p.program, resolve_platform)});
     for (const auto& set : p.sets) j.argv.insert(j.argv.end(), {"--set", set.name + "=" + set.value});
     j.argv.insert(j.argv.end(), {"--out", j.dir, "-q"});
+    if (!s.stats) j.argv.emplace_back("--no-stats");
     return j;
 }
 

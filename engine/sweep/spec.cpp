@@ -65,7 +65,7 @@ public:
             m_root.fail("a sweep file is a map of sweep, platform, workload, axes, ...");
         }
         m_root.check_keys({"sweep", "description", "platform", "workload", "program", "set", "axes", "zip", "derived",
-                           "filter", "metrics", "timeout", "slurm"},
+                           "filter", "metrics", "timeout", "stats", "slurm"},
                           "sweep file");
         if (m_root.has("sweep")) {
             const yaml_node n = m_root["sweep"];
@@ -90,6 +90,7 @@ public:
         read_derived();
         read_filters();
         read_metrics();
+        if (m_root.has("stats")) m_spec.stats = m_root["stats"].as_bool("stats");
         if (m_root.has("timeout")) {
             const yaml_node n = m_root["timeout"];
             try {

@@ -81,6 +81,7 @@ struct spec {
     std::vector<located_expr> filters;  // a point runs when every filter is true
     std::vector<metric> metrics;
     double timeout_s = 0;  // per point; 0: no limit
+    bool stats = true;     // each point writes stats.json and stats.csv (tessel run --no-stats otherwise)
     slurm_options slurm;
     source_location axes_where;
 

@@ -66,6 +66,11 @@ void system_mapper::options::declare(param_decl& d) {
       "serve's serve.simulated_layers): the chip programs' form (fine or coarse) is chosen as for that model; 0: "
       "the workload is the model",
       bound::non_negative);
+    d(sample_layers, "sample_layers", "0",
+      "simulate this many layers per pipeline chunk (pp x interleave) of the workload's model, mapped as the model "
+      "would be (layers_of is set to its layers), where a chunk has more: one of the two runs of tessel run "
+      "--estimate-layers; 0: every layer",
+      bound::non_negative);
 }
 
 TESSEL_REGISTER_MAPPER(make_mapper<system_mapper>(
@@ -941,7 +946,6 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
     const std::uint32_t mem_local = chip_mem.first;
     const std::uint64_t capacity = chip_mem.second;
     const memory_report mem = memory_per_chip(part, static_cast<double>(capacity));
-    require_fit(mem, plan);
 
     const int m = static_cast<int>(part.microbatches);
     const collective_algorithm algo = parse_collective_algorithm(m_opt.algorithm);
@@ -956,6 +960,7 @@ mapping system_mapper::map(const workload_graph& g, const platform& plat) const 
                                            partition_detail::memory),
                                  static_cast<double>(capacity))
                : mem;
+    require_fit(program_mem, plan);  // a sample fits where its model does
     double held = static_cast<double>(m_opt.holds.bytes()), update = 0;
     for (const stage_memory& sm : program_mem.stages) {
         held = std::max(held, sm.weights + sm.state);

@@ -33,6 +33,8 @@
 // for (tessel plan's --estimate-layers and tessel serve's serve.simulated_layers run it with k and k + 1 layers a
 // chunk and take the difference as a layer's time). The chip programs' form is chosen as for the model: each
 // pass's fine-form cost and steps scaled by L over the workload's layers, so both samples map as the model would.
+// `sample_layers: K` asks the run for such a sample itself: the session builds K layers per pipeline chunk of the
+// workload's model and tells the mapper the model's layers (sample_of); tessel run --estimate-layers runs K and K + 1.
 //
 // Left out: overlapping the gradient reduction with the backward pass (overlap_grad_reduce = true is refused;
 // every reduction starts after its stage's last backward pass), SC21's scatter/gather of pipeline sends, the
@@ -90,6 +92,7 @@ public:
         std::string fabric;              // streamed: the network whose port c is chip c's I/O
         std::int64_t window = 0;         // microbatches per pipeline to simulate (at least pp), 0: every one
         std::int64_t layers_of = 0;      // a layer sample of a model of this many layers: forms chosen as for it
+        std::int64_t sample_layers = 0;  // run this many layers per pipeline chunk of the workload's model
         void declare(param_decl& d);
     };
     explicit system_mapper(const options& o) : m_opt(o) {}
@@ -108,6 +111,10 @@ public:
     std::uint64_t memory_capacity(const platform& plat) const override { return chip_capacity(plat); }
     /// The parallel plan read by configure().
     const parallel_plan& plan() const { return m_plan; }
+    /// The layers per pipeline chunk a run simulates of its workload's model (sample_layers); 0: every layer.
+    std::int64_t sample_layers() const { return m_opt.sample_layers; }
+    /// Maps the workload as a sample of a model of `layers` layers (layers_of), for sample_layers.
+    void sample_of(std::int64_t layers) { m_opt.layers_of = layers; }
     /// The chip (an index into chips()) that runs tensor-parallel rank `rank` of pipeline stage `stage` in
     /// data-parallel replica `replica` of `plan`.
     static int chip_of(const parallel_plan& plan, int stage, int replica, int rank) {

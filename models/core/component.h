@@ -9,7 +9,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "models/core/energy_ledger.h"
@@ -146,6 +148,16 @@ protected:
     /// Reads this component's parameters (call from the derived constructor).
     template <class P>
     void load_params(P& p, const component_args& a) {
+        // (A unit whose parameters own a policy object cannot copy them: it reads its own.)
+        constexpr bool shareable = std::is_copy_assignable_v<P>;
+        std::optional<param_context::params_read> read;
+        if (shareable && a.ctx) {
+            read = param_context::params_read{typeid(P), a.config_path, a.params, a.preset, a.part};
+            if (const void* seen = a.ctx->find_read(*read)) {
+                if constexpr (shareable) p = *static_cast<const P*>(seen);
+                return;
+            }
+        }
         param_decl d(a.params, a.ctx, a.config_path, "component '" + a.config_path + "' (" + kind_name() + ")");
         d.set_preset(a.preset);
         if (a.part) {  // the owner read these (param_decl::part)
@@ -154,6 +166,8 @@ protected:
         }
         p.declare(d);
         d.finish();
+        if constexpr (shareable)
+            if (read) a.ctx->keep_read(std::move(*read), std::make_shared<const P>(p));
     }
     /// Builds a part of this composite through the kind registry, from `s` (read by param_decl::part), as the
     /// child module `name`; throws input_error when the chosen kind lacks the role the owner needs of it.

@@ -68,6 +68,30 @@ const param_context::override_value* param_context::find_override(const std::str
     return &it->second;
 }
 
+namespace {
+
+bool same_map(const yaml_node& a, const yaml_node& b) {
+    if (!a.defined() || !b.defined()) return a.defined() == b.defined();
+    return a.raw().is(b.raw());
+}
+
+}  // namespace
+
+const void* param_context::find_read(const params_read& r) const {
+    const auto it = m_reads.find(r.path);
+    if (it == m_reads.end()) return nullptr;
+    for (const kept_read& k : it->second)
+        if (k.read.type == r.type && k.read.preset == r.preset && k.read.part == r.part &&
+            same_map(k.read.node, r.node) && k.variables == m_variables)
+            return k.value.get();
+    return nullptr;
+}
+
+void param_context::keep_read(params_read r, std::shared_ptr<const void> value) {
+    std::vector<kept_read>& at = m_reads[r.path];
+    at.push_back({std::move(r), m_variables, std::move(value)});
+}
+
 std::vector<std::string> param_context::unused_overrides() const {
     std::vector<std::string> out;
     for (const auto& [path, v] : m_overrides)
@@ -376,6 +400,22 @@ void param_decl::operator()(energy_per_byte& f, std::string_view name, std::stri
     if (present) f.q = q;
 }
 
+namespace {
+
+/// A table's compiled-in default, parsed once per text: every unit of a kind declares the same tables (a 32-socket
+/// SN40L's 66,560 PCUs and PMUs parsed their energy tables' defaults for a tenth of a whole-model sample's run).
+const yaml_node& default_table(std::string_view def) {
+    static std::map<std::string, yaml_node, std::less<>> parsed;
+    auto it = parsed.find(def);
+    if (it == parsed.end()) {
+        const std::string text(def);
+        it = parsed.emplace(text, yaml_node::load_string(text, "the compiled-in default " + text)).first;
+    }
+    return it->second;
+}
+
+}  // namespace
+
 void param_decl::read_table(std::map<dtype, double>& by_type, param_type type, dimension dim, std::string_view example,
                             std::string_view name, std::string_view def, std::string_view desc) {
     declare_only(name, type, def, desc);
@@ -405,7 +445,7 @@ void param_decl::read_table(std::map<dtype, double>& by_type, param_type type, d
         }
     };
     if (describing()) {
-        if (def != required) fill(yaml_node::load_string(std::string(def), "default of " + std::string(name)));
+        if (def != required) fill(default_table(def));
         return;
     }
     m_known.emplace_back(name);
@@ -419,7 +459,7 @@ void param_decl::read_table(std::map<dtype, double>& by_type, param_type type, d
     else if (preset_text)
         fill(yaml_node::load_string(*preset_text, "preset value of " + full));
     else if (def != required)
-        fill(yaml_node::load_string(std::string(def), "default of " + full));
+        fill(default_table(def));
     else
         throw input_error(
             "missing required parameter '" + std::string(name) + "' of " + m_what + " (" + std::string(desc) + ")",

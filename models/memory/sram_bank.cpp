@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
+#include <tuple>
 
 #include "models/core/registry.h"
 #include "models/core/sim_context.h"
@@ -30,6 +32,16 @@ sram_bank::timing::timing(const params& p)
       m_fs_per_byte(ticks_per_second / m_bank_bps),
       m_latency(p.latency.to_ticks(p.clock.clock())),
       m_shares(splits_kept * m_banks) {}
+
+std::shared_ptr<const sram_bank::timing> sram_bank::timing::shared(const params& p) {
+    const timing t(p);
+    using key = std::tuple<std::size_t, std::size_t, std::uint64_t, std::uint64_t, double, tick>;
+    static std::map<key, std::shared_ptr<const timing>> made;
+    std::shared_ptr<const timing>& at =
+        made[key{t.m_banks, t.m_ports, t.m_interleave, t.m_capacity, t.m_bank_bps, t.m_latency}];
+    if (!at) at = std::make_shared<const timing>(t);
+    return at;
+}
 
 sram_bank::state sram_bank::timing::make_state() const {
     state s;

@@ -41,6 +41,9 @@ public:
     class timing {
     public:
         explicit timing(const params& p);
+        /// One timing for every scratchpad of these parameters in the process: its split cache is a pure function
+        /// of them (a 32-socket SN40L's 33,280 PMUs built 100 MB of identical caches).
+        static std::shared_ptr<const timing> shared(const params& p);
         state make_state() const;
         /// Reserves banks for `bytes` at `address`, first byte at `head`, last at `tail`.
         /// Returns {first byte out, last byte out}; `served`, if given, gets when its ports began and ended serving

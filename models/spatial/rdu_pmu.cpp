@@ -37,7 +37,7 @@ rdu_pmu::rdu_pmu(sc_core::sc_module_name n, const component_args& a)
                               format_bytes(static_cast<double>(s.capacity.bytes())) + " does not divide into " +
                               std::to_string(s.banks) + " equal banks",
                           a.where);
-    m_banks = std::make_unique<sram_bank::timing>(s);
+    m_banks = sram_bank::timing::shared(s);
     m_state = m_banks->make_state();
     m_addr_ticks = clock().cycles(1.0 / static_cast<double>(m_p.addresses_per_cycle));
     m_track = trace_track("");

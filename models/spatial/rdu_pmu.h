@@ -40,7 +40,7 @@ public:
 
 private:
     params m_p;
-    std::unique_ptr<sram_bank::timing> m_banks;
+    std::shared_ptr<const sram_bank::timing> m_banks;
     sram_bank::state m_state;
     reservation m_agen;
     double m_agen_addresses = 0;
