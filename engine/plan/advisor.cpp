@@ -13,6 +13,7 @@
 
 #include "engine/mappers/mapper.h"
 #include "engine/netlist/platform.h"
+#include "engine/plan/layer_estimate.h"
 #include "engine/run/session.h"
 #include "engine/sweep/generated_spec.h"
 #include "engine/sweep/results.h"
@@ -301,23 +302,7 @@ void read_result(plan_result& r, const sweep::row& row, const std::string& out_d
 /// iteration is `sample`.model() of the two runs (engine/system/layer_sample.h).
 void read_estimate(plan_result& r, const sweep::row& row, const sweep::row* higher, const layer_sample& sample,
                    const std::string& out_dir) {
-    struct run {
-        double seconds = 0, flop_seconds = 0, samples = 0;  // flop_seconds: MFU x time, the model's FLOPs / peak
-    };
-    auto read = [&](const sweep::row& x) {
-        return sweep::read_point_summary(out_dir, x, [](const json& s) {
-            const json& par = s.contains("parallel") ? s["parallel"] : json::object();
-            const json& est = par.contains("estimate") ? par["estimate"] : json::object();
-            run e;
-            e.seconds = est.value("iteration_s", s.value("sim_time_s", 0.0));
-            e.flop_seconds =
-                e.seconds * est.value("model_flops_utilisation", par.value("model_flops_utilisation", 0.0));
-            // The window's samples scaled to the iteration's.
-            const double share = est.value("microbatches_simulated", 1.0) / est.value("microbatches", 1.0);
-            e.samples = s.value("throughput_per_s", 0.0) * s.value("sim_time_s", 0.0) / share;
-            return e;
-        });
-    };
+    auto read = [&](const sweep::row& x) { return sweep::read_point_summary(out_dir, x, iteration_of); };
     r.status = row.value("status", "failed");
     r.error = row.value("error", "");
     if (r.ok() && higher) {
@@ -327,9 +312,9 @@ void read_estimate(plan_result& r, const sweep::row& row, const sweep::row* high
     if (!r.ok()) return;
     r.status = "estimated";
     try {
-        run e = read(row);
+        iteration_figures e = read(row);
         if (higher) {
-            const run hi = read(*higher);
+            const iteration_figures hi = read(*higher);
             if (hi.seconds < e.seconds)
                 throw input_error("its estimate took less time with a layer more per pipeline chunk (" +
                                   format_time(hi.seconds) + " against " + format_time(e.seconds) +
