@@ -40,6 +40,7 @@ bool simulate_kv_transfers(const kv_transfer_plan& p, sweep::sweep_options sw, s
     sweep::generated_spec g;
     g.comment = "written by tessel serve: KV-cache transfers from a prefill replica to a decode replica";
     g.name = "serve_kv_transfers";
+    g.stats = false;  // each transfer's summary is what serving reads
     g.platform = p.platform_file;
     g.platform_sets = p.platform_sets;
     std::vector<std::string> programs;

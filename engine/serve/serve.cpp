@@ -226,6 +226,7 @@ std::string steps_yaml(const std::string& platform_file, const std::string& work
         "written by tessel serve: the batch-step shapes it simulates (prefill: seq tokens, kv_cache 0; "
         "decode: seq 1 over kv_cache cached tokens)";
     g.name = "serve_steps";
+    g.stats = false;  // a step's summary is what serving reads; its units' statistics files went unread
     g.platform = platform_file;
     g.workload = workload;
     g.platform_sets = sets.platform;
