@@ -105,6 +105,29 @@ metrics: [sim_time_s, throughput_per_s, bound_by, resources.noc.utilisation_max,
     EXPECT_TRUE(fs::exists(out / "points" / p.key / "command.txt"));
 }
 
+TEST(sweep_runner, stats_false_leaves_the_statistics_files_out_and_the_summary_in) {
+    const fs::path out = scratch("no_stats");
+    auto job_of = [&](const std::string& stats_line) {
+        const spec s = parse_spec("platform: mesh4x4\nworkload: mlp\naxes:\n  workload.batch: [16]\n" + stats_line,
+                                  "sw.yaml");
+        return make_job(s, expand(s).points.at(0), (out / stats_line.substr(0, 5)).string(), bin(),
+                        [](const std::string& n) { return "platforms/teaching/" + n + ".yaml"; });
+    };
+    const job lean = job_of("stats: false\n"), full = job_of("");
+    EXPECT_EQ(lean.argv.back(), "--no-stats");
+    EXPECT_EQ(full.argv.back(), "-q");
+    run_settings rs;
+    rs.tessel = bin();
+    const auto rows = run_all({lean, full}, 2, rs);
+    for (const auto& [key, r] : rows) EXPECT_EQ(r["status"], "ok") << key;
+    EXPECT_TRUE(fs::exists(fs::path(lean.dir) / "summary.json"));
+    EXPECT_TRUE(fs::exists(fs::path(lean.dir) / "resolved.yaml"));
+    EXPECT_FALSE(fs::exists(fs::path(lean.dir) / "stats.json"));
+    EXPECT_FALSE(fs::exists(fs::path(lean.dir) / "stats.csv"));
+    EXPECT_TRUE(fs::exists(fs::path(full.dir) / "stats.json"));
+    EXPECT_TRUE(fs::exists(fs::path(full.dir) / "stats.csv"));
+}
+
 TEST(sweep_runner, failures_crashes_and_timeouts_are_recorded) {
     const fs::path out = scratch("fail");
     const std::string ok_dir = (out / "points" / "k0").string();

@@ -238,6 +238,7 @@ TEST(sweep_spec, errors_name_file_line_and_column) {
                  "sw.yaml:4:3: 'workload' is both fixed (top level, sw.yaml:2:11) and an axis");
     EXPECT_ERROR(head + "axes: {}\n", "sw.yaml:3:7: axes: empty");
     EXPECT_ERROR(head + "axes:\n  a.x: [1]\ntimeout: 5GHz\n", "sw.yaml:5:10: timeout: expected a duration");
+    EXPECT_ERROR(head + "axes:\n  a.x: [1]\nstats: sometimes\n", "sw.yaml:5:8:");
     EXPECT_ERROR(head + "axes:\n  a.x: [1]\nslurm: {cpus: 2}\n", "sw.yaml:5:9: unknown key 'cpus' in slurm");
     EXPECT_ERROR(head + "axes:\n  'a x': [1]\n", "sw.yaml:4:3: axis 'a x': expected a parameter path");
     EXPECT_ERROR(head + "axes:\n  a.x: [1, [2]]\n",
