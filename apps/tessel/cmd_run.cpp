@@ -59,11 +59,14 @@ CLI::App* setup(CLI::App& app) {
 
 /// --estimate-layers: the two samples' runs, then the estimate; what only a whole run makes is refused.
 int estimate() {
-    const std::vector<std::pair<bool, const char*>> whole_only = {
-        {!g_opt.program.empty(), "--program"},       {!g_opt.trace.empty(), "--trace"},
-        {!g_opt.vcd.empty(), "--vcd"},               {!g_opt.floorplan.empty(), "--floorplan"},
-        {!g_opt.emit_program.empty(), "--emit-program"}, {!g_opt.stats_json.empty(), "--stats"},
-        {!g_opt.stats_csv.empty(), "--csv"},         {!g_limits.empty(), "--limit"}};
+    const std::vector<std::pair<bool, const char*>> whole_only = {{!g_opt.program.empty(), "--program"},
+                                                                  {!g_opt.trace.empty(), "--trace"},
+                                                                  {!g_opt.vcd.empty(), "--vcd"},
+                                                                  {!g_opt.floorplan.empty(), "--floorplan"},
+                                                                  {!g_opt.emit_program.empty(), "--emit-program"},
+                                                                  {!g_opt.stats_json.empty(), "--stats"},
+                                                                  {!g_opt.stats_csv.empty(), "--csv"},
+                                                                  {!g_limits.empty(), "--limit"}};
     for (const auto& [given, flag] : whole_only)
         if (given)
             throw input_error(std::string(flag) +

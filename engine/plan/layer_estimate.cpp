@@ -67,8 +67,8 @@ sweep::job sample_job(const layer_estimate_request& r, const std::string& folder
     j.rel_dir = j.key;
     j.argv = {sweep::point_exe(), "run", "-p", r.platform, "-w", sweep::absolute_if_file(r.workload)};
     for (const std::string& s : r.sets) j.argv.insert(j.argv.end(), {"--set", s});
-    j.argv.insert(j.argv.end(), {"--set", "mapper.sample_layers=" + std::to_string(per_chunk), "--out", j.dir, "-q",
-                                 "--no-stats"});
+    j.argv.insert(j.argv.end(),
+                  {"--set", "mapper.sample_layers=" + std::to_string(per_chunk), "--out", j.dir, "-q", "--no-stats"});
     return j;
 }
 
@@ -108,7 +108,7 @@ nlohmann::json estimate_from_layers(const layer_estimate_request& r) {
             std::string why = rows[i].value("error", "no error reported");
             for (const std::string prefix : {"tessel: error: ", "tessel: "})
                 if (why.rfind(prefix, 0) == 0) why.erase(0, prefix.size());
-            throw input_error(what + " failed: " + why);
+            throw input_error(std::string(what).append(" failed: ").append(why));
         }
         sums.push_back(sweep::point_summary(folder.path(), rows[i]));
         if (!sums.back().value("parallel", nlohmann::json::object()).contains("layer_sample"))
@@ -164,8 +164,7 @@ nlohmann::json estimate_from_layers(const layer_estimate_request& r) {
                      {"whole", ls.low >= ls.layers},
                      {"rule", "t(model) = t(low) + (model_layers - low) / (high - low) x (t(high) - t(low))"},
                      {"runs", runs}};
-    if (!r.out_dir.empty())
-        write_file_atomic(r.out_dir + "/summary.json", e.dump(2) + "\n", "estimate summary", true);
+    if (!r.out_dir.empty()) write_file_atomic(r.out_dir + "/summary.json", e.dump(2) + "\n", "estimate summary", true);
     return e;
 }
 
@@ -179,14 +178,14 @@ void print_layer_estimate(const nlohmann::json& e, std::ostream& out) {
     out << ": ";
     const std::int64_t layers = est.value("model_layers", std::int64_t{0});
     if (est.value("whole", false))
-        out << "simulated whole (its " << layers << " layers are no more than "
-            << runs[0].value("per_chunk", 0) << " per pipeline chunk)\n";
+        out << "simulated whole (its " << layers << " layers are no more than " << runs[0].value("per_chunk", 0)
+            << " per pipeline chunk)\n";
     else
         out << "estimated from samples of " << runs[0].value("layers", std::int64_t{0}) << " and "
             << layers_text(runs[1].value("layers", std::int64_t{0})) << " of its " << layers << " ("
             << runs[0].value("per_chunk", 0) << " and " << runs[1].value("per_chunk", 0) << " per pipeline chunk, "
-            << est.value("chunks", std::int64_t{1}) << (est.value("chunks", std::int64_t{1}) == 1 ? " chunk" : " chunks")
-            << ")\n";
+            << est.value("chunks", std::int64_t{1})
+            << (est.value("chunks", std::int64_t{1}) == 1 ? " chunk" : " chunks") << ")\n";
     char line[160];
     std::snprintf(line, sizeof line, "  %-12s %s\n", "iteration", format_time(e.value("sim_time_s", 0.0)).c_str());
     out << line;
@@ -201,8 +200,7 @@ void print_layer_estimate(const nlohmann::json& e, std::ostream& out) {
                       format_energy(e["energy_j"].get<double>()).c_str(),
                       format_power(e.value("average_power_w", 0.0)).c_str());
     else
-        std::snprintf(line, sizeof line, "  %-12s not estimated: the samples ran a window of microbatches\n",
-                      "energy");
+        std::snprintf(line, sizeof line, "  %-12s not estimated: the samples ran a window of microbatches\n", "energy");
     out << line;
     if (!est.value("whole", false))
         out << "  samples      " << at(runs[0]) << " with " << layers_text(runs[0].value("layers", std::int64_t{0}))
@@ -211,8 +209,8 @@ void print_layer_estimate(const nlohmann::json& e, std::ostream& out) {
             << "; the other layers counted by their difference (docs/systems.md, \"A sample of layers\")\n";
     if (!e.value("validation", "").empty()) out << "  validation   " << e["validation"].get<std::string>() << "\n";
     if (!runs[0].value("dir", "").empty())
-        out << "  the samples' runs: " << runs[0]["dir"].get<std::string>() << ", "
-            << runs[1]["dir"].get<std::string>() << "\n";
+        out << "  the samples' runs: " << runs[0]["dir"].get<std::string>() << ", " << runs[1]["dir"].get<std::string>()
+            << "\n";
 }
 
 }  // namespace tessel

@@ -22,13 +22,13 @@ struct iteration_figures {
 iteration_figures iteration_of(const nlohmann::json& summary);
 
 struct layer_estimate_request {
-    std::string platform;            // the platform file
-    std::string platform_name;       // as the user named it
-    std::string workload;            // a file or a built-in name
-    std::vector<std::string> sets;   // --set PATH=VALUE, as given
-    int per_chunk = 1;               // K: the samples have K and K + 1 layers per pipeline chunk
-    std::string out_dir;             // the estimate's summary.json and the samples' folders; empty: none kept
-    int jobs = 2;                    // samples run at once
+    std::string platform;           // the platform file
+    std::string platform_name;      // as the user named it
+    std::string workload;           // a file or a built-in name
+    std::vector<std::string> sets;  // --set PATH=VALUE, as given
+    int per_chunk = 1;              // K: the samples have K and K + 1 layers per pipeline chunk
+    std::string out_dir;            // the estimate's summary.json and the samples' folders; empty: none kept
+    int jobs = 2;                   // samples run at once
 };
 
 /// Runs the two samples and returns the estimate (its summary.json). A sample that fails is an input_error that

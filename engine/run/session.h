@@ -30,7 +30,7 @@ struct session_options {
     std::string trace_from, trace_to;  // time window ("10us")
     std::string trace_merge;           // slices of one op on a unit closer than this become one ("100ns")
     bool per_unit_stats = false;
-    bool unit_stats = true;  // with out_dir: stats.json and stats.csv beside the summary
+    bool unit_stats = true;           // with out_dir: stats.json and stats.csv beside the summary
     std::string floorplan;            // .svg or .png of the busiest 2D grid(s) of compute units
     bool floorplan_relative = false;  // colours over the units' own range of busy fractions
     std::string emit_program;         // write the program as run (program YAML, replayable with -g)

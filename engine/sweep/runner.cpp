@@ -305,6 +305,7 @@ bool local_pool::run(const std::vector<job>& jobs, int parallel, const run_setti
     const pid_t parent = ::getpid();
     std::vector<std::string> env_text = run_environment();
     std::vector<char*> envp;
+    envp.reserve(env_text.size() + 1);
     for (auto& e : env_text) envp.push_back(e.data());
     envp.push_back(nullptr);
 

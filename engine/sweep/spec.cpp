@@ -351,6 +351,7 @@ private:
             const axis& first = m_spec.axes[g.front()];
             for (size_t i = 0; i < first.values.size(); ++i) {
                 std::vector<std::string> combo;
+                combo.reserve(g.size());
                 for (size_t ax : g) combo.push_back(m_spec.axes[ax].values[i]);
                 if (seen.insert(combo).second) continue;
                 if (g.size() == 1)
@@ -390,7 +391,8 @@ private:
 
     /// Every variable must be a parameter a point has (or, for metrics, something `known` accepts).
     void check_variables(const located_expr& le, const std::string& what,
-                         const std::function<bool(const std::string&)>& known, std::vector<std::string> candidates) {
+                         const std::function<bool(const std::string&)>& known,
+                         const std::vector<std::string>& candidates) {
         for (const std::string& v : le.expr.variables()) {
             if (known(v)) continue;
             size_t at = 0;
@@ -407,7 +409,13 @@ private:
                     break;
                 }
             }
-            fail(what + ": unknown name '" + v + "'" + did_you_mean(v, candidates) + "; known: " + join(candidates),
+            fail(std::string(what)
+                     .append(": unknown name '")
+                     .append(v)
+                     .append("'")
+                     .append(did_you_mean(v, candidates))
+                     .append("; known: ")
+                     .append(join(candidates)),
                  le.at(at));
         }
     }
@@ -648,6 +656,7 @@ double parse_duration(const std::string& text) {
 std::string point_key(const std::string& platform, const std::string& workload, const std::string& program,
                       const std::vector<param>& sets) {
     std::vector<std::string> lines;
+    lines.reserve(sets.size());
     for (const auto& p : sets) lines.push_back(p.name + '\x1f' + p.value);
     std::sort(lines.begin(), lines.end());
     std::string canon = "platform\x1f" + platform + "\nworkload\x1f" + workload + "\nprogram\x1f" + program + "\n";

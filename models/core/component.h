@@ -9,7 +9,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -149,25 +148,19 @@ protected:
     template <class P>
     void load_params(P& p, const component_args& a) {
         // (A unit whose parameters own a policy object cannot copy them: it reads its own.)
-        constexpr bool shareable = std::is_copy_assignable_v<P>;
-        std::optional<param_context::params_read> read;
-        if (shareable && a.ctx) {
-            read = param_context::params_read{typeid(P), a.config_path, a.params, a.preset, a.part};
-            if (const void* seen = a.ctx->find_read(*read)) {
-                if constexpr (shareable) p = *static_cast<const P*>(seen);
+        if constexpr (std::is_copy_assignable_v<P>) {
+            if (a.ctx) {
+                const param_context::params_read read{typeid(P), a.config_path, a.params, a.preset, a.part};
+                if (const void* seen = a.ctx->find_read(read)) {
+                    p = *static_cast<const P*>(seen);
+                    return;
+                }
+                read_params(p, a);
+                a.ctx->keep_read(read, std::make_shared<const P>(p));
                 return;
             }
         }
-        param_decl d(a.params, a.ctx, a.config_path, "component '" + a.config_path + "' (" + kind_name() + ")");
-        d.set_preset(a.preset);
-        if (a.part) {  // the owner read these (param_decl::part)
-            d.allow("kind");
-            d.allow("preset");
-        }
-        p.declare(d);
-        d.finish();
-        if constexpr (shareable)
-            if (read) a.ctx->keep_read(std::move(*read), std::make_shared<const P>(p));
+        read_params(p, a);
     }
     /// Builds a part of this composite through the kind registry, from `s` (read by param_decl::part), as the
     /// child module `name`; throws input_error when the chosen kind lacks the role the owner needs of it.
@@ -188,6 +181,17 @@ protected:
     tick now() const;
 
 private:
+    template <class P>
+    void read_params(P& p, const component_args& a) {
+        param_decl d(a.params, a.ctx, a.config_path, "component '" + a.config_path + "' (" + kind_name() + ")");
+        d.set_preset(a.preset);
+        if (a.part) {  // the owner read these (param_decl::part)
+            d.allow("kind");
+            d.allow("preset");
+        }
+        p.declare(d);
+        d.finish();
+    }
     void b_transport(int from, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
 
     sim_context* m_sim;

@@ -87,9 +87,9 @@ const void* param_context::find_read(const params_read& r) const {
     return nullptr;
 }
 
-void param_context::keep_read(params_read r, std::shared_ptr<const void> value) {
+void param_context::keep_read(const params_read& r, std::shared_ptr<const void> value) {
     std::vector<kept_read>& at = m_reads[r.path];
-    at.push_back({std::move(r), m_variables, std::move(value)});
+    at.push_back({r, m_variables, std::move(value)});
 }
 
 std::vector<std::string> param_context::unused_overrides() const {
@@ -299,8 +299,8 @@ void param_decl::operator()(std::string& f, std::string_view name, std::string_v
     if (v.present) f = v.text;
 }
 
-void param_decl::choice(std::string& f, std::string_view name, std::string_view def, std::vector<std::string> choices,
-                        std::string_view desc) {
+void param_decl::choice(std::string& f, std::string_view name, std::string_view def,
+                        const std::vector<std::string>& choices, std::string_view desc) {
     declare_only(name, param_type::choice, def, desc, choices);
     const raw_value v = fetch(name, param_type::choice, def, desc);
     if (!v.present) return;

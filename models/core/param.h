@@ -103,7 +103,7 @@ public:
     /// copies the first's, whose read already consumed the overrides and recorded the resolved values (a
     /// 32-socket SN40L's 66,560 PCUs and PMUs spent a third of a short run reading theirs one by one).
     const void* find_read(const params_read& r) const;
-    void keep_read(params_read r, std::shared_ptr<const void> value);
+    void keep_read(const params_read& r, std::shared_ptr<const void> value);
 
 private:
     struct kept_read {
@@ -157,7 +157,7 @@ public:
     void operator()(power& f, std::string_view name, std::string_view def, std::string_view desc);
     void operator()(energy_per_byte& f, std::string_view name, std::string_view def, std::string_view desc);
     void operator()(energy_table& f, std::string_view name, std::string_view def, std::string_view desc);
-    void choice(std::string& f, std::string_view name, std::string_view def, std::vector<std::string> choices,
+    void choice(std::string& f, std::string_view name, std::string_view def, const std::vector<std::string>& choices,
                 std::string_view desc);
 
     /// A nested parameter map (a sub-component's parameters): `sub.declare(child)` fills it.

@@ -156,7 +156,7 @@ std::vector<stat_decl> sram_bank::stat_table() {
     return t;
 }
 
-sram_bank::sram_bank(sc_core::sc_module_name n, const component_args& a)
+sram_bank::sram_bank(const sc_core::sc_module_name& n, const component_args& a)
     : component(n, a),
       m_read_bytes(stats().scalar("read_bytes")),
       m_write_bytes(stats().scalar("write_bytes")),

@@ -82,7 +82,7 @@ public:
         mutable std::vector<share> m_shares;  // splits_kept x banks
     };
 
-    sram_bank(sc_core::sc_module_name name, const component_args& args);
+    sram_bank(const sc_core::sc_module_name& name, const component_args& args);
 
     bool has_role(role r) const override { return r == role::memory; }
     std::uint64_t capacity_bytes() const override { return m_p.capacity.bytes(); }

@@ -24,7 +24,7 @@ std::vector<stat_decl> rdu_pmu::stat_table() {
     return t;
 }
 
-rdu_pmu::rdu_pmu(sc_core::sc_module_name n, const component_args& a)
+rdu_pmu::rdu_pmu(const sc_core::sc_module_name& n, const component_args& a)
     : component(n, a),
       m_read_bytes(stats().scalar("read_bytes")),
       m_write_bytes(stats().scalar("write_bytes")),

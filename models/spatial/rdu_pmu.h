@@ -26,7 +26,7 @@ public:
     /// Statistics it reports: the one declaration, read by `tessel describe` and by stats().
     static std::vector<stat_decl> stat_table();
 
-    rdu_pmu(sc_core::sc_module_name name, const component_args& args);
+    rdu_pmu(const sc_core::sc_module_name& name, const component_args& args);
 
     bool has_role(role r) const override { return r == role::memory; }
     std::uint64_t capacity_bytes() const override { return m_p.scratchpad.capacity.bytes(); }

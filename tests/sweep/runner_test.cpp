@@ -26,7 +26,7 @@ std::string bin() {
 }
 
 fs::path scratch(const std::string& name) {
-    const fs::path d = fs::temp_directory_path() / ("tessel_sweep_runner_" + std::to_string(getpid())) / name;
+    fs::path d = fs::temp_directory_path() / ("tessel_sweep_runner_" + std::to_string(getpid())) / name;
     fs::remove_all(d);
     fs::create_directories(d);
     return d;
@@ -108,8 +108,8 @@ metrics: [sim_time_s, throughput_per_s, bound_by, resources.noc.utilisation_max,
 TEST(sweep_runner, stats_false_leaves_the_statistics_files_out_and_the_summary_in) {
     const fs::path out = scratch("no_stats");
     auto job_of = [&](const std::string& stats_line) {
-        const spec s = parse_spec("platform: mesh4x4\nworkload: mlp\naxes:\n  workload.batch: [16]\n" + stats_line,
-                                  "sw.yaml");
+        const spec s =
+            parse_spec("platform: mesh4x4\nworkload: mlp\naxes:\n  workload.batch: [16]\n" + stats_line, "sw.yaml");
         return make_job(s, expand(s).points.at(0), (out / stats_line.substr(0, 5)).string(), bin(),
                         [](const std::string& n) { return "platforms/teaching/" + n + ".yaml"; });
     };
@@ -168,8 +168,8 @@ TEST(sweep_runner, at_most_n_points_at_once) {
     const std::string log = (out / "events").string();
     std::vector<job> jobs;
     // Each point appends "+" when it starts and "-" when it ends; the running count never exceeds 2.
-    for (size_t i = 0; i < 6; ++i)
-        jobs.push_back(shell_job(out, i, "echo + >> " + log + "; sleep 0.2; echo - >> " + log));
+    const std::string script = std::string("echo + >> ").append(log).append("; sleep 0.2; echo - >> ").append(log);
+    for (size_t i = 0; i < 6; ++i) jobs.push_back(shell_job(out, i, script));
     run_settings rs;
     const auto rows = run_all(jobs, 2, rs);
     EXPECT_EQ(rows.size(), 6u);

@@ -84,8 +84,9 @@ TEST(layer_sample, tessel_run_estimate_layers_applies_the_rule_to_its_two_sample
 
 TEST(layer_sample, tessel_run_estimate_layers_runs_a_model_of_few_layers_whole) {
     // 2 layers on 2 stages: one a chunk, so the first sample is the model itself.
-    const std::string plan = k_dgx + "--set parallel.dp=2 --set parallel.pp=2 --set parallel.tp=2 "
-                                     "--set parallel.microbatch=2 --set workload.layers=2";
+    const std::string plan = k_dgx +
+                             "--set parallel.dp=2 --set parallel.pp=2 --set parallel.tp=2 "
+                             "--set parallel.microbatch=2 --set workload.layers=2";
     const nlohmann::json whole = tessel::test::run_summary(plan);
     const nlohmann::json e = estimate_of(plan);
     ASSERT_FALSE(whole.is_null() || e.is_null());
