@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "engine/run/session.h"
 #include "engine/sweep/generated_spec.h"
 #include "engine/sweep/runner.h"
 #include "engine/system/layer_sample.h"
@@ -31,7 +32,8 @@ iteration_figures iteration_of(const nlohmann::json& s) {
 
 namespace {
 
-/// The folder the samples run in: the user's, or a temporary one that goes when the estimate is made.
+/// The folder the samples run in: the user's, or a temporary one that goes when the estimate is made (and stays
+/// when a sample failed, so that the folder its error names still holds the sample's log).
 class sample_folder {
 public:
     explicit sample_folder(const std::string& out_dir) {
@@ -46,6 +48,7 @@ public:
         std::error_code ec;
         if (m_temporary) fs::remove_all(m_path, ec);
     }
+    void keep() { m_temporary = false; }
     sample_folder(const sample_folder&) = delete;
     sample_folder& operator=(const sample_folder&) = delete;
     const std::string& path() const { return m_path; }
@@ -54,8 +57,6 @@ private:
     std::string m_path;
     bool m_temporary = false;
 };
-
-std::string key_of(const std::string& set) { return set.substr(0, set.find('=')); }
 
 /// The run of the sample with `per_chunk` layers a chunk.
 sweep::job sample_job(const layer_estimate_request& r, const std::string& folder, int per_chunk) {
@@ -79,7 +80,7 @@ std::string layers_text(std::int64_t n) { return std::to_string(n) + (n == 1 ? "
 nlohmann::json estimate_from_layers(const layer_estimate_request& r) {
     if (r.per_chunk < 1) throw input_error("--estimate-layers: needs at least 1 layer per pipeline chunk");
     for (const std::string& s : r.sets) {
-        const std::string k = key_of(s);
+        const std::string k = split_set(s).first;
         if (k == "mapper.sample_layers" || k == "mapper.layers_of")
             throw input_error("--set " + k + ": --estimate-layers sets it for each sample; leave it out");
     }
@@ -89,7 +90,7 @@ nlohmann::json estimate_from_layers(const layer_estimate_request& r) {
         throw input_error("--estimate-layers: '" + r.platform_name +
                           "' is not a system (platforms/systems/: a file with chips:); it samples a system's "
                           "parallel plan, pipeline chunk by chunk; run a single chip whole");
-    const sample_folder folder(r.out_dir);
+    sample_folder folder(r.out_dir);
     fs::create_directories(folder.path());
     std::vector<sweep::job> jobs;
     for (const int k : {r.per_chunk, r.per_chunk + 1}) jobs.push_back(sample_job(r, folder.path(), k));
@@ -105,15 +106,21 @@ nlohmann::json estimate_from_layers(const layer_estimate_request& r) {
         const std::string what = "the sample of " + layers_text(r.per_chunk + static_cast<int>(i)) +
                                  " per pipeline chunk (" + jobs[i].dir + ")";
         if (rows[i].value("status", "failed") != "ok") {
+            folder.keep();
             std::string why = rows[i].value("error", "no error reported");
             for (const std::string prefix : {"tessel: error: ", "tessel: "})
                 if (why.rfind(prefix, 0) == 0) why.erase(0, prefix.size());
-            throw input_error(std::string(what).append(" failed: ").append(why));
+            throw input_error(std::string(what)
+                                  .append(" failed: ")
+                                  .append(why)
+                                  .append(" (its log: ")
+                                  .append(jobs[i].dir)
+                                  .append("/log.txt)"));
         }
         sums.push_back(sweep::point_summary(folder.path(), rows[i]));
         if (!sums.back().value("parallel", nlohmann::json::object()).contains("layer_sample"))
-            throw input_error(what + " is no sample: '" + r.platform_name +
-                              "' is not a system (platforms/systems/); --estimate-layers samples a system's plan");
+            throw input_error(what + " reports no layer sample (parallel.layer_sample in its summary.json): '" +
+                              r.platform_name + "' did not map the workload with the system mapper");
     }
     const nlohmann::json& lo_sample = sums[0]["parallel"]["layer_sample"];
     const nlohmann::json& hi_sample = sums[1]["parallel"]["layer_sample"];
